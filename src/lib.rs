@@ -1,5 +1,11 @@
 //! elench: an append-only, content-addressed log of signed claims about code.
-//! See ARCHITECTURE.md for the code map.
+//! See ARCHITECTURE.md for the code map; modules are listed in the order data flows.
+pub mod error;
+pub mod json;
+
 pub mod claim;
+pub mod cli;
 pub mod envelope;
+pub mod ingest;
+pub mod keys;
 pub mod tree;

@@ -1,1 +1,260 @@
+//! The claim: its schema, the rules the schema cannot say, its canonical id, and the
+//! predicate language (DESIGN 1.3, 1.4, 7).
+//!
+//! [`validate`] is the single gate: a [`Claim`] value exists only for a predicate that passed
+//! the schema, the extra rules and the id check.
+
+pub mod id;
+pub mod model;
 pub mod predicate;
+pub mod schema;
+
+pub use id::{compute_id, is_claim_id};
+pub use model::{Claim, Kind, OriginKind};
+
+use crate::error::{Code, Rejection};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Checks a claim completely and returns its typed view. Pointers in errors are relative to
+/// the claim (the statement's `predicate`).
+pub fn validate(predicate: &Value) -> Result<Claim, Rejection> {
+    schema::check(predicate)?;
+    let obj = predicate
+        .as_object()
+        .ok_or_else(|| Rejection::at(Code::SchemaViolation, "", "claim must be an object"))?;
+    check_extra_rules(obj)?;
+    let id = id::check_id(obj)?;
+    typed(id, predicate)
+}
+
+/// Fills in (or replaces a stale) `id` and validates the result: what `elench sign` signs.
+pub fn with_id(claim: &Value) -> Result<(Claim, Map<String, Value>), Rejection> {
+    let mut obj = claim
+        .as_object()
+        .cloned()
+        .ok_or_else(|| Rejection::at(Code::SchemaViolation, "", "claim must be a JSON object"))?;
+    let id = compute_id(&obj)?;
+    obj.insert("id".into(), Value::String(id));
+    let value = Value::Object(obj.clone());
+    let claim = validate(&value)?;
+    Ok((claim, obj))
+}
+
+/// What DESIGN 1.3 requires beyond the schema.
+fn check_extra_rules(obj: &Map<String, Value>) -> Result<(), Rejection> {
+    check_anchor(obj)?;
+    check_expression(obj)
+}
+
+fn check_anchor(obj: &Map<String, Value>) -> Result<(), Rejection> {
+    let Some(anchor) = obj.get("anchor").and_then(Value::as_object) else {
+        return Ok(()); // the schema already requires it
+    };
+    let tree = anchor.get("tree").and_then(Value::as_str).unwrap_or("");
+    let is_oid = tree.len() == 64
+        && tree
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if !is_oid {
+        return Err(Rejection::at(
+            Code::SchemaViolation,
+            "/anchor/tree",
+            format!(
+                "anchor.tree {tree:?} is not an elench tree OID (64 lowercase hex; `elench tree DIR` computes it)"
+            ),
+        ));
+    }
+    if let Some(range) = anchor.get("range").and_then(Value::as_array) {
+        let start = range.first().and_then(Value::as_i64);
+        let end = range.get(1).and_then(Value::as_i64);
+        match (start, end) {
+            (Some(s), Some(e)) if 1 <= s && s <= e => {}
+            _ => {
+                return Err(Rejection::at(
+                    Code::SchemaViolation,
+                    "/anchor/range",
+                    format!(
+                        "anchor.range must be [start, end] with 1 <= start <= end; got {range:?}"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_expression(obj: &Map<String, Value>) -> Result<(), Rejection> {
+    let Some(assertion) = obj.get("assertion").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    if assertion.get("form").and_then(Value::as_str) != Some("predicate") {
+        return Ok(());
+    }
+    let Some(expr) = assertion.get("expression").and_then(Value::as_object) else {
+        return Err(Rejection::at(
+            Code::PredicateWithoutExpression,
+            "/assertion/expression",
+            "assertion.form is \"predicate\" but there is no expression: a predicate without an \
+             executable expression is an annotation wearing a costume (use form \"annotation\")",
+        ));
+    };
+    let source = expr.get("source").and_then(Value::as_str).unwrap_or("");
+    if source.trim().is_empty() {
+        return Err(Rejection::at(
+            Code::PredicateWithoutExpression,
+            "/assertion/expression/source",
+            "assertion.expression.source is empty",
+        ));
+    }
+    let language = expr.get("language").and_then(Value::as_str).unwrap_or("");
+    if language != predicate::LANGUAGE {
+        return Err(Rejection::at(
+            Code::UnknownPredicateLanguage,
+            "/assertion/expression/language",
+            format!(
+                "expression language {language:?} is not known; the known language is {:?}",
+                predicate::LANGUAGE
+            ),
+        ));
+    }
+    if let Err(e) = predicate::parse(source) {
+        return Err(Rejection::at(
+            Code::PredicateParseError,
+            "/assertion/expression/source",
+            format!("expression does not parse: {e} (byte offset {})", e.offset),
+        ));
+    }
+    if let Some(digest) = expr.get("digest") {
+        let want = hex::encode(Sha256::digest(source.as_bytes()));
+        if digest.as_str() != Some(want.as_str()) {
+            return Err(Rejection::at(
+                Code::PredicateDigestMismatch,
+                "/assertion/expression/digest",
+                format!("expression.digest must be the lowercase hex SHA-256 of source, {want}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Builds the typed view of a schema-valid claim.
+fn typed(id: String, predicate: &Value) -> Result<Claim, Rejection> {
+    let kind: Kind = serde_json::from_value(predicate["kind"].clone())
+        .map_err(|e| Rejection::at(Code::SchemaViolation, "/kind", e.to_string()))?;
+    let origin: OriginKind = serde_json::from_value(predicate["origin"]["kind"].clone())
+        .map_err(|e| Rejection::at(Code::SchemaViolation, "/origin/kind", e.to_string()))?;
+    let ids = |name: &str| -> Vec<String> {
+        predicate[name]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Ok(Claim {
+        id,
+        kind,
+        target: ids("target"),
+        depends_on: ids("dependsOn"),
+        origin,
+        producer: predicate["origin"]["producer"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        anchor_tree: predicate["anchor"]["tree"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        timestamp: predicate["timestamp"].as_i64().unwrap_or_default(),
+        body: predicate.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn claim(assertion: Value) -> Value {
+        json!({
+            "kind": "assertion",
+            "assertion": assertion,
+            "origin": {"kind": "agent-asserted", "producer": {"id": "p"}},
+            "anchor": {"tree": "a".repeat(64), "strategy": "multi"},
+            "timestamp": 1
+        })
+    }
+
+    fn code(v: Value) -> Code {
+        with_id(&v).unwrap_err().code
+    }
+
+    #[test]
+    fn predicate_rules() {
+        let ok = claim(
+            json!({"form":"predicate","expression":{"language":"elench-predicate-v1","source":"exists(\"a\")"}}),
+        );
+        with_id(&ok).unwrap();
+        assert_eq!(
+            code(claim(json!({"form":"predicate"}))),
+            Code::PredicateWithoutExpression
+        );
+        assert_eq!(
+            code(claim(
+                json!({"form":"predicate","expression":{"language":"elench-predicate-v1","source":"  "}})
+            )),
+            Code::PredicateWithoutExpression
+        );
+        assert_eq!(
+            code(claim(
+                json!({"form":"predicate","expression":{"language":"cel","source":"true"}})
+            )),
+            Code::UnknownPredicateLanguage
+        );
+        assert_eq!(
+            code(claim(
+                json!({"form":"predicate","expression":{"language":"elench-predicate-v1","source":"exists("}})
+            )),
+            Code::PredicateParseError
+        );
+        let src = "exists(\"a\")";
+        let digest = hex::encode(Sha256::digest(src.as_bytes()));
+        with_id(&claim(json!({"form":"predicate","expression":{"language":"elench-predicate-v1","source":src,"digest":digest}}))).unwrap();
+        assert_eq!(
+            code(claim(
+                json!({"form":"predicate","expression":{"language":"elench-predicate-v1","source":src,"digest":"00"}})
+            )),
+            Code::PredicateDigestMismatch
+        );
+    }
+
+    #[test]
+    fn anchor_rules() {
+        let mut v = claim(json!({"form":"annotation"}));
+        v["anchor"]["tree"] = json!("A".repeat(64));
+        assert_eq!(code(v.clone()), Code::SchemaViolation);
+        v["anchor"]["tree"] = json!("a".repeat(64));
+        v["anchor"]["range"] = json!([5, 4]);
+        assert_eq!(
+            with_id(&v).unwrap_err().pointer.as_deref(),
+            Some("/anchor/range")
+        );
+        v["anchor"]["range"] = json!([0, 4]);
+        assert_eq!(code(v.clone()), Code::SchemaViolation);
+        v["anchor"]["range"] = json!([4, 4]);
+        with_id(&v).unwrap();
+    }
+
+    #[test]
+    fn id_is_checked_and_filled() {
+        let v = claim(json!({"form":"annotation"}));
+        let (c, obj) = with_id(&v).unwrap();
+        assert_eq!(obj["id"], json!(c.id));
+        let mut forged = Value::Object(obj);
+        forged["timestamp"] = json!(2);
+        assert_eq!(validate(&forged).unwrap_err().code, Code::IdMismatch);
+    }
+}

@@ -1,1 +1,1521 @@
-//! placeholder
+//! Parser for the predicate language `elench-predicate-v1`.
+//!
+//! A predicate is parsed (and statically type-checked) when a claim is
+//! ingested; it is evaluated later by a separate capability, so this module
+//! only produces an AST ([`Expr`]) and never runs anything.
+//!
+//! Grammar (normative):
+//!
+//! ```text
+//! expr       := or
+//! or         := and ("||" and)*
+//! and        := not ("&&" not)*
+//! not        := "!" not | cmp
+//! cmp        := term (("=="|"!="|">="|"<="|">"|"<") term)?
+//! term       := atom ("." IDENT | "." IDENT "(" STRING ")")*
+//! atom       := call | INT | STRING | "true" | "false" | "(" expr ")"
+//! call       := ("grep" | "test" | "run" | "exists") "(" args ")"
+//! ```
+//!
+//! Decisions layered on top of the grammar:
+//!
+//! * Calls have a fixed arity (`grep` 2, `test`/`run`/`exists` 1) and every
+//!   argument is a string literal, except that the first argument of `grep`
+//!   may be a `/regex/` literal. Inside `/…/` the escape `\/` stands for `/`;
+//!   every other backslash is kept verbatim because it is regex syntax. The
+//!   regex itself is not validated here (that is the evaluator's job), but an
+//!   empty `//` literal is rejected.
+//! * Types: `grep -> Int`, `exists -> Bool`, `test -> TestResult`
+//!   (field `passed: Bool`), `run -> RunResult` (fields `exit: Int`,
+//!   `stdout: Str`). `Str` has the methods `contains(STRING) -> Bool` and
+//!   `matches(STRING) -> Bool`. `==`/`!=` need two operands of the same scalar
+//!   type (Int, Bool, Str); `<`, `>`, `<=`, `>=` need Int operands; `!`, `&&`,
+//!   `||` need Bool operands; the whole predicate must be Bool. Comparisons do
+//!   not chain (`1 < 2 < 3` is an error).
+//! * INT is a run of ASCII digits (no sign) that must fit in an `i64`.
+//! * STRING escapes are exactly `\"`, `\\`, `\n`, `\t`; raw control
+//!   characters (including newline and tab) inside a string are errors.
+//! * Whitespace between tokens is space, tab, newline and carriage return.
+//! * Nesting of `(` and `!` is limited to [`MAX_DEPTH`] levels so that hostile
+//!   input cannot overflow the stack.
+//! * Errors carry the byte offset plus the 1-based line and column (column
+//!   counted in chars) where the offending token/operand starts. The first
+//!   error in source order is reported.
+
+use std::fmt;
+
+/// Name and version of the language accepted by [`parse`].
+pub const LANGUAGE: &str = "elench-predicate-v1";
+
+/// Maximum nesting depth of parentheses and `!` operators.
+pub const MAX_DEPTH: usize = 256;
+
+/// A parsed, type-checked predicate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// `a || b || …` — always at least two operands, all Bool.
+    Or(Vec<Expr>),
+    /// `a && b && …` — always at least two operands, all Bool.
+    And(Vec<Expr>),
+    /// `!a` — operand is Bool.
+    Not(Box<Expr>),
+    /// A single (non-chained) comparison.
+    Cmp {
+        op: CmpOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// Non-negative integer literal.
+    Int(i64),
+    /// String literal, escapes already decoded.
+    Str(String),
+    /// `true` / `false`.
+    Bool(bool),
+    /// A primitive call; `args.len()` equals `func.arity()`.
+    Call { func: Func, args: Vec<Arg> },
+    /// Field access on a `test(..)` or `run(..)` result.
+    Field { base: Box<Expr>, name: Field },
+    /// Method call on a string-valued expression.
+    Method {
+        base: Box<Expr>,
+        name: Method,
+        arg: String,
+    },
+}
+
+/// Argument of a primitive call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// A string literal, escapes decoded.
+    Str(String),
+    /// A `/regex/` literal (only as the first argument of `grep`); `\/` has
+    /// been replaced by `/`, all other backslashes are kept.
+    Regex(String),
+}
+
+/// Comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Ge,
+    Le,
+    Gt,
+    Lt,
+}
+
+impl CmpOp {
+    /// The operator as written in source.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Ge => ">=",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Lt => "<",
+        }
+    }
+
+    fn is_ordering(self) -> bool {
+        !matches!(self, CmpOp::Eq | CmpOp::Ne)
+    }
+}
+
+/// Primitive function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Func {
+    /// `grep(pattern, path) -> Int`
+    Grep,
+    /// `test(name) -> TestResult`
+    Test,
+    /// `run(cmd) -> RunResult`
+    Run,
+    /// `exists(path) -> Bool`
+    Exists,
+}
+
+impl Func {
+    /// The function name as written in source.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Func::Grep => "grep",
+            Func::Test => "test",
+            Func::Run => "run",
+            Func::Exists => "exists",
+        }
+    }
+
+    /// Number of arguments the function takes.
+    pub fn arity(self) -> usize {
+        match self {
+            Func::Grep => 2,
+            Func::Test | Func::Run | Func::Exists => 1,
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Func> {
+        match name {
+            "grep" => Some(Func::Grep),
+            "test" => Some(Func::Test),
+            "run" => Some(Func::Run),
+            "exists" => Some(Func::Exists),
+            _ => None,
+        }
+    }
+
+    fn result_type(self) -> Ty {
+        match self {
+            Func::Grep => Ty::Int,
+            Func::Test => Ty::TestResult,
+            Func::Run => Ty::RunResult,
+            Func::Exists => Ty::Bool,
+        }
+    }
+}
+
+/// Field of a structured result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    /// `test(..).passed: Bool`
+    Passed,
+    /// `run(..).exit: Int`
+    Exit,
+    /// `run(..).stdout: Str`
+    Stdout,
+}
+
+impl Field {
+    /// The field name as written in source.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::Passed => "passed",
+            Field::Exit => "exit",
+            Field::Stdout => "stdout",
+        }
+    }
+}
+
+/// Method on a string value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `s.contains("needle") -> Bool`
+    Contains,
+    /// `s.matches("regex") -> Bool`
+    Matches,
+}
+
+impl Method {
+    /// The method name as written in source.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Contains => "contains",
+            Method::Matches => "matches",
+        }
+    }
+}
+
+/// A parse (syntax or type) error with its position in the source.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message} at line {line}, column {column}")]
+pub struct ParseError {
+    pub message: String,
+    /// Byte offset into the source (always a char boundary, `<= len`).
+    pub offset: usize,
+    /// 1-based line number.
+    pub line: usize,
+    /// 1-based column, counted in chars.
+    pub column: usize,
+}
+
+impl ParseError {
+    fn new(source: &str, offset: usize, message: impl Into<String>) -> ParseError {
+        let before = source.get(..offset).unwrap_or(source);
+        let offset = before.len();
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+        ParseError {
+            message: message.into(),
+            offset,
+            line,
+            column,
+        }
+    }
+}
+
+/// Parse and type-check a predicate written in [`LANGUAGE`].
+pub fn parse(source: &str) -> Result<Expr, ParseError> {
+    let mut parser = Parser::new(source)?;
+    if parser.tok.kind == Tok::Eof {
+        return Err(parser.error(parser.tok.start, "empty predicate"));
+    }
+    let expr = parser.expr_bp(LEVEL_OR)?;
+    if parser.tok.kind != Tok::Eof {
+        let msg = format!(
+            "unexpected {} after end of expression",
+            parser.tok.kind.describe()
+        );
+        return Err(parser.error(parser.tok.start, msg));
+    }
+    if expr.ty != Ty::Bool {
+        let msg = format!("predicate must be Bool, found {}", expr.ty);
+        return Err(parser.error(expr.start, msg));
+    }
+    Ok(expr.expr)
+}
+
+// ---------------------------------------------------------------------------
+// Static types
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    Int,
+    Bool,
+    Str,
+    TestResult,
+    RunResult,
+}
+
+impl Ty {
+    fn is_scalar(self) -> bool {
+        matches!(self, Ty::Int | Ty::Bool | Ty::Str)
+    }
+
+    fn field(self, name: &str) -> Option<(Field, Ty)> {
+        match (self, name) {
+            (Ty::TestResult, "passed") => Some((Field::Passed, Ty::Bool)),
+            (Ty::RunResult, "exit") => Some((Field::Exit, Ty::Int)),
+            (Ty::RunResult, "stdout") => Some((Field::Stdout, Ty::Str)),
+            _ => None,
+        }
+    }
+
+    fn method(self, name: &str) -> Option<Method> {
+        match (self, name) {
+            (Ty::Str, "contains") => Some(Method::Contains),
+            (Ty::Str, "matches") => Some(Method::Matches),
+            _ => None,
+        }
+    }
+
+    fn members(self) -> &'static str {
+        match self {
+            Ty::TestResult => "fields: passed",
+            Ty::RunResult => "fields: exit, stdout",
+            Ty::Str => "methods: contains, matches",
+            Ty::Int | Ty::Bool => "it has no fields or methods",
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Ty::Int => "Int",
+            Ty::Bool => "Bool",
+            Ty::Str => "Str",
+            Ty::TestResult => "TestResult",
+            Ty::RunResult => "RunResult",
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lexer
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Int(i64),
+    Str(String),
+    Regex(String),
+    LParen,
+    RParen,
+    Dot,
+    Comma,
+    OrOr,
+    AndAnd,
+    Bang,
+    Cmp(CmpOp),
+    Eof,
+}
+
+impl Tok {
+    fn describe(&self) -> String {
+        match self {
+            Tok::Ident(name) => format!("identifier '{name}'"),
+            Tok::Int(v) => format!("integer {v}"),
+            Tok::Str(_) => "string literal".to_string(),
+            Tok::Regex(_) => "regex literal".to_string(),
+            Tok::LParen => "'('".to_string(),
+            Tok::RParen => "')'".to_string(),
+            Tok::Dot => "'.'".to_string(),
+            Tok::Comma => "','".to_string(),
+            Tok::OrOr => "'||'".to_string(),
+            Tok::AndAnd => "'&&'".to_string(),
+            Tok::Bang => "'!'".to_string(),
+            Tok::Cmp(op) => format!("'{}'", op.as_str()),
+            Tok::Eof => "end of input".to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Token {
+    kind: Tok,
+    start: usize,
+}
+
+struct Lexer<'a> {
+    src: &'a str,
+    pos: usize,
+}
+
+impl<'a> Lexer<'a> {
+    fn peek(&self) -> Option<char> {
+        self.src.get(self.pos..)?.chars().next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += c.len_utf8();
+        Some(c)
+    }
+
+    fn eat(&mut self, expected: char) -> bool {
+        if self.peek() == Some(expected) {
+            self.pos += expected.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn error(&self, offset: usize, message: impl Into<String>) -> ParseError {
+        ParseError::new(self.src, offset, message)
+    }
+
+    fn next_token(&mut self) -> Result<Token, ParseError> {
+        while matches!(self.peek(), Some(' ' | '\t' | '\n' | '\r')) {
+            self.bump();
+        }
+        let start = self.pos;
+        let Some(c) = self.bump() else {
+            return Ok(Token {
+                kind: Tok::Eof,
+                start,
+            });
+        };
+        let kind = match c {
+            '(' => Tok::LParen,
+            ')' => Tok::RParen,
+            '.' => Tok::Dot,
+            ',' => Tok::Comma,
+            '|' if self.eat('|') => Tok::OrOr,
+            '&' if self.eat('&') => Tok::AndAnd,
+            '=' if self.eat('=') => Tok::Cmp(CmpOp::Eq),
+            '|' | '&' | '=' => {
+                return Err(self.error(start, format!("unexpected '{c}' (did you mean '{c}{c}'?)")))
+            }
+            '!' if self.eat('=') => Tok::Cmp(CmpOp::Ne),
+            '!' => Tok::Bang,
+            '>' if self.eat('=') => Tok::Cmp(CmpOp::Ge),
+            '>' => Tok::Cmp(CmpOp::Gt),
+            '<' if self.eat('=') => Tok::Cmp(CmpOp::Le),
+            '<' => Tok::Cmp(CmpOp::Lt),
+            '"' => Tok::Str(self.string(start)?),
+            '/' => Tok::Regex(self.regex(start)?),
+            '0'..='9' => Tok::Int(self.int(start, c)?),
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let mut name = String::from(c);
+                while let Some(c) = self.peek() {
+                    if !(c.is_ascii_alphanumeric() || c == '_') {
+                        break;
+                    }
+                    name.push(c);
+                    self.bump();
+                }
+                Tok::Ident(name)
+            }
+            other => {
+                return Err(self.error(start, format!("unexpected character {other:?}")));
+            }
+        };
+        Ok(Token { kind, start })
+    }
+
+    fn int(&mut self, start: usize, first: char) -> Result<i64, ParseError> {
+        let mut value = Some(i64::from(digit(first)));
+        while let Some(c) = self.peek() {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            self.bump();
+            value = value
+                .and_then(|v| v.checked_mul(10))
+                .and_then(|v| v.checked_add(i64::from(digit(c))));
+        }
+        value.ok_or_else(|| {
+            self.error(
+                start,
+                format!("integer literal out of range (maximum is {})", i64::MAX),
+            )
+        })
+    }
+
+    fn string(&mut self, start: usize) -> Result<String, ParseError> {
+        let mut out = String::new();
+        loop {
+            let at = self.pos;
+            match self.bump() {
+                None => return Err(self.error(start, "unterminated string literal")),
+                Some('"') => return Ok(out),
+                Some('\\') => match self.bump() {
+                    Some('"') => out.push('"'),
+                    Some('\\') => out.push('\\'),
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some(other) => {
+                        return Err(self.error(
+                            at,
+                            format!(
+                                "invalid escape '\\{}' in string literal \
+                                 (allowed: \\\" \\\\ \\n \\t)",
+                                other.escape_debug()
+                            ),
+                        ))
+                    }
+                    None => return Err(self.error(start, "unterminated string literal")),
+                },
+                Some(c) if c.is_control() => {
+                    return Err(self.error(
+                        at,
+                        format!("raw control character {c:?} in string literal (use an escape)"),
+                    ))
+                }
+                Some(c) => out.push(c),
+            }
+        }
+    }
+
+    fn regex(&mut self, start: usize) -> Result<String, ParseError> {
+        let mut out = String::new();
+        loop {
+            let at = self.pos;
+            match self.bump() {
+                None => return Err(self.error(start, "unterminated regex literal")),
+                Some('/') if out.is_empty() => return Err(self.error(start, "empty regex literal")),
+                Some('/') => return Ok(out),
+                Some(c) if c.is_control() => {
+                    return Err(
+                        self.error(at, format!("raw control character {c:?} in regex literal"))
+                    )
+                }
+                Some('\\') => {
+                    let at = self.pos;
+                    match self.bump() {
+                        Some('/') => out.push('/'),
+                        Some(c) if c.is_control() => {
+                            return Err(self.error(
+                                at,
+                                format!("raw control character {c:?} in regex literal"),
+                            ))
+                        }
+                        Some(c) => {
+                            out.push('\\');
+                            out.push(c);
+                        }
+                        None => return Err(self.error(start, "unterminated regex literal")),
+                    }
+                }
+                Some(c) => out.push(c),
+            }
+        }
+    }
+}
+
+fn digit(c: char) -> u8 {
+    // Only called with ASCII digits; `to_digit` cannot fail there, but stay
+    // total anyway.
+    c.to_digit(10)
+        .and_then(|d| u8::try_from(d).ok())
+        .unwrap_or(0)
+}
+
+// ---------------------------------------------------------------------------
+// Parser
+
+// Binding levels for `Parser::expr_bp`, each named after the grammar
+// non-terminal parsed at that level.
+/// `expr` / `or`
+const LEVEL_OR: u8 = 0;
+/// `and`
+const LEVEL_AND: u8 = 1;
+/// `not` (includes a single comparison)
+const LEVEL_NOT: u8 = 2;
+/// `term` (right operand of a comparison)
+const LEVEL_TERM: u8 = 3;
+
+/// An expression together with its static type and start offset.
+struct Typed {
+    expr: Expr,
+    ty: Ty,
+    start: usize,
+}
+
+struct Parser<'a> {
+    lexer: Lexer<'a>,
+    tok: Token,
+    depth: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Result<Parser<'a>, ParseError> {
+        let mut lexer = Lexer { src, pos: 0 };
+        let tok = lexer.next_token()?;
+        Ok(Parser {
+            lexer,
+            tok,
+            depth: 0,
+        })
+    }
+
+    fn error(&self, offset: usize, message: impl Into<String>) -> ParseError {
+        self.lexer.error(offset, message)
+    }
+
+    fn advance(&mut self) -> Result<(), ParseError> {
+        self.tok = self.lexer.next_token()?;
+        Ok(())
+    }
+
+    fn enter(&mut self, at: usize) -> Result<(), ParseError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(
+                at,
+                format!("nesting too deep (limit is {MAX_DEPTH} levels of '(' and '!')"),
+            ));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn expect_bool(&self, operand: &Typed, what: &str) -> Result<(), ParseError> {
+        if operand.ty == Ty::Bool {
+            Ok(())
+        } else {
+            Err(self.error(
+                operand.start,
+                format!("{what} must be Bool, found {}", operand.ty),
+            ))
+        }
+    }
+
+    /// Parses the non-terminal named by `level` (see the `LEVEL_*` constants).
+    ///
+    /// One function handles every precedence level (precedence climbing), so
+    /// each level of `(` or `!` nesting costs only a few small stack frames.
+    fn expr_bp(&mut self, level: u8) -> Result<Typed, ParseError> {
+        let start = self.tok.start;
+        let mut lhs = match self.tok.kind {
+            Tok::Bang if level <= LEVEL_NOT => {
+                self.enter(start)?;
+                self.advance()?;
+                let inner = self.expr_bp(LEVEL_NOT)?;
+                self.leave();
+                self.expect_bool(&inner, "operand of '!'")?;
+                Typed {
+                    expr: Expr::Not(Box::new(inner.expr)),
+                    ty: Ty::Bool,
+                    start,
+                }
+            }
+            Tok::LParen => {
+                self.enter(start)?;
+                self.advance()?;
+                let inner = self.expr_bp(LEVEL_OR)?;
+                self.close_paren(start)?;
+                self.leave();
+                self.members(Typed { start, ..inner })?
+            }
+            _ => {
+                let atom = self.primary()?;
+                self.members(atom)?
+            }
+        };
+        if level <= LEVEL_NOT {
+            if let Tok::Cmp(op) = self.tok.kind {
+                lhs = self.comparison(lhs, op)?;
+            }
+        }
+        if level <= LEVEL_AND && self.tok.kind == Tok::AndAnd {
+            lhs = self.chain(lhs, false)?;
+        }
+        if level <= LEVEL_OR && self.tok.kind == Tok::OrOr {
+            lhs = self.chain(lhs, true)?;
+        }
+        Ok(lhs)
+    }
+
+    /// Parses `("&&" not)*` (or `("||" and)*` when `or` is set) after `first`.
+    fn chain(&mut self, first: Typed, or: bool) -> Result<Typed, ParseError> {
+        let (op_tok, what, operand_level) = if or {
+            (Tok::OrOr, "operand of '||'", LEVEL_AND)
+        } else {
+            (Tok::AndAnd, "operand of '&&'", LEVEL_NOT)
+        };
+        self.expect_bool(&first, what)?;
+        let start = first.start;
+        let mut items = vec![first.expr];
+        while self.tok.kind == op_tok {
+            self.advance()?;
+            let next = self.expr_bp(operand_level)?;
+            self.expect_bool(&next, what)?;
+            items.push(next.expr);
+        }
+        let expr = if or {
+            Expr::Or(items)
+        } else {
+            Expr::And(items)
+        };
+        Ok(Typed {
+            expr,
+            ty: Ty::Bool,
+            start,
+        })
+    }
+
+    /// Parses the right operand of `lhs op` (current token is `op`).
+    fn comparison(&mut self, lhs: Typed, op: CmpOp) -> Result<Typed, ParseError> {
+        let sym = op.as_str();
+        if op.is_ordering() && lhs.ty != Ty::Int {
+            return Err(self.error(
+                lhs.start,
+                format!("operator '{sym}' requires Int operands, found {}", lhs.ty),
+            ));
+        }
+        if !lhs.ty.is_scalar() {
+            return Err(self.error(
+                lhs.start,
+                format!("operator '{sym}' cannot compare {} values", lhs.ty),
+            ));
+        }
+        self.advance()?;
+        let rhs = self.expr_bp(LEVEL_TERM)?;
+        if rhs.ty != lhs.ty {
+            let msg = if op.is_ordering() {
+                format!("operator '{sym}' requires Int operands, found {}", rhs.ty)
+            } else {
+                format!(
+                    "operator '{sym}' requires operands of the same type, found {} and {}",
+                    lhs.ty, rhs.ty
+                )
+            };
+            return Err(self.error(rhs.start, msg));
+        }
+        if let Tok::Cmp(_) = self.tok.kind {
+            return Err(self.error(
+                self.tok.start,
+                "comparison operators cannot be chained (use parentheses and '&&')",
+            ));
+        }
+        Ok(Typed {
+            expr: Expr::Cmp {
+                op,
+                lhs: Box::new(lhs.expr),
+                rhs: Box::new(rhs.expr),
+            },
+            ty: Ty::Bool,
+            start: lhs.start,
+        })
+    }
+
+    /// Consumes the `)` matching the `(` at offset `open`.
+    fn close_paren(&mut self, open: usize) -> Result<(), ParseError> {
+        match &self.tok.kind {
+            Tok::RParen => self.advance(),
+            Tok::Eof => Err(self.error(open, "unclosed '('")),
+            other => {
+                let msg = format!("expected ')', found {}", other.describe());
+                Err(self.error(self.tok.start, msg))
+            }
+        }
+    }
+
+    /// Parses the `("." IDENT | "." IDENT "(" STRING ")")*` suffix of a term.
+    fn members(&mut self, mut base: Typed) -> Result<Typed, ParseError> {
+        while self.tok.kind == Tok::Dot {
+            self.advance()?;
+            let name_at = self.tok.start;
+            let Tok::Ident(name) = &self.tok.kind else {
+                let msg = format!(
+                    "expected field or method name after '.', found {}",
+                    self.tok.kind.describe()
+                );
+                return Err(self.error(name_at, msg));
+            };
+            let name = name.clone();
+            let field = base.ty.field(&name);
+            let method = base.ty.method(&name);
+            if field.is_none() && method.is_none() {
+                let msg = format!(
+                    "unknown field '{name}' on a value of type {} ({})",
+                    base.ty,
+                    base.ty.members()
+                );
+                return Err(self.error(name_at, msg));
+            }
+            self.advance()?;
+            let is_call = self.tok.kind == Tok::LParen;
+            base = match (field, method) {
+                (Some((field, ty)), _) => {
+                    if is_call {
+                        let msg = format!("'{name}' is a field, not a method");
+                        return Err(self.error(self.tok.start, msg));
+                    }
+                    Typed {
+                        expr: Expr::Field {
+                            base: Box::new(base.expr),
+                            name: field,
+                        },
+                        ty,
+                        start: base.start,
+                    }
+                }
+                (None, Some(method)) => {
+                    if !is_call {
+                        let msg = format!(
+                            "expected '(' after method '{name}', found {}",
+                            self.tok.kind.describe()
+                        );
+                        return Err(self.error(self.tok.start, msg));
+                    }
+                    let open = self.tok.start;
+                    self.advance()?;
+                    let mut args = self.args(method.as_str(), 1, false, open)?;
+                    let arg = match args.pop() {
+                        Some(Arg::Str(s)) => s,
+                        // Unreachable: `args` checked arity 1 and refused regexes.
+                        _ => return Err(self.error(open, "invalid method argument")),
+                    };
+                    Typed {
+                        expr: Expr::Method {
+                            base: Box::new(base.expr),
+                            name: method,
+                            arg,
+                        },
+                        ty: Ty::Bool,
+                        start: base.start,
+                    }
+                }
+                // Excluded by the check above.
+                (None, None) => return Err(self.error(name_at, "unknown member")),
+            };
+        }
+        Ok(base)
+    }
+
+    /// Parses an atom other than `"(" expr ")"`: a literal or a call.
+    fn primary(&mut self) -> Result<Typed, ParseError> {
+        let start = self.tok.start;
+        let (expr, ty) = match &self.tok.kind {
+            Tok::Int(v) => (Expr::Int(*v), Ty::Int),
+            Tok::Str(s) => (Expr::Str(s.clone()), Ty::Str),
+            Tok::Ident(name) if name == "true" => (Expr::Bool(true), Ty::Bool),
+            Tok::Ident(name) if name == "false" => (Expr::Bool(false), Ty::Bool),
+            Tok::Ident(name) => {
+                let Some(func) = Func::from_name(name) else {
+                    let msg = format!(
+                        "unknown identifier '{name}' \
+                         (expected grep, test, run, exists, true or false)"
+                    );
+                    return Err(self.error(start, msg));
+                };
+                return self.call(func, start);
+            }
+            Tok::Regex(_) => {
+                return Err(self.error(
+                    start,
+                    "a /regex/ literal is only allowed as the first argument of grep",
+                ))
+            }
+            Tok::Bang => {
+                return Err(self.error(
+                    start,
+                    "expected a term, found '!' (the operand of a comparison \
+                     must be parenthesized to use '!')",
+                ))
+            }
+            other => {
+                let msg = format!("expected expression, found {}", other.describe());
+                return Err(self.error(start, msg));
+            }
+        };
+        self.advance()?;
+        Ok(Typed { expr, ty, start })
+    }
+
+    fn call(&mut self, func: Func, start: usize) -> Result<Typed, ParseError> {
+        let name = func.as_str();
+        self.advance()?;
+        if self.tok.kind != Tok::LParen {
+            let msg = format!(
+                "expected '(' after '{name}', found {}",
+                self.tok.kind.describe()
+            );
+            return Err(self.error(self.tok.start, msg));
+        }
+        let open = self.tok.start;
+        self.advance()?;
+        let args = self.args(name, func.arity(), func == Func::Grep, open)?;
+        Ok(Typed {
+            expr: Expr::Call { func, args },
+            ty: func.result_type(),
+            start,
+        })
+    }
+
+    /// Parses `args ")"` (the `(` has been consumed; `open` is its offset).
+    fn args(
+        &mut self,
+        name: &str,
+        arity: usize,
+        regex_first: bool,
+        open: usize,
+    ) -> Result<Vec<Arg>, ParseError> {
+        let plural = if arity == 1 { "" } else { "s" };
+        let mut args = Vec::new();
+        if self.tok.kind != Tok::RParen {
+            loop {
+                let at = self.tok.start;
+                let n = args.len() + 1;
+                let arg = match &self.tok.kind {
+                    Tok::Eof => return Err(self.error(open, format!("unclosed '(' of '{name}'"))),
+                    Tok::RParen => return Err(self.error(at, "expected argument after ','")),
+                    _ if args.len() >= arity => {
+                        let msg =
+                            format!("too many arguments: '{name}' takes {arity} argument{plural}");
+                        return Err(self.error(at, msg));
+                    }
+                    Tok::Str(s) => Arg::Str(s.clone()),
+                    Tok::Regex(r) if regex_first && args.is_empty() => Arg::Regex(r.clone()),
+                    Tok::Regex(_) => {
+                        let msg = format!(
+                            "argument {n} of '{name}' must be a string literal \
+                             (a /regex/ literal is only allowed as the first argument of grep)"
+                        );
+                        return Err(self.error(at, msg));
+                    }
+                    other => {
+                        let msg = format!(
+                            "argument {n} of '{name}' must be a string literal, found {}",
+                            other.describe()
+                        );
+                        return Err(self.error(at, msg));
+                    }
+                };
+                args.push(arg);
+                self.advance()?;
+                match &self.tok.kind {
+                    Tok::Comma => self.advance()?,
+                    Tok::RParen => break,
+                    Tok::Eof => return Err(self.error(open, format!("unclosed '(' of '{name}'"))),
+                    other => {
+                        let msg = format!(
+                            "expected ',' or ')' after argument, found {}",
+                            other.describe()
+                        );
+                        return Err(self.error(self.tok.start, msg));
+                    }
+                }
+            }
+        }
+        // Current token is the closing ')'.
+        if args.len() < arity {
+            let msg = format!(
+                "'{name}' takes {arity} argument{plural}, found {}",
+                args.len()
+            );
+            return Err(self.error(self.tok.start, msg));
+        }
+        self.advance()?;
+        Ok(args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ok(src: &str) -> Expr {
+        match parse(src) {
+            Ok(e) => e,
+            Err(e) => panic!("expected {src:?} to parse, got: {e}"),
+        }
+    }
+
+    /// Asserts that `src` fails at (offset, line, column) with a message
+    /// containing `needle`.
+    fn err(src: &str, needle: &str, offset: usize, line: usize, column: usize) {
+        match parse(src) {
+            Ok(e) => panic!("expected {src:?} to fail, got {e:?}"),
+            Err(e) => {
+                assert!(
+                    e.message.contains(needle),
+                    "{src:?}: message {:?} lacks {needle:?}",
+                    e.message
+                );
+                assert_eq!(
+                    (e.offset, e.line, e.column),
+                    (offset, line, column),
+                    "{src:?}: wrong position for {e}"
+                );
+            }
+        }
+    }
+
+    fn s(v: &str) -> Arg {
+        Arg::Str(v.to_string())
+    }
+
+    fn call(func: Func, args: Vec<Arg>) -> Expr {
+        Expr::Call { func, args }
+    }
+
+    #[test]
+    fn language_name() {
+        assert_eq!(LANGUAGE, "elench-predicate-v1");
+    }
+
+    #[test]
+    fn valid_exists() {
+        assert_eq!(
+            ok(r#"exists("src/lib.rs")"#),
+            call(Func::Exists, vec![s("src/lib.rs")])
+        );
+    }
+
+    #[test]
+    fn valid_grep_regex() {
+        assert_eq!(
+            ok(r#"grep(/fn\s+parse/, "src") >= 1"#),
+            Expr::Cmp {
+                op: CmpOp::Ge,
+                lhs: Box::new(call(
+                    Func::Grep,
+                    vec![Arg::Regex(r"fn\s+parse".into()), s("src")]
+                )),
+                rhs: Box::new(Expr::Int(1)),
+            }
+        );
+        // `\/` stands for '/', other backslashes are kept verbatim.
+        assert_eq!(
+            ok(r#"grep(/a\/b\\/, "x") == 0"#),
+            Expr::Cmp {
+                op: CmpOp::Eq,
+                lhs: Box::new(call(Func::Grep, vec![Arg::Regex(r"a/b\\".into()), s("x")])),
+                rhs: Box::new(Expr::Int(0)),
+            }
+        );
+        // A plain string pattern is fine too.
+        ok(r#"grep("TODO", "src") == 0"#);
+    }
+
+    #[test]
+    fn valid_test_passed() {
+        assert_eq!(
+            ok(r#"test("parse_rejects_empty").passed"#),
+            Expr::Field {
+                base: Box::new(call(Func::Test, vec![s("parse_rejects_empty")])),
+                name: Field::Passed,
+            }
+        );
+    }
+
+    #[test]
+    fn valid_run_fields_and_methods() {
+        assert_eq!(
+            ok(r#"run("cargo test").exit == 0 && run("x").stdout.contains("ok")"#),
+            Expr::And(vec![
+                Expr::Cmp {
+                    op: CmpOp::Eq,
+                    lhs: Box::new(Expr::Field {
+                        base: Box::new(call(Func::Run, vec![s("cargo test")])),
+                        name: Field::Exit,
+                    }),
+                    rhs: Box::new(Expr::Int(0)),
+                },
+                Expr::Method {
+                    base: Box::new(Expr::Field {
+                        base: Box::new(call(Func::Run, vec![s("x")])),
+                        name: Field::Stdout,
+                    }),
+                    name: Method::Contains,
+                    arg: "ok".into(),
+                },
+            ])
+        );
+        ok(r#"run("x").stdout.matches("^ok\n$")"#);
+        ok(r#"run("x").stdout == "ok\n""#);
+        ok(r#""abc".contains("b")"#);
+    }
+
+    #[test]
+    fn valid_not_and_precedence() {
+        assert_eq!(
+            ok("!(1 < 2) || true"),
+            Expr::Or(vec![
+                Expr::Not(Box::new(Expr::Cmp {
+                    op: CmpOp::Lt,
+                    lhs: Box::new(Expr::Int(1)),
+                    rhs: Box::new(Expr::Int(2)),
+                })),
+                Expr::Bool(true),
+            ])
+        );
+        // && binds tighter than ||; chains are flattened.
+        assert_eq!(
+            ok("true || false && true && false || true"),
+            Expr::Or(vec![
+                Expr::Bool(true),
+                Expr::And(vec![Expr::Bool(false), Expr::Bool(true), Expr::Bool(false)]),
+                Expr::Bool(true),
+            ])
+        );
+        // `!` applies to the whole comparison.
+        assert_eq!(
+            ok("!1 == 2"),
+            Expr::Not(Box::new(Expr::Cmp {
+                op: CmpOp::Eq,
+                lhs: Box::new(Expr::Int(1)),
+                rhs: Box::new(Expr::Int(2)),
+            }))
+        );
+        ok("!!true");
+        ok("(1 < 2) == true");
+        ok("1 != 2 && 3 <= 4 && 5 > 4 && 4 < 5 && 6 >= 6");
+        ok(r#"exists("a") == false"#);
+        ok(&format!("{} == 1", i64::MAX));
+    }
+
+    #[test]
+    fn valid_string_escapes() {
+        assert_eq!(
+            ok(r#""a\"b\\c\nd\te" == "é✓""#),
+            Expr::Cmp {
+                op: CmpOp::Eq,
+                lhs: Box::new(Expr::Str("a\"b\\c\nd\te".into())),
+                rhs: Box::new(Expr::Str("é✓".into())),
+            }
+        );
+    }
+
+    #[test]
+    fn valid_whitespace_and_newlines() {
+        assert_eq!(
+            ok("\r\n\t exists(\n  \"a\"\n)\t&&\r\n  test ( \"t\" ) . passed \n"),
+            Expr::And(vec![
+                call(Func::Exists, vec![s("a")]),
+                Expr::Field {
+                    base: Box::new(call(Func::Test, vec![s("t")])),
+                    name: Field::Passed,
+                },
+            ])
+        );
+    }
+
+    #[test]
+    fn max_depth_is_accepted() {
+        let src = format!("{}true{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert_eq!(ok(&src), Expr::Bool(true));
+        let src = format!("{}true", "!".repeat(MAX_DEPTH));
+        ok(&src);
+    }
+
+    #[test]
+    fn invalid_empty() {
+        err("", "empty predicate", 0, 1, 1);
+        err("  \n ", "empty predicate", 4, 2, 2);
+    }
+
+    #[test]
+    fn invalid_trailing_tokens() {
+        err(
+            r#"exists("a") exists("b")"#,
+            "unexpected identifier 'exists'",
+            12,
+            1,
+            13,
+        );
+        err("true )", "unexpected ')'", 5, 1, 6);
+        err("1 < 2 < 3", "cannot be chained", 6, 1, 7);
+    }
+
+    #[test]
+    fn invalid_unknown_identifier() {
+        err(r#"foo("a")"#, "unknown identifier 'foo'", 0, 1, 1);
+        err("true &&\n  True", "unknown identifier 'True'", 10, 2, 3);
+        err("grep", "expected '(' after 'grep'", 4, 1, 5);
+    }
+
+    #[test]
+    fn invalid_unknown_field() {
+        err(r#"exists("a").passed"#, "unknown field 'passed'", 12, 1, 13);
+        err(r#"test("t").exit == 0"#, "unknown field 'exit'", 10, 1, 11);
+        err(r#"grep("a", "b").x"#, "unknown field 'x'", 15, 1, 16);
+        err(
+            r#"run("x").stdout.length"#,
+            "unknown field 'length'",
+            16,
+            1,
+            17,
+        );
+        err(
+            r#"run("x").contains("a")"#,
+            "unknown field 'contains'",
+            9,
+            1,
+            10,
+        );
+        err(
+            r#"run("x").exit() == 0"#,
+            "is a field, not a method",
+            13,
+            1,
+            14,
+        );
+        err(
+            r#"run("x").stdout.contains"#,
+            "expected '(' after method",
+            24,
+            1,
+            25,
+        );
+        err(r#"run("x")."#, "expected field or method name", 9, 1, 10);
+        err(
+            r#"run("x").stdout.matches(/x/)"#,
+            "must be a string literal",
+            24,
+            1,
+            25,
+        );
+    }
+
+    #[test]
+    fn invalid_string_literals() {
+        err(r#"exists("a\qb")"#, "invalid escape", 9, 1, 10);
+        err(r#"exists("\u0041")"#, "invalid escape", 7, 1, 8);
+        err(r#"exists("abc"#, "unterminated string", 7, 1, 8);
+        err(r#"exists("abc\"#, "unterminated string", 7, 1, 8);
+        err("exists(\"ab\ncd\")", "raw control character", 10, 1, 11);
+        err("exists(\"ab\tcd\")", "raw control character", 10, 1, 11);
+        // Column counts chars, offset counts bytes.
+        err("\"é\\x\" == \"\"", "invalid escape", 3, 1, 3);
+    }
+
+    #[test]
+    fn invalid_regex_literals() {
+        err(r#"grep(/abc, "x") > 0"#, "unterminated regex", 5, 1, 6);
+        err(r#"grep(//, "x") > 0"#, "empty regex", 5, 1, 6);
+        err(r#"grep("a", /b/) > 0"#, "argument 2 of 'grep'", 10, 1, 11);
+        err(r#"exists(/a/)"#, "argument 1 of 'exists'", 7, 1, 8);
+        err(
+            r#"/a/ == "a""#,
+            "only allowed as the first argument",
+            0,
+            1,
+            1,
+        );
+    }
+
+    #[test]
+    fn invalid_arity_and_argument_kind() {
+        err(r#"exists()"#, "'exists' takes 1 argument, found 0", 7, 1, 8);
+        err(
+            r#"grep("a") > 0"#,
+            "'grep' takes 2 arguments, found 1",
+            8,
+            1,
+            9,
+        );
+        err(r#"exists("a", "b")"#, "too many arguments", 12, 1, 13);
+        err(
+            r#"grep("a", "b", "c") > 0"#,
+            "too many arguments",
+            15,
+            1,
+            16,
+        );
+        err(r#"exists("a",)"#, "expected argument after ','", 11, 1, 12);
+        err(
+            r#"exists(1)"#,
+            "argument 1 of 'exists' must be a string",
+            7,
+            1,
+            8,
+        );
+        err(
+            r#"test(true).passed"#,
+            "argument 1 of 'test' must be a string",
+            5,
+            1,
+            6,
+        );
+        err(r#"exists("a" "b")"#, "expected ',' or ')'", 11, 1, 12);
+        err(
+            r#"run("x").stdout.contains("a", "b")"#,
+            "too many arguments",
+            30,
+            1,
+            31,
+        );
+    }
+
+    #[test]
+    fn invalid_types() {
+        err(
+            "1 && true",
+            "operand of '&&' must be Bool, found Int",
+            0,
+            1,
+            1,
+        );
+        err(
+            "true && 1",
+            "operand of '&&' must be Bool, found Int",
+            8,
+            1,
+            9,
+        );
+        err(
+            r#"true || "x""#,
+            "operand of '||' must be Bool, found Str",
+            8,
+            1,
+            9,
+        );
+        err("!5", "operand of '!' must be Bool, found Int", 1, 1, 2);
+        err(r#"1 == "1""#, "same type, found Int and Str", 5, 1, 6);
+        err(r#""a" < "b""#, "requires Int operands, found Str", 0, 1, 1);
+        err("1 < true", "requires Int operands, found Bool", 4, 1, 5);
+        err(
+            r#"test("t") == test("t")"#,
+            "cannot compare TestResult",
+            0,
+            1,
+            1,
+        );
+        err(r#"(grep("a", "b")) && true"#, "found Int", 0, 1, 1);
+    }
+
+    #[test]
+    fn invalid_non_bool_top_level() {
+        err(
+            r#"grep("a","b")"#,
+            "predicate must be Bool, found Int",
+            0,
+            1,
+            1,
+        );
+        err(r#"run("x")"#, "found RunResult", 0, 1, 1);
+        err(r#" run("x").stdout"#, "found Str", 1, 1, 2);
+        err("42", "found Int", 0, 1, 1);
+    }
+
+    #[test]
+    fn invalid_parens() {
+        err("(true", "unclosed '('", 0, 1, 1);
+        err("((true)", "unclosed '('", 0, 1, 1);
+        err("(true false)", "expected ')'", 6, 1, 7);
+        err(r#"exists("a""#, "unclosed '(' of 'exists'", 6, 1, 7);
+        err("()", "expected expression, found ')'", 1, 1, 2);
+        err(
+            "true &&",
+            "expected expression, found end of input",
+            7,
+            1,
+            8,
+        );
+    }
+
+    #[test]
+    fn invalid_lexemes() {
+        err("true & false", "did you mean '&&'", 5, 1, 6);
+        err("true | false", "did you mean '||'", 5, 1, 6);
+        err("1 = 1", "did you mean '=='", 2, 1, 3);
+        err("1 == -1", "unexpected character '-'", 5, 1, 6);
+        err("true &&\n\u{a0}false", "unexpected character", 8, 2, 1);
+        err("99999999999999999999 > 1", "out of range", 0, 1, 1);
+        err(
+            &format!("1 < {}", i128::from(i64::MAX) + 1),
+            "out of range",
+            4,
+            1,
+            5,
+        );
+    }
+
+    #[test]
+    fn invalid_deep_nesting() {
+        let src = "(".repeat(100_000);
+        err(&src, "nesting too deep", MAX_DEPTH, 1, MAX_DEPTH + 1);
+        let src = format!("{}true", "!".repeat(100_000));
+        err(&src, "nesting too deep", MAX_DEPTH, 1, MAX_DEPTH + 1);
+        let src = "!(".repeat(100_000);
+        err(&src, "nesting too deep", MAX_DEPTH, 1, MAX_DEPTH + 1);
+        let src = format!(
+            "{}true{}",
+            "(".repeat(MAX_DEPTH + 1),
+            ")".repeat(MAX_DEPTH + 1)
+        );
+        err(&src, "nesting too deep", MAX_DEPTH, 1, MAX_DEPTH + 1);
+    }
+
+    #[test]
+    fn long_flat_chains_are_fine() {
+        // Not nested, so not subject to the depth limit, and flat in the AST.
+        let src = vec!["true"; 100_000].join(" || ");
+        match ok(&src) {
+            Expr::Or(items) => assert_eq!(items.len(), 100_000),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn max_depth_fits_in_small_stack() {
+        // Parsing at the nesting limit must not need a large stack.
+        let handle = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                let src =
+                    format!("{}true", "!(".repeat(MAX_DEPTH / 2)) + &")".repeat(MAX_DEPTH / 2);
+                parse(&src).is_ok()
+                    && parse(&format!(
+                        "{}true{}",
+                        "(".repeat(MAX_DEPTH),
+                        ")".repeat(MAX_DEPTH)
+                    ))
+                    .is_ok()
+            })
+            .map_err(|e| e.to_string());
+        let joined = handle.map(|h| h.join().unwrap_or(false));
+        assert_eq!(joined, Ok(true));
+    }
+
+    #[test]
+    fn error_display() {
+        let e = parse("\n  foo").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unknown identifier 'foo' (expected grep, test, run, exists, true or false) \
+             at line 2, column 3"
+        );
+    }
+
+    fn check_error_position(src: &str) {
+        if let Err(e) = parse(src) {
+            assert!(e.offset <= src.len());
+            assert!(src.is_char_boundary(e.offset));
+            let before = &src[..e.offset];
+            assert_eq!(e.line, before.matches('\n').count() + 1);
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            assert_eq!(e.column, before[line_start..].chars().count() + 1);
+            assert!(!e.message.is_empty());
+        }
+    }
+
+    const TOKENS: &[&str] = &[
+        "grep",
+        "test",
+        "run",
+        "exists",
+        "true",
+        "false",
+        "foo",
+        "passed",
+        "exit",
+        "stdout",
+        "contains",
+        "matches",
+        "x",
+        "(",
+        ")",
+        ".",
+        ",",
+        "||",
+        "&&",
+        "!",
+        "==",
+        "!=",
+        ">=",
+        "<=",
+        ">",
+        "<",
+        "|",
+        "&",
+        "=",
+        "-",
+        "0",
+        "1",
+        "42",
+        "9223372036854775807",
+        "9223372036854775808",
+        "\"a\"",
+        "\"\"",
+        "\"a\\\"b\"",
+        "\"\\n\\t\\\\\"",
+        "\"\\q\"",
+        "\"unterminated",
+        "\"\n\"",
+        "\"é\"",
+        "/a/",
+        "/a\\/b/",
+        "/\\d+/",
+        "//",
+        "/open",
+        " ",
+        "\n",
+        "\t",
+        "\r\n",
+        "é",
+        "\u{a0}",
+        "\\",
+    ];
+
+    fn token_soup() -> impl Strategy<Value = String> {
+        let tok = prop::sample::select(TOKENS);
+        let sep = prop::sample::select(&["", "", " ", "\n"][..]);
+        prop::collection::vec((tok, sep), 0..48).prop_map(|parts| {
+            parts
+                .into_iter()
+                .flat_map(|(t, s)| [t, s])
+                .collect::<String>()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn never_panics_on_arbitrary_strings(src in ".*") {
+            check_error_position(&src);
+        }
+
+        #[test]
+        fn never_panics_on_token_soup(src in token_soup()) {
+            check_error_position(&src);
+        }
+
+        #[test]
+        fn valid_grep_predicates_parse(n in 0i64..1_000_000, pat in "[a-z ]{0,8}") {
+            let src = format!("grep(\"{pat}\", \"src\") >= {n} || !exists(\"{pat}\")");
+            prop_assert!(parse(&src).is_ok());
+        }
+    }
+}

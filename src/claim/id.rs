@@ -1,0 +1,79 @@
+//! The claim id (DESIGN 1.4): `cl_` + hex SHA-256 of the RFC 8785 (JCS) canonical form of the
+//! claim without its `id` member. Member order and whitespace never change it; any change of
+//! content does.
+
+use crate::error::{Code, Rejection};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+pub const ID_PREFIX: &str = "cl_";
+
+/// RFC 8785 canonical bytes of a JSON value.
+pub fn canonical_bytes(value: &Value) -> Result<Vec<u8>, Rejection> {
+    serde_json_canonicalizer::to_vec(value).map_err(|e| {
+        Rejection::new(
+            Code::SchemaViolation,
+            format!("claim cannot be canonicalized (RFC 8785): {e}"),
+        )
+    })
+}
+
+/// Computes the id of a claim, ignoring any `id` member it already has.
+pub fn compute_id(claim: &Map<String, Value>) -> Result<String, Rejection> {
+    let mut without = claim.clone();
+    without.remove("id");
+    let bytes = canonical_bytes(&Value::Object(without))?;
+    Ok(format!(
+        "{ID_PREFIX}{}",
+        hex::encode(Sha256::digest(&bytes))
+    ))
+}
+
+/// Checks the `id` member against the recomputed id.
+pub fn check_id(claim: &Map<String, Value>) -> Result<String, Rejection> {
+    let expected = compute_id(claim)?;
+    match claim.get("id").and_then(Value::as_str) {
+        Some(id) if id == expected => Ok(expected),
+        Some(id) => Err(Rejection::at(
+            Code::IdMismatch,
+            "/id",
+            format!("id is {id} but the claim's content gives {expected}"),
+        )),
+        None => Err(Rejection::at(Code::SchemaViolation, "/id", "id is missing")),
+    }
+}
+
+/// Whether `text` has the form of a claim id.
+pub fn is_claim_id(text: &str) -> bool {
+    text.strip_prefix(ID_PREFIX).is_some_and(|h| {
+        h.len() == 64
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn id_ignores_member_order_and_the_id_member() {
+        let a = json!({"b": 1, "a": [true, "x"], "id": "cl_whatever"});
+        let b: Value = serde_json::from_str(r#"{ "a" : [ true , "x" ] , "b" : 1 }"#).unwrap();
+        assert_eq!(
+            compute_id(a.as_object().unwrap()).unwrap(),
+            compute_id(b.as_object().unwrap()).unwrap()
+        );
+    }
+
+    #[test]
+    fn id_is_sha256_of_jcs() {
+        // JCS of {"a":1} is exactly those 7 bytes.
+        let id = compute_id(json!({"a": 1}).as_object().unwrap()).unwrap();
+        let want = hex::encode(Sha256::digest(br#"{"a":1}"#));
+        assert_eq!(id, format!("cl_{want}"));
+        assert!(is_claim_id(&id));
+        assert!(!is_claim_id("cl_ABC"));
+    }
+}

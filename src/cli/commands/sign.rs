@@ -1,0 +1,143 @@
+//! `elench sign CLAIM.json --key KEY.pem`: id, Statement, DSSE envelope.
+
+use super::trust;
+use crate::claim;
+use crate::cli::failure::Failure;
+use crate::cli::input::{display_source, read_limited};
+use crate::cli::output::Report;
+use crate::cli::Globals;
+use crate::envelope::{
+    sign_envelope, statement::statement_bytes, MAX_ENVELOPE_BYTES, PAYLOAD_TYPE,
+};
+use crate::error::{Code, Rejection};
+use crate::json::{parse_strict, JsonError};
+use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+pub struct SignArgs {
+    /// The claim (JSON; its `id` may be absent or stale: it is computed). `-` reads stdin
+    pub claim: String,
+    /// Private key (PEM PKCS#8)
+    #[arg(long, value_name = "KEY.pem")]
+    pub key: PathBuf,
+    /// Where to write the envelope (default: the claim's path with extension .dsse;
+    /// `-` writes the envelope itself to stdout instead of the report)
+    #[arg(short = 'o', long = "out", value_name = "OUT.dsse")]
+    pub out: Option<String>,
+    /// The signing key's role, when the key is not among the trusted keys
+    #[arg(long)]
+    pub role: Option<Role>,
+    /// Trusted key ROLE:NAME:PUBKEY.pem (repeatable); tells the signing key's role
+    #[arg(long, value_name = "ROLE:NAME:PUBKEY.pem")]
+    pub trust: Vec<String>,
+}
+
+pub fn run(a: SignArgs, _g: &Globals) -> Result<Report, Failure> {
+    let source = display_source(&a.claim);
+    let reject = |r: Rejection| Failure::rejected(r, Some(source.clone()));
+    let bytes = read_limited(&a.claim, MAX_ENVELOPE_BYTES)?;
+    let value = parse_strict(&bytes).map_err(|e| {
+        let code = match e {
+            JsonError::DuplicateKey { .. } => Code::DuplicateKey,
+            _ => Code::SchemaViolation,
+        };
+        reject(Rejection {
+            code,
+            pointer: e.pointer().map(str::to_owned),
+            message: format!("claim: {e}"),
+            details: Vec::new(),
+        })
+    })?;
+    let (claim, obj) = claim::with_id(&value).map_err(reject)?;
+
+    let key_path = a.key.display().to_string();
+    let pem = std::fs::read_to_string(&a.key).map_err(|e| Failure::io(&key_path, e))?;
+    let sk =
+        read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path.clone())))?;
+    let kid = keyid(&sk.verifying_key());
+    let trusted = trust::from_args(&a.trust)?;
+    let role = match (trusted.get(&kid), a.role) {
+        (Some(k), Some(r)) if k.role != r => {
+            return Err(Failure::Usage(format!(
+                "--role {r} contradicts the trusted key {kid}, whose role is {}",
+                k.role
+            )))
+        }
+        (Some(k), _) => k.role,
+        (None, Some(r)) => r,
+        (None, None) => {
+            return Err(Failure::Usage(format!(
+                "the role of key {kid} is unknown: pass --role ROLE or --trust ROLE:NAME:PUBKEY.pem"
+            )))
+        }
+    };
+    check_authority(role, &claim).map_err(reject)?;
+
+    let payload = statement_bytes(&obj, &claim.anchor_tree);
+    let envelope = sign_envelope(PAYLOAD_TYPE, &payload, &sk, &kid);
+    let data = json!({
+        "id": claim.id,
+        "kind": claim.kind,
+        "origin": claim.origin,
+        "producer": claim.producer,
+        "signers": [kid],
+        "warnings": [],
+    });
+    if a.out.as_deref() == Some("-") {
+        // The envelope itself is the output; no report on stdout.
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{envelope}")
+            .and_then(|_| out.flush())
+            .map_err(|e| Failure::io("<stdout>", e))?;
+        return Ok(Report {
+            data,
+            stdout_taken: true,
+            ..Report::default()
+        });
+    }
+    let out = match &a.out {
+        Some(p) => PathBuf::from(p),
+        None if a.claim == "-" => {
+            return Err(Failure::Usage(
+                "a claim read from stdin needs -o OUT.dsse (or -o - for stdout)".into(),
+            ))
+        }
+        None => Path::new(&a.claim).with_extension("dsse"),
+    };
+    write_atomically(&out, format!("{envelope}\n").as_bytes())?;
+    let text = format!(
+        "signed {} ({} {}, by {} key {kid})\nwrote {}\n",
+        claim.id,
+        claim.kind,
+        claim.origin,
+        role,
+        out.display()
+    );
+    let mut data = data;
+    data["envelope_path"] = json!(out.display().to_string());
+    Ok(Report::new(data, text))
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half an envelope.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Failure::io(path.display(), e));
+    }
+    Ok(())
+}

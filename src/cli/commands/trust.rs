@@ -1,0 +1,32 @@
+//! Which keys a command trusts: `--trust ROLE:NAME:PUBKEY.pem` arguments (and, once a store
+//! exists, its trusted keys).
+
+use crate::cli::failure::Failure;
+use crate::cli::input::read_text;
+use crate::keys::{read_public_key_pem, Role, TrustSet, TrustedKey};
+use std::path::Path;
+
+/// Parses one `ROLE:NAME:PATH` argument and reads the key it names.
+pub fn parse_trust_arg(arg: &str) -> Result<TrustedKey, Failure> {
+    let mut parts = arg.splitn(3, ':');
+    let (Some(role), Some(name), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(Failure::Usage(format!(
+            "--trust {arg:?}: expected ROLE:NAME:PUBKEY.pem (for example harness:ci:ci.pub)"
+        )));
+    };
+    let role: Role = role
+        .parse()
+        .map_err(|e| Failure::Usage(format!("--trust {arg:?}: {e}")))?;
+    let pem = read_text(Path::new(path))?;
+    let key = read_public_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(path.to_owned())))?;
+    TrustedKey::new(role, name, key).map_err(|r| Failure::rejected(r, Some(path.to_owned())))
+}
+
+/// The trust set given on the command line.
+pub fn from_args(args: &[String]) -> Result<TrustSet, Failure> {
+    let keys = args
+        .iter()
+        .map(|a| parse_trust_arg(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(TrustSet::new(keys))
+}

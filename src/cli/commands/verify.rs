@@ -1,0 +1,88 @@
+//! `elench verify FILE.dsse`: the whole ingest validation, nothing stored.
+
+use super::trust;
+use crate::cli::failure::Failure;
+use crate::cli::input::{display_source, read_limited};
+use crate::cli::output::{Report, Warning};
+use crate::cli::Globals;
+use crate::envelope::MAX_ENVELOPE_BYTES;
+use crate::ingest::{verify_envelope, Accepted};
+use serde_json::json;
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The envelope (`-` reads stdin)
+    pub envelope: String,
+    /// Trusted key ROLE:NAME:PUBKEY.pem (repeatable)
+    #[arg(long, value_name = "ROLE:NAME:PUBKEY.pem")]
+    pub trust: Vec<String>,
+}
+
+pub fn run(a: VerifyArgs, _g: &Globals) -> Result<Report, Failure> {
+    let source = display_source(&a.envelope);
+    let trusted = trust::from_args(&a.trust)?;
+    if trusted.keys().is_empty() {
+        return Err(Failure::Usage(
+            "no trusted keys: pass --trust ROLE:NAME:PUBKEY.pem".into(),
+        ));
+    }
+    let bytes = read_limited(&a.envelope, MAX_ENVELOPE_BYTES)?;
+    let accepted = verify_envelope(&bytes, &trusted)
+        .map_err(|r| Failure::rejected(r, Some(source.clone())))?;
+    let warnings = ingest_warnings(&accepted);
+    Ok(Report {
+        data: accepted_json(&accepted, &warnings),
+        text: accepted_text(&accepted),
+        warnings,
+        ..Report::default()
+    })
+}
+
+/// Warnings about an envelope that was accepted.
+pub fn ingest_warnings(a: &Accepted) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if a.unverified_signatures > 0 {
+        w.push(Warning::new(
+            "UNVERIFIED_SIGNATURE",
+            format!(
+                "{} signature(s) in the envelope were not verified by any trusted key",
+                a.unverified_signatures
+            ),
+        ));
+    }
+    w
+}
+
+/// The stable `verify`/`sign` data fields.
+pub fn accepted_json(a: &Accepted, warnings: &[Warning]) -> serde_json::Value {
+    let c = &a.claim;
+    json!({
+        "id": c.id,
+        "kind": c.kind,
+        "origin": c.origin,
+        "producer": c.producer,
+        "signers": a.signers.iter().map(|s| s.keyid.clone()).collect::<Vec<_>>(),
+        "signer_details": a.signers,
+        "target": c.target,
+        "depends_on": c.depends_on,
+        "anchor_tree": c.anchor_tree,
+        "warnings": warnings,
+    })
+}
+
+pub fn accepted_text(a: &Accepted) -> String {
+    let c = &a.claim;
+    let signers: Vec<String> = a
+        .signers
+        .iter()
+        .map(|s| format!("{} ({} {})", s.keyid, s.role, s.name))
+        .collect();
+    format!(
+        "valid {}\n  kind      {}\n  origin    {}\n  producer  {}\n  signed by {}\n",
+        c.id,
+        c.kind,
+        c.origin,
+        c.producer,
+        signers.join(", ")
+    )
+}

@@ -1,0 +1,143 @@
+//! Every way a command can fail, and the one place that maps each to an error code and an
+//! exit code (DESIGN section 5).
+
+use crate::error::Rejection;
+use serde_json::{json, Value};
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// An input was refused (exit 2). `source` names the file, `line` the bundle line.
+    #[error("{}", .rejection.message)]
+    Rejected {
+        rejection: Rejection,
+        input: Option<String>,
+        line: Option<usize>,
+    },
+    /// Several inputs, all refused (exit 2).
+    #[error("{0}")]
+    AllRejected(String),
+    /// The command line itself is wrong (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// A file could not be read or written (exit 2: nothing was changed).
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// A precondition is not met, e.g. no store (exit 4).
+    #[error("{message}")]
+    Precondition { code: &'static str, message: String },
+    /// An id or key that does not exist (exit 5).
+    #[error("{message}")]
+    NotFound { code: &'static str, message: String },
+    /// Retryable unavailability, e.g. the store is locked (exit 12).
+    #[error("{message}")]
+    Unavailable { code: &'static str, message: String },
+    /// A bug or an environment fault elench did not expect (exit 1).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl Failure {
+    pub fn rejected(rejection: Rejection, input: Option<String>) -> Failure {
+        Failure::Rejected {
+            rejection,
+            input,
+            line: None,
+        }
+    }
+
+    pub fn io(path: impl std::fmt::Display, err: impl std::fmt::Display) -> Failure {
+        Failure::Io {
+            path: path.to_string(),
+            message: err.to_string(),
+        }
+    }
+
+    pub fn code(&self) -> &str {
+        match self {
+            Failure::Rejected { rejection, .. } => rejection.code.as_str(),
+            Failure::AllRejected(_) => "ALL_REJECTED",
+            Failure::Usage(_) => "BAD_ARGUMENTS",
+            Failure::Io { .. } => "IO_ERROR",
+            Failure::Precondition { code, .. }
+            | Failure::NotFound { code, .. }
+            | Failure::Unavailable { code, .. } => code,
+            Failure::Internal(_) => "INTERNAL",
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Rejected { .. }
+            | Failure::AllRejected(_)
+            | Failure::Usage(_)
+            | Failure::Io { .. } => 2,
+            Failure::Internal(_) => 1,
+            Failure::Precondition { .. } => 4,
+            Failure::NotFound { .. } => 5,
+            Failure::Unavailable { .. } => 12,
+        }
+    }
+
+    /// The `error` object of the JSON envelope.
+    pub fn to_json(&self) -> Value {
+        let mut obj = json!({"code": self.code(), "message": self.to_string()});
+        match self {
+            Failure::Rejected {
+                rejection,
+                input,
+                line,
+            } => {
+                obj["pointer"] = json!(rejection.pointer);
+                if let Some(s) = input {
+                    obj["source"] = json!(s);
+                }
+                if let Some(l) = line {
+                    obj["line"] = json!(l);
+                }
+                if !rejection.details.is_empty() {
+                    obj["violations"] = Value::Array(
+                        rejection
+                            .details
+                            .iter()
+                            .map(|v| json!({"pointer": v.pointer, "message": v.message}))
+                            .collect(),
+                    );
+                }
+            }
+            Failure::Io { path, .. } => obj["path"] = json!(path),
+            Failure::Unavailable { .. } => obj["retryable"] = json!(true),
+            _ => {}
+        }
+        obj
+    }
+
+    /// The error as people read it on stderr.
+    pub fn to_text(&self) -> String {
+        let mut out = format!("error[{}]: {self}", self.code());
+        if let Failure::Rejected {
+            rejection,
+            input,
+            line,
+        } = self
+        {
+            if let Some(s) = input {
+                out.push_str(&format!("\n  input: {s}"));
+                if let Some(l) = line {
+                    out.push_str(&format!(" line {l}"));
+                }
+            }
+            if rejection.details.len() > 1 {
+                for v in &rejection.details {
+                    out.push_str(&format!("\n  at {}: {}", v.pointer, v.message));
+                }
+            } else if let Some(p) = &rejection.pointer {
+                out.push_str(&format!("\n  at: {}", if p.is_empty() { "/" } else { p }));
+            }
+        }
+        if let Failure::Unavailable { .. } = self {
+            out.push_str("\n  (retryable)");
+        }
+        out
+    }
+}

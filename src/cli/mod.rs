@@ -1,0 +1,171 @@
+//! The command line: argument parsing, dispatch, and the output frame every command shares.
+//!
+//! Commands return a [`Report`] or a [`Failure`]; only this module and `output` write to
+//! stdout, and only `failure` decides exit codes.
+
+pub mod commands;
+pub mod failure;
+pub mod input;
+pub mod output;
+
+use clap::{Parser, Subcommand};
+use failure::Failure;
+use output::{emit, Mode, Report};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "elench",
+    version,
+    about = "An append-only, content-addressed log of signed claims about code",
+    long_about = "elench verifies DSSE-signed claims about code, gives each a content address, \
+                  and (with a store) appends them to a log whose fold says which claims still \
+                  stand.\n\nOutput: readable text on a terminal; one JSON object on stdout \
+                  otherwise (a pipe, CI or NO_COLOR set, or --format json).\n\nExit codes: 0 ok, \
+                  1 internal error, 2 invalid input (nothing changed), 3 partial, \
+                  4 precondition, 5 not found, 12 busy (retry).",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// Store directory (default: ./.elench, found by walking up from the working directory)
+    #[arg(long, global = true, env = "ELENCH_STORE", value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Output format (default: text on a terminal, json otherwise)
+    #[arg(long, global = true, value_parser = ["json", "text"], value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Seconds to wait for a store another elench process holds before STORE_BUSY
+    #[arg(long, global = true, default_value_t = 30, value_name = "SECONDS")]
+    pub wait: u64,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Manage signing keys
+    #[command(subcommand)]
+    Keys(commands::keys::KeysCommand),
+    /// Print the elench tree OID of a directory (git's SHA-256 tree id of its files)
+    Tree(commands::tree::TreeArgs),
+    /// Give a claim its id, wrap it in an in-toto Statement and sign it as a DSSE envelope
+    Sign(commands::sign::SignArgs),
+    /// Run the whole ingest validation of an envelope without storing it
+    Verify(commands::verify::VerifyArgs),
+}
+
+impl Command {
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Keys(k) => k.name(),
+            Command::Tree(_) => "tree",
+            Command::Sign(_) => "sign",
+            Command::Verify(_) => "verify",
+        }
+    }
+}
+
+/// Global settings every command receives.
+#[derive(Debug, Clone)]
+pub struct Globals {
+    pub store: Option<PathBuf>,
+    pub wait: u64,
+    pub mode: Mode,
+}
+
+/// Runs elench with the process's arguments and returns the exit code.
+pub fn run() -> i32 {
+    let started = Instant::now();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => return parse_failure(e, &args, started),
+    };
+    let mode = Mode::detect(cli.format.as_deref());
+    let globals = Globals {
+        store: cli.store.clone(),
+        wait: cli.wait,
+        mode,
+    };
+    let name = cli.command.name();
+    let report = match dispatch(cli.command, &globals) {
+        Ok(r) => r,
+        Err(f) => Report {
+            failure: Some(f),
+            ..Report::default()
+        },
+    };
+    emit(mode, name, started, report)
+}
+
+fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
+    match command {
+        Command::Keys(k) => commands::keys::run(k, g),
+        Command::Tree(a) => commands::tree::run(a, g),
+        Command::Sign(a) => commands::sign::run(a, g),
+        Command::Verify(a) => commands::verify::run(a, g),
+    }
+}
+
+/// Help and version are successes; help goes to stderr when stdout is not a terminal so that
+/// a program reading stdout never sees prose. Usage errors follow the output contract.
+fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) -> i32 {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp => {
+            let text = e.render().to_string();
+            if std::io::stdout().is_terminal() {
+                print!("{text}");
+            } else {
+                eprint!("{text}");
+            }
+            0
+        }
+        ErrorKind::DisplayVersion => {
+            println!("elench {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        _ => {
+            let format = format_from_raw_args(args);
+            let mode = Mode::detect(format.as_deref());
+            let text = e.render().to_string();
+            if mode == Mode::Json {
+                // Prose for people still goes to stderr; stdout gets the one JSON object.
+                eprint!("{text}");
+            }
+            let first_line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_owned();
+            let report = Report {
+                failure: Some(Failure::Usage(first_line)),
+                ..Report::default()
+            };
+            if mode == Mode::Text {
+                eprint!("{text}");
+                return 2;
+            }
+            emit(mode, "elench", started, report)
+        }
+    }
+}
+
+/// `--format` as written, for when clap could not parse the line.
+fn format_from_raw_args(args: &[std::ffi::OsString]) -> Option<String> {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    args.iter().enumerate().find_map(|(i, a)| {
+        if let Some(v) = a.strip_prefix("--format=") {
+            Some(v.to_owned())
+        } else if a == "--format" {
+            args.get(i + 1).cloned()
+        } else {
+            None
+        }
+    })
+}

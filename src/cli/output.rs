@@ -1,0 +1,136 @@
+//! The output contract (DESIGN section 5, after the CLI Agent Spec): one JSON object per
+//! invocation on stdout when a program reads it, readable text when a person does.
+
+use super::failure::Failure;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::io::{IsTerminal, Write};
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Json,
+    Text,
+}
+
+impl Mode {
+    /// `--format` wins; otherwise JSON unless stdout is a terminal and neither `CI` nor
+    /// `NO_COLOR` is set.
+    pub fn detect(format: Option<&str>) -> Mode {
+        match format {
+            Some("json") => Mode::Json,
+            Some("text") => Mode::Text,
+            _ => {
+                let piped = !std::io::stdout().is_terminal();
+                let env_set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+                if piped || env_set("CI") || env_set("NO_COLOR") {
+                    Mode::Json
+                } else {
+                    Mode::Text
+                }
+            }
+        }
+    }
+}
+
+/// A warning: something the caller should know that did not stop the command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub code: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(code: &str, message: impl Into<String>) -> Warning {
+        Warning {
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// What a command produced. A report may carry data and a failure together (a batch in
+/// which every input was rejected still lists the rejections).
+#[derive(Debug, Default)]
+pub struct Report {
+    pub data: Value,
+    pub text: String,
+    pub warnings: Vec<Warning>,
+    /// Some inputs accepted, some rejected: exit 3.
+    pub partial: bool,
+    pub failure: Option<Failure>,
+    pub pagination: Option<Value>,
+    /// The command wrote its product to stdout itself (`sign -o -`, `export -o -`): no
+    /// report goes there.
+    pub stdout_taken: bool,
+}
+
+impl Report {
+    pub fn new(data: Value, text: impl Into<String>) -> Report {
+        Report {
+            data,
+            text: text.into(),
+            ..Report::default()
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match &self.failure {
+            Some(f) => f.exit_code(),
+            None if self.partial => 3,
+            None => 0,
+        }
+    }
+}
+
+/// Writes the report and returns the process exit code.
+pub fn emit(mode: Mode, command: &str, started: Instant, report: Report) -> i32 {
+    let exit_code = report.exit_code();
+    let duration_ms = started.elapsed().as_millis() as u64;
+    match mode {
+        _ if report.stdout_taken => {
+            if let Some(f) = &report.failure {
+                eprintln!("{}", f.to_text());
+            }
+        }
+        Mode::Json => {
+            let mut meta = json!({
+                "exit_code": exit_code,
+                "duration_ms": duration_ms,
+                "command": command,
+                "version": env!("CARGO_PKG_VERSION"),
+            });
+            if let Some(p) = report.pagination {
+                meta["pagination"] = p;
+            }
+            let envelope = json!({
+                "ok": exit_code == 0,
+                "data": report.data,
+                "error": report.failure.as_ref().map(Failure::to_json),
+                "warnings": report.warnings,
+                "meta": meta,
+            });
+            let mut out = std::io::stdout().lock();
+            // A closed stdout (e.g. `| head`) is not worth a panic.
+            let _ = writeln!(out, "{envelope}");
+            let _ = out.flush();
+        }
+        Mode::Text => {
+            if !report.text.is_empty() {
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "{}", report.text);
+                if !report.text.ends_with('\n') {
+                    let _ = writeln!(out);
+                }
+            }
+            let mut err = std::io::stderr().lock();
+            for w in &report.warnings {
+                let _ = writeln!(err, "warning[{}]: {}", w.code, w.message);
+            }
+            if let Some(f) = &report.failure {
+                let _ = writeln!(err, "{}", f.to_text());
+            }
+        }
+    }
+    exit_code
+}

@@ -1,0 +1,354 @@
+//! DSSE v1.0.2 envelopes: parsing, PAE, Ed25519 signing and strict verification.
+//!
+//! Signatures cover `PAE(payloadType, payload)`, never the bare payload. `keyid` is a hint: it
+//! never decides trust, which comes only from a trusted key that verifies a signature. After
+//! verification the caller receives exactly the payload bytes that were verified.
+
+use crate::error::{Code, Rejection};
+use crate::json::{parse_strict, JsonError};
+use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+use base64::Engine;
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use serde_json::{json, Value};
+
+/// Envelopes larger than this are refused before they are parsed.
+pub const MAX_ENVELOPE_BYTES: usize = 1024 * 1024;
+
+/// One signature as it appears in an envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawSignature {
+    pub keyid: Option<String>,
+    pub sig: Vec<u8>,
+}
+
+/// A parsed, not yet verified, envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Envelope {
+    pub payload_type: String,
+    pub payload: Vec<u8>,
+    pub signatures: Vec<RawSignature>,
+}
+
+/// A key the verifier may use, with its keyid (used to match hints, never to decide trust).
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate<'a> {
+    pub keyid: &'a str,
+    pub key: &'a VerifyingKey,
+}
+
+/// The outcome of a successful verification: the verified payload and which candidates
+/// (by index into the slice given to [`Envelope::verify`]) produced a valid signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub payload_type: String,
+    pub payload: Vec<u8>,
+    pub verifying_keys: Vec<usize>,
+    /// Signatures that no candidate verified (reported as a warning, not an error).
+    pub unverified_signatures: usize,
+}
+
+/// `PAE(type, body) = "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body`, lengths in bytes.
+pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(payload_type.len() + payload.len() + 32);
+    out.extend_from_slice(b"DSSEv1 ");
+    out.extend_from_slice(payload_type.len().to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(payload_type.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(payload.len().to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Decodes standard or URL-safe base64, padded. Mixed alphabets are refused.
+pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    STANDARD
+        .decode(text)
+        .or_else(|_| URL_SAFE.decode(text))
+        .ok()
+}
+
+fn bad(pointer: &str, message: impl Into<String>) -> Rejection {
+    Rejection::at(Code::BadEnvelope, pointer, message)
+}
+
+impl Envelope {
+    /// Parses envelope bytes. Unknown fields are ignored, as DSSE requires of consumers.
+    pub fn parse(bytes: &[u8]) -> Result<Envelope, Rejection> {
+        if bytes.len() > MAX_ENVELOPE_BYTES {
+            return Err(Rejection::new(
+                Code::TooLarge,
+                format!(
+                    "envelope is {} bytes; the limit is {MAX_ENVELOPE_BYTES} bytes (1 MiB)",
+                    bytes.len()
+                ),
+            ));
+        }
+        let value = parse_strict(bytes).map_err(|e| match e {
+            JsonError::DuplicateKey { .. } => Rejection {
+                code: Code::DuplicateKey,
+                pointer: e.pointer().map(str::to_owned),
+                message: format!("envelope: {e}"),
+                details: Vec::new(),
+            },
+            other => Rejection {
+                code: Code::BadEnvelope,
+                pointer: other.pointer().map(str::to_owned),
+                message: format!("envelope is not a DSSE JSON envelope: {other}"),
+                details: Vec::new(),
+            },
+        })?;
+        Self::from_value(&value)
+    }
+
+    fn from_value(value: &Value) -> Result<Envelope, Rejection> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| bad("", "envelope must be a JSON object"))?;
+        let payload_type = match obj.get("payloadType") {
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => return Err(bad("/payloadType", "payloadType must be a string")),
+            None => return Err(bad("/payloadType", "payloadType is missing")),
+        };
+        let payload = match obj.get("payload") {
+            Some(Value::String(s)) => decode_base64(s).ok_or_else(|| {
+                bad(
+                    "/payload",
+                    "payload is not padded base64 (standard or URL-safe)",
+                )
+            })?,
+            Some(_) => return Err(bad("/payload", "payload must be a string")),
+            None => return Err(bad("/payload", "payload is missing")),
+        };
+        let sigs = match obj.get("signatures") {
+            Some(Value::Array(a)) if !a.is_empty() => a,
+            Some(Value::Array(_)) => return Err(bad("/signatures", "signatures is empty")),
+            Some(_) => return Err(bad("/signatures", "signatures must be an array")),
+            None => return Err(bad("/signatures", "signatures is missing")),
+        };
+        let mut signatures = Vec::with_capacity(sigs.len());
+        for (i, s) in sigs.iter().enumerate() {
+            let at = format!("/signatures/{i}");
+            let s = s
+                .as_object()
+                .ok_or_else(|| bad(&at, "a signature must be an object"))?;
+            let sig = match s.get("sig") {
+                Some(Value::String(text)) => decode_base64(text).ok_or_else(|| {
+                    bad(
+                        &format!("{at}/sig"),
+                        "sig is not padded base64 (standard or URL-safe)",
+                    )
+                })?,
+                Some(_) => return Err(bad(&format!("{at}/sig"), "sig must be a string")),
+                None => return Err(bad(&format!("{at}/sig"), "sig is missing")),
+            };
+            let keyid = match s.get("keyid") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(k)) if k.is_empty() => None,
+                Some(Value::String(k)) => Some(k.clone()),
+                Some(_) => return Err(bad(&format!("{at}/keyid"), "keyid must be a string")),
+            };
+            signatures.push(RawSignature { keyid, sig });
+        }
+        Ok(Envelope {
+            payload_type,
+            payload,
+            signatures,
+        })
+    }
+
+    /// Verifies the envelope: at least `threshold` distinct candidate keys must each verify a
+    /// signature (Ed25519 `verify_strict` over the PAE). Then the payload type must be one of
+    /// `supported_types`. Distinguishes a signature from a key we do not trust
+    /// (UNTRUSTED_SIGNER) from one that a trusted key fails to verify (BAD_SIGNATURE) by the
+    /// keyid hint alone, which only chooses the error code.
+    pub fn verify(
+        &self,
+        candidates: &[Candidate<'_>],
+        threshold: usize,
+        supported_types: &[&str],
+    ) -> Result<Verified, Rejection> {
+        let signed = pae(&self.payload_type, &self.payload);
+        let mut verifying_keys: Vec<usize> = Vec::new();
+        let mut unverified = 0;
+        for raw in &self.signatures {
+            let Ok(sig) = Signature::from_slice(&raw.sig) else {
+                unverified += 1;
+                continue;
+            };
+            // A hint narrows the keys tried; a hint that matches no candidate tries them all,
+            // since keyids are not authenticated and producers may use their own names.
+            let hinted: Vec<usize> = match &raw.keyid {
+                Some(h) => (0..candidates.len())
+                    .filter(|&i| candidates[i].keyid == h)
+                    .collect(),
+                None => Vec::new(),
+            };
+            let order: Vec<usize> = if hinted.is_empty() {
+                (0..candidates.len()).collect()
+            } else {
+                hinted
+            };
+            let found = order
+                .into_iter()
+                .find(|&i| candidates[i].key.verify_strict(&signed, &sig).is_ok());
+            match found {
+                Some(i) if !verifying_keys.contains(&i) => verifying_keys.push(i),
+                Some(_) => {}
+                None => unverified += 1,
+            }
+        }
+        if verifying_keys.len() < threshold.max(1) {
+            return Err(self.signature_failure(candidates, verifying_keys.len(), threshold));
+        }
+        if self.payload_type.is_empty() || !supported_types.contains(&self.payload_type.as_str()) {
+            return Err(Rejection::at(
+                Code::UnsupportedPayloadType,
+                "/payloadType",
+                format!(
+                    "payloadType {:?} is not supported; expected one of {:?}",
+                    self.payload_type, supported_types
+                ),
+            ));
+        }
+        Ok(Verified {
+            payload_type: self.payload_type.clone(),
+            payload: self.payload.clone(),
+            verifying_keys,
+            unverified_signatures: unverified,
+        })
+    }
+
+    fn signature_failure(
+        &self,
+        candidates: &[Candidate<'_>],
+        verified: usize,
+        threshold: usize,
+    ) -> Rejection {
+        if verified > 0 {
+            return Rejection::at(
+                Code::BadSignature,
+                "/signatures",
+                format!(
+                    "{verified} distinct trusted key(s) verified a signature; {threshold} required"
+                ),
+            );
+        }
+        let hints: Vec<&str> = self
+            .signatures
+            .iter()
+            .filter_map(|s| s.keyid.as_deref())
+            .collect();
+        let names_trusted = hints
+            .iter()
+            .any(|h| candidates.iter().any(|c| c.keyid == *h));
+        if !hints.is_empty() && !names_trusted {
+            Rejection::at(
+                Code::UntrustedSigner,
+                "/signatures",
+                format!(
+                    "no trusted key verifies any signature; the envelope names key(s) {} that \
+                     are not trusted (add one with `elench keys add`)",
+                    hints.join(", ")
+                ),
+            )
+        } else {
+            Rejection::at(
+                Code::BadSignature,
+                "/signatures",
+                "no signature verifies under any trusted key over the PAE of payloadType and \
+                 payload: the envelope was altered or signed by another key",
+            )
+        }
+    }
+}
+
+/// Signs `payload` as a one-signature envelope and returns its JSON text (standard base64).
+pub fn sign_envelope(payload_type: &str, payload: &[u8], key: &SigningKey, keyid: &str) -> String {
+    let sig = key.sign(&pae(payload_type, payload));
+    let env = json!({
+        "payloadType": payload_type,
+        "payload": STANDARD.encode(payload),
+        "signatures": [{"keyid": keyid, "sig": STANDARD.encode(sig.to_bytes())}],
+    });
+    env.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pae_counts_bytes_not_chars() {
+        assert_eq!(pae("é", b"ab"), b"DSSEv1 2 \xc3\xa9 2 ab".to_vec());
+        assert_eq!(pae("t", b""), b"DSSEv1 1 t 0 ".to_vec());
+    }
+
+    #[test]
+    fn sign_then_verify_and_tamper() {
+        let key = SigningKey::from_bytes(&[7u8; 32]);
+        let vk = key.verifying_key();
+        let text = sign_envelope("application/x", b"hello", &key, "k");
+        let env = Envelope::parse(text.as_bytes()).unwrap();
+        let cands = [Candidate {
+            keyid: "k",
+            key: &vk,
+        }];
+        let ok = env.verify(&cands, 1, &["application/x"]).unwrap();
+        assert_eq!(ok.payload, b"hello");
+        assert_eq!(ok.verifying_keys, vec![0]);
+
+        let mut tampered = env.clone();
+        tampered.payload = b"hellO".to_vec();
+        let err = tampered.verify(&cands, 1, &["application/x"]).unwrap_err();
+        assert_eq!(err.code, Code::BadSignature);
+
+        let err = env.verify(&cands, 1, &["application/y"]).unwrap_err();
+        assert_eq!(err.code, Code::UnsupportedPayloadType);
+
+        let other = SigningKey::from_bytes(&[9u8; 32]).verifying_key();
+        let err = env
+            .verify(
+                &[Candidate {
+                    keyid: "z",
+                    key: &other,
+                }],
+                1,
+                &["application/x"],
+            )
+            .unwrap_err();
+        assert_eq!(err.code, Code::UntrustedSigner);
+    }
+
+    #[test]
+    fn envelope_structure_errors_name_the_field() {
+        let err = Envelope::parse(br#"{"payload":"","signatures":[]}"#).unwrap_err();
+        assert_eq!(err.pointer.as_deref(), Some("/payloadType"));
+        let err =
+            Envelope::parse(br#"{"payloadType":"x","payload":"@@","signatures":[]}"#).unwrap_err();
+        assert_eq!(err.pointer.as_deref(), Some("/payload"));
+        let err =
+            Envelope::parse(br#"{"payloadType":"x","payload":"","signatures":[{}]}"#).unwrap_err();
+        assert_eq!(err.pointer.as_deref(), Some("/signatures/0/sig"));
+        let err = Envelope::parse(br#"{"payloadType":"x","payloadType":"y"}"#).unwrap_err();
+        assert_eq!(err.code, Code::DuplicateKey);
+        let big = vec![b' '; MAX_ENVELOPE_BYTES + 1];
+        assert_eq!(Envelope::parse(&big).unwrap_err().code, Code::TooLarge);
+    }
+
+    #[test]
+    fn base64_accepts_both_alphabets_padded_only() {
+        assert_eq!(
+            decode_base64("-_-_Pj8=").unwrap(),
+            vec![0xfb, 0xff, 0xbf, 0x3e, 0x3f]
+        );
+        assert_eq!(
+            decode_base64("+/+/Pj8=").unwrap(),
+            vec![0xfb, 0xff, 0xbf, 0x3e, 0x3f]
+        );
+        assert!(decode_base64("+_+/Pj8=").is_none());
+        assert!(decode_base64("Pj8").is_none());
+        assert_eq!(decode_base64("").unwrap(), Vec::<u8>::new());
+    }
+}

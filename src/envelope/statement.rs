@@ -1,0 +1,175 @@
+//! in-toto Statement v1: the payload of an elench envelope.
+//!
+//! Parsed from exactly the verified payload bytes. Checks the Statement's own rules and that
+//! the predicate type is the elench claim; the claim itself is checked by `claim`.
+
+use crate::error::{Code, Rejection};
+use crate::json::{parse_strict, JsonError};
+use serde_json::{json, Map, Value};
+
+pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+pub const PREDICATE_TYPE: &str = "https://elench.dev/claim/v0.1";
+
+/// A Statement whose structure has been checked; `predicate` is the claim, unchecked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Statement {
+    /// Every digest value of every subject (algorithm names are not interpreted).
+    pub subject_digests: Vec<String>,
+    pub predicate: Value,
+}
+
+fn bad(pointer: &str, message: impl Into<String>) -> Rejection {
+    Rejection::at(Code::BadStatement, pointer, message)
+}
+
+impl Statement {
+    /// Parses verified payload bytes as a Statement carrying an elench claim.
+    pub fn parse(payload: &[u8]) -> Result<Statement, Rejection> {
+        let value = parse_strict(payload).map_err(|e| match e {
+            JsonError::DuplicateKey { .. } => Rejection {
+                code: Code::DuplicateKey,
+                pointer: e.pointer().map(str::to_owned),
+                message: format!("payload: {e}"),
+                details: Vec::new(),
+            },
+            other => Rejection {
+                code: Code::BadStatement,
+                pointer: other.pointer().map(str::to_owned),
+                message: format!("payload is not an in-toto Statement: {other}"),
+                details: Vec::new(),
+            },
+        })?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| bad("", "payload must be a JSON object (an in-toto Statement)"))?;
+        match obj.get("_type") {
+            Some(Value::String(t)) if t == STATEMENT_TYPE => {}
+            Some(Value::String(t)) => {
+                return Err(bad(
+                    "/_type",
+                    format!("_type is {t:?}; expected {STATEMENT_TYPE:?}"),
+                ))
+            }
+            _ => return Err(bad("/_type", format!("_type must be {STATEMENT_TYPE:?}"))),
+        }
+        let subjects = match obj.get("subject") {
+            Some(Value::Array(a)) if !a.is_empty() => a,
+            _ => return Err(bad("/subject", "subject must be a non-empty array")),
+        };
+        let mut subject_digests = Vec::new();
+        for (i, s) in subjects.iter().enumerate() {
+            let at = format!("/subject/{i}");
+            let s = s
+                .as_object()
+                .ok_or_else(|| bad(&at, "a subject must be an object"))?;
+            if let Some(name) = s.get("name") {
+                if !name.is_string() {
+                    return Err(bad(&format!("{at}/name"), "name must be a string"));
+                }
+            }
+            let digest = match s.get("digest") {
+                Some(Value::Object(d)) if !d.is_empty() => d,
+                _ => {
+                    return Err(bad(
+                        &format!("{at}/digest"),
+                        "digest must be a non-empty object of algorithm to hex value",
+                    ))
+                }
+            };
+            for (alg, v) in digest {
+                let v = v.as_str().ok_or_else(|| {
+                    bad(
+                        &format!("{at}/digest/{}", crate::json::escape_token(alg)),
+                        "a digest value must be a string",
+                    )
+                })?;
+                subject_digests.push(v.to_owned());
+            }
+        }
+        match obj.get("predicateType") {
+            Some(Value::String(t)) if t == PREDICATE_TYPE => {}
+            Some(Value::String(t)) => {
+                return Err(Rejection::at(
+                    Code::UnsupportedPredicateType,
+                    "/predicateType",
+                    format!("predicateType {t:?} is not supported; expected {PREDICATE_TYPE:?}"),
+                ))
+            }
+            _ => return Err(bad("/predicateType", "predicateType must be a string")),
+        }
+        let predicate = match obj.get("predicate") {
+            Some(p @ Value::Object(_)) => p.clone(),
+            _ => return Err(bad("/predicate", "predicate must be an object (the claim)")),
+        };
+        Ok(Statement {
+            subject_digests,
+            predicate,
+        })
+    }
+
+    /// Checks that some subject digest equals the claim's `anchor.tree`.
+    pub fn check_subject(&self, anchor_tree: &str) -> Result<(), Rejection> {
+        if self.subject_digests.iter().any(|d| d == anchor_tree) {
+            Ok(())
+        } else {
+            Err(Rejection::at(
+                Code::SubjectMismatch,
+                "/subject",
+                format!(
+                    "no subject digest equals the claim's anchor.tree {anchor_tree}; subjects have {:?}",
+                    self.subject_digests
+                ),
+            ))
+        }
+    }
+}
+
+/// Wraps a claim in a Statement whose subject is its anchor tree, and serializes it.
+pub fn statement_bytes(predicate: &Map<String, Value>, anchor_tree: &str) -> Vec<u8> {
+    let st = json!({
+        "_type": STATEMENT_TYPE,
+        "subject": [{"name": "tree", "digest": {"gitTree": anchor_tree}}],
+        "predicateType": PREDICATE_TYPE,
+        "predicate": predicate,
+    });
+    st.to_string().into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(v: Value) -> Result<Statement, Rejection> {
+        Statement::parse(v.to_string().as_bytes())
+    }
+
+    #[test]
+    fn checks_type_subject_and_predicate_type() {
+        let good = json!({"_type": STATEMENT_TYPE, "subject":[{"name":"t","digest":{"gitTree":"ab"}}],
+            "predicateType": PREDICATE_TYPE, "predicate": {}});
+        let s = st(good.clone()).unwrap();
+        assert!(s.check_subject("ab").is_ok());
+        assert_eq!(
+            s.check_subject("cd").unwrap_err().code,
+            Code::SubjectMismatch
+        );
+
+        let mut v = good.clone();
+        v["predicateType"] = json!("https://slsa.dev/provenance/v1");
+        assert_eq!(st(v).unwrap_err().code, Code::UnsupportedPredicateType);
+
+        let mut v = good.clone();
+        v["_type"] = json!("https://in-toto.io/Statement/v0.1");
+        assert_eq!(st(v).unwrap_err().pointer.as_deref(), Some("/_type"));
+
+        let mut v = good.clone();
+        v["subject"] = json!([]);
+        assert_eq!(st(v).unwrap_err().pointer.as_deref(), Some("/subject"));
+
+        assert_eq!(
+            Statement::parse(b"not json").unwrap_err().code,
+            Code::BadStatement
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! The whole ingest validation of one envelope (DESIGN 1.1 to 1.7), without storing it.
+//!
+//! Envelope → signature under a trusted, unretired key → Statement → claim (schema, extra
+//! rules, id) → subject → authority of the verifying key's role. Validity depends only on the
+//! bytes and the trust set, never on the log (DESIGN 1.7).
+
+use crate::claim::{self, Claim};
+use crate::envelope::{Candidate, Envelope, Statement, PAYLOAD_TYPE};
+use crate::error::{Code, Rejection};
+use crate::keys::{check_authority, Role, TrustSet};
+
+/// A key that verified an envelope's signature.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Signer {
+    pub keyid: String,
+    pub role: Role,
+    pub name: String,
+}
+
+/// An envelope that passed every check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    pub claim: Claim,
+    pub signers: Vec<Signer>,
+    /// Signatures in the envelope that no trusted key verified.
+    pub unverified_signatures: usize,
+}
+
+/// Validates one envelope's bytes against the trust set.
+pub fn verify_envelope(bytes: &[u8], trust: &TrustSet) -> Result<Accepted, Rejection> {
+    let envelope = Envelope::parse(bytes)?;
+    let active: Vec<_> = trust.active().collect();
+    let candidates: Vec<Candidate<'_>> = active
+        .iter()
+        .map(|k| Candidate {
+            keyid: &k.keyid,
+            key: &k.key,
+        })
+        .collect();
+    let verified = envelope
+        .verify(&candidates, 1, &[PAYLOAD_TYPE])
+        .map_err(|e| explain_retired(e, &envelope, trust))?;
+    // From here on only the verified payload bytes are read.
+    let statement = Statement::parse(&verified.payload)?;
+    let claim = claim::validate(&statement.predicate).map_err(|e| e.within("/predicate"))?;
+    statement.check_subject(&claim.anchor_tree)?;
+    let signers: Vec<Signer> = verified
+        .verifying_keys
+        .iter()
+        .map(|&i| Signer {
+            keyid: active[i].keyid.clone(),
+            role: active[i].role,
+            name: active[i].name.clone(),
+        })
+        .collect();
+    // Any verifying key whose role may say this is enough.
+    let mut last_violation = None;
+    for s in &signers {
+        match check_authority(s.role, &claim) {
+            Ok(()) => {
+                return Ok(Accepted {
+                    claim,
+                    signers,
+                    unverified_signatures: verified.unverified_signatures,
+                })
+            }
+            Err(e) => last_violation = Some(e),
+        }
+    }
+    Err(last_violation
+        .unwrap_or_else(|| Rejection::new(Code::UntrustedSigner, "no trusted key signed this"))
+        .within("/predicate"))
+}
+
+/// A signature by a retired key is untrusted for new envelopes; say so plainly.
+fn explain_retired(err: Rejection, envelope: &Envelope, trust: &TrustSet) -> Rejection {
+    if err.code != Code::UntrustedSigner && err.code != Code::BadSignature {
+        return err;
+    }
+    let retired: Vec<_> = trust.keys().iter().filter(|k| k.retired).collect();
+    let candidates: Vec<Candidate<'_>> = retired
+        .iter()
+        .map(|k| Candidate {
+            keyid: &k.keyid,
+            key: &k.key,
+        })
+        .collect();
+    match envelope.verify(&candidates, 1, &[PAYLOAD_TYPE]) {
+        Ok(v) => {
+            let names: Vec<String> = v
+                .verifying_keys
+                .iter()
+                .map(|&i| format!("{} ({})", retired[i].name, retired[i].keyid))
+                .collect();
+            Rejection::at(
+                Code::UntrustedSigner,
+                "/signatures",
+                format!(
+                    "the envelope is signed only by retired key(s) {}; a retired key signs nothing new",
+                    names.join(", ")
+                ),
+            )
+        }
+        Err(_) => err,
+    }
+}

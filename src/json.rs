@@ -1,0 +1,241 @@
+//! Strict JSON reading: I-JSON (RFC 7493) as RFC 8785 requires of its input.
+//!
+//! serde_json alone keeps the last of duplicate object keys, which would let two parties read
+//! different claims from the same bytes. This parser refuses duplicates and integers that an
+//! IEEE double cannot hold exactly (they would canonicalize to a different number), and says
+//! where, as a JSON pointer.
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Largest integer magnitude an IEEE 754 double represents exactly (2^53).
+const MAX_SAFE_INTEGER: u64 = 1 << 53;
+/// Deeper nesting than this is refused rather than risk the stack.
+const MAX_DEPTH: usize = 128;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    #[error("not valid JSON: {0}")]
+    Syntax(String),
+    #[error("duplicate object key {key:?} at {pointer}")]
+    DuplicateKey { pointer: String, key: String },
+    #[error("not I-JSON at {pointer}: {reason}")]
+    NotIJson { pointer: String, reason: String },
+}
+
+impl JsonError {
+    /// The JSON pointer of the offending member, when there is one.
+    pub fn pointer(&self) -> Option<&str> {
+        match self {
+            JsonError::Syntax(_) => None,
+            JsonError::DuplicateKey { pointer, .. } | JsonError::NotIJson { pointer, .. } => {
+                Some(pointer)
+            }
+        }
+    }
+}
+
+/// Parses `bytes` as one strict JSON value.
+pub fn parse_strict(bytes: &[u8]) -> Result<Value, JsonError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let mut failure: Option<JsonError> = None;
+    let seed = Strict {
+        pointer: String::new(),
+        depth: 0,
+        failure: &mut failure,
+    };
+    let result = seed.deserialize(&mut de).and_then(|v| de.end().map(|_| v));
+    match (result, failure) {
+        (Ok(v), None) => Ok(v),
+        (_, Some(f)) => Err(f),
+        (Err(e), None) => Err(JsonError::Syntax(e.to_string())),
+    }
+}
+
+/// Escapes one reference token of a JSON pointer (RFC 6901).
+pub fn escape_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+struct Strict<'f> {
+    pointer: String,
+    depth: usize,
+    failure: &'f mut Option<JsonError>,
+}
+
+impl<'f> Strict<'f> {
+    fn fail<E: de::Error>(&mut self, err: JsonError) -> E {
+        let msg = err.to_string();
+        *self.failure = Some(err);
+        E::custom(msg)
+    }
+
+    fn child(&mut self, token: &str) -> Strict<'_> {
+        Strict {
+            pointer: format!("{}/{}", self.pointer, escape_token(token)),
+            depth: self.depth + 1,
+            failure: self.failure,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(mut self, v: i64) -> Result<Value, E> {
+        if v.unsigned_abs() > MAX_SAFE_INTEGER {
+            let pointer = self.pointer.clone();
+            return Err(self.fail(JsonError::NotIJson {
+                pointer,
+                reason: format!("integer {v} is outside ±2^53 and cannot be represented exactly"),
+            }));
+        }
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(mut self, v: u64) -> Result<Value, E> {
+        if v > MAX_SAFE_INTEGER {
+            let pointer = self.pointer.clone();
+            return Err(self.fail(JsonError::NotIJson {
+                pointer,
+                reason: format!("integer {v} is outside ±2^53 and cannot be represented exactly"),
+            }));
+        }
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(mut self, v: f64) -> Result<Value, E> {
+        match serde_json::Number::from_f64(v) {
+            Some(n) => Ok(Value::Number(n)),
+            None => {
+                let pointer = self.pointer.clone();
+                Err(self.fail(JsonError::NotIJson {
+                    pointer,
+                    reason: "number is not finite".into(),
+                }))
+            }
+        }
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
+        if self.depth >= MAX_DEPTH {
+            let pointer = self.pointer.clone();
+            return Err(self.fail(JsonError::NotIJson {
+                pointer,
+                reason: format!("nested deeper than {MAX_DEPTH} levels"),
+            }));
+        }
+        let mut items = Vec::new();
+        loop {
+            let index = items.len().to_string();
+            match seq.next_element_seed(self.child(&index))? {
+                Some(v) => items.push(v),
+                None => break,
+            }
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
+        if self.depth >= MAX_DEPTH {
+            let pointer = self.pointer.clone();
+            return Err(self.fail(JsonError::NotIJson {
+                pointer,
+                reason: format!("nested deeper than {MAX_DEPTH} levels"),
+            }));
+        }
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                let pointer = self.pointer.clone();
+                return Err(self.fail(JsonError::DuplicateKey { pointer, key }));
+            }
+            let value = map.next_value_seed(self.child(&key))?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_plain_json() {
+        let v = parse_strict(br#"{"a":[1,2,{"b":null}],"c":"\u00e9","d":1.5}"#).unwrap();
+        assert_eq!(v["a"][2]["b"], Value::Null);
+        assert_eq!(v["c"], "é");
+    }
+
+    #[test]
+    fn refuses_duplicate_keys_with_pointer() {
+        let err = parse_strict(br#"{"a":{"x":1,"y":2,"x":3}}"#).unwrap_err();
+        assert_eq!(
+            err,
+            JsonError::DuplicateKey {
+                pointer: "/a".into(),
+                key: "x".into()
+            }
+        );
+        let err = parse_strict(br#"[{"k":1,"k":1}]"#).unwrap_err();
+        assert_eq!(err.pointer(), Some("/0"));
+    }
+
+    #[test]
+    fn refuses_unsafe_integers_and_trailing_text() {
+        assert!(matches!(
+            parse_strict(br#"{"t":9007199254740993}"#),
+            Err(JsonError::NotIJson { .. })
+        ));
+        assert!(parse_strict(br#"{"t":9007199254740992}"#).is_ok());
+        assert!(matches!(
+            parse_strict(br#"{} x"#),
+            Err(JsonError::Syntax(_))
+        ));
+        assert!(matches!(
+            parse_strict(br#""\ud800""#),
+            Err(JsonError::Syntax(_))
+        ));
+    }
+
+    #[test]
+    fn refuses_deep_nesting_without_overflow() {
+        let deep = "[".repeat(100_000);
+        assert!(parse_strict(deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn pointer_tokens_are_escaped() {
+        let err = parse_strict(br#"{"a/b":{"q":1,"q":2}}"#).unwrap_err();
+        assert_eq!(err.pointer(), Some("/a~1b"));
+    }
+}

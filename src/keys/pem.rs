@@ -1,0 +1,69 @@
+//! PEM key files: PKCS#8 private keys and SubjectPublicKeyInfo public keys, as openssl writes
+//! them (`openssl genpkey -algorithm ed25519`, `openssl pkey -pubout`).
+
+use crate::error::{Code, Rejection};
+use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
+use ed25519_dalek::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePrivateKey, EncodePublicKey};
+use ed25519_dalek::{SigningKey, VerifyingKey};
+use sha2::{Digest, Sha256};
+
+/// keyid = lowercase hex SHA-256 of the 32 raw public key bytes.
+pub fn keyid(key: &VerifyingKey) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+pub fn read_public_key_pem(text: &str) -> Result<VerifyingKey, Rejection> {
+    VerifyingKey::from_public_key_pem(text.trim()).map_err(|e| {
+        Rejection::new(
+            Code::BadKey,
+            format!("not a PEM Ed25519 public key (SubjectPublicKeyInfo): {e}"),
+        )
+    })
+}
+
+pub fn read_signing_key_pem(text: &str) -> Result<SigningKey, Rejection> {
+    SigningKey::from_pkcs8_pem(text.trim()).map_err(|e| {
+        Rejection::new(
+            Code::BadKey,
+            format!("not a PEM Ed25519 private key (PKCS#8): {e}"),
+        )
+    })
+}
+
+pub fn public_key_pem(key: &VerifyingKey) -> Result<String, Rejection> {
+    key.to_public_key_pem(LineEnding::LF)
+        .map_err(|e| Rejection::new(Code::BadKey, format!("cannot encode public key: {e}")))
+}
+
+pub fn signing_key_pem(key: &SigningKey) -> Result<String, Rejection> {
+    key.to_pkcs8_pem(LineEnding::LF)
+        .map(|z| z.to_string())
+        .map_err(|e| Rejection::new(Code::BadKey, format!("cannot encode private key: {e}")))
+}
+
+/// A new key from the operating system's random source.
+pub fn generate_signing_key() -> SigningKey {
+    SigningKey::generate(&mut rand_core::OsRng)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pem_round_trip_and_keyid() {
+        let sk = SigningKey::from_bytes(&[1u8; 32]);
+        let pem = signing_key_pem(&sk).unwrap();
+        assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+        assert_eq!(
+            read_signing_key_pem(&pem).unwrap().to_bytes(),
+            sk.to_bytes()
+        );
+        let vk = sk.verifying_key();
+        let pub_pem = public_key_pem(&vk).unwrap();
+        assert!(pub_pem.starts_with("-----BEGIN PUBLIC KEY-----"));
+        assert_eq!(read_public_key_pem(&pub_pem).unwrap(), vk);
+        assert_eq!(keyid(&vk), hex::encode(Sha256::digest(vk.as_bytes())));
+        assert_eq!(read_public_key_pem("junk").unwrap_err().code, Code::BadKey);
+    }
+}
