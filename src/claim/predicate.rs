@@ -36,8 +36,10 @@
 //! * STRING escapes are exactly `\"`, `\\`, `\n`, `\t`; raw control
 //!   characters (including newline and tab) inside a string are errors.
 //! * Whitespace between tokens is space, tab, newline and carriage return.
-//! * Nesting of `(` and `!` is limited to [`MAX_DEPTH`] levels so that hostile
-//!   input cannot overflow the stack.
+//! * The parser keeps pending constructs on an explicit heap stack instead of
+//!   recursing, so its native stack use is constant. Nesting of `(` and `!`
+//!   is still limited to [`MAX_DEPTH`] levels so that the (recursive) AST
+//!   stays shallow enough to drop, clone, compare and evaluate safely.
 //! * Errors carry the byte offset plus the 1-based line and column (column
 //!   counted in chars) where the offending token/operand starts. The first
 //!   error in source order is reported.
@@ -245,12 +247,17 @@ impl ParseError {
 }
 
 /// Parse and type-check a predicate written in [`LANGUAGE`].
+///
+/// # Errors
+///
+/// Returns a [`ParseError`] locating the first lexical, syntactic or type
+/// error in source order (a non-Bool predicate is reported at its start).
 pub fn parse(source: &str) -> Result<Expr, ParseError> {
     let mut parser = Parser::new(source)?;
     if parser.tok.kind == Tok::Eof {
         return Err(parser.error(parser.tok.start, "empty predicate"));
     }
-    let expr = parser.expr_bp(LEVEL_OR)?;
+    let expr = parser.expr()?;
     if parser.tok.kind != Tok::Eof {
         let msg = format!(
             "unexpected {} after end of expression",
@@ -546,16 +553,48 @@ fn digit(c: char) -> u8 {
 // ---------------------------------------------------------------------------
 // Parser
 
-// Binding levels for `Parser::expr_bp`, each named after the grammar
-// non-terminal parsed at that level.
-/// `expr` / `or`
-const LEVEL_OR: u8 = 0;
-/// `and`
-const LEVEL_AND: u8 = 1;
-/// `not` (includes a single comparison)
-const LEVEL_NOT: u8 = 2;
-/// `term` (right operand of a comparison)
-const LEVEL_TERM: u8 = 3;
+/// Binding level of a sub-expression being parsed, named after the grammar
+/// non-terminal it corresponds to; ordered from loosest to tightest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    /// `expr` / `or`
+    Or,
+    /// `and`
+    And,
+    /// `not` (which includes one optional comparison)
+    Not,
+    /// `term` (the right operand of a comparison)
+    Term,
+}
+
+/// Which infix operators may still extend the current value, in the order
+/// the grammar applies them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    Cmp,
+    And,
+    Or,
+    Done,
+}
+
+/// A construct waiting for an operand on the parser's explicit stack.
+/// `level` is the level of the sub-expression the construct belongs to;
+/// parsing of that sub-expression resumes once the construct is complete.
+enum Frame {
+    /// `!` waiting for its operand.
+    Not { level: Level, start: usize },
+    /// `(` waiting for the inner expression and the closing `)`.
+    Paren { level: Level, open: usize },
+    /// `lhs op` waiting for the right operand.
+    Cmp { level: Level, lhs: Typed, op: CmpOp },
+    /// `a && …` (or `a || …` when `or`) waiting for the next operand.
+    Chain {
+        level: Level,
+        or: bool,
+        items: Vec<Expr>,
+        start: usize,
+    },
+}
 
 /// An expression together with its static type and start offset.
 struct Typed {
@@ -616,82 +655,162 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Parses the non-terminal named by `level` (see the `LEVEL_*` constants).
+    /// Parses `expr`.
     ///
-    /// One function handles every precedence level (precedence climbing), so
-    /// each level of `(` or `!` nesting costs only a few small stack frames.
-    fn expr_bp(&mut self, level: u8) -> Result<Typed, ParseError> {
-        let start = self.tok.start;
-        let mut lhs = match self.tok.kind {
-            Tok::Bang if level <= LEVEL_NOT => {
-                self.enter(start)?;
-                self.advance()?;
-                let inner = self.expr_bp(LEVEL_NOT)?;
-                self.leave();
-                self.expect_bool(&inner, "operand of '!'")?;
-                Typed {
-                    expr: Expr::Not(Box::new(inner.expr)),
-                    ty: Ty::Bool,
-                    start,
+    /// The parser does not recurse: constructs waiting for an operand live
+    /// on an explicit heap stack, so even pathological input cannot exhaust
+    /// the native stack. Nesting is still capped at [`MAX_DEPTH`] so that
+    /// the (recursive) AST stays shallow enough to drop, clone and compare.
+    fn expr(&mut self) -> Result<Typed, ParseError> {
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut level = Level::Or;
+        'operand: loop {
+            // Descend through prefix `!` and `(` to an atom and its members.
+            let mut value = loop {
+                let start = self.tok.start;
+                match self.tok.kind {
+                    Tok::Bang if level <= Level::Not => {
+                        self.enter(start)?;
+                        self.advance()?;
+                        stack.push(Frame::Not { level, start });
+                        level = Level::Not;
+                    }
+                    Tok::LParen => {
+                        self.enter(start)?;
+                        self.advance()?;
+                        stack.push(Frame::Paren { level, open: start });
+                        level = Level::Or;
+                    }
+                    _ => {
+                        let atom = self.primary()?;
+                        break self.members(atom)?;
+                    }
+                }
+            };
+            // Ascend: extend `value` with infix operators allowed at `level`,
+            // completing pending frames, until another operand is needed.
+            let mut stage = Stage::Cmp;
+            loop {
+                if stage <= Stage::Cmp && level <= Level::Not {
+                    if let Tok::Cmp(op) = self.tok.kind {
+                        self.check_cmp_lhs(&value, op)?;
+                        self.advance()?;
+                        stack.push(Frame::Cmp {
+                            level,
+                            lhs: value,
+                            op,
+                        });
+                        level = Level::Term;
+                        continue 'operand;
+                    }
+                }
+                if stage <= Stage::And && level <= Level::And && self.tok.kind == Tok::AndAnd {
+                    self.expect_bool(&value, "operand of '&&'")?;
+                    self.advance()?;
+                    stack.push(Frame::Chain {
+                        level,
+                        or: false,
+                        start: value.start,
+                        items: vec![value.expr],
+                    });
+                    level = Level::Not;
+                    continue 'operand;
+                }
+                if stage <= Stage::Or && level <= Level::Or && self.tok.kind == Tok::OrOr {
+                    self.expect_bool(&value, "operand of '||'")?;
+                    self.advance()?;
+                    stack.push(Frame::Chain {
+                        level,
+                        or: true,
+                        start: value.start,
+                        items: vec![value.expr],
+                    });
+                    level = Level::And;
+                    continue 'operand;
+                }
+                // `value` completes the sub-expression at `level`.
+                let Some(frame) = stack.pop() else {
+                    return Ok(value);
+                };
+                match frame {
+                    Frame::Not {
+                        level: outer,
+                        start,
+                    } => {
+                        self.leave();
+                        self.expect_bool(&value, "operand of '!'")?;
+                        value = Typed {
+                            expr: Expr::Not(Box::new(value.expr)),
+                            ty: Ty::Bool,
+                            start,
+                        };
+                        level = outer;
+                        // The operand already absorbed any comparison.
+                        stage = Stage::And;
+                    }
+                    Frame::Paren { level: outer, open } => {
+                        self.close_paren(open)?;
+                        self.leave();
+                        value = self.members(Typed {
+                            start: open,
+                            ..value
+                        })?;
+                        level = outer;
+                        stage = Stage::Cmp;
+                    }
+                    Frame::Cmp {
+                        level: outer,
+                        lhs,
+                        op,
+                    } => {
+                        value = self.finish_cmp(lhs, op, value)?;
+                        level = outer;
+                        stage = Stage::And;
+                    }
+                    Frame::Chain {
+                        level: outer,
+                        or,
+                        mut items,
+                        start,
+                    } => {
+                        let (op_tok, what, operand_level) = if or {
+                            (Tok::OrOr, "operand of '||'", Level::And)
+                        } else {
+                            (Tok::AndAnd, "operand of '&&'", Level::Not)
+                        };
+                        self.expect_bool(&value, what)?;
+                        items.push(value.expr);
+                        if self.tok.kind == op_tok {
+                            self.advance()?;
+                            stack.push(Frame::Chain {
+                                level: outer,
+                                or,
+                                items,
+                                start,
+                            });
+                            level = operand_level;
+                            continue 'operand;
+                        }
+                        let expr = if or {
+                            Expr::Or(items)
+                        } else {
+                            Expr::And(items)
+                        };
+                        value = Typed {
+                            expr,
+                            ty: Ty::Bool,
+                            start,
+                        };
+                        level = outer;
+                        stage = if or { Stage::Done } else { Stage::Or };
+                    }
                 }
             }
-            Tok::LParen => {
-                self.enter(start)?;
-                self.advance()?;
-                let inner = self.expr_bp(LEVEL_OR)?;
-                self.close_paren(start)?;
-                self.leave();
-                self.members(Typed { start, ..inner })?
-            }
-            _ => {
-                let atom = self.primary()?;
-                self.members(atom)?
-            }
-        };
-        if level <= LEVEL_NOT {
-            if let Tok::Cmp(op) = self.tok.kind {
-                lhs = self.comparison(lhs, op)?;
-            }
         }
-        if level <= LEVEL_AND && self.tok.kind == Tok::AndAnd {
-            lhs = self.chain(lhs, false)?;
-        }
-        if level <= LEVEL_OR && self.tok.kind == Tok::OrOr {
-            lhs = self.chain(lhs, true)?;
-        }
-        Ok(lhs)
     }
 
-    /// Parses `("&&" not)*` (or `("||" and)*` when `or` is set) after `first`.
-    fn chain(&mut self, first: Typed, or: bool) -> Result<Typed, ParseError> {
-        let (op_tok, what, operand_level) = if or {
-            (Tok::OrOr, "operand of '||'", LEVEL_AND)
-        } else {
-            (Tok::AndAnd, "operand of '&&'", LEVEL_NOT)
-        };
-        self.expect_bool(&first, what)?;
-        let start = first.start;
-        let mut items = vec![first.expr];
-        while self.tok.kind == op_tok {
-            self.advance()?;
-            let next = self.expr_bp(operand_level)?;
-            self.expect_bool(&next, what)?;
-            items.push(next.expr);
-        }
-        let expr = if or {
-            Expr::Or(items)
-        } else {
-            Expr::And(items)
-        };
-        Ok(Typed {
-            expr,
-            ty: Ty::Bool,
-            start,
-        })
-    }
-
-    /// Parses the right operand of `lhs op` (current token is `op`).
-    fn comparison(&mut self, lhs: Typed, op: CmpOp) -> Result<Typed, ParseError> {
+    /// Type-checks the left operand of a comparison when `op` is seen.
+    fn check_cmp_lhs(&self, lhs: &Typed, op: CmpOp) -> Result<(), ParseError> {
         let sym = op.as_str();
         if op.is_ordering() && lhs.ty != Ty::Int {
             return Err(self.error(
@@ -705,8 +824,12 @@ impl<'a> Parser<'a> {
                 format!("operator '{sym}' cannot compare {} values", lhs.ty),
             ));
         }
-        self.advance()?;
-        let rhs = self.expr_bp(LEVEL_TERM)?;
+        Ok(())
+    }
+
+    /// Type-checks the right operand and builds the comparison.
+    fn finish_cmp(&self, lhs: Typed, op: CmpOp, rhs: Typed) -> Result<Typed, ParseError> {
+        let sym = op.as_str();
         if rhs.ty != lhs.ty {
             let msg = if op.is_ordering() {
                 format!("operator '{sym}' requires Int operands, found {}", rhs.ty)
@@ -1210,7 +1333,7 @@ mod tests {
     #[test]
     fn invalid_string_literals() {
         err(r#"exists("a\qb")"#, "invalid escape", 9, 1, 10);
-        err(r#"exists("\u0041")"#, "invalid escape", 7, 1, 8);
+        err(r#"exists("\u0041")"#, "invalid escape", 8, 1, 9);
         err(r#"exists("abc"#, "unterminated string", 7, 1, 8);
         err(r#"exists("abc\"#, "unterminated string", 7, 1, 8);
         err("exists(\"ab\ncd\")", "raw control character", 10, 1, 11);
@@ -1389,9 +1512,9 @@ mod tests {
 
     #[test]
     fn max_depth_fits_in_small_stack() {
-        // Parsing at the nesting limit must not need a large stack.
+        // The parser itself does not recurse; only the (bounded) AST does.
         let handle = std::thread::Builder::new()
-            .stack_size(1 << 20)
+            .stack_size(128 << 10)
             .spawn(|| {
                 let src =
                     format!("{}true", "!(".repeat(MAX_DEPTH / 2)) + &")".repeat(MAX_DEPTH / 2);
@@ -1499,6 +1622,249 @@ mod tests {
         })
     }
 
+    /// Small deterministic generator of well-typed ASTs (xorshift64*), plus
+    /// a printer that emits minimal parentheses, random redundant ones and
+    /// random whitespace, for round-trip testing.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+
+        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+            let i = usize::try_from(self.below(items.len() as u64)).unwrap_or(0);
+            items[i]
+        }
+
+        fn text(&mut self, min: u64) -> String {
+            let pieces = ["a", "Z", " ", "\"", "\\", "\n", "\t", "é", "/", "ok", "✓"];
+            let n = min + self.below(4);
+            (0..n).map(|_| self.pick(&pieces)).collect()
+        }
+
+        fn regex(&mut self) -> String {
+            let pieces = ["a", "/", "\\s", "\\d", "+", ".", "é", "\\\\", "\""];
+            let n = 1 + self.below(4);
+            (0..n).map(|_| self.pick(&pieces)).collect()
+        }
+
+        fn bool_expr(&mut self, depth: u32) -> Expr {
+            let choice = if depth == 0 {
+                self.below(4)
+            } else {
+                self.below(8)
+            };
+            let sub = depth.saturating_sub(1);
+            match choice {
+                0 => Expr::Bool(self.below(2) == 0),
+                1 => call(Func::Exists, vec![Arg::Str(self.text(0))]),
+                2 => Expr::Field {
+                    base: Box::new(call(Func::Test, vec![Arg::Str(self.text(0))])),
+                    name: Field::Passed,
+                },
+                3 => Expr::Method {
+                    base: Box::new(self.str_expr()),
+                    name: self.pick(&[Method::Contains, Method::Matches]),
+                    arg: self.text(0),
+                },
+                4 => Expr::Not(Box::new(self.bool_expr(sub))),
+                5 | 6 => {
+                    let n = 2 + self.below(3);
+                    let items = (0..n).map(|_| self.bool_expr(sub)).collect();
+                    if choice == 5 {
+                        Expr::And(items)
+                    } else {
+                        Expr::Or(items)
+                    }
+                }
+                _ => {
+                    let (op, lhs, rhs) = match self.below(3) {
+                        0 => (
+                            self.pick(&[
+                                CmpOp::Eq,
+                                CmpOp::Ne,
+                                CmpOp::Ge,
+                                CmpOp::Le,
+                                CmpOp::Gt,
+                                CmpOp::Lt,
+                            ]),
+                            self.int_expr(),
+                            self.int_expr(),
+                        ),
+                        1 => (
+                            self.pick(&[CmpOp::Eq, CmpOp::Ne]),
+                            self.str_expr(),
+                            self.str_expr(),
+                        ),
+                        _ => (
+                            self.pick(&[CmpOp::Eq, CmpOp::Ne]),
+                            self.bool_expr(sub),
+                            self.bool_expr(sub),
+                        ),
+                    };
+                    Expr::Cmp {
+                        op,
+                        lhs: Box::new(lhs),
+                        rhs: Box::new(rhs),
+                    }
+                }
+            }
+        }
+
+        fn int_expr(&mut self) -> Expr {
+            match self.below(3) {
+                0 => Expr::Int(i64::try_from(self.next() >> (1 + self.below(63))).unwrap_or(0)),
+                1 => {
+                    let pattern = if self.below(2) == 0 {
+                        Arg::Regex(self.regex())
+                    } else {
+                        Arg::Str(self.text(0))
+                    };
+                    call(Func::Grep, vec![pattern, Arg::Str(self.text(0))])
+                }
+                _ => Expr::Field {
+                    base: Box::new(call(Func::Run, vec![Arg::Str(self.text(0))])),
+                    name: Field::Exit,
+                },
+            }
+        }
+
+        fn str_expr(&mut self) -> Expr {
+            if self.below(2) == 0 {
+                Expr::Str(self.text(0))
+            } else {
+                Expr::Field {
+                    base: Box::new(call(Func::Run, vec![Arg::Str(self.text(1))])),
+                    name: Field::Stdout,
+                }
+            }
+        }
+
+        fn space(&mut self) -> &'static str {
+            self.pick(&["", "", " ", " ", "\n", "\t", "\r\n"])
+        }
+
+        fn print(&mut self, e: &Expr) -> String {
+            let mut out = String::new();
+            self.print_into(e, &mut out);
+            out
+        }
+
+        /// Prints `e`, parenthesized if its level is at most `max_level`
+        /// (0 = or, 1 = and, 2 = not/cmp, 3 = term) or at random.
+        fn child(&mut self, e: &Expr, max_level: u8, out: &mut String) {
+            let level = match e {
+                Expr::Or(_) => 0,
+                Expr::And(_) => 1,
+                Expr::Not(_) | Expr::Cmp { .. } => 2,
+                _ => 3,
+            };
+            if level <= max_level || self.below(5) == 0 {
+                out.push('(');
+                out.push_str(self.space());
+                self.print_into(e, out);
+                out.push_str(self.space());
+                out.push(')');
+            } else {
+                self.print_into(e, out);
+            }
+        }
+
+        fn print_into(&mut self, e: &Expr, out: &mut String) {
+            match e {
+                Expr::Or(items) | Expr::And(items) => {
+                    let (sep, max_level) = if matches!(e, Expr::Or(_)) {
+                        ("||", 0)
+                    } else {
+                        ("&&", 1)
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(self.space());
+                            out.push_str(sep);
+                            out.push_str(self.space());
+                        }
+                        self.child(item, max_level, out);
+                    }
+                }
+                Expr::Not(inner) => {
+                    out.push('!');
+                    out.push_str(self.space());
+                    self.child(inner, 1, out);
+                }
+                Expr::Cmp { op, lhs, rhs } => {
+                    self.child(lhs, 2, out);
+                    out.push_str(self.space());
+                    out.push_str(op.as_str());
+                    out.push_str(self.space());
+                    self.child(rhs, 2, out);
+                }
+                Expr::Int(v) => out.push_str(&v.to_string()),
+                Expr::Str(s) => quote(s, out),
+                Expr::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                Expr::Call { func, args } => {
+                    out.push_str(func.as_str());
+                    out.push_str(self.space());
+                    out.push('(');
+                    for (i, arg) in args.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(self.space());
+                        match arg {
+                            Arg::Str(s) => quote(s, out),
+                            Arg::Regex(r) => {
+                                out.push('/');
+                                out.push_str(&r.replace('/', "\\/"));
+                                out.push('/');
+                            }
+                        }
+                        out.push_str(self.space());
+                    }
+                    out.push(')');
+                }
+                Expr::Field { base, name } => {
+                    self.child(base, 2, out);
+                    out.push_str(self.space());
+                    out.push('.');
+                    out.push_str(self.space());
+                    out.push_str(name.as_str());
+                }
+                Expr::Method { base, name, arg } => {
+                    self.child(base, 2, out);
+                    out.push_str(self.space());
+                    out.push('.');
+                    out.push_str(name.as_str());
+                    out.push('(');
+                    quote(arg, out);
+                    out.push(')');
+                }
+            }
+        }
+    }
+
+    fn quote(s: &str, out: &mut String) {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -1513,9 +1879,11 @@ mod tests {
         }
 
         #[test]
-        fn valid_grep_predicates_parse(n in 0i64..1_000_000, pat in "[a-z ]{0,8}") {
-            let src = format!("grep(\"{pat}\", \"src\") >= {n} || !exists(\"{pat}\")");
-            prop_assert!(parse(&src).is_ok());
+        fn printed_asts_round_trip(seed in any::<u64>()) {
+            let mut gen = Gen(seed | 1);
+            let expr = gen.bool_expr(4);
+            let src = gen.print(&expr);
+            prop_assert_eq!(parse(&src), Ok(expr), "source: {}", src);
         }
     }
 }
