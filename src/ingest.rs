@@ -10,7 +10,7 @@ use crate::error::{Code, Rejection};
 use crate::keys::{check_authority, Role, TrustSet};
 
 /// A key that verified an envelope's signature.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Signer {
     pub keyid: String,
     pub role: Role,

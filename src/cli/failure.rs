@@ -23,6 +23,9 @@ pub enum Failure {
     /// A file could not be read or written (exit 2: nothing was changed).
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// Stored or supplied data is wrong in a way other than one refused input (exit 2).
+    #[error("{message}")]
+    Invalid { code: &'static str, message: String },
     /// A precondition is not met, e.g. no store (exit 4).
     #[error("{message}")]
     Precondition { code: &'static str, message: String },
@@ -60,6 +63,7 @@ impl Failure {
             Failure::Usage(_) => "BAD_ARGUMENTS",
             Failure::Io { .. } => "IO_ERROR",
             Failure::Precondition { code, .. }
+            | Failure::Invalid { code, .. }
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. } => code,
             Failure::Internal(_) => "INTERNAL",
@@ -71,7 +75,8 @@ impl Failure {
             Failure::Rejected { .. }
             | Failure::AllRejected(_)
             | Failure::Usage(_)
-            | Failure::Io { .. } => 2,
+            | Failure::Io { .. }
+            | Failure::Invalid { .. } => 2,
             Failure::Internal(_) => 1,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
@@ -139,5 +144,38 @@ impl Failure {
             out.push_str("\n  (retryable)");
         }
         out
+    }
+}
+
+impl From<crate::store::StoreError> for Failure {
+    fn from(e: crate::store::StoreError) -> Failure {
+        use crate::store::StoreError as E;
+        match e {
+            E::NotFound(_) => Failure::Precondition {
+                code: "STORE_NOT_FOUND",
+                message: e.to_string(),
+            },
+            E::Busy { .. } => Failure::Unavailable {
+                code: "STORE_BUSY",
+                message: format!("{e}; try again, or raise --wait"),
+            },
+            E::FormatTooNew { .. } => Failure::Precondition {
+                code: "STORE_FORMAT_TOO_NEW",
+                message: e.to_string(),
+            },
+            E::Corrupt(_) | E::Sled(_) | E::Io { .. } => Failure::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::fold::FoldError> for Failure {
+    fn from(e: crate::fold::FoldError) -> Failure {
+        match e {
+            crate::fold::FoldError::NotFound(id) => Failure::NotFound {
+                code: "NOT_FOUND",
+                message: format!("no claim {id} in the store"),
+            },
+            crate::fold::FoldError::Store(s) => s.into(),
+        }
     }
 }

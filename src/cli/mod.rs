@@ -44,6 +44,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Create a store (.elench in DIR, or --store PATH)
+    Init(commands::init::InitArgs),
     /// Manage signing keys
     #[command(subcommand)]
     Keys(commands::keys::KeysCommand),
@@ -53,6 +55,20 @@ pub enum Command {
     Sign(commands::sign::SignArgs),
     /// Run the whole ingest validation of an envelope without storing it
     Verify(commands::verify::VerifyArgs),
+    /// Verify envelopes and append the accepted ones to the log
+    Add(commands::add::AddArgs),
+    /// Fold the log: each claim's standing, and why
+    Status(commands::status::StatusArgs),
+    /// What a falsification of a claim revokes, layer by layer
+    Blast(commands::blast::BlastArgs),
+    /// A claim as signed, its signers and the records targeting it
+    Show(commands::show::ShowArgs),
+    /// The log in arrival order
+    Log(commands::log::LogArgs),
+    /// Write the log as an in-toto bundle (.intoto.jsonl)
+    Export(commands::export::ExportArgs),
+    /// Re-verify every stored envelope and index entry
+    Fsck(commands::fsck::FsckArgs),
 }
 
 impl Command {
@@ -62,6 +78,14 @@ impl Command {
             Command::Tree(_) => "tree",
             Command::Sign(_) => "sign",
             Command::Verify(_) => "verify",
+            Command::Init(_) => "init",
+            Command::Add(_) => "add",
+            Command::Status(_) => "status",
+            Command::Blast(_) => "blast",
+            Command::Show(_) => "show",
+            Command::Log(_) => "log",
+            Command::Export(_) => "export",
+            Command::Fsck(_) => "fsck",
         }
     }
 }
@@ -105,6 +129,14 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Tree(a) => commands::tree::run(a, g),
         Command::Sign(a) => commands::sign::run(a, g),
         Command::Verify(a) => commands::verify::run(a, g),
+        Command::Init(a) => commands::init::run(a, g),
+        Command::Add(a) => commands::add::run(a, g),
+        Command::Status(a) => commands::status::run(a, g),
+        Command::Blast(a) => commands::blast::run(a, g),
+        Command::Show(a) => commands::show::run(a, g),
+        Command::Log(a) => commands::log::run(a, g),
+        Command::Export(a) => commands::export::run(a, g),
+        Command::Fsck(a) => commands::fsck::run(a, g),
     }
 }
 

@@ -1,9 +1,15 @@
 //! `elench keys …`: make signing keys (and, with a store, manage the trusted ones).
 
+use super::common::{open_store, pagination, Page};
 use crate::cli::failure::Failure;
+use crate::cli::input::read_text;
 use crate::cli::output::Report;
 use crate::cli::Globals;
-use crate::keys::{generate_signing_key, keyid, public_key_pem, signing_key_pem, Role};
+use crate::keys::{
+    generate_signing_key, keyid, public_key_pem, read_public_key_pem, signing_key_pem, Role,
+    TrustedKey,
+};
+use crate::store::StoredKey;
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,12 +19,21 @@ pub enum KeysCommand {
     /// Make a new Ed25519 key pair: the private key (PEM PKCS#8, mode 0600) goes to --out,
     /// the public key (PEM SubjectPublicKeyInfo) is printed and optionally written to --pub-out
     Generate(GenerateArgs),
+    /// Trust a public key (PEM SubjectPublicKeyInfo) in the store, with a role and a name
+    Add(AddArgs),
+    /// List the store's trusted keys, retired ones included
+    List(ListArgs),
+    /// Retire a key: new envelopes signed only by it are rejected; accepted claims stay
+    Retire(RetireArgs),
 }
 
 impl KeysCommand {
     pub fn name(&self) -> &'static str {
         match self {
             KeysCommand::Generate(_) => "keys generate",
+            KeysCommand::Add(_) => "keys add",
+            KeysCommand::List(_) => "keys list",
+            KeysCommand::Retire(_) => "keys retire",
         }
     }
 }
@@ -39,9 +54,36 @@ pub struct GenerateArgs {
     pub pub_out: Option<PathBuf>,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// harness, agent or human
+    #[arg(long)]
+    pub role: Role,
+    /// A name for the key's holder
+    #[arg(long)]
+    pub name: String,
+    /// The public key file (PEM)
+    pub pubkey: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub page: Page,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RetireArgs {
+    /// The keyid (hex SHA-256 of the raw public key)
+    pub keyid: String,
+}
+
 pub fn run(cmd: KeysCommand, g: &Globals) -> Result<Report, Failure> {
     match cmd {
         KeysCommand::Generate(a) => generate(a, g),
+        KeysCommand::Add(a) => add(a, g),
+        KeysCommand::List(a) => list(a, g),
+        KeysCommand::Retire(a) => retire(a, g),
     }
 }
 
@@ -105,4 +147,83 @@ pub fn write_new_file(path: &PathBuf, bytes: &[u8], mode: u32) -> Result<(), Fai
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .map_err(|e| Failure::io(path.display(), e))
+}
+
+fn key_json(k: &StoredKey) -> serde_json::Value {
+    json!({"keyid": k.keyid, "role": k.role, "name": k.name, "retired": k.retired})
+}
+
+fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
+    let path = a.pubkey.display().to_string();
+    let pem = read_text(&a.pubkey)?;
+    let vk = read_public_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(path.clone())))?;
+    let key = TrustedKey::new(a.role, &a.name, vk).map_err(|r| Failure::rejected(r, Some(path)))?;
+    let store = open_store(g)?;
+    if let Some(existing) = store.get_key(&key.keyid)? {
+        if existing.role != key.role || existing.name != key.name {
+            return Err(Failure::Usage(format!(
+                "key {} is already trusted as {} {:?}; a key has one role and name",
+                key.keyid, existing.role, existing.name
+            )));
+        }
+    }
+    let added = store.add_key(&key)?;
+    let text = if added {
+        format!("trusted {} key {:?}: {}\n", key.role, key.name, key.keyid)
+    } else {
+        format!("key {} was already trusted (nothing changed)\n", key.keyid)
+    };
+    Ok(Report::new(
+        json!({"keyid": key.keyid, "role": key.role, "name": key.name, "effect": if added {"created"} else {"noop"}}),
+        text,
+    ))
+}
+
+fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
+    let store = open_store(g)?;
+    let keys = store.list_keys()?;
+    let start = a.page.start()? as usize;
+    let limit = a.page.limit()?;
+    let page: Vec<&StoredKey> = keys.iter().skip(start).take(limit).collect();
+    let next = (start + page.len() < keys.len()).then_some((start + page.len()) as u64);
+    let mut text = String::new();
+    for k in &page {
+        text.push_str(&format!(
+            "{}  {:<7} {}{}\n",
+            k.keyid,
+            k.role.as_str(),
+            k.name,
+            if k.retired { "  (retired)" } else { "" }
+        ));
+    }
+    if page.is_empty() {
+        text.push_str("no trusted keys (add one with `elench keys add`)\n");
+    }
+    Ok(Report {
+        data: json!({"keys": page.iter().map(|k| key_json(k)).collect::<Vec<_>>()}),
+        text,
+        pagination: Some(pagination(page.len(), next)),
+        ..Report::default()
+    })
+}
+
+fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
+    let store = open_store(g)?;
+    match store.retire_key(&a.keyid)? {
+        None => Err(Failure::NotFound {
+            code: "KEY_NOT_FOUND",
+            message: format!("no trusted key {} (see `elench keys list`)", a.keyid),
+        }),
+        Some(changed) => {
+            let text = if changed {
+                format!("retired key {}\n", a.keyid)
+            } else {
+                format!("key {} was already retired (nothing changed)\n", a.keyid)
+            };
+            Ok(Report::new(
+                json!({"keyid": a.keyid, "retired": true, "effect": if changed {"retired"} else {"noop"}}),
+                text,
+            ))
+        }
+    }
 }

@@ -35,7 +35,7 @@ pub struct SignArgs {
     pub trust: Vec<String>,
 }
 
-pub fn run(a: SignArgs, _g: &Globals) -> Result<Report, Failure> {
+pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let source = display_source(&a.claim);
     let reject = |r: Rejection| Failure::rejected(r, Some(source.clone()));
     let bytes = read_limited(&a.claim, MAX_ENVELOPE_BYTES)?;
@@ -58,7 +58,7 @@ pub fn run(a: SignArgs, _g: &Globals) -> Result<Report, Failure> {
     let sk =
         read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path.clone())))?;
     let kid = keyid(&sk.verifying_key());
-    let trusted = trust::from_args(&a.trust)?;
+    let trusted = trust::for_command(g, &a.trust)?;
     let role = match (trusted.get(&kid), a.role) {
         (Some(k), Some(r)) if k.role != r => {
             return Err(Failure::Usage(format!(

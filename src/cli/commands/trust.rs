@@ -22,6 +22,21 @@ pub fn parse_trust_arg(arg: &str) -> Result<TrustedKey, Failure> {
     TrustedKey::new(role, name, key).map_err(|r| Failure::rejected(r, Some(path.to_owned())))
 }
 
+/// The keys a command trusts: the store's, when there is one, and those given with
+/// `--trust`.
+pub fn for_command(g: &crate::cli::Globals, args: &[String]) -> Result<TrustSet, Failure> {
+    let mut keys = match super::common::open_store_if_any(g)? {
+        Some(store) => store.trust_set()?.keys().to_vec(),
+        None => Vec::new(),
+    };
+    for k in from_args(args)?.keys() {
+        if !keys.iter().any(|have| have.keyid == k.keyid) {
+            keys.push(k.clone());
+        }
+    }
+    Ok(TrustSet::new(keys))
+}
+
 /// The trust set given on the command line.
 pub fn from_args(args: &[String]) -> Result<TrustSet, Failure> {
     let keys = args

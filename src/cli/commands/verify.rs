@@ -18,12 +18,12 @@ pub struct VerifyArgs {
     pub trust: Vec<String>,
 }
 
-pub fn run(a: VerifyArgs, _g: &Globals) -> Result<Report, Failure> {
+pub fn run(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
     let source = display_source(&a.envelope);
-    let trusted = trust::from_args(&a.trust)?;
+    let trusted = trust::for_command(g, &a.trust)?;
     if trusted.keys().is_empty() {
         return Err(Failure::Usage(
-            "no trusted keys: pass --trust ROLE:NAME:PUBKEY.pem".into(),
+            "no trusted keys: pass --trust ROLE:NAME:PUBKEY.pem, or add keys to a store with `elench keys add`".into(),
         ));
     }
     let bytes = read_limited(&a.envelope, MAX_ENVELOPE_BYTES)?;

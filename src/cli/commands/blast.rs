@@ -1,0 +1,57 @@
+//! `elench blast ID [--depth N]`: what a falsification of a claim revokes.
+
+use super::common::open_store;
+use crate::cli::failure::Failure;
+use crate::cli::output::Report;
+use crate::cli::Globals;
+use crate::fold::Fold;
+use crate::graph::blast;
+
+#[derive(Debug, clap::Args)]
+pub struct BlastArgs {
+    /// The claim id (cl_…)
+    pub id: String,
+    /// Only this many layers of dependents
+    #[arg(long)]
+    pub depth: Option<usize>,
+}
+
+pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
+    let store = open_store(g)?;
+    let mut fold = Fold::new(&store);
+    let b = blast(&mut fold, &a.id, a.depth)?;
+    let mut text = format!(
+        "blast radius of {}: {} dependent claim(s){}\n",
+        b.root,
+        b.count,
+        if b.truncated {
+            " within --depth (more beyond)"
+        } else {
+            ""
+        }
+    );
+    for layer in &b.layers {
+        text.push_str(&format!("depth {}\n", layer.depth));
+        for m in &layer.claims {
+            let via = m
+                .via
+                .as_ref()
+                .map(|v| format!(" via {v}"))
+                .unwrap_or_default();
+            text.push_str(&format!("  {} {} {}{via}\n", m.id, m.kind, m.status));
+        }
+    }
+    if !b.affected.is_empty() {
+        text.push_str("affected (outside the closure, decided by a record inside it):\n");
+        for x in &b.affected {
+            text.push_str(&format!(
+                "  {} {} by {}\n",
+                x.id,
+                x.status,
+                x.decided_by.join(", ")
+            ));
+        }
+    }
+    let data = serde_json::to_value(&b).map_err(|e| Failure::Internal(e.to_string()))?;
+    Ok(Report::new(data, text))
+}

@@ -1,0 +1,59 @@
+//! `elench log`: the claims in arrival order, paginated.
+
+use super::common::{open_store, pagination, Page};
+use crate::cli::failure::Failure;
+use crate::cli::output::Report;
+use crate::cli::Globals;
+use serde_json::json;
+
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    #[command(flatten)]
+    pub page: Page,
+}
+
+pub fn run(a: LogArgs, g: &Globals) -> Result<Report, Failure> {
+    let store = open_store(g)?;
+    let start = a.page.start()?;
+    let limit = a.page.limit()?;
+    let mut page = store.arrivals(start, limit + 1)?;
+    let more = page.len() > limit;
+    page.truncate(limit);
+    let mut entries = Vec::with_capacity(page.len());
+    let mut text = String::new();
+    for (seq, id) in &page {
+        let c = store.get(id)?.ok_or_else(|| {
+            Failure::Internal(format!("arrival #{seq} names {id}, which is not stored"))
+        })?;
+        text.push_str(&format!(
+            "#{seq} {id} {} {} {}\n",
+            c.claim.kind, c.claim.origin, c.claim.producer
+        ));
+        entries.push(json!({
+            "seq": seq,
+            "id": id,
+            "kind": c.claim.kind,
+            "origin": c.claim.origin,
+            "producer": c.claim.producer,
+            "target": c.claim.target,
+            "depends_on": c.claim.depends_on,
+            "signers": c.signers.iter().map(|s| s.keyid.clone()).collect::<Vec<_>>(),
+        }));
+    }
+    if entries.is_empty() {
+        text.push_str("the log is empty\n");
+    }
+    let next = more.then_some(start + entries.len() as u64);
+    if next.is_some() {
+        text.push_str(&format!(
+            "(more: --cursor {})\n",
+            start + entries.len() as u64
+        ));
+    }
+    Ok(Report {
+        data: json!({"entries": entries}),
+        text,
+        pagination: Some(pagination(entries.len(), next)),
+        ..Report::default()
+    })
+}

@@ -1,0 +1,52 @@
+//! `elench show ID`: the claim as signed, who signed it, and the records that target it.
+
+use super::common::open_store;
+use crate::cli::failure::Failure;
+use crate::cli::output::Report;
+use crate::cli::Globals;
+use crate::fold::Fold;
+use serde_json::json;
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The claim id (cl_…)
+    pub id: String,
+}
+
+pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
+    let store = open_store(g)?;
+    let mut fold = Fold::new(&store);
+    let stored = fold.require(&a.id)?;
+    let status = fold.report(&a.id)?;
+    let pretty = serde_json::to_string_pretty(&stored.claim.body)
+        .map_err(|e| Failure::Internal(e.to_string()))?;
+    let signers: Vec<String> = stored
+        .signers
+        .iter()
+        .map(|s| format!("{} ({} {})", s.keyid, s.role, s.name))
+        .collect();
+    let mut text = format!(
+        "{}  #{} in the log, {}\nsigned by {}\n{pretty}\n",
+        a.id,
+        stored.seq,
+        status.status,
+        signers.join(", ")
+    );
+    for h in &status.history {
+        text.push_str(&format!(
+            "  #{} {} {} ({})\n",
+            h.seq, h.kind, h.id, h.status
+        ));
+    }
+    Ok(Report::new(
+        json!({
+            "id": a.id,
+            "seq": stored.seq,
+            "claim": stored.claim.body,
+            "signers": stored.signers,
+            "status": status.status,
+            "history": status.history,
+        }),
+        text,
+    ))
+}

@@ -1,0 +1,427 @@
+//! Status: the fold of DESIGN section 2.
+//!
+//! Status is a pure function of the *set* of accepted claims: nothing here reads arrival
+//! order (except to list history), timestamps or the clock. A query reads only the claim's
+//! neighbourhood: the records targeting it (recursively, for liveness) and its premises'
+//! ancestry, memoized per [`Fold`]. Both edge kinds are acyclic because a claim can only
+//! name ids that existed before it (DESIGN 1.4); a cycle in stored data is reported as
+//! corruption, never folded.
+//!
+//! The walks use explicit stacks, so a chain of any length cannot overflow the call stack.
+
+use crate::claim::Kind;
+use crate::store::{StoreError, StoredClaim};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+/// Where the fold reads claims and edges from: the store, or memory in tests.
+pub trait ClaimSource {
+    fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError>;
+    /// Records whose `target` contains `id`.
+    fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError>;
+    /// Claims whose `dependsOn` contains `id`.
+    fn dependents(&self, id: &str) -> Result<Vec<String>, StoreError>;
+}
+
+impl ClaimSource for crate::store::Store {
+    fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        self.get(id)
+    }
+    fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        crate::store::Store::records_targeting(self, id)
+    }
+    fn dependents(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        crate::store::Store::dependents(self, id)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FoldError {
+    #[error("unknown claim {0}")]
+    NotFound(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Effective status values, exactly as reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Unevaluated,
+    Verified,
+    Falsified,
+    Superseded,
+    Revoked,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Unevaluated => "unevaluated",
+            Status::Verified => "verified",
+            Status::Falsified => "falsified",
+            Status::Superseded => "superseded",
+            Status::Revoked => "revoked",
+        }
+    }
+
+    /// A record acts on its targets when its own status is one of these.
+    fn is_live(self) -> bool {
+        matches!(self, Status::Unevaluated | Status::Verified)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// own(c): what the records targeting c decide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Own {
+    pub status: Status,
+    /// The live records of the deciding kind (empty when unevaluated), sorted by id.
+    pub decided_by: Vec<String>,
+    /// Live residue-acceptances targeting c, sorted by id.
+    pub accepted_by: Vec<String>,
+}
+
+/// effective(c) and, when revoked, why: for each falsified root, one shortest path from the
+/// root to c (ties broken by the smaller sequence of ids, so the answer is deterministic).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effective {
+    pub status: Status,
+    pub causes: BTreeMap<String, Vec<String>>,
+}
+
+/// A memoizing fold over one source. Create one per command; it caches what it reads.
+pub struct Fold<'s, S: ClaimSource> {
+    src: &'s S,
+    claims: HashMap<String, Option<Arc<StoredClaim>>>,
+    records: HashMap<String, Arc<Vec<String>>>,
+    own: HashMap<String, Arc<Own>>,
+    effective: HashMap<String, Arc<Effective>>,
+}
+
+fn cycle(id: &str) -> FoldError {
+    FoldError::Store(StoreError::Corrupt(format!(
+        "claim {id} takes part in a cycle, which content addressing makes impossible"
+    )))
+}
+
+impl<'s, S: ClaimSource> Fold<'s, S> {
+    pub fn new(src: &'s S) -> Self {
+        Fold {
+            src,
+            claims: HashMap::new(),
+            records: HashMap::new(),
+            own: HashMap::new(),
+            effective: HashMap::new(),
+        }
+    }
+
+    pub fn source(&self) -> &'s S {
+        self.src
+    }
+
+    /// The stored claim, or None if the store has never seen it.
+    pub fn claim(&mut self, id: &str) -> Result<Option<Arc<StoredClaim>>, FoldError> {
+        if let Some(c) = self.claims.get(id) {
+            return Ok(c.clone());
+        }
+        let c = self.src.claim(id)?.map(Arc::new);
+        self.claims.insert(id.to_owned(), c.clone());
+        Ok(c)
+    }
+
+    /// The stored claim, or NotFound.
+    pub fn require(&mut self, id: &str) -> Result<Arc<StoredClaim>, FoldError> {
+        self.claim(id)?
+            .ok_or_else(|| FoldError::NotFound(id.to_owned()))
+    }
+
+    /// Records targeting `id`, sorted by id.
+    pub fn records(&mut self, id: &str) -> Result<Arc<Vec<String>>, FoldError> {
+        if let Some(r) = self.records.get(id) {
+            return Ok(r.clone());
+        }
+        let mut r = self.src.records_targeting(id)?;
+        r.sort();
+        r.dedup();
+        let r = Arc::new(r);
+        self.records.insert(id.to_owned(), r.clone());
+        Ok(r)
+    }
+
+    /// own(id) for a stored claim.
+    pub fn own(&mut self, id: &str) -> Result<Arc<Own>, FoldError> {
+        if let Some(o) = self.own.get(id) {
+            return Ok(o.clone());
+        }
+        self.require(id)?;
+        // Post-order walk down the target edges: a claim's own status needs the own status
+        // of every record targeting it.
+        let mut stack: Vec<(String, bool)> = vec![(id.to_owned(), false)];
+        let mut in_progress: HashSet<String> = HashSet::new();
+        while let Some((x, expanded)) = stack.pop() {
+            if self.own.contains_key(&x) {
+                continue;
+            }
+            let recs = self.records(&x)?;
+            if !expanded {
+                in_progress.insert(x.clone());
+                stack.push((x, true));
+                for r in recs.iter() {
+                    if in_progress.contains(r) {
+                        return Err(cycle(r));
+                    }
+                    if !self.own.contains_key(r) {
+                        stack.push((r.clone(), false));
+                    }
+                }
+                continue;
+            }
+            let mut by_kind: BTreeMap<Kind, Vec<String>> = BTreeMap::new();
+            for r in recs.iter() {
+                let live = self
+                    .own
+                    .get(r)
+                    .map(|o| o.status.is_live())
+                    .ok_or_else(|| cycle(r))?;
+                if !live {
+                    continue;
+                }
+                let Some(rc) = self.claim(r)? else { continue };
+                by_kind.entry(rc.claim.kind).or_default().push(r.clone());
+            }
+            let take =
+                |k: Kind, m: &BTreeMap<Kind, Vec<String>>| m.get(&k).cloned().unwrap_or_default();
+            let (status, decided_by) = if by_kind.contains_key(&Kind::Falsification) {
+                (Status::Falsified, take(Kind::Falsification, &by_kind))
+            } else if by_kind.contains_key(&Kind::Supersession) {
+                (Status::Superseded, take(Kind::Supersession, &by_kind))
+            } else if by_kind.contains_key(&Kind::Verification) {
+                (Status::Verified, take(Kind::Verification, &by_kind))
+            } else {
+                (Status::Unevaluated, Vec::new())
+            };
+            let accepted_by = take(Kind::ResidueAcceptance, &by_kind);
+            in_progress.remove(&x);
+            self.own.insert(
+                x,
+                Arc::new(Own {
+                    status,
+                    decided_by,
+                    accepted_by,
+                }),
+            );
+        }
+        self.own.get(id).cloned().ok_or_else(|| cycle(id))
+    }
+
+    /// effective(id) for a stored claim.
+    pub fn effective(&mut self, id: &str) -> Result<Arc<Effective>, FoldError> {
+        if let Some(e) = self.effective.get(id) {
+            return Ok(e.clone());
+        }
+        self.require(id)?;
+        let mut stack: Vec<(String, bool)> = vec![(id.to_owned(), false)];
+        let mut in_progress: HashSet<String> = HashSet::new();
+        while let Some((x, expanded)) = stack.pop() {
+            if self.effective.contains_key(&x) {
+                continue;
+            }
+            let premises = self.present_premises(&x)?;
+            if !expanded {
+                in_progress.insert(x.clone());
+                stack.push((x, true));
+                for p in &premises {
+                    if in_progress.contains(p) {
+                        return Err(cycle(p));
+                    }
+                    if !self.effective.contains_key(p) {
+                        stack.push((p.clone(), false));
+                    }
+                }
+                continue;
+            }
+            let own = self.own(&x)?;
+            let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            if !matches!(own.status, Status::Falsified | Status::Superseded) {
+                for p in &premises {
+                    let pe = self.effective.get(p).cloned().ok_or_else(|| cycle(p))?;
+                    match pe.status {
+                        Status::Falsified => offer(&mut causes, p, vec![p.clone(), x.clone()]),
+                        Status::Revoked => {
+                            for (root, path) in &pe.causes {
+                                let mut longer = path.clone();
+                                longer.push(x.clone());
+                                offer(&mut causes, root, longer);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let status = if causes.is_empty() {
+                own.status
+            } else {
+                Status::Revoked
+            };
+            in_progress.remove(&x);
+            self.effective
+                .insert(x, Arc::new(Effective { status, causes }));
+        }
+        self.effective.get(id).cloned().ok_or_else(|| cycle(id))
+    }
+
+    /// Premises of `id` that the store holds, sorted.
+    fn present_premises(&mut self, id: &str) -> Result<Vec<String>, FoldError> {
+        let c = self.require(id)?;
+        let mut out = Vec::new();
+        for p in &c.claim.depends_on {
+            if self.claim(p)?.is_some() {
+                out.push(p.clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The full report of DESIGN section 2 for one claim.
+    pub fn report(&mut self, id: &str) -> Result<ClaimStatus, FoldError> {
+        let stored = self.require(id)?;
+        let own = self.own(id)?;
+        let eff = self.effective(id)?;
+        let c = &stored.claim;
+
+        let mut missing = Vec::new();
+        let mut stale = Vec::new();
+        let mut premises: Vec<&String> = c.depends_on.iter().collect();
+        premises.sort();
+        premises.dedup();
+        for p in premises {
+            if self.claim(p)?.is_none() {
+                missing.push(p.clone());
+            } else if self.effective(p)?.status == Status::Superseded {
+                stale.push(p.clone());
+            }
+        }
+
+        let mut decided_by_revoked = Vec::new();
+        for r in &own.decided_by {
+            let re = self.effective(r)?;
+            if re.status == Status::Revoked {
+                decided_by_revoked.push(RevokedRecord {
+                    record: r.clone(),
+                    revoked_by: causes_list(&re),
+                });
+            }
+        }
+
+        let mut history = Vec::new();
+        for r in self.records(id)?.iter() {
+            let rc = self.require(r)?;
+            let ro = self.own(r)?;
+            let re = self.effective(r)?;
+            history.push(HistoryEntry {
+                id: r.clone(),
+                kind: rc.claim.kind.as_str(),
+                seq: rc.seq,
+                own_status: ro.status,
+                status: re.status,
+                live: ro.status.is_live(),
+            });
+        }
+        history.sort_by_key(|h| h.seq);
+
+        Ok(ClaimStatus {
+            id: id.to_owned(),
+            status: eff.status,
+            own_status: own.status,
+            kind: c.kind.as_str(),
+            origin: c.origin.as_str(),
+            producer: c.producer.clone(),
+            signers: stored.signers.iter().map(|s| s.keyid.clone()).collect(),
+            decided_by: own.decided_by.clone(),
+            decided_by_revoked,
+            revoked_by: causes_list(&eff),
+            missing_premises: missing,
+            stale_premises: stale,
+            accepted: eff.status == Status::Unevaluated && !own.accepted_by.is_empty(),
+            accepted_by: own.accepted_by.clone(),
+            history,
+            seq: stored.seq,
+        })
+    }
+}
+
+/// Keeps the shorter path to a root (then the smaller sequence of ids).
+fn offer(causes: &mut BTreeMap<String, Vec<String>>, root: &str, path: Vec<String>) {
+    match causes.get(root) {
+        Some(existing) if (existing.len(), existing) <= (path.len(), &path) => {}
+        _ => {
+            causes.insert(root.to_owned(), path);
+        }
+    }
+}
+
+fn causes_list(e: &Effective) -> Vec<Cause> {
+    e.causes
+        .iter()
+        .map(|(root, path)| Cause {
+            root: root.clone(),
+            path: path.clone(),
+        })
+        .collect()
+}
+
+/// One falsified root that revokes a claim, and a shortest path from it to the claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Cause {
+    pub root: String,
+    pub path: Vec<String>,
+}
+
+/// A deciding record that is itself revoked through its premises (DECIDED_BY_REVOKED_RECORD).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RevokedRecord {
+    pub record: String,
+    pub revoked_by: Vec<Cause>,
+}
+
+/// A record targeting the claim, in arrival order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistoryEntry {
+    pub id: String,
+    pub kind: &'static str,
+    pub seq: u64,
+    pub own_status: Status,
+    pub status: Status,
+    /// Whether the record acts on its targets now.
+    pub live: bool,
+}
+
+/// Everything `elench status` reports for one claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClaimStatus {
+    pub id: String,
+    pub status: Status,
+    pub own_status: Status,
+    pub kind: &'static str,
+    pub origin: &'static str,
+    pub producer: String,
+    pub signers: Vec<String>,
+    pub decided_by: Vec<String>,
+    pub decided_by_revoked: Vec<RevokedRecord>,
+    pub revoked_by: Vec<Cause>,
+    pub missing_premises: Vec<String>,
+    pub stale_premises: Vec<String>,
+    pub accepted: bool,
+    pub accepted_by: Vec<String>,
+    pub history: Vec<HistoryEntry>,
+    pub seq: u64,
+}
