@@ -69,6 +69,8 @@ pub enum Command {
     Export(commands::export::ExportArgs),
     /// Re-verify every stored envelope and index entry
     Fsck(commands::fsck::FsckArgs),
+    /// Show elench's main job end to end on built-in envelopes, in a temporary store
+    Demo(commands::demo::DemoArgs),
 }
 
 impl Command {
@@ -86,6 +88,7 @@ impl Command {
             Command::Log(_) => "log",
             Command::Export(_) => "export",
             Command::Fsck(_) => "fsck",
+            Command::Demo(_) => "demo",
         }
     }
 }
@@ -137,6 +140,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Log(a) => commands::log::run(a, g),
         Command::Export(a) => commands::export::run(a, g),
         Command::Fsck(a) => commands::fsck::run(a, g),
+        Command::Demo(a) => commands::demo::run(a, g),
     }
 }
 

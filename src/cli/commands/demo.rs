@@ -1,0 +1,321 @@
+//! `elench demo`: elench's main job, end to end, on envelopes shipped inside the binary
+//! (`fixtures/demo/`, made by `cargo run --example make_demo_fixtures`).
+//!
+//! An agent makes three claims, each built on the previous one; a harness verifies the first;
+//! a harness falsifies it, which revokes the other two; a second falsification shows the first
+//! was wrong, and everything reverts. Every step goes through the same ingest, store and fold
+//! as `elench add` and `elench status`.
+
+use crate::cli::failure::Failure;
+use crate::cli::output::Report;
+use crate::cli::Globals;
+use crate::fold::Fold;
+use crate::graph::blast;
+use crate::ingest::verify_envelope;
+use crate::keys::{read_public_key_pem, Role, TrustedKey};
+use crate::store::{Store, STORE_DIR};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Keep the demo store in DIR/.elench instead of a temporary directory
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
+}
+
+const AGENT_PUB: &str = include_str!("../../../fixtures/demo/agent.pub");
+const HARNESS_PUB: &str = include_str!("../../../fixtures/demo/harness.pub");
+
+/// (short name, file name, envelope text)
+const ENVELOPES: [(&str, &str, &str); 6] = [
+    (
+        "parse",
+        "1-parse-rejects-empty.dsse",
+        include_str!("../../../fixtures/demo/1-parse-rejects-empty.dsse"),
+    ),
+    (
+        "loader",
+        "2-config-loader-total.dsse",
+        include_str!("../../../fixtures/demo/2-config-loader-total.dsse"),
+    ),
+    (
+        "refactor",
+        "3-refactor-keeps-behaviour.dsse",
+        include_str!("../../../fixtures/demo/3-refactor-keeps-behaviour.dsse"),
+    ),
+    (
+        "verification",
+        "4-verify-parse.dsse",
+        include_str!("../../../fixtures/demo/4-verify-parse.dsse"),
+    ),
+    (
+        "falsification",
+        "5-falsify-parse.dsse",
+        include_str!("../../../fixtures/demo/5-falsify-parse.dsse"),
+    ),
+    (
+        "counter-falsification",
+        "6-falsify-the-falsification.dsse",
+        include_str!("../../../fixtures/demo/6-falsify-the-falsification.dsse"),
+    ),
+];
+
+struct Demo {
+    store: Store,
+    ids: Vec<(String, String)>, // (short name, id)
+    text: String,
+    steps: Vec<Value>,
+}
+
+pub fn run(a: DemoArgs, g: &Globals) -> Result<Report, Failure> {
+    let (root, temporary) = match &a.keep {
+        Some(d) => (d.join(STORE_DIR), false),
+        None => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default();
+            let dir =
+                std::env::temp_dir().join(format!("elench-demo-{}-{nanos}", std::process::id()));
+            (dir.join(STORE_DIR), true)
+        }
+    };
+    if root.exists() {
+        return Err(Failure::Usage(format!(
+            "{} already exists; the demo needs a fresh directory",
+            root.display()
+        )));
+    }
+    let result = story(&root, g);
+    if temporary {
+        if let Some(parent) = root.parent() {
+            let _ = std::fs::remove_dir_all(parent);
+        }
+    }
+    let (text, steps, ids) = result?;
+    let mut text = text;
+    if !temporary {
+        text.push_str(&format!(
+            "\nThe demo store is kept at {}; try `elench --store {} log`.\n",
+            root.display(),
+            root.display()
+        ));
+    }
+    Ok(Report::new(
+        json!({
+            "store": if temporary { Value::Null } else { json!(root.display().to_string()) },
+            "claims": ids.iter().map(|(n, id)| json!({"name": n, "id": id})).collect::<Vec<_>>(),
+            "steps": steps,
+        }),
+        text,
+    ))
+}
+
+type StoryOutput = (String, Vec<Value>, Vec<(String, String)>);
+
+fn story(root: &std::path::Path, g: &Globals) -> Result<StoryOutput, Failure> {
+    let (store, _) = Store::init(root, Duration::from_secs(g.wait))?;
+    let mut d = Demo {
+        store,
+        ids: Vec::new(),
+        text: String::new(),
+        steps: Vec::new(),
+    };
+    d.say("elench demo: claims about code, and which of them still stand\n");
+    d.say(&format!("store: {}\n", root.display()));
+
+    for (role, name, pem) in [
+        (Role::Agent, "demo-agent", AGENT_PUB),
+        (Role::Harness, "demo-harness", HARNESS_PUB),
+    ] {
+        let vk = read_public_key_pem(pem).map_err(|r| Failure::rejected(r, None))?;
+        let key = TrustedKey::new(role, name, vk).map_err(|r| Failure::rejected(r, None))?;
+        d.store.add_key(&key)?;
+        d.say(&format!(
+            "trusted {role} key {name} ({})\n",
+            &key.keyid[..16]
+        ));
+    }
+
+    d.step(
+        "1. An agent makes three claims, each built on the one before (dependsOn).",
+        &[0, 1, 2],
+    )?;
+    d.tampered()?;
+    d.step(
+        "2. The harness runs the test behind `parse`: a verification.",
+        &[3],
+    )?;
+    d.step(
+        "3. Fuzzing finds a panic: the harness falsifies `parse`. Everything built on it is revoked.",
+        &[4],
+    )?;
+    d.blast("parse")?;
+    d.step(
+        "4. The fuzz run was against a stale build: the harness falsifies the falsification. \
+         `parse` is verified again and its dependents revert; nothing was edited, the log only grew.",
+        &[5],
+    )?;
+    d.say(&format!(
+        "\n{} envelopes in the log; every status above was folded from it.\n",
+        d.store.count()?
+    ));
+    Ok((d.text, d.steps, d.ids))
+}
+
+impl Demo {
+    fn say(&mut self, s: &str) {
+        self.text.push_str(s);
+    }
+
+    fn name_of(&self, id: &str) -> String {
+        self.ids
+            .iter()
+            .find(|(_, i)| i == id)
+            .map(|(n, _)| n.clone())
+            .unwrap_or_else(|| id.to_owned())
+    }
+
+    fn id_of(&self, name: &str) -> Result<String, Failure> {
+        self.ids
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, i)| i.clone())
+            .ok_or_else(|| Failure::Internal(format!("demo claim {name} was not added")))
+    }
+
+    fn add(&mut self, index: usize) -> Result<String, Failure> {
+        let (name, file, text) = ENVELOPES
+            .get(index)
+            .ok_or_else(|| Failure::Internal(format!("no demo envelope {index}")))?;
+        let bytes = text.trim().as_bytes();
+        let trust = self.store.trust_set()?;
+        let accepted = verify_envelope(bytes, &trust)
+            .map_err(|r| Failure::rejected(r, Some(format!("fixtures/demo/{file}"))))?;
+        self.store.add(&accepted, bytes)?;
+        let id = accepted.claim.id.clone();
+        self.ids.push((name.to_string(), id.clone()));
+        let premises: Vec<String> = accepted
+            .claim
+            .depends_on
+            .iter()
+            .chain(&accepted.claim.target)
+            .map(|p| self.name_of(p))
+            .collect();
+        let rel = if accepted.claim.target.is_empty() {
+            "depends on"
+        } else {
+            "targets"
+        };
+        let tail = if premises.is_empty() {
+            String::new()
+        } else {
+            format!(", {rel} {}", premises.join(", "))
+        };
+        self.say(&format!(
+            "  + {name:<22} {} {}{tail}\n",
+            accepted.claim.kind,
+            &id[..15]
+        ));
+        Ok(id)
+    }
+
+    fn step(&mut self, title: &str, adds: &[usize]) -> Result<(), Failure> {
+        self.say(&format!("\n{title}\n"));
+        for &i in adds {
+            self.add(i)?;
+        }
+        let mut fold = Fold::new(&self.store);
+        let mut statuses = serde_json::Map::new();
+        let mut out = String::from("  status now:\n");
+        for name in ["parse", "loader", "refactor"] {
+            let id = self.id_of(name)?;
+            let r = fold.report(&id)?;
+            let names = |ids: &[String]| ids.iter().map(|p| self.name_of(p)).collect::<Vec<_>>();
+            let why = match r.revoked_by.first() {
+                Some(c) => format!("  (premise path {})", names(&c.path).join(" → ")),
+                None if !r.decided_by.is_empty() => {
+                    format!("  (decided by {})", names(&r.decided_by).join(", "))
+                }
+                None => String::new(),
+            };
+            out.push_str(&format!("    {name:<10} {}{why}\n", r.status));
+            statuses.insert(name.to_owned(), json!(r.status));
+        }
+        drop(fold);
+        self.say(&out);
+        self.steps.push(json!({"title": title, "status": statuses}));
+        Ok(())
+    }
+
+    /// A claim altered in transit is refused, and the log does not change.
+    fn tampered(&mut self) -> Result<(), Failure> {
+        let (_, _, text) = ENVELOPES[0];
+        let mut env: Value = serde_json::from_str(text)
+            .map_err(|e| Failure::Internal(format!("demo envelope: {e}")))?;
+        let payload = env["payload"].as_str().unwrap_or_default().to_owned();
+        // Swap one base64 character of the payload: the signature no longer covers it.
+        let flipped: String = payload
+            .char_indices()
+            .map(|(i, c)| {
+                if i == 40 {
+                    if c == 'A' {
+                        'B'
+                    } else {
+                        'A'
+                    }
+                } else {
+                    c
+                }
+            })
+            .collect();
+        env["payload"] = json!(flipped);
+        let bytes = env.to_string();
+        let before = self.store.count()?;
+        let trust = self.store.trust_set()?;
+        let verdict = match verify_envelope(bytes.as_bytes(), &trust) {
+            Ok(_) => return Err(Failure::Internal("a tampered envelope was accepted".into())),
+            Err(r) => r,
+        };
+        self.say(&format!(
+            "  x a copy of `parse` altered in transit is refused: {} (log still {} entries)\n",
+            verdict.code, before
+        ));
+        self.steps
+            .push(json!({"title": "tampered copy refused", "rejection": verdict.code.as_str()}));
+        Ok(())
+    }
+
+    fn blast(&mut self, name: &str) -> Result<(), Failure> {
+        let id = self.id_of(name)?;
+        let mut fold = Fold::new(&self.store);
+        let b = blast(&mut fold, &id, None)?;
+        drop(fold);
+        let mut out = format!(
+            "  blast radius of {name}: {} claim(s) revoked by its falsification\n",
+            b.count
+        );
+        for layer in b.layers.iter().skip(1) {
+            for m in &layer.claims {
+                let via = m
+                    .via
+                    .as_deref()
+                    .map(|v| self.name_of(v))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "    depth {} {:<10} {} (via {via})\n",
+                    layer.depth,
+                    self.name_of(&m.id),
+                    m.status
+                ));
+            }
+        }
+        self.say(&out);
+        let data = serde_json::to_value(&b).map_err(|e| Failure::Internal(e.to_string()))?;
+        self.steps
+            .push(json!({"title": format!("blast radius of {name}"), "blast": data}));
+        Ok(())
+    }
+}
