@@ -175,7 +175,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if out.contains_key(&key) {
-                let pointer = self.pointer.clone();
+                let pointer = format!("{}/{}", self.pointer, escape_token(&key));
                 return Err(self.fail(JsonError::DuplicateKey { pointer, key }));
             }
             let value = map.next_value_seed(self.child(&key))?;
@@ -202,12 +202,12 @@ mod tests {
         assert_eq!(
             err,
             JsonError::DuplicateKey {
-                pointer: "/a".into(),
+                pointer: "/a/x".into(),
                 key: "x".into()
             }
         );
         let err = parse_strict(br#"[{"k":1,"k":1}]"#).unwrap_err();
-        assert_eq!(err.pointer(), Some("/0"));
+        assert_eq!(err.pointer(), Some("/0/k"));
     }
 
     #[test]
@@ -236,6 +236,6 @@ mod tests {
     #[test]
     fn pointer_tokens_are_escaped() {
         let err = parse_strict(br#"{"a/b":{"q":1,"q":2}}"#).unwrap_err();
-        assert_eq!(err.pointer(), Some("/a~1b"));
+        assert_eq!(err.pointer(), Some("/a~1b/q"));
     }
 }

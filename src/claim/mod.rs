@@ -66,8 +66,8 @@ fn check_anchor(obj: &Map<String, Value>) -> Result<(), Rejection> {
         ));
     }
     if let Some(range) = anchor.get("range").and_then(Value::as_array) {
-        let start = range.first().and_then(Value::as_i64);
-        let end = range.get(1).and_then(Value::as_i64);
+        let start = range.first().and_then(as_integer);
+        let end = range.get(1).and_then(as_integer);
         match (start, end) {
             (Some(s), Some(e)) if 1 <= s && s <= e => {}
             _ => {
@@ -138,6 +138,15 @@ fn check_expression(obj: &Map<String, Value>) -> Result<(), Rejection> {
     Ok(())
 }
 
+/// An integer as JSON Schema counts one: `5` and `5.0` alike (both canonicalize to `5`).
+fn as_integer(v: &Value) -> Option<i64> {
+    v.as_i64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)
+            .map(|f| f as i64)
+    })
+}
+
 /// Builds the typed view of a schema-valid claim.
 fn typed(id: String, predicate: &Value) -> Result<Claim, Rejection> {
     let kind: Kind = serde_json::from_value(predicate["kind"].clone())
@@ -168,7 +177,13 @@ fn typed(id: String, predicate: &Value) -> Result<Claim, Rejection> {
             .as_str()
             .unwrap_or_default()
             .to_owned(),
-        timestamp: predicate["timestamp"].as_i64().unwrap_or_default(),
+        timestamp: as_integer(&predicate["timestamp"]).ok_or_else(|| {
+            Rejection::at(
+                Code::SchemaViolation,
+                "/timestamp",
+                "timestamp must be an integer number of seconds",
+            )
+        })?,
         body: predicate.clone(),
     })
 }

@@ -177,19 +177,12 @@ impl Envelope {
                 unverified += 1;
                 continue;
             };
-            // A hint narrows the keys tried; a hint that matches no candidate tries them all,
-            // since keyids are not authenticated and producers may use their own names.
-            let hinted: Vec<usize> = match &raw.keyid {
-                Some(h) => (0..candidates.len())
-                    .filter(|&i| candidates[i].keyid == h)
-                    .collect(),
-                None => Vec::new(),
-            };
-            let order: Vec<usize> = if hinted.is_empty() {
-                (0..candidates.len()).collect()
-            } else {
-                hinted
-            };
+            // A hint only orders the keys tried (hinted first): keyids are unauthenticated,
+            // so a wrong hint must not turn a valid signature into a rejection.
+            let mut order: Vec<usize> = (0..candidates.len()).collect();
+            if let Some(h) = &raw.keyid {
+                order.sort_by_key(|&i| candidates[i].keyid != h);
+            }
             let found = order
                 .into_iter()
                 .find(|&i| candidates[i].key.verify_strict(&signed, &sig).is_ok());
@@ -319,6 +312,28 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(err.code, Code::UntrustedSigner);
+    }
+
+    #[test]
+    fn a_wrong_keyid_hint_does_not_decide() {
+        let a = SigningKey::from_bytes(&[3u8; 32]);
+        let b = SigningKey::from_bytes(&[4u8; 32]);
+        let (va, vb) = (a.verifying_key(), b.verifying_key());
+        // Signed by A, but the hint names B.
+        let text = sign_envelope("t", b"x", &a, "B");
+        let env = Envelope::parse(text.as_bytes()).unwrap();
+        let cands = [
+            Candidate {
+                keyid: "A",
+                key: &va,
+            },
+            Candidate {
+                keyid: "B",
+                key: &vb,
+            },
+        ];
+        let ok = env.verify(&cands, 1, &["t"]).unwrap();
+        assert_eq!(ok.verifying_keys, vec![0]);
     }
 
     #[test]
