@@ -6,9 +6,8 @@
 //!     cargo run --example make_demo_fixtures -- fixtures/demo
 
 use ed25519_dalek::SigningKey;
-use elench::claim::with_id;
-use elench::envelope::{sign_envelope, statement::statement_bytes, PAYLOAD_TYPE};
-use elench::keys::{keyid, public_key_pem};
+use elench::ingest::seal;
+use elench::keys::public_key_pem;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -27,14 +26,7 @@ struct Writer {
 
 impl Writer {
     fn sign(&self, file: &str, claim: Value, signer: &SigningKey) -> String {
-        let (c, obj) = with_id(&claim).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let payload = statement_bytes(&obj, &c.anchor_tree);
-        let env = sign_envelope(
-            PAYLOAD_TYPE,
-            &payload,
-            signer,
-            &keyid(&signer.verifying_key()),
-        );
+        let (c, env) = seal(&claim, signer).unwrap_or_else(|e| panic!("{file}: {e}"));
         std::fs::write(self.dir.join(file), format!("{env}\n")).expect("write envelope");
         c.id
     }

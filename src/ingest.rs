@@ -5,9 +5,11 @@
 //! bytes and the trust set, never on the log (DESIGN 1.7).
 
 use crate::claim::{self, Claim};
-use crate::envelope::{Candidate, Envelope, Statement, PAYLOAD_TYPE};
+use crate::envelope::statement::statement_bytes;
+use crate::envelope::{sign_envelope, Candidate, Envelope, Statement, PAYLOAD_TYPE};
 use crate::error::{Code, Rejection};
-use crate::keys::{check_authority, Role, TrustSet};
+use crate::keys::{check_authority, keyid, Role, TrustSet};
+use ed25519_dalek::SigningKey;
 
 /// A key that verified an envelope's signature.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -70,6 +72,17 @@ pub fn verify_envelope(bytes: &[u8], trust: &TrustSet) -> Result<Accepted, Rejec
     Err(last_violation
         .unwrap_or_else(|| Rejection::new(Code::UntrustedSigner, "no trusted key signed this"))
         .within("/predicate"))
+}
+
+/// The producer's side of ingest: gives a claim its id (replacing a stale one), validates it,
+/// wraps it in a Statement about its anchor tree and signs it. Returns the checked claim and
+/// the envelope's JSON text. Whether the key's role may sign it is the caller's check
+/// (`check_authority`), since only the caller knows the role.
+pub fn seal(claim: &serde_json::Value, key: &SigningKey) -> Result<(Claim, String), Rejection> {
+    let (checked, obj) = claim::with_id(claim)?;
+    let payload = statement_bytes(&obj, &checked.anchor_tree);
+    let envelope = sign_envelope(PAYLOAD_TYPE, &payload, key, &keyid(&key.verifying_key()));
+    Ok((checked, envelope))
 }
 
 /// A signature by a retired key is untrusted for new envelopes; say so plainly.

@@ -5,6 +5,7 @@ pub mod json;
 
 pub mod claim;
 pub mod cli;
+pub mod conformance;
 pub mod envelope;
 pub mod fold;
 pub mod graph;

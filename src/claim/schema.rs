@@ -24,10 +24,11 @@ fn validator() -> &'static Validator {
     })
 }
 
-/// Validates a claim (the predicate) against the schema, reporting every violation.
-pub fn check(claim: &Value) -> Result<(), Rejection> {
+/// Every violation of `instance` against `validator`, each with the pointer of the field to
+/// fix, sorted by pointer. Shared by every schema elench embeds.
+pub fn collect_violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
     let mut violations: Vec<Violation> = Vec::new();
-    for err in validator().iter_errors(claim) {
+    for err in validator.iter_errors(instance) {
         let base = err.instance_path().as_str().to_owned();
         let message = err.masked().to_string();
         match err.kind() {
@@ -52,11 +53,17 @@ pub fn check(claim: &Value) -> Result<(), Rejection> {
             }),
         }
     }
+    violations.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+    violations.dedup();
+    violations
+}
+
+/// Validates a claim (the predicate) against the schema, reporting every violation.
+pub fn check(claim: &Value) -> Result<(), Rejection> {
+    let violations = collect_violations(validator(), claim);
     if violations.is_empty() {
         return Ok(());
     }
-    violations.sort_by(|a, b| a.pointer.cmp(&b.pointer));
-    violations.dedup();
     let first = &violations[0];
     let message = if violations.len() == 1 {
         format!(

@@ -69,6 +69,9 @@ pub enum Command {
     Export(commands::export::ExportArgs),
     /// Re-verify every stored envelope and index entry
     Fsck(commands::fsck::FsckArgs),
+    /// Conformance reports as evidence: check them, attest with them, run elench's corpus
+    #[command(subcommand)]
+    Conformance(commands::conformance::ConformanceCommand),
     /// Show elench's main job end to end on built-in envelopes, in a temporary store
     Demo(commands::demo::DemoArgs),
 }
@@ -89,6 +92,7 @@ impl Command {
             Command::Export(_) => "export",
             Command::Fsck(_) => "fsck",
             Command::Demo(_) => "demo",
+            Command::Conformance(c) => c.name(),
         }
     }
 }
@@ -141,6 +145,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Export(a) => commands::export::run(a, g),
         Command::Fsck(a) => commands::fsck::run(a, g),
         Command::Demo(a) => commands::demo::run(a, g),
+        Command::Conformance(c) => commands::conformance::run(c, g),
     }
 }
 

@@ -151,7 +151,7 @@ impl Batch<'_> {
                 self.reject_io(&source, None, &e.to_string());
                 return Ok(());
             }
-            let trimmed = trim_ascii(&bytes);
+            let trimmed = bytes.trim_ascii();
             return self.one(trimmed, Origin { source, line: None });
         }
         let mut lines = BufReader::new(reader);
@@ -177,7 +177,7 @@ impl Batch<'_> {
             if !buf.ends_with(b"\n") && n as u64 == MAX_ENVELOPE_BYTES as u64 + 2 {
                 let _ = skip_line(&mut lines);
             }
-            let line = trim_ascii(&buf);
+            let line = buf.trim_ascii();
             if line.is_empty() {
                 continue;
             }
@@ -328,18 +328,6 @@ fn origin_text(o: &Origin) -> String {
         Some(l) => format!("{}:{l}", o.source),
         None => o.source.clone(),
     }
-}
-
-fn trim_ascii(b: &[u8]) -> &[u8] {
-    let start = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    let end = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &b[start..end.max(start)]
 }
 
 fn skip_line<R: BufRead>(r: &mut R) -> std::io::Result<()> {

@@ -2,6 +2,7 @@
 pub mod add;
 pub mod blast;
 pub mod common;
+pub mod conformance;
 pub mod demo;
 pub mod export;
 pub mod fsck;

@@ -6,10 +6,9 @@ use crate::cli::failure::Failure;
 use crate::cli::input::{display_source, read_limited};
 use crate::cli::output::Report;
 use crate::cli::Globals;
-use crate::envelope::{
-    sign_envelope, statement::statement_bytes, MAX_ENVELOPE_BYTES, PAYLOAD_TYPE,
-};
+use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
+use crate::ingest::seal;
 use crate::json::{parse_strict, JsonError};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
 use serde_json::json;
@@ -51,7 +50,7 @@ pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
             details: Vec::new(),
         })
     })?;
-    let (claim, obj) = claim::with_id(&value).map_err(reject)?;
+    let (claim, _) = claim::with_id(&value).map_err(reject)?;
 
     let key_path = a.key.display().to_string();
     let pem = std::fs::read_to_string(&a.key).map_err(|e| Failure::io(&key_path, e))?;
@@ -76,8 +75,7 @@ pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     };
     check_authority(role, &claim).map_err(reject)?;
 
-    let payload = statement_bytes(&obj, &claim.anchor_tree);
-    let envelope = sign_envelope(PAYLOAD_TYPE, &payload, &sk, &kid);
+    let (_, envelope) = seal(&value, &sk).map_err(reject)?;
     let data = json!({
         "id": claim.id,
         "kind": claim.kind,
