@@ -379,3 +379,126 @@ pub fn verify(dir: &Path, envelope: &Path, keys: &[&KeyPair]) -> (i32, Value) {
     args.extend(trust_args(keys));
     elench(dir, &args)
 }
+
+// ---------------------------------------------------------------------------------------
+// Stores (added for the claim-log scenario and blast tests).
+// ---------------------------------------------------------------------------------------
+
+/// A store at `DIR/NAME` (named with `--store`, never found by walking up) in a temporary
+/// directory, trusting one key of each role (those of [`make_keys`], made in the same
+/// directory). Dropping it removes the directory.
+pub struct KeyedStore {
+    pub tmp: tempfile::TempDir,
+    pub store: PathBuf,
+    pub keys: Keys,
+}
+
+impl KeyedStore {
+    /// A fresh store `store` trusting a fresh harness, agent and human key.
+    pub fn new() -> KeyedStore {
+        let tmp = tempfile::tempdir().expect("a temporary directory");
+        let keys = make_keys(tmp.path());
+        let store = tmp.path().join("store");
+        init_store_trusting(
+            tmp.path(),
+            &store,
+            &[&keys.harness, &keys.agent, &keys.human],
+        );
+        KeyedStore { tmp, store, keys }
+    }
+
+    /// The temporary directory (the working directory of every command).
+    pub fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// `elench --store STORE ARGS…` in [`KeyedStore::dir`].
+    pub fn run<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> (i32, Value) {
+        elench(self.dir(), &with_store(&self.store, args))
+    }
+
+    /// The store's `export` bundle, byte for byte.
+    pub fn export(&self) -> Vec<u8> {
+        export_bundle(self.dir(), &self.store)
+    }
+}
+
+/// `["--store", STORE, ARGS…]`.
+pub fn with_store<S: AsRef<std::ffi::OsStr>>(store: &Path, args: &[S]) -> Vec<std::ffi::OsString> {
+    let mut out = vec!["--store".into(), store.as_os_str().to_owned()];
+    out.extend(args.iter().map(|a| a.as_ref().to_owned()));
+    out
+}
+
+/// `elench --store STORE init`, then `keys add` for each key; asserts success.
+pub fn init_store_trusting(dir: &Path, store: &Path, keys: &[&KeyPair]) {
+    let (code, json) = elench(dir, &with_store(store, &["init"]));
+    assert_eq!(code, 0, "init failed: {json}");
+    for k in keys {
+        let public = k.public.display().to_string();
+        let (code, json) = elench(
+            dir,
+            &with_store(
+                store,
+                &["keys", "add", "--role", &k.role, "--name", &k.name, &public],
+            ),
+        );
+        assert_eq!(code, 0, "keys add failed: {json}");
+        assert_eq!(json["data"]["keyid"], json!(k.keyid), "{json}");
+    }
+}
+
+/// `elench --store STORE export` to stdout: the bundle's bytes (asserts exit 0). Used as a
+/// snapshot of the whole store: bad input must leave it byte-identical.
+pub fn export_bundle(dir: &Path, store: &Path) -> Vec<u8> {
+    let out = command(dir)
+        .args(with_store(store, &["export"]))
+        .output()
+        .expect("elench runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "export failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// As [`elench`], with `stdin` piped to the process.
+pub fn elench_with_stdin<S: AsRef<std::ffi::OsStr>>(
+    dir: &Path,
+    args: &[S],
+    stdin: &[u8],
+) -> (i32, Value) {
+    let out = command(dir)
+        .args(args)
+        .write_stdin(stdin.to_vec())
+        .output()
+        .expect("elench runs");
+    let run = Run {
+        code: out.status.code().expect("elench exited with a code"),
+        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    let json = parse_one_object(&run);
+    assert_eq!(json["ok"], json!(run.code == 0), "{json}");
+    assert_eq!(json["meta"]["exit_code"], json!(run.code), "{json}");
+    (run.code, json)
+}
+
+/// The envelope text (one line) of `claim` taken exactly as given, wrapped in a Statement
+/// whose subject is the claim's `anchor.tree` and signed with the library by `key`.
+pub fn envelope_text(claim: &Value, key: &KeyPair) -> String {
+    let obj = claim.as_object().expect("a claim is an object");
+    let tree = claim["anchor"]["tree"].as_str().unwrap_or(TREE);
+    let payload = statement_bytes(obj, tree);
+    sign_envelope(PAYLOAD_TYPE, &payload, &key.signing_key(), &key.keyid)
+}
+
+/// The `id` member of a claim built with [`ClaimBuilder::build_with_id`].
+pub fn claim_id(claim: &Value) -> String {
+    claim["id"]
+        .as_str()
+        .expect("the claim has an id")
+        .to_owned()
+}
