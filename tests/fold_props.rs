@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 use support_envelopes::{
-    assertion, dangling_id, export, lib_add_all, lib_store, record, run, Keys, Rng, Signed,
-    Signer, Spec,
+    assertion, dangling_id, export, lib_add_all, lib_store, record, run, Keys, Rng, Signed, Signer,
+    Spec,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -194,7 +194,10 @@ impl<'a> Model<'a> {
         let mut records_of: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for c in claims {
             for t in &c.target {
-                records_of.entry(t.as_str()).or_default().push(c.id.as_str());
+                records_of
+                    .entry(t.as_str())
+                    .or_default()
+                    .push(c.id.as_str());
             }
         }
         Model { by_id, records_of }
@@ -205,7 +208,9 @@ impl<'a> Model<'a> {
         for r in self.records_of.get(id).into_iter().flatten() {
             let rs = self.own(r).status;
             if matches!(rs, Status::Unevaluated | Status::Verified) {
-                live.entry(self.by_id[r].kind).or_default().push(r.to_string());
+                live.entry(self.by_id[r].kind)
+                    .or_default()
+                    .push(r.to_string());
             }
         }
         let mut take = |k: &str| {
@@ -289,7 +294,12 @@ fn order_free(r: &ClaimStatus) -> Value {
 fn reports(store: &Store, ids: &[String]) -> BTreeMap<String, ClaimStatus> {
     let mut fold = Fold::new(store);
     ids.iter()
-        .map(|id| (id.clone(), fold.report(id).expect("status of a stored claim")))
+        .map(|id| {
+            (
+                id.clone(),
+                fold.report(id).expect("status of a stored claim"),
+            )
+        })
         .collect()
 }
 
@@ -298,14 +308,23 @@ fn order_free_all(r: &BTreeMap<String, ClaimStatus>) -> BTreeMap<String, Value> 
 }
 
 /// Checks every claim's report against the model.
-fn check_model(claims: &[Signed], got: &BTreeMap<String, ClaimStatus>) -> Result<(), TestCaseError> {
+fn check_model(
+    claims: &[Signed],
+    got: &BTreeMap<String, ClaimStatus>,
+) -> Result<(), TestCaseError> {
     let model = Model::new(claims);
     for c in claims {
         let r = &got[&c.id];
         let own = model.own(&c.id);
         let (status, roots) = model.effective(&c.id);
         let got_roots: BTreeSet<String> = r.revoked_by.iter().map(|x| x.root.clone()).collect();
-        prop_assert_eq!(r.own_status, own.status, "own status of {} ({})", &c.id, c.kind);
+        prop_assert_eq!(
+            r.own_status,
+            own.status,
+            "own status of {} ({})",
+            &c.id,
+            c.kind
+        );
         prop_assert_eq!(r.status, status, "status of {} ({})", &c.id, c.kind);
         prop_assert_eq!(&r.decided_by, &own.decided_by, "decided_by of {}", &c.id);
         prop_assert_eq!(&r.accepted_by, &own.accepted_by, "accepted_by of {}", &c.id);
@@ -335,7 +354,12 @@ fn check_model(claims: &[Signed], got: &BTreeMap<String, ClaimStatus>) -> Result
             m.dedup();
             m
         };
-        prop_assert_eq!(&r.missing_premises, &missing, "missing premises of {}", &c.id);
+        prop_assert_eq!(
+            &r.missing_premises,
+            &missing,
+            "missing premises of {}",
+            &c.id
+        );
         prop_assert_eq!(
             r.accepted,
             status == Status::Unevaluated && !own.accepted_by.is_empty()
@@ -382,7 +406,11 @@ fn order_independence_case(plan: &Plan) -> Result<(), TestCaseError> {
     let claims = build(plan, &keys);
     let ids: Vec<String> = claims.iter().map(|c| c.id.clone()).collect();
     let tmp = tempfile::tempdir().unwrap();
-    let (a_dir, b_dir, c_dir) = (tmp.path().join("a"), tmp.path().join("b"), tmp.path().join("c"));
+    let (a_dir, b_dir, c_dir) = (
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+        tmp.path().join("c"),
+    );
 
     // Two stores, two random arrival orders.
     let a_reports = {
@@ -416,14 +444,20 @@ fn order_independence_case(plan: &Plan) -> Result<(), TestCaseError> {
     let out = run(&c_dir, &["add", bundle.to_str().unwrap()]);
     prop_assert_eq!(out.code, 0, "add of the export: {}", &out.json);
     let data = &out.json["data"];
-    prop_assert_eq!(data["created"].as_u64(), Some((claims.len() - subset.len()) as u64));
+    prop_assert_eq!(
+        data["created"].as_u64(),
+        Some((claims.len() - subset.len()) as u64)
+    );
     prop_assert_eq!(data["noop"].as_u64(), Some(subset.len() as u64));
     prop_assert_eq!(data["rejected"].as_u64(), Some(0));
 
     let again = run(&c_dir, &["add", bundle.to_str().unwrap()]);
     prop_assert_eq!(again.code, 0, "re-add of the export: {}", &again.json);
     prop_assert_eq!(again.json["data"]["created"].as_u64(), Some(0));
-    prop_assert_eq!(again.json["data"]["noop"].as_u64(), Some(claims.len() as u64));
+    prop_assert_eq!(
+        again.json["data"]["noop"].as_u64(),
+        Some(claims.len() as u64)
+    );
     prop_assert_eq!(again.json["data"]["rejected"].as_u64(), Some(0));
 
     let c_reports = {
@@ -487,7 +521,12 @@ fn diamond_is_revoked_once_through_its_shortest_smallest_path() {
     }
     let r = report(&store, &d.id);
     assert_eq!(r.status, Status::Revoked);
-    assert_eq!(r.revoked_by.len(), 1, "one root, reported once: {:?}", r.revoked_by);
+    assert_eq!(
+        r.revoked_by.len(),
+        1,
+        "one root, reported once: {:?}",
+        r.revoked_by
+    );
     assert_eq!(r.revoked_by[0].root, a.id);
     // Both paths have length 3; the smaller sequence of ids wins.
     let via = std::cmp::min(&b.id, &c.id);
@@ -512,7 +551,10 @@ fn falsifying_the_falsification_reverts_the_target_and_its_dependents() {
 
     // Falsified even though verified; the chain is revoked with a as the root.
     let ra = report(&store, &a.id);
-    assert_eq!((ra.status, ra.own_status), (Status::Falsified, Status::Falsified));
+    assert_eq!(
+        (ra.status, ra.own_status),
+        (Status::Falsified, Status::Falsified)
+    );
     assert_eq!(ra.decided_by, vec![f.id.clone()]);
     let rc = report(&store, &c.id);
     assert_eq!(rc.status, Status::Revoked);
@@ -533,7 +575,10 @@ fn falsifying_the_falsification_reverts_the_target_and_its_dependents() {
     }
     // The history keeps the dead falsification visible, in arrival order.
     let kinds: Vec<(&str, bool)> = ra.history.iter().map(|h| (h.kind, h.live)).collect();
-    assert_eq!(kinds, vec![("verification", true), ("falsification", false)]);
+    assert_eq!(
+        kinds,
+        vec![("verification", true), ("falsification", false)]
+    );
 }
 
 #[test]
@@ -541,14 +586,23 @@ fn a_falsification_whose_premise_is_its_own_target_still_falsifies() {
     // DESIGN 2: revocation does not disarm records, otherwise this case has no answer.
     let keys = Keys::new();
     let a = assertion(&keys, "a", &[]);
-    let f = record(&keys, "falsification", "a is wrong, because a", &[&a.id], &[&a.id]);
+    let f = record(
+        &keys,
+        "falsification",
+        "a is wrong, because a",
+        &[&a.id],
+        &[&a.id],
+    );
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with(tmp.path(), &keys, &[&f, &a]);
     let ra = report(&store, &a.id);
     assert_eq!(ra.status, Status::Falsified);
     assert_eq!(ra.decided_by, vec![f.id.clone()]);
     let rf = report(&store, &f.id);
-    assert_eq!((rf.status, rf.own_status), (Status::Revoked, Status::Unevaluated));
+    assert_eq!(
+        (rf.status, rf.own_status),
+        (Status::Revoked, Status::Unevaluated)
+    );
     assert_eq!(rf.revoked_by[0].root, a.id);
     // a is decided by a record that is itself revoked.
     assert_eq!(ra.decided_by_revoked.len(), 1);
@@ -581,7 +635,13 @@ fn superseded_premise_is_stale_and_does_not_revoke() {
     let b = assertion(&keys, "b", &[&a.id]);
     let s = record(&keys, "supersession", "a is replaced", &[&a.id], &[]);
     let v = record(&keys, "verification", "b passed", &[&b.id], &[]);
-    let h = record(&keys, "residue-acceptance", "a is fine as is", &[&a.id], &[]);
+    let h = record(
+        &keys,
+        "residue-acceptance",
+        "a is fine as is",
+        &[&a.id],
+        &[],
+    );
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with(tmp.path(), &keys, &[&v, &s, &b, &a, &h]);
     let ra = report(&store, &a.id);

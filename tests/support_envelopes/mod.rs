@@ -216,7 +216,13 @@ pub fn assertion(keys: &Keys, text: &str, depends_on: &[&str]) -> Signed {
 
 /// A record of `kind` on `target`, signed by the key its kind needs (verification: harness;
 /// residue-acceptance: human; falsification and supersession: agent).
-pub fn record(keys: &Keys, kind: &'static str, text: &str, target: &[&str], deps: &[&str]) -> Signed {
+pub fn record(
+    keys: &Keys,
+    kind: &'static str,
+    text: &str,
+    target: &[&str],
+    deps: &[&str],
+) -> Signed {
     let origin = match kind {
         "verification" => "harness-observed",
         "residue-acceptance" => "human-asserted",

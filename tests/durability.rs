@@ -1,0 +1,592 @@
+//! Durability and locking of the store through the real binary (DESIGN section 4, issue 3
+//! acceptance "Durability", "Concurrency", "Bad input never changes the store"):
+//!
+//! - `add` killed with SIGKILL at random moments, many times: the store always opens, `fsck`
+//!   is clean, and every envelope whose add was acknowledged is present with its index
+//!   entries and exported byte for byte.
+//! - 8 processes adding 200 envelopes each at once all succeed under the default wait.
+//! - A held store makes another process fail with STORE_BUSY (exit 12) after `--wait`.
+//! - Rejected input never changes the store: `export` is byte-equal before and after.
+
+mod support_envelopes;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use elench::store::Store;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use support_envelopes::{
+    assertion, cli_store, elench_path, export, record, run, write_bundle, Keys, Rng, Signed,
+    Signer, Spec,
+};
+
+/// The 8 concurrent adds wait for each other against the default 30 s; the kill rounds of the
+/// SIGKILL test take turns with them so the two do not compete for the CPU meanwhile.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `n` valid envelopes in creation order: assertions with premises among earlier claims (and
+/// now and then one the store never sees), interleaved with records on earlier claims.
+fn graph(keys: &Keys, n: usize, seed: u64, tag: &str) -> Vec<Signed> {
+    let mut rng = Rng::new(seed);
+    let mut out: Vec<Signed> = Vec::with_capacity(n);
+    for i in 0..n {
+        let earlier = |rng: &mut Rng, out: &Vec<Signed>| out[rng.below(out.len())].id.clone();
+        let s = if i < 3 || rng.chance(75) {
+            let mut deps = Vec::new();
+            if !out.is_empty() {
+                for _ in 0..rng.below(3) {
+                    deps.push(earlier(&mut rng, &out));
+                }
+            }
+            if rng.chance(5) {
+                deps.push(support_envelopes::dangling_id(i as u64));
+            }
+            deps.sort();
+            deps.dedup();
+            Spec::assertion(format!("{tag} assertion {i}"), &deps).sign(keys)
+        } else {
+            let t = earlier(&mut rng, &out);
+            let kind = match rng.below(4) {
+                0 => "verification",
+                1 => "falsification",
+                2 => "supersession",
+                _ => "residue-acceptance",
+            };
+            let deps = if rng.chance(30) {
+                vec![earlier(&mut rng, &out)]
+            } else {
+                Vec::new()
+            };
+            let deps: Vec<&str> = deps.iter().map(String::as_str).collect();
+            record(keys, kind, &format!("{tag} record {i}"), &[&t], &deps)
+        };
+        out.push(s);
+    }
+    out
+}
+
+fn export_lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8(bytes.to_vec())
+        .expect("export is UTF-8")
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn assert_fsck_clean(store: &Path, expect_claims: Option<usize>) {
+    let out = run(store, &["fsck"]);
+    assert_eq!(out.code, 0, "fsck must be clean: {}", out.json);
+    assert_eq!(
+        out.json["data"]["problems"].as_array().map(Vec::len),
+        Some(0),
+        "fsck problems: {}",
+        out.json
+    );
+    if let Some(n) = expect_claims {
+        assert_eq!(out.json["data"]["claims_checked"].as_u64(), Some(n as u64));
+    }
+}
+
+/// Every id is present: `status ID…` exits 0 (an unknown id would exit 5).
+fn assert_present(store: &Path, ids: &BTreeSet<String>) {
+    if ids.is_empty() {
+        return;
+    }
+    let mut args = vec!["status"];
+    args.extend(ids.iter().map(String::as_str));
+    let out = run(store, &args);
+    assert_eq!(out.code, 0, "status of acknowledged ids: {}", out.json);
+    assert_eq!(
+        out.json["data"]["claims"].as_array().map(Vec::len),
+        Some(ids.len())
+    );
+}
+
+/// Through the library: each claim's target and premise index entries exist.
+fn assert_indexed(store: &Path, claims: &[&Signed]) {
+    let s = Store::open(store, Duration::from_secs(30)).expect("store opens");
+    for c in claims {
+        assert!(s.contains(&c.id).unwrap(), "{} stored", c.id);
+        for t in &c.target {
+            assert!(
+                s.records_targeting(t).unwrap().contains(&c.id),
+                "target index {t} -> {}",
+                c.id
+            );
+        }
+        for p in &c.depends_on {
+            assert!(
+                s.dependents(p).unwrap().contains(&c.id),
+                "premise index {p} -> {}",
+                c.id
+            );
+        }
+    }
+}
+
+/// One `elench add BUNDLE` killed with SIGKILL after `delay`. Returns the ids it acknowledged
+/// on stderr (complete `created`/`noop` lines only) and whether it was still running when
+/// killed.
+fn add_and_kill(store: &Path, bundle: &Path, delay: Duration) -> (Vec<String>, Vec<String>, bool) {
+    let mut child = std::process::Command::new(elench_path())
+        .arg("--store")
+        .arg(store)
+        .arg("add")
+        .arg(bundle)
+        .env_remove("ELENCH_STORE")
+        .env_remove("CI")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("elench starts");
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut r = BufReader::new(stderr);
+        let mut lines = Vec::new();
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                // A line cut short by the kill acknowledges nothing.
+                Ok(_) if buf.ends_with(b"\n") => {
+                    lines.push(String::from_utf8_lossy(&buf).trim_end().to_owned())
+                }
+                Ok(_) => {}
+            }
+        }
+        lines
+    });
+    std::thread::sleep(delay);
+    let running = child.try_wait().unwrap().is_none();
+    let _ = child.kill(); // SIGKILL on Unix
+    let status = child.wait().unwrap();
+    let lines = reader.join().unwrap();
+    if !running {
+        assert!(
+            status.success(),
+            "add finished on its own but failed: {status:?}\n{lines:?}"
+        );
+    }
+    let mut created = Vec::new();
+    let mut noop = Vec::new();
+    for l in &lines {
+        let mut words = l.split(' ');
+        let (word, id) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        let is_id = id.len() == 67 && id.starts_with("cl_");
+        match word {
+            "created" if is_id => created.push(id.to_owned()),
+            "noop" if is_id => noop.push(id.to_owned()),
+            "rejected" => panic!("a valid envelope was rejected: {l}"),
+            _ => {}
+        }
+    }
+    (created, noop, running)
+}
+
+#[test]
+fn sigkill_during_add_never_loses_an_acknowledged_envelope() {
+    let started = Instant::now();
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    cli_store(&store, &keys, &tmp.path().join("keys"));
+    let claims = graph(&keys, 300, 0x5eed_0001, "durable");
+    let by_id: BTreeMap<&str, &Signed> = claims.iter().map(|c| (c.id.as_str(), c)).collect();
+    let bundle = tmp.path().join("batch.intoto.jsonl");
+    write_bundle(&bundle, &claims);
+
+    let mut rng = Rng::new(0x0dd_ba11);
+    let mut acknowledged: BTreeSet<String> = BTreeSet::new();
+    let mut killed_mid_batch = 0;
+    let rounds = 15;
+    for round in 0..rounds {
+        // Take turns with the concurrency test between rounds, never during one.
+        let _g = heavy();
+        // Each round continues the batch: everything not acknowledged yet, in order (some of
+        // it may be stored already, unacknowledged, and then comes back as a noop).
+        let remaining: Vec<&Signed> = claims
+            .iter()
+            .filter(|c| !acknowledged.contains(&c.id))
+            .collect();
+        write_bundle(&bundle, remaining.iter().copied());
+        let delay = Duration::from_millis(rng.range(20, 450));
+        let (created, noop, killed) = add_and_kill(&store, &bundle, delay);
+        if killed {
+            killed_mid_batch += 1;
+        }
+        for id in created.iter().chain(&noop) {
+            assert!(
+                by_id.contains_key(id.as_str()),
+                "unknown id acknowledged: {id}"
+            );
+            assert!(
+                !acknowledged.contains(id),
+                "{id} was acknowledged before and is not in this round's bundle"
+            );
+        }
+        let mut unique: BTreeSet<&String> = BTreeSet::new();
+        for id in created.iter().chain(&noop) {
+            assert!(
+                unique.insert(id),
+                "{id} acknowledged twice in round {round}"
+            );
+        }
+        acknowledged.extend(created.iter().chain(&noop).cloned());
+        eprintln!(
+            "round {round}: {} to add, killed after {delay:?} (mid-batch: {killed}); \
+             {} created, {} noop (stored before, unacknowledged); {} acknowledged in all",
+            remaining.len(),
+            created.len(),
+            noop.len(),
+            acknowledged.len()
+        );
+
+        // The store opens and is consistent.
+        assert_fsck_clean(&store, None);
+        // Every acknowledged envelope is there, with its index entries, exported as received.
+        assert_present(&store, &acknowledged);
+        let ack: Vec<&Signed> = acknowledged.iter().map(|id| by_id[id.as_str()]).collect();
+        assert_indexed(&store, &ack);
+        let exported: BTreeSet<String> =
+            export_lines(&export(&store, &tmp.path().join("export.intoto.jsonl")))
+                .into_iter()
+                .collect();
+        for c in &ack {
+            assert!(
+                exported.contains(&c.envelope),
+                "export lacks acknowledged {}",
+                c.id
+            );
+        }
+        // Nothing unknown got in: every exported line is one of ours.
+        let ours: BTreeSet<&str> = claims.iter().map(|c| c.envelope.as_str()).collect();
+        for line in &exported {
+            assert!(
+                ours.contains(line.as_str()),
+                "export has a foreign line: {line}"
+            );
+        }
+        drop(_g);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        killed_mid_batch >= rounds / 2,
+        "only {killed_mid_batch} of {rounds} adds were killed mid-batch: the batch is too short"
+    );
+
+    // Finish the batch; everything is there.
+    write_bundle(&bundle, &claims);
+    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "final add: {}", out.json);
+    assert_eq!(out.json["data"]["rejected"].as_u64(), Some(0));
+    assert_eq!(
+        out.json["data"]["created"].as_u64().unwrap() + out.json["data"]["noop"].as_u64().unwrap(),
+        300
+    );
+    assert!(out.json["data"]["noop"].as_u64().unwrap() >= acknowledged.len() as u64);
+    assert_fsck_clean(&store, Some(300));
+    let all: BTreeSet<String> = claims.iter().map(|c| c.id.clone()).collect();
+    assert_present(&store, &all);
+    assert_indexed(&store, &claims.iter().collect::<Vec<_>>());
+    let exported = export_lines(&export(&store, &tmp.path().join("final.intoto.jsonl")));
+    assert_eq!(exported.len(), 300);
+    let want: BTreeSet<&str> = claims.iter().map(|c| c.envelope.as_str()).collect();
+    let got: BTreeSet<&str> = exported.iter().map(String::as_str).collect();
+    assert_eq!(got, want);
+    eprintln!(
+        "sigkill test: {killed_mid_batch}/{rounds} killed mid-batch, {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn eight_concurrent_adds_all_succeed_and_lose_nothing() {
+    let started = Instant::now();
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    cli_store(&store, &keys, &tmp.path().join("keys"));
+
+    // 8 × 200 different envelopes; some name a premise in another process's share, which
+    // may or may not have arrived yet.
+    let (procs, per) = (8usize, 200usize);
+    let mut shares: Vec<Vec<Signed>> = vec![Vec::new(); procs];
+    for i in 0..per {
+        for k in 0..procs {
+            let deps: Vec<String> = if i > 0 && i % 3 == 0 {
+                vec![shares[(k + 1) % procs][i - 1].id.clone()]
+            } else {
+                Vec::new()
+            };
+            let s = Spec::assertion(format!("process {k} claim {i}"), &deps).sign(&keys);
+            shares[k].push(s);
+        }
+    }
+    for (k, share) in shares.iter().enumerate() {
+        let dir = tmp.path().join(format!("in{k}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, s) in share.iter().enumerate() {
+            std::fs::write(dir.join(format!("{i:03}.dsse")), &s.envelope).unwrap();
+        }
+    }
+    eprintln!(
+        "generated {} envelopes in {:?}",
+        procs * per,
+        started.elapsed()
+    );
+
+    let turn = heavy();
+    let launched = Instant::now();
+    let children: Vec<_> = (0..procs)
+        .map(|k| {
+            std::process::Command::new(elench_path())
+                .arg("--store")
+                .arg(&store)
+                .arg("add")
+                .arg(tmp.path().join(format!("in{k}")))
+                .env_remove("ELENCH_STORE")
+                .env_remove("CI")
+                .env_remove("NO_COLOR")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("elench starts")
+        })
+        .collect();
+    for (k, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let json: Value = serde_json::from_str(text.trim())
+            .unwrap_or_else(|e| panic!("process {k}: stdout is not JSON ({e}): {text}"));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "process {k} failed: {}",
+            json["error"]
+        );
+        assert_eq!(
+            json["data"]["created"].as_u64(),
+            Some(per as u64),
+            "process {k}"
+        );
+        assert_eq!(json["data"]["rejected"].as_u64(), Some(0), "process {k}");
+    }
+    eprintln!("8 concurrent adds finished in {:?}", launched.elapsed());
+    drop(turn);
+
+    let total = procs * per;
+    let all: BTreeSet<String> = shares.iter().flatten().map(|c| c.id.clone()).collect();
+    assert_eq!(all.len(), total);
+    // status --all, paginated to one page.
+    let out = run(&store, &["status", "--all", "--limit", "5000"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let listed: BTreeSet<String> = out.json["data"]["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, all);
+    assert_eq!(out.json["meta"]["pagination"]["has_more"], json!(false));
+    assert_eq!(out.json["data"]["as_of"].as_u64(), Some(total as u64));
+    // log in arrival order lists each once.
+    let out = run(&store, &["log", "--limit", "5000"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(
+        out.json["data"]["entries"].as_array().map(Vec::len),
+        Some(total)
+    );
+    let exported = export_lines(&export(&store, &tmp.path().join("all.intoto.jsonl")));
+    assert_eq!(exported.len(), total);
+    let want: BTreeSet<&str> = shares
+        .iter()
+        .flatten()
+        .map(|c| c.envelope.as_str())
+        .collect();
+    let got: BTreeSet<&str> = exported.iter().map(String::as_str).collect();
+    assert_eq!(got, want);
+    assert_fsck_clean(&store, Some(total));
+    let everything: Vec<&Signed> = shares.iter().flatten().collect();
+    assert_indexed(&store, &everything);
+    eprintln!("concurrency test: {:?}", started.elapsed());
+}
+
+#[test]
+fn a_held_store_gives_store_busy_after_the_wait_then_works() {
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let held = support_envelopes::lib_store(&dir, &keys);
+
+    let t = Instant::now();
+    let out = run(&dir, &["--wait", "1", "status", "--all"]);
+    let waited = t.elapsed();
+    assert_eq!(out.code, 12, "{}", out.json);
+    assert_eq!(out.json["ok"], json!(false));
+    assert_eq!(out.json["error"]["code"], json!("STORE_BUSY"));
+    assert_eq!(out.json["error"]["retryable"], json!(true), "{}", out.json);
+    assert!(
+        waited >= Duration::from_secs(1),
+        "gave up after {waited:?}, before the 1 s wait"
+    );
+    assert!(waited < Duration::from_secs(10), "waited {waited:?}");
+
+    // Releasing the store lets the same command through.
+    drop(held);
+    let out = run(&dir, &["--wait", "1", "status", "--all"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["ok"], json!(true));
+
+    // And a second process waits for the first instead of failing, when the wait allows it.
+    let held = Store::open(&dir, Duration::from_secs(5)).unwrap();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        drop(held);
+    });
+    let t = Instant::now();
+    let out = run(&dir, &["--wait", "20", "status", "--all"]);
+    releaser.join().unwrap();
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(t.elapsed() >= Duration::from_millis(600), "it did wait");
+}
+
+/// A valid envelope with its payload changed after signing.
+fn tampered(s: &Signed) -> String {
+    let mut env: Value = serde_json::from_str(&s.envelope).unwrap();
+    let payload = STANDARD.decode(env["payload"].as_str().unwrap()).unwrap();
+    let text = String::from_utf8(payload).unwrap().replace("good", "evil");
+    env["payload"] = json!(STANDARD.encode(text.as_bytes()));
+    env.to_string()
+}
+
+#[test]
+fn rejected_input_never_changes_the_store() {
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    cli_store(&store, &keys, &tmp.path().join("keys"));
+    let a = assertion(&keys, "good a", &[]);
+    let b = assertion(&keys, "good b", &[&a.id]);
+    let v = record(&keys, "verification", "good run", &[&a.id], &[]);
+    let good_dir = tmp.path().join("good");
+    std::fs::create_dir_all(&good_dir).unwrap();
+    for (i, s) in [&a, &b, &v].iter().enumerate() {
+        std::fs::write(good_dir.join(format!("{i}.dsse")), &s.envelope).unwrap();
+    }
+    let out = run(&store, &["add", good_dir.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let before = export(&store, &tmp.path().join("before.intoto.jsonl"));
+    assert_eq!(export_lines(&before).len(), 3);
+
+    // The bad inputs, each with the code it must be rejected with.
+    let fresh = assertion(&keys, "good c", &[&b.id]);
+    let by_stranger = keys.sign(&Spec::assertion("good d", &[]).to_json(), Signer::Stranger);
+    let mut extra_field = {
+        let (_, map) = elench::claim::with_id(&Spec::assertion("good e", &[]).to_json()).unwrap();
+        map
+    };
+    extra_field.insert("bogus".into(), json!(true));
+    let schema_violation = keys.sign_raw_predicate(&extra_field, Signer::Agent);
+    let mut wrong_id = {
+        let (_, map) = elench::claim::with_id(&Spec::assertion("good f", &[]).to_json()).unwrap();
+        map
+    };
+    wrong_id.insert("id".into(), json!(a.id));
+    let id_mismatch = keys.sign_raw_predicate(&wrong_id, Signer::Agent);
+    let agent_verifies = keys.sign(
+        &Spec::record(
+            "verification",
+            "harness-observed",
+            "good g",
+            std::slice::from_ref(&b.id),
+            &[],
+        )
+        .to_json(),
+        Signer::Agent,
+    );
+    let bad: Vec<(&str, String, &str)> = vec![
+        ("tampered", tampered(&fresh), "BAD_SIGNATURE"),
+        (
+            "untrusted",
+            by_stranger.envelope.clone(),
+            "UNTRUSTED_SIGNER",
+        ),
+        ("schema", schema_violation, "SCHEMA_VIOLATION"),
+        ("id", id_mismatch, "ID_MISMATCH"),
+        ("role", agent_verifies.envelope.clone(), "ROLE_VIOLATION"),
+        ("nonjson", "this is not JSON {".to_owned(), "BAD_ENVELOPE"),
+        (
+            "truncated",
+            fresh.envelope[..fresh.envelope.len() / 2].to_owned(),
+            "BAD_ENVELOPE",
+        ),
+    ];
+    let mut all_bad = String::new();
+    for (name, envelope, code) in &bad {
+        let file = tmp.path().join(format!("{name}.dsse"));
+        std::fs::write(&file, envelope).unwrap();
+        let out = run(&store, &["add", file.to_str().unwrap()]);
+        assert_eq!(out.code, 2, "{name}: {}", out.json);
+        assert_eq!(
+            out.json["error"]["code"],
+            json!(code),
+            "{name}: {}",
+            out.json
+        );
+        assert_eq!(
+            out.json["data"]["created"].as_u64().unwrap_or(0),
+            0,
+            "{name}"
+        );
+        let now = export(
+            &store,
+            &tmp.path().join(format!("after-{name}.intoto.jsonl")),
+        );
+        assert!(now == before, "{name}: export changed after a rejection");
+        all_bad.push_str(envelope);
+        all_bad.push('\n');
+    }
+    // All of them at once, as a bundle on stdin.
+    let out = support_envelopes::elench()
+        .arg("--store")
+        .arg(&store)
+        .args(["add", "-"])
+        .write_stdin(all_bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["error"]["code"], json!("ALL_REJECTED"), "{json}");
+    assert_eq!(json["data"]["rejected"].as_u64(), Some(bad.len() as u64));
+    let lines: Vec<u64> = json["data"]["rejections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, (1..=bad.len() as u64).collect::<Vec<_>>());
+    let after = export(&store, &tmp.path().join("after.intoto.jsonl"));
+    assert!(after == before, "export changed after the rejected bundle");
+    assert_fsck_clean(&store, Some(3));
+
+    // The untampered envelope is fine, and changes the store.
+    let file = tmp.path().join("fresh.dsse");
+    std::fs::write(&file, &fresh.envelope).unwrap();
+    let out = run(&store, &["add", file.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let grown = export(&store, &tmp.path().join("grown.intoto.jsonl"));
+    assert_eq!(export_lines(&grown).len(), 4);
+}
