@@ -72,7 +72,7 @@ fn build(n: usize) -> Built {
     }
     let target = add(
         &store,
-        assertion("status target", &chain[9..].to_vec()),
+        assertion("status target", &chain[9..]),
         &agent,
     );
     add(
@@ -90,13 +90,13 @@ fn build(n: usize) -> Built {
     for i in 0..9 {
         let child = add(
             &store,
-            assertion(&format!("child {i}"), &[root.clone()]),
+            assertion(&format!("child {i}"), std::slice::from_ref(&root)),
             &agent,
         );
         for j in 0..10 {
             add(
                 &store,
-                assertion(&format!("grandchild {i}.{j}"), &[child.clone()]),
+                assertion(&format!("grandchild {i}.{j}"), std::slice::from_ref(&child)),
                 &agent,
             );
         }

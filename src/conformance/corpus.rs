@@ -51,8 +51,15 @@ pub enum CorpusError {
     Manifest { path: PathBuf, message: String },
 }
 
-/// The case ids a manifest lists, in order, with their scopes.
-pub fn read_manifest(dir: &Path) -> Result<(Value, Vec<(String, String)>, Vec<u8>), CorpusError> {
+/// A corpus manifest: its JSON, its (case id, scope) pairs in order, and its exact bytes.
+pub struct Manifest {
+    pub json: Value,
+    pub cases: Vec<(String, String)>,
+    pub bytes: Vec<u8>,
+}
+
+/// Reads `manifest.json` of the corpus in `dir`.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, CorpusError> {
     let path = dir.join("manifest.json");
     let err = |message: String| CorpusError::Manifest {
         path: path.clone(),
@@ -73,7 +80,11 @@ pub fn read_manifest(dir: &Path) -> Result<(Value, Vec<(String, String)>, Vec<u8
             _ => return Err(err(format!("/cases/{i} needs a string `id` and `scope`"))),
         }
     }
-    Ok((manifest, out, bytes))
+    Ok(Manifest {
+        json: manifest,
+        cases: out,
+        bytes,
+    })
 }
 
 /// Runs every case of the corpus in `dir`; `progress` hears each verdict as it is reached.
@@ -81,9 +92,9 @@ pub fn run(
     dir: &Path,
     mut progress: impl FnMut(&CaseResult),
 ) -> Result<(Value, Vec<CaseResult>), CorpusError> {
-    let (manifest, cases, manifest_bytes) = read_manifest(dir)?;
-    let mut results = Vec::with_capacity(cases.len());
-    for (id, scope) in cases {
+    let manifest = read_manifest(dir)?;
+    let mut results = Vec::with_capacity(manifest.cases.len());
+    for (id, scope) in manifest.cases.iter().cloned() {
         let verdict = if !DECLARED_SCOPES.contains(&scope.as_str()) {
             Verdict::NotApplicable
         } else {
@@ -93,7 +104,7 @@ pub fn run(
         progress(&r);
         results.push(r);
     }
-    let declaration = declare(&manifest, &manifest_bytes, &results);
+    let declaration = declare(&manifest.json, &manifest.bytes, &results);
     Ok((declaration, results))
 }
 
