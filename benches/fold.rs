@@ -70,11 +70,7 @@ fn build(n: usize) -> Built {
             &agent,
         ));
     }
-    let target = add(
-        &store,
-        assertion("status target", &chain[9..]),
-        &agent,
-    );
+    let target = add(&store, assertion("status target", &chain[9..]), &agent);
     add(
         &store,
         record("verification", &chain[0], "verified"),
