@@ -285,7 +285,9 @@ impl Batch<'_> {
             "{} created, {} already present, {} rejected ({} claims in the log)\n",
             self.created, self.noop, rejected, as_of
         );
-        for c in &self.claims {
+        // A batch already listed each envelope on stderr as it was acknowledged.
+        let listed = if self.progress { &[][..] } else { &self.claims[..] };
+        for c in listed {
             text.push_str(&format!(
                 "  {} {} {}\n",
                 c["effect"].as_str().unwrap_or_default(),
