@@ -286,7 +286,11 @@ impl Batch<'_> {
             self.created, self.noop, rejected, as_of
         );
         // A batch already listed each envelope on stderr as it was acknowledged.
-        let listed = if self.progress { &[][..] } else { &self.claims[..] };
+        let listed = if self.progress {
+            &[][..]
+        } else {
+            &self.claims[..]
+        };
         for c in listed {
             text.push_str(&format!(
                 "  {} {} {}\n",
