@@ -590,3 +590,60 @@ fn rejected_input_never_changes_the_store() {
     let grown = export(&store, &tmp.path().join("grown.intoto.jsonl"));
     assert_eq!(export_lines(&grown).len(), 4);
 }
+
+/// SIGINT or SIGTERM during a batch: `add` finishes the envelope in hand, reports what it did
+/// as one JSON object, and exits 130 or 143; what it reported is stored, nothing else is
+/// half-done.
+#[test]
+fn an_interrupted_add_reports_what_it_stored_and_exits_128_plus_the_signal() {
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    for (signal, name, code) in [(2, "INT", 130), (15, "TERM", 143)] {
+        let _g = heavy();
+        let store = tmp.path().join(format!("store-{name}"));
+        cli_store(&store, &keys, &tmp.path().join(format!("keys-{name}")));
+        let claims = graph(&keys, 2000, 0x1a7e_0000 + signal, name);
+        let bundle = tmp.path().join(format!("{name}.intoto.jsonl"));
+        write_bundle(&bundle, &claims);
+        let mut child = std::process::Command::new(elench_path())
+            .arg("--store")
+            .arg(&store)
+            .arg("add")
+            .arg(&bundle)
+            .env_remove("CI")
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("elench starts");
+        // Wait for the first acknowledgement, then signal.
+        let stderr = child.stderr.take().unwrap();
+        let mut reader = BufReader::new(stderr);
+        let mut first = String::new();
+        reader.read_line(&mut first).unwrap();
+        assert!(first.starts_with("created "), "{first}");
+        let kill = std::process::Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(kill.success());
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "stderr: {rest}");
+        let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(json["ok"], false);
+        assert_eq!(json["error"]["code"], "INTERRUPTED");
+        assert_eq!(json["meta"]["exit_code"], code);
+        let created = json["data"]["created"].as_u64().unwrap() as usize;
+        assert!(created < claims.len(), "the batch was cut short");
+        let acknowledged = 1 + rest.lines().filter(|l| l.starts_with("created ")).count();
+        assert_eq!(
+            created, acknowledged,
+            "every stored envelope was acknowledged"
+        );
+        assert_fsck_clean(&store, Some(created));
+    }
+}

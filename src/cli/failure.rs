@@ -35,6 +35,9 @@ pub enum Failure {
     /// Retryable unavailability, e.g. the store is locked (exit 12).
     #[error("{message}")]
     Unavailable { code: &'static str, message: String },
+    /// Stopped by SIGINT (exit 130) or SIGTERM (exit 143) after finishing the work in hand.
+    #[error("interrupted by signal {signal}; everything reported as done is stored")]
+    Interrupted { signal: i32 },
     /// A bug or an environment fault elench did not expect (exit 1).
     #[error("{0}")]
     Internal(String),
@@ -66,6 +69,7 @@ impl Failure {
             | Failure::Invalid { code, .. }
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. } => code,
+            Failure::Interrupted { .. } => "INTERRUPTED",
             Failure::Internal(_) => "INTERNAL",
         }
     }
@@ -78,6 +82,7 @@ impl Failure {
             | Failure::Io { .. }
             | Failure::Invalid { .. } => 2,
             Failure::Internal(_) => 1,
+            Failure::Interrupted { signal } => 128 + signal,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
             Failure::Unavailable { .. } => 12,

@@ -6,6 +6,7 @@
 pub mod commands;
 pub mod failure;
 pub mod input;
+pub mod interrupt;
 pub mod output;
 
 use clap::{Parser, Subcommand};
@@ -175,12 +176,19 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 // Prose for people still goes to stderr; stdout gets the one JSON object.
                 eprint!("{text}");
             }
-            let first_line = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-                .to_owned();
+            let first_line = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                let usage = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Usage: "))
+                    .unwrap_or("elench <COMMAND>");
+                format!("a subcommand is required: {usage} (see --help)")
+            } else {
+                text.lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("invalid arguments")
+                    .trim_start_matches("error: ")
+                    .to_owned()
+            };
             let report = Report {
                 failure: Some(Failure::Usage(first_line)),
                 ..Report::default()

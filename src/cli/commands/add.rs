@@ -7,6 +7,7 @@
 use super::common::open_store;
 use crate::cli::failure::Failure;
 use crate::cli::input::display_source;
+use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
 use crate::envelope::MAX_ENVELOPE_BYTES;
@@ -42,6 +43,7 @@ struct Batch<'a> {
     noop: usize,
     last_rejection: Option<Failure>,
     progress: bool,
+    interrupt: Interrupt,
 }
 
 pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
@@ -58,8 +60,12 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         noop: 0,
         last_rejection: None,
         progress: files.len() > 1 || files.iter().any(|f| f.bundle),
+        interrupt: Interrupt::install(),
     };
     for f in &files {
+        if batch.interrupt.received().is_some() {
+            break;
+        }
         batch.read_input(f)?;
     }
     batch.finish(store.count()?)
@@ -171,7 +177,7 @@ impl Batch<'_> {
                     return Ok(());
                 }
             };
-            if n == 0 {
+            if n == 0 || self.interrupt.received().is_some() {
                 break;
             }
             if !buf.ends_with(b"\n") && n as u64 == MAX_ENVELOPE_BYTES as u64 + 2 {
@@ -270,7 +276,9 @@ impl Batch<'_> {
     fn finish(self, as_of: u64) -> Result<Report, Failure> {
         let rejected = self.rejections.len();
         let accepted = self.created + self.noop;
-        let failure = if accepted == 0 && rejected == 0 {
+        let failure = if let Some(signal) = self.interrupt.received() {
+            Some(Failure::Interrupted { signal })
+        } else if accepted == 0 && rejected == 0 {
             Some(Failure::Usage("no envelopes found in the inputs".into()))
         } else if accepted == 0 && rejected == 1 {
             self.last_rejection
