@@ -136,7 +136,16 @@ fn assert_indexed(store: &Path, claims: &[&Signed]) {
 /// One `elench add BUNDLE` killed with SIGKILL after `delay`. Returns the ids it acknowledged
 /// on stderr (complete `created`/`noop` lines only) and whether it was still running when
 /// killed.
-fn add_and_kill(store: &Path, bundle: &Path, delay: Duration) -> (Vec<String>, Vec<String>, bool) {
+/// Runs `add` on the bundle and SIGKILLs it once it has acknowledged `after_acks` envelopes
+/// (plus `delay`, which lands the kill at a random point of the next envelope's work), or
+/// earlier if it finishes. Returns the ids it acknowledged as created and as noop, and whether
+/// it was still running when killed.
+fn add_and_kill(
+    store: &Path,
+    bundle: &Path,
+    after_acks: usize,
+    delay: Duration,
+) -> (Vec<String>, Vec<String>, bool) {
     let mut child = std::process::Command::new(elench_path())
         .arg("--store")
         .arg(store)
@@ -151,9 +160,9 @@ fn add_and_kill(store: &Path, bundle: &Path, delay: Duration) -> (Vec<String>, V
         .spawn()
         .expect("elench starts");
     let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
         let mut r = BufReader::new(stderr);
-        let mut lines = Vec::new();
         let mut buf = Vec::new();
         loop {
             buf.clear();
@@ -161,18 +170,25 @@ fn add_and_kill(store: &Path, bundle: &Path, delay: Duration) -> (Vec<String>, V
                 Ok(0) | Err(_) => break,
                 // A line cut short by the kill acknowledges nothing.
                 Ok(_) if buf.ends_with(b"\n") => {
-                    lines.push(String::from_utf8_lossy(&buf).trim_end().to_owned())
+                    let _ = tx.send(String::from_utf8_lossy(&buf).trim_end().to_owned());
                 }
                 Ok(_) => {}
             }
         }
-        lines
     });
+    let mut lines = Vec::new();
+    while lines.len() < after_acks {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(l) => lines.push(l),
+            Err(_) => break, // finished (channel closed) or stuck
+        }
+    }
     std::thread::sleep(delay);
     let running = child.try_wait().unwrap().is_none();
     let _ = child.kill(); // SIGKILL on Unix
     let status = child.wait().unwrap();
-    let lines = reader.join().unwrap();
+    reader.join().unwrap();
+    lines.extend(rx.try_iter());
     if !running {
         assert!(
             status.success(),
@@ -202,7 +218,8 @@ fn sigkill_during_add_never_loses_an_acknowledged_envelope() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
     cli_store(&store, &keys, &tmp.path().join("keys"));
-    let claims = graph(&keys, 300, 0x5eed_0001, "durable");
+    let total = 900;
+    let claims = graph(&keys, total, 0x5eed_0001, "durable");
     let by_id: BTreeMap<&str, &Signed> = claims.iter().map(|c| (c.id.as_str(), c)).collect();
     let bundle = tmp.path().join("batch.intoto.jsonl");
     write_bundle(&bundle, &claims);
@@ -221,8 +238,12 @@ fn sigkill_during_add_never_loses_an_acknowledged_envelope() {
             .filter(|c| !acknowledged.contains(&c.id))
             .collect();
         write_bundle(&bundle, remaining.iter().copied());
-        let delay = Duration::from_millis(rng.range(20, 450));
-        let (created, noop, killed) = add_and_kill(&store, &bundle, delay);
+        if remaining.is_empty() {
+            break;
+        }
+        let after_acks = rng.range(1, 40) as usize;
+        let delay = Duration::from_micros(rng.range(0, 3000));
+        let (created, noop, killed) = add_and_kill(&store, &bundle, after_acks, delay);
         if killed {
             killed_mid_batch += 1;
         }
@@ -245,7 +266,7 @@ fn sigkill_during_add_never_loses_an_acknowledged_envelope() {
         }
         acknowledged.extend(created.iter().chain(&noop).cloned());
         eprintln!(
-            "round {round}: {} to add, killed after {delay:?} (mid-batch: {killed}); \
+            "round {round}: {} to add, killed {delay:?} after {after_acks} acks (mid-batch: {killed}); \
              {} created, {} noop (stored before, unacknowledged); {} acknowledged in all",
             remaining.len(),
             created.len(),
@@ -293,15 +314,15 @@ fn sigkill_during_add_never_loses_an_acknowledged_envelope() {
     assert_eq!(out.json["data"]["rejected"].as_u64(), Some(0));
     assert_eq!(
         out.json["data"]["created"].as_u64().unwrap() + out.json["data"]["noop"].as_u64().unwrap(),
-        300
+        total as u64
     );
     assert!(out.json["data"]["noop"].as_u64().unwrap() >= acknowledged.len() as u64);
-    assert_fsck_clean(&store, Some(300));
+    assert_fsck_clean(&store, Some(total));
     let all: BTreeSet<String> = claims.iter().map(|c| c.id.clone()).collect();
     assert_present(&store, &all);
     assert_indexed(&store, &claims.iter().collect::<Vec<_>>());
     let exported = export_lines(&export(&store, &tmp.path().join("final.intoto.jsonl")));
-    assert_eq!(exported.len(), 300);
+    assert_eq!(exported.len(), total);
     let want: BTreeSet<&str> = claims.iter().map(|c| c.envelope.as_str()).collect();
     let got: BTreeSet<&str> = exported.iter().map(String::as_str).collect();
     assert_eq!(got, want);
