@@ -27,6 +27,8 @@ pub enum Code {
     TooLarge,
     BadKey,
     WeakKey,
+    /// An input that could not be read at all.
+    Unreadable,
 }
 
 impl Code {
@@ -50,6 +52,7 @@ impl Code {
             Code::TooLarge => "TOO_LARGE",
             Code::BadKey => "BAD_KEY",
             Code::WeakKey => "WEAK_KEY",
+            Code::Unreadable => "IO_ERROR",
         }
     }
 }

@@ -101,6 +101,7 @@ pub struct Fold<'s, S: ClaimSource> {
     src: &'s S,
     claims: HashMap<String, Option<Arc<StoredClaim>>>,
     records: HashMap<String, Arc<Vec<String>>>,
+    premises: HashMap<String, Arc<Vec<String>>>,
     own: HashMap<String, Arc<Own>>,
     effective: HashMap<String, Arc<Effective>>,
 }
@@ -117,6 +118,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             src,
             claims: HashMap::new(),
             records: HashMap::new(),
+            premises: HashMap::new(),
             own: HashMap::new(),
             effective: HashMap::new(),
         }
@@ -193,7 +195,13 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
                 if !live {
                     continue;
                 }
-                let Some(rc) = self.claim(r)? else { continue };
+                // The target index names only stored records; one that is missing is damage,
+                // never a status.
+                let rc = self.claim(r)?.ok_or_else(|| {
+                    FoldError::Store(StoreError::Corrupt(format!(
+                        "the target index names record {r}, which is not stored"
+                    )))
+                })?;
                 by_kind.entry(rc.claim.kind).or_default().push(r.clone());
             }
             let take =
@@ -237,7 +245,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             if !expanded {
                 in_progress.insert(x.clone());
                 stack.push((x, true));
-                for p in &premises {
+                for p in premises.iter() {
                     if in_progress.contains(p) {
                         return Err(cycle(p));
                     }
@@ -250,7 +258,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             let own = self.own(&x)?;
             let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
             if !matches!(own.status, Status::Falsified | Status::Superseded) {
-                for p in &premises {
+                for p in premises.iter() {
                     let pe = self.effective.get(p).cloned().ok_or_else(|| cycle(p))?;
                     match pe.status {
                         Status::Falsified => offer(&mut causes, p, vec![p.clone(), x.clone()]),
@@ -278,7 +286,10 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
     }
 
     /// Premises of `id` that the store holds, sorted.
-    fn present_premises(&mut self, id: &str) -> Result<Vec<String>, FoldError> {
+    fn present_premises(&mut self, id: &str) -> Result<Arc<Vec<String>>, FoldError> {
+        if let Some(p) = self.premises.get(id) {
+            return Ok(p.clone());
+        }
         let c = self.require(id)?;
         let mut out = Vec::new();
         for p in &c.claim.depends_on {
@@ -288,6 +299,8 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         }
         out.sort();
         out.dedup();
+        let out = Arc::new(out);
+        self.premises.insert(id.to_owned(), out.clone());
         Ok(out)
     }
 

@@ -1,10 +1,10 @@
 //! Blast radius (DESIGN section 3): what a falsification of a claim revokes.
 //!
 //! Edges run premise → dependent. The closure is discovered breadth-first through the
-//! store's premise index (so the cost grows with the closure, never with the log), held as a
-//! petgraph graph, and measured with unit-weight shortest paths from the root. Each member
-//! appears once, at its shortest depth, with the smallest-id premise one layer up that
-//! reaches it; members are sorted by id within a layer.
+//! store's premise index (so the cost grows with the closure, never with the log) into a
+//! petgraph graph; breadth-first order gives each member its shortest depth. Each member
+//! appears once, at that depth, with the smallest-id premise one layer up that reaches it
+//! (read from the graph's incoming edges); members are sorted by id within a layer.
 
 use crate::fold::{ClaimSource, Fold, FoldError, Status};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -59,6 +59,7 @@ pub fn blast<S: ClaimSource>(
     let mut index: HashMap<String, NodeIndex> = HashMap::new();
     let root_ix = graph.add_node(root.to_owned());
     index.insert(root.to_owned(), root_ix);
+    let mut depth_of: HashMap<NodeIndex, usize> = HashMap::from([(root_ix, 0)]);
 
     // Breadth-first discovery through the premise index, one layer at a time.
     let mut frontier = vec![root.to_owned()];
@@ -86,6 +87,7 @@ pub fn blast<S: ClaimSource>(
                     None => {
                         let ix = graph.add_node(d.clone());
                         index.insert(d.clone(), ix);
+                        depth_of.insert(ix, depth + 1);
                         next.push(d);
                         ix
                     }
@@ -97,12 +99,11 @@ pub fn blast<S: ClaimSource>(
         depth += 1;
     }
 
-    let distances = petgraph::algo::dijkstra(&graph, root_ix, None, |_| 1usize);
     let mut by_depth: BTreeMap<usize, Vec<(String, Option<String>)>> = BTreeMap::new();
-    for (&node, &d) in &distances {
+    for (&node, &d) in &depth_of {
         let via = graph
             .neighbors_directed(node, petgraph::Direction::Incoming)
-            .filter(|p| distances.get(p) == Some(&(d.wrapping_sub(1))))
+            .filter(|p| d > 0 && depth_of.get(p) == Some(&(d - 1)))
             .map(|p| graph[p].clone())
             .min();
         by_depth

@@ -1,9 +1,9 @@
 //! Strict JSON reading: I-JSON (RFC 7493) as RFC 8785 requires of its input.
 //!
 //! serde_json alone keeps the last of duplicate object keys, which would let two parties read
-//! different claims from the same bytes. This parser refuses duplicates and integers that an
-//! IEEE double cannot hold exactly (they would canonicalize to a different number), and says
-//! where, as a JSON pointer.
+//! different claims from the same bytes. This parser refuses duplicates and numbers beyond
+//! ±2^53, where an IEEE double no longer holds every integer (they could canonicalize to a
+//! different number), and says where, as a JSON pointer.
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
@@ -121,6 +121,15 @@ impl<'de> Visitor<'de> for Strict<'_> {
     }
 
     fn visit_f64<E: de::Error>(mut self, v: f64) -> Result<Value, E> {
+        // Integers too large for u64 arrive here as doubles; beyond 2^53 a double no longer
+        // holds every integer, so refuse them as the integer paths do.
+        if v.abs() > MAX_SAFE_INTEGER as f64 {
+            let pointer = self.pointer.clone();
+            return Err(self.fail(JsonError::NotIJson {
+                pointer,
+                reason: format!("number {v} is outside ±2^53"),
+            }));
+        }
         match serde_json::Number::from_f64(v) {
             Some(n) => Ok(Value::Number(n)),
             None => {
@@ -217,6 +226,15 @@ mod tests {
             Err(JsonError::NotIJson { .. })
         ));
         assert!(parse_strict(br#"{"t":9007199254740992}"#).is_ok());
+        assert!(matches!(
+            parse_strict(br#"{"t":18446744073709551616}"#),
+            Err(JsonError::NotIJson { .. })
+        ));
+        assert!(matches!(
+            parse_strict(br#"{"t":-1e300}"#),
+            Err(JsonError::NotIJson { .. })
+        ));
+        assert!(parse_strict(br#"{"t":1.5e3}"#).is_ok());
         assert!(matches!(
             parse_strict(br#"{} x"#),
             Err(JsonError::Syntax(_))

@@ -55,7 +55,7 @@ fn put(s: &KeyedStore, b: ClaimBuilder, key: &KeyPair) -> String {
     assert_eq!(data["rejected"], json!(0), "{json}");
     assert_eq!(
         data["claims"],
-        json!([{"id": id, "effect": "created", "source": p(&path)}]),
+        json!([{"id": id, "effect": "created", "source": p(&path), "line": null}]),
         "{json}"
     );
     id
@@ -779,7 +779,7 @@ fn re_adding_is_a_noop() {
     assert_eq!(json["data"]["rejected"], json!(0));
     assert_eq!(
         json["data"]["claims"],
-        json!([{"id": x, "effect": "noop", "source": p(&env)}])
+        json!([{"id": x, "effect": "noop", "source": p(&env), "line": null}])
     );
     // The same claim in another envelope (a harness relaying the agent's claim): same id,
     // still a noop, and the first envelope is the one kept.
@@ -788,7 +788,7 @@ fn re_adding_is_a_noop() {
     assert_eq!(code, 0, "{json}");
     assert_eq!(
         json["data"]["claims"],
-        json!([{"id": x, "effect": "noop", "source": p(&relayed)}])
+        json!([{"id": x, "effect": "noop", "source": p(&relayed), "line": null}])
     );
     assert!(s.export() == before, "a noop add changed the store");
     let r = expect(&s, &[("x", &x, "unevaluated", "unevaluated")]);
@@ -845,8 +845,8 @@ fn a_batch_of_good_and_bad_files_is_partial_and_names_each_rejection() {
     assert_eq!(
         data["claims"],
         json!([
-            {"id": id1, "effect": "created", "source": p(&good1)},
-            {"id": id2, "effect": "created", "source": p(&good2)},
+            {"id": id1, "effect": "created", "source": p(&good1), "line": null},
+            {"id": id2, "effect": "created", "source": p(&good2), "line": null},
         ])
     );
     let rejections: Vec<(String, Value, String)> = data["rejections"]
@@ -952,11 +952,11 @@ fn a_bundle_with_a_bad_line_names_that_line() {
     let data = &json["data"];
     assert_eq!(data["created"], json!(3), "{json}");
     assert_eq!(data["rejected"], json!(1), "{json}");
-    let sources: Vec<&str> = data["claims"]
+    let sources: Vec<String> = data["claims"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c["source"].as_str().unwrap())
+        .map(|c| format!("{}:{}", c["source"].as_str().unwrap(), c["line"]))
         .collect();
     let src = p(&bad);
     assert_eq!(
@@ -1001,11 +1001,11 @@ fn add_dash_reads_a_bundle_on_stdin() {
     let (code, json) = elench_with_stdin(a.dir(), &with_store(&store_c, &["add", "-"]), &bundle);
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["data"]["created"], json!(3), "{json}");
-    let sources: Vec<&str> = json["data"]["claims"]
+    let sources: Vec<String> = json["data"]["claims"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c["source"].as_str().unwrap())
+        .map(|c| format!("{}:{}", c["source"].as_str().unwrap(), c["line"]))
         .collect();
     assert_eq!(sources, vec!["<stdin>:1", "<stdin>:2", "<stdin>:3"]);
     assert!(export_bundle(a.dir(), &store_c) == bundle);
@@ -1367,11 +1367,14 @@ fn add_reads_a_directory_recursively() {
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["data"]["created"], json!(3), "{json}");
     assert_eq!(json["data"]["rejected"], json!(0), "{json}");
-    let sources: Vec<&str> = json["data"]["claims"]
+    let sources: Vec<String> = json["data"]["claims"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c["source"].as_str().unwrap())
+        .map(|c| match c["line"].as_u64() {
+            Some(line) => format!("{}:{line}", c["source"].as_str().unwrap()),
+            None => c["source"].as_str().unwrap().to_owned(),
+        })
         .collect();
     let d = p(&dir);
     assert_eq!(

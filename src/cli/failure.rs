@@ -38,6 +38,9 @@ pub enum Failure {
     /// Stopped by SIGINT (exit 130) or SIGTERM (exit 143) after finishing the work in hand.
     #[error("interrupted by signal {signal}; everything reported as done is stored")]
     Interrupted { signal: i32 },
+    /// Stored data is damaged (exit 1: never expected; `fsck` says more).
+    #[error("{0}")]
+    Corrupt(String),
     /// A bug or an environment fault elench did not expect (exit 1).
     #[error("{0}")]
     Internal(String),
@@ -71,6 +74,7 @@ impl Failure {
             | Failure::Unavailable { code, .. } => code,
             Failure::Interrupted { .. } => "INTERRUPTED",
             Failure::Internal(_) => "INTERNAL",
+            Failure::Corrupt(_) => "STORE_CORRUPT",
         }
     }
 
@@ -81,7 +85,7 @@ impl Failure {
             | Failure::Usage(_)
             | Failure::Io { .. }
             | Failure::Invalid { .. } => 2,
-            Failure::Internal(_) => 1,
+            Failure::Internal(_) | Failure::Corrupt(_) => 1,
             Failure::Interrupted { signal } => 128 + signal,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
@@ -168,7 +172,12 @@ impl From<crate::store::StoreError> for Failure {
                 code: "STORE_FORMAT_TOO_NEW",
                 message: e.to_string(),
             },
-            E::Corrupt(_) | E::Sled(_) | E::Io { .. } => Failure::Internal(e.to_string()),
+            E::Invalid(..) | E::Io { .. } => Failure::Precondition {
+                code: "STORE_INVALID",
+                message: format!("cannot use the store: {e}"),
+            },
+            E::Corrupt(_) => Failure::Corrupt(format!("{e} (run `elench fsck`)")),
+            E::Sled(_) => Failure::Internal(e.to_string()),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 pub mod commands;
 pub mod failure;
-pub mod input;
+pub mod files;
 pub mod interrupt;
 pub mod output;
 
@@ -104,6 +104,22 @@ pub struct Globals {
     pub store: Option<PathBuf>,
     pub wait: u64,
     pub mode: Mode,
+    /// `--format` as given (None when the mode was detected).
+    pub format: Option<String>,
+}
+
+impl Globals {
+    /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an
+    /// explicit `--format json` forbids.
+    pub fn stdout_for_product(&self, what: &str) -> Result<(), Failure> {
+        if self.format.as_deref() == Some("json") {
+            return Err(Failure::Usage(format!(
+                "-o - writes the {what} itself to stdout, where --format json needs the report; \
+                 give -o FILE instead"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Runs elench with the process's arguments and returns the exit code.
@@ -119,6 +135,7 @@ pub fn run() -> i32 {
         store: cli.store.clone(),
         wait: cli.wait,
         mode,
+        format: cli.format.clone(),
     };
     let name = cli.command.name();
     let report = match dispatch(cli.command, &globals) {
@@ -183,11 +200,18 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                     .unwrap_or("elench <COMMAND>");
                 format!("a subcommand is required: {usage} (see --help)")
             } else {
-                text.lines()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("invalid arguments")
-                    .trim_start_matches("error: ")
-                    .to_owned()
+                // clap's first paragraph says what is wrong (and names the arguments).
+                let first: Vec<&str> = text
+                    .lines()
+                    .skip_while(|l| l.trim().is_empty())
+                    .take_while(|l| !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect();
+                if first.is_empty() {
+                    "invalid arguments".to_owned()
+                } else {
+                    first.join(" ").trim_start_matches("error: ").to_owned()
+                }
             };
             let report = Report {
                 failure: Some(Failure::Usage(first_line)),

@@ -13,6 +13,9 @@ use serde_json::{json, Value};
 
 /// Envelopes larger than this are refused before they are parsed.
 pub const MAX_ENVELOPE_BYTES: usize = 1024 * 1024;
+/// More signatures than this are refused: each is tried against every trusted key, and a
+/// writer holds the store while it verifies.
+pub const MAX_SIGNATURES: usize = 16;
 
 /// One signature as it appears in an envelope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +125,15 @@ impl Envelope {
             None => return Err(bad("/payload", "payload is missing")),
         };
         let sigs = match obj.get("signatures") {
+            Some(Value::Array(a)) if a.len() > MAX_SIGNATURES => {
+                return Err(bad(
+                    "/signatures",
+                    format!(
+                        "{} signatures; at most {MAX_SIGNATURES} are accepted",
+                        a.len()
+                    ),
+                ))
+            }
             Some(Value::Array(a)) if !a.is_empty() => a,
             Some(Value::Array(_)) => return Err(bad("/signatures", "signatures is empty")),
             Some(_) => return Err(bad("/signatures", "signatures must be an array")),
@@ -172,14 +184,24 @@ impl Envelope {
         let signed = pae(&self.payload_type, &self.payload);
         let mut verifying_keys: Vec<usize> = Vec::new();
         let mut unverified = 0;
-        for raw in &self.signatures {
+        for (n, raw) in self.signatures.iter().enumerate() {
+            // The same signature twice proves nothing more.
+            if self.signatures[..n]
+                .iter()
+                .any(|earlier| earlier.sig == raw.sig)
+            {
+                unverified += 1;
+                continue;
+            }
             let Ok(sig) = Signature::from_slice(&raw.sig) else {
                 unverified += 1;
                 continue;
             };
             // A hint only orders the keys tried (hinted first): keyids are unauthenticated,
             // so a wrong hint must not turn a valid signature into a rejection.
-            let mut order: Vec<usize> = (0..candidates.len()).collect();
+            let mut order: Vec<usize> = (0..candidates.len())
+                .filter(|i| !verifying_keys.contains(i))
+                .collect();
             if let Some(h) = &raw.keyid {
                 order.sort_by_key(|&i| candidates[i].keyid != h);
             }
@@ -187,8 +209,7 @@ impl Envelope {
                 .into_iter()
                 .find(|&i| candidates[i].key.verify_strict(&signed, &sig).is_ok());
             match found {
-                Some(i) if !verifying_keys.contains(&i) => verifying_keys.push(i),
-                Some(_) => {}
+                Some(i) => verifying_keys.push(i),
                 None => unverified += 1,
             }
         }
@@ -312,6 +333,36 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(err.code, Code::UntrustedSigner);
+    }
+
+    #[test]
+    fn too_many_or_repeated_signatures_buy_nothing() {
+        let key = SigningKey::from_bytes(&[5u8; 32]);
+        let text = sign_envelope("t", b"x", &key, "k");
+        let mut env: Value = serde_json::from_str(&text).unwrap();
+        let sig = env["signatures"][0].clone();
+        env["signatures"] = Value::Array(vec![sig.clone(); MAX_SIGNATURES + 1]);
+        let err = Envelope::parse(env.to_string().as_bytes()).unwrap_err();
+        assert_eq!(err.pointer.as_deref(), Some("/signatures"));
+        // The same signature twice counts once towards a threshold.
+        env["signatures"] = Value::Array(vec![sig; 2]);
+        let parsed = Envelope::parse(env.to_string().as_bytes()).unwrap();
+        let vk = key.verifying_key();
+        let cands = [Candidate {
+            keyid: "k",
+            key: &vk,
+        }];
+        assert_eq!(
+            parsed.verify(&cands, 2, &["t"]).unwrap_err().code,
+            Code::BadSignature
+        );
+        assert_eq!(
+            parsed
+                .verify(&cands, 1, &["t"])
+                .unwrap()
+                .unverified_signatures,
+            1
+        );
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub enum StoreError {
     FormatTooNew { found: u32, supported: u32 },
     #[error("store is damaged: {0}")]
     Corrupt(String),
+    #[error("{0} is not an elench store: {1}")]
+    Invalid(PathBuf, String),
     #[error("storage error: {0}")]
     Sled(#[from] sled::Error),
     #[error("{path}: {source}")]
@@ -127,7 +129,10 @@ fn read_format_file(root: &Path) -> Result<u32, StoreError> {
         .strip_prefix("elench-store ")
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| {
-            StoreError::Corrupt(format!("{} is not an elench FORMAT file", path.display()))
+            StoreError::Invalid(
+                root.to_path_buf(),
+                format!("{} is not an elench FORMAT file", path.display()),
+            )
         })
 }
 
@@ -142,8 +147,11 @@ impl Store {
         migrate::migrate(&store.db)?;
         // The FORMAT file is written last: its presence marks a complete store.
         let path = root.join(FORMAT_FILE);
-        std::fs::write(&path, format!("elench-store {}\n", current_version()))
-            .map_err(io_err(&path))?;
+        crate::atomic_file::write(
+            &path,
+            format!("elench-store {}\n", current_version()).as_bytes(),
+        )
+        .map_err(io_err(&path))?;
         Ok((store, true))
     }
 
@@ -158,8 +166,11 @@ impl Store {
         let applied = migrate::migrate(&store.db)?;
         if !applied.is_empty() {
             let path = root.join(FORMAT_FILE);
-            std::fs::write(&path, format!("elench-store {}\n", current_version()))
-                .map_err(io_err(&path))?;
+            crate::atomic_file::write(
+                &path,
+                format!("elench-store {}\n", current_version()).as_bytes(),
+            )
+            .map_err(io_err(&path))?;
         }
         Ok(store)
     }

@@ -452,7 +452,7 @@ pub fn init_store_trusting(dir: &Path, store: &Path, keys: &[&KeyPair]) {
 /// snapshot of the whole store: bad input must leave it byte-identical.
 pub fn export_bundle(dir: &Path, store: &Path) -> Vec<u8> {
     let out = command(dir)
-        .args(with_store(store, &["export"]))
+        .args(with_store(store, &["export", "-o", "-"]))
         .output()
         .expect("elench runs");
     assert_eq!(

@@ -6,7 +6,7 @@
 
 use super::common::open_store;
 use crate::cli::failure::Failure;
-use crate::cli::input::display_source;
+use crate::cli::files::display_source;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
@@ -62,13 +62,25 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         progress: files.len() > 1 || files.iter().any(|f| f.bundle),
         interrupt: Interrupt::install(),
     };
+    // A store failure part-way still reports what was stored before it.
+    let mut fatal = None;
     for f in &files {
         if batch.interrupt.received().is_some() {
             break;
         }
-        batch.read_input(f)?;
+        if let Err(e) = batch.read_input(f) {
+            fatal = Some(e);
+            break;
+        }
     }
-    batch.finish(store.count()?)
+    let as_of = match store.count() {
+        Ok(n) => Some(n),
+        Err(e) => {
+            fatal.get_or_insert(e.into());
+            None
+        }
+    };
+    batch.finish(as_of, fatal)
 }
 
 /// One file to read, and whether it is a bundle.
@@ -137,65 +149,80 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
 impl Batch<'_> {
     fn read_input(&mut self, f: &InputFile) -> Result<(), Failure> {
         let source = display_source(&f.path);
-        let reader: Box<dyn Read> = if f.path == "-" {
-            Box::new(std::io::stdin().lock())
-        } else {
-            match std::fs::File::open(&f.path) {
-                Ok(file) => Box::new(file),
-                Err(e) => {
-                    self.reject_io(&source, None, &e.to_string());
+        if f.path == "-" {
+            // Stdin may block for as long as its writer likes: read it on a thread, so that
+            // a signal is answered while waiting.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<LineRead>(64);
+            std::thread::spawn(move || {
+                let mut lines = Lines::new(Box::new(std::io::stdin()));
+                while let Some(item) = lines.next_line() {
+                    if tx.send(item).is_err() {
+                        break;
+                    }
+                }
+            });
+            loop {
+                if self.interrupt.received().is_some() {
                     return Ok(());
                 }
+                match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+                    Ok(item) => self.line(item, &source)?,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+                }
+            }
+        }
+        let file = match std::fs::File::open(&f.path) {
+            Ok(file) => file,
+            Err(e) => {
+                self.reject_io(&source, None, &e.to_string());
+                return Ok(());
             }
         };
         if !f.bundle {
             let mut bytes = Vec::new();
-            if let Err(e) = reader
+            if let Err(e) = file
                 .take(MAX_ENVELOPE_BYTES as u64 + 1)
                 .read_to_end(&mut bytes)
             {
                 self.reject_io(&source, None, &e.to_string());
                 return Ok(());
             }
-            let trimmed = bytes.trim_ascii();
-            return self.one(trimmed, Origin { source, line: None });
+            // The size is the file's, whitespace included: what `verify` would refuse, `add`
+            // refuses too.
+            if bytes.len() > MAX_ENVELOPE_BYTES {
+                self.reject(too_large(), Origin { source, line: None });
+                return Ok(());
+            }
+            return self.one(bytes.trim_ascii(), Origin { source, line: None });
         }
-        let mut lines = BufReader::new(reader);
-        let mut line_no = 0;
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            line_no += 1;
-            // Read at most the size limit plus one byte of a line, then skip the rest.
-            let n = match (&mut lines)
-                .take(MAX_ENVELOPE_BYTES as u64 + 2)
-                .read_until(b'\n', &mut buf)
-            {
-                Ok(n) => n,
-                Err(e) => {
-                    self.reject_io(&source, Some(line_no), &e.to_string());
-                    return Ok(());
-                }
-            };
-            if n == 0 || self.interrupt.received().is_some() {
+        let mut lines = Lines::new(Box::new(file));
+        while let Some(item) = lines.next_line() {
+            if self.interrupt.received().is_some() {
                 break;
             }
-            if !buf.ends_with(b"\n") && n as u64 == MAX_ENVELOPE_BYTES as u64 + 2 {
-                let _ = skip_line(&mut lines);
-            }
-            let line = buf.trim_ascii();
-            if line.is_empty() {
-                continue;
-            }
-            self.one(
-                line,
-                Origin {
-                    source: source.clone(),
-                    line: Some(line_no),
-                },
-            )?;
+            self.line(item, &source)?;
         }
         Ok(())
+    }
+
+    /// Handles one line of a bundle.
+    fn line(&mut self, item: LineRead, source: &str) -> Result<(), Failure> {
+        let origin = |line| Origin {
+            source: source.to_owned(),
+            line: Some(line),
+        };
+        match item {
+            LineRead::Envelope { line, bytes } => self.one(&bytes, origin(line)),
+            LineRead::TooLarge { line } => {
+                self.reject(too_large(), origin(line));
+                Ok(())
+            }
+            LineRead::Failed { line, message } => {
+                self.reject_io(source, Some(line), &message);
+                Ok(())
+            }
+        }
     }
 
     /// Judges and stores one envelope.
@@ -208,10 +235,13 @@ impl Batch<'_> {
             }
         };
         let claim = &accepted.claim;
+        // Checked before the add (a claim may name itself only by forgery, which ingest
+        // refused), reported only for a claim this add created.
+        let mut dangling = Vec::new();
         for (field, ids) in [("target", &claim.target), ("dependsOn", &claim.depends_on)] {
             for other in ids {
                 if !self.store.contains(other)? {
-                    self.warnings.push(Warning::new(
+                    dangling.push(Warning::new(
                         "DANGLING_REFERENCE",
                         format!(
                             "{} names {other} in {field}, which the store has not seen yet",
@@ -222,17 +252,28 @@ impl Batch<'_> {
             }
         }
         let effect = self.store.add(&accepted, bytes)?;
-        let (word, counter) = match effect {
-            Effect::Created => ("created", &mut self.created),
-            Effect::Noop => ("noop", &mut self.noop),
+        let word = match effect {
+            Effect::Created => {
+                self.created += 1;
+                self.warnings.append(&mut dangling);
+                "created"
+            }
+            Effect::Noop => {
+                self.noop += 1;
+                "noop"
+            }
         };
-        *counter += 1;
-        let source = origin_text(&origin);
         if self.progress {
-            eprintln!("{word} {} {source}", claim.id);
+            eprintln!("{word} {} {}", claim.id, origin_text(&origin));
         }
-        self.claims
-            .push(json!({"id": claim.id, "effect": word, "source": source}));
+        self.warnings
+            .extend(super::verify::ingest_warnings(&accepted));
+        self.claims.push(json!({
+            "id": claim.id,
+            "effect": word,
+            "source": origin.source,
+            "line": origin.line,
+        }));
         Ok(())
     }
 
@@ -260,10 +301,7 @@ impl Batch<'_> {
     }
 
     fn reject_io(&mut self, source: &str, line: Option<usize>, message: &str) {
-        let r = Rejection::new(
-            Code::BadEnvelope,
-            format!("cannot read {source}: {message}"),
-        );
+        let r = Rejection::new(Code::Unreadable, format!("cannot read {source}: {message}"));
         self.reject(
             r,
             Origin {
@@ -273,10 +311,12 @@ impl Batch<'_> {
         );
     }
 
-    fn finish(self, as_of: u64) -> Result<Report, Failure> {
+    fn finish(self, as_of: Option<u64>, fatal: Option<Failure>) -> Result<Report, Failure> {
         let rejected = self.rejections.len();
         let accepted = self.created + self.noop;
-        let failure = if let Some(signal) = self.interrupt.received() {
+        let failure = if fatal.is_some() {
+            fatal
+        } else if let Some(signal) = self.interrupt.received() {
             Some(Failure::Interrupted { signal })
         } else if accepted == 0 && rejected == 0 {
             Some(Failure::Usage("no envelopes found in the inputs".into()))
@@ -290,8 +330,8 @@ impl Batch<'_> {
             None
         };
         let mut text = format!(
-            "{} created, {} already present, {} rejected ({} claims in the log)\n",
-            self.created, self.noop, rejected, as_of
+            "{} created, {} already present, {} rejected\n",
+            self.created, self.noop, rejected
         );
         // A batch already listed each envelope on stderr as it was acknowledged.
         let listed = if self.progress {
@@ -341,6 +381,85 @@ fn origin_text(o: &Origin) -> String {
     match o.line {
         Some(l) => format!("{}:{l}", o.source),
         None => o.source.clone(),
+    }
+}
+
+fn too_large() -> Rejection {
+    Rejection::new(
+        Code::TooLarge,
+        format!("envelope is larger than the limit of {MAX_ENVELOPE_BYTES} bytes (1 MiB)"),
+    )
+}
+
+/// One line of a bundle, as read.
+enum LineRead {
+    Envelope { line: usize, bytes: Vec<u8> },
+    TooLarge { line: usize },
+    Failed { line: usize, message: String },
+}
+
+/// Reads a bundle line by line, never holding more than the size limit of one line; blank
+/// lines are skipped, surrounding whitespace trimmed.
+struct Lines {
+    reader: BufReader<Box<dyn Read + Send>>,
+    line: usize,
+    done: bool,
+}
+
+impl Lines {
+    fn new(reader: Box<dyn Read + Send>) -> Lines {
+        Lines {
+            reader: BufReader::new(reader),
+            line: 0,
+            done: false,
+        }
+    }
+
+    fn next_line(&mut self) -> Option<LineRead> {
+        let mut buf = Vec::new();
+        while !self.done {
+            buf.clear();
+            self.line += 1;
+            let line = self.line;
+            // At most the limit, plus the newline, plus one byte to tell an oversized line.
+            let cap = MAX_ENVELOPE_BYTES as u64 + 2;
+            let n = match (&mut self.reader).take(cap).read_until(b'\n', &mut buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.done = true;
+                    return Some(LineRead::Failed {
+                        line,
+                        message: e.to_string(),
+                    });
+                }
+            };
+            if n == 0 {
+                self.done = true;
+                return None;
+            }
+            let content = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            let content = content.strip_suffix(b"\r").unwrap_or(content);
+            if content.len() > MAX_ENVELOPE_BYTES {
+                if !buf.ends_with(b"\n") {
+                    if let Err(e) = skip_line(&mut self.reader) {
+                        self.done = true;
+                        return Some(LineRead::Failed {
+                            line,
+                            message: e.to_string(),
+                        });
+                    }
+                }
+                return Some(LineRead::TooLarge { line });
+            }
+            let trimmed = content.trim_ascii();
+            if !trimmed.is_empty() {
+                return Some(LineRead::Envelope {
+                    line,
+                    bytes: trimmed.to_vec(),
+                });
+            }
+        }
+        None
     }
 }
 

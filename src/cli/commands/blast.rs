@@ -1,6 +1,6 @@
 //! `elench blast ID [--depth N]`: what a falsification of a claim revokes.
 
-use super::common::open_store;
+use super::common::{open_store, require_claim_ids};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
@@ -17,6 +17,7 @@ pub struct BlastArgs {
 }
 
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
+    require_claim_ids([&a.id])?;
     let store = open_store(g)?;
     let mut fold = Fold::new(&store);
     let b = blast(&mut fold, &a.id, a.depth)?;

@@ -25,6 +25,19 @@ pub fn open_store_if_any(g: &Globals) -> Result<Option<Store>, Failure> {
     }
 }
 
+/// Refuses arguments that cannot be claim ids (a bad argument, exit 2, rather than an id
+/// that is merely unknown, exit 5).
+pub fn require_claim_ids<'a>(ids: impl IntoIterator<Item = &'a String>) -> Result<(), Failure> {
+    for id in ids {
+        if !crate::claim::is_claim_id(id) {
+            return Err(Failure::Usage(format!(
+                "{id:?} is not a claim id (cl_ followed by 64 lowercase hex digits)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `--limit` and `--cursor` for lists.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Page {
@@ -48,12 +61,39 @@ impl Page {
     }
 
     pub fn limit(&self) -> Result<usize, Failure> {
-        if self.limit == 0 {
-            return Err(Failure::Usage("--limit must be at least 1".into()));
+        if !(1..=MAX_LIMIT).contains(&self.limit) {
+            return Err(Failure::Usage(format!(
+                "--limit must be between 1 and {MAX_LIMIT}"
+            )));
         }
         Ok(self.limit)
     }
+
+    /// One page of the log in arrival order, and its `meta.pagination`.
+    pub fn of_arrivals(&self, store: &Store) -> Result<(Vec<(u64, String)>, Value), Failure> {
+        let start = self.start()?;
+        let limit = self.limit()?;
+        let mut page = store.arrivals(start, limit + 1)?;
+        let more = page.len() > limit;
+        page.truncate(limit);
+        let next = more.then(|| start + page.len() as u64);
+        let meta = pagination(page.len(), next);
+        Ok((page, meta))
+    }
+
+    /// One page of an in-memory list, and its `meta.pagination`.
+    pub fn of_slice<'a, T>(&self, items: &'a [T]) -> Result<(&'a [T], Value), Failure> {
+        let start = usize::try_from(self.start()?)
+            .unwrap_or(usize::MAX)
+            .min(items.len());
+        let end = start.saturating_add(self.limit()?).min(items.len());
+        let next = (end < items.len()).then_some(end as u64);
+        Ok((&items[start..end], pagination(end - start, next)))
+    }
 }
+
+/// The largest page `--limit` allows.
+pub const MAX_LIMIT: usize = 10_000;
 
 /// The `meta.pagination` object.
 pub fn pagination(returned: usize, next: Option<u64>) -> Value {

@@ -2,7 +2,7 @@
 
 use super::common::open_store;
 use crate::cli::failure::Failure;
-use crate::cli::input::{display_source, read_limited};
+use crate::cli::files::{display_source, read_limited};
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
 use crate::conformance::corpus::{self, Verdict};
@@ -276,6 +276,7 @@ fn decide(value: &Value, c: &Checked, level: &str) -> Result<(&'static str, Stri
 }
 
 fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
+    super::common::require_claim_ids([&a.claim])?;
     let (bytes, value, c) = checked_report(&a.report, a.cases.as_ref())?;
     if !c.is_sound() {
         let mut f = unsound(&c, &a.report);
@@ -389,7 +390,7 @@ fn run_corpus(a: RunArgs) -> Result<Report, Failure> {
     if let Some(out) = &a.out {
         let text = serde_json::to_string_pretty(&declaration)
             .map_err(|e| Failure::Internal(e.to_string()))?;
-        super::sign::write_atomically(out, format!("{text}\n").as_bytes())?;
+        crate::cli::files::write_atomically(out, format!("{text}\n").as_bytes())?;
     }
     let r = &declaration["result"];
     let bad = r["failed"].as_u64().unwrap_or(0) + r["error"].as_u64().unwrap_or(0);

@@ -1,11 +1,11 @@
-//! `elench export [-o FILE]`: the log as an in-toto bundle, one envelope a line, in arrival
+//! `elench export -o FILE|-`: the log as an in-toto bundle, one envelope a line, in arrival
 //! order. Envelopes are written byte for byte as received; one received with line breaks
 //! inside is written on one line with its insignificant whitespace removed (its signature
 //! covers the PAE, not the envelope text, so it verifies the same).
 
 use super::common::open_store;
-use super::sign::write_atomically;
 use crate::cli::failure::Failure;
+use crate::cli::files::write_atomically;
 use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::store::Store;
@@ -14,9 +14,10 @@ use std::io::Write;
 
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    /// Write the bundle here (default: stdout, with the report on stderr)
-    #[arg(short = 'o', long = "out", value_name = "FILE")]
-    pub out: Option<String>,
+    /// Write the bundle to FILE (atomically); `-` writes the bundle itself to stdout in place
+    /// of the JSON report (which then goes to stderr as text)
+    #[arg(short = 'o', long = "out", value_name = "FILE", required = true)]
+    pub out: String,
 }
 
 /// The bundle's bytes.
@@ -49,10 +50,13 @@ pub fn bundle(store: &Store) -> Result<(Vec<u8>, u64), Failure> {
 }
 
 pub fn run(a: ExportArgs, g: &Globals) -> Result<Report, Failure> {
+    if a.out == "-" {
+        g.stdout_for_product("bundle")?;
+    }
     let store = open_store(g)?;
     let (bytes, n) = bundle(&store)?;
-    match a.out.as_deref() {
-        None | Some("-") => {
+    match a.out.as_str() {
+        "-" => {
             let mut out = std::io::stdout().lock();
             out.write_all(&bytes)
                 .and_then(|_| out.flush())
@@ -63,7 +67,7 @@ pub fn run(a: ExportArgs, g: &Globals) -> Result<Report, Failure> {
                 ..Report::default()
             })
         }
-        Some(path) => {
+        path => {
             write_atomically(std::path::Path::new(path), &bytes)?;
             Ok(Report::new(
                 json!({"path": path, "envelopes": n}),

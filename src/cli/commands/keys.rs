@@ -1,8 +1,8 @@
 //! `elench keys …`: make signing keys (and, with a store, manage the trusted ones).
 
-use super::common::{open_store, pagination, Page};
+use super::common::{open_store, Page};
 use crate::cli::failure::Failure;
-use crate::cli::input::read_text;
+use crate::cli::files::read_text;
 use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::keys::{
@@ -182,12 +182,9 @@ fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
 fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
     let store = open_store(g)?;
     let keys = store.list_keys()?;
-    let start = a.page.start()? as usize;
-    let limit = a.page.limit()?;
-    let page: Vec<&StoredKey> = keys.iter().skip(start).take(limit).collect();
-    let next = (start + page.len() < keys.len()).then_some((start + page.len()) as u64);
+    let (page, pagination_meta) = a.page.of_slice(&keys)?;
     let mut text = String::new();
-    for k in &page {
+    for k in page {
         text.push_str(&format!(
             "{}  {:<7} {}{}\n",
             k.keyid,
@@ -200,9 +197,9 @@ fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
         text.push_str("no trusted keys (add one with `elench keys add`)\n");
     }
     Ok(Report {
-        data: json!({"keys": page.iter().map(|k| key_json(k)).collect::<Vec<_>>()}),
+        data: json!({"keys": page.iter().map(key_json).collect::<Vec<_>>()}),
         text,
-        pagination: Some(pagination(page.len(), next)),
+        pagination: Some(pagination_meta),
         ..Report::default()
     })
 }

@@ -1,6 +1,6 @@
 //! `elench log`: the claims in arrival order, paginated.
 
-use super::common::{open_store, pagination, Page};
+use super::common::{open_store, Page};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
@@ -14,11 +14,7 @@ pub struct LogArgs {
 
 pub fn run(a: LogArgs, g: &Globals) -> Result<Report, Failure> {
     let store = open_store(g)?;
-    let start = a.page.start()?;
-    let limit = a.page.limit()?;
-    let mut page = store.arrivals(start, limit + 1)?;
-    let more = page.len() > limit;
-    page.truncate(limit);
+    let (page, pagination_meta) = a.page.of_arrivals(&store)?;
     let mut entries = Vec::with_capacity(page.len());
     let mut text = String::new();
     for (seq, id) in &page {
@@ -43,17 +39,13 @@ pub fn run(a: LogArgs, g: &Globals) -> Result<Report, Failure> {
     if entries.is_empty() {
         text.push_str("the log is empty\n");
     }
-    let next = more.then_some(start + entries.len() as u64);
-    if next.is_some() {
-        text.push_str(&format!(
-            "(more: --cursor {})\n",
-            start + entries.len() as u64
-        ));
+    if let Some(next) = pagination_meta["next_cursor"].as_str() {
+        text.push_str(&format!("(more: --cursor {next})\n"));
     }
     Ok(Report {
         data: json!({"entries": entries}),
         text,
-        pagination: Some(pagination(entries.len(), next)),
+        pagination: Some(pagination_meta),
         ..Report::default()
     })
 }

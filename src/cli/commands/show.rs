@@ -1,6 +1,6 @@
 //! `elench show ID`: the claim as signed, who signed it, and the records that target it.
 
-use super::common::open_store;
+use super::common::{open_store, require_claim_ids};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
@@ -14,6 +14,7 @@ pub struct ShowArgs {
 }
 
 pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
+    require_claim_ids([&a.id])?;
     let store = open_store(g)?;
     let mut fold = Fold::new(&store);
     let stored = fold.require(&a.id)?;

@@ -3,7 +3,7 @@
 use super::trust;
 use crate::claim;
 use crate::cli::failure::Failure;
-use crate::cli::input::{display_source, read_limited};
+use crate::cli::files::{display_source, read_limited, write_atomically};
 use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::envelope::MAX_ENVELOPE_BYTES;
@@ -85,6 +85,7 @@ pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         "warnings": [],
     });
     if a.out.as_deref() == Some("-") {
+        g.stdout_for_product("envelope")?;
         // The envelope itself is the output; no report on stdout.
         let mut out = std::io::stdout().lock();
         writeln!(out, "{envelope}")
@@ -117,25 +118,4 @@ pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let mut data = data;
     data["envelope_path"] = json!(out.display().to_string());
     Ok(Report::new(data, text))
-}
-
-/// Writes through a temporary file and a rename, so a reader never sees half an envelope.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
-        .and_then(|_| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Failure::io(path.display(), e));
-    }
-    Ok(())
 }

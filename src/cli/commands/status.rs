@@ -1,6 +1,6 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use super::common::{open_store, pagination, Page};
+use super::common::{open_store, require_claim_ids, Page};
 use crate::cli::failure::Failure;
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
@@ -20,17 +20,12 @@ pub struct StatusArgs {
 }
 
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
+    require_claim_ids(&a.ids)?;
     let store = open_store(g)?;
     let as_of = store.count()?;
     let (ids, pagination_meta) = if a.all {
-        let start = a.page.start()?;
-        let limit = a.page.limit()?;
-        let page = store.arrivals(start, limit + 1)?;
-        let more = page.len() > limit;
-        let ids: Vec<String> = page.into_iter().take(limit).map(|(_, id)| id).collect();
-        let next = more.then_some(start + ids.len() as u64);
-        let meta = pagination(ids.len(), next);
-        (ids, Some(meta))
+        let (page, meta) = a.page.of_arrivals(&store)?;
+        (page.into_iter().map(|(_, id)| id).collect(), Some(meta))
     } else {
         (a.ids, None)
     };

@@ -2,7 +2,7 @@
 //! exists, its trusted keys).
 
 use crate::cli::failure::Failure;
-use crate::cli::input::read_text;
+use crate::cli::files::read_text;
 use crate::keys::{read_public_key_pem, Role, TrustSet, TrustedKey};
 use std::path::Path;
 

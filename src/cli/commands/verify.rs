@@ -2,7 +2,7 @@
 
 use super::trust;
 use crate::cli::failure::Failure;
-use crate::cli::input::{display_source, read_limited};
+use crate::cli::files::{display_source, read_limited};
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
 use crate::envelope::MAX_ENVELOPE_BYTES;

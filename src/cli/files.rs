@@ -1,4 +1,5 @@
-//! Reading inputs: files, or standard input only when the argument is `-`.
+//! Files the CLI reads and writes: inputs (standard input only when the argument is `-`),
+//! and outputs written atomically.
 
 use super::failure::Failure;
 use crate::error::{Code, Rejection};
@@ -42,4 +43,9 @@ pub fn display_source(path: &str) -> String {
     } else {
         path.to_owned()
     }
+}
+
+/// Writes `bytes` to `path` atomically (see `atomic_file`), naming the path on failure.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    crate::atomic_file::write(path, bytes).map_err(|e| Failure::io(path.display(), e))
 }

@@ -1,0 +1,168 @@
+//! Edges of the command line found in review: bounds on arguments, stdout ownership, store
+//! paths that are not stores, oversized inputs, signals while waiting for input.
+
+mod common;
+
+use common::{elench, run_raw, sign_cli, ClaimBuilder, KeyedStore};
+use std::io::Write;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+#[test]
+fn list_limits_are_bounded() {
+    let s = KeyedStore::new();
+    for args in [
+        vec!["log", "--limit", "18446744073709551615"],
+        vec!["status", "--all", "--limit", "0"],
+        vec!["keys", "list", "--limit", "10001"],
+        vec!["log", "--cursor", "next-please"],
+    ] {
+        let (code, json) = s.run(&args);
+        assert_eq!(code, 2, "{args:?}: {json}");
+        assert_eq!(json["error"]["code"], "BAD_ARGUMENTS", "{args:?}");
+    }
+}
+
+#[test]
+fn malformed_ids_are_bad_arguments_not_unknown_claims() {
+    let s = KeyedStore::new();
+    for args in [
+        vec!["status", "cl_bogus"],
+        vec!["status", ""],
+        vec!["blast", "not an id/../x"],
+        vec!["show", "CL_00"],
+    ] {
+        let (code, json) = s.run(&args);
+        assert_eq!(code, 2, "{args:?}: {json}");
+        assert_eq!(json["error"]["code"], "BAD_ARGUMENTS", "{args:?}");
+    }
+}
+
+#[test]
+fn stdout_carries_the_report_unless_the_product_is_asked_for() {
+    let s = KeyedStore::new();
+    // export needs -o; `-o -` is the explicit request for the bundle itself.
+    let (code, json) = s.run(&["export"]);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["code"], "BAD_ARGUMENTS");
+    let (code, json) = s.run(&["--format", "json", "export", "-o", "-"]);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["code"], "BAD_ARGUMENTS");
+    let claim = s.dir().join("c.json");
+    std::fs::write(&claim, ClaimBuilder::assertion("x").build().to_string()).unwrap();
+    let key = s.keys.agent.private.display().to_string();
+    let (code, json) = s.run(&[
+        "--format",
+        "json",
+        "sign",
+        claim.to_str().unwrap(),
+        "--key",
+        &key,
+        "-o",
+        "-",
+    ]);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["code"], "BAD_ARGUMENTS");
+    // Without --format, `-o -` writes the envelope itself.
+    let run = run_raw(
+        s.dir(),
+        &common::with_store(
+            &s.store,
+            &["sign", claim.to_str().unwrap(), "--key", &key, "-o", "-"],
+        ),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let env: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(env["payloadType"], "application/vnd.in-toto+json");
+}
+
+#[test]
+fn a_store_path_that_is_not_a_store_is_a_precondition() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let f = file.to_str().unwrap();
+    for args in [vec!["--store", f, "log"], vec!["--store", f, "init"]] {
+        let (code, json) = elench(dir.path(), &args);
+        assert_eq!(code, 4, "{args:?}: {json}");
+        assert_eq!(json["error"]["code"], "STORE_INVALID", "{args:?}");
+    }
+    // A store whose FORMAT file is not one of ours.
+    let s = KeyedStore::new();
+    std::fs::write(s.store.join("FORMAT"), "garbage\n").unwrap();
+    let (code, json) = s.run(&["log"]);
+    assert_eq!(code, 4, "{json}");
+    assert_eq!(json["error"]["code"], "STORE_INVALID");
+}
+
+#[test]
+fn a_newer_store_is_refused() {
+    let s = KeyedStore::new();
+    std::fs::write(s.store.join("FORMAT"), "elench-store 99\n").unwrap();
+    let (code, json) = s.run(&["log"]);
+    assert_eq!(code, 4, "{json}");
+    assert_eq!(json["error"]["code"], "STORE_FORMAT_TOO_NEW");
+}
+
+#[test]
+fn add_refuses_what_verify_refuses_for_size() {
+    let s = KeyedStore::new();
+    let (env, _) = sign_cli(
+        s.dir(),
+        &ClaimBuilder::assertion("padded").build(),
+        &s.keys.agent,
+    );
+    let mut bytes = std::fs::read(&env).unwrap();
+    bytes.extend(std::iter::repeat_n(b' ', 1024 * 1024));
+    let padded = s.dir().join("padded.dsse");
+    std::fs::write(&padded, &bytes).unwrap();
+    let before = s.export();
+    let (code, json) = s.run(&["add", padded.to_str().unwrap()]);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["code"], "TOO_LARGE");
+    let (code, json) = s.run(&["verify", padded.to_str().unwrap()]);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["code"], "TOO_LARGE");
+    assert_eq!(s.export(), before);
+    // An unreadable input is named as such.
+    let (code, json) = s.run(&["add", "/nonexistent/x.dsse"]);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["code"], "IO_ERROR");
+}
+
+#[test]
+fn a_signal_is_answered_while_add_waits_for_stdin() {
+    let s = KeyedStore::new();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+        .current_dir(s.dir())
+        .env_remove("CI")
+        .env_remove("NO_COLOR")
+        .args(common::with_store(&s.store, &["add", "-"]))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Nothing arrives on stdin; the writer keeps it open.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(143));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["error"]["code"], "INTERRUPTED");
+    assert_eq!(json["data"]["created"], 0);
+}
