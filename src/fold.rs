@@ -106,6 +106,9 @@ pub struct Fold<'s, S: ClaimSource> {
     effective: HashMap<String, Arc<Effective>>,
 }
 
+/// A shared, sorted list of claim ids (memoized edges).
+type Ids = Arc<Vec<String>>;
+
 fn cycle(id: &str) -> FoldError {
     FoldError::Store(StoreError::Corrupt(format!(
         "claim {id} takes part in a cycle, which content addressing makes impossible"
@@ -157,132 +160,144 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         Ok(r)
     }
 
-    /// own(id) for a stored claim.
+    /// Visits `root` and everything below it along `children` edges, children first, calling
+    /// `finish` on each node not yet `done`. Iterative, so no chain length can overflow the
+    /// stack; meeting a node that is still in progress is a cycle, which stored data cannot
+    /// contain, so it is reported as corruption.
+    fn post_order(
+        &mut self,
+        root: &str,
+        done: fn(&Self, &str) -> bool,
+        children: fn(&mut Self, &str) -> Result<Ids, FoldError>,
+        finish: fn(&mut Self, &str, &[String]) -> Result<(), FoldError>,
+    ) -> Result<(), FoldError> {
+        let mut stack: Vec<(String, bool)> = vec![(root.to_owned(), false)];
+        let mut in_progress: HashSet<String> = HashSet::new();
+        while let Some((x, expanded)) = stack.pop() {
+            if done(self, &x) {
+                continue;
+            }
+            let kids = children(self, &x)?;
+            if expanded {
+                finish(self, &x, &kids)?;
+                in_progress.remove(&x);
+                continue;
+            }
+            in_progress.insert(x.clone());
+            stack.push((x, true));
+            for k in kids.iter() {
+                if in_progress.contains(k) {
+                    return Err(cycle(k));
+                }
+                if !done(self, k) {
+                    stack.push((k.clone(), false));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// own(id) for a stored claim: needs the own status of every record targeting it.
     pub fn own(&mut self, id: &str) -> Result<Arc<Own>, FoldError> {
         if let Some(o) = self.own.get(id) {
             return Ok(o.clone());
         }
         self.require(id)?;
-        // Post-order walk down the target edges: a claim's own status needs the own status
-        // of every record targeting it.
-        let mut stack: Vec<(String, bool)> = vec![(id.to_owned(), false)];
-        let mut in_progress: HashSet<String> = HashSet::new();
-        while let Some((x, expanded)) = stack.pop() {
-            if self.own.contains_key(&x) {
-                continue;
-            }
-            let recs = self.records(&x)?;
-            if !expanded {
-                in_progress.insert(x.clone());
-                stack.push((x, true));
-                for r in recs.iter() {
-                    if in_progress.contains(r) {
-                        return Err(cycle(r));
-                    }
-                    if !self.own.contains_key(r) {
-                        stack.push((r.clone(), false));
-                    }
-                }
-                continue;
-            }
-            let mut by_kind: BTreeMap<Kind, Vec<String>> = BTreeMap::new();
-            for r in recs.iter() {
-                let live = self
-                    .own
-                    .get(r)
-                    .map(|o| o.status.is_live())
-                    .ok_or_else(|| cycle(r))?;
-                if !live {
-                    continue;
-                }
-                // The target index names only stored records; one that is missing is damage,
-                // never a status.
-                let rc = self.claim(r)?.ok_or_else(|| {
-                    FoldError::Store(StoreError::Corrupt(format!(
-                        "the target index names record {r}, which is not stored"
-                    )))
-                })?;
-                by_kind.entry(rc.claim.kind).or_default().push(r.clone());
-            }
-            let take =
-                |k: Kind, m: &BTreeMap<Kind, Vec<String>>| m.get(&k).cloned().unwrap_or_default();
-            let (status, decided_by) = if by_kind.contains_key(&Kind::Falsification) {
-                (Status::Falsified, take(Kind::Falsification, &by_kind))
-            } else if by_kind.contains_key(&Kind::Supersession) {
-                (Status::Superseded, take(Kind::Supersession, &by_kind))
-            } else if by_kind.contains_key(&Kind::Verification) {
-                (Status::Verified, take(Kind::Verification, &by_kind))
-            } else {
-                (Status::Unevaluated, Vec::new())
-            };
-            let accepted_by = take(Kind::ResidueAcceptance, &by_kind);
-            in_progress.remove(&x);
-            self.own.insert(
-                x,
-                Arc::new(Own {
-                    status,
-                    decided_by,
-                    accepted_by,
-                }),
-            );
-        }
+        self.post_order(
+            id,
+            |f, x| f.own.contains_key(x),
+            |f, x| f.records(x),
+            Self::finish_own,
+        )?;
         self.own.get(id).cloned().ok_or_else(|| cycle(id))
     }
 
-    /// effective(id) for a stored claim.
+    /// Decides own(x) once every record targeting it has its own status.
+    fn finish_own(&mut self, x: &str, recs: &[String]) -> Result<(), FoldError> {
+        let mut by_kind: BTreeMap<Kind, Vec<String>> = BTreeMap::new();
+        for r in recs {
+            let live = self
+                .own
+                .get(r)
+                .map(|o| o.status.is_live())
+                .ok_or_else(|| cycle(r))?;
+            if !live {
+                continue;
+            }
+            // The target index names only stored records; one that is missing is damage,
+            // never a status.
+            let rc = self.claim(r)?.ok_or_else(|| {
+                FoldError::Store(StoreError::Corrupt(format!(
+                    "the target index names record {r}, which is not stored"
+                )))
+            })?;
+            by_kind.entry(rc.claim.kind).or_default().push(r.clone());
+        }
+        let take = |k: Kind| by_kind.get(&k).cloned().unwrap_or_default();
+        let (status, decided_by) = if by_kind.contains_key(&Kind::Falsification) {
+            (Status::Falsified, take(Kind::Falsification))
+        } else if by_kind.contains_key(&Kind::Supersession) {
+            (Status::Superseded, take(Kind::Supersession))
+        } else if by_kind.contains_key(&Kind::Verification) {
+            (Status::Verified, take(Kind::Verification))
+        } else {
+            (Status::Unevaluated, Vec::new())
+        };
+        let accepted_by = take(Kind::ResidueAcceptance);
+        self.own.insert(
+            x.to_owned(),
+            Arc::new(Own {
+                status,
+                decided_by,
+                accepted_by,
+            }),
+        );
+        Ok(())
+    }
+
+    /// effective(id) for a stored claim: needs the effective status of its premises.
     pub fn effective(&mut self, id: &str) -> Result<Arc<Effective>, FoldError> {
         if let Some(e) = self.effective.get(id) {
             return Ok(e.clone());
         }
         self.require(id)?;
-        let mut stack: Vec<(String, bool)> = vec![(id.to_owned(), false)];
-        let mut in_progress: HashSet<String> = HashSet::new();
-        while let Some((x, expanded)) = stack.pop() {
-            if self.effective.contains_key(&x) {
-                continue;
-            }
-            let premises = self.present_premises(&x)?;
-            if !expanded {
-                in_progress.insert(x.clone());
-                stack.push((x, true));
-                for p in premises.iter() {
-                    if in_progress.contains(p) {
-                        return Err(cycle(p));
-                    }
-                    if !self.effective.contains_key(p) {
-                        stack.push((p.clone(), false));
-                    }
-                }
-                continue;
-            }
-            let own = self.own(&x)?;
-            let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            if !matches!(own.status, Status::Falsified | Status::Superseded) {
-                for p in premises.iter() {
-                    let pe = self.effective.get(p).cloned().ok_or_else(|| cycle(p))?;
-                    match pe.status {
-                        Status::Falsified => offer(&mut causes, p, vec![p.clone(), x.clone()]),
-                        Status::Revoked => {
-                            for (root, path) in &pe.causes {
-                                let mut longer = path.clone();
-                                longer.push(x.clone());
-                                offer(&mut causes, root, longer);
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            let status = if causes.is_empty() {
-                own.status
-            } else {
-                Status::Revoked
-            };
-            in_progress.remove(&x);
-            self.effective
-                .insert(x, Arc::new(Effective { status, causes }));
-        }
+        self.post_order(
+            id,
+            |f, x| f.effective.contains_key(x),
+            |f, x| f.present_premises(x),
+            Self::finish_effective,
+        )?;
         self.effective.get(id).cloned().ok_or_else(|| cycle(id))
+    }
+
+    /// Decides effective(x) once every premise has its effective status.
+    fn finish_effective(&mut self, x: &str, premises: &[String]) -> Result<(), FoldError> {
+        let own = self.own(x)?;
+        let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        if !matches!(own.status, Status::Falsified | Status::Superseded) {
+            for p in premises {
+                let pe = self.effective.get(p).cloned().ok_or_else(|| cycle(p))?;
+                match pe.status {
+                    Status::Falsified => offer(&mut causes, p, vec![p.clone(), x.to_owned()]),
+                    Status::Revoked => {
+                        for (root, path) in &pe.causes {
+                            let mut longer = path.clone();
+                            longer.push(x.to_owned());
+                            offer(&mut causes, root, longer);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let status = if causes.is_empty() {
+            own.status
+        } else {
+            Status::Revoked
+        };
+        self.effective
+            .insert(x.to_owned(), Arc::new(Effective { status, causes }));
+        Ok(())
     }
 
     /// Premises of `id` that the store holds, sorted.
