@@ -148,9 +148,10 @@ fn a_signal_is_answered_while_add_waits_for_stdin() {
     stdin.write_all(b"").unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let sent = Instant::now();
-    let kill = std::process::Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
+    // The shell's own `kill`, so no separate kill binary is needed.
+    let kill = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -TERM {}", child.id()))
         .status()
         .unwrap();
     assert!(kill.success());

@@ -644,11 +644,12 @@ fn an_interrupted_add_reports_what_it_stored_and_exits_128_plus_the_signal() {
         let mut first = String::new();
         reader.read_line(&mut first).unwrap();
         assert!(first.starts_with("created "), "{first}");
-        let kill = std::process::Command::new("kill")
-            .arg(format!("-{name}"))
-            .arg(child.id().to_string())
+        // The shell's own `kill`, so no separate kill binary is needed.
+        let kill = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("kill -{name} {}", child.id()))
             .status()
-            .expect("kill runs");
+            .expect("sh runs");
         assert!(kill.success());
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
