@@ -167,3 +167,35 @@ fn a_signal_is_answered_while_add_waits_for_stdin() {
     assert_eq!(json["error"]["code"], "INTERRUPTED");
     assert_eq!(json["data"]["created"], 0);
 }
+
+#[test]
+fn add_from_stdin_takes_the_store_only_when_an_envelope_arrives() {
+    let s = KeyedStore::new();
+    let (env, id) = sign_cli(
+        s.dir(),
+        &ClaimBuilder::assertion("slow producer").build(),
+        &s.keys.agent,
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+        .current_dir(s.dir())
+        .env_remove("CI")
+        .env_remove("NO_COLOR")
+        .args(common::with_store(&s.store, &["add", "-"]))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // While the producer is silent, other commands are not kept waiting.
+    let (code, json) = s.run(&["--wait", "1", "status", "--all"]);
+    assert_eq!(code, 0, "{json}");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&std::fs::read(&env).unwrap()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["data"]["created"], 1, "{json}");
+    assert_eq!(json["data"]["claims"][0]["id"], id.as_str());
+}

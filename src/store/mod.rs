@@ -155,13 +155,19 @@ impl Store {
         Ok((store, true))
     }
 
-    /// Opens an existing store, waiting up to `wait` for another process to release it.
-    pub fn open(root: &Path, wait: Duration) -> Result<Store, StoreError> {
+    /// Checks that `root` holds a store this binary can open, without opening (or locking) it.
+    pub fn check(root: &Path) -> Result<(), StoreError> {
         let found = read_format_file(root)?;
         let supported = current_version();
         if found > supported {
             return Err(StoreError::FormatTooNew { found, supported });
         }
+        Ok(())
+    }
+
+    /// Opens an existing store, waiting up to `wait` for another process to release it.
+    pub fn open(root: &Path, wait: Duration) -> Result<Store, StoreError> {
+        Store::check(root)?;
         let store = Store::open_db(root, wait)?;
         let applied = migrate::migrate(&store.db)?;
         if !applied.is_empty() {

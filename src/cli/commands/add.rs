@@ -3,8 +3,9 @@
 //! Each envelope is judged on its own; one bad envelope never stops the others. Each accepted
 //! one is stored in its own transaction and flushed before it is reported (on stderr, as
 //! progress, for batches), so an acknowledged envelope is durable even if the batch is killed.
+//! With `-` among the inputs the store is opened (and locked) only when the first envelope
+//! arrives, so a slow producer does not keep other writers waiting.
 
-use super::common::open_store;
 use crate::cli::failure::Failure;
 use crate::cli::files::display_source;
 use crate::cli::interrupt::Interrupt;
@@ -14,10 +15,11 @@ use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
 use crate::ingest::verify_envelope;
 use crate::keys::TrustSet;
-use crate::store::{Effect, Store};
+use crate::store::{locate, Effect, Store};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
@@ -33,8 +35,11 @@ struct Origin {
     line: Option<usize>,
 }
 
-struct Batch<'a> {
-    store: &'a Store,
+struct Batch {
+    root: PathBuf,
+    wait: Duration,
+    /// Opened on first need; with it, the trust set read from it.
+    store: Option<Store>,
     trust: TrustSet,
     claims: Vec<Value>,
     rejections: Vec<Value>,
@@ -47,12 +52,14 @@ struct Batch<'a> {
 }
 
 pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store(g)?;
-    let trust = store.trust_set()?;
+    let root = locate(g.store.as_deref())?;
+    Store::check(&root)?;
     let files = expand_inputs(&a.inputs)?;
     let mut batch = Batch {
-        store: &store,
-        trust,
+        root,
+        wait: Duration::from_secs(g.wait),
+        store: None,
+        trust: TrustSet::default(),
         claims: Vec::new(),
         rejections: Vec::new(),
         warnings: Vec::new(),
@@ -62,6 +69,10 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         progress: files.len() > 1 || files.iter().any(|f| f.bundle),
         interrupt: Interrupt::install(),
     };
+    // Files are there already: take the store now, so that waiting for it comes first.
+    if files.iter().all(|f| f.path != "-") {
+        batch.open()?;
+    }
     // A store failure part-way still reports what was stored before it.
     let mut fatal = None;
     for f in &files {
@@ -73,8 +84,8 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
             break;
         }
     }
-    let as_of = match store.count() {
-        Ok(n) => Some(n),
+    let as_of = match batch.store.as_ref().map(Store::count).transpose() {
+        Ok(n) => n,
         Err(e) => {
             fatal.get_or_insert(e.into());
             None
@@ -146,7 +157,19 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
     Ok(())
 }
 
-impl Batch<'_> {
+impl Batch {
+    /// Opens the store (waiting up to --wait for it) and reads its trusted keys, once.
+    fn open(&mut self) -> Result<&Store, Failure> {
+        if self.store.is_none() {
+            let store = Store::open(&self.root, self.wait)?;
+            self.trust = store.trust_set()?;
+            self.store = Some(store);
+        }
+        self.store
+            .as_ref()
+            .ok_or_else(|| Failure::Internal("the store did not stay open".into()))
+    }
+
     fn read_input(&mut self, f: &InputFile) -> Result<(), Failure> {
         let source = display_source(&f.path);
         if f.path == "-" {
@@ -227,6 +250,7 @@ impl Batch<'_> {
 
     /// Judges and stores one envelope.
     fn one(&mut self, bytes: &[u8], origin: Origin) -> Result<(), Failure> {
+        self.open()?;
         let accepted = match verify_envelope(bytes, &self.trust) {
             Ok(a) => a,
             Err(r) => {
@@ -237,10 +261,11 @@ impl Batch<'_> {
         let claim = &accepted.claim;
         // Checked before the add (a claim may name itself only by forgery, which ingest
         // refused), reported only for a claim this add created.
+        let store = self.open()?;
         let mut dangling = Vec::new();
         for (field, ids) in [("target", &claim.target), ("dependsOn", &claim.depends_on)] {
             for other in ids {
-                if !self.store.contains(other)? {
+                if !store.contains(other)? {
                     dangling.push(Warning::new(
                         "DANGLING_REFERENCE",
                         format!(
@@ -251,7 +276,7 @@ impl Batch<'_> {
                 }
             }
         }
-        let effect = self.store.add(&accepted, bytes)?;
+        let effect = store.add(&accepted, bytes)?;
         let word = match effect {
             Effect::Created => {
                 self.created += 1;
