@@ -921,6 +921,7 @@ impl<'a> Parser<'a> {
                     let open = self.tok.start;
                     self.advance()?;
                     let mut args = self.args(method.as_str(), 1, false, open)?;
+                    // `.matches` takes a regular expression written as a string.
                     let arg = match args.pop() {
                         Some(Arg::Str(s)) => s,
                         // Unreachable: `args` checked arity 1 and refused regexes.
@@ -1003,7 +1004,8 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// Parses `args ")"` (the `(` has been consumed; `open` is its offset).
+    /// Parses `args ")"` (the `(` has been consumed; `open` is its offset). Regular
+    /// expressions (grep's `/…/`, the argument of `.matches`) must compile.
     fn args(
         &mut self,
         name: &str,
@@ -1025,8 +1027,15 @@ impl<'a> Parser<'a> {
                             format!("too many arguments: '{name}' takes {arity} argument{plural}");
                         return Err(self.error(at, msg));
                     }
+                    Tok::Str(s) if name == "matches" => {
+                        check_regex(s).map_err(|m| self.error(at, m))?;
+                        Arg::Str(s.clone())
+                    }
                     Tok::Str(s) => Arg::Str(s.clone()),
-                    Tok::Regex(r) if regex_first && args.is_empty() => Arg::Regex(r.clone()),
+                    Tok::Regex(r) if regex_first && args.is_empty() => {
+                        check_regex(r).map_err(|m| self.error(at, m))?;
+                        Arg::Regex(r.clone())
+                    }
                     Tok::Regex(_) => {
                         let msg = format!(
                             "argument {n} of '{name}' must be a string literal \
@@ -1069,6 +1078,23 @@ impl<'a> Parser<'a> {
         self.advance()?;
         Ok(args)
     }
+}
+
+/// A regular expression must compile (Rust `regex` syntax) for the predicate to parse: a
+/// predicate whose regex can never run is refused at ingest, not discovered at evaluation.
+fn check_regex(pattern: &str) -> Result<(), String> {
+    regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
+        let detail = e.to_string();
+        let last = detail
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("invalid")
+            .trim()
+            .trim_start_matches("error: ")
+            .to_owned();
+        format!("invalid regular expression {pattern:?}: {last}")
+    })
 }
 
 #[cfg(test)]
@@ -1532,6 +1558,19 @@ mod tests {
     }
 
     #[test]
+    fn regular_expressions_must_compile() {
+        assert!(parse(r#"grep(/fn\s+\w+/, "src") > 0"#).is_ok());
+        assert!(parse(r#"run("x").stdout.matches("^ok [0-9]+$")"#).is_ok());
+        let e = parse(r#"grep(/[/, "x") > 0"#).unwrap_err();
+        assert_eq!(e.offset, 5, "{e}");
+        assert!(e.message.contains("invalid regular expression"), "{e}");
+        let e = parse(r#"run("x").stdout.matches("(")"#).unwrap_err();
+        assert_eq!(e.offset, 24, "{e}");
+        // A plain string is a literal for contains, never compiled.
+        assert!(parse(r#"run("x").stdout.contains("(")"#).is_ok());
+    }
+
+    #[test]
     fn error_display() {
         let e = parse("\n  foo").unwrap_err();
         assert_eq!(
@@ -1651,9 +1690,19 @@ mod tests {
         }
 
         fn regex(&mut self) -> String {
-            let pieces = ["a", "/", "\\s", "\\d", "+", ".", "é", "\\\\", "\""];
+            // Atoms, each perhaps repeated: always a regex that compiles.
+            let atoms = ["a", "/", "\\s", "\\d", ".", "é", "\\\\", "\""];
             let n = 1 + self.below(4);
-            (0..n).map(|_| self.pick(&pieces)).collect()
+            (0..n)
+                .map(|_| {
+                    let atom = self.pick(&atoms);
+                    if self.below(3) == 0 {
+                        format!("{atom}+")
+                    } else {
+                        atom.to_owned()
+                    }
+                })
+                .collect()
         }
 
         fn bool_expr(&mut self, depth: u32) -> Expr {
@@ -1670,11 +1719,16 @@ mod tests {
                     base: Box::new(call(Func::Test, vec![Arg::Str(self.text(0))])),
                     name: Field::Passed,
                 },
-                3 => Expr::Method {
-                    base: Box::new(self.str_expr()),
-                    name: self.pick(&[Method::Contains, Method::Matches]),
-                    arg: self.text(0),
-                },
+                3 => {
+                    let base = Box::new(self.str_expr());
+                    let name = self.pick(&[Method::Contains, Method::Matches]);
+                    // A `.matches` argument must be a regex that compiles.
+                    let arg = match name {
+                        Method::Matches => regex::escape(&self.text(0)),
+                        Method::Contains => self.text(0),
+                    };
+                    Expr::Method { base, name, arg }
+                }
                 4 => Expr::Not(Box::new(self.bool_expr(sub))),
                 5 | 6 => {
                     let n = 2 + self.below(3);
