@@ -199,3 +199,43 @@ fn add_from_stdin_takes_the_store_only_when_an_envelope_arrives() {
     assert_eq!(json["data"]["created"], 1, "{json}");
     assert_eq!(json["data"]["claims"][0]["id"], id.as_str());
 }
+
+#[test]
+fn keys_generate_writes_a_private_key_only_its_owner_reads_and_never_overwrites() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "keys",
+        "generate",
+        "--role",
+        "agent",
+        "--name",
+        "bot",
+        "--out",
+        "bot.pem",
+        "--pub-out",
+        "bot.pub",
+    ];
+    let (code, json) = elench(dir.path(), &args);
+    assert_eq!(code, 0, "{json}");
+    let mode = std::fs::metadata(dir.path().join("bot.pem"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let keyid = json["data"]["keyid"].as_str().unwrap().to_owned();
+    assert!(json["data"]["public_key_pem"]
+        .as_str()
+        .unwrap()
+        .starts_with("-----BEGIN PUBLIC KEY-----"));
+    // The public key printed is the one written, and its keyid is SHA-256 of the raw key.
+    let pem = std::fs::read_to_string(dir.path().join("bot.pub")).unwrap();
+    assert_eq!(json["data"]["public_key_pem"], pem.as_str());
+    let vk = elench::keys::read_public_key_pem(&pem).unwrap();
+    assert_eq!(elench::keys::keyid(&vk), keyid);
+    // A second run does not replace the key.
+    let before = std::fs::read(dir.path().join("bot.pem")).unwrap();
+    let (code, json) = elench(dir.path(), &args);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(std::fs::read(dir.path().join("bot.pem")).unwrap(), before);
+}

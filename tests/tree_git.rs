@@ -104,6 +104,20 @@ fn assert_hex64(oid: &str) {
 fn check_against_git(root: &Path, add_args: &[&str]) -> String {
     let ours = tree_oid(root).expect("tree_oid");
     assert_hex64(&ours);
+    // The command prints the same id.
+    let out = assert_cmd::Command::cargo_bin("elench")
+        .expect("the elench binary is built")
+        .args(["tree", "--format", "json"])
+        .arg(root)
+        .output()
+        .expect("elench runs");
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(
+        json["data"]["tree"],
+        ours.as_str(),
+        "elench tree prints tree_oid"
+    );
     if let Some(theirs) = git_write_tree(root, add_args) {
         assert_eq!(ours, theirs, "tree_oid differs from git write-tree");
         assert_eq!(
