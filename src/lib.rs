@@ -3,6 +3,7 @@
 pub mod atomic_file;
 pub mod error;
 pub mod json;
+pub mod scratch;
 
 pub mod claim;
 pub mod cli;

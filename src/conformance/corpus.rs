@@ -175,31 +175,6 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// A scratch store for one case, removed when dropped.
-struct Scratch {
-    dir: PathBuf,
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn scratch_dir() -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    std::env::temp_dir().join(format!(
-        "elench-conformance-{}-{nanos}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
-}
-
 /// Runs one case: Pass, Fail with what differed, or Error when it could not be run.
 pub fn run_case(case: &Path) -> Verdict {
     match try_case(case) {
@@ -235,9 +210,9 @@ fn try_case(case: &Path) -> Result<Option<String>, String> {
         .and_then(Value::as_str)
         .ok_or("expected.json: no `expect.kind`")?;
 
-    let scratch = Scratch { dir: scratch_dir() };
+    let scratch = crate::scratch::ScratchDir::new("elench-conformance");
     let (store, _) =
-        Store::init(&scratch.dir, Duration::from_secs(10)).map_err(|e| e.to_string())?;
+        Store::init(scratch.path(), Duration::from_secs(10)).map_err(|e| e.to_string())?;
     for (i, k) in keys
         .as_array()
         .ok_or("keys.json: not an array")?

@@ -13,6 +13,7 @@ use crate::fold::Fold;
 use crate::graph::blast;
 use crate::ingest::verify_envelope;
 use crate::keys::{read_public_key_pem, Role, TrustedKey};
+use crate::scratch::ScratchDir;
 use crate::store::{Store, STORE_DIR};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -70,17 +71,13 @@ struct Demo {
 }
 
 pub fn run(a: DemoArgs, g: &Globals) -> Result<Report, Failure> {
-    let (root, temporary) = match &a.keep {
-        Some(d) => (d.join(STORE_DIR), false),
-        None => {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or_default();
-            let dir =
-                std::env::temp_dir().join(format!("elench-demo-{}-{nanos}", std::process::id()));
-            (dir.join(STORE_DIR), true)
-        }
+    // A temporary store lives as long as `scratch`, which removes it when dropped.
+    let scratch = a.keep.is_none().then(|| ScratchDir::new("elench-demo"));
+    let temporary = scratch.is_some();
+    let root = match (&a.keep, &scratch) {
+        (Some(d), _) => d.join(STORE_DIR),
+        (None, Some(s)) => s.path().join(STORE_DIR),
+        (None, None) => return Err(Failure::Internal("no demo directory".into())),
     };
     if root.exists() {
         return Err(Failure::Usage(format!(
@@ -89,11 +86,7 @@ pub fn run(a: DemoArgs, g: &Globals) -> Result<Report, Failure> {
         )));
     }
     let result = story(&root, g);
-    if temporary {
-        if let Some(parent) = root.parent() {
-            let _ = std::fs::remove_dir_all(parent);
-        }
-    }
+    drop(scratch);
     let (text, steps, ids) = result?;
     let mut text = text;
     if !temporary {

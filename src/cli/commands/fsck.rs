@@ -8,7 +8,7 @@ use crate::ingest::verify_envelope;
 use crate::keys::TrustSet;
 use crate::store::{Index, Store};
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, clap::Args)]
 pub struct FsckArgs {}
@@ -81,6 +81,8 @@ pub fn check(store: &Store) -> Result<(usize, usize, Vec<Value>), Failure> {
     let count = store.count()?;
     let mut seqs = HashSet::new();
 
+    // What each readable claim names, kept for the index checks below.
+    let mut named: HashMap<&str, (Vec<String>, Vec<String>)> = HashMap::new();
     for id in &ids {
         let stored = match store.get(id) {
             Ok(Some(stored)) => stored,
@@ -151,6 +153,7 @@ pub fn check(store: &Store) -> Result<(usize, usize, Vec<Value>), Failure> {
                 );
             }
         }
+        named.insert(id, (stored.claim.target, stored.claim.depends_on));
     }
     for (entries, field) in [(&targets, "target"), (&premises, "dependsOn")] {
         for (first, second) in entries {
@@ -162,14 +165,12 @@ pub fn check(store: &Store) -> Result<(usize, usize, Vec<Value>), Failure> {
                 );
                 continue;
             }
-            let names = store.get(second).ok().flatten().is_some_and(|c| {
-                let list = if field == "target" {
-                    &c.claim.target
-                } else {
-                    &c.claim.depends_on
-                };
-                list.contains(first)
-            });
+            let names = named
+                .get(second.as_str())
+                .is_some_and(|(target, premises)| {
+                    let list = if field == "target" { target } else { premises };
+                    list.contains(first)
+                });
             if !names {
                 p.add(
                     "INDEX_WRONG",
