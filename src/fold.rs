@@ -25,8 +25,9 @@ pub trait ClaimSource {
 }
 
 impl ClaimSource for crate::store::Store {
+    // The fold needs no claim text: read the index entry only, never the log.
     fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
-        self.get(id)
+        self.get_light(id)
     }
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
         crate::store::Store::records_targeting(self, id)

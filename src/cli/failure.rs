@@ -38,7 +38,7 @@ pub enum Failure {
     /// Stopped by SIGINT (exit 130) or SIGTERM (exit 143) after finishing the work in hand.
     #[error("interrupted by signal {signal}; everything reported as done is stored")]
     Interrupted { signal: i32 },
-    /// Stored data is damaged (exit 1: never expected; `fsck` says more).
+    /// Stored data is damaged (exit 4: a precondition; `fsck` says more, `fsck --repair` fixes).
     #[error("{0}")]
     Corrupt(String),
     /// A bug or an environment fault elench did not expect (exit 1).
@@ -85,7 +85,8 @@ impl Failure {
             | Failure::Usage(_)
             | Failure::Io { .. }
             | Failure::Invalid { .. } => 2,
-            Failure::Internal(_) | Failure::Corrupt(_) => 1,
+            Failure::Internal(_) => 1,
+            Failure::Corrupt(_) => 4,
             Failure::Interrupted { signal } => 128 + signal,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
@@ -176,8 +177,12 @@ impl From<crate::store::StoreError> for Failure {
                 code: "STORE_INVALID",
                 message: format!("cannot use the store: {e}"),
             },
-            E::Corrupt(_) => Failure::Corrupt(format!("{e} (run `elench fsck`)")),
-            E::Sled(_) => Failure::Internal(e.to_string()),
+            E::Corrupt(_) => Failure::Corrupt(format!("{e} (`elench fsck` says more)")),
+            E::Rejected(rejection) => Failure::Rejected {
+                rejection,
+                input: None,
+                line: None,
+            },
         }
     }
 }

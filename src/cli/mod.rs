@@ -68,8 +68,12 @@ pub enum Command {
     Log(commands::log::LogArgs),
     /// Write the log as an in-toto bundle (.intoto.jsonl)
     Export(commands::export::ExportArgs),
-    /// Re-verify every stored envelope and index entry
+    /// Check every record, signature and index entry; --repair quarantines damage
     Fsck(commands::fsck::FsckArgs),
+    /// Rebuild the index from the log
+    Reindex(commands::reindex::ReindexArgs),
+    /// Print the log's state (n, chain), optionally signed, for a later `fsck --checkpoint`
+    Checkpoint(commands::checkpoint::CheckpointArgs),
     /// Conformance reports as evidence: check them, attest with them, run elench's corpus
     #[command(subcommand)]
     Conformance(commands::conformance::ConformanceCommand),
@@ -92,6 +96,8 @@ impl Command {
             Command::Log(_) => "log",
             Command::Export(_) => "export",
             Command::Fsck(_) => "fsck",
+            Command::Reindex(_) => "reindex",
+            Command::Checkpoint(_) => "checkpoint",
             Command::Demo(_) => "demo",
             Command::Conformance(c) => c.name(),
         }
@@ -162,6 +168,8 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Log(a) => commands::log::run(a, g),
         Command::Export(a) => commands::export::run(a, g),
         Command::Fsck(a) => commands::fsck::run(a, g),
+        Command::Reindex(a) => commands::reindex::run(a, g),
+        Command::Checkpoint(a) => commands::checkpoint::run(a, g),
         Command::Demo(a) => commands::demo::run(a, g),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }

@@ -84,7 +84,11 @@ impl Report {
 }
 
 /// Writes the report and returns the process exit code.
-pub fn emit(mode: Mode, command: &str, started: Instant, report: Report) -> i32 {
+pub fn emit(mode: Mode, command: &str, started: Instant, mut report: Report) -> i32 {
+    // What the store noticed on the way (a torn tail cut, an index rebuilt) is reported too.
+    for (code, message) in crate::store::take_warnings() {
+        report.warnings.push(Warning::new(&code, message));
+    }
     let exit_code = report.exit_code();
     let duration_ms = started.elapsed().as_millis() as u64;
     match mode {

@@ -1,50 +1,95 @@
-//! Applies the numbered migrations of `migrations/` to bring a store to the current layout.
+//! Takes a store from an older layout to the current one (`migrations/`). Runs under the
+//! writer lock, before the store is opened; the FORMAT file is rewritten last, so a migration
+//! interrupted part-way is simply run again.
 
-use super::StoreError;
+use super::log::{Appender, Head, Kind, Log};
+use super::{record, StoreError};
+use std::path::Path;
 
 #[path = "../../migrations/0001_initial.rs"]
 mod m0001;
+#[path = "../../migrations/0002_log.rs"]
+mod m0002;
 
-type Apply = fn(&sled::Db) -> sled::Result<()>;
-
-/// Every migration, in order. The last one's number is the current format version.
-const MIGRATIONS: &[(u32, &str, Apply)] = &[(m0001::VERSION, m0001::DESCRIPTION, m0001::apply)];
+/// Every layout, in order. The last one's number is the current format version.
+const LAYOUTS: &[(u32, &str)] = &[
+    (m0001::VERSION, m0001::DESCRIPTION),
+    (m0002::VERSION, m0002::DESCRIPTION),
+];
 
 /// The layout version this binary writes.
 pub fn current_version() -> u32 {
-    MIGRATIONS.last().map(|m| m.0).unwrap_or(0)
+    LAYOUTS.last().map(|m| m.0).unwrap_or(0)
 }
 
-/// Reads the store's format version (0 for a store that has none yet).
-pub fn stored_version(db: &sled::Db) -> Result<u32, StoreError> {
-    let meta = db.open_tree("meta")?;
-    match meta.get("format_version")? {
-        None => Ok(0),
-        Some(v) => {
-            let bytes: [u8; 4] = v.as_ref().try_into().map_err(|_| {
-                StoreError::Corrupt("meta/format_version is not a 4-byte number".into())
+/// Brings the store at `root` from layout `found` to the current one.
+pub fn migrate(root: &Path, found: u32) -> Result<(), StoreError> {
+    if found == 1 {
+        from_layout1(root)?;
+    }
+    super::write_format_file(root)
+}
+
+fn from_layout1(root: &Path) -> Result<(), StoreError> {
+    let db_dir = root.join("db");
+    let old = m0001_dir(root, &db_dir);
+    let layout = m0002::read_layout1(&old).map_err(StoreError::Corrupt)?;
+    // Start from nothing: a previous attempt may have left part of a log.
+    for dir in [root.join(super::LOG_DIR), root.join(super::INDEX_DIR)] {
+        super::index::Index::forget(&dir);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|source| StoreError::Io {
+                path: dir.clone(),
+                source,
             })?;
-            Ok(u32::from_be_bytes(bytes))
         }
     }
+    let log = Log::new(root.join(super::LOG_DIR));
+    let mut appender = Appender::new(log, Head::EMPTY);
+    for (keyid, role, name, public_key, _) in &layout.keys {
+        let role: crate::keys::Role = role
+            .parse()
+            .map_err(|why| StoreError::Corrupt(format!("key {keyid}: {why}")))?;
+        let event = record::KeyAdd {
+            keyid: keyid.clone(),
+            role,
+            name: name.clone(),
+            public_key: public_key.clone(),
+        };
+        appender.stage(Kind::KeyAdd, &record::encode_event(&event));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for env in &layout.envelopes {
+        let canonical = record::canonical_envelope(env).map_err(StoreError::Corrupt)?;
+        if seen.insert(record::envelope_digest(&canonical)) {
+            appender.stage(Kind::Envelope, &canonical);
+        }
+    }
+    for (keyid, _, _, _, retired) in &layout.keys {
+        if *retired {
+            let event = record::KeyRetire {
+                keyid: keyid.clone(),
+            };
+            appender.stage(Kind::KeyRetire, &record::encode_event(&event));
+        }
+    }
+    appender.commit()?;
+    // The sled database steps aside (kept, not deleted) before FORMAT says layout 2.
+    if old == db_dir {
+        let kept = root.join("db.layout1");
+        std::fs::rename(&db_dir, &kept).map_err(|source| StoreError::Io {
+            path: db_dir.clone(),
+            source,
+        })?;
+    }
+    Ok(())
 }
 
-/// Refuses a newer store; applies pending migrations to an older one.
-pub fn migrate(db: &sled::Db) -> Result<Vec<u32>, StoreError> {
-    let found = stored_version(db)?;
-    let supported = current_version();
-    if found > supported {
-        return Err(StoreError::FormatTooNew { found, supported });
+/// Where the layout 1 database is: `db/`, or `db.layout1/` if an earlier attempt moved it.
+fn m0001_dir(root: &Path, db_dir: &Path) -> std::path::PathBuf {
+    if db_dir.exists() {
+        db_dir.to_path_buf()
+    } else {
+        root.join("db.layout1")
     }
-    let mut applied = Vec::new();
-    for (version, _, apply) in MIGRATIONS.iter().filter(|m| m.0 > found) {
-        apply(db)?;
-        db.open_tree("meta")?
-            .insert("format_version", &version.to_be_bytes())?;
-        applied.push(*version);
-    }
-    if !applied.is_empty() {
-        db.flush()?;
-    }
-    Ok(applied)
 }

@@ -1,34 +1,57 @@
-//! The store: one sled database holding the append-only claim log and its indexes
-//! (DESIGN section 4).
+//! The store: an append-only log of framed, checksummed, hash-chained records (the source of
+//! truth) and an LMDB index beside it that can be rebuilt from the log at any time.
+//!
+//! Layout of a store directory (`.elench/`):
+//! - `FORMAT`: `elench-store <version>`, written last by `init`, read (bounded) before anything
+//! - `log/`: segment files (see [`log`])
+//! - `index/`: the LMDB environment (see [`index`])
+//! - `LOCK`: the writer lock (an advisory file lock; the kernel drops it when a process dies)
+//! - `blobs/`: content-addressed evidence, `quarantine/`: what `fsck --repair` moved aside
 //!
 //! Invariants:
-//! - Append-only. No function here deletes or rewrites a claim; re-adding an id is a no-op.
-//! - One `add` is one sled transaction over every tree it touches, then a flush: when `add`
-//!   returns, the claim, its envelope, its arrival number and all its index entries are
-//!   durable together, or none of them is.
-//! - Only one process holds the store; others wait up to a bound, then get `Busy`.
-//! - A store written by a newer layout is refused before sled opens it.
+//! - Append-only: nothing here deletes or rewrites an acknowledged record.
+//! - One writer at a time (the lock), any number of readers that never wait for it: readers
+//!   see the index as the last writer committed it.
+//! - A group of records is acknowledged only after the log's fsync; the index follows in one
+//!   transaction, and an index that lags the log is caught up by the next writer (or reader
+//!   that finds the lock free).
+//! - An index that disagrees with the log (chain value), is missing or cannot be opened is
+//!   rebuilt from the log, with the warning INDEX_REBUILT. The log is never "repaired" from
+//!   the index.
+//! - Whether an envelope is accepted depends on the trust state at its position in the log.
 
+pub mod index;
+pub mod log;
 mod migrate;
+pub mod rebuild;
+pub mod record;
 
+pub use index::{ClaimEntry, Counts, KeyEntry, Meta};
+pub use log::{Damage, Head, Position, Tail};
 pub use migrate::current_version;
 
 use crate::claim::Claim;
+use crate::error::Rejection;
 use crate::ingest::{Accepted, Signer};
 use crate::keys::{Role, TrustSet, TrustedKey};
 use ed25519_dalek::VerifyingKey;
+use index::{id_key, id_text, IdKey, Index};
+use log::{Appender, Kind, Log};
 use serde::{Deserialize, Serialize};
-use sled::transaction::{ConflictableTransactionError, TransactionError};
-use sled::Transactional;
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The directory name `init` creates and commands look for.
 pub const STORE_DIR: &str = ".elench";
-/// A plain-text file beside the database naming its layout version, read before sled opens.
 const FORMAT_FILE: &str = "FORMAT";
-const DB_DIR: &str = "db";
-const ID_LEN: usize = 67; // "cl_" + 64 hex
+const LOG_DIR: &str = "log";
+const INDEX_DIR: &str = "index";
+const LOCK_FILE: &str = "LOCK";
+pub const QUARANTINE_DIR: &str = "quarantine";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -42,25 +65,45 @@ pub enum StoreError {
     Corrupt(String),
     #[error("{0} is not an elench store: {1}")]
     Invalid(PathBuf, String),
-    #[error("storage error: {0}")]
-    Sled(#[from] sled::Error),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The trust state changed between verifying an envelope and appending it, and under the
+    /// new state the envelope is refused.
+    #[error("{}", .0.message)]
+    Rejected(Rejection),
 }
 
-/// A claim as the store keeps it.
+impl From<log::LogError> for StoreError {
+    fn from(e: log::LogError) -> StoreError {
+        match e {
+            log::LogError::Io { path, source } => StoreError::Io { path, source },
+            log::LogError::Damaged(d) => StoreError::Corrupt(d.to_string()),
+        }
+    }
+}
+
+impl From<index::IndexError> for StoreError {
+    fn from(e: index::IndexError) -> StoreError {
+        StoreError::Corrupt(format!(
+            "{e} (`elench reindex` rebuilds the index from the log)"
+        ))
+    }
+}
+
+/// A claim as the store reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoredClaim {
     pub claim: Claim,
+    /// The union of the keys that verified any of the claim's envelopes, sorted by keyid.
     pub signers: Vec<Signer>,
     /// Arrival number: 0 for the first claim ever added.
     pub seq: u64,
 }
 
-/// A trusted key as the store keeps it.
+/// A trusted key as the store reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredKey {
     pub keyid: String,
@@ -71,23 +114,71 @@ pub struct StoredKey {
     pub retired: bool,
 }
 
-/// What `add` did with one accepted envelope.
+/// What appending one accepted envelope did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
+    /// A new claim.
     Created,
+    /// A new envelope of a claim already stored; its signers joined the claim's.
+    Merged,
+    /// That exact envelope was already in the log.
     Noop,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Created => "created",
+            Effect::Merged => "merged",
+            Effect::Noop => "noop",
+        }
+    }
+}
+
+/// One envelope of the log, in canonical form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvelopeRecord {
+    /// Envelope number: 0 for the first envelope in the log.
+    pub seq: u64,
+    pub claim_id: String,
+    /// Lowercase hex SHA-256 of `bytes`.
+    pub digest: String,
+    pub bytes: Vec<u8>,
+}
+
+/// An envelope verified (outside the lock) and ready to append.
+#[derive(Debug, Clone)]
+pub struct Staged {
+    pub canonical: Vec<u8>,
+    pub digest: [u8; 32],
+    pub accepted: Accepted,
+    /// The trust generation (number of trust events) it was verified under.
+    pub trust_generation: u64,
+}
+
+/// Warnings the store raised while serving this process (TORN_TAIL, INDEX_REBUILT, …); the
+/// CLI adds them to its report.
+static WARNINGS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+fn warn(code: &str, message: String) {
+    WARNINGS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((code.to_owned(), message));
+}
+
+/// Takes the warnings raised so far.
+pub fn take_warnings() -> Vec<(String, String)> {
+    std::mem::take(&mut *WARNINGS.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 pub struct Store {
     root: PathBuf,
-    db: sled::Db,
-    envelopes: sled::Tree,
-    claims: sled::Tree,
-    arrivals: sled::Tree,
-    by_target: sled::Tree,
-    by_premise: sled::Tree,
-    keys: sled::Tree,
-    meta: sled::Tree,
+    log: Log,
+    index: Index,
+    wait: Duration,
+    /// Trust generation of the last `trust_set()` handed out (for `add`); u64::MAX: none.
+    trust_seen: AtomicU64,
 }
 
 /// Where the store is: an explicit path, or `.elench` in the working directory or the
@@ -113,9 +204,10 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
+/// Reads the FORMAT file (at most 64 bytes: anything longer is not one).
 fn read_format_file(root: &Path) -> Result<u32, StoreError> {
     let path = root.join(FORMAT_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let file = File::open(&path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             StoreError::NotFound(root.to_path_buf())
         } else {
@@ -125,15 +217,84 @@ fn read_format_file(root: &Path) -> Result<u32, StoreError> {
             }
         }
     })?;
+    let mut text = String::new();
+    file.take(65)
+        .read_to_string(&mut text)
+        .map_err(io_err(&path))?;
+    let invalid = || {
+        StoreError::Invalid(
+            root.to_path_buf(),
+            format!("{} is not an elench FORMAT file", path.display()),
+        )
+    };
+    if text.len() > 64 {
+        return Err(invalid());
+    }
     text.trim()
         .strip_prefix("elench-store ")
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| {
-            StoreError::Invalid(
-                root.to_path_buf(),
-                format!("{} is not an elench FORMAT file", path.display()),
-            )
+        .ok_or_else(invalid)
+}
+
+fn write_format_file(root: &Path) -> Result<(), StoreError> {
+    let path = root.join(FORMAT_FILE);
+    crate::atomic_file::write(
+        &path,
+        format!("elench-store {}\n", current_version()).as_bytes(),
+    )
+    .map_err(io_err(&path))
+}
+
+/// The writer lock, held until dropped.
+pub struct WriterLock {
+    _file: File,
+}
+
+fn acquire_lock(root: &Path, wait: Duration) -> Result<WriterLock, StoreError> {
+    let path = root.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io_err(&path))?;
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(WriterLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if started.elapsed() >= wait {
+                    return Err(StoreError::Busy {
+                        path: root.to_path_buf(),
+                        waited_secs: started.elapsed().as_secs(),
+                    });
+                }
+                std::thread::sleep(pause.min(wait.saturating_sub(started.elapsed())));
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io_err(&path)(e)),
+        }
+    }
+}
+
+fn try_lock(root: &Path) -> Result<Option<WriterLock>, StoreError> {
+    acquire_lock(root, Duration::ZERO)
+        .map(Some)
+        .or_else(|e| match e {
+            StoreError::Busy { .. } => Ok(None),
+            other => Err(other),
         })
+}
+
+/// How the index stands against the log.
+#[derive(Debug)]
+enum Standing {
+    Current,
+    /// The log has records the index has not seen (or a torn tail).
+    Behind,
+    /// The index must be rebuilt: why.
+    Rebuild(String),
 }
 
 impl Store {
@@ -142,16 +303,10 @@ impl Store {
         if root.join(FORMAT_FILE).is_file() {
             return Ok((Store::open(root, wait)?, false));
         }
-        std::fs::create_dir_all(root).map_err(io_err(root))?;
-        let store = Store::open_db(root, wait)?;
-        migrate::migrate(&store.db)?;
+        std::fs::create_dir_all(root.join(LOG_DIR)).map_err(io_err(root))?;
+        let store = Store::open_parts(root, wait)?;
         // The FORMAT file is written last: its presence marks a complete store.
-        let path = root.join(FORMAT_FILE);
-        crate::atomic_file::write(
-            &path,
-            format!("elench-store {}\n", current_version()).as_bytes(),
-        )
-        .map_err(io_err(&path))?;
+        write_format_file(root)?;
         Ok((store, true))
     }
 
@@ -165,56 +320,75 @@ impl Store {
         Ok(())
     }
 
-    /// Opens an existing store, waiting up to `wait` for another process to release it.
+    /// Opens an existing store. Never waits for a writer, unless the index must be rebuilt
+    /// or an older layout migrated (up to `wait`).
     pub fn open(root: &Path, wait: Duration) -> Result<Store, StoreError> {
-        Store::check(root)?;
-        let store = Store::open_db(root, wait)?;
-        let applied = migrate::migrate(&store.db)?;
-        if !applied.is_empty() {
-            let path = root.join(FORMAT_FILE);
-            crate::atomic_file::write(
-                &path,
-                format!("elench-store {}\n", current_version()).as_bytes(),
-            )
-            .map_err(io_err(&path))?;
+        let found = read_format_file(root)?;
+        let supported = current_version();
+        if found > supported {
+            return Err(StoreError::FormatTooNew { found, supported });
         }
+        if found < supported {
+            let lock = acquire_lock(root, wait)?;
+            migrate::migrate(root, found)?;
+            drop(lock);
+        }
+        let store = Store::open_parts(root, wait)?;
+        store.settle(None)?;
         Ok(store)
     }
 
-    fn open_db(root: &Path, wait: Duration) -> Result<Store, StoreError> {
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(5);
-        let db = loop {
-            let attempt = sled::Config::new()
-                .path(root.join(DB_DIR))
-                .flush_every_ms(None)
-                .cache_capacity(64 * 1024 * 1024)
-                .open();
-            match attempt {
-                Ok(db) => break db,
-                Err(sled::Error::Io(e)) if e.to_string().contains("could not acquire lock") => {
-                    if started.elapsed() >= wait {
-                        return Err(StoreError::Busy {
-                            path: root.to_path_buf(),
-                            waited_secs: started.elapsed().as_secs(),
-                        });
+    /// Opens a store without bringing the index level with the log (for `fsck`, which
+    /// reports what it finds instead).
+    pub fn open_unsettled(root: &Path, wait: Duration) -> Result<Store, StoreError> {
+        Store::check(root)?;
+        if read_format_file(root)? < current_version() {
+            return Store::open(root, wait);
+        }
+        Store::open_parts(root, wait)
+    }
+
+    /// Takes the writer lock without touching the index.
+    pub fn lock_unsettled(&self) -> Result<WriterLock, StoreError> {
+        acquire_lock(&self.root, self.wait)
+    }
+
+    fn open_parts(root: &Path, wait: Duration) -> Result<Store, StoreError> {
+        let log = Log::new(root.join(LOG_DIR));
+        let index_dir = root.join(INDEX_DIR);
+        let index = match open_index(&index_dir) {
+            Ok(i) => i,
+            Err(why) => {
+                // Unopenable: only the writer may replace it.
+                let _lock = acquire_lock(root, wait)?;
+                // Another process may have rebuilt it meanwhile.
+                match open_index(&index_dir) {
+                    Ok(i) => i,
+                    Err(_) => {
+                        Index::forget(&index_dir);
+                        let aside = root.join(format!("index.unopenable-{}", unix_time()));
+                        let _ = std::fs::rename(&index_dir, &aside);
+                        let _ = std::fs::remove_dir_all(&aside);
+                        let index = open_index(&index_dir).map_err(StoreError::Corrupt)?;
+                        let store = Store {
+                            root: root.to_path_buf(),
+                            log: log.clone(),
+                            index: index.clone(),
+                            wait,
+                            trust_seen: AtomicU64::new(u64::MAX),
+                        };
+                        store.rebuild_locked(&format!("the index could not be opened ({why})"))?;
+                        index
                     }
-                    std::thread::sleep(pause.min(wait.saturating_sub(started.elapsed())));
-                    pause = (pause * 2).min(Duration::from_millis(100));
                 }
-                Err(e) => return Err(e.into()),
             }
         };
         Ok(Store {
             root: root.to_path_buf(),
-            envelopes: db.open_tree("envelopes")?,
-            claims: db.open_tree("claims")?,
-            arrivals: db.open_tree("arrivals")?,
-            by_target: db.open_tree("by_target")?,
-            by_premise: db.open_tree("by_premise")?,
-            keys: db.open_tree("keys")?,
-            meta: db.open_tree("meta")?,
-            db,
+            log,
+            index,
+            wait,
+            trust_seen: AtomicU64::new(u64::MAX),
         })
     }
 
@@ -222,253 +396,680 @@ impl Store {
         &self.root
     }
 
-    /// Number of claims in the log (the next arrival number).
-    pub fn count(&self) -> Result<u64, StoreError> {
-        read_u64(self.meta.get("count")?.as_deref(), "meta/count")
+    pub fn log(&self) -> &Log {
+        &self.log
     }
 
-    /// Appends an accepted claim with all its index entries, atomically and durably.
-    pub fn add(&self, accepted: &Accepted, envelope: &[u8]) -> Result<Effect, StoreError> {
-        let id = accepted.claim.id.as_str();
-        let trees = (
-            &self.envelopes,
-            &self.claims,
-            &self.arrivals,
-            &self.by_target,
-            &self.by_premise,
-            &self.meta,
-        );
-        let result = trees.transaction(
-            |(envelopes, claims, arrivals, by_target, by_premise, meta)| {
-                if claims.get(id)?.is_some() {
-                    return Ok(Effect::Noop);
-                }
-                let seq = read_u64(meta.get("count")?.as_deref(), "meta/count")
-                    .map_err(ConflictableTransactionError::Abort)?;
-                let stored = StoredClaim {
-                    claim: accepted.claim.clone(),
-                    signers: accepted.signers.clone(),
-                    seq,
-                };
-                let json = serde_json::to_vec(&stored).map_err(|e| {
-                    ConflictableTransactionError::Abort(StoreError::Corrupt(e.to_string()))
-                })?;
-                envelopes.insert(id, envelope)?;
-                claims.insert(id, json)?;
-                arrivals.insert(&seq.to_be_bytes(), id)?;
-                for t in &accepted.claim.target {
-                    by_target.insert(pair_key(t, id), &[])?;
-                }
-                for p in &accepted.claim.depends_on {
-                    by_premise.insert(pair_key(p, id), &[])?;
-                }
-                meta.insert("count", &(seq + 1).to_be_bytes())?;
-                Ok(Effect::Created)
-            },
-        );
-        let effect = match result {
-            Ok(e) => e,
-            Err(TransactionError::Abort(e)) => return Err(e),
-            Err(TransactionError::Storage(e)) => return Err(e.into()),
-        };
-        if effect == Effect::Created {
-            self.db.flush()?;
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// Compares the index with the log without reading more than one record.
+    fn standing(&self) -> Result<Standing, StoreError> {
+        let meta = self.index.read()?.meta()?;
+        let segments = self.log.segments()?;
+        if meta.head.records == 0 {
+            let any = segments
+                .iter()
+                .any(|&s| self.log.segment_len(s).map(|l| l > 0).unwrap_or(true));
+            return Ok(if any {
+                Standing::Behind
+            } else {
+                Standing::Current
+            });
         }
-        Ok(effect)
+        let Some(last) = meta.last else {
+            return Ok(Standing::Rebuild("the index names no last record".into()));
+        };
+        if !segments.contains(&meta.head.segment) {
+            return Err(StoreError::Corrupt(format!(
+                "log segment {} is missing, though the index has seen {} records in it; \
+                 `elench fsck --repair` rebuilds from what is left",
+                log::segment_name(meta.head.segment),
+                meta.head.records
+            )));
+        }
+        let len = self.log.segment_len(meta.head.segment)?;
+        if len < meta.head.end && last.segment == meta.head.segment && len > last.offset {
+            // The last record is cut short: a torn tail, though the index saw it whole.
+            return Ok(Standing::Rebuild(format!(
+                "the log's last record (record {}) is cut short",
+                last.n
+            )));
+        }
+        if len < meta.head.end {
+            return Err(StoreError::Corrupt(format!(
+                "log segment {} ends at byte {len}, before the {} bytes the index has seen: \
+                 acknowledged records are missing; `elench fsck --repair` rebuilds from what is left",
+                log::segment_name(meta.head.segment),
+                meta.head.end
+            )));
+        }
+        let record = self.log.read_at(last)?;
+        if record.chain != meta.head.chain {
+            return Ok(Standing::Rebuild(format!(
+                "the index's chain value disagrees with the log at record {}",
+                last.n
+            )));
+        }
+        if len > meta.head.end || segments.iter().any(|&s| s > meta.head.segment) {
+            return Ok(Standing::Behind);
+        }
+        Ok(Standing::Current)
+    }
+
+    /// Brings the index level with the log. With `lock` (a writer) always; without, only if
+    /// the lock is free (a reader never waits, except for a rebuild).
+    fn settle(&self, lock: Option<&WriterLock>) -> Result<(), StoreError> {
+        match self.standing()? {
+            Standing::Current => Ok(()),
+            Standing::Behind => {
+                if lock.is_some() {
+                    return self.catch_up_locked();
+                }
+                match try_lock(&self.root)? {
+                    Some(_l) => {
+                        if let Standing::Behind = self.standing()? {
+                            self.catch_up_locked()?;
+                        }
+                        Ok(())
+                    }
+                    // A writer is at work; it will catch up. Read what it committed.
+                    None => Ok(()),
+                }
+            }
+            Standing::Rebuild(why) => {
+                if lock.is_some() {
+                    return self.rebuild_locked(&why);
+                }
+                let _l = acquire_lock(&self.root, self.wait)?;
+                match self.standing()? {
+                    Standing::Rebuild(why) => self.rebuild_locked(&why),
+                    Standing::Behind => self.catch_up_locked(),
+                    Standing::Current => Ok(()),
+                }
+            }
+        }
+    }
+
+    fn catch_up_locked(&self) -> Result<(), StoreError> {
+        let from = self.index.read()?.meta()?;
+        let tail = rebuild::apply_log(&self.log, &self.index, from.head, None)?;
+        let now = self.index.read()?.meta()?.head.records;
+        if from.head.records == 0 && now > 0 {
+            warn(
+                "INDEX_REBUILT",
+                format!("the index was missing or empty; rebuilt it from the log ({now} records)"),
+            );
+        }
+        self.handle_tail(tail)
+    }
+
+    /// Rebuilds the index from the whole log. The caller holds the writer lock.
+    pub fn rebuild_locked(&self, why: &str) -> Result<(), StoreError> {
+        let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
+        let records = self.index.read()?.meta()?.head.records;
+        warn(
+            "INDEX_REBUILT",
+            format!("{why}; rebuilt the index from the log ({records} records)"),
+        );
+        self.handle_tail(tail)
+    }
+
+    fn handle_tail(&self, tail: Tail) -> Result<(), StoreError> {
+        match tail {
+            Tail::Clean => Ok(()),
+            Tail::Torn {
+                segment,
+                offset,
+                bytes,
+            } => {
+                self.log.cut_torn_tail(segment, offset)?;
+                warn(
+                    "TORN_TAIL",
+                    format!(
+                        "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
+                         segment {}), left by an interrupted append that was never acknowledged; \
+                         it was cut off",
+                        log::segment_name(segment)
+                    ),
+                );
+                Ok(())
+            }
+            Tail::Damaged(d) => Err(StoreError::Corrupt(format!(
+                "{d}; `elench fsck --repair` moves the damaged part aside"
+            ))),
+        }
+    }
+
+    /// Takes the writer lock (waiting up to `--wait`) and brings the index level with the log.
+    pub fn lock(&self) -> Result<WriterLock, StoreError> {
+        let lock = acquire_lock(&self.root, self.wait)?;
+        self.settle(Some(&lock))?;
+        Ok(lock)
+    }
+
+    // ---- reading ----
+
+    /// Number of claims in the log (the next arrival number).
+    pub fn count(&self) -> Result<u64, StoreError> {
+        Ok(self.index.read()?.meta()?.counts.claims)
+    }
+
+    /// The log state `(n, chain_n)` the index reflects, and its counts.
+    pub fn meta(&self) -> Result<Meta, StoreError> {
+        Ok(self.index.read()?.meta()?)
     }
 
     pub fn contains(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(self.claims.contains_key(id)?)
+        let Some(k) = id_key(id) else {
+            return Ok(false);
+        };
+        Ok(self.index.read()?.has_claim(&k)?)
     }
 
+    /// The index entry of a claim (no log read).
+    pub fn entry(&self, id: &str) -> Result<Option<ClaimEntry>, StoreError> {
+        let Some(k) = id_key(id) else {
+            return Ok(None);
+        };
+        Ok(self.index.read()?.claim(&k)?)
+    }
+
+    /// A claim with everything the fold needs, without reading its text from the log
+    /// (`claim.body` is null). For reports that show the claim, use [`Store::get`].
+    pub fn get_light(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        Ok(self
+            .entry(id)?
+            .map(|e| stored_claim(id, e, serde_json::Value::Null)))
+    }
+
+    /// A claim in full: its text is read (and checked) from the log.
     pub fn get(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
-        match self.claims.get(id)? {
-            None => Ok(None),
-            Some(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| StoreError::Corrupt(format!("claim {id}: {e}"))),
-        }
+        let Some(entry) = self.entry(id)? else {
+            return Ok(None);
+        };
+        let record = self.log.read_at(entry.first)?;
+        let body = claim_body(&record.payload).map_err(|why| {
+            StoreError::Corrupt(format!(
+                "record {} (claim {id}) is unreadable: {why}",
+                entry.first.n
+            ))
+        })?;
+        Ok(Some(stored_claim(id, entry, body)))
     }
 
+    /// The claim's first envelope, in canonical form.
     pub fn envelope(&self, id: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.envelopes.get(id)?.map(|v| v.to_vec()))
+        let Some(entry) = self.entry(id)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.log.read_at(entry.first)?.payload))
+    }
+
+    /// Every envelope of a claim, in log order.
+    pub fn envelopes_of(&self, id: &str) -> Result<Vec<EnvelopeRecord>, StoreError> {
+        let Some(k) = id_key(id) else {
+            return Ok(Vec::new());
+        };
+        let entries = self.index.read()?.claim_envelopes(&k)?;
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries {
+            let bytes = self.log.read_at(e.pos)?.payload;
+            out.push(EnvelopeRecord {
+                seq: e.number,
+                claim_id: id.to_owned(),
+                digest: hex::encode(record::envelope_digest(&bytes)),
+                bytes,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The claim an envelope (by digest of its canonical bytes) belongs to, if it is stored.
+    pub fn claim_of_envelope(&self, digest: &[u8; 32]) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .index
+            .read()?
+            .envelope(digest)?
+            .map(|e| id_text(&e.claim)))
+    }
+
+    /// Number of envelopes in the log.
+    pub fn envelope_count(&self) -> Result<u64, StoreError> {
+        Ok(self.index.read()?.meta()?.counts.envelopes)
+    }
+
+    /// Whether an envelope with this digest (hex of SHA-256 of its canonical bytes) is stored.
+    pub fn has_envelope(&self, digest_hex: &str) -> Result<bool, StoreError> {
+        let mut d = [0u8; 32];
+        if hex::decode_to_slice(digest_hex, &mut d).is_err() {
+            return Ok(false);
+        }
+        Ok(self.index.read()?.envelope(&d)?.is_some())
+    }
+
+    /// Envelopes in log order from envelope number `from`, at most `limit`.
+    pub fn envelope_records(
+        &self,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<EnvelopeRecord>, StoreError> {
+        let r = self.index.read()?;
+        let mut out = Vec::new();
+        for (n, digest) in r.envelope_order(from, limit)? {
+            let e = r.envelope(&digest)?.ok_or_else(|| {
+                StoreError::Corrupt(format!("envelope {n} is in the order but not indexed"))
+            })?;
+            let bytes = self.log.read_at(e.pos)?.payload;
+            if record::envelope_digest(&bytes) != digest {
+                return Err(StoreError::Corrupt(format!(
+                    "envelope {n} at record {} does not have the digest the index recorded",
+                    e.pos.n
+                )));
+            }
+            out.push(EnvelopeRecord {
+                seq: n,
+                claim_id: id_text(&e.claim),
+                digest: hex::encode(digest),
+                bytes,
+            });
+        }
+        Ok(out)
     }
 
     /// Ids of the records whose `target` contains `id`.
     pub fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
-        scan_pairs(&self.by_target, id)
+        let Some(k) = id_key(id) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .index
+            .read()?
+            .records_targeting(&k)?
+            .iter()
+            .map(|k| id_text(k))
+            .collect())
     }
 
     /// Ids of the claims whose `dependsOn` contains `id`.
     pub fn dependents(&self, id: &str) -> Result<Vec<String>, StoreError> {
-        scan_pairs(&self.by_premise, id)
+        let Some(k) = id_key(id) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .index
+            .read()?
+            .dependents(&k)?
+            .iter()
+            .map(|k| id_text(k))
+            .collect())
     }
 
     /// Claim ids in arrival order, starting at arrival number `from`, at most `limit`.
     pub fn arrivals(&self, from: u64, limit: usize) -> Result<Vec<(u64, String)>, StoreError> {
-        let mut out = Vec::new();
-        for item in self.arrivals.range(from.to_be_bytes()..).take(limit) {
-            let (k, v) = item?;
-            let seq = read_u64(Some(&k), "arrivals key")?;
-            out.push((seq, utf8(&v, "arrivals value")?));
-        }
-        Ok(out)
-    }
-
-    /// Every entry of an index tree, as (first id, second id).
-    pub fn index_entries(&self, index: Index) -> Result<Vec<(String, String)>, StoreError> {
-        let tree = match index {
-            Index::Target => &self.by_target,
-            Index::Premise => &self.by_premise,
-        };
-        let mut out = Vec::new();
-        for item in tree.iter() {
-            let (k, _) = item?;
-            out.push(split_pair(&k)?);
-        }
-        Ok(out)
+        Ok(self
+            .index
+            .read()?
+            .arrivals(from, limit)?
+            .into_iter()
+            .map(|(n, k)| (n, id_text(&k)))
+            .collect())
     }
 
     /// Ids of every stored claim (in id order).
     pub fn claim_ids(&self) -> Result<Vec<String>, StoreError> {
-        self.claims
+        let r = self.index.read()?;
+        let n = r.meta()?.counts.claims;
+        let mut ids: Vec<String> = r
+            .arrivals(0, n as usize)?
+            .into_iter()
+            .map(|(_, k)| id_text(&k))
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Claim ids starting with `prefix` (`cl_` and at least one hex digit), at most `limit`.
+    pub fn ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        let hex_part = prefix
+            .strip_prefix(crate::claim::id::ID_PREFIX)
+            .unwrap_or(prefix);
+        if !hex_part
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .index
+            .read()?
+            .ids_with_prefix(hex_part, limit)?
             .iter()
-            .keys()
-            .map(|k| {
-                k.map_err(StoreError::from)
-                    .and_then(|k| utf8(&k, "claims key"))
-            })
-            .collect()
+            .map(|k| id_text(k))
+            .collect())
     }
 
     // ---- trusted keys ----
 
-    /// Adds a trusted key. Returns false if that keyid is already trusted (nothing changes).
-    pub fn add_key(&self, key: &TrustedKey) -> Result<bool, StoreError> {
-        let stored = StoredKey {
-            keyid: key.keyid.clone(),
-            role: key.role,
-            name: key.name.clone(),
-            public_key: hex::encode(key.key.as_bytes()),
-            retired: false,
-        };
-        let json = serde_json::to_vec(&stored).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let added = self
-            .keys
-            .compare_and_swap(&key.keyid, None as Option<&[u8]>, Some(json))?
-            .is_ok();
-        self.db.flush()?;
-        Ok(added)
-    }
-
-    /// Marks a key retired. Returns None for an unknown keyid, else whether it changed.
-    pub fn retire_key(&self, keyid: &str) -> Result<Option<bool>, StoreError> {
-        let Some(mut key) = self.get_key(keyid)? else {
-            return Ok(None);
-        };
-        if key.retired {
-            return Ok(Some(false));
-        }
-        key.retired = true;
-        let json = serde_json::to_vec(&key).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        self.keys.insert(keyid, json)?;
-        self.db.flush()?;
-        Ok(Some(true))
-    }
-
     pub fn get_key(&self, keyid: &str) -> Result<Option<StoredKey>, StoreError> {
-        match self.keys.get(keyid)? {
-            None => Ok(None),
-            Some(b) => serde_json::from_slice(&b)
-                .map(Some)
-                .map_err(|e| StoreError::Corrupt(format!("key {keyid}: {e}"))),
-        }
+        Ok(self.index.read()?.key(keyid)?.map(stored_key))
     }
 
     /// Every trusted key, retired ones included, in keyid order.
     pub fn list_keys(&self) -> Result<Vec<StoredKey>, StoreError> {
-        let mut out = Vec::new();
-        for item in self.keys.iter() {
-            let (k, v) = item?;
-            let key: StoredKey = serde_json::from_slice(&v).map_err(|e| {
-                StoreError::Corrupt(format!("key {}: {e}", String::from_utf8_lossy(&k)))
-            })?;
-            out.push(key);
-        }
-        Ok(out)
+        Ok(self
+            .index
+            .read()?
+            .keys()?
+            .into_iter()
+            .map(stored_key)
+            .collect())
     }
 
-    /// The store's keys as a trust set (retired keys are kept, marked).
+    /// The current trust state (retired keys kept, marked).
     pub fn trust_set(&self) -> Result<TrustSet, StoreError> {
-        let mut keys = Vec::new();
-        for k in self.list_keys()? {
-            let bytes: [u8; 32] = hex::decode(&k.public_key)
-                .ok()
-                .and_then(|b| b.try_into().ok())
-                .ok_or_else(|| StoreError::Corrupt(format!("key {}: bad public key", k.keyid)))?;
-            let vk = VerifyingKey::from_bytes(&bytes)
-                .map_err(|e| StoreError::Corrupt(format!("key {}: {e}", k.keyid)))?;
-            keys.push(TrustedKey {
-                keyid: k.keyid,
-                role: k.role,
-                name: k.name,
-                key: vk,
-                retired: k.retired,
-            });
-        }
-        Ok(TrustSet::new(keys))
+        let r = self.index.read()?;
+        let generation = r.meta()?.counts.trust_events;
+        let set = trust_set_of(r.keys()?)?;
+        self.trust_seen.store(generation, Ordering::Relaxed);
+        Ok(set)
     }
-}
 
-/// The two index trees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Index {
-    /// target → record
-    Target,
-    /// premise → dependent
-    Premise,
-}
-
-fn pair_key(first: &str, second: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(first.len() + second.len());
-    k.extend_from_slice(first.as_bytes());
-    k.extend_from_slice(second.as_bytes());
-    k
-}
-
-fn split_pair(key: &[u8]) -> Result<(String, String), StoreError> {
-    if key.len() != 2 * ID_LEN {
-        return Err(StoreError::Corrupt(format!(
-            "index key of {} bytes; expected {}",
-            key.len(),
-            2 * ID_LEN
-        )));
+    /// The current trust state and its generation (the number of trust events).
+    pub fn trust_snapshot(&self) -> Result<(TrustSet, u64), StoreError> {
+        let r = self.index.read()?;
+        let generation = r.meta()?.counts.trust_events;
+        Ok((trust_set_of(r.keys()?)?, generation))
     }
-    let (a, b) = key.split_at(ID_LEN);
-    Ok((utf8(a, "index key")?, utf8(b, "index key")?))
-}
 
-fn scan_pairs(tree: &sled::Tree, first: &str) -> Result<Vec<String>, StoreError> {
-    let mut out = Vec::new();
-    for item in tree.scan_prefix(first.as_bytes()) {
-        let (k, _) = item?;
-        let (a, b) = split_pair(&k)?;
-        if a == first {
-            out.push(b);
+    /// Bytes on disk: (log, index).
+    pub fn disk_usage(&self) -> Result<(u64, u64), StoreError> {
+        Ok((self.log.total_bytes()?, self.index.disk_size()?))
+    }
+
+    // ---- writing ----
+
+    /// Appends one accepted envelope (verified against [`Store::trust_set`]) durably.
+    pub fn add(&self, accepted: &Accepted, envelope: &[u8]) -> Result<Effect, StoreError> {
+        let canonical = record::canonical_envelope(envelope).map_err(StoreError::Corrupt)?;
+        let staged = Staged {
+            digest: record::envelope_digest(&canonical),
+            canonical,
+            accepted: accepted.clone(),
+            // Unknown generation: re-verified under the lock.
+            trust_generation: self.trust_seen.load(Ordering::Relaxed),
+        };
+        let lock = self.lock()?;
+        let mut out = self.commit_group_locked(&lock, vec![staged])?;
+        match out.pop() {
+            Some(Ok(effect)) => Ok(effect),
+            Some(Err(r)) => Err(StoreError::Rejected(r)),
+            None => Err(StoreError::Corrupt("an append returned nothing".into())),
         }
     }
-    Ok(out)
+
+    /// Appends a group of verified envelopes under the writer lock: one fsync for the group,
+    /// then one index transaction. An envelope verified under an older trust state is
+    /// verified again first. Returns each envelope's effect or rejection, in order.
+    pub fn commit_group(
+        &self,
+        group: Vec<Staged>,
+    ) -> Result<Vec<Result<Effect, Rejection>>, StoreError> {
+        let lock = self.lock()?;
+        self.commit_group_locked(&lock, group)
+    }
+
+    fn commit_group_locked(
+        &self,
+        _lock: &WriterLock,
+        group: Vec<Staged>,
+    ) -> Result<Vec<Result<Effect, Rejection>>, StoreError> {
+        let meta = self.index.read()?.meta()?;
+        let mut trust: Option<TrustSet> = None;
+        let mut outcomes: Vec<Result<Effect, Rejection>> = Vec::with_capacity(group.len());
+        let mut appender = Appender::new(self.log.clone(), meta.head);
+        let mut to_apply: Vec<(log::Placed, Staged, Vec<Signer>)> = Vec::new();
+        let mut seen_now: std::collections::HashSet<[u8; 32]> = Default::default();
+        let mut new_claims: std::collections::HashSet<String> = Default::default();
+        {
+            let r = self.index.read()?;
+            for staged in group {
+                if seen_now.contains(&staged.digest) || r.envelope(&staged.digest)?.is_some() {
+                    outcomes.push(Ok(Effect::Noop));
+                    continue;
+                }
+                let mut accepted = staged.accepted.clone();
+                if staged.trust_generation != meta.counts.trust_events {
+                    if trust.is_none() {
+                        trust = Some(trust_set_of(r.keys()?)?);
+                    }
+                    let t = trust
+                        .as_ref()
+                        .ok_or_else(|| StoreError::Corrupt("trust state vanished".into()))?;
+                    match crate::ingest::verify_envelope(&staged.canonical, t) {
+                        Ok(a) => accepted = a,
+                        Err(rej) => {
+                            outcomes.push(Err(rej));
+                            continue;
+                        }
+                    }
+                }
+                let id = accepted.claim.id.clone();
+                let exists = new_claims.contains(&id)
+                    || id_key(&id)
+                        .map(|k| r.has_claim(&k))
+                        .transpose()?
+                        .unwrap_or(false);
+                outcomes.push(Ok(if exists {
+                    Effect::Merged
+                } else {
+                    Effect::Created
+                }));
+                new_claims.insert(id);
+                seen_now.insert(staged.digest);
+                let placed = appender.stage(Kind::Envelope, &staged.canonical);
+                let signers = accepted.signers.clone();
+                let staged = Staged { accepted, ..staged };
+                to_apply.push((placed, staged, signers));
+            }
+        }
+        if to_apply.is_empty() {
+            return Ok(outcomes);
+        }
+        appender.commit()?;
+        // The group is durable from here; the index follows.
+        let mut w = self.index.write()?;
+        for (placed, staged, signers) in &to_apply {
+            w.apply_envelope(
+                placed.pos,
+                placed.chain,
+                placed.frame_len,
+                &staged.digest,
+                &staged.accepted.claim,
+                signers,
+            )?;
+        }
+        w.commit()?;
+        Ok(outcomes)
+    }
+
+    fn append_event_locked(&self, kind: Kind, payload: Vec<u8>) -> Result<(), StoreError> {
+        let meta = self.index.read()?.meta()?;
+        let mut appender = Appender::new(self.log.clone(), meta.head);
+        let placed = appender.stage(kind, &payload);
+        appender.commit()?;
+        let (pos, chain, frame_len) = (placed.pos, placed.chain, placed.frame_len);
+        let mut w = self.index.write()?;
+        match kind {
+            Kind::KeyAdd => {
+                let e: record::KeyAdd =
+                    record::decode_event(&payload).map_err(StoreError::Corrupt)?;
+                w.apply_key_add(pos, chain, frame_len, &e)?;
+            }
+            Kind::KeyRetire => {
+                let e: record::KeyRetire =
+                    record::decode_event(&payload).map_err(StoreError::Corrupt)?;
+                w.apply_key_retire(pos, chain, frame_len, &e.keyid)?;
+            }
+            Kind::Envelope => {
+                return Err(StoreError::Corrupt(
+                    "an envelope is not a trust event".into(),
+                ))
+            }
+        }
+        w.commit()?;
+        Ok(())
+    }
+
+    /// Adds a trusted key. Returns false if that keyid is already trusted (nothing changes).
+    pub fn add_key(&self, key: &TrustedKey) -> Result<bool, StoreError> {
+        let lock = self.lock()?;
+        if self.index.read()?.key(&key.keyid)?.is_some() {
+            return Ok(false);
+        }
+        let event = record::KeyAdd {
+            keyid: key.keyid.clone(),
+            role: key.role,
+            name: key.name.clone(),
+            public_key: hex::encode(key.key.as_bytes()),
+        };
+        self.append_event_locked(Kind::KeyAdd, record::encode_event(&event))?;
+        drop(lock);
+        Ok(true)
+    }
+
+    /// Retires a key. Returns None for an unknown keyid, else whether it changed.
+    pub fn retire_key(&self, keyid: &str) -> Result<Option<bool>, StoreError> {
+        let lock = self.lock()?;
+        let Some(key) = self.index.read()?.key(keyid)? else {
+            return Ok(None);
+        };
+        if key.retired_at.is_some() {
+            return Ok(Some(false));
+        }
+        let event = record::KeyRetire {
+            keyid: keyid.to_owned(),
+        };
+        self.append_event_locked(Kind::KeyRetire, record::encode_event(&event))?;
+        drop(lock);
+        Ok(Some(true))
+    }
+
+    /// `elench reindex`: rebuild the index from the log, under the writer lock.
+    pub fn reindex(&self) -> Result<Meta, StoreError> {
+        let _lock = acquire_lock(&self.root, self.wait)?;
+        let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
+        self.handle_tail(tail)?;
+        self.meta()
+    }
+
+    /// `fsck --repair`: moves everything from the first damaged record on into
+    /// `quarantine/<time>/` and rebuilds the index from what is left. Returns the damage
+    /// found (None when the log was sound) and the files moved.
+    pub fn repair(&self) -> Result<(Option<Damage>, Vec<String>, PathBuf), StoreError> {
+        let _lock = acquire_lock(&self.root, self.wait)?;
+        let (_, tail) = self.log.scan(Head::EMPTY, |_| Ok(true))?;
+        let dest = self
+            .root
+            .join(QUARANTINE_DIR)
+            .join(format!("{}", unix_time()));
+        let (damage, moved) = match tail {
+            Tail::Clean => (None, Vec::new()),
+            Tail::Torn {
+                segment, offset, ..
+            } => {
+                let moved = self.log.quarantine_from(segment, offset, &dest)?;
+                (None, moved)
+            }
+            Tail::Damaged(d) => {
+                let moved = self.log.quarantine_from(d.segment, d.offset, &dest)?;
+                (Some(d), moved)
+            }
+        };
+        let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
+        self.handle_tail(tail)?;
+        Ok((damage, moved, dest))
+    }
+
+    pub fn index_dir(&self) -> PathBuf {
+        self.root.join(INDEX_DIR)
+    }
 }
 
-fn utf8(bytes: &[u8], what: &str) -> Result<String, StoreError> {
-    String::from_utf8(bytes.to_vec())
-        .map_err(|_| StoreError::Corrupt(format!("{what} is not UTF-8")))
+fn unix_time() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
-fn read_u64(bytes: Option<&[u8]>, what: &str) -> Result<u64, StoreError> {
-    let b = bytes.ok_or_else(|| StoreError::Corrupt(format!("{what} is missing")))?;
-    let arr: [u8; 8] = b
-        .try_into()
-        .map_err(|_| StoreError::Corrupt(format!("{what} is not an 8-byte number")))?;
-    Ok(u64::from_be_bytes(arr))
+/// Opens the index, turning any failure, a panic inside LMDB's wrapper included, into a
+/// reason to rebuild.
+fn open_index(dir: &Path) -> Result<Index, String> {
+    match std::panic::catch_unwind(|| Index::open(dir)) {
+        Ok(Ok(i)) => match i.read().and_then(|r| r.meta()) {
+            Ok(_) => Ok(i),
+            Err(e) => Err(e.to_string()),
+        },
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("opening it panicked".into()),
+    }
+}
+
+fn stored_key(k: KeyEntry) -> StoredKey {
+    StoredKey {
+        keyid: k.keyid,
+        role: k.role,
+        name: k.name,
+        public_key: hex::encode(k.public_key),
+        retired: k.retired_at.is_some(),
+    }
+}
+
+/// The trust set of the given key states.
+pub fn trust_set_of(keys: Vec<KeyEntry>) -> Result<TrustSet, StoreError> {
+    let mut out = Vec::with_capacity(keys.len());
+    for k in keys {
+        let vk = VerifyingKey::from_bytes(&k.public_key)
+            .map_err(|e| StoreError::Corrupt(format!("key {}: {e}", k.keyid)))?;
+        out.push(TrustedKey {
+            keyid: k.keyid,
+            role: k.role,
+            name: k.name,
+            key: vk,
+            retired: k.retired_at.is_some(),
+        });
+    }
+    Ok(TrustSet::new(out))
+}
+
+fn stored_claim(id: &str, e: ClaimEntry, body: serde_json::Value) -> StoredClaim {
+    StoredClaim {
+        claim: Claim {
+            id: id.to_owned(),
+            kind: e.kind,
+            target: e.target.iter().map(|k| id_text(k)).collect(),
+            depends_on: e.depends_on.iter().map(|k| id_text(k)).collect(),
+            origin: e.origin,
+            producer: e.producer,
+            anchor_tree: e.anchor_tree,
+            timestamp: e.timestamp,
+            body,
+        },
+        signers: e.signers,
+        seq: e.seq,
+    }
+}
+
+/// The claim (the Statement's predicate) inside a stored canonical envelope.
+fn claim_body(envelope: &[u8]) -> Result<serde_json::Value, String> {
+    let env = crate::envelope::Envelope::parse(envelope).map_err(|r| r.message)?;
+    let statement = crate::envelope::Statement::parse(&env.payload).map_err(|r| r.message)?;
+    Ok(statement.predicate)
+}
+
+/// Keys for the pair indexes, for tests and fsck.
+pub fn key_of(id: &str) -> Option<IdKey> {
+    id_key(id)
 }

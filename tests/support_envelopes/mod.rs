@@ -377,3 +377,44 @@ impl Rng {
         }
     }
 }
+
+/// `n` valid envelopes in creation order: assertions with premises among earlier claims (and
+/// now and then one the store never sees), interleaved with records on earlier claims.
+pub fn graph(keys: &Keys, n: usize, seed: u64, tag: &str) -> Vec<Signed> {
+    let mut rng = Rng::new(seed);
+    let mut out: Vec<Signed> = Vec::with_capacity(n);
+    for i in 0..n {
+        let earlier = |rng: &mut Rng, out: &Vec<Signed>| out[rng.below(out.len())].id.clone();
+        let s = if i < 3 || rng.chance(75) {
+            let mut deps = Vec::new();
+            if !out.is_empty() {
+                for _ in 0..rng.below(3) {
+                    deps.push(earlier(&mut rng, &out));
+                }
+            }
+            if rng.chance(5) {
+                deps.push(dangling_id(i as u64));
+            }
+            deps.sort();
+            deps.dedup();
+            Spec::assertion(format!("{tag} assertion {i}"), &deps).sign(keys)
+        } else {
+            let t = earlier(&mut rng, &out);
+            let kind = match rng.below(4) {
+                0 => "verification",
+                1 => "falsification",
+                2 => "supersession",
+                _ => "residue-acceptance",
+            };
+            let deps = if rng.chance(30) {
+                vec![earlier(&mut rng, &out)]
+            } else {
+                Vec::new()
+            };
+            let deps: Vec<&str> = deps.iter().map(String::as_str).collect();
+            record(keys, kind, &format!("{tag} record {i}"), &[&t], &deps)
+        };
+        out.push(s);
+    }
+    out
+}

@@ -1,10 +1,14 @@
 //! `elench add FILE…|DIR|-`: verify envelopes and append the accepted ones to the log.
 //!
-//! Each envelope is judged on its own; one bad envelope never stops the others. Each accepted
-//! one is stored in its own transaction and flushed before it is reported (on stderr, as
-//! progress, for batches), so an acknowledged envelope is durable even if the batch is killed.
-//! With `-` among the inputs the store is opened (and locked) only when the first envelope
-//! arrives, so a slow producer does not keep other writers waiting.
+//! Each envelope is judged on its own; one bad envelope never stops the others. A thread reads
+//! the inputs; envelopes are verified in chunks on every core while the previous chunk is
+//! appended (one fsync per group: group commit), and an envelope is reported (on stderr as
+//! progress, and in the final report) only after its group's fsync. A group also commits
+//! after 100 ms without new input, so a slow producer's envelopes are acknowledged promptly.
+//! With `-` among the inputs the store is opened only when the first envelope arrives. The
+//! writer lock is taken per group, so other writers interleave and readers never wait.
+//! Re-adding an envelope already in the log is a no-op without verifying it again, whatever
+//! has happened to its keys since.
 
 use crate::cli::failure::Failure;
 use crate::cli::files::display_source;
@@ -15,11 +19,22 @@ use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
 use crate::ingest::verify_envelope;
 use crate::keys::TrustSet;
-use crate::store::{locate, Effect, Store};
+use crate::store::{locate, record, Effect, Staged, Store};
+use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
+
+/// Envelopes verified together and appended as one group (one fsync).
+const GROUP: usize = 2048;
+/// A group commits after this long without new input.
+const IDLE: Duration = Duration::from_millis(100);
+/// Accepted envelopes listed in `data.claims` unless `--list-all`.
+const LISTED: usize = 1000;
+/// DANGLING_REFERENCE warnings listed; the rest are counted.
+const WARNED: usize = 100;
 
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
@@ -27,71 +42,221 @@ pub struct AddArgs {
     /// (searched recursively for those), or `-` for a bundle on stdin
     #[arg(required = true)]
     pub inputs: Vec<String>,
+    /// List every accepted envelope in data.claims (by default the first 1,000; counts and
+    /// every rejection are always reported)
+    #[arg(long)]
+    pub list_all: bool,
 }
 
 /// Where one envelope came from.
+#[derive(Debug, Clone)]
 struct Origin {
     source: String,
     line: Option<usize>,
 }
 
+/// One input as read.
+enum Item {
+    Envelope {
+        origin: Origin,
+        bytes: Vec<u8>,
+    },
+    Refused {
+        origin: Origin,
+        rejection: Rejection,
+    },
+}
+
+/// One input after verification.
+enum Prepared {
+    Ready {
+        origin: Origin,
+        staged: Staged,
+    },
+    Refused {
+        origin: Origin,
+        rejection: Rejection,
+        /// Its digest, when it is JSON: an envelope already stored is a no-op even if it would
+        /// not verify today (its key retired since).
+        digest: Option<[u8; 32]>,
+    },
+}
+
 struct Batch {
-    root: PathBuf,
-    wait: Duration,
-    /// Opened on first need; with it, the trust set read from it.
-    store: Option<Store>,
-    trust: TrustSet,
     claims: Vec<Value>,
+    listed_all: bool,
     rejections: Vec<Value>,
     warnings: Vec<Warning>,
+    dangling: usize,
     created: usize,
+    merged: usize,
     noop: usize,
     last_rejection: Option<Failure>,
-    progress: bool,
-    interrupt: Interrupt,
+    /// Acknowledge each envelope on stderr (a batch, off a terminal).
+    ack_lines: bool,
+    bar: Option<indicatif::ProgressBar>,
 }
 
 pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
     let root = locate(g.store.as_deref())?;
     Store::check(&root)?;
     let files = expand_inputs(&a.inputs)?;
+    let wait = Duration::from_secs(g.wait);
+    let is_batch = files.len() > 1 || files.iter().any(|f| f.bundle);
+    let on_terminal = std::io::stderr().is_terminal();
     let mut batch = Batch {
-        root,
-        wait: Duration::from_secs(g.wait),
-        store: None,
-        trust: TrustSet::default(),
         claims: Vec::new(),
+        listed_all: a.list_all,
         rejections: Vec::new(),
         warnings: Vec::new(),
+        dangling: 0,
         created: 0,
+        merged: 0,
         noop: 0,
         last_rejection: None,
-        progress: files.len() > 1 || files.iter().any(|f| f.bundle),
-        interrupt: Interrupt::install(),
+        ack_lines: is_batch && !on_terminal,
+        bar: (is_batch && on_terminal).then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        }),
     };
+    let interrupt = Interrupt::install();
     // Files are there already: take the store now, so that waiting for it comes first.
-    if files.iter().all(|f| f.path != "-") {
-        batch.open()?;
-    }
-    // A store failure part-way still reports what was stored before it.
+    let mut store = if files.iter().all(|f| f.path != "-") {
+        Some(Store::open(&root, wait)?)
+    } else {
+        None
+    };
+    let rx = spawn_reader(files);
     let mut fatal = None;
-    for f in &files {
-        if batch.interrupt.received().is_some() {
+    let mut pending: Option<Vec<Prepared>> = None;
+    let mut done = false;
+    loop {
+        if interrupt.received().is_some() {
             break;
         }
-        if let Err(e) = batch.read_input(f) {
+        let chunk = if done {
+            Vec::new()
+        } else {
+            next_chunk(&rx, &mut done, &interrupt)
+        };
+        if chunk.is_empty() && pending.is_none() {
+            if done {
+                break;
+            }
+            continue;
+        }
+        if store.is_none() {
+            match Store::open(&root, wait) {
+                Ok(s) => store = Some(s),
+                Err(e) => {
+                    fatal = Some(e.into());
+                    break;
+                }
+            }
+        }
+        let Some(st) = store.as_ref() else { break };
+        let (trust, generation) = match st.trust_snapshot() {
+            Ok(t) => t,
+            Err(e) => {
+                fatal = Some(e.into());
+                break;
+            }
+        };
+        // Append the previous chunk while this one is verified.
+        let to_commit = pending.take();
+        let (committed, verified) = rayon::join(
+            || to_commit.map(|p| batch.commit(st, p)),
+            || verify_chunk(chunk, &trust, generation),
+        );
+        if let Some(Err(e)) = committed {
             fatal = Some(e);
             break;
         }
+        pending = (!verified.is_empty()).then_some(verified);
     }
-    let as_of = match batch.store.as_ref().map(Store::count).transpose() {
+    // What was verified but not yet appended is appended unless a failure stopped us; an
+    // interrupt lets the chunk in hand finish.
+    if fatal.is_none() {
+        if let (Some(p), Some(st)) = (pending.take(), store.as_ref()) {
+            if let Err(e) = batch.commit(st, p) {
+                fatal = Some(e);
+            }
+        }
+    }
+    if let Some(bar) = &batch.bar {
+        bar.finish_and_clear();
+    }
+    let as_of = match store.as_ref().map(Store::count).transpose() {
         Ok(n) => n,
         Err(e) => {
             fatal.get_or_insert(e.into());
             None
         }
     };
-    batch.finish(as_of, fatal)
+    batch.finish(as_of, fatal, interrupt.received())
+}
+
+/// Reads what is available: up to GROUP items, ending early after IDLE without input.
+fn next_chunk(rx: &Receiver<Item>, done: &mut bool, interrupt: &Interrupt) -> Vec<Item> {
+    let mut chunk = Vec::new();
+    while chunk.len() < GROUP {
+        match rx.recv_timeout(IDLE) {
+            Ok(item) => chunk.push(item),
+            Err(RecvTimeoutError::Timeout) => {
+                if !chunk.is_empty() || interrupt.received().is_some() {
+                    break;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                *done = true;
+                break;
+            }
+        }
+    }
+    chunk
+}
+
+fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prepared> {
+    chunk
+        .into_par_iter()
+        .map(|item| match item {
+            Item::Refused { origin, rejection } => Prepared::Refused {
+                origin,
+                rejection,
+                digest: None,
+            },
+            Item::Envelope { origin, bytes } => {
+                let canonical = record::canonical_envelope(&bytes).ok();
+                let digest = canonical.as_deref().map(record::envelope_digest);
+                match (verify_envelope(&bytes, trust), canonical, digest) {
+                    (Ok(accepted), Some(canonical), Some(digest)) => Prepared::Ready {
+                        origin,
+                        staged: Staged {
+                            canonical,
+                            digest,
+                            accepted,
+                            trust_generation: generation,
+                        },
+                    },
+                    (Ok(_), _, _) => Prepared::Refused {
+                        origin,
+                        rejection: Rejection::new(
+                            Code::BadEnvelope,
+                            "the envelope verified but has no canonical JSON form",
+                        ),
+                        digest: None,
+                    },
+                    (Err(rejection), _, digest) => Prepared::Refused {
+                        origin,
+                        rejection,
+                        digest,
+                    },
+                }
+            }
+        })
+        .collect()
 }
 
 /// One file to read, and whether it is a bundle.
@@ -157,153 +322,222 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
     Ok(())
 }
 
-impl Batch {
-    /// Opens the store (waiting up to --wait for it) and reads its trusted keys, once.
-    fn open(&mut self) -> Result<&Store, Failure> {
-        if self.store.is_none() {
-            let store = Store::open(&self.root, self.wait)?;
-            self.trust = store.trust_set()?;
-            self.store = Some(store);
+/// Reads every input on a thread of its own (stdin may block as long as its writer likes),
+/// sending items as they are read.
+fn spawn_reader(files: Vec<InputFile>) -> Receiver<Item> {
+    let (tx, rx) = sync_channel::<Item>(4 * GROUP);
+    std::thread::spawn(move || {
+        for f in files {
+            if !read_input(&f, &mut |item| tx.send(item).is_ok()) {
+                return;
+            }
         }
-        self.store
-            .as_ref()
-            .ok_or_else(|| Failure::Internal("the store did not stay open".into()))
-    }
+    });
+    rx
+}
 
-    fn read_input(&mut self, f: &InputFile) -> Result<(), Failure> {
-        let source = display_source(&f.path);
-        if f.path == "-" {
-            // Stdin may block for as long as its writer likes: read it on a thread, so that
-            // a signal is answered while waiting.
-            let (tx, rx) = std::sync::mpsc::sync_channel::<LineRead>(64);
-            std::thread::spawn(move || {
-                let mut lines = Lines::new(Box::new(std::io::stdin()));
-                while let Some(item) = lines.next_line() {
-                    if tx.send(item).is_err() {
-                        break;
-                    }
-                }
+/// Reads one input, handing each item to `send`; false when the receiver is gone.
+fn read_input(f: &InputFile, send: &mut dyn FnMut(Item) -> bool) -> bool {
+    let source = display_source(&f.path);
+    let io_refusal = |line: Option<usize>, message: &str| Item::Refused {
+        origin: Origin {
+            source: source.clone(),
+            line,
+        },
+        rejection: Rejection::new(Code::Unreadable, format!("cannot read {source}: {message}")),
+    };
+    let reader: Box<dyn Read + Send> = if f.path == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        match std::fs::File::open(&f.path) {
+            Ok(file) => Box::new(file),
+            Err(e) => return send(io_refusal(None, &e.to_string())),
+        }
+    };
+    if !f.bundle {
+        let mut bytes = Vec::new();
+        if let Err(e) = reader
+            .take(MAX_ENVELOPE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+        {
+            return send(io_refusal(None, &e.to_string()));
+        }
+        let origin = Origin { source, line: None };
+        // The size is the file's, whitespace included: what `verify` would refuse, `add`
+        // refuses too.
+        if bytes.len() > MAX_ENVELOPE_BYTES {
+            return send(Item::Refused {
+                origin,
+                rejection: too_large(),
             });
-            loop {
-                if self.interrupt.received().is_some() {
-                    return Ok(());
-                }
-                match rx.recv_timeout(std::time::Duration::from_millis(100)) {
-                    Ok(item) => self.line(item, &source)?,
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-                }
-            }
         }
-        let file = match std::fs::File::open(&f.path) {
-            Ok(file) => file,
-            Err(e) => {
-                self.reject_io(&source, None, &e.to_string());
-                return Ok(());
-            }
-        };
-        if !f.bundle {
-            let mut bytes = Vec::new();
-            if let Err(e) = file
-                .take(MAX_ENVELOPE_BYTES as u64 + 1)
-                .read_to_end(&mut bytes)
-            {
-                self.reject_io(&source, None, &e.to_string());
-                return Ok(());
-            }
-            // The size is the file's, whitespace included: what `verify` would refuse, `add`
-            // refuses too.
-            if bytes.len() > MAX_ENVELOPE_BYTES {
-                self.reject(too_large(), Origin { source, line: None });
-                return Ok(());
-            }
-            return self.one(bytes.trim_ascii(), Origin { source, line: None });
-        }
-        let mut lines = Lines::new(Box::new(file));
-        while let Some(item) = lines.next_line() {
-            if self.interrupt.received().is_some() {
-                break;
-            }
-            self.line(item, &source)?;
-        }
-        Ok(())
+        return send(Item::Envelope {
+            origin,
+            bytes: bytes.trim_ascii().to_vec(),
+        });
     }
-
-    /// Handles one line of a bundle.
-    fn line(&mut self, item: LineRead, source: &str) -> Result<(), Failure> {
+    let mut lines = Lines::new(reader);
+    while let Some(item) = lines.next_line() {
         let origin = |line| Origin {
-            source: source.to_owned(),
+            source: source.clone(),
             line: Some(line),
         };
-        match item {
-            LineRead::Envelope { line, bytes } => self.one(&bytes, origin(line)),
-            LineRead::TooLarge { line } => {
-                self.reject(too_large(), origin(line));
-                Ok(())
-            }
-            LineRead::Failed { line, message } => {
-                self.reject_io(source, Some(line), &message);
-                Ok(())
-            }
+        let item = match item {
+            LineRead::Envelope { line, bytes } => Item::Envelope {
+                origin: origin(line),
+                bytes,
+            },
+            LineRead::TooLarge { line } => Item::Refused {
+                origin: origin(line),
+                rejection: too_large(),
+            },
+            LineRead::Failed { line, message } => io_refusal(Some(line), &message),
+        };
+        if !send(item) {
+            return false;
         }
     }
+    true
+}
 
-    /// Judges and stores one envelope.
-    fn one(&mut self, bytes: &[u8], origin: Origin) -> Result<(), Failure> {
-        self.open()?;
-        let accepted = match verify_envelope(bytes, &self.trust) {
-            Ok(a) => a,
-            Err(r) => {
-                self.reject(r, origin);
-                return Ok(());
-            }
-        };
-        let claim = &accepted.claim;
-        // Checked before the add (a claim may name itself only by forgery, which ingest
-        // refused), reported only for a claim this add created.
-        let store = self.open()?;
-        let mut dangling = Vec::new();
-        for (field, ids) in [("target", &claim.target), ("dependsOn", &claim.depends_on)] {
-            for other in ids {
-                if !store.contains(other)? {
-                    dangling.push(Warning::new(
-                        "DANGLING_REFERENCE",
-                        format!(
-                            "{} names {other} in {field}, which the store has not seen yet",
-                            claim.id
-                        ),
-                    ));
+impl Batch {
+    /// Appends one verified chunk (the lock is taken per group) and records the outcomes.
+    fn commit(&mut self, store: &Store, chunk: Vec<Prepared>) -> Result<(), Failure> {
+        let mut ready = Vec::new();
+        let mut order = Vec::with_capacity(chunk.len());
+        for p in chunk {
+            match p {
+                Prepared::Ready { origin, staged } => {
+                    order.push((origin, None));
+                    ready.push(staged);
+                }
+                Prepared::Refused {
+                    origin,
+                    rejection,
+                    digest,
+                } => {
+                    // Stored already: a no-op, whatever its key's state now.
+                    let stored = match digest {
+                        Some(d) => store.claim_of_envelope(&d)?,
+                        None => None,
+                    };
+                    order.push((origin, Some((rejection, stored))));
                 }
             }
         }
-        let effect = store.add(&accepted, bytes)?;
-        let word = match effect {
-            Effect::Created => {
-                self.created += 1;
-                self.warnings.append(&mut dangling);
-                "created"
-            }
-            Effect::Noop => {
-                self.noop += 1;
-                "noop"
-            }
-        };
-        if self.progress {
-            eprintln!("{word} {} {}", claim.id, origin_text(&origin));
+        let ids: Vec<String> = ready.iter().map(|s| s.accepted.claim.id.clone()).collect();
+        let refs: Vec<(Vec<String>, Vec<String>)> = ready
+            .iter()
+            .map(|s| {
+                (
+                    s.accepted.claim.target.clone(),
+                    s.accepted.claim.depends_on.clone(),
+                )
+            })
+            .collect();
+        let unverified: Vec<usize> = ready
+            .iter()
+            .map(|s| s.accepted.unverified_signatures)
+            .collect();
+        let mut outcomes = if ready.is_empty() {
+            Vec::new()
+        } else {
+            store.commit_group(ready)?
         }
-        self.warnings
-            .extend(super::verify::ingest_warnings(&accepted));
-        self.claims.push(json!({
-            "id": claim.id,
-            "effect": word,
-            "source": origin.source,
-            "line": origin.line,
-        }));
+        .into_iter();
+        let mut k = 0;
+        for (origin, refused) in order {
+            match refused {
+                Some((_, Some(id))) => self.accepted(&id, Effect::Noop, &origin),
+                Some((rejection, None)) => self.reject(rejection, origin),
+                None => {
+                    let outcome = outcomes.next().ok_or_else(|| {
+                        Failure::Internal("the store returned fewer outcomes than envelopes".into())
+                    })?;
+                    match outcome {
+                        Ok(effect) => {
+                            if effect == Effect::Created {
+                                self.check_dangling(store, &ids[k], &refs[k])?;
+                            }
+                            if unverified[k] > 0 {
+                                self.warnings.push(Warning::new(
+                                    "UNVERIFIED_SIGNATURE",
+                                    format!(
+                                        "{}: {} signature(s) in the envelope were not verified by                                          any trusted key",
+                                        ids[k], unverified[k]
+                                    ),
+                                ));
+                            }
+                            self.accepted(&ids[k], effect, &origin);
+                        }
+                        Err(rejection) => self.reject(rejection, origin),
+                    }
+                    k += 1;
+                }
+            }
+        }
         Ok(())
+    }
+
+    fn check_dangling(
+        &mut self,
+        store: &Store,
+        id: &str,
+        refs: &(Vec<String>, Vec<String>),
+    ) -> Result<(), Failure> {
+        for (field, list) in [("target", &refs.0), ("dependsOn", &refs.1)] {
+            for other in list {
+                if !store.contains(other)? {
+                    self.dangling += 1;
+                    if self.dangling <= WARNED {
+                        self.warnings.push(Warning::new(
+                            "DANGLING_REFERENCE",
+                            format!(
+                                "{id} names {other} in {field}, which the store has not seen yet"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn accepted(&mut self, id: &str, effect: Effect, origin: &Origin) {
+        match effect {
+            Effect::Created => self.created += 1,
+            Effect::Merged => self.merged += 1,
+            Effect::Noop => self.noop += 1,
+        }
+        let word = effect.as_str();
+        if self.ack_lines {
+            eprintln!("{word} {id} {}", origin_text(origin));
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_message(self.counts_text());
+        }
+        if self.listed_all || self.claims.len() < LISTED {
+            self.claims.push(json!({
+                "id": id,
+                "effect": word,
+                "source": origin.source,
+                "line": origin.line,
+            }));
+        }
+    }
+
+    fn counts_text(&self) -> String {
+        format!(
+            "{} created, {} merged, {} already present, {} rejected",
+            self.created,
+            self.merged,
+            self.noop,
+            self.rejections.len()
+        )
     }
 
     fn reject(&mut self, r: Rejection, origin: Origin) {
-        if self.progress {
+        if self.ack_lines {
             eprintln!(
                 "rejected {} {}: {}",
                 origin_text(&origin),
@@ -318,6 +552,9 @@ impl Batch {
             "message": r.message,
             "pointer": r.pointer,
         }));
+        if let Some(bar) = &self.bar {
+            bar.set_message(self.counts_text());
+        }
         self.last_rejection = Some(Failure::Rejected {
             rejection: r,
             input: Some(origin.source),
@@ -325,28 +562,22 @@ impl Batch {
         });
     }
 
-    fn reject_io(&mut self, source: &str, line: Option<usize>, message: &str) {
-        let r = Rejection::new(Code::Unreadable, format!("cannot read {source}: {message}"));
-        self.reject(
-            r,
-            Origin {
-                source: source.to_owned(),
-                line,
-            },
-        );
-    }
-
-    fn finish(self, as_of: Option<u64>, fatal: Option<Failure>) -> Result<Report, Failure> {
+    fn finish(
+        mut self,
+        as_of: Option<u64>,
+        fatal: Option<Failure>,
+        signal: Option<i32>,
+    ) -> Result<Report, Failure> {
         let rejected = self.rejections.len();
-        let accepted = self.created + self.noop;
+        let accepted = self.created + self.merged + self.noop;
         let failure = if fatal.is_some() {
             fatal
-        } else if let Some(signal) = self.interrupt.received() {
+        } else if let Some(signal) = signal {
             Some(Failure::Interrupted { signal })
         } else if accepted == 0 && rejected == 0 {
             Some(Failure::Usage("no envelopes found in the inputs".into()))
         } else if accepted == 0 && rejected == 1 {
-            self.last_rejection
+            self.last_rejection.take()
         } else if accepted == 0 {
             Some(Failure::AllRejected(format!(
                 "all {rejected} envelopes were rejected; see data.rejections"
@@ -354,23 +585,26 @@ impl Batch {
         } else {
             None
         };
-        let mut text = format!(
-            "{} created, {} already present, {} rejected\n",
-            self.created, self.noop, rejected
-        );
-        // A batch already listed each envelope on stderr as it was acknowledged.
-        let listed = if self.progress {
-            &[][..]
-        } else {
-            &self.claims[..]
-        };
-        for c in listed {
-            text.push_str(&format!(
-                "  {} {} {}\n",
-                c["effect"].as_str().unwrap_or_default(),
-                c["id"].as_str().unwrap_or_default(),
-                c["source"].as_str().unwrap_or_default()
+        if self.dangling > WARNED {
+            self.warnings.push(Warning::new(
+                "DANGLING_REFERENCE",
+                format!(
+                    "{} more references name claims the store has not seen yet",
+                    self.dangling - WARNED
+                ),
             ));
+        }
+        let mut text = format!("{}\n", self.counts_text());
+        // A batch already listed each envelope on stderr as it was acknowledged.
+        if !self.ack_lines {
+            for c in self.claims.iter().take(LISTED) {
+                text.push_str(&format!(
+                    "  {} {} {}\n",
+                    c["effect"].as_str().unwrap_or_default(),
+                    c["id"].as_str().unwrap_or_default(),
+                    c["source"].as_str().unwrap_or_default()
+                ));
+            }
         }
         for r in &self.rejections {
             let line = r["line"]
@@ -384,12 +618,15 @@ impl Batch {
                 r["message"].as_str().unwrap_or_default()
             ));
         }
+        let truncated = accepted > self.claims.len();
         Ok(Report {
             data: json!({
                 "created": self.created,
+                "merged": self.merged,
                 "noop": self.noop,
                 "rejected": rejected,
                 "claims": self.claims,
+                "claims_truncated": truncated,
                 "rejections": self.rejections,
                 "as_of": as_of,
             }),

@@ -12,6 +12,36 @@ pub fn open_store(g: &Globals) -> Result<Store, Failure> {
     Ok(Store::open(&root, Duration::from_secs(g.wait))?)
 }
 
+/// Refuses an output path inside the store: only the store writes there.
+pub fn refuse_inside_store(
+    path: &std::path::Path,
+    store_root: &std::path::Path,
+) -> Result<(), Failure> {
+    let root = std::fs::canonicalize(store_root).unwrap_or_else(|_| store_root.to_path_buf());
+    // The file may not exist yet: resolve its folder.
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let Ok(dir) = std::fs::canonicalize(parent) else {
+        return Ok(());
+    };
+    if dir.starts_with(&root) {
+        return Err(Failure::Usage(format!(
+            "{} is inside the store {}; only elench's store writes there: choose a path outside it",
+            path.display(),
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Opens the store without bringing its index level with the log (`fsck`).
+pub fn open_store_unsettled(g: &Globals) -> Result<Store, Failure> {
+    let root = locate(g.store.as_deref())?;
+    Ok(Store::open_unsettled(&root, Duration::from_secs(g.wait))?)
+}
+
 /// Opens the store if there is one; no store is not an error here.
 pub fn open_store_if_any(g: &Globals) -> Result<Option<Store>, Failure> {
     match locate(g.store.as_deref()) {

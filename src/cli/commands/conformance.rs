@@ -10,7 +10,6 @@ use crate::conformance::report::{self, Checked, Format};
 use crate::error::{Code, Rejection};
 use crate::ingest::{seal, verify_envelope};
 use crate::keys::{check_authority, keyid, read_signing_key_pem};
-use crate::store::Effect;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
@@ -354,10 +353,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
     let accepted =
         verify_envelope(envelope.as_bytes(), &trust).map_err(|r| Failure::rejected(r, input))?;
     let effect = store.add(&accepted, envelope.as_bytes())?;
-    let effect = match effect {
-        Effect::Created => "created",
-        Effect::Noop => "noop",
-    };
+    let effect = effect.as_str();
     Ok(Report {
         data: json!({
             "id": checked.id,

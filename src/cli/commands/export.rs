@@ -1,9 +1,8 @@
-//! `elench export -o FILE|-`: the log as an in-toto bundle, one envelope a line, in arrival
-//! order. Envelopes are written byte for byte as received; one received with line breaks
-//! inside is written on one line with its insignificant whitespace removed (its signature
-//! covers the PAE, not the envelope text, so it verifies the same).
+//! `elench export -o FILE|-`: the log as an in-toto bundle, one envelope a line, in log
+//! order. Each line is the envelope exactly as the log keeps it (its canonical RFC 8785 form,
+//! which is one line), so two stores holding the same envelopes export the same lines.
 
-use super::common::open_store;
+use super::common::{open_store, refuse_inside_store};
 use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
 use crate::cli::output::Report;
@@ -20,32 +19,28 @@ pub struct ExportArgs {
     pub out: String,
 }
 
+/// Writes the bundle to `out` page by page; returns the number of envelopes.
+pub fn write_bundle(store: &Store, out: &mut dyn Write) -> Result<u64, Failure> {
+    let mut n = 0;
+    loop {
+        let page = store.envelope_records(n, 4096)?;
+        if page.is_empty() {
+            break;
+        }
+        for e in &page {
+            out.write_all(&e.bytes)
+                .and_then(|_| out.write_all(b"\n"))
+                .map_err(|e| Failure::io("bundle", e))?;
+        }
+        n += page.len() as u64;
+    }
+    Ok(n)
+}
+
 /// The bundle's bytes.
 pub fn bundle(store: &Store) -> Result<(Vec<u8>, u64), Failure> {
     let mut out = Vec::new();
-    let mut n = 0;
-    let mut from = 0;
-    loop {
-        let page = store.arrivals(from, 1024)?;
-        let Some(last) = page.last() else { break };
-        from = last.0 + 1;
-        for (seq, id) in &page {
-            let env = store.envelope(id)?.ok_or_else(|| {
-                Failure::Internal(format!(
-                    "arrival #{seq} names {id}, whose envelope is missing"
-                ))
-            })?;
-            if env.contains(&b'\n') || env.contains(&b'\r') {
-                let v: serde_json::Value = serde_json::from_slice(&env)
-                    .map_err(|e| Failure::Internal(format!("stored envelope {id}: {e}")))?;
-                out.extend_from_slice(v.to_string().as_bytes());
-            } else {
-                out.extend_from_slice(&env);
-            }
-            out.push(b'\n');
-            n += 1;
-        }
-    }
+    let n = write_bundle(store, &mut out)?;
     Ok((out, n))
 }
 
@@ -54,6 +49,9 @@ pub fn run(a: ExportArgs, g: &Globals) -> Result<Report, Failure> {
         g.stdout_for_product("bundle")?;
     }
     let store = open_store(g)?;
+    if a.out != "-" {
+        refuse_inside_store(std::path::Path::new(&a.out), store.root())?;
+    }
     let (bytes, n) = bundle(&store)?;
     match a.out.as_str() {
         "-" => {

@@ -1,205 +1,287 @@
-//! `elench fsck`: re-verify every stored envelope and every index entry.
+//! `elench fsck [--repair] [--checkpoint FILE]`: check the whole store.
+//!
+//! Every record's checksums and chain value; every envelope verified again against the trust
+//! state at its position, with its claim id recomputed (on every core); the index compared
+//! with one rebuilt independently from the log; and, with `--checkpoint`, that the log still
+//! extends an earlier checkpoint. `--repair` moves everything from the first damaged record
+//! on into `quarantine/` and rebuilds the index.
 
-use super::common::open_store;
+use super::checkpoint::{read_checkpoint, Checkpoint};
+use super::common::{open_store, open_store_unsettled};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
-use crate::ingest::verify_envelope;
-use crate::keys::TrustSet;
-use crate::store::{Index, Store};
+use crate::store::index::Index;
+use crate::store::log::Head;
+use crate::store::{rebuild, Store, Tail};
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, clap::Args)]
-pub struct FsckArgs {}
+pub struct FsckArgs {
+    /// Move everything from the first damaged record on into quarantine/ (nothing is
+    /// deleted) and rebuild the index; exits 0 once the store is usable again
+    #[arg(long)]
+    pub repair: bool,
+    /// Also prove that the log still extends this checkpoint (from `elench checkpoint -o`)
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<String>,
+}
 
 struct Problems(Vec<Value>);
 
 impl Problems {
-    fn add(&mut self, code: &str, id: &str, message: String) {
-        self.0
-            .push(json!({"code": code, "id": id, "message": message}));
+    fn add(&mut self, code: &str, message: String) {
+        self.0.push(json!({"code": code, "message": message}));
     }
 }
 
-pub fn run(_a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store(g)?;
-    let (checked, entries, problems) = check(&store)?;
-    let mut text = format!(
-        "checked {checked} claims and {entries} index entries: {} problem(s)\n",
-        problems.len()
-    );
-    for p in &problems {
+/// What a check found.
+pub struct Findings {
+    pub records: u64,
+    pub envelopes: u64,
+    pub claims: u64,
+    pub problems: Vec<Value>,
+    /// The log itself is damaged (not just the index).
+    pub log_damaged: bool,
+}
+
+pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
+    let checkpoint = a.checkpoint.as_deref().map(read_checkpoint).transpose()?;
+    // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
+    // warning); if the store is too damaged for that, fsck still looks and reports.
+    let store = match open_store(g) {
+        Ok(s) => s,
+        Err(Failure::Corrupt(_)) => open_store_unsettled(g)?,
+        Err(e) => return Err(e),
+    };
+    let mut repaired = Value::Null;
+    let mut text = String::new();
+    if a.repair {
+        let (damage, moved, dest) = store.repair()?;
+        text.push_str(&match &damage {
+            Some(d) => format!(
+                "repaired: {d}; moved {} file(s) to {}; the index was rebuilt\n",
+                moved.len(),
+                dest.display()
+            ),
+            None if moved.is_empty() => "the log was sound; the index was rebuilt\n".into(),
+            None => format!(
+                "cut an unfinished final record into {}; the index was rebuilt\n",
+                dest.display()
+            ),
+        });
+        repaired = json!({
+            "damage": damage.map(|d| d.to_string()),
+            "moved": moved,
+            "quarantine": if moved_any(&dest) { Some(dest.display().to_string()) } else { None },
+        });
+    }
+    let f = check(&store, checkpoint.as_ref())?;
+    text.push_str(&format!(
+        "checked {} records ({} envelopes of {} claims): {} problem(s)\n",
+        f.records,
+        f.envelopes,
+        f.claims,
+        f.problems.len()
+    ));
+    for p in &f.problems {
         text.push_str(&format!(
-            "  {} {}: {}\n",
+            "  {} {}\n",
             p["code"].as_str().unwrap_or_default(),
-            p["id"].as_str().unwrap_or_default(),
             p["message"].as_str().unwrap_or_default()
         ));
     }
-    let failure = (!problems.is_empty()).then(|| Failure::Invalid {
-        code: "FSCK_PROBLEMS",
-        message: format!(
-            "the store has {} problem(s); see data.problems",
-            problems.len()
-        ),
-    });
+    let failure = if f.problems.is_empty() {
+        None
+    } else if f.log_damaged {
+        Some(Failure::Precondition {
+            code: "STORE_CORRUPT",
+            message: format!(
+                "the log is damaged ({} problem(s), see data.problems); `elench fsck --repair` \
+                 moves the damaged part aside, then pull or add the lost envelopes again",
+                f.problems.len()
+            ),
+        })
+    } else {
+        Some(Failure::Precondition {
+            code: "FSCK_PROBLEMS",
+            message: format!(
+                "the store has {} problem(s), see data.problems; `elench reindex` rebuilds the \
+                 index from the log",
+                f.problems.len()
+            ),
+        })
+    };
     Ok(Report {
-        data: json!({"claims_checked": checked, "index_entries_checked": entries, "problems": problems}),
+        data: json!({
+            "records": f.records,
+            "envelopes": f.envelopes,
+            "claims": f.claims,
+            "claims_checked": f.claims,
+            "problems": f.problems,
+            "repaired": repaired,
+        }),
         text,
         failure,
         ..Report::default()
     })
 }
 
-/// Returns (claims checked, index entries checked, problems).
-pub fn check(store: &Store) -> Result<(usize, usize, Vec<Value>), Failure> {
-    let mut p = Problems(Vec::new());
-    // Claims accepted before a key was retired stay valid: re-verify with every key.
-    let trust = match store.trust_set() {
-        Ok(t) => TrustSet::new(
-            t.keys()
-                .iter()
-                .cloned()
-                .map(|mut k| {
-                    k.retired = false;
-                    k
-                })
-                .collect(),
-        ),
-        Err(e) => {
-            p.add("KEYS_UNREADABLE", "", e.to_string());
-            TrustSet::default()
-        }
-    };
-    let ids = store.claim_ids()?;
-    let id_set: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let targets: HashSet<(String, String)> =
-        store.index_entries(Index::Target)?.into_iter().collect();
-    let premises: HashSet<(String, String)> =
-        store.index_entries(Index::Premise)?.into_iter().collect();
-    let count = store.count()?;
-    let mut seqs = HashSet::new();
+fn moved_any(dest: &std::path::Path) -> bool {
+    std::fs::read_dir(dest)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false)
+}
 
-    // What each readable claim names, kept for the index checks below.
-    let mut named: HashMap<&str, (Vec<String>, Vec<String>)> = HashMap::new();
-    for id in &ids {
-        let stored = match store.get(id) {
-            Ok(Some(stored)) => stored,
-            Ok(None) => continue, // listed a moment ago; the store is ours alone, so not reached
-            Err(e) => {
-                p.add("CLAIM_UNREADABLE", id, e.to_string());
-                continue;
-            }
-        };
-        match store.envelope(id)? {
-            None => p.add(
-                "ENVELOPE_MISSING",
-                id,
-                "no envelope stored for this claim".into(),
-            ),
-            Some(env) => match verify_envelope(&env, &trust) {
-                Err(r) => p.add(
-                    r.code.as_str(),
-                    id,
-                    format!("stored envelope no longer verifies: {}", r.message),
-                ),
-                Ok(a) if a.claim.id != *id => p.add(
-                    "ID_MISMATCH",
-                    id,
-                    format!("stored under {id} but its envelope carries {}", a.claim.id),
-                ),
-                Ok(a) if a.claim != stored.claim => p.add(
-                    "CLAIM_DIFFERS",
-                    id,
-                    "the stored claim differs from the one its envelope carries".into(),
-                ),
-                Ok(_) => {}
-            },
-        }
-        match store.arrivals(stored.seq, 1)?.first() {
-            Some((s, other)) if *s == stored.seq && other == id => {}
-            _ => p.add(
-                "ARRIVAL_MISSING",
-                id,
-                format!("no arrival entry #{} for it", stored.seq),
-            ),
-        }
-        if !seqs.insert(stored.seq) || stored.seq >= count {
-            p.add(
-                "ARRIVAL_INVALID",
-                id,
-                format!(
-                    "arrival number {} is repeated or beyond the counter",
-                    stored.seq
-                ),
-            );
-        }
-        for t in &stored.claim.target {
-            if !targets.contains(&(t.clone(), id.clone())) {
-                p.add(
-                    "INDEX_MISSING",
-                    id,
-                    format!("no target index entry for target {t}"),
-                );
-            }
-        }
-        for d in &stored.claim.depends_on {
-            if !premises.contains(&(d.clone(), id.clone())) {
-                p.add(
-                    "INDEX_MISSING",
-                    id,
-                    format!("no premise index entry for premise {d}"),
-                );
-            }
-        }
-        named.insert(id, (stored.claim.target, stored.claim.depends_on));
-    }
-    for (entries, field) in [(&targets, "target"), (&premises, "dependsOn")] {
-        for (first, second) in entries {
-            if !id_set.contains(second.as_str()) {
-                p.add(
-                    "INDEX_DANGLING",
-                    second,
-                    format!("{field} index entry for {first} names a claim that is not stored"),
-                );
-                continue;
-            }
-            let names = named
-                .get(second.as_str())
-                .is_some_and(|(target, premises)| {
-                    let list = if field == "target" { target } else { premises };
-                    list.contains(first)
-                });
-            if !names {
-                p.add(
-                    "INDEX_WRONG",
-                    second,
-                    format!("{field} index entry says it names {first}, but it does not"),
-                );
-            }
-        }
-    }
-    let arrivals = store.arrivals(0, usize::MAX)?;
-    for (seq, id) in &arrivals {
-        if !id_set.contains(id.as_str()) {
-            p.add(
-                "ARRIVAL_DANGLING",
-                id,
-                format!("arrival #{seq} names a claim that is not stored"),
-            );
-        }
-    }
-    if arrivals.len() as u64 != count || ids.len() as u64 != count {
-        p.add(
-            "COUNT_MISMATCH",
-            "",
+/// Checks the store: see the module comment.
+pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings, Failure> {
+    let mut p = Problems(Vec::new());
+    let mut log_damaged = false;
+    // The writer lock keeps the log still while it is read (readers are not held up).
+    let _lock = store.lock_unsettled()?;
+    let scratch = crate::scratch::ScratchDir::new("fsck-index");
+    let fresh = Index::open(scratch.path())
+        .map_err(|e| Failure::Internal(format!("temporary index: {e}")))?;
+    match rebuild::apply_log(store.log(), &fresh, Head::EMPTY, None) {
+        Ok(Tail::Clean) => {}
+        Ok(Tail::Torn {
+            segment,
+            offset,
+            bytes,
+        }) => p.add(
+            "TORN_TAIL",
             format!(
-                "counter says {count}, {} arrivals, {} claims",
-                arrivals.len(),
-                ids.len()
+                "log segment {} ends in an unfinished record ({bytes} bytes at byte {offset}); \
+                 the next writer cuts it",
+                crate::store::log::segment_name(segment)
             ),
-        );
+        ),
+        Ok(Tail::Damaged(d)) => {
+            log_damaged = true;
+            p.add("STORE_CORRUPT", d.to_string());
+        }
+        Err(e) => {
+            log_damaged = true;
+            p.add("STORE_CORRUPT", e.to_string());
+        }
     }
-    Ok((ids.len(), targets.len() + premises.len(), p.0))
+    let expected = fresh
+        .read()
+        .and_then(|r| Ok((r.meta()?, r.dump()?)))
+        .map_err(|e| Failure::Internal(format!("temporary index: {e}")))?;
+    let (meta, want) = expected;
+    if !log_damaged {
+        let got = store
+            .index()
+            .read()
+            .and_then(|r| r.dump())
+            .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
+        compare(&want, &got, &mut p);
+    }
+    if let Some(c) = checkpoint {
+        if !check_checkpoint(store, c, &mut p)? {
+            log_damaged = true;
+        }
+    }
+    Index::forget(scratch.path());
+    drop(fresh);
+    Ok(Findings {
+        records: meta.head.records,
+        envelopes: meta.counts.envelopes,
+        claims: meta.counts.claims,
+        problems: p.0,
+        log_damaged,
+    })
+}
+
+type Dump = Vec<(&'static str, Vec<(Vec<u8>, Vec<u8>)>)>;
+
+/// Compares the live index with the rebuilt one, database by database.
+fn compare(want: &Dump, got: &Dump, p: &mut Problems) {
+    for ((name, w), (_, g)) in want.iter().zip(got) {
+        let (mut i, mut j, mut reported) = (0, 0, 0);
+        while (i < w.len() || j < g.len()) && reported < 20 {
+            let what = match (w.get(i), g.get(j)) {
+                (Some(a), Some(b)) if a == b => {
+                    i += 1;
+                    j += 1;
+                    continue;
+                }
+                (Some(a), Some(b)) if a.0 == b.0 => {
+                    i += 1;
+                    j += 1;
+                    format!("entry {} holds a different value", describe(name, &a.0))
+                }
+                (Some(a), Some(b)) if a.0 < b.0 => {
+                    i += 1;
+                    format!("entry {} is missing", describe(name, &a.0))
+                }
+                (Some(_), Some(b)) | (None, Some(b)) => {
+                    j += 1;
+                    format!("entry {} should not be there", describe(name, &b.0))
+                }
+                (Some(a), None) => {
+                    i += 1;
+                    format!("entry {} is missing", describe(name, &a.0))
+                }
+                (None, None) => break,
+            };
+            p.add(
+                "INDEX_DISAGREES",
+                format!("index database {name}: {what} (the log says otherwise)"),
+            );
+            reported += 1;
+        }
+    }
+}
+
+fn describe(db: &str, key: &[u8]) -> String {
+    match db {
+        "claims" | "claim_envelopes" | "by_target" | "by_premise" if key.len() >= 32 => {
+            crate::store::index::id_text(&key[..32])
+        }
+        "keys" | "meta" => String::from_utf8_lossy(key).into_owned(),
+        _ => hex::encode(key),
+    }
+}
+
+/// Returns whether the log still extends the checkpoint.
+fn check_checkpoint(store: &Store, c: &Checkpoint, p: &mut Problems) -> Result<bool, Failure> {
+    if let Err(why) = super::checkpoint::verify_signature(store, c) {
+        p.add("CHECKPOINT_SIGNATURE", why);
+    }
+    let mut at = None;
+    if c.n == 0 {
+        at = Some(Head::EMPTY);
+    } else {
+        let (head, _) = store
+            .log()
+            .scan(Head::EMPTY, |r| Ok(r.pos.n + 1 < c.n))
+            .map_err(|e| Failure::Corrupt(e.to_string()))?;
+        if head.records == c.n {
+            at = Some(head);
+        }
+    }
+    let before = p.0.len();
+    match at {
+        None => p.add(
+            "CHECKPOINT_MISMATCH",
+            format!(
+                "the checkpoint covers {} records, but the log no longer holds that many intact",
+                c.n
+            ),
+        ),
+        Some(h) if hex::encode(h.chain) != c.chain => p.add(
+            "CHECKPOINT_MISMATCH",
+            format!(
+                "after {} records the log's chain is {}, not the checkpoint's {}: something \
+                 before the checkpoint was changed, removed or reordered",
+                c.n,
+                hex::encode(h.chain),
+                c.chain
+            ),
+        ),
+        Some(_) => {}
+    }
+    Ok(p.0.len() == before)
 }

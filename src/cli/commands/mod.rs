@@ -1,6 +1,7 @@
 //! One module per command. Each turns its arguments into a `Report` or a `Failure`.
 pub mod add;
 pub mod blast;
+pub mod checkpoint;
 pub mod common;
 pub mod conformance;
 pub mod demo;
@@ -9,6 +10,7 @@ pub mod fsck;
 pub mod init;
 pub mod keys;
 pub mod log;
+pub mod reindex;
 pub mod show;
 pub mod sign;
 pub mod status;

@@ -106,6 +106,7 @@ pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         }
         None => Path::new(&a.claim).with_extension("dsse"),
     };
+    refuse_own_input_or_store(&out, &a.claim, g)?;
     write_atomically(&out, format!("{envelope}\n").as_bytes())?;
     let text = format!(
         "signed {} ({} {}, by {} key {kid})\nwrote {}\n",
@@ -118,4 +119,27 @@ pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let mut data = data;
     data["envelope_path"] = json!(out.display().to_string());
     Ok(Report::new(data, text))
+}
+
+/// `sign` never writes over the claim it read, and nothing but the store writes inside it.
+fn refuse_own_input_or_store(out: &Path, claim: &str, g: &Globals) -> Result<(), Failure> {
+    if claim != "-" {
+        let same = match (std::fs::canonicalize(out), std::fs::canonicalize(claim)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same {
+            return Err(Failure::Usage(format!(
+                "-o {} is the claim being signed; writing there would destroy it: choose \
+                 another path (the default is the claim's path with .dsse)",
+                out.display()
+            )));
+        }
+    }
+    if let Ok(root) = crate::store::locate(g.store.as_deref()) {
+        if root.join("FORMAT").is_file() {
+            super::common::refuse_inside_store(out, &root)?;
+        }
+    }
+    Ok(())
 }

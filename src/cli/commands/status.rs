@@ -45,6 +45,9 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     let mut reports = Vec::with_capacity(ids.len());
     let mut warnings = Vec::new();
     for id in &ids {
+        // Reading the claim's record from the log checks it: a damaged record is
+        // STORE_CORRUPT, never a status.
+        store.get(id)?;
         let r = fold.report(id)?;
         for d in &r.decided_by_revoked {
             let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();

@@ -1,0 +1,129 @@
+//! `elench checkpoint [-o FILE] [--key KEY]`: the log's state `(n, chain_n)`, optionally
+//! signed. Keep it somewhere else; `elench fsck --checkpoint FILE` later proves the log still
+//! extends it: nothing before it was changed, removed or reordered.
+
+use super::common::{open_store, refuse_inside_store};
+use crate::cli::failure::Failure;
+use crate::cli::files::write_atomically;
+use crate::cli::output::Report;
+use crate::cli::Globals;
+use crate::envelope::pae;
+use crate::keys::{keyid, read_signing_key_pem};
+use crate::store::Store;
+use base64::Engine;
+use ed25519_dalek::{Signature, Signer as _};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// What the signature covers: the DSSE pre-authentication encoding of the checkpoint's
+/// canonical JSON `{"chain","n"}` under this type, so it can never pass for an envelope.
+pub const CHECKPOINT_TYPE: &str = "application/vnd.elench.checkpoint+json";
+
+#[derive(Debug, clap::Args)]
+pub struct CheckpointArgs {
+    /// Also write the checkpoint (the JSON of `data`) to FILE
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<String>,
+    /// Sign the checkpoint with this private key (PEM PKCS#8 Ed25519)
+    #[arg(long, value_name = "KEY.pem")]
+    pub key: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointSignature {
+    pub keyid: String,
+    pub sig: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub n: u64,
+    pub chain: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<CheckpointSignature>,
+}
+
+fn signed_bytes(n: u64, chain: &str) -> Vec<u8> {
+    let body = format!("{{\"chain\":\"{chain}\",\"n\":{n}}}");
+    pae(CHECKPOINT_TYPE, body.as_bytes())
+}
+
+pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
+    let store = open_store(g)?;
+    if let Some(out) = &a.out {
+        refuse_inside_store(std::path::Path::new(out), store.root())?;
+    }
+    let head = store.meta()?.head;
+    let chain = hex::encode(head.chain);
+    let signature = match &a.key {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| Failure::io(path, e))?;
+            let sk = read_signing_key_pem(&text)
+                .map_err(|r| Failure::rejected(r, Some(path.clone())))?;
+            let sig = sk.sign(&signed_bytes(head.records, &chain));
+            Some(CheckpointSignature {
+                keyid: keyid(&sk.verifying_key()),
+                sig: base64::engine::general_purpose::STANDARD.encode(sig.to_bytes()),
+            })
+        }
+    };
+    let c = Checkpoint {
+        n: head.records,
+        chain,
+        signature,
+    };
+    let data = serde_json::to_value(&c).map_err(|e| Failure::Internal(e.to_string()))?;
+    if let Some(out) = &a.out {
+        let mut bytes =
+            serde_json::to_vec_pretty(&data).map_err(|e| Failure::Internal(e.to_string()))?;
+        bytes.push(b'\n');
+        write_atomically(std::path::Path::new(out), &bytes)?;
+    }
+    let text = format!(
+        "n {}\nchain {}{}\n",
+        c.n,
+        c.chain,
+        c.signature
+            .as_ref()
+            .map(|s| format!("\nsigned by {}", s.keyid))
+            .unwrap_or_default()
+    );
+    Ok(Report::new(json!(data), text))
+}
+
+/// Reads a checkpoint file written by `checkpoint -o`.
+pub fn read_checkpoint(path: &str) -> Result<Checkpoint, Failure> {
+    let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
+    let c: Checkpoint = serde_json::from_slice(&bytes).map_err(|e| Failure::Invalid {
+        code: "BAD_CHECKPOINT",
+        message: format!("{path} is not a checkpoint (expected {{\"n\", \"chain\"}}): {e}"),
+    })?;
+    if c.chain.len() != 64 || !c.chain.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Failure::Invalid {
+            code: "BAD_CHECKPOINT",
+            message: format!("{path}: chain must be 64 hex digits"),
+        });
+    }
+    Ok(c)
+}
+
+/// Checks a checkpoint's signature, if it has one, against every key the store has trusted.
+pub fn verify_signature(store: &Store, c: &Checkpoint) -> Result<(), String> {
+    let Some(s) = &c.signature else {
+        return Ok(());
+    };
+    let trust = store.trust_set().map_err(|e| e.to_string())?;
+    let key = trust.get(&s.keyid).ok_or_else(|| {
+        format!(
+            "the checkpoint is signed by {}, a key this store never trusted",
+            s.keyid
+        )
+    })?;
+    let sig_bytes = crate::envelope::dsse::decode_base64(&s.sig)
+        .ok_or_else(|| "the checkpoint's signature is not base64".to_owned())?;
+    let sig = Signature::from_slice(&sig_bytes).map_err(|e| e.to_string())?;
+    key.key
+        .verify_strict(&signed_bytes(c.n, &c.chain), &sig)
+        .map_err(|_| "the checkpoint's signature does not verify".to_owned())
+}

@@ -1,0 +1,685 @@
+//! The index: LMDB (through heed) beside the log, rebuildable from it at any time.
+//!
+//! Databases (claim ids are keyed by their 32 hash bytes, keyids by their hex text):
+//! - `meta`: `head` (the log head indexed up to), `last` (position of the last indexed record),
+//!   `counts` (claims, envelopes, trust events)
+//! - `claims`: id → [`ClaimEntry`] (the claim's fields the fold reads, its signers, arrival
+//!   number, and where its first envelope sits in the log)
+//! - `envelopes`: envelope digest → [`EnvelopeEntry`]
+//! - `envelope_order`: envelope number (u64 BE) → envelope digest
+//! - `claim_envelopes`: id ‖ envelope number → envelope digest
+//! - `arrivals`: claim arrival number (u64 BE) → id
+//! - `by_target`: target ‖ record → (); `by_premise`: premise ‖ dependent → ()
+//! - `keys`: keyid → [`KeyEntry`] (the trust state: the fold of the log's trust events)
+//!
+//! Invariants: the index is written only under the store's writer lock, one transaction per
+//! group of log records, after the log's fsync; it is never synced itself (the log is the
+//! truth, and a disagreeing index is rebuilt). Readers use LMDB read transactions and never
+//! wait for the writer.
+
+use super::log::{Chain, Head, Position};
+use crate::claim::{Kind, OriginKind};
+use crate::ingest::Signer;
+use crate::keys::Role;
+use heed::types::Bytes;
+use heed::{Database, Env, EnvFlags, EnvOpenOptions, RoTxn, RwTxn, WithTls};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+pub type IdKey = [u8; 32];
+
+/// A claim id's 32 hash bytes; None when the text is not a claim id.
+pub fn id_key(id: &str) -> Option<IdKey> {
+    let hex_part = id.strip_prefix(crate::claim::id::ID_PREFIX)?;
+    if hex_part.len() != 64 || hex_part.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(hex_part, &mut out).ok()?;
+    Some(out)
+}
+
+pub fn id_text(key: &[u8]) -> String {
+    format!("{}{}", crate::claim::id::ID_PREFIX, hex::encode(key))
+}
+
+/// What the index keeps of a claim. The claim's full text stays in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimEntry {
+    pub kind: Kind,
+    pub origin: OriginKind,
+    pub producer: String,
+    pub target: Vec<IdKey>,
+    pub depends_on: Vec<IdKey>,
+    pub anchor_tree: String,
+    pub timestamp: i64,
+    /// Arrival number among claims.
+    pub seq: u64,
+    /// Union over the claim's envelopes, sorted by keyid.
+    pub signers: Vec<Signer>,
+    /// The claim's first envelope in the log.
+    pub first: Position,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnvelopeEntry {
+    pub claim: IdKey,
+    pub pos: Position,
+    /// Envelope number: 0 for the first envelope in the log.
+    pub number: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyEntry {
+    pub keyid: String,
+    pub role: Role,
+    pub name: String,
+    pub public_key: [u8; 32],
+    /// Log record numbers of the events.
+    pub added_at: u64,
+    pub retired_at: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub claims: u64,
+    pub envelopes: u64,
+    pub trust_events: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    pub head: Head,
+    pub last: Option<Position>,
+    pub counts: Counts,
+}
+
+impl Meta {
+    pub const EMPTY: Meta = Meta {
+        head: Head::EMPTY,
+        last: None,
+        counts: Counts {
+            claims: 0,
+            envelopes: 0,
+            trust_events: 0,
+        },
+    };
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index: {0}")]
+    Lmdb(#[from] heed::Error),
+    #[error("index entry {what} is unreadable: {why}")]
+    Decode { what: String, why: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+type Db = Database<Bytes, Bytes>;
+
+#[derive(Clone, Copy)]
+struct Dbs {
+    meta: Db,
+    claims: Db,
+    envelopes: Db,
+    envelope_order: Db,
+    claim_envelopes: Db,
+    arrivals: Db,
+    by_target: Db,
+    by_premise: Db,
+    keys: Db,
+}
+
+const DB_NAMES: [&str; 9] = [
+    "meta",
+    "claims",
+    "envelopes",
+    "envelope_order",
+    "claim_envelopes",
+    "arrivals",
+    "by_target",
+    "by_premise",
+    "keys",
+];
+
+/// The index of one store.
+#[derive(Clone)]
+pub struct Index {
+    env: Env,
+    dbs: Dbs,
+}
+
+/// LMDB refuses to open one environment twice in a process; commands that open a store more
+/// than once (the demo, tests) share the first.
+static OPEN: Mutex<Option<HashMap<PathBuf, Env>>> = Mutex::new(None);
+
+fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T, IndexError> {
+    postcard::from_bytes(bytes).map_err(|e| IndexError::Decode {
+        what: what.to_owned(),
+        why: e.to_string(),
+    })
+}
+
+fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    // Serialising these plain structs into memory cannot fail.
+    postcard::to_allocvec(v).unwrap_or_default()
+}
+
+fn pair(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(a.len() + b.len());
+    k.extend_from_slice(a);
+    k.extend_from_slice(b);
+    k
+}
+
+impl Index {
+    /// Opens (creating if needed) the index in `dir`.
+    pub fn open(dir: &Path) -> Result<Index, IndexError> {
+        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let canonical = std::fs::canonicalize(dir).map_err(|source| IndexError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+        let map = open.get_or_insert_with(HashMap::new);
+        let env = match map.get(&canonical) {
+            Some(env) => env.clone(),
+            None => {
+                let mut options = EnvOpenOptions::new();
+                options.map_size(1 << 40).max_dbs(16).max_readers(1024);
+                // SAFETY: NO_SYNC only drops the index's own fsyncs; the log is fsynced and
+                // an index that lost writes disagrees with the log's chain and is rebuilt.
+                // The environment is opened once per process (the map above).
+                let env = unsafe {
+                    options.flags(EnvFlags::NO_SYNC);
+                    options.open(&canonical)?
+                };
+                map.insert(canonical.clone(), env.clone());
+                env
+            }
+        };
+        let mut wtxn = env.write_txn()?;
+        let mut dbs = Vec::with_capacity(DB_NAMES.len());
+        for name in DB_NAMES {
+            dbs.push(env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))?);
+        }
+        wtxn.commit()?;
+        let dbs = Dbs {
+            meta: dbs[0],
+            claims: dbs[1],
+            envelopes: dbs[2],
+            envelope_order: dbs[3],
+            claim_envelopes: dbs[4],
+            arrivals: dbs[5],
+            by_target: dbs[6],
+            by_premise: dbs[7],
+            keys: dbs[8],
+        };
+        Ok(Index { env, dbs })
+    }
+
+    /// Forgets the process's handle on the environment in `dir` (before its files are
+    /// replaced).
+    pub fn forget(dir: &Path) {
+        if let Ok(canonical) = std::fs::canonicalize(dir) {
+            let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(map) = open.as_mut() {
+                map.remove(&canonical);
+            }
+        }
+    }
+
+    pub fn read(&self) -> Result<Reader<'_>, IndexError> {
+        Ok(Reader {
+            txn: self.env.read_txn()?,
+            dbs: self.dbs,
+        })
+    }
+
+    pub fn write(&self) -> Result<Writer<'_>, IndexError> {
+        let txn = self.env.write_txn()?;
+        let meta = read_meta(&txn, &self.dbs)?;
+        Ok(Writer {
+            txn,
+            dbs: self.dbs,
+            meta,
+        })
+    }
+
+    /// Bytes the index occupies on disk.
+    pub fn disk_size(&self) -> Result<u64, IndexError> {
+        Ok(self.env.real_disk_size()?)
+    }
+
+    pub fn clear_stale_readers(&self) {
+        let _ = self.env.clear_stale_readers();
+    }
+}
+
+fn read_meta(txn: &RoTxn, dbs: &Dbs) -> Result<Meta, IndexError> {
+    match dbs.meta.get(txn, b"meta")? {
+        None => Ok(Meta::EMPTY),
+        Some(b) => decode(b, "meta"),
+    }
+}
+
+/// A consistent view of the index (one LMDB read transaction).
+pub struct Reader<'e> {
+    txn: RoTxn<'e, WithTls>,
+    dbs: Dbs,
+}
+
+impl Reader<'_> {
+    pub fn meta(&self) -> Result<Meta, IndexError> {
+        read_meta(&self.txn, &self.dbs)
+    }
+
+    pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
+        match self.dbs.claims.get(&self.txn, id)? {
+            None => Ok(None),
+            Some(b) => decode(b, &format!("claims/{}", id_text(id))).map(Some),
+        }
+    }
+
+    pub fn has_claim(&self, id: &IdKey) -> Result<bool, IndexError> {
+        Ok(self.dbs.claims.get(&self.txn, id)?.is_some())
+    }
+
+    pub fn envelope(&self, digest: &[u8; 32]) -> Result<Option<EnvelopeEntry>, IndexError> {
+        match self.dbs.envelopes.get(&self.txn, digest)? {
+            None => Ok(None),
+            Some(b) => decode(b, "envelopes").map(Some),
+        }
+    }
+
+    /// Second halves of the pair keys starting with `first`.
+    fn pairs(&self, db: Db, first: &IdKey) -> Result<Vec<IdKey>, IndexError> {
+        let mut out = Vec::new();
+        for item in db.prefix_iter(&self.txn, first)? {
+            let (k, _) = item?;
+            let mut second = [0u8; 32];
+            if k.len() != 64 {
+                return Err(IndexError::Decode {
+                    what: "pair key".into(),
+                    why: format!("{} bytes", k.len()),
+                });
+            }
+            second.copy_from_slice(&k[32..]);
+            out.push(second);
+        }
+        Ok(out)
+    }
+
+    pub fn records_targeting(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
+        self.pairs(self.dbs.by_target, id)
+    }
+
+    pub fn dependents(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
+        self.pairs(self.dbs.by_premise, id)
+    }
+
+    /// Envelope digests of a claim, in log order.
+    pub fn claim_envelopes(&self, id: &IdKey) -> Result<Vec<EnvelopeEntry>, IndexError> {
+        let mut out = Vec::new();
+        for item in self.dbs.claim_envelopes.prefix_iter(&self.txn, id)? {
+            let (_, digest) = item?;
+            let digest: [u8; 32] = digest.try_into().map_err(|_| IndexError::Decode {
+                what: "claim_envelopes".into(),
+                why: "digest is not 32 bytes".into(),
+            })?;
+            if let Some(e) = self.envelope(&digest)? {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Claim ids in arrival order from arrival number `from`, at most `limit`.
+    pub fn arrivals(&self, from: u64, limit: usize) -> Result<Vec<(u64, IdKey)>, IndexError> {
+        let mut out = Vec::new();
+        let start = from.to_be_bytes();
+        for item in self
+            .dbs
+            .arrivals
+            .range(&self.txn, &(Bound::Included(&start[..]), Bound::Unbounded))?
+            .take(limit)
+        {
+            let (k, v) = item?;
+            let seq = u64::from_be_bytes(k.try_into().map_err(|_| IndexError::Decode {
+                what: "arrivals key".into(),
+                why: "not 8 bytes".into(),
+            })?);
+            let id: IdKey = v.try_into().map_err(|_| IndexError::Decode {
+                what: "arrivals value".into(),
+                why: "not 32 bytes".into(),
+            })?;
+            out.push((seq, id));
+        }
+        Ok(out)
+    }
+
+    /// Envelopes in log order from envelope number `from`, at most `limit`.
+    pub fn envelope_order(
+        &self,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, [u8; 32])>, IndexError> {
+        let mut out = Vec::new();
+        let start = from.to_be_bytes();
+        for item in self
+            .dbs
+            .envelope_order
+            .range(&self.txn, &(Bound::Included(&start[..]), Bound::Unbounded))?
+            .take(limit)
+        {
+            let (k, v) = item?;
+            let n = u64::from_be_bytes(k.try_into().map_err(|_| IndexError::Decode {
+                what: "envelope_order key".into(),
+                why: "not 8 bytes".into(),
+            })?);
+            let d: [u8; 32] = v.try_into().map_err(|_| IndexError::Decode {
+                what: "envelope_order value".into(),
+                why: "not 32 bytes".into(),
+            })?;
+            out.push((n, d));
+        }
+        Ok(out)
+    }
+
+    /// Ids whose hex starts with `hex_prefix`, at most `limit`.
+    pub fn ids_with_prefix(
+        &self,
+        hex_prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<IdKey>, IndexError> {
+        let even = hex_prefix.len() / 2 * 2;
+        let Ok(bytes) = hex::decode(&hex_prefix[..even]) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for item in self.dbs.claims.prefix_iter(&self.txn, &bytes)? {
+            let (k, _) = item?;
+            if hex::encode(k).starts_with(hex_prefix) {
+                let id: IdKey = k.try_into().map_err(|_| IndexError::Decode {
+                    what: "claims key".into(),
+                    why: "not 32 bytes".into(),
+                })?;
+                out.push(id);
+                if out.len() >= limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
+        let mut out = Vec::new();
+        for item in self.dbs.keys.iter(&self.txn)? {
+            let (_, v) = item?;
+            out.push(decode(v, "keys")?);
+        }
+        Ok(out)
+    }
+
+    pub fn key(&self, keyid: &str) -> Result<Option<KeyEntry>, IndexError> {
+        match self.dbs.keys.get(&self.txn, keyid.as_bytes())? {
+            None => Ok(None),
+            Some(v) => decode(v, "keys").map(Some),
+        }
+    }
+
+    /// Every key/value of every database, in order (for `fsck`'s comparison with a rebuild).
+    pub fn dump(&self) -> Result<Vec<(&'static str, Vec<(Vec<u8>, Vec<u8>)>)>, IndexError> {
+        let all = [
+            ("meta", self.dbs.meta),
+            ("claims", self.dbs.claims),
+            ("envelopes", self.dbs.envelopes),
+            ("envelope_order", self.dbs.envelope_order),
+            ("claim_envelopes", self.dbs.claim_envelopes),
+            ("arrivals", self.dbs.arrivals),
+            ("by_target", self.dbs.by_target),
+            ("by_premise", self.dbs.by_premise),
+            ("keys", self.dbs.keys),
+        ];
+        let mut out = Vec::new();
+        for (name, db) in all {
+            let mut entries = Vec::new();
+            for item in db.iter(&self.txn)? {
+                let (k, v) = item?;
+                entries.push((k.to_vec(), v.to_vec()));
+            }
+            out.push((name, entries));
+        }
+        Ok(out)
+    }
+
+    pub fn claim_count(&self) -> Result<u64, IndexError> {
+        Ok(self.dbs.claims.len(&self.txn)?)
+    }
+}
+
+/// One write transaction over the index, applying log records in order.
+pub struct Writer<'e> {
+    txn: RwTxn<'e>,
+    dbs: Dbs,
+    meta: Meta,
+}
+
+/// What applying an envelope did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    Created,
+    Merged,
+}
+
+impl Writer<'_> {
+    pub fn meta(&self) -> Meta {
+        self.meta
+    }
+
+    pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
+        match self.dbs.claims.get(&self.txn, id)? {
+            None => Ok(None),
+            Some(b) => decode(b, "claims").map(Some),
+        }
+    }
+
+    pub fn has_envelope(&self, digest: &[u8; 32]) -> Result<bool, IndexError> {
+        Ok(self.dbs.envelopes.get(&self.txn, digest)?.is_some())
+    }
+
+    pub fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
+        let mut out = Vec::new();
+        for item in self.dbs.keys.iter(&self.txn)? {
+            let (_, v) = item?;
+            out.push(decode(v, "keys")?);
+        }
+        Ok(out)
+    }
+
+    /// Empties every database (a rebuild starts here).
+    pub fn clear(&mut self) -> Result<(), IndexError> {
+        for db in [
+            self.dbs.meta,
+            self.dbs.claims,
+            self.dbs.envelopes,
+            self.dbs.envelope_order,
+            self.dbs.claim_envelopes,
+            self.dbs.arrivals,
+            self.dbs.by_target,
+            self.dbs.by_premise,
+            self.dbs.keys,
+        ] {
+            db.clear(&mut self.txn)?;
+        }
+        self.meta = Meta::EMPTY;
+        Ok(())
+    }
+
+    fn advance(&mut self, pos: Position, chain: Chain, frame_len: u64) {
+        self.meta.head = Head {
+            records: pos.n + 1,
+            chain,
+            segment: pos.segment,
+            end: pos.offset + frame_len,
+        };
+        self.meta.last = Some(pos);
+    }
+
+    /// Applies an accepted envelope record.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply_envelope(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        digest: &[u8; 32],
+        claim: &crate::claim::Claim,
+        signers: &[Signer],
+    ) -> Result<Applied, IndexError> {
+        let id = id_key(&claim.id).ok_or_else(|| IndexError::Decode {
+            what: "claim id".into(),
+            why: claim.id.clone(),
+        })?;
+        let number = self.meta.counts.envelopes;
+        let env_entry = EnvelopeEntry {
+            claim: id,
+            pos,
+            number,
+        };
+        self.dbs
+            .envelopes
+            .put(&mut self.txn, digest, &encode(&env_entry))?;
+        self.dbs
+            .envelope_order
+            .put(&mut self.txn, &number.to_be_bytes(), digest)?;
+        self.dbs
+            .claim_envelopes
+            .put(&mut self.txn, &pair(&id, &number.to_be_bytes()), digest)?;
+        self.meta.counts.envelopes += 1;
+        let applied = match self.claim(&id)? {
+            Some(mut entry) => {
+                for s in signers {
+                    if !entry.signers.iter().any(|e| e.keyid == s.keyid) {
+                        entry.signers.push(s.clone());
+                    }
+                }
+                entry.signers.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+                self.dbs.claims.put(&mut self.txn, &id, &encode(&entry))?;
+                Applied::Merged
+            }
+            None => {
+                let to_keys = |ids: &[String]| -> Vec<IdKey> {
+                    ids.iter().filter_map(|t| id_key(t)).collect()
+                };
+                let mut sorted = signers.to_vec();
+                sorted.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+                sorted.dedup_by(|a, b| a.keyid == b.keyid);
+                let entry = ClaimEntry {
+                    kind: claim.kind,
+                    origin: claim.origin,
+                    producer: claim.producer.clone(),
+                    target: to_keys(&claim.target),
+                    depends_on: to_keys(&claim.depends_on),
+                    anchor_tree: claim.anchor_tree.clone(),
+                    timestamp: claim.timestamp,
+                    seq: self.meta.counts.claims,
+                    signers: sorted,
+                    first: pos,
+                };
+                self.dbs.claims.put(&mut self.txn, &id, &encode(&entry))?;
+                self.dbs
+                    .arrivals
+                    .put(&mut self.txn, &entry.seq.to_be_bytes(), &id)?;
+                for t in &entry.target {
+                    self.dbs.by_target.put(&mut self.txn, &pair(t, &id), &[])?;
+                }
+                for p in &entry.depends_on {
+                    self.dbs.by_premise.put(&mut self.txn, &pair(p, &id), &[])?;
+                }
+                self.meta.counts.claims += 1;
+                Applied::Created
+            }
+        };
+        self.advance(pos, chain, frame_len);
+        Ok(applied)
+    }
+
+    /// Applies a trust event. `Ok(false)` when the event changes nothing (it is still a record).
+    pub fn apply_key_add(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        key: &super::record::KeyAdd,
+    ) -> Result<(), IndexError> {
+        let public_key: [u8; 32] = hex::decode(&key.public_key)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| IndexError::Decode {
+                what: format!("key {}", key.keyid),
+                why: "public key is not 32 bytes of hex".into(),
+            })?;
+        if self
+            .dbs
+            .keys
+            .get(&self.txn, key.keyid.as_bytes())?
+            .is_none()
+        {
+            let entry = KeyEntry {
+                keyid: key.keyid.clone(),
+                role: key.role,
+                name: key.name.clone(),
+                public_key,
+                added_at: pos.n,
+                retired_at: None,
+            };
+            self.dbs
+                .keys
+                .put(&mut self.txn, key.keyid.as_bytes(), &encode(&entry))?;
+        }
+        self.meta.counts.trust_events += 1;
+        self.advance(pos, chain, frame_len);
+        Ok(())
+    }
+
+    pub fn apply_key_retire(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        keyid: &str,
+    ) -> Result<(), IndexError> {
+        if let Some(v) = self.dbs.keys.get(&self.txn, keyid.as_bytes())? {
+            let mut entry: KeyEntry = decode(v, "keys")?;
+            if entry.retired_at.is_none() {
+                entry.retired_at = Some(pos.n);
+                self.dbs
+                    .keys
+                    .put(&mut self.txn, keyid.as_bytes(), &encode(&entry))?;
+            }
+        }
+        self.meta.counts.trust_events += 1;
+        self.advance(pos, chain, frame_len);
+        Ok(())
+    }
+
+    /// Writes the meta entry and commits.
+    pub fn commit(mut self) -> Result<Meta, IndexError> {
+        let meta = self.meta;
+        self.dbs.meta.put(&mut self.txn, b"meta", &encode(&meta))?;
+        self.txn.commit()?;
+        Ok(meta)
+    }
+}

@@ -1,0 +1,807 @@
+//! The log: append-only segment files of framed, checksummed, hash-chained records. It is the
+//! store's source of truth; everything else (the index) is rebuilt from it.
+//!
+//! A segment is a file `log/<first record number, 20 digits>.seg` holding frames back to
+//! back. A frame is a 44-byte header and a body:
+//!
+//! ```text
+//! 0..4    body length, u32 little-endian
+//! 4..36   chain value after this record: SHA-256(previous chain ‖ SHA-256(body))
+//! 36..40  CRC32C of bytes 0..36 (the header cannot lie about the length unnoticed)
+//! 40..44  CRC32C of the body
+//! 44..    body: one kind byte, then the payload
+//! ```
+//!
+//! The chain before the first record is 32 zero bytes, so `(n, chain_n)` names the whole log.
+//!
+//! Invariants:
+//! - Nothing here rewrites or deletes a byte that was acknowledged. The only truncation is
+//!   [`Log::cut_torn_tail`], of a final frame that was never complete (so never acknowledged),
+//!   and quarantine (`fsck --repair`), which moves bytes elsewhere instead of deleting them.
+//! - A frame is acknowledged only after the fsync of the segment it was written to
+//!   ([`Appender::commit`]).
+//! - Damage before the tail is never skipped: it is [`Damage`] naming segment and offset.
+
+use sha2::{Digest, Sha256};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+pub const HEADER_LEN: usize = 44;
+/// No record is larger: envelopes are at most 1 MiB, trust events far smaller.
+pub const MAX_BODY_LEN: usize = 4 * 1024 * 1024;
+/// A segment is closed once it holds this many bytes; the next append starts a new one.
+pub const SEGMENT_TARGET_BYTES: u64 = 256 * 1024 * 1024;
+
+pub type Chain = [u8; 32];
+pub const GENESIS: Chain = [0u8; 32];
+
+/// What a record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// A DSSE envelope in canonical (RFC 8785) form.
+    Envelope = 1,
+    /// A key became trusted: JSON `{keyid, role, name, public_key}`.
+    KeyAdd = 2,
+    /// A key was retired: JSON `{keyid}`.
+    KeyRetire = 3,
+}
+
+impl Kind {
+    fn from_byte(b: u8) -> Option<Kind> {
+        match b {
+            1 => Some(Kind::Envelope),
+            2 => Some(Kind::KeyAdd),
+            3 => Some(Kind::KeyRetire),
+            _ => None,
+        }
+    }
+}
+
+/// Where a record sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Position {
+    /// Record number: 0 for the first record of the log.
+    pub n: u64,
+    /// The segment's first record number (its file name).
+    pub segment: u64,
+    /// Byte offset of the frame in the segment.
+    pub offset: u64,
+}
+
+/// The state after some prefix of the log: how many records, their chain, and where the next
+/// frame goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Head {
+    pub records: u64,
+    pub chain: Chain,
+    /// Segment the next frame is appended to (its first record number) and the offset there.
+    pub segment: u64,
+    pub end: u64,
+}
+
+impl Head {
+    pub const EMPTY: Head = Head {
+        records: 0,
+        chain: GENESIS,
+        segment: 0,
+        end: 0,
+    };
+}
+
+/// One record as read back.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub pos: Position,
+    pub kind: Kind,
+    /// The payload (the body without its kind byte).
+    pub payload: Vec<u8>,
+    /// The chain value stored with (and verified for) this record.
+    pub chain: Chain,
+    /// Length of the whole frame in bytes.
+    pub frame_len: u64,
+}
+
+/// Damage found in the log: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    pub segment: u64,
+    pub offset: u64,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "log segment {} at byte {}: {}",
+            segment_name(self.segment),
+            self.offset,
+            self.reason
+        )
+    }
+}
+
+/// How a scan ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tail {
+    /// The log ends exactly after the last whole record.
+    Clean,
+    /// A final frame was never completed (a crash mid-append): `bytes` after the last whole
+    /// record, at `offset` of `segment`.
+    Torn {
+        segment: u64,
+        offset: u64,
+        bytes: u64,
+    },
+    /// A frame is damaged (checksum, chain, kind or framing), before the tail or in it.
+    Damaged(Damage),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the log is damaged: {0}")]
+    Damaged(Damage),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LogError + '_ {
+    move |source| LogError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+pub fn segment_name(first: u64) -> String {
+    format!("{first:020}.seg")
+}
+
+pub fn next_chain(prev: &Chain, body: &[u8]) -> Chain {
+    let inner = Sha256::digest(body);
+    let mut h = Sha256::new();
+    h.update(prev);
+    h.update(inner);
+    h.finalize().into()
+}
+
+/// Encodes one frame whose chain value follows `prev`.
+pub fn encode_frame(prev: &Chain, kind: Kind, payload: &[u8], out: &mut Vec<u8>) -> Chain {
+    let mut body = Vec::with_capacity(payload.len() + 1);
+    body.push(kind as u8);
+    body.extend_from_slice(payload);
+    let chain = next_chain(prev, &body);
+    let start = out.len();
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(&chain);
+    let header_crc = crc32c::crc32c(&out[start..start + 36]);
+    out.extend_from_slice(&header_crc.to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    chain
+}
+
+/// The log directory of a store.
+#[derive(Debug, Clone)]
+pub struct Log {
+    dir: PathBuf,
+}
+
+/// What a decoded header says.
+struct Header {
+    body_len: usize,
+    chain: Chain,
+    body_crc: u32,
+}
+
+fn decode_header(h: &[u8; HEADER_LEN]) -> Result<Header, String> {
+    let stored_crc = u32::from_le_bytes([h[36], h[37], h[38], h[39]]);
+    if crc32c::crc32c(&h[..36]) != stored_crc {
+        return Err("frame header checksum mismatch".into());
+    }
+    let body_len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+    if body_len == 0 || body_len > MAX_BODY_LEN + 1 {
+        return Err(format!("frame length {body_len} is out of bounds"));
+    }
+    let mut chain = [0u8; 32];
+    chain.copy_from_slice(&h[4..36]);
+    Ok(Header {
+        body_len,
+        chain,
+        body_crc: u32::from_le_bytes([h[40], h[41], h[42], h[43]]),
+    })
+}
+
+impl Log {
+    pub fn new(dir: PathBuf) -> Log {
+        Log { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn segment_path(&self, first: u64) -> PathBuf {
+        self.dir.join(segment_name(first))
+    }
+
+    /// The segments present, by first record number, in order.
+    pub fn segments(&self) -> Result<Vec<u64>, LogError> {
+        let mut out = Vec::new();
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(io(&self.dir)(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(io(&self.dir))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if let Some(num) = name.strip_suffix(".seg") {
+                if num.len() == 20 {
+                    if let Ok(n) = num.parse::<u64>() {
+                        out.push(n);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Size in bytes of a segment (0 when absent).
+    pub fn segment_len(&self, first: u64) -> Result<u64, LogError> {
+        let path = self.segment_path(first);
+        match std::fs::metadata(&path) {
+            Ok(m) => Ok(m.len()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+            Err(e) => Err(io(&path)(e)),
+        }
+    }
+
+    /// Total bytes of every segment.
+    pub fn total_bytes(&self) -> Result<u64, LogError> {
+        let mut total = 0;
+        for s in self.segments()? {
+            total += self.segment_len(s)?;
+        }
+        Ok(total)
+    }
+
+    /// Reads and checks (checksums; the chain only against the stored value) the record at
+    /// `pos`. Used for random access through the index.
+    pub fn read_at(&self, pos: Position) -> Result<Record, LogError> {
+        let path = self.segment_path(pos.segment);
+        let mut f = File::open(&path).map_err(io(&path))?;
+        f.seek(SeekFrom::Start(pos.offset)).map_err(io(&path))?;
+        let damaged = |reason: String| {
+            LogError::Damaged(Damage {
+                segment: pos.segment,
+                offset: pos.offset,
+                reason,
+            })
+        };
+        let mut h = [0u8; HEADER_LEN];
+        read_full(&mut f, &mut h)
+            .map_err(io(&path))?
+            .then_some(())
+            .ok_or_else(|| damaged("the record the index points at is missing".into()))?;
+        let header = decode_header(&h).map_err(damaged)?;
+        let mut body = vec![0u8; header.body_len];
+        read_full(&mut f, &mut body)
+            .map_err(io(&path))?
+            .then_some(())
+            .ok_or_else(|| damaged("the record the index points at is cut short".into()))?;
+        if crc32c::crc32c(&body) != header.body_crc {
+            return Err(damaged("record body checksum mismatch".into()));
+        }
+        let kind = Kind::from_byte(body[0])
+            .ok_or_else(|| damaged(format!("unknown record kind {}", body[0])))?;
+        body.remove(0);
+        Ok(Record {
+            pos,
+            kind,
+            payload: body,
+            chain: header.chain,
+            frame_len: (HEADER_LEN + header.body_len) as u64,
+        })
+    }
+
+    /// Reads every record after `from` (a head the caller trusts: GENESIS for the whole log),
+    /// checking checksums and the chain, and calls `each` for each. Returns the head after
+    /// the last good record and how the log ends. `each` may stop the scan by returning false.
+    pub fn scan(
+        &self,
+        from: Head,
+        mut each: impl FnMut(Record) -> Result<bool, LogError>,
+    ) -> Result<(Head, Tail), LogError> {
+        let segments = self.segments()?;
+        let mut head = from;
+        // Segments at or after the head's segment, in order; the head's segment must exist
+        // unless the log is empty.
+        let todo: Vec<u64> = segments
+            .iter()
+            .copied()
+            .filter(|&s| s >= from.segment)
+            .collect();
+        if todo.first() != Some(&from.segment) {
+            if from.records == 0 && from.end == 0 {
+                // An empty log may have no segment yet.
+                if let Some(&first) = todo.first() {
+                    if first != 0 {
+                        return Ok((
+                            head,
+                            Tail::Damaged(Damage {
+                                segment: first,
+                                offset: 0,
+                                reason: "the log does not start at record 0".into(),
+                            }),
+                        ));
+                    }
+                }
+            } else {
+                return Ok((
+                    head,
+                    Tail::Damaged(Damage {
+                        segment: from.segment,
+                        offset: from.end,
+                        reason: "segment is missing".into(),
+                    }),
+                ));
+            }
+        }
+        let mut offset = from.end;
+        let mut i = 0;
+        while i < todo.len() {
+            let seg = todo[i];
+            if seg != head.segment {
+                // Moving to the next segment: it must start exactly at the next record.
+                if seg != head.records {
+                    return Ok((
+                        head,
+                        Tail::Damaged(Damage {
+                            segment: seg,
+                            offset: 0,
+                            reason: format!(
+                                "segment starts at record {seg}, but {} records precede it",
+                                head.records
+                            ),
+                        }),
+                    ));
+                }
+                head.segment = seg;
+                offset = 0;
+                head.end = 0;
+            }
+            let path = self.segment_path(seg);
+            let mut f = File::open(&path).map_err(io(&path))?;
+            let len = f.metadata().map_err(io(&path))?.len();
+            if offset > len {
+                return Ok((
+                    head,
+                    Tail::Damaged(Damage {
+                        segment: seg,
+                        offset: len,
+                        reason: format!(
+                            "segment is shorter ({len} bytes) than what was indexed ({offset})"
+                        ),
+                    }),
+                ));
+            }
+            f.seek(SeekFrom::Start(offset)).map_err(io(&path))?;
+            let mut reader = std::io::BufReader::with_capacity(1 << 20, f);
+            let last_segment = i + 1 == todo.len();
+            loop {
+                let remaining = len - offset;
+                if remaining == 0 {
+                    break;
+                }
+                let torn = Tail::Torn {
+                    segment: seg,
+                    offset,
+                    bytes: remaining,
+                };
+                let damaged = |reason: String| {
+                    Tail::Damaged(Damage {
+                        segment: seg,
+                        offset,
+                        reason,
+                    })
+                };
+                if remaining < HEADER_LEN as u64 {
+                    return Ok((
+                        head,
+                        if last_segment {
+                            torn
+                        } else {
+                            damaged("segment ends inside a frame header".into())
+                        },
+                    ));
+                }
+                let mut h = [0u8; HEADER_LEN];
+                reader.read_exact(&mut h).map_err(io(&path))?;
+                let header = match decode_header(&h) {
+                    Ok(hd) => hd,
+                    Err(reason) => {
+                        // Zeros from a crash that extended the file but never wrote it are a
+                        // torn tail; anything else is damage.
+                        if last_segment && all_zero_from(&path, offset)? {
+                            return Ok((head, torn));
+                        }
+                        return Ok((head, damaged(reason)));
+                    }
+                };
+                let frame_len = (HEADER_LEN + header.body_len) as u64;
+                if remaining < frame_len {
+                    return Ok((
+                        head,
+                        if last_segment {
+                            torn
+                        } else {
+                            damaged("segment ends inside a frame".into())
+                        },
+                    ));
+                }
+                let mut body = vec![0u8; header.body_len];
+                reader.read_exact(&mut body).map_err(io(&path))?;
+                if crc32c::crc32c(&body) != header.body_crc {
+                    return Ok((head, damaged("record body checksum mismatch".into())));
+                }
+                let expected = next_chain(&head.chain, &body);
+                if expected != header.chain {
+                    return Ok((
+                        head,
+                        damaged("chain value mismatch: a record before this one was changed, removed or reordered, or this one was".into()),
+                    ));
+                }
+                let Some(kind) = Kind::from_byte(body[0]) else {
+                    return Ok((head, damaged(format!("unknown record kind {}", body[0]))));
+                };
+                body.remove(0);
+                let record = Record {
+                    pos: Position {
+                        n: head.records,
+                        segment: seg,
+                        offset,
+                    },
+                    kind,
+                    payload: body,
+                    chain: header.chain,
+                    frame_len,
+                };
+                offset += frame_len;
+                head.records += 1;
+                head.chain = header.chain;
+                head.end = offset;
+                if !each(record)? {
+                    return Ok((head, Tail::Clean));
+                }
+            }
+            i += 1;
+        }
+        Ok((head, Tail::Clean))
+    }
+
+    /// Cuts a torn final frame off (it was never acknowledged).
+    pub fn cut_torn_tail(&self, segment: u64, offset: u64) -> Result<(), LogError> {
+        let path = self.segment_path(segment);
+        let f = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        f.set_len(offset).map_err(io(&path))?;
+        f.sync_all().map_err(io(&path))
+    }
+
+    /// Moves everything from `segment` at `offset` on into `dest` (nothing is deleted): the
+    /// bytes of that segment from `offset`, and every later segment whole. The log then ends
+    /// at `offset`.
+    pub fn quarantine_from(
+        &self,
+        segment: u64,
+        offset: u64,
+        dest: &Path,
+    ) -> Result<Vec<String>, LogError> {
+        std::fs::create_dir_all(dest).map_err(io(dest))?;
+        let mut moved = Vec::new();
+        let path = self.segment_path(segment);
+        if path.exists() {
+            let mut f = File::open(&path).map_err(io(&path))?;
+            f.seek(SeekFrom::Start(offset)).map_err(io(&path))?;
+            let mut rest = Vec::new();
+            f.read_to_end(&mut rest).map_err(io(&path))?;
+            let name = format!("{}.from-{offset}", segment_name(segment));
+            let out = dest.join(&name);
+            crate::atomic_file::write(&out, &rest).map_err(io(&out))?;
+            moved.push(name);
+            let w = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(io(&path))?;
+            w.set_len(offset).map_err(io(&path))?;
+            w.sync_all().map_err(io(&path))?;
+        }
+        for s in self.segments()?.into_iter().filter(|&s| s > segment) {
+            let from = self.segment_path(s);
+            let to = dest.join(segment_name(s));
+            std::fs::rename(&from, &to).map_err(io(&from))?;
+            moved.push(segment_name(s));
+        }
+        sync_dir(&self.dir)?;
+        Ok(moved)
+    }
+}
+
+fn all_zero_from(path: &Path, offset: u64) -> Result<bool, LogError> {
+    let mut f = File::open(path).map_err(io(path))?;
+    f.seek(SeekFrom::Start(offset)).map_err(io(path))?;
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = f.read(&mut buf).map_err(io(path))?;
+        if n == 0 {
+            return Ok(true);
+        }
+        if buf[..n].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+    }
+}
+
+/// Reads exactly `buf.len()` bytes; false if the file ended first.
+fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<bool> {
+    let mut read = 0;
+    while read < buf.len() {
+        match f.read(&mut buf[read..]) {
+            Ok(0) => return Ok(false),
+            Ok(n) => read += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+fn sync_dir(dir: &Path) -> Result<(), LogError> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+}
+
+/// Where a staged record will sit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    pub pos: Position,
+    pub chain: Chain,
+    pub frame_len: u64,
+}
+
+/// Appends groups of records after a head; a group is durable when [`Appender::commit`]
+/// returns. Only the holder of the store's writer lock makes one.
+pub struct Appender {
+    log: Log,
+    head: Head,
+    pending: Vec<u8>,
+    pending_positions: Vec<Position>,
+    pending_head: Head,
+}
+
+impl Appender {
+    pub fn new(log: Log, head: Head) -> Appender {
+        Appender {
+            log,
+            head,
+            pending: Vec::new(),
+            pending_positions: Vec::new(),
+            pending_head: head,
+        }
+    }
+
+    pub fn head(&self) -> Head {
+        self.head
+    }
+
+    /// Head after the records staged so far.
+    pub fn pending_head(&self) -> Head {
+        self.pending_head
+    }
+
+    /// Stages one record; returns where it will sit, its chain value and its frame length.
+    pub fn stage(&mut self, kind: Kind, payload: &[u8]) -> Placed {
+        // A new segment starts when the current one is full; a group never spans two.
+        if self.pending.is_empty()
+            && self.pending_head.end >= SEGMENT_TARGET_BYTES
+            && self.pending_head.records > self.pending_head.segment
+        {
+            self.pending_head.segment = self.pending_head.records;
+            self.pending_head.end = 0;
+        }
+        let pos = Position {
+            n: self.pending_head.records,
+            segment: self.pending_head.segment,
+            offset: self.pending_head.end,
+        };
+        let before = self.pending.len();
+        let chain = encode_frame(&self.pending_head.chain, kind, payload, &mut self.pending);
+        self.pending_head.records += 1;
+        self.pending_head.chain = chain;
+        let frame_len = (self.pending.len() - before) as u64;
+        self.pending_head.end += frame_len;
+        self.pending_positions.push(pos);
+        Placed {
+            pos,
+            chain,
+            frame_len,
+        }
+    }
+
+    pub fn staged(&self) -> usize {
+        self.pending_positions.len()
+    }
+
+    /// Writes the staged group and fsyncs it. Only after this returns are its records
+    /// acknowledged. On error nothing of the group counts (a partial write is a torn tail,
+    /// cut by the next writer).
+    pub fn commit(&mut self) -> Result<Vec<Position>, LogError> {
+        if self.pending.is_empty() {
+            return Ok(Vec::new());
+        }
+        std::fs::create_dir_all(&self.log.dir).map_err(io(&self.log.dir))?;
+        let seg = self.pending_head.segment;
+        let path = self.log.segment_path(seg);
+        let new_file = !path.exists();
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        // The group starts where the head says; a file longer than that holds a torn tail
+        // the caller should have cut.
+        let len = f.metadata().map_err(io(&path))?.len();
+        let start = self.pending_positions[0].offset;
+        if len != start {
+            return Err(LogError::Damaged(Damage {
+                segment: seg,
+                offset: len,
+                reason: format!("segment is {len} bytes where {start} were expected"),
+            }));
+        }
+        f.write_all(&self.pending).map_err(io(&path))?;
+        f.sync_data().map_err(io(&path))?;
+        if new_file {
+            sync_dir(&self.log.dir)?;
+        }
+        self.pending.clear();
+        self.head = self.pending_head;
+        Ok(std::mem::take(&mut self.pending_positions))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_records(dir: &Path, n: usize) -> Head {
+        let mut a = Appender::new(Log::new(dir.to_path_buf()), Head::EMPTY);
+        for i in 0..n {
+            a.stage(Kind::Envelope, format!("record {i}").as_bytes());
+        }
+        a.commit().unwrap();
+        a.head()
+    }
+
+    #[test]
+    fn round_trip_and_chain() {
+        let d = tempfile::tempdir().unwrap();
+        let head = write_records(d.path(), 5);
+        assert_eq!(head.records, 5);
+        let log = Log::new(d.path().to_path_buf());
+        let mut seen = Vec::new();
+        let (end, tail) = log
+            .scan(Head::EMPTY, |r| {
+                seen.push(String::from_utf8(r.payload).unwrap());
+                Ok(true)
+            })
+            .unwrap();
+        assert_eq!(tail, Tail::Clean);
+        assert_eq!(end, head);
+        assert_eq!(seen[4], "record 4");
+        // Scanning from a middle head reads only the rest.
+        let mut count = 0;
+        log.scan(Head::EMPTY, |_| Ok(false)).unwrap();
+        let (mid, _) = {
+            let mut h = None;
+            log.scan(Head::EMPTY, |_| {
+                count += 1;
+                Ok(count < 2)
+            })
+            .map(|r| {
+                h = Some(r.0);
+                r
+            })
+            .unwrap()
+        };
+        let mut rest = 0;
+        log.scan(mid, |_| {
+            rest += 1;
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(rest, 3);
+    }
+
+    #[test]
+    fn torn_tail_is_reported_not_damage() {
+        let d = tempfile::tempdir().unwrap();
+        let head = write_records(d.path(), 3);
+        let log = Log::new(d.path().to_path_buf());
+        let path = log.segment_path(0);
+        let len = std::fs::metadata(&path).unwrap().len();
+        // Cut the last record in half.
+        let f = OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(len - 5).unwrap();
+        let (end, tail) = log.scan(Head::EMPTY, |_| Ok(true)).unwrap();
+        assert_eq!(end.records, 2);
+        assert!(matches!(tail, Tail::Torn { .. }), "{tail:?}");
+        let Tail::Torn {
+            segment, offset, ..
+        } = tail
+        else {
+            unreachable!()
+        };
+        log.cut_torn_tail(segment, offset).unwrap();
+        let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true)).unwrap();
+        assert_eq!(tail, Tail::Clean);
+        assert!(head.records == 3);
+    }
+
+    #[test]
+    fn every_flipped_byte_is_damage_or_torn_never_silent() {
+        let d = tempfile::tempdir().unwrap();
+        write_records(d.path(), 4);
+        let log = Log::new(d.path().to_path_buf());
+        let path = log.segment_path(0);
+        let original = std::fs::read(&path).unwrap();
+        for i in 0..original.len() {
+            let mut bytes = original.clone();
+            bytes[i] ^= 0x10;
+            std::fs::write(&path, &bytes).unwrap();
+            let mut n = 0;
+            let (_, tail) = log
+                .scan(Head::EMPTY, |_| {
+                    n += 1;
+                    Ok(true)
+                })
+                .unwrap();
+            assert!(
+                matches!(tail, Tail::Damaged(_)),
+                "flip at byte {i} gave {tail:?} after {n} records"
+            );
+        }
+    }
+
+    #[test]
+    fn removed_or_reordered_records_break_the_chain() {
+        let d = tempfile::tempdir().unwrap();
+        write_records(d.path(), 3);
+        let log = Log::new(d.path().to_path_buf());
+        let path = log.segment_path(0);
+        let bytes = std::fs::read(&path).unwrap();
+        let mut frames = Vec::new();
+        log.scan(Head::EMPTY, |r| {
+            frames.push((r.pos.offset as usize, r.frame_len as usize));
+            Ok(true)
+        })
+        .unwrap();
+        let frame = |i: usize| &bytes[frames[i].0..frames[i].0 + frames[i].1];
+        // Drop the middle record.
+        std::fs::write(&path, [frame(0), frame(2)].concat()).unwrap();
+        let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true)).unwrap();
+        assert!(matches!(tail, Tail::Damaged(_)));
+        // Swap the last two.
+        std::fs::write(&path, [frame(0), frame(2), frame(1)].concat()).unwrap();
+        let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true)).unwrap();
+        assert!(matches!(tail, Tail::Damaged(_)));
+    }
+}

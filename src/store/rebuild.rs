@@ -1,0 +1,212 @@
+//! Reading the log into an index: catch-up after a crash, `reindex`, `fsck --repair`, and
+//! `fsck`'s independent rebuild all go through [`apply_log`].
+//!
+//! Every envelope record is verified again against the trust state at its position (the
+//! fold of the trust events before it), on every core; its claim id is recomputed on the way.
+//! A record that no longer verifies, is not in canonical form, or repeats an envelope is
+//! damage: the log is never silently reinterpreted.
+
+use super::index::{Index, Writer};
+use super::log::{Head, Kind, Log, LogError, Record, Tail};
+use super::record;
+use super::{trust_set_of, StoreError};
+use crate::ingest::verify_envelope;
+use crate::keys::TrustSet;
+use rayon::prelude::*;
+
+/// Envelopes verified together (in parallel) before being applied in order.
+const VERIFY_BATCH: usize = 4096;
+/// Records per index transaction during a long rebuild.
+const COMMIT_EVERY: u64 = 100_000;
+
+struct Run<'i> {
+    index: &'i Index,
+    writer: Option<Writer<'i>>,
+    trust: TrustSet,
+    batch: Vec<Record>,
+    since_commit: u64,
+    progress: Option<&'i (dyn Fn(u64) + Sync)>,
+}
+
+fn damaged(rec: &Record, reason: String) -> StoreError {
+    StoreError::Corrupt(
+        super::log::Damage {
+            segment: rec.pos.segment,
+            offset: rec.pos.offset,
+            reason,
+        }
+        .to_string(),
+    )
+}
+
+impl<'i> Run<'i> {
+    fn writer(&mut self) -> Result<&mut Writer<'i>, StoreError> {
+        if self.writer.is_none() {
+            self.writer = Some(self.index.write()?);
+        }
+        self.writer
+            .as_mut()
+            .ok_or_else(|| StoreError::Corrupt("index writer vanished".into()))
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let trust = &self.trust;
+        let verdicts: Vec<_> = batch
+            .par_iter()
+            .map(|rec| {
+                let canonical = record::canonical_envelope(&rec.payload)?;
+                if canonical != rec.payload {
+                    return Err("the envelope is not stored in canonical form".to_owned());
+                }
+                verify_envelope(&rec.payload, trust).map_err(|r| {
+                    format!(
+                        "the envelope no longer verifies against the trust state at its \
+                         position: {} {}",
+                        r.code.as_str(),
+                        r.message
+                    )
+                })
+            })
+            .collect();
+        let w = self.writer()?;
+        for (rec, verdict) in batch.iter().zip(verdicts) {
+            let accepted = verdict.map_err(|why| damaged(rec, why))?;
+            let digest = record::envelope_digest(&rec.payload);
+            if w.has_envelope(&digest)? {
+                return Err(damaged(
+                    rec,
+                    "the same envelope appears twice in the log".into(),
+                ));
+            }
+            w.apply_envelope(
+                rec.pos,
+                rec.chain,
+                rec.frame_len,
+                &digest,
+                &accepted.claim,
+                &accepted.signers,
+            )?;
+        }
+        self.since_commit += batch.len() as u64;
+        self.maybe_commit()?;
+        Ok(())
+    }
+
+    fn maybe_commit(&mut self) -> Result<(), StoreError> {
+        if self.since_commit >= COMMIT_EVERY {
+            if let Some(w) = self.writer.take() {
+                let meta = w.commit()?;
+                if let Some(p) = self.progress {
+                    p(meta.head.records);
+                }
+            }
+            self.since_commit = 0;
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, rec: &Record) -> Result<(), StoreError> {
+        self.flush()?;
+        let w = self.writer()?;
+        match rec.kind {
+            Kind::KeyAdd => {
+                let e: record::KeyAdd =
+                    record::decode_event(&rec.payload).map_err(|why| damaged(rec, why))?;
+                w.apply_key_add(rec.pos, rec.chain, rec.frame_len, &e)?;
+            }
+            Kind::KeyRetire => {
+                let e: record::KeyRetire =
+                    record::decode_event(&rec.payload).map_err(|why| damaged(rec, why))?;
+                w.apply_key_retire(rec.pos, rec.chain, rec.frame_len, &e.keyid)?;
+            }
+            Kind::Envelope => {}
+        }
+        self.trust = trust_set_of(w.keys()?)?;
+        self.since_commit += 1;
+        Ok(())
+    }
+}
+
+/// Applies every record after `from` (which must be the index's head) to `index`, and
+/// returns how the log ends. Damage before the end is an error; a torn or damaged tail is
+/// returned for the caller to handle (everything before it has been applied).
+pub fn apply_log(
+    log: &Log,
+    index: &Index,
+    from: Head,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Tail, StoreError> {
+    apply(log, index, from, false, progress)
+}
+
+/// Rebuilds `index` from the whole log. The old contents are cleared in the same
+/// transaction as the first records are applied, so a rebuild that fails early leaves the
+/// old index as it was.
+pub fn rebuild_all(
+    log: &Log,
+    index: &Index,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Tail, StoreError> {
+    apply(log, index, Head::EMPTY, true, progress)
+}
+
+fn apply(
+    log: &Log,
+    index: &Index,
+    from: Head,
+    clear: bool,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Tail, StoreError> {
+    let mut writer = index.write()?;
+    if clear {
+        writer.clear()?;
+    }
+    if writer.meta().head != from {
+        return Err(StoreError::Corrupt(
+            "the index moved while it was being caught up".into(),
+        ));
+    }
+    let trust = trust_set_of(writer.keys()?)?;
+    let mut run = Run {
+        index,
+        writer: Some(writer),
+        trust,
+        batch: Vec::new(),
+        since_commit: 0,
+        progress,
+    };
+    let mut failure: Option<StoreError> = None;
+    let scanned = log.scan(from, |rec| {
+        let step = match rec.kind {
+            Kind::Envelope => {
+                run.batch.push(rec);
+                if run.batch.len() >= VERIFY_BATCH {
+                    run.flush()
+                } else {
+                    Ok(())
+                }
+            }
+            _ => run.event(&rec),
+        };
+        match step {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                failure = Some(e);
+                Ok(false)
+            }
+        }
+    });
+    let (_, tail) = scanned.map_err(|e: LogError| StoreError::from(e))?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    run.flush()?;
+    if let Some(w) = run.writer.take() {
+        w.commit()?;
+    }
+    Ok(tail)
+}

@@ -1,0 +1,76 @@
+//! What the payloads of log records are: envelopes in canonical form, and trust events.
+
+use crate::keys::Role;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The canonical form of an envelope: RFC 8785 of its JSON, unknown fields kept. Signatures
+/// cover the payload, not this serialisation, so canonicalising never invalidates one; two
+/// stores holding the same envelopes hold the same bytes.
+pub fn canonical_envelope(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("envelope is not JSON: {e}"))?;
+    serde_json_canonicalizer::to_vec(&value).map_err(|e| format!("cannot canonicalise: {e}"))
+}
+
+/// An envelope's identity: SHA-256 of its canonical bytes.
+pub fn envelope_digest(canonical: &[u8]) -> [u8; 32] {
+    Sha256::digest(canonical).into()
+}
+
+/// A key became trusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyAdd {
+    pub keyid: String,
+    pub role: Role,
+    pub name: String,
+    /// Hex of the 32 raw public key bytes.
+    pub public_key: String,
+}
+
+/// A key was retired: it verifies nothing appended after this record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyRetire {
+    pub keyid: String,
+}
+
+/// Trust event payloads are canonical JSON, so the log's bytes are a function of the events.
+pub fn encode_event<T: Serialize>(event: &T) -> Vec<u8> {
+    let value = serde_json::to_value(event).unwrap_or(serde_json::Value::Null);
+    serde_json_canonicalizer::to_vec(&value).unwrap_or_default()
+}
+
+pub fn decode_event<T: for<'de> Deserialize<'de>>(payload: &[u8]) -> Result<T, String> {
+    serde_json::from_slice(payload).map_err(|e| format!("trust event is not readable: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_form_ignores_spelling() {
+        let a = canonical_envelope(
+            br#"{ "payload":"eA==", "payloadType":"t","signatures":[],"x":1.0}"#,
+        )
+        .unwrap();
+        let b =
+            canonical_envelope(br#"{"x":1,"signatures":[],"payloadType":"t","payload":"eA=="}"#)
+                .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(envelope_digest(&a), envelope_digest(&b));
+        assert!(canonical_envelope(b"not json").is_err());
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let e = KeyAdd {
+            keyid: "ab".into(),
+            role: Role::Harness,
+            name: "ci".into(),
+            public_key: "00".into(),
+        };
+        let back: KeyAdd = decode_event(&encode_event(&e)).unwrap();
+        assert_eq!(back, e);
+    }
+}

@@ -1,0 +1,588 @@
+//! The log and its index through the real binary: damage, tampering, recovery, checkpoints,
+//! signer union, carrying a layout 1 (sled) store over, and where output may go.
+
+mod support_envelopes;
+
+use elench::store::index::{ClaimEntry, KeyEntry};
+use elench::store::log::{encode_frame, Head, Log, Record, GENESIS};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use support_envelopes::{cli_store, export, graph, run, write_bundle, Keys, Signed, Signer, Spec};
+
+fn segment(store: &Path) -> PathBuf {
+    store.join("log").join("00000000000000000000.seg")
+}
+
+fn records(store: &Path) -> Vec<Record> {
+    let mut out = Vec::new();
+    Log::new(store.join("log"))
+        .scan(Head::EMPTY, |r| {
+            out.push(r);
+            Ok(true)
+        })
+        .expect("scan");
+    out
+}
+
+/// A store made through the CLI holding `claims` (and the three trust events).
+fn store_with(claims: &[Signed]) -> (tempfile::TempDir, PathBuf) {
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    cli_store(&store, &keys, &tmp.path().join("keys"));
+    let bundle = tmp.path().join("in.intoto.jsonl");
+    write_bundle(&bundle, claims);
+    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    (tmp, store)
+}
+
+/// `status --all` data without `as_of`, and the warnings.
+fn statuses(store: &Path) -> (i32, Value, Vec<String>) {
+    let out = run(store, &["status", "--all", "--limit", "10000"]);
+    let warnings = out.json["warnings"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .map(|w| w["code"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    (out.code, out.json["data"]["claims"].clone(), warnings)
+}
+
+fn corrupt(out: &support_envelopes::Out) {
+    assert_eq!(out.code, 4, "{}", out.json);
+    assert_eq!(
+        out.json["error"]["code"],
+        json!("STORE_CORRUPT"),
+        "{}",
+        out.json
+    );
+}
+
+fn claims(n: usize, seed: u64) -> Vec<Signed> {
+    graph(&Keys::new(), n, seed, "log")
+}
+
+#[test]
+fn a_flipped_byte_is_store_corrupt_from_fsck_and_from_commands_that_read_it() {
+    let cs = claims(30, 1);
+    let (_tmp, store) = store_with(&cs);
+    let original = std::fs::read(segment(&store)).unwrap();
+    let recs = records(&store);
+    // Record 3 is the first envelope (0..3 are trust events); take one in the middle.
+    let r = &recs[15];
+    let id = elench::store::record::envelope_digest(&r.payload);
+    let claim_id = cs
+        .iter()
+        .find(|c| {
+            elench::store::record::envelope_digest(
+                &elench::store::record::canonical_envelope(c.envelope.as_bytes()).unwrap(),
+            ) == id
+        })
+        .map(|c| c.id.clone())
+        .unwrap();
+    for at in [
+        r.pos.offset + 2,
+        r.pos.offset + 20,
+        r.pos.offset + 60,
+        r.pos.offset + r.frame_len - 3,
+    ] {
+        let mut bytes = original.clone();
+        bytes[at as usize] ^= 0x04;
+        std::fs::write(segment(&store), &bytes).unwrap();
+        let out = run(&store, &["fsck"]);
+        corrupt(&out);
+        let problems = out.json["data"]["problems"].to_string();
+        assert!(problems.contains("00000000000000000000.seg"), "{problems}");
+        assert!(
+            problems.contains(&format!("at byte {}", r.pos.offset)),
+            "{problems}"
+        );
+        // Commands that read that record refuse; they never answer with another status.
+        corrupt(&run(&store, &["status", &claim_id]));
+        corrupt(&run(&store, &["show", &claim_id]));
+        let f = store.parent().unwrap().join("x.jsonl");
+        corrupt(&run(&store, &["export", "-o", f.to_str().unwrap()]));
+    }
+    // A flip in the last record: every command reads it on open.
+    let last = recs.last().unwrap();
+    let mut bytes = original.clone();
+    bytes[(last.pos.offset + 50) as usize] ^= 0x01;
+    std::fs::write(segment(&store), &bytes).unwrap();
+    corrupt(&run(&store, &["status", "--all"]));
+    std::fs::write(segment(&store), &original).unwrap();
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+#[test]
+fn a_record_cut_in_half_at_the_end_is_dropped_with_a_warning() {
+    let cs = claims(12, 2);
+    let (_tmp, store) = store_with(&cs);
+    let (_, before, _) = statuses(&store);
+    let recs = records(&store);
+    let last = recs.last().unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(segment(&store))
+        .unwrap();
+    f.set_len(last.pos.offset + last.frame_len / 2).unwrap();
+    drop(f);
+    let (code, after, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert!(warnings.contains(&"TORN_TAIL".to_owned()), "{warnings:?}");
+    let before = before.as_array().unwrap();
+    let after = after.as_array().unwrap();
+    assert_eq!(after.len() + 1, before.len());
+    // Everything before it stays (the last claim had no dependents among the others, or
+    // their status reflects its absence: compare ids only).
+    let ids_before: BTreeSet<&str> = before.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    for c in after {
+        assert!(ids_before.contains(c["id"].as_str().unwrap()));
+    }
+    let out = run(&store, &["fsck"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    // An unfinished append the index never saw (a crash mid-write) is cut the same way.
+    let mut bytes = std::fs::read(segment(&store)).unwrap();
+    bytes.extend_from_slice(&[7, 0, 0, 0, 1, 2, 3]);
+    std::fs::write(segment(&store), &bytes).unwrap();
+    let (code, again, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert!(warnings.contains(&"TORN_TAIL".to_owned()), "{warnings:?}");
+    assert_eq!(&again, &Value::Array(after.clone()));
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+#[test]
+fn a_deleted_or_damaged_index_is_rebuilt_with_identical_status() {
+    let cs = claims(40, 3);
+    let (_tmp, store) = store_with(&cs);
+    let (_, want, _) = statuses(&store);
+    std::fs::remove_dir_all(store.join("index")).unwrap();
+    let (code, got, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert!(
+        warnings.contains(&"INDEX_REBUILT".to_owned()),
+        "{warnings:?}"
+    );
+    assert_eq!(got, want);
+    let out = run(&store, &["fsck"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    // Garbage over the LMDB data file.
+    std::fs::write(store.join("index").join("data.mdb"), vec![0x5a; 64 * 1024]).unwrap();
+    let (code, got, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert!(
+        warnings.contains(&"INDEX_REBUILT".to_owned()),
+        "{warnings:?}"
+    );
+    assert_eq!(got, want);
+    // On demand.
+    let out = run(&store, &["reindex"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["claims"], json!(40));
+    assert_eq!(statuses(&store).1, want);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+#[test]
+fn fsck_repair_quarantines_the_damage_and_the_store_works_again() {
+    let cs = claims(20, 4);
+    let (tmp, store) = store_with(&cs);
+    let full = export(&store, &tmp.path().join("before.intoto.jsonl"));
+    let recs = records(&store);
+    let mut bytes = std::fs::read(segment(&store)).unwrap();
+    bytes[(recs[10].pos.offset + 70) as usize] ^= 0x40;
+    std::fs::write(segment(&store), &bytes).unwrap();
+    corrupt(&run(&store, &["fsck"]));
+    let out = run(&store, &["fsck", "--repair"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let moved = out.json["data"]["repaired"]["moved"].as_array().unwrap();
+    assert!(!moved.is_empty());
+    let quarantine = PathBuf::from(out.json["data"]["repaired"]["quarantine"].as_str().unwrap());
+    assert!(quarantine.starts_with(store.join("quarantine")));
+    // Nothing deleted: the quarantined bytes are the tail of the old segment.
+    let kept: usize = std::fs::read_dir(&quarantine)
+        .unwrap()
+        .map(|e| std::fs::metadata(e.unwrap().path()).unwrap().len() as usize)
+        .sum();
+    assert_eq!(kept, bytes.len() - recs[10].pos.offset as usize);
+    // Records 0..10 stay: 3 trust events and 7 envelopes.
+    let out = run(&store, &["status", "--all"]);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.json["data"]["as_of"], json!(7));
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+    // What was lost comes back from an export.
+    let again = tmp.path().join("again.intoto.jsonl");
+    std::fs::write(&again, &full).unwrap();
+    let out = run(&store, &["add", again.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["created"], json!(13));
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+/// Rewrites the log from `recs` with the chain recomputed (a forger who knows the format).
+fn rewrite_chained(store: &Path, recs: &[Record]) {
+    let mut out = Vec::new();
+    let mut chain = GENESIS;
+    for r in recs {
+        chain = encode_frame(&chain, r.kind, &r.payload, &mut out);
+    }
+    std::fs::write(segment(store), out).unwrap();
+}
+
+#[test]
+fn tampering_with_records_is_found_by_fsck() {
+    let cs = claims(12, 5);
+    let (_tmp, store) = store_with(&cs);
+    let original = std::fs::read(segment(&store)).unwrap();
+    let recs = records(&store);
+    let frame = |i: usize| {
+        let r = &recs[i];
+        original[r.pos.offset as usize..(r.pos.offset + r.frame_len) as usize].to_vec()
+    };
+    // Edited, with its checksum made right again: the chain gives it away.
+    let mut edited = original.clone();
+    let r = &recs[6];
+    let body_start = (r.pos.offset + 44) as usize;
+    let at = body_start + 40;
+    edited[at] = if edited[at] == b'A' { b'B' } else { b'A' };
+    let crc = crc32c::crc32c(&edited[body_start..(r.pos.offset + r.frame_len) as usize]);
+    edited[(r.pos.offset + 40) as usize..body_start].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(segment(&store), &edited).unwrap();
+    let out = run(&store, &["fsck"]);
+    corrupt(&out);
+    assert!(out.json["data"]["problems"].to_string().contains("chain"));
+    let restore = || {
+        std::fs::write(segment(&store), &original).unwrap();
+        assert_eq!(run(&store, &["reindex"]).code, 0);
+    };
+    restore();
+    // Removed from the middle.
+    let without: Vec<u8> = (0..recs.len())
+        .filter(|&i| i != 5)
+        .flat_map(frame)
+        .collect();
+    std::fs::write(segment(&store), &without).unwrap();
+    corrupt(&run(&store, &["fsck"]));
+    restore();
+    // Two swapped.
+    let swapped: Vec<u8> = (0..recs.len())
+        .map(|i| match i {
+            7 => 8,
+            8 => 7,
+            i => i,
+        })
+        .flat_map(frame)
+        .collect();
+    std::fs::write(segment(&store), &swapped).unwrap();
+    corrupt(&run(&store, &["fsck"]));
+    restore();
+    // The last record removed whole: the index has seen more than the log holds.
+    let shorter: Vec<u8> = (0..recs.len() - 1).flat_map(frame).collect();
+    std::fs::write(segment(&store), &shorter).unwrap();
+    corrupt(&run(&store, &["status", "--all"]));
+    std::fs::write(segment(&store), &original).unwrap();
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+/// Opens the store's LMDB index directly, as someone editing it behind elench's back would.
+fn edit_index(store: &Path, db: &str, key: &[u8], edit: impl FnOnce(Vec<u8>) -> Vec<u8>) {
+    let env = unsafe {
+        heed::EnvOpenOptions::new()
+            .max_dbs(16)
+            .map_size(1 << 40)
+            .open(store.join("index"))
+            .unwrap()
+    };
+    let mut wtxn = env.write_txn().unwrap();
+    let d: heed::Database<heed::types::Bytes, heed::types::Bytes> =
+        env.open_database(&wtxn, Some(db)).unwrap().unwrap();
+    let old = d.get(&wtxn, key).unwrap().unwrap().to_vec();
+    d.put(&mut wtxn, key, &edit(old)).unwrap();
+    wtxn.commit().unwrap();
+    env.prepare_for_closing().wait();
+}
+
+#[test]
+fn un_retiring_a_key_or_rewriting_signers_in_the_index_is_found_by_fsck() {
+    let keys = Keys::new();
+    let cs = claims(6, 6);
+    let (_tmp, store) = store_with(&cs);
+    let harness = elench::keys::keyid(&keys.harness.verifying_key());
+    let out = run(&store, &["keys", "retire", &harness]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+    edit_index(&store, "keys", harness.as_bytes(), |v| {
+        let mut k: KeyEntry = postcard::from_bytes(&v).unwrap();
+        assert!(k.retired_at.is_some());
+        k.retired_at = None;
+        postcard::to_allocvec(&k).unwrap()
+    });
+    let out = run(&store, &["fsck"]);
+    assert_eq!(out.code, 4, "{}", out.json);
+    assert!(out.json["data"]["problems"]
+        .to_string()
+        .contains("INDEX_DISAGREES"));
+    assert!(out.json["data"]["problems"].to_string().contains("keys"));
+    assert_eq!(run(&store, &["reindex"]).code, 0);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+    let key = elench::store::key_of(&cs[0].id).unwrap();
+    edit_index(&store, "claims", &key, |v| {
+        let mut c: ClaimEntry = postcard::from_bytes(&v).unwrap();
+        c.signers.clear();
+        postcard::to_allocvec(&c).unwrap()
+    });
+    let out = run(&store, &["fsck"]);
+    assert_eq!(out.code, 4, "{}", out.json);
+    assert!(out.json["data"]["problems"].to_string().contains(&cs[0].id));
+}
+
+#[test]
+fn fsck_checkpoint_fails_once_anything_before_it_changed() {
+    let keys = Keys::new();
+    let cs = claims(10, 7);
+    let (tmp, store) = store_with(&cs[..6]);
+    let pem = tmp.path().join("harness.pem");
+    std::fs::write(&pem, elench::keys::signing_key_pem(&keys.harness).unwrap()).unwrap();
+    let cp = tmp.path().join("cp.json");
+    let out = run(
+        &store,
+        &[
+            "checkpoint",
+            "-o",
+            cp.to_str().unwrap(),
+            "--key",
+            pem.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["n"], json!(9));
+    assert!(out.json["data"]["signature"]["sig"].is_string());
+    let check = |store: &Path| run(store, &["fsck", "--checkpoint", cp.to_str().unwrap()]);
+    assert_eq!(check(&store).code, 0);
+    // The log grows: it still extends the checkpoint.
+    let more = tmp.path().join("more.intoto.jsonl");
+    write_bundle(&more, &cs[6..]);
+    assert_eq!(run(&store, &["add", more.to_str().unwrap()]).code, 0);
+    assert_eq!(check(&store).code, 0);
+    // History rewritten by someone who recomputed every chain value: only the checkpoint
+    // can tell.
+    let mut recs = records(&store);
+    recs.remove(5);
+    rewrite_chained(&store, &recs);
+    std::fs::remove_dir_all(store.join("index")).unwrap();
+    assert_eq!(
+        run(&store, &["fsck"]).code,
+        0,
+        "the rewritten log is self-consistent"
+    );
+    let out = check(&store);
+    corrupt(&out);
+    assert!(out.json["data"]["problems"]
+        .to_string()
+        .contains("CHECKPOINT_MISMATCH"));
+    // A tampered signature is reported too.
+    let mut c: Value = serde_json::from_slice(&std::fs::read(&cp).unwrap()).unwrap();
+    c["n"] = json!(1);
+    std::fs::write(&cp, c.to_string()).unwrap();
+    let out = check(&store);
+    assert!(out.json["data"]["problems"]
+        .to_string()
+        .contains("CHECKPOINT_SIGNATURE"));
+}
+
+/// Status fields that must agree between stores (everything but `as_of`, and history's
+/// arrival numbers, which depend on order).
+fn comparable(claims: &Value) -> Value {
+    let mut v = claims.clone();
+    for c in v.as_array_mut().unwrap() {
+        c.as_object_mut().unwrap().remove("history");
+        c.as_object_mut().unwrap().remove("seq");
+    }
+    let mut list = v.as_array().unwrap().clone();
+    list.sort_by_key(|c| c["id"].as_str().unwrap().to_owned());
+    Value::Array(list)
+}
+
+#[test]
+fn stores_fed_differently_signed_envelopes_in_opposite_orders_agree() {
+    let keys = Keys::new();
+    let mut envelopes = claims(15, 8);
+    // The same claims relayed by the harness: other envelopes, other signers.
+    for i in 0..5 {
+        let claim = Spec::assertion(format!("log assertion {i}"), &[]).to_json();
+        envelopes.push(keys.sign(&claim, Signer::Harness));
+    }
+    let mut reversed = envelopes.clone();
+    reversed.reverse();
+    let (tmp_a, a) = store_with(&envelopes);
+    let (tmp_b, b) = store_with(&reversed);
+    let (_, sa, _) = statuses(&a);
+    let (_, sb, _) = statuses(&b);
+    assert!(comparable(&sa) == comparable(&sb), "statuses differ");
+    let ea: BTreeSet<String> = String::from_utf8(export(&a, &tmp_a.path().join("e")))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let eb: BTreeSet<String> = String::from_utf8(export(&b, &tmp_b.path().join("e")))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(ea, eb);
+    // A relayed claim has both signers, sorted by keyid.
+    let relayed = sa
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["signers"].as_array().unwrap().len() == 2);
+    assert!(relayed.is_some(), "a claim with two signers: {sa}");
+    let signers: Vec<String> = relayed.unwrap()["signers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s.as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| s["keyid"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let mut sorted = signers.clone();
+    sorted.sort();
+    assert_eq!(signers, sorted);
+}
+
+#[test]
+fn re_adding_after_keys_retire_is_a_noop() {
+    let keys = Keys::new();
+    let cs = claims(5, 9);
+    let (tmp, store) = store_with(&cs);
+    let agent = elench::keys::keyid(&keys.agent.verifying_key());
+    assert_eq!(run(&store, &["keys", "retire", &agent]).code, 0);
+    let bundle = tmp.path().join("again.intoto.jsonl");
+    write_bundle(&bundle, &cs);
+    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["noop"], json!(5));
+    assert_eq!(out.json["data"]["rejected"], json!(0));
+    // A new envelope signed only by the retired key is refused.
+    let fresh = Spec::assertion("after retirement", &[]).sign(&keys);
+    write_bundle(&bundle, [&fresh]);
+    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}", out.json);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+#[test]
+fn a_layout_1_sled_store_carries_over_without_losing_a_claim() {
+    let keys = Keys::new();
+    let cs = claims(25, 10);
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    {
+        // Layout 1 as elench 0.1 wrote it: sled trees and FORMAT "elench-store 1".
+        let db = sled::open(store.join("db")).unwrap();
+        let keys_tree = db.open_tree("keys").unwrap();
+        for k in keys.trusted() {
+            let retired = k.role == elench::keys::Role::Human;
+            keys_tree
+                .insert(
+                    k.keyid.as_bytes(),
+                    serde_json::to_vec(&json!({
+                        "keyid": k.keyid, "role": k.role.as_str(), "name": k.name,
+                        "public_key": hex::encode(k.key.as_bytes()), "retired": retired,
+                    }))
+                    .unwrap(),
+                )
+                .unwrap();
+        }
+        let envelopes = db.open_tree("envelopes").unwrap();
+        let arrivals = db.open_tree("arrivals").unwrap();
+        for (i, c) in cs.iter().enumerate() {
+            envelopes
+                .insert(c.id.as_bytes(), c.envelope.as_bytes())
+                .unwrap();
+            arrivals
+                .insert((i as u64).to_be_bytes(), c.id.as_bytes())
+                .unwrap();
+        }
+        let meta = db.open_tree("meta").unwrap();
+        meta.insert("format_version", &1u32.to_be_bytes()).unwrap();
+        meta.insert("count", &(cs.len() as u64).to_be_bytes())
+            .unwrap();
+        db.flush().unwrap();
+        std::fs::write(store.join("FORMAT"), "elench-store 1\n").unwrap();
+    }
+    let (code, got, _) = statuses(&store);
+    assert_eq!(code, 0);
+    assert_eq!(got.as_array().unwrap().len(), cs.len());
+    assert_eq!(
+        std::fs::read_to_string(store.join("FORMAT"))
+            .unwrap()
+            .trim(),
+        format!("elench-store {}", elench::store::current_version())
+    );
+    assert!(
+        store.join("db.layout1").is_dir(),
+        "the old database is kept"
+    );
+    // The same statuses as a fresh store fed the same envelopes.
+    let (_t2, fresh) = store_with(&cs);
+    assert!(comparable(&got) == comparable(&statuses(&fresh).1));
+    let out = run(&store, &["keys", "list"]);
+    let human = out.json["data"]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["role"] == "human")
+        .cloned()
+        .unwrap();
+    assert_eq!(human["retired"], json!(true), "{human}");
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+#[test]
+fn output_paths_inside_the_store_are_refused() {
+    let cs = claims(3, 11);
+    let (_tmp, store) = store_with(&cs);
+    let inside = store.join("log").join("x.jsonl");
+    for args in [
+        vec!["export", "-o", inside.to_str().unwrap()],
+        vec!["checkpoint", "-o", inside.to_str().unwrap()],
+    ] {
+        let out = run(&store, &args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.json);
+        assert!(!inside.exists());
+    }
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+    // `sign` refuses the store too, and never overwrites its own input.
+    let claim_path = store.parent().unwrap().join("c.json");
+    let claim = Spec::assertion("sign me", &[]).to_json();
+    std::fs::write(&claim_path, claim.to_string()).unwrap();
+    let keys = Keys::new();
+    let pem = store.parent().unwrap().join("agent.pem");
+    std::fs::write(&pem, elench::keys::signing_key_pem(&keys.agent).unwrap()).unwrap();
+    for out_path in [inside.to_str().unwrap(), claim_path.to_str().unwrap()] {
+        let out = run(
+            &store,
+            &[
+                "sign",
+                claim_path.to_str().unwrap(),
+                "--key",
+                pem.to_str().unwrap(),
+                "-o",
+                out_path,
+            ],
+        );
+        assert_eq!(out.code, 2, "{out_path}: {}", out.json);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&claim_path).unwrap(),
+        claim.to_string()
+    );
+    assert!(!inside.exists());
+}
