@@ -321,7 +321,7 @@ fn bench(n: usize) {
     }
     let singles: Vec<PathBuf> = (0..21)
         .map(|k| {
-            let (_, env) = seal(&claim(10_000_000 + k, Some(probe)), &agent).unwrap();
+            let (_, env) = seal(&claim(10_000_000 + k, None), &agent).unwrap();
             let p = c.dir.join(format!("one-{k}.dsse"));
             std::fs::write(&p, env).unwrap();
             p
