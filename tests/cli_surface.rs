@@ -1,0 +1,76 @@
+//! What people and agents meet at the command line, through the real binary: regular
+//! expression bounds at ingest, envelope leniency for ignored fields, claim id prefixes,
+//! hints in errors, key and add safety flags, `--id-only`, text output, `man` and
+//! `completions`.
+
+mod common;
+
+use common::{claim_id, elench, envelope_text, run_raw, ClaimBuilder, KeyedStore, TREE};
+use serde_json::json;
+
+/// A predicate of `n` copies of a pattern that is slow to compile and quick to parse.
+fn heavy_regex_predicate(n: usize) -> String {
+    vec![r#"run("true").stdout.matches("(\\w{50}){4}")"#; n].join(" && ")
+}
+
+fn write(s: &KeyedStore, name: &str, text: &str) -> String {
+    let p = s.dir().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+// ---- 1. regular expressions: syntax only at ingest, bounded ----
+
+#[test]
+fn many_heavy_regexes_are_refused_by_count_before_any_work() {
+    let s = KeyedStore::new();
+    let claim = ClaimBuilder::assertion("heavy")
+        .predicate("elench-predicate-v1", &heavy_regex_predicate(200))
+        .build_with_id();
+    let env = write(&s, "heavy.dsse", &envelope_text(&claim, &s.keys.agent));
+    let (code, out) = s.run(&["verify", &env]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "PREDICATE_PARSE_ERROR", "{out}");
+    let msg = out["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("at most 32"), "the limit is named: {msg}");
+    // The store stays as it was and is free for the next writer.
+    let (code, out) = s.run(&["add", &env]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(s.run(&["log"]).1["data"]["entries"], json!([]));
+}
+
+#[test]
+fn heavy_regexes_within_the_bounds_are_accepted_without_compiling() {
+    let s = KeyedStore::new();
+    // 32 patterns that would each take a noticeable time to compile: ingest only parses
+    // them, so verify, add and fsck all succeed (and quickly; the bench measures it).
+    let claim = ClaimBuilder::assertion("heavy but bounded")
+        .predicate("elench-predicate-v1", &heavy_regex_predicate(32))
+        .build_with_id();
+    let env = write(&s, "heavy.dsse", &envelope_text(&claim, &s.keys.agent));
+    let (code, out) = s.run(&["verify", &env]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = s.run(&["add", &env]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["data"]["created"], 1);
+    let (code, out) = s.run(&["fsck"]);
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn an_overlong_or_invalid_regex_is_a_parse_error_with_its_position() {
+    let s = KeyedStore::new();
+    let long = format!(r#"grep(/{}/, "src") > 0"#, "a".repeat(1025));
+    let invalid = r#"grep(/\p{NoSuchClass}/, "src") > 0"#;
+    for (source, needle) in [(long.as_str(), "1024 bytes"), (invalid, "invalid regular")] {
+        let claim = ClaimBuilder::assertion("x")
+            .predicate("elench-predicate-v1", source)
+            .build_with_id();
+        let env = write(&s, "bad.dsse", &envelope_text(&claim, &s.keys.agent));
+        let (code, out) = s.run(&["verify", &env]);
+        assert_eq!(code, 2, "{out}");
+        assert_eq!(out["error"]["code"], "PREDICATE_PARSE_ERROR", "{out}");
+        assert!(out["error"]["message"].as_str().unwrap().contains(needle), "{out}");
+        assert!(out["error"]["message"].as_str().unwrap().contains("column 6"), "{out}");
+    }
+}
