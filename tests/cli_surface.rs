@@ -70,7 +70,98 @@ fn an_overlong_or_invalid_regex_is_a_parse_error_with_its_position() {
         let (code, out) = s.run(&["verify", &env]);
         assert_eq!(code, 2, "{out}");
         assert_eq!(out["error"]["code"], "PREDICATE_PARSE_ERROR", "{out}");
-        assert!(out["error"]["message"].as_str().unwrap().contains(needle), "{out}");
-        assert!(out["error"]["message"].as_str().unwrap().contains("column 6"), "{out}");
+        assert!(
+            out["error"]["message"].as_str().unwrap().contains(needle),
+            "{out}"
+        );
+        assert!(
+            out["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("column 6"),
+            "{out}"
+        );
     }
+}
+
+// ---- 2. blast: affected lists a record once; --depth truncates only when it cuts ----
+
+/// Signs `claim` (with its id) by `key` and adds it; returns its id.
+fn add_claim(s: &KeyedStore, claim: serde_json::Value, key: &common::KeyPair) -> String {
+    let id = claim_id(&claim);
+    let env = write(s, &format!("{id}.dsse"), &envelope_text(&claim, key));
+    let (code, out) = s.run(&["add", &env]);
+    assert_eq!(code, 0, "{out}");
+    id
+}
+
+#[test]
+fn blast_depth_is_not_truncated_when_nothing_is_left_out() {
+    let s = KeyedStore::new();
+    let r = add_claim(
+        &s,
+        ClaimBuilder::assertion("R").build_with_id(),
+        &s.keys.agent,
+    );
+    let p = add_claim(
+        &s,
+        ClaimBuilder::assertion("P")
+            .depends_on(&[&r])
+            .build_with_id(),
+        &s.keys.agent,
+    );
+    let q = add_claim(
+        &s,
+        ClaimBuilder::assertion("Q")
+            .depends_on(&[&r, &p])
+            .build_with_id(),
+        &s.keys.agent,
+    );
+    let (code, out) = s.run(&["blast", &r, "--depth", "1"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["data"]["count"], 2, "{out}");
+    assert_eq!(out["data"]["truncated"], false, "{out}");
+    // A chain that does go on is truncated.
+    let z = add_claim(
+        &s,
+        ClaimBuilder::assertion("Z")
+            .depends_on(&[&q])
+            .build_with_id(),
+        &s.keys.agent,
+    );
+    let (_, out) = s.run(&["blast", &r, "--depth", "1"]);
+    assert_eq!(out["data"]["truncated"], true, "{out}");
+    let (_, out) = s.run(&["blast", &r]);
+    assert_eq!(out["data"]["truncated"], false, "{out}");
+    assert_eq!(
+        out["data"]["layers"][2]["claims"][0]["id"],
+        json!(z),
+        "{out}"
+    );
+}
+
+#[test]
+fn blast_affected_names_a_record_once_when_it_repeats_a_target() {
+    let s = KeyedStore::new();
+    let x = add_claim(
+        &s,
+        ClaimBuilder::assertion("X").build_with_id(),
+        &s.keys.agent,
+    );
+    let t = add_claim(
+        &s,
+        ClaimBuilder::assertion("T").build_with_id(),
+        &s.keys.agent,
+    );
+    let v = ClaimBuilder::record("verification", &[&t, &t])
+        .depends_on(&[&x])
+        .build_with_id();
+    let v = add_claim(&s, v, &s.keys.harness);
+    let (code, out) = s.run(&["blast", &x]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out["data"]["affected"],
+        json!([{"id": t, "status": "verified", "decided_by": [v]}]),
+        "{out}"
+    );
 }

@@ -1642,7 +1642,11 @@ mod tests {
         assert!(e.message.contains("too many regular expressions"), "{e}");
         assert!(e.message.contains(&MAX_REGEXES.to_string()), "{e}");
         // The offending (first excess) pattern is where the error points.
-        assert_eq!(e.offset, (one.len() + 4) * MAX_REGEXES + one.len() - 4, "{e}");
+        assert_eq!(
+            e.offset,
+            (one.len() + 4) * MAX_REGEXES + one.len() - 4,
+            "{e}"
+        );
         // grep literals count too; plain grep strings do not.
         let mixed = vec![r#"grep(/a/, "x") > 0"#; MAX_REGEXES + 1].join(" || ");
         assert!(parse(&mixed).is_err());
@@ -1652,7 +1656,10 @@ mod tests {
 
     #[test]
     fn regex_length_is_bounded() {
-        let ok = format!(r#"run("x").stdout.matches("{}")"#, "a".repeat(MAX_REGEX_BYTES));
+        let ok = format!(
+            r#"run("x").stdout.matches("{}")"#,
+            "a".repeat(MAX_REGEX_BYTES)
+        );
         assert!(parse(&ok).is_ok());
         let long = format!(r#"grep(/{}/, "x") > 0"#, "a".repeat(MAX_REGEX_BYTES + 1));
         let e = parse(&long).unwrap_err();
