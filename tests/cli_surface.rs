@@ -165,3 +165,68 @@ fn blast_affected_names_a_record_once_when_it_repeats_a_target() {
         "{out}"
     );
 }
+
+// ---- 3. ignored envelope fields are ignored; the subject names the tree as gitTree ----
+
+#[test]
+fn unknown_envelope_fields_with_huge_numbers_are_ignored() {
+    let s = KeyedStore::new();
+    let claim = ClaimBuilder::assertion("annotated envelope").build_with_id();
+    let mut env: serde_json::Value =
+        serde_json::from_str(&envelope_text(&claim, &s.keys.agent)).unwrap();
+    env["x-note"] = json!(1e300);
+    let text = env
+        .to_string()
+        .replace("}", r#","x-count":18446744073709551616123}"#);
+    let path = write(&s, "noted.dsse", &text);
+    let (code, out) = s.run(&["verify", &path]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["data"]["id"], json!(claim_id(&claim)));
+    // Inside the claim the strict rule stays: it protects ids.
+    let big = ClaimBuilder::assertion("big")
+        .set("timestamp", json!(1))
+        .build_with_id();
+    let bad = envelope_text(&big, &s.keys.agent);
+    let obj: serde_json::Value = serde_json::from_str(&bad).unwrap();
+    let payload = elench::envelope::dsse::decode_base64(obj["payload"].as_str().unwrap()).unwrap();
+    let payload = String::from_utf8(payload)
+        .unwrap()
+        .replace(r#""timestamp":1"#, r#""timestamp":9007199254740993"#);
+    let path = common::sign_payload_raw(
+        s.dir(),
+        elench::envelope::PAYLOAD_TYPE,
+        payload.as_bytes(),
+        &s.keys.agent,
+    );
+    let (code, out) = s.run(&["verify", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["pointer"], "/predicate/timestamp", "{out}");
+}
+
+#[test]
+fn the_subject_must_name_the_tree_as_git_tree() {
+    let s = KeyedStore::new();
+    let claim = ClaimBuilder::assertion("subject").build_with_id();
+    let statement = json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": "tree", "digest": {"sha256": TREE}}],
+        "predicateType": "https://elench.dev/claim/v0.1",
+        "predicate": claim,
+    });
+    let path = common::sign_payload_raw(
+        s.dir(),
+        elench::envelope::PAYLOAD_TYPE,
+        statement.to_string().as_bytes(),
+        &s.keys.agent,
+    );
+    let (code, out) = s.run(&["verify", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "SUBJECT_MISMATCH", "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("gitTree"),
+        "{out}"
+    );
+}
