@@ -230,3 +230,118 @@ fn the_subject_must_name_the_tree_as_git_tree() {
         "{out}"
     );
 }
+
+// ---- 6. claim id prefixes ----
+
+/// Two claims whose ids share their first `hex` digits (searched among deterministic claims).
+fn claims_sharing_prefix(hex: usize) -> (serde_json::Value, serde_json::Value) {
+    let mut seen: std::collections::HashMap<String, serde_json::Value> = Default::default();
+    for i in 0.. {
+        let c = ClaimBuilder::assertion(&format!("claim number {i}")).build_with_id();
+        let prefix = claim_id(&c)[..3 + hex].to_owned();
+        if let Some(other) = seen.remove(&prefix) {
+            return (other, c);
+        }
+        seen.insert(prefix, c);
+    }
+    unreachable!()
+}
+
+#[test]
+fn short_ids_work_wherever_a_claim_id_is_an_argument() {
+    let s = KeyedStore::new();
+    let (a, b) = claims_sharing_prefix(4);
+    let a = add_claim(&s, a, &s.keys.agent);
+    let b = add_claim(&s, b, &s.keys.agent);
+    let dep = add_claim(
+        &s,
+        ClaimBuilder::assertion("dependent")
+            .depends_on(&[&a])
+            .build_with_id(),
+        &s.keys.agent,
+    );
+    // A unique prefix: the shortest that tells a from b, and a longer one.
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let short_a = &a[..common + 1];
+    for args in [
+        vec!["status", short_a],
+        vec!["show", short_a],
+        vec!["blast", short_a],
+        vec!["status", &a[..20]],
+    ] {
+        let (code, out) = s.run(&args);
+        assert_eq!(code, 0, "{args:?}: {out}");
+        let text = out["data"].to_string();
+        assert!(text.contains(&a), "{args:?} resolved to the full id: {out}");
+    }
+    let (_, out) = s.run(&["blast", short_a]);
+    assert_eq!(out["data"]["root"], json!(a));
+    assert_eq!(out["data"]["layers"][1]["claims"][0]["id"], json!(dep));
+    let (_, out) = s.run(&["status", short_a, &dep[..8]]);
+    let ids: Vec<&str> = out["data"]["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec![a.as_str(), dep.as_str()]);
+
+    // Ambiguous: an error listing every candidate, nothing done.
+    let shared = &a[..7];
+    for cmd in ["status", "show", "blast"] {
+        let (code, out) = s.run(&[cmd, shared]);
+        assert_eq!(code, 2, "{cmd}: {out}");
+        assert_eq!(out["error"]["code"], "AMBIGUOUS_ID", "{out}");
+        let msg = out["error"]["message"].as_str().unwrap();
+        assert!(msg.contains(&a) && msg.contains(&b), "{msg}");
+    }
+    // Unknown prefix: NOT_FOUND, with what to try next.
+    let unknown = if a.starts_with("cl_ffff") {
+        "cl_0000"
+    } else {
+        "cl_ffff"
+    };
+    let unknown = if b.starts_with(unknown) || dep.starts_with(unknown) {
+        "cl_fffe"
+    } else {
+        unknown
+    };
+    let (code, out) = s.run(&["status", unknown]);
+    assert_eq!(code, 5, "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("status --all"),
+        "{out}"
+    );
+    // Too short, or not hex: a bad argument.
+    for bad in ["cl_abc", "cl_ABCD", "abcd1234"] {
+        let (code, out) = s.run(&["show", bad]);
+        assert_eq!(code, 2, "{bad}: {out}");
+        assert_eq!(out["error"]["code"], "BAD_ARGUMENTS", "{out}");
+    }
+}
+
+#[test]
+fn conformance_attest_takes_a_short_claim_id() {
+    let s = KeyedStore::new();
+    let target = add_claim(
+        &s,
+        ClaimBuilder::assertion("conforms").build_with_id(),
+        &s.keys.agent,
+    );
+    let report = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/reports/declaration-all-pass.json");
+    let (code, out) = s.run(&[
+        "conformance",
+        "attest",
+        report.to_str().unwrap(),
+        "--claim",
+        &target[..10],
+        "--key",
+        s.keys.harness.private.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["data"]["target"], json!(target), "{out}");
+}

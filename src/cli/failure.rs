@@ -156,6 +156,21 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// NOT_FOUND for claim ids, with where to look next.
+    pub fn claim_not_found(ids: &[String]) -> Failure {
+        Failure::NotFound {
+            code: "NOT_FOUND",
+            message: format!(
+                "no claim {} in the store; `elench status --all` or `elench log` lists the \
+                 claims there, and a unique prefix of an id (cl_ and at least 4 hex digits) \
+                 is enough",
+                ids.join(", ")
+            ),
+        }
+    }
+}
+
 impl From<crate::store::StoreError> for Failure {
     fn from(e: crate::store::StoreError) -> Failure {
         use crate::store::StoreError as E;
@@ -185,10 +200,7 @@ impl From<crate::store::StoreError> for Failure {
 impl From<crate::fold::FoldError> for Failure {
     fn from(e: crate::fold::FoldError) -> Failure {
         match e {
-            crate::fold::FoldError::NotFound(id) => Failure::NotFound {
-                code: "NOT_FOUND",
-                message: format!("no claim {id} in the store"),
-            },
+            crate::fold::FoldError::NotFound(id) => Failure::claim_not_found(&[id]),
             crate::fold::FoldError::Store(s) => s.into(),
         }
     }

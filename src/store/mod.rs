@@ -10,6 +10,7 @@
 //! - A store written by a newer layout is refused before sled opens it.
 
 mod migrate;
+mod prefix;
 
 pub use migrate::current_version;
 

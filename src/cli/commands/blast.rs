@@ -1,6 +1,6 @@
 //! `elench blast ID [--depth N]`: what a falsification of a claim revokes.
 
-use super::common::{open_store, require_claim_ids};
+use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
@@ -9,7 +9,7 @@ use crate::graph::blast;
 
 #[derive(Debug, clap::Args)]
 pub struct BlastArgs {
-    /// The claim id (cl_…)
+    /// The claim id (cl_…, or a unique prefix of at least 4 hex digits)
     pub id: String,
     /// Only this many layers of dependents
     #[arg(long)]
@@ -19,8 +19,9 @@ pub struct BlastArgs {
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     require_claim_ids([&a.id])?;
     let store = open_store(g)?;
+    let id = resolve_claim_id(&store, &a.id)?;
     let mut fold = Fold::new(&store);
-    let b = blast(&mut fold, &a.id, a.depth)?;
+    let b = blast(&mut fold, &id, a.depth)?;
     let mut text = format!(
         "blast radius of {}: {} dependent claim(s){}\n",
         b.root,

@@ -1,6 +1,6 @@
 //! `elench show ID`: the claim as signed, who signed it, and the records that target it.
 
-use super::common::{open_store, require_claim_ids};
+use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
@@ -9,16 +9,17 @@ use serde_json::json;
 
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
-    /// The claim id (cl_…)
+    /// The claim id (cl_…, or a unique prefix of at least 4 hex digits)
     pub id: String,
 }
 
 pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
     require_claim_ids([&a.id])?;
     let store = open_store(g)?;
+    let id = resolve_claim_id(&store, &a.id)?;
     let mut fold = Fold::new(&store);
-    let stored = fold.require(&a.id)?;
-    let status = fold.report(&a.id)?;
+    let stored = fold.require(&id)?;
+    let status = fold.report(&id)?;
     let pretty = serde_json::to_string_pretty(&stored.claim.body)
         .map_err(|e| Failure::Internal(e.to_string()))?;
     let signers: Vec<String> = stored
@@ -28,7 +29,7 @@ pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
         .collect();
     let mut text = format!(
         "{}  #{} in the log, {}\nsigned by {}\n{pretty}\n",
-        a.id,
+        id,
         stored.seq,
         status.status,
         signers.join(", ")
@@ -41,7 +42,7 @@ pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
     }
     Ok(Report::new(
         json!({
-            "id": a.id,
+            "id": id,
             "seq": stored.seq,
             "claim": stored.claim.body,
             "signers": stored.signers,

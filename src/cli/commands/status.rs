@@ -1,6 +1,6 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use super::common::{open_store, require_claim_ids, Page};
+use super::common::{open_store, require_claim_ids, resolve_claim_ids, Page};
 use crate::cli::failure::Failure;
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
@@ -9,7 +9,7 @@ use serde_json::json;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// Claim ids (cl_…)
+    /// Claim ids (cl_…, or unique prefixes of at least 4 hex digits)
     #[arg(required_unless_present = "all", conflicts_with = "all")]
     pub ids: Vec<String>,
     /// Every claim, in arrival order, paginated
@@ -27,7 +27,7 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         let (page, meta) = a.page.of_arrivals(&store)?;
         (page.into_iter().map(|(_, id)| id).collect(), Some(meta))
     } else {
-        (a.ids, None)
+        (resolve_claim_ids(&store, &a.ids)?, None)
     };
     let mut fold = Fold::new(&store);
     let mut unknown = Vec::new();
@@ -37,10 +37,7 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         }
     }
     if !unknown.is_empty() {
-        return Err(Failure::NotFound {
-            code: "NOT_FOUND",
-            message: format!("no claim {} in the store", unknown.join(", ")),
-        });
+        return Err(Failure::claim_not_found(&unknown));
     }
     let mut reports = Vec::with_capacity(ids.len());
     let mut warnings = Vec::new();
