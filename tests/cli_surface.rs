@@ -345,3 +345,107 @@ fn conformance_attest_takes_a_short_claim_id() {
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["data"]["target"], json!(target), "{out}");
 }
+
+// ---- 8. errors say what to do next ----
+
+#[test]
+fn adding_an_unsigned_claim_says_to_sign_it_and_with_which_key() {
+    let s = KeyedStore::new();
+    let claim = ClaimBuilder::record("verification", &[&common::some_id(1)])
+        .build_with_id()
+        .to_string();
+    let path = write(&s, "verify.json", &claim);
+    let (code, out) = s.run(&["add", &path]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "BAD_ENVELOPE", "{out}");
+    let msg = out["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("elench sign") && msg.contains("harness key"),
+        "{msg}"
+    );
+
+    let human = ClaimBuilder::assertion("h")
+        .origin("human-asserted")
+        .build()
+        .to_string();
+    let path = write(&s, "human.json", &human);
+    let (_, out) = s.run(&["add", &path]);
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("human key"),
+        "{out}"
+    );
+}
+
+#[test]
+fn adding_a_directory_skips_unsigned_claims_with_a_note() {
+    let s = KeyedStore::new();
+    let dir = s.dir().join("claims");
+    std::fs::create_dir(&dir).unwrap();
+    let signed = ClaimBuilder::assertion("signed").build_with_id();
+    std::fs::write(dir.join("a.dsse"), envelope_text(&signed, &s.keys.agent)).unwrap();
+    std::fs::write(
+        dir.join("b.json"),
+        ClaimBuilder::assertion("unsigned").build().to_string(),
+    )
+    .unwrap();
+    let (code, out) = s.run(&["add", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["data"]["created"], 1, "{out}");
+    assert_eq!(out["data"]["rejected"], 0, "{out}");
+    assert_eq!(out["data"]["skipped"], 1, "{out}");
+    let w = &out["warnings"][0];
+    assert_eq!(w["code"], "SKIPPED_UNSIGNED_CLAIM", "{out}");
+    assert!(w["message"].as_str().unwrap().contains("b.json"), "{out}");
+    assert!(w["message"].as_str().unwrap().contains("agent"), "{out}");
+
+    // Only unsigned claims: nothing to add, and the error says why.
+    std::fs::remove_file(dir.join("a.dsse")).unwrap();
+    let (code, out) = s.run(&["add", dir.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("elench sign"),
+        "{out}"
+    );
+}
+
+#[test]
+fn role_violation_names_the_role_needed() {
+    let s = KeyedStore::new();
+    let v = ClaimBuilder::record("verification", &[&common::some_id(2)]).build_with_id();
+    let path = write(&s, "v.dsse", &envelope_text(&v, &s.keys.agent));
+    let (code, out) = s.run(&["add", &path]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "ROLE_VIOLATION", "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("harness key"),
+        "{out}"
+    );
+}
+
+#[test]
+fn status_without_ids_shows_its_usage_and_bare_elench_shows_help() {
+    let s = KeyedStore::new();
+    let (code, out) = s.run(&["status"]);
+    assert_eq!(code, 2, "{out}");
+    let msg = out["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("--all") && msg.contains("<ID>"), "{msg}");
+
+    let run = run_raw(s.dir(), &[] as &[&str]);
+    assert_eq!(run.code, 0, "bare elench is help: {run:?}");
+    assert!(
+        run.stdout.is_empty(),
+        "help goes to stderr off a terminal: {run:?}"
+    );
+    assert!(run.stderr.contains("Usage: elench") && run.stderr.contains("status"));
+    let run = run_raw(s.dir(), &["status", "--help"]);
+    assert!(run.stderr.contains("--all"), "{run:?}");
+}

@@ -9,7 +9,7 @@ pub mod files;
 pub mod interrupt;
 pub mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use failure::Failure;
 use output::{emit, Mode, Report};
 use std::io::IsTerminal;
@@ -59,6 +59,8 @@ pub enum Command {
     /// Verify envelopes and append the accepted ones to the log
     Add(commands::add::AddArgs),
     /// Fold the log: each claim's standing, and why
+    #[command(override_usage = "elench status [OPTIONS] <ID>...\n       \
+                                elench status [OPTIONS] --all [--limit N] [--cursor C]")]
     Status(commands::status::StatusArgs),
     /// What a falsification of a claim revokes, layer by layer
     Blast(commands::blast::BlastArgs),
@@ -126,6 +128,16 @@ impl Globals {
 pub fn run() -> i32 {
     let started = Instant::now();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Bare `elench` is a request for help, not a mistake.
+    if args.len() <= 1 {
+        let help = Cli::command().render_help().to_string();
+        if std::io::stdout().is_terminal() {
+            print!("{help}");
+        } else {
+            eprint!("{help}");
+        }
+        return 0;
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => return parse_failure(e, &args, started),

@@ -46,6 +46,8 @@ struct Batch {
     warnings: Vec<Warning>,
     created: usize,
     noop: usize,
+    /// Unsigned claim JSONs found in directories and left alone.
+    skipped: usize,
     last_rejection: Option<Failure>,
     progress: bool,
     interrupt: Interrupt,
@@ -65,6 +67,7 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         warnings: Vec::new(),
         created: 0,
         noop: 0,
+        skipped: 0,
         last_rejection: None,
         progress: files.len() > 1 || files.iter().any(|f| f.bundle),
         interrupt: Interrupt::install(),
@@ -94,10 +97,12 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
     batch.finish(as_of, fatal)
 }
 
-/// One file to read, and whether it is a bundle.
+/// One file to read, whether it is a bundle, and whether it was found in a directory
+/// (where a claim JSON that is not yet signed is skipped rather than rejected).
 struct InputFile {
     path: String,
     bundle: bool,
+    from_dir: bool,
 }
 
 fn is_bundle_name(name: &str) -> bool {
@@ -111,6 +116,7 @@ fn expand_inputs(inputs: &[String]) -> Result<Vec<InputFile>, Failure> {
             out.push(InputFile {
                 path: "-".into(),
                 bundle: true,
+                from_dir: false,
             });
             continue;
         }
@@ -124,12 +130,14 @@ fn expand_inputs(inputs: &[String]) -> Result<Vec<InputFile>, Failure> {
                 out.push(InputFile {
                     bundle: is_bundle_name(&name),
                     path: name,
+                    from_dir: true,
                 });
             }
         } else {
             out.push(InputFile {
                 bundle: is_bundle_name(input),
                 path: input.clone(),
+                from_dir: false,
             });
         }
     }
@@ -217,7 +225,21 @@ impl Batch {
                 self.reject(too_large(), Origin { source, line: None });
                 return Ok(());
             }
-            return self.one(bytes.trim_ascii(), Origin { source, line: None });
+            let bytes = bytes.trim_ascii();
+            if f.from_dir {
+                if let Some(role) = unsigned_claim_role(bytes) {
+                    self.skipped += 1;
+                    self.warnings.push(Warning::new(
+                        "SKIPPED_UNSIGNED_CLAIM",
+                        format!(
+                            "skipped {source}: a claim, not a signed envelope; {}",
+                            sign_hint(&source, role)
+                        ),
+                    ));
+                    return Ok(());
+                }
+            }
+            return self.one(bytes, Origin { source, line: None });
         }
         let mut lines = Lines::new(Box::new(file));
         while let Some(item) = lines.next_line() {
@@ -253,7 +275,15 @@ impl Batch {
         self.open()?;
         let accepted = match verify_envelope(bytes, &self.trust) {
             Ok(a) => a,
-            Err(r) => {
+            Err(mut r) => {
+                if r.code == Code::BadEnvelope {
+                    if let Some(role) = unsigned_claim_role(bytes) {
+                        r.message = format!(
+                            "this is a claim, not a signed envelope; {}",
+                            sign_hint(&origin.source, role)
+                        );
+                    }
+                }
                 self.reject(r, origin);
                 return Ok(());
             }
@@ -343,6 +373,12 @@ impl Batch {
             fatal
         } else if let Some(signal) = self.interrupt.received() {
             Some(Failure::Interrupted { signal })
+        } else if accepted == 0 && rejected == 0 && self.skipped > 0 {
+            Some(Failure::Usage(format!(
+                "no envelopes found in the inputs, only {} unsigned claim(s): sign each with \
+                 `elench sign CLAIM.json --key KEY.pem` (see the warnings), then add the .dsse files",
+                self.skipped
+            )))
         } else if accepted == 0 && rejected == 0 {
             Some(Failure::Usage("no envelopes found in the inputs".into()))
         } else if accepted == 0 && rejected == 1 {
@@ -355,8 +391,15 @@ impl Batch {
             None
         };
         let mut text = format!(
-            "{} created, {} already present, {} rejected\n",
-            self.created, self.noop, rejected
+            "{} created, {} already present, {} rejected{}\n",
+            self.created,
+            self.noop,
+            rejected,
+            if self.skipped > 0 {
+                format!(", {} unsigned claim(s) skipped", self.skipped)
+            } else {
+                String::new()
+            }
         );
         // A batch already listed each envelope on stderr as it was acknowledged.
         let listed = if self.progress {
@@ -389,6 +432,7 @@ impl Batch {
                 "created": self.created,
                 "noop": self.noop,
                 "rejected": rejected,
+                "skipped": self.skipped,
                 "claims": self.claims,
                 "rejections": self.rejections,
                 "as_of": as_of,
@@ -400,6 +444,35 @@ impl Batch {
             ..Report::default()
         })
     }
+}
+
+/// When `bytes` are a claim's JSON rather than an envelope, the role of key that may sign
+/// it (from its kind and origin, as the authority rules have it).
+fn unsigned_claim_role(bytes: &[u8]) -> Option<&'static str> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    let obj = v.as_object()?;
+    if obj.contains_key("payloadType") || obj.contains_key("signatures") {
+        return None;
+    }
+    if !obj.contains_key("kind") || !(obj.contains_key("origin") || obj.contains_key("assertion")) {
+        return None;
+    }
+    let kind = obj.get("kind").and_then(Value::as_str);
+    let origin = v.pointer("/origin/kind").and_then(Value::as_str);
+    Some(match (kind, origin) {
+        (Some("verification"), _) | (_, Some("harness-observed")) => "harness",
+        (Some("residue-acceptance"), _) | (_, Some("human-asserted")) => "human",
+        (_, Some("agent-asserted")) => "agent (or harness)",
+        _ => "harness, agent or human (as its origin.kind needs)",
+    })
+}
+
+/// What to do with an unsigned claim.
+fn sign_hint(source: &str, role: &str) -> String {
+    format!(
+        "sign it first with `elench sign {source} --key KEY.pem`, using a {role} key, \
+         then add the .dsse file it writes"
+    )
 }
 
 fn origin_text(o: &Origin) -> String {

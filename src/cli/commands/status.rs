@@ -10,7 +10,7 @@ use serde_json::json;
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     /// Claim ids (cl_…, or unique prefixes of at least 4 hex digits)
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    #[arg(conflicts_with = "all")]
     pub ids: Vec<String>,
     /// Every claim, in arrival order, paginated
     #[arg(long)]
@@ -19,7 +19,16 @@ pub struct StatusArgs {
     pub page: Page,
 }
 
+/// What `status` takes, for when it was given nothing.
+const USAGE: &str = "elench status <ID>... (full ids or unique prefixes such as cl_1a2b), \
+                     or elench status --all [--limit N] [--cursor C] for every claim";
+
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
+    if a.ids.is_empty() && !a.all {
+        return Err(Failure::Usage(format!(
+            "status needs claim ids or --all. Usage: {USAGE}"
+        )));
+    }
     require_claim_ids(&a.ids)?;
     let store = open_store(g)?;
     let as_of = store.count()?;
