@@ -449,3 +449,110 @@ fn status_without_ids_shows_its_usage_and_bare_elench_shows_help() {
     let run = run_raw(s.dir(), &["status", "--help"]);
     assert!(run.stderr.contains("--all"), "{run:?}");
 }
+
+// ---- 9. keys generate --trust; keys retire asks, --yes, --dry-run; add --dry-run ----
+
+#[test]
+fn keys_generate_can_trust_the_new_key_in_the_same_step() {
+    let s = KeyedStore::new();
+    let out_path = s.dir().join("new.pem");
+    let (code, out) = s.run(&[
+        "keys",
+        "generate",
+        "--role",
+        "human",
+        "--name",
+        "bob",
+        "--out",
+        out_path.to_str().unwrap(),
+        "--trust",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["data"]["trusted"], true);
+    let keyid = out["data"]["keyid"].as_str().unwrap().to_owned();
+    let (_, list) = s.run(&["keys", "list"]);
+    let listed = list["data"]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["keyid"] == json!(keyid))
+        .cloned();
+    assert_eq!(
+        listed,
+        Some(json!({"keyid": keyid, "role": "human", "name": "bob", "retired": false}))
+    );
+    // Without a store, --trust fails and leaves no key file behind.
+    let lone = tempfile::tempdir().unwrap();
+    let path = lone.path().join("k.pem");
+    let (code, out) = elench(
+        lone.path(),
+        &[
+            "keys",
+            "generate",
+            "--role",
+            "agent",
+            "--name",
+            "x",
+            "--out",
+            path.to_str().unwrap(),
+            "--trust",
+        ],
+    );
+    assert_eq!(code, 4, "{out}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn keys_retire_refuses_without_yes_off_a_terminal_and_dry_run_changes_nothing() {
+    let s = KeyedStore::new();
+    let keyid = s.keys.agent.keyid.clone();
+    let retired = |s: &KeyedStore| {
+        let (_, list) = s.run(&["keys", "list"]);
+        list["data"]["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["keyid"] == json!(keyid))
+            .map(|k| k["retired"].clone())
+    };
+    let (code, out) = s.run(&["keys", "retire", &keyid]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out["error"]["message"].as_str().unwrap().contains("--yes"),
+        "{out}"
+    );
+    assert_eq!(retired(&s), Some(json!(false)));
+
+    let (code, out) = s.run(&["keys", "retire", "--dry-run", &keyid]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["data"]["effect"], "would_retire", "{out}");
+    assert_eq!(retired(&s), Some(json!(false)));
+
+    let (code, out) = s.run(&["keys", "retire", "--yes", &keyid]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(retired(&s), Some(json!(true)));
+    // Unknown keys are not found, with or without --yes.
+    let (code, _) = s.run(&["keys", "retire", &"cd".repeat(32)]);
+    assert_eq!(code, 5);
+}
+
+#[test]
+fn add_dry_run_verifies_without_storing() {
+    let s = KeyedStore::new();
+    let good = ClaimBuilder::assertion("good").build_with_id();
+    let good = write(&s, "good.dsse", &envelope_text(&good, &s.keys.agent));
+    let bad = ClaimBuilder::record("verification", &[&common::some_id(3)]).build_with_id();
+    let bad = write(&s, "bad.dsse", &envelope_text(&bad, &s.keys.agent));
+    let before = s.export();
+    let (code, out) = s.run(&["add", "--dry-run", &good, &good, &bad]);
+    assert_eq!(code, 3, "partial, as the real add would be: {out}");
+    assert_eq!(out["data"]["dry_run"], true);
+    assert_eq!(out["data"]["created"], 1, "{out}");
+    assert_eq!(out["data"]["noop"], 1, "{out}");
+    assert_eq!(out["data"]["rejected"], 1, "{out}");
+    assert_eq!(out["error"]["code"], "PARTIAL_FAILURE", "{out}");
+    assert_eq!(s.export(), before, "nothing stored");
+    let (code, out) = s.run(&["add", &good]);
+    assert_eq!(code, 0);
+    assert_eq!(out["data"]["created"], 1, "{out}");
+}

@@ -35,6 +35,9 @@ pub enum Failure {
     /// Retryable unavailability, e.g. the store is locked (exit 12).
     #[error("{message}")]
     Unavailable { code: &'static str, message: String },
+    /// Some inputs were accepted and some rejected (exit 3); `data` says which.
+    #[error("{0}")]
+    Partial(String),
     /// Stopped by SIGINT (exit 130) or SIGTERM (exit 143) after finishing the work in hand.
     #[error("interrupted by signal {signal}; everything reported as done is stored")]
     Interrupted { signal: i32 },
@@ -73,6 +76,7 @@ impl Failure {
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. } => code,
             Failure::Interrupted { .. } => "INTERRUPTED",
+            Failure::Partial(_) => "PARTIAL_FAILURE",
             Failure::Internal(_) => "INTERNAL",
             Failure::Corrupt(_) => "STORE_CORRUPT",
         }
@@ -87,6 +91,7 @@ impl Failure {
             | Failure::Invalid { .. } => 2,
             Failure::Internal(_) | Failure::Corrupt(_) => 1,
             Failure::Interrupted { signal } => 128 + signal,
+            Failure::Partial(_) => 3,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
             Failure::Unavailable { .. } => 12,
@@ -157,6 +162,11 @@ impl Failure {
 }
 
 impl Failure {
+    /// The error of a report that is partial without saying more.
+    pub fn partial_default() -> Failure {
+        Failure::Partial("partial success: some inputs were rejected; see data".into())
+    }
+
     /// NOT_FOUND for claim ids, with where to look next.
     pub fn claim_not_found(ids: &[String]) -> Failure {
         Failure::NotFound {

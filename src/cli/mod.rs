@@ -143,6 +143,14 @@ pub fn run() -> i32 {
         Err(e) => return parse_failure(e, &args, started),
     };
     let mode = Mode::detect(cli.format.as_deref());
+    if let Err(f) = check_global_repeats(&args) {
+        let report = Report {
+            failure: Some(f),
+            ..Report::default()
+        };
+        // Which --format was meant is the question, so neither wins: detect the mode.
+        return emit(Mode::detect(None), cli.command.name(), started, report);
+    }
     let globals = Globals {
         store: cli.store.clone(),
         wait: cli.wait,
@@ -236,6 +244,47 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             emit(mode, "elench", started, report)
         }
     }
+}
+
+/// The options every command takes, which may stand anywhere on the line.
+const GLOBAL_OPTIONS: [&str; 3] = ["--store", "--format", "--wait"];
+
+/// A global option given twice with different values is refused: the parser would silently
+/// keep the last, so `--format json blast ID --format text` would print text. The same value
+/// twice is harmless.
+fn check_global_repeats(args: &[std::ffi::OsString]) -> Result<(), Failure> {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    for name in GLOBAL_OPTIONS {
+        let mut values: Vec<&str> = Vec::new();
+        let mut i = 1;
+        while i < args.len() {
+            let a = args[i].as_str();
+            if a == "--" {
+                break;
+            }
+            if a == name {
+                if let Some(v) = args.get(i + 1) {
+                    values.push(v);
+                }
+                i += 2;
+                continue;
+            }
+            if let Some(v) = a.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+                values.push(v);
+            }
+            i += 1;
+        }
+        if let Some(other) = values.iter().find(|v| **v != values[0]) {
+            return Err(Failure::Usage(format!(
+                "{name} is given twice with different values ({:?} and {other:?}); give it once",
+                values[0]
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--format` as written, for when clap could not parse the line.

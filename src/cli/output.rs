@@ -94,19 +94,26 @@ pub fn emit(mode: Mode, command: &str, started: Instant, report: Report) -> i32 
             }
         }
         Mode::Json => {
+            // Field names as the CLI Agent Spec's ResponseMeta has them.
             let mut meta = json!({
                 "exit_code": exit_code,
                 "duration_ms": duration_ms,
                 "command": command,
-                "version": env!("CARGO_PKG_VERSION"),
+                "tool_version": env!("CARGO_PKG_VERSION"),
             });
             if let Some(p) = report.pagination {
                 meta["pagination"] = p;
             }
+            // Every non-zero exit carries an error object, a partial success included.
+            let error = match &report.failure {
+                Some(f) => Some(f.to_json()),
+                None if exit_code != 0 => Some(Failure::partial_default().to_json()),
+                None => None,
+            };
             let envelope = json!({
                 "ok": exit_code == 0,
                 "data": report.data,
-                "error": report.failure.as_ref().map(Failure::to_json),
+                "error": error,
                 "warnings": report.warnings,
                 "meta": meta,
             });
@@ -129,6 +136,8 @@ pub fn emit(mode: Mode, command: &str, started: Instant, report: Report) -> i32 
             }
             if let Some(f) = &report.failure {
                 let _ = writeln!(err, "{}", f.to_text());
+            } else if exit_code != 0 {
+                let _ = writeln!(err, "{}", Failure::partial_default().to_text());
             }
         }
     }

@@ -27,6 +27,9 @@ pub struct AddArgs {
     /// (searched recursively for those), or `-` for a bundle on stdin
     #[arg(required = true)]
     pub inputs: Vec<String>,
+    /// Verify every envelope and report what would be added, without storing anything
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Where one envelope came from.
@@ -51,6 +54,8 @@ struct Batch {
     last_rejection: Option<Failure>,
     progress: bool,
     interrupt: Interrupt,
+    /// `--dry-run`: judge, never store; the ids this run would have created so far.
+    dry_run: Option<std::collections::HashSet<String>>,
 }
 
 pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
@@ -71,6 +76,7 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         last_rejection: None,
         progress: files.len() > 1 || files.iter().any(|f| f.bundle),
         interrupt: Interrupt::install(),
+        dry_run: a.dry_run.then(Default::default),
     };
     // Files are there already: take the store now, so that waiting for it comes first.
     if files.iter().all(|f| f.path != "-") {
@@ -291,6 +297,7 @@ impl Batch {
         let claim = &accepted.claim;
         // Checked before the add (a claim may name itself only by forgery, which ingest
         // refused), reported only for a claim this add created.
+        let dry_run = self.dry_run.is_some();
         let store = self.open()?;
         let mut dangling = Vec::new();
         for (field, ids) in [("target", &claim.target), ("dependsOn", &claim.depends_on)] {
@@ -306,7 +313,20 @@ impl Batch {
                 }
             }
         }
-        let effect = store.add(&accepted, bytes)?;
+        let effect = if !dry_run {
+            store.add(&accepted, bytes)?
+        } else {
+            let present = store.contains(&claim.id)?;
+            let first_in_run = self
+                .dry_run
+                .as_mut()
+                .is_some_and(|seen| seen.insert(claim.id.clone()));
+            if present || !first_in_run {
+                Effect::Noop
+            } else {
+                Effect::Created
+            }
+        };
         let word = match effect {
             Effect::Created => {
                 self.created += 1;
@@ -319,7 +339,12 @@ impl Batch {
             }
         };
         if self.progress {
-            eprintln!("{word} {} {}", claim.id, origin_text(&origin));
+            let would = if self.dry_run.is_some() {
+                "would be "
+            } else {
+                ""
+            };
+            eprintln!("{would}{word} {} {}", claim.id, origin_text(&origin));
         }
         self.warnings
             .extend(super::verify::ingest_warnings(&accepted));
@@ -387,11 +412,22 @@ impl Batch {
             Some(Failure::AllRejected(format!(
                 "all {rejected} envelopes were rejected; see data.rejections"
             )))
+        } else if rejected > 0 {
+            Some(Failure::Partial(format!(
+                "{rejected} of {} envelopes were rejected (see data.rejections); the other {accepted} {}",
+                accepted + rejected,
+                if self.dry_run.is_some() { "would be stored" } else { "are stored" }
+            )))
         } else {
             None
         };
         let mut text = format!(
-            "{} created, {} already present, {} rejected{}\n",
+            "{}{} created, {} already present, {} rejected{}\n",
+            if self.dry_run.is_some() {
+                "dry run, nothing stored: would be "
+            } else {
+                ""
+            },
             self.created,
             self.noop,
             rejected,
@@ -433,6 +469,7 @@ impl Batch {
                 "noop": self.noop,
                 "rejected": rejected,
                 "skipped": self.skipped,
+                "dry_run": self.dry_run.is_some(),
                 "claims": self.claims,
                 "rejections": self.rejections,
                 "as_of": as_of,

@@ -125,7 +125,7 @@ impl Page {
         let more = page.len() > limit;
         page.truncate(limit);
         let next = more.then(|| start + page.len() as u64);
-        let meta = pagination(page.len(), next);
+        let meta = pagination(page.len(), Some(store.count()?), next);
         Ok((page, meta))
     }
 
@@ -136,17 +136,24 @@ impl Page {
             .min(items.len());
         let end = start.saturating_add(self.limit()?).min(items.len());
         let next = (end < items.len()).then_some(end as u64);
-        Ok((&items[start..end], pagination(end - start, next)))
+        Ok((
+            &items[start..end],
+            pagination(end - start, Some(items.len() as u64), next),
+        ))
     }
 }
 
 /// The largest page `--limit` allows.
 pub const MAX_LIMIT: usize = 10_000;
 
-/// The `meta.pagination` object.
-pub fn pagination(returned: usize, next: Option<u64>) -> Value {
+/// The `meta.pagination` object, with every field the CLI Agent Spec requires: `total`
+/// (items over all pages, null when not known), `returned` (in this page), `truncated` (the
+/// limit cut the list short), `has_more` and `next_cursor` (null on the last page).
+pub fn pagination(returned: usize, total: Option<u64>, next: Option<u64>) -> Value {
     json!({
+        "total": total,
         "returned": returned,
+        "truncated": next.is_some(),
         "has_more": next.is_some(),
         "next_cursor": next.map(|n| n.to_string()),
     })
