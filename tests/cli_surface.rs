@@ -556,3 +556,62 @@ fn add_dry_run_verifies_without_storing() {
     assert_eq!(code, 0);
     assert_eq!(out["data"]["created"], 1, "{out}");
 }
+
+// ---- 10. --id-only for scripts ----
+
+#[test]
+fn sign_and_verify_print_only_the_id_with_id_only() {
+    let s = KeyedStore::new();
+    let claim = ClaimBuilder::assertion("scripted").build();
+    let path = write(&s, "scripted.json", &claim.to_string());
+    let key = s.keys.agent.private.to_str().unwrap();
+    let run = run_raw(
+        s.dir(),
+        &common::with_store(&s.store, &["sign", &path, "--key", key, "--id-only"]),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let id = run.stdout.trim_end_matches('\n');
+    assert_eq!(run.stdout, format!("{id}\n"), "only the id and a newline");
+    assert!(elench::claim::is_claim_id(id), "{id:?}");
+    let dsse = s.dir().join("scripted.dsse");
+    assert!(dsse.exists(), "the envelope is still written");
+    let run = run_raw(
+        s.dir(),
+        &common::with_store(&s.store, &["verify", dsse.to_str().unwrap(), "--id-only"]),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, format!("{id}\n"));
+
+    // A failure prints nothing on stdout, the error on stderr, and keeps its exit code.
+    let run = run_raw(
+        s.dir(),
+        &common::with_store(&s.store, &["verify", &path, "--id-only"]),
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.contains("error[BAD_ENVELOPE]"), "{run:?}");
+    // --format json asks for the report, --id-only for the bare id: one or the other.
+    let (code, _) = elench(
+        s.dir(),
+        &common::with_store(
+            &s.store,
+            &["--format", "json", "verify", dsse.to_str().unwrap()],
+        ),
+    );
+    assert_eq!(code, 0);
+    let run = run_raw(
+        s.dir(),
+        &common::with_store(
+            &s.store,
+            &[
+                "--format",
+                "json",
+                "verify",
+                dsse.to_str().unwrap(),
+                "--id-only",
+            ],
+        ),
+    );
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "");
+}
