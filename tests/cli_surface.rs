@@ -615,3 +615,124 @@ fn sign_and_verify_print_only_the_id_with_id_only() {
     assert_eq!(run.code, 2, "{run:?}");
     assert_eq!(run.stdout, "");
 }
+
+// ---- 7. text output: short id, status and the claim's text; colour only on a terminal ----
+
+/// A store with a claim and a falsification of it, and the claim's id.
+fn falsified_store() -> (KeyedStore, String) {
+    let s = KeyedStore::new();
+    let a = add_claim(
+        &s,
+        ClaimBuilder::assertion("parse rejects empty input").build_with_id(),
+        &s.keys.agent,
+    );
+    let b = ClaimBuilder::assertion("load_config never panics")
+        .depends_on(&[&a])
+        .build_with_id();
+    add_claim(&s, b, &s.keys.agent);
+    let f = ClaimBuilder::record("falsification", &[&a])
+        .text("parse(\"\") panics")
+        .build_with_id();
+    add_claim(&s, f, &s.keys.agent);
+    (s, a)
+}
+
+#[test]
+fn text_output_shows_short_ids_status_and_claim_text() {
+    let (s, a) = falsified_store();
+    let short = &a[..15];
+    for (args, want) in [
+        (
+            vec!["status", &a],
+            vec![short, "falsified", "parse rejects empty input"],
+        ),
+        (
+            vec!["log"],
+            vec![
+                short,
+                "falsified",
+                "parse rejects empty input",
+                "revoked",
+                "load_config never panics",
+            ],
+        ),
+        (
+            vec!["blast", &a],
+            vec![short, "revoked", "load_config never panics"],
+        ),
+        (
+            vec!["show", &a],
+            vec![
+                short,
+                "falsified",
+                "parse rejects empty input",
+                "parse(\"\") panics",
+            ],
+        ),
+    ] {
+        let mut full = vec!["--format", "text"];
+        full.extend(args.iter().copied());
+        let run = run_raw(s.dir(), &common::with_store(&s.store, &full));
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        for w in want {
+            assert!(
+                run.stdout.contains(w),
+                "{args:?} shows {w:?}: {}",
+                run.stdout
+            );
+        }
+        // The status sits on the same line as the short id and the text.
+        let line = run
+            .stdout
+            .lines()
+            .find(|l| l.contains(short) && l.contains("parse rejects empty input"));
+        assert!(line.is_some(), "{args:?}: {}", run.stdout);
+        assert!(!run.stdout.contains('\u{1b}'), "no colour off a terminal");
+    }
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let (s, a) = falsified_store();
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: `script` (util-linux) is not installed, no terminal to test on");
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("elench");
+    let line = format!("{} --store {} status {a}", bin.display(), s.store.display());
+    let on_tty = |no_color: bool| {
+        let mut cmd = std::process::Command::new("script");
+        cmd.args(["-qec", &line, "/dev/null"])
+            .env_remove("CI")
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm");
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        let out = cmd.output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let coloured = on_tty(false);
+    assert!(coloured.contains("falsified"), "{coloured:?}");
+    assert!(
+        coloured.contains('\u{1b}'),
+        "colour on a terminal: {coloured:?}"
+    );
+    // NO_COLOR: the output contract makes it JSON, and never coloured.
+    let plain = on_tty(true);
+    assert!(!plain.contains('\u{1b}'), "{plain:?}");
+    let line = format!("{line} --format text");
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm");
+    let text = String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned();
+    assert!(
+        text.contains("falsified") && !text.contains('\u{1b}'),
+        "{text:?}"
+    );
+}

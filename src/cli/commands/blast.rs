@@ -2,7 +2,7 @@
 
 use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
-use crate::cli::output::Report;
+use crate::cli::output::{claim_text, short_id, Report, Style};
 use crate::cli::Globals;
 use crate::fold::Fold;
 use crate::graph::blast;
@@ -22,6 +22,7 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     let id = resolve_claim_id(&store, &a.id)?;
     let mut fold = Fold::new(&store);
     let b = blast(&mut fold, &id, a.depth)?;
+    let style = Style::new(g.mode);
     let mut text = format!(
         "blast radius of {}: {} dependent claim(s){}\n",
         b.root,
@@ -38,19 +39,29 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             let via = m
                 .via
                 .as_ref()
-                .map(|v| format!(" via {v}"))
+                .map(|v| format!(" via {}", short_id(v)))
                 .unwrap_or_default();
-            text.push_str(&format!("  {} {} {}{via}\n", m.id, m.kind, m.status));
+            let prose = claim_text(&fold.require(&m.id)?.claim.body);
+            text.push_str(&format!(
+                "  {} {} {}{via}  {}\n",
+                style.id(&m.id),
+                style.status(&format!("{:<11}", m.status.as_str())),
+                m.kind,
+                style.dim(&prose)
+            ));
         }
     }
     if !b.affected.is_empty() {
         text.push_str("affected (outside the closure, decided by a record inside it):\n");
         for x in &b.affected {
+            let by: Vec<&str> = x.decided_by.iter().map(|d| short_id(d)).collect();
+            let prose = claim_text(&fold.require(&x.id)?.claim.body);
             text.push_str(&format!(
-                "  {} {} by {}\n",
-                x.id,
-                x.status,
-                x.decided_by.join(", ")
+                "  {} {} by {}  {}\n",
+                style.id(&x.id),
+                style.status(x.status.as_str()),
+                by.join(", "),
+                style.dim(&prose)
             ));
         }
     }

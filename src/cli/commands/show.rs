@@ -2,7 +2,7 @@
 
 use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
-use crate::cli::output::Report;
+use crate::cli::output::{claim_text, short_id, Report, Style};
 use crate::cli::Globals;
 use crate::fold::Fold;
 use serde_json::json;
@@ -27,17 +27,24 @@ pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
         .iter()
         .map(|s| format!("{} ({} {})", s.keyid, s.role, s.name))
         .collect();
+    let style = Style::new(g.mode);
     let mut text = format!(
-        "{}  #{} in the log, {}\nsigned by {}\n{pretty}\n",
-        id,
+        "{}  {}  {}\n{id}, #{} in the log\nsigned by {}\n{pretty}\n",
+        style.id(&id),
+        style.status(status.status.as_str()),
+        style.dim(&claim_text(&stored.claim.body)),
         stored.seq,
-        status.status,
         signers.join(", ")
     );
     for h in &status.history {
+        let prose = claim_text(&fold.require(&h.id)?.claim.body);
         text.push_str(&format!(
-            "  #{} {} {} ({})\n",
-            h.seq, h.kind, h.id, h.status
+            "  #{} {} {} ({})  {}\n",
+            h.seq,
+            h.kind,
+            short_id(&h.id),
+            h.status,
+            style.dim(&prose)
         ));
     }
     Ok(Report::new(

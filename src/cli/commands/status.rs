@@ -2,7 +2,7 @@
 
 use super::common::{open_store, require_claim_ids, resolve_claim_ids, Page};
 use crate::cli::failure::Failure;
-use crate::cli::output::{Report, Warning};
+use crate::cli::output::{claim_text, short_id, Report, Style, Warning};
 use crate::cli::Globals;
 use crate::fold::{ClaimStatus, Fold, Status};
 use serde_json::json;
@@ -68,7 +68,13 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         }
         reports.push(r);
     }
-    let text = reports.iter().map(text_of).collect::<Vec<_>>().join("\n");
+    let style = Style::new(g.mode);
+    let mut texts = Vec::with_capacity(reports.len());
+    for r in &reports {
+        let prose = claim_text(&fold.require(&r.id)?.claim.body);
+        texts.push(text_of(r, &prose, &style));
+    }
+    let text = texts.join("\n");
     Ok(Report {
         data: json!({"claims": reports, "as_of": as_of}),
         text: format!("{text}(as of {as_of} log entries)\n"),
@@ -78,33 +84,45 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     })
 }
 
-fn text_of(r: &ClaimStatus) -> String {
-    let mut t = format!("{}  {}", r.id, r.status);
+/// Several ids, short, for people.
+fn shorts(ids: &[String]) -> String {
+    ids.iter()
+        .map(|i| short_id(i))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn text_of(r: &ClaimStatus, prose: &str, st: &Style) -> String {
+    let mut t = format!("{}  {}", st.id(&r.id), st.status(r.status.as_str()));
     if r.status != r.own_status {
         t.push_str(&format!(" (own: {})", r.own_status));
     }
     if r.accepted {
         t.push_str(" (accepted)");
     }
+    if !prose.is_empty() {
+        t.push_str(&format!("  {}", st.dim(prose)));
+    }
     t.push_str(&format!(
-        "\n  {} · {} · producer {}\n",
-        r.kind, r.origin, r.producer
+        "\n  {} · {} · producer {} · {}\n",
+        r.kind, r.origin, r.producer, r.id
     ));
     if !r.decided_by.is_empty() {
-        t.push_str(&format!("  decided by {}\n", r.decided_by.join(", ")));
+        t.push_str(&format!("  decided by {}\n", shorts(&r.decided_by)));
     }
     for d in &r.decided_by_revoked {
         t.push_str(&format!(
             "  ! deciding record {} is itself revoked\n",
-            d.record
+            short_id(&d.record)
         ));
     }
     if r.status == Status::Revoked {
         for c in &r.revoked_by {
+            let path: Vec<&str> = c.path.iter().map(|p| short_id(p)).collect();
             t.push_str(&format!(
                 "  revoked by falsified {}\n    path {}\n",
-                c.root,
-                c.path.join(" → ")
+                short_id(&c.root),
+                path.join(" → ")
             ));
         }
     }
@@ -117,7 +135,7 @@ fn text_of(r: &ClaimStatus) -> String {
     if !r.accepted_by.is_empty() {
         t.push_str(&format!(
             "  residue accepted by {}\n",
-            r.accepted_by.join(", ")
+            shorts(&r.accepted_by)
         ));
     }
     if !r.history.is_empty() {
@@ -127,7 +145,7 @@ fn text_of(r: &ClaimStatus) -> String {
                 "    #{} {} {} ({}{})\n",
                 h.seq,
                 h.kind,
-                h.id,
+                short_id(&h.id),
                 h.status,
                 if h.live { "" } else { ", not acting" }
             ));
