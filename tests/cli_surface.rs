@@ -736,3 +736,77 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         "{text:?}"
     );
 }
+
+// ---- 5. man pages and shell completions from the clap definitions ----
+
+#[test]
+fn man_pages_and_completions_are_generated_from_the_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_raw(dir.path(), &["man"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains(".TH elench 1"), "roff on stdout");
+    assert!(run.stdout.contains("blast"), "lists the commands");
+
+    let pages = dir.path().join("man1");
+    std::fs::create_dir(&pages).unwrap();
+    let (code, out) = elench(dir.path(), &["man", "-o", pages.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    for name in [
+        "elench.1",
+        "elench-status.1",
+        "elench-keys-retire.1",
+        "elench-completions.1",
+    ] {
+        let text = std::fs::read_to_string(pages.join(name)).unwrap();
+        assert!(
+            text.starts_with(".ie") || text.contains(".TH"),
+            "{name} is roff"
+        );
+    }
+    let retire = std::fs::read_to_string(pages.join("elench-keys-retire.1")).unwrap();
+    assert!(
+        retire.contains("dry\\-run") && retire.contains("yes"),
+        "{retire}"
+    );
+
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef elench"),
+        ("fish", "complete -c elench"),
+    ] {
+        let run = run_raw(dir.path(), &["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {run:?}");
+        assert!(
+            run.stdout.contains(marker),
+            "{shell}: {}",
+            &run.stdout[..200.min(run.stdout.len())]
+        );
+        assert!(
+            run.stdout.contains("blast") && run.stdout.contains("--store"),
+            "{shell}"
+        );
+    }
+    // The bash script is valid bash.
+    let script = dir.path().join("elench.bash");
+    let (code, _) = elench(
+        dir.path(),
+        &["completions", "bash", "-o", script.to_str().unwrap()],
+    );
+    assert_eq!(code, 0);
+    if let Ok(out) = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+    {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // --format json wants the report on stdout, where the product would go.
+    let (code, out) = elench(dir.path(), &["--format", "json", "completions", "zsh"]);
+    assert_eq!(code, 2, "{out}");
+    let (code, _) = elench(dir.path(), &["completions", "tcsh"]);
+    assert_eq!(code, 2);
+}

@@ -77,6 +77,10 @@ pub enum Command {
     Conformance(commands::conformance::ConformanceCommand),
     /// Show elench's main job end to end on built-in envelopes, in a temporary store
     Demo(commands::demo::DemoArgs),
+    /// Manual pages (roff), generated from these definitions
+    Man(commands::man::ManArgs),
+    /// A shell completion script (bash, zsh, fish), generated from these definitions
+    Completions(commands::completions::CompletionsArgs),
 }
 
 impl Command {
@@ -95,6 +99,8 @@ impl Command {
             Command::Export(_) => "export",
             Command::Fsck(_) => "fsck",
             Command::Demo(_) => "demo",
+            Command::Man(_) => "man",
+            Command::Completions(_) => "completions",
             Command::Conformance(c) => c.name(),
         }
     }
@@ -183,6 +189,8 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Export(a) => commands::export::run(a, g),
         Command::Fsck(a) => commands::fsck::run(a, g),
         Command::Demo(a) => commands::demo::run(a, g),
+        Command::Man(a) => commands::man::run(a, g),
+        Command::Completions(a) => commands::completions::run(a, g),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }
 }

@@ -2,6 +2,7 @@
 pub mod add;
 pub mod blast;
 pub mod common;
+pub mod completions;
 pub mod conformance;
 pub mod demo;
 pub mod export;
@@ -9,6 +10,7 @@ pub mod fsck;
 pub mod init;
 pub mod keys;
 pub mod log;
+pub mod man;
 pub mod show;
 pub mod sign;
 pub mod status;
