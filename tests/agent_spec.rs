@@ -498,3 +498,81 @@ fn a_global_option_means_the_same_anywhere_and_conflicting_repeats_exit_2() {
     let (code, _) = s.run(&["--format", "json", "log", "--format", "json"]);
     assert_eq!(code, 0);
 }
+
+#[test]
+fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out) = common::elench(dir.path(), &["manifest"]);
+    assert_eq!(code, 0, "{out}");
+    let m = &out["data"];
+    assert!(m["schema_version"].as_str().unwrap().split('.').count() == 2);
+    assert_eq!(m["framework_version"], env!("CARGO_PKG_VERSION"));
+    let (_, again) = common::elench(dir.path(), &["manifest"]);
+    assert_eq!(again["data"]["etag"], m["etag"], "the etag is stable");
+
+    let codes = m["exit_codes"].as_object().unwrap();
+    for (k, e) in codes {
+        assert!(k.parse::<u32>().is_ok(), "{k}");
+        assert!(e["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty() && d.len() <= 120));
+        if e["retryable"] == json!(true) {
+            assert_eq!(
+                e["side_effects"], "none",
+                "{k}: retryable means no side effects"
+            );
+        }
+    }
+    for k in ["0", "1", "2", "3", "4", "5", "12"] {
+        assert!(codes.contains_key(k), "exit code {k} is declared");
+    }
+
+    // Every command `--help` lists is in the manifest, nested ones under a dotted path.
+    let help = common::run_raw(dir.path(), &["--help"]).stderr;
+    let listed: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(listed.len() > 10, "{help}");
+    let commands = m["commands"].as_object().unwrap();
+    for c in &listed {
+        assert!(commands.contains_key(*c), "{c} missing from the manifest");
+    }
+    for (path, c) in commands {
+        assert!(
+            c["description"].as_str().is_some_and(|d| !d.is_empty()),
+            "{path}"
+        );
+        assert!(["safe", "mutating", "destructive"].contains(&c["danger_level"].as_str().unwrap()));
+        assert!(
+            c["required_scopes"].is_array() && c["exit_codes"].is_object(),
+            "{path}"
+        );
+        for (name, f) in c["flags"].as_object().unwrap() {
+            assert!(
+                !name.starts_with('-') && !["store", "format", "wait"].contains(&name.as_str())
+            );
+            let t = f["type"].as_str().unwrap();
+            assert!(["string", "integer", "number", "boolean", "array", "enum"].contains(&t));
+            assert!(
+                f["required"].is_boolean() && f["description"].is_string(),
+                "{path} {name}"
+            );
+            assert_eq!(f.get("enum_values").is_some(), t == "enum", "{path} {name}");
+        }
+        for sub in c["subcommands"].as_array().into_iter().flatten() {
+            assert!(
+                commands.contains_key(sub.as_str().unwrap()),
+                "{path} -> {sub}"
+            );
+        }
+    }
+    assert_eq!(commands["keys.retire"]["danger_level"], "destructive");
+    assert_eq!(commands["status"]["danger_level"], "safe");
+    assert_eq!(commands["log"]["flags"]["limit"]["default"], 20);
+    assert_eq!(commands["add"]["flags"]["dry-run"]["type"], "boolean");
+}

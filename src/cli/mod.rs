@@ -81,6 +81,8 @@ pub enum Command {
     Man(commands::man::ManArgs),
     /// A shell completion script (bash, zsh, fish), generated from these definitions
     Completions(commands::completions::CompletionsArgs),
+    /// Every command with its flags, danger level and exit codes, as one JSON object
+    Manifest(commands::manifest::ManifestArgs),
 }
 
 impl Command {
@@ -101,6 +103,7 @@ impl Command {
             Command::Demo(_) => "demo",
             Command::Man(_) => "man",
             Command::Completions(_) => "completions",
+            Command::Manifest(_) => "manifest",
             Command::Conformance(c) => c.name(),
         }
     }
@@ -191,6 +194,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Demo(a) => commands::demo::run(a, g),
         Command::Man(a) => commands::man::run(a, g),
         Command::Completions(a) => commands::completions::run(a, g),
+        Command::Manifest(a) => commands::manifest::run(a, g),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }
 }

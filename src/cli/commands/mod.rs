@@ -11,6 +11,7 @@ pub mod init;
 pub mod keys;
 pub mod log;
 pub mod man;
+pub mod manifest;
 pub mod show;
 pub mod sign;
 pub mod status;
