@@ -363,6 +363,16 @@ fn adding_an_unsigned_claim_says_to_sign_it_and_with_which_key() {
         msg.contains("elench sign") && msg.contains("harness key"),
         "{msg}"
     );
+    // verify says the same.
+    let (code, out) = s.run(&["verify", &path]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("elench sign"),
+        "{out}"
+    );
 
     let human = ClaimBuilder::assertion("h")
         .origin("human-asserted")

@@ -485,7 +485,7 @@ impl Batch {
 
 /// When `bytes` are a claim's JSON rather than an envelope, the role of key that may sign
 /// it (from its kind and origin, as the authority rules have it).
-fn unsigned_claim_role(bytes: &[u8]) -> Option<&'static str> {
+pub(crate) fn unsigned_claim_role(bytes: &[u8]) -> Option<&'static str> {
     let v: Value = serde_json::from_slice(bytes).ok()?;
     let obj = v.as_object()?;
     if obj.contains_key("payloadType") || obj.contains_key("signatures") {
@@ -505,7 +505,7 @@ fn unsigned_claim_role(bytes: &[u8]) -> Option<&'static str> {
 }
 
 /// What to do with an unsigned claim.
-fn sign_hint(source: &str, role: &str) -> String {
+pub(crate) fn sign_hint(source: &str, role: &str) -> String {
     format!(
         "sign it first with `elench sign {source} --key KEY.pem`, using a {role} key, \
          then add the .dsse file it writes"

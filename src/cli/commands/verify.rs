@@ -74,8 +74,17 @@ fn verify(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
         ));
     }
     let bytes = read_limited(&a.envelope, MAX_ENVELOPE_BYTES)?;
-    let accepted = verify_envelope(&bytes, &trusted)
-        .map_err(|r| Failure::rejected(r, Some(source.clone())))?;
+    let accepted = verify_envelope(&bytes, &trusted).map_err(|mut r| {
+        if r.code == crate::error::Code::BadEnvelope {
+            if let Some(role) = super::add::unsigned_claim_role(bytes.trim_ascii()) {
+                r.message = format!(
+                    "this is a claim, not a signed envelope; {}",
+                    super::add::sign_hint(&source, role)
+                );
+            }
+        }
+        Failure::rejected(r, Some(source.clone()))
+    })?;
     let warnings = ingest_warnings(&accepted);
     Ok(Report {
         data: accepted_json(&accepted, &warnings),
