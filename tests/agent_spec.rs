@@ -172,6 +172,17 @@ fn check_envelope(what: &str, o: &Outcome) -> Value {
             e["message"].as_str().is_some_and(|m| !m.is_empty()),
             "{what}: error.message: {env}"
         );
+        assert_eq!(
+            e["retryable"],
+            json!(code == 12),
+            "{what}: error.retryable: {env}"
+        );
+        if code == 2 {
+            assert_eq!(
+                e["phase"], "validation",
+                "{what}: exit 2 changes nothing: {env}"
+            );
+        }
     }
     let warnings = env["warnings"]
         .as_array()

@@ -100,7 +100,16 @@ impl Failure {
 
     /// The `error` object of the JSON envelope.
     pub fn to_json(&self) -> Value {
-        let mut obj = json!({"code": self.code(), "message": self.to_string()});
+        // `retryable`: whether the identical call may succeed (only a busy store); exit 2
+        // promises nothing was changed (the spec's "validation" phase).
+        let mut obj = json!({
+            "code": self.code(),
+            "message": self.to_string(),
+            "retryable": matches!(self, Failure::Unavailable { .. }),
+        });
+        if self.exit_code() == 2 {
+            obj["phase"] = json!("validation");
+        }
         match self {
             Failure::Rejected {
                 rejection,
@@ -125,7 +134,6 @@ impl Failure {
                 }
             }
             Failure::Io { path, .. } => obj["path"] = json!(path),
-            Failure::Unavailable { .. } => obj["retryable"] = json!(true),
             _ => {}
         }
         obj
