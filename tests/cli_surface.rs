@@ -820,3 +820,60 @@ fn man_pages_and_completions_are_generated_from_the_definitions() {
     let (code, _) = elench(dir.path(), &["completions", "tcsh"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn keys_retire_asks_on_a_terminal() {
+    let s = KeyedStore::new();
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: `script` (util-linux) is not installed, no terminal to test on");
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("elench");
+    let keyid = s.keys.human.keyid.clone();
+    let line = format!(
+        "{} --store {} keys retire {keyid}",
+        bin.display(),
+        s.store.display()
+    );
+    let answer = |text: &str| {
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env_remove("CI")
+            .env_remove("NO_COLOR")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let retired = |s: &KeyedStore| {
+        let (_, list) = s.run(&["keys", "list"]);
+        list["data"]["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["keyid"] == json!(keyid) && k["retired"] == json!(true))
+    };
+    let (code, screen) = answer("n\n");
+    assert_eq!(code, Some(2), "{screen}");
+    assert!(screen.contains("[y/N]"), "it asked: {screen}");
+    assert!(!retired(&s));
+    let (code, screen) = answer("y\n");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(retired(&s));
+}
