@@ -67,12 +67,14 @@ pub fn blast<S: ClaimSource>(
     let mut truncated = false;
     while !frontier.is_empty() {
         if max_depth.is_some_and(|m| depth >= m) {
-            truncated = frontier
-                .iter()
-                .map(|id| src.dependents(id).map(|d| !d.is_empty()))
-                .collect::<Result<Vec<_>, _>>()?
-                .into_iter()
-                .any(|b| b);
+            // Truncated only when some dependent was left out: one already discovered
+            // (R→P, R→Q, P→Q with --depth 1: Q is in) is not beyond the cut.
+            for id in &frontier {
+                if src.dependents(id)?.iter().any(|d| !index.contains_key(d)) {
+                    truncated = true;
+                    break;
+                }
+            }
             break;
         }
         let mut next = Vec::new();
@@ -135,7 +137,9 @@ pub fn blast<S: ClaimSource>(
     let mut affected: BTreeMap<String, Affected> = BTreeMap::new();
     for m in &members {
         let c = fold.require(m)?;
-        for t in &c.claim.target {
+        // A record may name the same target twice; it decides it once.
+        let targets: BTreeSet<&String> = c.claim.target.iter().collect();
+        for t in targets {
             if members.contains(t) || fold.claim(t)?.is_none() {
                 continue;
             }

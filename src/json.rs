@@ -38,11 +38,23 @@ impl JsonError {
 
 /// Parses `bytes` as one strict JSON value.
 pub fn parse_strict(bytes: &[u8]) -> Result<Value, JsonError> {
+    parse_with(bytes, true)
+}
+
+/// Parses `bytes` refusing duplicate keys and deep nesting, but keeping any finite number,
+/// however large. For JSON whose numbers elench never reads, such as a DSSE envelope (its
+/// fields are strings; unknown fields, which consumers must ignore, may hold anything).
+pub fn parse_unique_keys(bytes: &[u8]) -> Result<Value, JsonError> {
+    parse_with(bytes, false)
+}
+
+fn parse_with(bytes: &[u8], exact_numbers: bool) -> Result<Value, JsonError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let mut failure: Option<JsonError> = None;
     let seed = Strict {
         pointer: String::new(),
         depth: 0,
+        exact_numbers,
         failure: &mut failure,
     };
     let result = seed.deserialize(&mut de).and_then(|v| de.end().map(|_| v));
@@ -61,6 +73,8 @@ pub fn escape_token(token: &str) -> String {
 struct Strict<'f> {
     pointer: String,
     depth: usize,
+    /// Refuse numbers beyond ±2^53 (I-JSON).
+    exact_numbers: bool,
     failure: &'f mut Option<JsonError>,
 }
 
@@ -75,6 +89,7 @@ impl<'f> Strict<'f> {
         Strict {
             pointer: format!("{}/{}", self.pointer, escape_token(token)),
             depth: self.depth + 1,
+            exact_numbers: self.exact_numbers,
             failure: self.failure,
         }
     }
@@ -99,7 +114,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
     }
 
     fn visit_i64<E: de::Error>(mut self, v: i64) -> Result<Value, E> {
-        if v.unsigned_abs() > MAX_SAFE_INTEGER {
+        if self.exact_numbers && v.unsigned_abs() > MAX_SAFE_INTEGER {
             let pointer = self.pointer.clone();
             return Err(self.fail(JsonError::NotIJson {
                 pointer,
@@ -110,7 +125,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
     }
 
     fn visit_u64<E: de::Error>(mut self, v: u64) -> Result<Value, E> {
-        if v > MAX_SAFE_INTEGER {
+        if self.exact_numbers && v > MAX_SAFE_INTEGER {
             let pointer = self.pointer.clone();
             return Err(self.fail(JsonError::NotIJson {
                 pointer,
@@ -123,7 +138,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
     fn visit_f64<E: de::Error>(mut self, v: f64) -> Result<Value, E> {
         // Integers too large for u64 arrive here as doubles; beyond 2^53 a double no longer
         // holds every integer, so refuse them as the integer paths do.
-        if v.abs() > MAX_SAFE_INTEGER as f64 {
+        if self.exact_numbers && v.abs() > MAX_SAFE_INTEGER as f64 {
             let pointer = self.pointer.clone();
             return Err(self.fail(JsonError::NotIJson {
                 pointer,
@@ -243,6 +258,21 @@ mod tests {
             parse_strict(br#""\ud800""#),
             Err(JsonError::Syntax(_))
         ));
+    }
+
+    #[test]
+    fn unique_keys_mode_keeps_large_numbers_but_not_duplicates() {
+        let v = parse_unique_keys(br#"{"a":1e300,"b":18446744073709551616,"c":-9007199254740993}"#)
+            .unwrap();
+        assert_eq!(v["a"].as_f64(), Some(1e300));
+        assert!(v["b"].is_number() && v["c"].is_number());
+        assert!(matches!(
+            parse_unique_keys(br#"{"a":1,"a":2}"#),
+            Err(JsonError::DuplicateKey { .. })
+        ));
+        assert!(parse_unique_keys("[".repeat(100_000).as_bytes()).is_err());
+        // The strict mode is unchanged.
+        assert!(parse_strict(br#"{"a":1e300}"#).is_err());
     }
 
     #[test]

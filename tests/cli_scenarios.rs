@@ -1070,7 +1070,7 @@ fn a_retired_key_signs_nothing_new_and_what_it_signed_stays() {
         &k.agent,
     );
 
-    let (code, json) = s.run(&["keys", "retire", &k.agent.keyid]);
+    let (code, json) = s.run(&["keys", "retire", "--yes", &k.agent.keyid]);
     assert_eq!(code, 0, "{json}");
     assert_eq!(json["data"]["retired"], json!(true), "{json}");
     let (code, json) = s.run(&["keys", "list"]);
@@ -1131,7 +1131,7 @@ fn a_retired_key_signs_nothing_new_and_what_it_signed_stays() {
             .ends_with("NOT_FOUND"),
         "{json}"
     );
-    let (code, json) = s.run(&["keys", "retire", &k.agent.keyid]);
+    let (code, json) = s.run(&["keys", "retire", "--yes", &k.agent.keyid]);
     assert_eq!(code, 0, "{json}");
 }
 

@@ -187,8 +187,11 @@ fn fifty_kills_near_the_end_of_short_commands_leave_a_sound_store() {
         )
         .unwrap();
         let env_path = tmp.path().join(format!("one-{round}.dsse"));
-        let one =
-            Spec::assertion(format!("short command claim {round}"), &[probe.clone()]).sign(&keys);
+        let one = Spec::assertion(
+            format!("short command claim {round}"),
+            std::slice::from_ref(&probe),
+        )
+        .sign(&keys);
         std::fs::write(&env_path, &one.envelope).unwrap();
         let keyid = elench::keys::keyid(&fresh_key.verifying_key());
         let name = format!("k{round}");
@@ -223,7 +226,12 @@ fn fifty_kills_near_the_end_of_short_commands_leave_a_sound_store() {
                 assert_eq!(out.code, 0, "{}", out.json);
                 (
                     "keys retire",
-                    vec!["keys".into(), "retire".into(), keyid.clone()],
+                    vec![
+                        "keys".into(),
+                        "retire".into(),
+                        keyid.clone(),
+                        "--yes".into(),
+                    ],
                 )
             }
             _ => ("add", vec!["add".into(), env_path.to_str().unwrap().into()]),

@@ -22,9 +22,16 @@
 //! * Calls have a fixed arity (`grep` 2, `test`/`run`/`exists` 1) and every
 //!   argument is a string literal, except that the first argument of `grep`
 //!   may be a `/regex/` literal. Inside `/…/` the escape `\/` stands for `/`;
-//!   every other backslash is kept verbatim because it is regex syntax. The
-//!   regex itself is not validated here (that is the evaluator's job), but an
+//!   every other backslash is kept verbatim because it is regex syntax. An
 //!   empty `//` literal is rejected.
+//! * Regular expressions (grep's `/…/` and the argument of `.matches`) are
+//!   checked for syntax only, with `regex-syntax` (Rust `regex` syntax, as
+//!   `regex::bytes` accepts it). They are never compiled here: compiling a
+//!   pattern such as `(\w{50}){4}` takes far longer than parsing it, and
+//!   ingest runs while a writer holds the store. The evaluator compiles them.
+//!   A pattern may be at most [`MAX_REGEX_BYTES`] bytes and a predicate may
+//!   hold at most [`MAX_REGEXES`] of them, so the work ingest does for a
+//!   predicate's regexes stays small whatever the envelope holds.
 //! * Types: `grep -> Int`, `exists -> Bool`, `test -> TestResult`
 //!   (field `passed: Bool`), `run -> RunResult` (fields `exit: Int`,
 //!   `stdout: Str`). `Str` has the methods `contains(STRING) -> Bool` and
@@ -51,6 +58,14 @@ pub const LANGUAGE: &str = "elench-predicate-v1";
 
 /// Maximum nesting depth of parentheses and `!` operators.
 pub const MAX_DEPTH: usize = 256;
+
+/// Longest regular expression accepted, in bytes. Real patterns over source code are short;
+/// the bound keeps syntax checking (here) and compilation (at evaluation) cheap.
+pub const MAX_REGEX_BYTES: usize = 1024;
+
+/// Most regular expressions one predicate may hold (grep's `/…/` and `.matches` arguments
+/// together). A predicate is one question about a tree; dozens of patterns make it several.
+pub const MAX_REGEXES: usize = 32;
 
 /// A parsed, type-checked predicate.
 #[derive(Debug, Clone, PartialEq)]
@@ -607,6 +622,9 @@ struct Parser<'a> {
     lexer: Lexer<'a>,
     tok: Token,
     depth: usize,
+    /// Regular expressions seen so far (bounded by [`MAX_REGEXES`]); a `Cell` because it
+    /// is counted while the current token is borrowed.
+    regexes: std::cell::Cell<usize>,
 }
 
 impl<'a> Parser<'a> {
@@ -617,6 +635,7 @@ impl<'a> Parser<'a> {
             lexer,
             tok,
             depth: 0,
+            regexes: std::cell::Cell::new(0),
         })
     }
 
@@ -1004,8 +1023,23 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// Counts one more regular expression, refusing more than [`MAX_REGEXES`].
+    fn count_regex(&self, at: usize) -> Result<(), ParseError> {
+        self.regexes.set(self.regexes.get() + 1);
+        if self.regexes.get() > MAX_REGEXES {
+            return Err(self.error(
+                at,
+                format!(
+                    "too many regular expressions: a predicate may hold at most {MAX_REGEXES} \
+                     (grep /…/ and .matches together); split it into several claims"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Parses `args ")"` (the `(` has been consumed; `open` is its offset). Regular
-    /// expressions (grep's `/…/`, the argument of `.matches`) must compile.
+    /// expressions (grep's `/…/`, the argument of `.matches`) must be valid syntax.
     fn args(
         &mut self,
         name: &str,
@@ -1028,11 +1062,13 @@ impl<'a> Parser<'a> {
                         return Err(self.error(at, msg));
                     }
                     Tok::Str(s) if name == "matches" => {
+                        self.count_regex(at)?;
                         check_regex(s).map_err(|m| self.error(at, m))?;
                         Arg::Str(s.clone())
                     }
                     Tok::Str(s) => Arg::Str(s.clone()),
                     Tok::Regex(r) if regex_first && args.is_empty() => {
+                        self.count_regex(at)?;
                         check_regex(r).map_err(|m| self.error(at, m))?;
                         Arg::Regex(r.clone())
                     }
@@ -1080,21 +1116,36 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// A regular expression must compile (Rust `regex` syntax) for the predicate to parse: a
-/// predicate whose regex can never run is refused at ingest, not discovered at evaluation.
+/// A regular expression must be valid Rust `regex` syntax (as `regex::bytes` takes it) and
+/// at most [`MAX_REGEX_BYTES`] long for the predicate to parse: a predicate whose regex can
+/// never run is refused at ingest, not discovered at evaluation. Only the syntax is checked
+/// (parsing and translating to the high-level form, both linear in the pattern); nothing
+/// is compiled, because compiling can take orders of magnitude longer (see the module docs).
 fn check_regex(pattern: &str) -> Result<(), String> {
-    regex::Regex::new(pattern).map(|_| ()).map_err(|e| {
-        let detail = e.to_string();
-        let last = detail
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("invalid")
-            .trim()
-            .trim_start_matches("error: ")
-            .to_owned();
-        format!("invalid regular expression {pattern:?}: {last}")
-    })
+    if pattern.len() > MAX_REGEX_BYTES {
+        return Err(format!(
+            "regular expression is {} bytes; the limit is {MAX_REGEX_BYTES} bytes",
+            pattern.len()
+        ));
+    }
+    // `utf8(false)`: the evaluator matches bytes, where `(?-u:\xFF)` is allowed.
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .map(|_| ())
+        .map_err(|e| {
+            let detail = e.to_string();
+            let last = detail
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid")
+                .trim()
+                .trim_start_matches("error: ")
+                .to_owned();
+            format!("invalid regular expression {pattern:?}: {last}")
+        })
 }
 
 #[cfg(test)]
@@ -1558,7 +1609,7 @@ mod tests {
     }
 
     #[test]
-    fn regular_expressions_must_compile() {
+    fn regular_expressions_must_be_valid_syntax() {
         assert!(parse(r#"grep(/fn\s+\w+/, "src") > 0"#).is_ok());
         assert!(parse(r#"run("x").stdout.matches("^ok [0-9]+$")"#).is_ok());
         let e = parse(r#"grep(/[/, "x") > 0"#).unwrap_err();
@@ -1568,6 +1619,52 @@ mod tests {
         assert_eq!(e.offset, 24, "{e}");
         // A plain string is a literal for contains, never compiled.
         assert!(parse(r#"run("x").stdout.contains("(")"#).is_ok());
+    }
+
+    #[test]
+    fn regex_syntax_follows_bytes_regexes() {
+        // Matching raw bytes outside UTF-8 is what `regex::bytes` allows.
+        assert!(parse(r#"grep(/(?-u:\xFF)/, "bin") > 0"#).is_ok());
+        let e = parse(r#"grep(/\p{NoSuchClass}/, "x") > 0"#).unwrap_err();
+        assert!(e.message.contains("invalid regular expression"), "{e}");
+        // Heavy to compile, cheap to parse: accepted here.
+        let heavy = r#"run("x").stdout.matches("(\\w{50}){4}")"#;
+        assert!(parse(heavy).is_ok(), "{:?}", parse(heavy));
+    }
+
+    #[test]
+    fn regex_count_is_bounded() {
+        let one = r#"run("x").stdout.matches("a")"#;
+        let at_limit = vec![one; MAX_REGEXES].join(" && ");
+        assert!(parse(&at_limit).is_ok());
+        let over = vec![one; MAX_REGEXES + 1].join(" && ");
+        let e = parse(&over).unwrap_err();
+        assert!(e.message.contains("too many regular expressions"), "{e}");
+        assert!(e.message.contains(&MAX_REGEXES.to_string()), "{e}");
+        // The offending (first excess) pattern is where the error points.
+        assert_eq!(
+            e.offset,
+            (one.len() + 4) * MAX_REGEXES + one.len() - 4,
+            "{e}"
+        );
+        // grep literals count too; plain grep strings do not.
+        let mixed = vec![r#"grep(/a/, "x") > 0"#; MAX_REGEXES + 1].join(" || ");
+        assert!(parse(&mixed).is_err());
+        let plain = vec![r#"grep("a", "x") > 0"#; MAX_REGEXES + 1].join(" || ");
+        assert!(parse(&plain).is_ok());
+    }
+
+    #[test]
+    fn regex_length_is_bounded() {
+        let ok = format!(
+            r#"run("x").stdout.matches("{}")"#,
+            "a".repeat(MAX_REGEX_BYTES)
+        );
+        assert!(parse(&ok).is_ok());
+        let long = format!(r#"grep(/{}/, "x") > 0"#, "a".repeat(MAX_REGEX_BYTES + 1));
+        let e = parse(&long).unwrap_err();
+        assert!(e.message.contains("limit is 1024 bytes"), "{e}");
+        assert_eq!(e.offset, 5);
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub enum Failure {
     /// Retryable unavailability, e.g. the store is locked (exit 12).
     #[error("{message}")]
     Unavailable { code: &'static str, message: String },
+    /// Some inputs were accepted and some rejected (exit 3); `data` says which.
+    #[error("{0}")]
+    Partial(String),
     /// Stopped by SIGINT (exit 130) or SIGTERM (exit 143) after finishing the work in hand.
     #[error("interrupted by signal {signal}; everything reported as done is stored")]
     Interrupted { signal: i32 },
@@ -73,6 +76,7 @@ impl Failure {
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. } => code,
             Failure::Interrupted { .. } => "INTERRUPTED",
+            Failure::Partial(_) => "PARTIAL_FAILURE",
             Failure::Internal(_) => "INTERNAL",
             Failure::Corrupt(_) => "STORE_CORRUPT",
         }
@@ -88,6 +92,7 @@ impl Failure {
             Failure::Internal(_) => 1,
             Failure::Corrupt(_) => 4,
             Failure::Interrupted { signal } => 128 + signal,
+            Failure::Partial(_) => 3,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
             Failure::Unavailable { .. } => 12,
@@ -96,7 +101,16 @@ impl Failure {
 
     /// The `error` object of the JSON envelope.
     pub fn to_json(&self) -> Value {
-        let mut obj = json!({"code": self.code(), "message": self.to_string()});
+        // `retryable`: whether the identical call may succeed (only a busy store); exit 2
+        // promises nothing was changed (the spec's "validation" phase).
+        let mut obj = json!({
+            "code": self.code(),
+            "message": self.to_string(),
+            "retryable": matches!(self, Failure::Unavailable { .. }),
+        });
+        if self.exit_code() == 2 {
+            obj["phase"] = json!("validation");
+        }
         match self {
             Failure::Rejected {
                 rejection,
@@ -121,7 +135,6 @@ impl Failure {
                 }
             }
             Failure::Io { path, .. } => obj["path"] = json!(path),
-            Failure::Unavailable { .. } => obj["retryable"] = json!(true),
             _ => {}
         }
         obj
@@ -154,6 +167,26 @@ impl Failure {
             out.push_str("\n  (retryable)");
         }
         out
+    }
+}
+
+impl Failure {
+    /// The error of a report that is partial without saying more.
+    pub fn partial_default() -> Failure {
+        Failure::Partial("partial success: some inputs were rejected; see data".into())
+    }
+
+    /// NOT_FOUND for claim ids, with where to look next.
+    pub fn claim_not_found(ids: &[String]) -> Failure {
+        Failure::NotFound {
+            code: "NOT_FOUND",
+            message: format!(
+                "no claim {} in the store; `elench status --all` or `elench log` lists the \
+                 claims there, and a unique prefix of an id (cl_ and at least 4 hex digits) \
+                 is enough",
+                ids.join(", ")
+            ),
+        }
     }
 }
 
@@ -190,10 +223,7 @@ impl From<crate::store::StoreError> for Failure {
 impl From<crate::fold::FoldError> for Failure {
     fn from(e: crate::fold::FoldError) -> Failure {
         match e {
-            crate::fold::FoldError::NotFound(id) => Failure::NotFound {
-                code: "NOT_FOUND",
-                message: format!("no claim {id} in the store"),
-            },
+            crate::fold::FoldError::NotFound(id) => Failure::claim_not_found(&[id]),
             crate::fold::FoldError::Store(s) => s.into(),
         }
     }

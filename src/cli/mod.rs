@@ -9,7 +9,7 @@ pub mod files;
 pub mod interrupt;
 pub mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use failure::Failure;
 use output::{emit, Mode, Report};
 use std::io::IsTerminal;
@@ -59,6 +59,8 @@ pub enum Command {
     /// Verify envelopes and append the accepted ones to the log
     Add(commands::add::AddArgs),
     /// Fold the log: each claim's standing, and why
+    #[command(override_usage = "elench status [OPTIONS] <ID>...\n       \
+                                elench status [OPTIONS] --all [--limit N] [--cursor C]")]
     Status(commands::status::StatusArgs),
     /// What a falsification of a claim revokes, layer by layer
     Blast(commands::blast::BlastArgs),
@@ -79,6 +81,12 @@ pub enum Command {
     Conformance(commands::conformance::ConformanceCommand),
     /// Show elench's main job end to end on built-in envelopes, in a temporary store
     Demo(commands::demo::DemoArgs),
+    /// Manual pages (roff), generated from these definitions
+    Man(commands::man::ManArgs),
+    /// A shell completion script (bash, zsh, fish), generated from these definitions
+    Completions(commands::completions::CompletionsArgs),
+    /// Every command with its flags, danger level and exit codes, as one JSON object
+    Manifest(commands::manifest::ManifestArgs),
 }
 
 impl Command {
@@ -99,6 +107,9 @@ impl Command {
             Command::Reindex(_) => "reindex",
             Command::Checkpoint(_) => "checkpoint",
             Command::Demo(_) => "demo",
+            Command::Man(_) => "man",
+            Command::Completions(_) => "completions",
+            Command::Manifest(_) => "manifest",
             Command::Conformance(c) => c.name(),
         }
     }
@@ -132,11 +143,29 @@ impl Globals {
 pub fn run() -> i32 {
     let started = Instant::now();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Bare `elench` is a request for help, not a mistake.
+    if args.len() <= 1 {
+        let help = Cli::command().render_help().to_string();
+        if std::io::stdout().is_terminal() {
+            print!("{help}");
+        } else {
+            eprint!("{help}");
+        }
+        return 0;
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => return parse_failure(e, &args, started),
     };
     let mode = Mode::detect(cli.format.as_deref());
+    if let Err(f) = check_global_repeats(&args) {
+        let report = Report {
+            failure: Some(f),
+            ..Report::default()
+        };
+        // Which --format was meant is the question, so neither wins: detect the mode.
+        return emit(Mode::detect(None), cli.command.name(), started, report);
+    }
     let globals = Globals {
         store: cli.store.clone(),
         wait: cli.wait,
@@ -171,6 +200,9 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Reindex(a) => commands::reindex::run(a, g),
         Command::Checkpoint(a) => commands::checkpoint::run(a, g),
         Command::Demo(a) => commands::demo::run(a, g),
+        Command::Man(a) => commands::man::run(a, g),
+        Command::Completions(a) => commands::completions::run(a, g),
+        Command::Manifest(a) => commands::manifest::run(a, g),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }
 }
@@ -232,6 +264,47 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             emit(mode, "elench", started, report)
         }
     }
+}
+
+/// The options every command takes, which may stand anywhere on the line.
+const GLOBAL_OPTIONS: [&str; 3] = ["--store", "--format", "--wait"];
+
+/// A global option given twice with different values is refused: the parser would silently
+/// keep the last, so `--format json blast ID --format text` would print text. The same value
+/// twice is harmless.
+fn check_global_repeats(args: &[std::ffi::OsString]) -> Result<(), Failure> {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    for name in GLOBAL_OPTIONS {
+        let mut values: Vec<&str> = Vec::new();
+        let mut i = 1;
+        while i < args.len() {
+            let a = args[i].as_str();
+            if a == "--" {
+                break;
+            }
+            if a == name {
+                if let Some(v) = args.get(i + 1) {
+                    values.push(v);
+                }
+                i += 2;
+                continue;
+            }
+            if let Some(v) = a.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+                values.push(v);
+            }
+            i += 1;
+        }
+        if let Some(other) = values.iter().find(|v| **v != values[0]) {
+            return Err(Failure::Usage(format!(
+                "{name} is given twice with different values ({:?} and {other:?}); give it once",
+                values[0]
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--format` as written, for when clap could not parse the line.

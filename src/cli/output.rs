@@ -98,19 +98,26 @@ pub fn emit(mode: Mode, command: &str, started: Instant, mut report: Report) -> 
             }
         }
         Mode::Json => {
+            // Field names as the CLI Agent Spec's ResponseMeta has them.
             let mut meta = json!({
                 "exit_code": exit_code,
                 "duration_ms": duration_ms,
                 "command": command,
-                "version": env!("CARGO_PKG_VERSION"),
+                "tool_version": env!("CARGO_PKG_VERSION"),
             });
             if let Some(p) = report.pagination {
                 meta["pagination"] = p;
             }
+            // Every non-zero exit carries an error object, a partial success included.
+            let error = match &report.failure {
+                Some(f) => Some(f.to_json()),
+                None if exit_code != 0 => Some(Failure::partial_default().to_json()),
+                None => None,
+            };
             let envelope = json!({
                 "ok": exit_code == 0,
                 "data": report.data,
-                "error": report.failure.as_ref().map(Failure::to_json),
+                "error": error,
                 "warnings": report.warnings,
                 "meta": meta,
             });
@@ -133,8 +140,105 @@ pub fn emit(mode: Mode, command: &str, started: Instant, mut report: Report) -> 
             }
             if let Some(f) = &report.failure {
                 let _ = writeln!(err, "{}", f.to_text());
+            } else if exit_code != 0 {
+                let _ = writeln!(err, "{}", Failure::partial_default().to_text());
             }
         }
     }
     exit_code
+}
+
+/// Length of a short claim id in text output: `cl_` and 12 hex digits (any unique prefix of
+/// at least 4 hex digits is accepted back as input).
+pub const SHORT_ID_LEN: usize = 15;
+/// Longest claim text shown beside an id in text output, in characters.
+const TEXT_WIDTH: usize = 60;
+
+/// The short form of a claim id, for people.
+pub fn short_id(id: &str) -> &str {
+    id.get(..SHORT_ID_LEN).unwrap_or(id)
+}
+
+/// A claim's `assertion.text` on one line, shortened to [`TEXT_WIDTH`] characters.
+pub fn claim_text(body: &Value) -> String {
+    let text = body
+        .pointer("/assertion/text")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= TEXT_WIDTH {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(TEXT_WIDTH - 1).collect();
+        format!("{}…", cut.trim_end())
+    }
+}
+
+/// Colour for text output: only when a person reads a terminal, never with `NO_COLOR` (any
+/// value, as no-color.org has it) or a dumb terminal, and never in JSON.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    color: bool,
+}
+
+impl Style {
+    pub fn new(mode: Mode) -> Style {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+        Style {
+            color: mode == Mode::Text && std::io::stdout().is_terminal() && !no_color && !dumb,
+        }
+    }
+
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\u{1b}[{code}m{s}\u{1b}[0m")
+        } else {
+            s.to_owned()
+        }
+    }
+
+    /// A status word, coloured by what it means.
+    pub fn status(&self, status: &str) -> String {
+        let code = match status.trim_end() {
+            "verified" => "32",
+            "falsified" => "31;1",
+            "revoked" => "31",
+            "superseded" => "33",
+            _ => "0",
+        };
+        self.paint(code, status)
+    }
+
+    /// A claim id, shortened.
+    pub fn id(&self, id: &str) -> String {
+        self.paint("36", short_id(id))
+    }
+
+    /// Secondary text (a claim's prose).
+    pub fn dim(&self, s: &str) -> String {
+        if s.is_empty() {
+            String::new()
+        } else {
+            self.paint("2", s)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claim_text_is_one_shortened_line() {
+        let body = json!({"assertion": {"text": "parse  rejects\nempty input"}});
+        assert_eq!(claim_text(&body), "parse rejects empty input");
+        let long = json!({"assertion": {"text": "é".repeat(100)}});
+        let shown = claim_text(&long);
+        assert_eq!(shown.chars().count(), TEXT_WIDTH);
+        assert!(shown.ends_with('…'));
+        assert_eq!(claim_text(&json!({})), "");
+        assert_eq!(short_id("cl_0123456789abcdef"), "cl_0123456789ab");
+        assert_eq!(short_id("cl_01"), "cl_01");
+    }
 }

@@ -5,7 +5,7 @@
 //! verification the caller receives exactly the payload bytes that were verified.
 
 use crate::error::{Code, Rejection};
-use crate::json::{parse_strict, JsonError};
+use crate::json::{parse_unique_keys, JsonError};
 use base64::engine::general_purpose::{STANDARD, URL_SAFE};
 use base64::Engine;
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
@@ -88,7 +88,11 @@ impl Envelope {
                 ),
             ));
         }
-        let value = parse_strict(bytes).map_err(|e| match e {
+        // The envelope's own fields are strings, and unknown fields are ignored (DSSE), so a
+        // number of any size there is no reason to refuse it; the payload (the claim) keeps
+        // the strict I-JSON rules that protect ids. Duplicate keys stay refused: they would
+        // let two readers see different payloads.
+        let value = parse_unique_keys(bytes).map_err(|e| match e {
             JsonError::DuplicateKey { .. } => Rejection {
                 code: Code::DuplicateKey,
                 pointer: e.pointer().map(str::to_owned),

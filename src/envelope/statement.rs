@@ -10,12 +10,15 @@ use serde_json::{json, Map, Value};
 pub const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const PREDICATE_TYPE: &str = "https://elench.dev/claim/v0.1";
+/// The subject digest algorithm that names a tree: the claim's `anchor.tree` must be given
+/// under this name (a SHA-256 of something else is not a tree id, however it looks).
+pub const TREE_DIGEST: &str = "gitTree";
 
 /// A Statement whose structure has been checked; `predicate` is the claim, unchecked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Statement {
-    /// Every digest value of every subject (algorithm names are not interpreted).
-    pub subject_digests: Vec<String>,
+    /// Every digest of every subject, as (algorithm, value).
+    pub subject_digests: Vec<(String, String)>,
     pub predicate: Value,
 }
 
@@ -84,7 +87,7 @@ impl Statement {
                         "a digest value must be a string",
                     )
                 })?;
-                subject_digests.push(v.to_owned());
+                subject_digests.push((alg.clone(), v.to_owned()));
             }
         }
         match obj.get("predicateType") {
@@ -108,20 +111,34 @@ impl Statement {
         })
     }
 
-    /// Checks that some subject digest equals the claim's `anchor.tree`.
+    /// Checks that some subject's `gitTree` digest equals the claim's `anchor.tree`.
     pub fn check_subject(&self, anchor_tree: &str) -> Result<(), Rejection> {
-        if self.subject_digests.iter().any(|d| d == anchor_tree) {
-            Ok(())
-        } else {
-            Err(Rejection::at(
-                Code::SubjectMismatch,
-                "/subject",
-                format!(
-                    "no subject digest equals the claim's anchor.tree {anchor_tree}; subjects have {:?}",
-                    self.subject_digests
-                ),
-            ))
+        if self
+            .subject_digests
+            .iter()
+            .any(|(alg, d)| alg == TREE_DIGEST && d == anchor_tree)
+        {
+            return Ok(());
         }
+        let listed: Vec<String> = self
+            .subject_digests
+            .iter()
+            .map(|(alg, d)| format!("{alg}:{d}"))
+            .collect();
+        let hint = if self.subject_digests.iter().any(|(_, d)| d == anchor_tree) {
+            format!(" (the tree is there, but not as a {TREE_DIGEST:?} digest; `elench sign` writes it so)")
+        } else {
+            String::new()
+        };
+        Err(Rejection::at(
+            Code::SubjectMismatch,
+            "/subject",
+            format!(
+                "no subject has a {TREE_DIGEST:?} digest equal to the claim's anchor.tree \
+                 {anchor_tree}; subjects have [{}]{hint}",
+                listed.join(", ")
+            ),
+        ))
     }
 }
 
@@ -129,7 +146,7 @@ impl Statement {
 pub fn statement_bytes(predicate: &Map<String, Value>, anchor_tree: &str) -> Vec<u8> {
     let st = json!({
         "_type": STATEMENT_TYPE,
-        "subject": [{"name": "tree", "digest": {"gitTree": anchor_tree}}],
+        "subject": [{"name": "tree", "digest": {TREE_DIGEST: anchor_tree}}],
         "predicateType": PREDICATE_TYPE,
         "predicate": predicate,
     });
@@ -154,6 +171,13 @@ mod tests {
             s.check_subject("cd").unwrap_err().code,
             Code::SubjectMismatch
         );
+
+        // The tree under another algorithm name is not the tree.
+        let mut v = good.clone();
+        v["subject"][0]["digest"] = json!({"sha256": "ab"});
+        let e = st(v).unwrap().check_subject("ab").unwrap_err();
+        assert_eq!(e.code, Code::SubjectMismatch);
+        assert!(e.message.contains("gitTree"), "{}", e.message);
 
         let mut v = good.clone();
         v["predicateType"] = json!("https://slsa.dev/provenance/v1");

@@ -124,6 +124,9 @@ pub enum IndexError {
 
 type Db = Database<Bytes, Bytes>;
 
+/// Every key/value of every database, by database name.
+pub type Dump = Vec<(&'static str, Vec<(Vec<u8>, Vec<u8>)>)>;
+
 #[derive(Clone, Copy)]
 struct Dbs {
     meta: Db,
@@ -440,7 +443,7 @@ impl Reader<'_> {
     }
 
     /// Every key/value of every database, in order (for `fsck`'s comparison with a rebuild).
-    pub fn dump(&self) -> Result<Vec<(&'static str, Vec<(Vec<u8>, Vec<u8>)>)>, IndexError> {
+    pub fn dump(&self) -> Result<Dump, IndexError> {
         let all = [
             ("meta", self.dbs.meta),
             ("claims", self.dbs.claims),

@@ -707,28 +707,24 @@ mod tests {
         assert_eq!(tail, Tail::Clean);
         assert_eq!(end, head);
         assert_eq!(seen[4], "record 4");
-        // Scanning from a middle head reads only the rest.
+        // Scanning from a head in the middle reads only the rest, with the same chain.
         let mut count = 0;
-        log.scan(Head::EMPTY, |_| Ok(false)).unwrap();
-        let (mid, _) = {
-            let mut h = None;
-            log.scan(Head::EMPTY, |_| {
+        let (mid, _) = log
+            .scan(Head::EMPTY, |_| {
                 count += 1;
                 Ok(count < 2)
             })
-            .map(|r| {
-                h = Some(r.0);
-                r
-            })
-            .unwrap()
-        };
+            .unwrap();
+        assert_eq!(mid.records, 2);
         let mut rest = 0;
-        log.scan(mid, |_| {
-            rest += 1;
-            Ok(true)
-        })
-        .unwrap();
+        let (end2, _) = log
+            .scan(mid, |_| {
+                rest += 1;
+                Ok(true)
+            })
+            .unwrap();
         assert_eq!(rest, 3);
+        assert_eq!(end2, head);
     }
 
     #[test]

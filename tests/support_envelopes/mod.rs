@@ -36,6 +36,10 @@ pub struct Signed {
     pub kind: &'static str,
     pub target: Vec<String>,
     pub depends_on: Vec<String>,
+    /// The claim as given to [`Keys::sign`] (without its id), to sign it again.
+    pub claim: Value,
+    /// The key that signed this envelope.
+    pub signer: Signer,
 }
 
 /// Who signs: the key's role decides what it may say (DESIGN 1.6).
@@ -127,6 +131,8 @@ impl Keys {
             kind: c.kind.as_str(),
             target: c.target,
             depends_on: c.depends_on,
+            claim: claim.clone(),
+            signer,
         }
     }
 

@@ -22,6 +22,7 @@ use crate::keys::TrustSet;
 use crate::store::{locate, record, Effect, Staged, Store};
 use rayon::prelude::*;
 use serde_json::{json, Value};
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
@@ -46,6 +47,9 @@ pub struct AddArgs {
     /// every rejection are always reported)
     #[arg(long)]
     pub list_all: bool,
+    /// Verify every envelope and report what would be added, without storing anything
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Where one envelope came from.
@@ -65,6 +69,10 @@ enum Item {
         origin: Origin,
         rejection: Rejection,
     },
+    /// A claim JSON (not an envelope) found in a directory: left alone, with a hint.
+    Skipped {
+        message: String,
+    },
 }
 
 /// One input after verification.
@@ -80,6 +88,9 @@ enum Prepared {
         /// not verify today (its key retired since).
         digest: Option<[u8; 32]>,
     },
+    Skipped {
+        message: String,
+    },
 }
 
 struct Batch {
@@ -91,6 +102,10 @@ struct Batch {
     created: usize,
     merged: usize,
     noop: usize,
+    /// Unsigned claim JSONs found in directories and left alone.
+    skipped: usize,
+    /// `--dry-run`: judge, never store; the claims and envelopes this run would have added.
+    dry_run: Option<(HashSet<String>, HashSet<[u8; 32]>)>,
     last_rejection: Option<Failure>,
     /// Acknowledge each envelope on stderr (a batch, off a terminal).
     ack_lines: bool,
@@ -113,6 +128,8 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         created: 0,
         merged: 0,
         noop: 0,
+        skipped: 0,
+        dry_run: a.dry_run.then(Default::default),
         last_rejection: None,
         ack_lines: is_batch && !on_terminal,
         bar: (is_batch && on_terminal).then(|| {
@@ -222,6 +239,7 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
     chunk
         .into_par_iter()
         .map(|item| match item {
+            Item::Skipped { message } => Prepared::Skipped { message },
             Item::Refused { origin, rejection } => Prepared::Refused {
                 origin,
                 rejection,
@@ -248,21 +266,33 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                         ),
                         digest: None,
                     },
-                    (Err(rejection), _, digest) => Prepared::Refused {
-                        origin,
-                        rejection,
-                        digest,
-                    },
+                    (Err(mut rejection), _, digest) => {
+                        if rejection.code == Code::BadEnvelope {
+                            if let Some(role) = unsigned_claim_role(&bytes) {
+                                rejection.message = format!(
+                                    "this is a claim, not a signed envelope; {}",
+                                    sign_hint(&origin.source, role)
+                                );
+                            }
+                        }
+                        Prepared::Refused {
+                            origin,
+                            rejection,
+                            digest,
+                        }
+                    }
                 }
             }
         })
         .collect()
 }
 
-/// One file to read, and whether it is a bundle.
+/// One file to read, whether it is a bundle, and whether it was found in a directory
+/// (where a claim JSON that is not yet signed is skipped rather than rejected).
 struct InputFile {
     path: String,
     bundle: bool,
+    from_dir: bool,
 }
 
 fn is_bundle_name(name: &str) -> bool {
@@ -276,6 +306,7 @@ fn expand_inputs(inputs: &[String]) -> Result<Vec<InputFile>, Failure> {
             out.push(InputFile {
                 path: "-".into(),
                 bundle: true,
+                from_dir: false,
             });
             continue;
         }
@@ -289,12 +320,14 @@ fn expand_inputs(inputs: &[String]) -> Result<Vec<InputFile>, Failure> {
                 out.push(InputFile {
                     bundle: is_bundle_name(&name),
                     path: name,
+                    from_dir: true,
                 });
             }
         } else {
             out.push(InputFile {
                 bundle: is_bundle_name(input),
                 path: input.clone(),
+                from_dir: false,
             });
         }
     }
@@ -371,9 +404,21 @@ fn read_input(f: &InputFile, send: &mut dyn FnMut(Item) -> bool) -> bool {
                 rejection: too_large(),
             });
         }
+        let bytes = bytes.trim_ascii();
+        if f.from_dir {
+            if let Some(role) = unsigned_claim_role(bytes) {
+                return send(Item::Skipped {
+                    message: format!(
+                        "skipped {}: a claim, not a signed envelope; {}",
+                        origin.source,
+                        sign_hint(&origin.source, role)
+                    ),
+                });
+            }
+        }
         return send(Item::Envelope {
             origin,
-            bytes: bytes.trim_ascii().to_vec(),
+            bytes: bytes.to_vec(),
         });
     }
     let mut lines = Lines::new(reader);
@@ -407,6 +452,11 @@ impl Batch {
         let mut order = Vec::with_capacity(chunk.len());
         for p in chunk {
             match p {
+                Prepared::Skipped { message } => {
+                    self.skipped += 1;
+                    self.warnings
+                        .push(Warning::new("SKIPPED_UNSIGNED_CLAIM", message));
+                }
                 Prepared::Ready { origin, staged } => {
                     order.push((origin, None));
                     ready.push(staged);
@@ -441,6 +491,23 @@ impl Batch {
             .collect();
         let mut outcomes = if ready.is_empty() {
             Vec::new()
+        } else if let Some((claims, envelopes)) = self.dry_run.as_mut() {
+            // What the append would do, from what is stored and what this run has judged.
+            let mut out = Vec::with_capacity(ready.len());
+            for s in &ready {
+                let id = &s.accepted.claim.id;
+                let effect = if store.claim_of_envelope(&s.digest)?.is_some()
+                    || !envelopes.insert(s.digest)
+                {
+                    Effect::Noop
+                } else if store.contains(id)? || !claims.insert(id.clone()) {
+                    Effect::Merged
+                } else {
+                    Effect::Created
+                };
+                out.push(Ok(effect));
+            }
+            out
         } else {
             store.commit_group(ready)?
         }
@@ -511,7 +578,12 @@ impl Batch {
         }
         let word = effect.as_str();
         if self.ack_lines {
-            eprintln!("{word} {id} {}", origin_text(origin));
+            let would = if self.dry_run.is_some() {
+                "would be "
+            } else {
+                ""
+            };
+            eprintln!("{would}{word} {id} {}", origin_text(origin));
         }
         if let Some(bar) = &self.bar {
             bar.set_message(self.counts_text());
@@ -574,6 +646,12 @@ impl Batch {
             fatal
         } else if let Some(signal) = signal {
             Some(Failure::Interrupted { signal })
+        } else if accepted == 0 && rejected == 0 && self.skipped > 0 {
+            Some(Failure::Usage(format!(
+                "no envelopes found in the inputs, only {} unsigned claim(s): sign each with \
+                 `elench sign CLAIM.json --key KEY.pem` (see the warnings), then add the .dsse files",
+                self.skipped
+            )))
         } else if accepted == 0 && rejected == 0 {
             Some(Failure::Usage("no envelopes found in the inputs".into()))
         } else if accepted == 0 && rejected == 1 {
@@ -581,6 +659,12 @@ impl Batch {
         } else if accepted == 0 {
             Some(Failure::AllRejected(format!(
                 "all {rejected} envelopes were rejected; see data.rejections"
+            )))
+        } else if rejected > 0 {
+            Some(Failure::Partial(format!(
+                "{rejected} of {} envelopes were rejected (see data.rejections); the other {accepted} {}",
+                accepted + rejected,
+                if self.dry_run.is_some() { "would be stored" } else { "are stored" }
             )))
         } else {
             None
@@ -594,7 +678,20 @@ impl Batch {
                 ),
             ));
         }
-        let mut text = format!("{}\n", self.counts_text());
+        let mut text = format!(
+            "{}{}{}\n",
+            if self.dry_run.is_some() {
+                "dry run, nothing stored: would be "
+            } else {
+                ""
+            },
+            self.counts_text(),
+            if self.skipped > 0 {
+                format!(", {} unsigned claim(s) skipped", self.skipped)
+            } else {
+                String::new()
+            }
+        );
         // A batch already listed each envelope on stderr as it was acknowledged.
         if !self.ack_lines {
             for c in self.claims.iter().take(LISTED) {
@@ -625,6 +722,8 @@ impl Batch {
                 "merged": self.merged,
                 "noop": self.noop,
                 "rejected": rejected,
+                "skipped": self.skipped,
+                "dry_run": self.dry_run.is_some(),
                 "claims": self.claims,
                 "claims_truncated": truncated,
                 "rejections": self.rejections,
@@ -637,6 +736,35 @@ impl Batch {
             ..Report::default()
         })
     }
+}
+
+/// When `bytes` are a claim's JSON rather than an envelope, the role of key that may sign
+/// it (from its kind and origin, as the authority rules have it).
+pub(crate) fn unsigned_claim_role(bytes: &[u8]) -> Option<&'static str> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    let obj = v.as_object()?;
+    if obj.contains_key("payloadType") || obj.contains_key("signatures") {
+        return None;
+    }
+    if !obj.contains_key("kind") || !(obj.contains_key("origin") || obj.contains_key("assertion")) {
+        return None;
+    }
+    let kind = obj.get("kind").and_then(Value::as_str);
+    let origin = v.pointer("/origin/kind").and_then(Value::as_str);
+    Some(match (kind, origin) {
+        (Some("verification"), _) | (_, Some("harness-observed")) => "harness",
+        (Some("residue-acceptance"), _) | (_, Some("human-asserted")) => "human",
+        (_, Some("agent-asserted")) => "agent (or harness)",
+        _ => "harness, agent or human (as its origin.kind needs)",
+    })
+}
+
+/// What to do with an unsigned claim.
+pub(crate) fn sign_hint(source: &str, role: &str) -> String {
+    format!(
+        "sign it first with `elench sign {source} --key KEY.pem`, using a {role} key, \
+         then add the .dsse file it writes"
+    )
 }
 
 fn origin_text(o: &Origin) -> String {

@@ -55,17 +55,65 @@ pub fn open_store_if_any(g: &Globals) -> Result<Option<Store>, Failure> {
     }
 }
 
-/// Refuses arguments that cannot be claim ids (a bad argument, exit 2, rather than an id
-/// that is merely unknown, exit 5).
+/// Fewest hex digits after `cl_` that a short id may have.
+pub const MIN_PREFIX_HEX: usize = 4;
+/// How many candidates an ambiguous short id lists.
+const MAX_CANDIDATES: usize = 10;
+
+/// Whether `arg` is a claim id or a short one: `cl_` then 4 to 64 lowercase hex digits.
+fn is_id_or_prefix(arg: &str) -> bool {
+    arg.strip_prefix("cl_").is_some_and(|hex| {
+        (MIN_PREFIX_HEX..=64).contains(&hex.len())
+            && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
+/// Refuses arguments that cannot be claim ids or short ids (a bad argument, exit 2, rather
+/// than an id that is merely unknown, exit 5). Lets a command refuse before doing any work.
 pub fn require_claim_ids<'a>(ids: impl IntoIterator<Item = &'a String>) -> Result<(), Failure> {
     for id in ids {
-        if !crate::claim::is_claim_id(id) {
+        if !is_id_or_prefix(id) {
             return Err(Failure::Usage(format!(
-                "{id:?} is not a claim id (cl_ followed by 64 lowercase hex digits)"
+                "{id:?} is not a claim id: give cl_ followed by 64 lowercase hex digits, or a \
+                 unique prefix of at least {MIN_PREFIX_HEX} of them (as `elench log` shows)"
             )));
         }
     }
     Ok(())
+}
+
+/// The full id a claim id argument names. A full id is returned as given (whether it is
+/// stored is the caller's question); a short one must match exactly one stored claim.
+pub fn resolve_claim_id(store: &Store, arg: &str) -> Result<String, Failure> {
+    require_claim_ids([&arg.to_owned()])?;
+    if crate::claim::is_claim_id(arg) {
+        return Ok(arg.to_owned());
+    }
+    let mut found = store.ids_with_prefix(arg, MAX_CANDIDATES + 1)?;
+    match found.len() {
+        0 => Err(Failure::claim_not_found(&[arg.to_owned()])),
+        1 => Ok(found.remove(0)),
+        n => {
+            let more = if n > MAX_CANDIDATES {
+                found.truncate(MAX_CANDIDATES);
+                ", and more"
+            } else {
+                ""
+            };
+            Err(Failure::Invalid {
+                code: "AMBIGUOUS_ID",
+                message: format!(
+                    "{arg} matches several claims: {}{more}; give more digits",
+                    found.join(", ")
+                ),
+            })
+        }
+    }
+}
+
+/// [`resolve_claim_id`] for each argument, in order.
+pub fn resolve_claim_ids(store: &Store, args: &[String]) -> Result<Vec<String>, Failure> {
+    args.iter().map(|a| resolve_claim_id(store, a)).collect()
 }
 
 /// `--limit` and `--cursor` for lists.
@@ -107,7 +155,7 @@ impl Page {
         let more = page.len() > limit;
         page.truncate(limit);
         let next = more.then(|| start + page.len() as u64);
-        let meta = pagination(page.len(), next);
+        let meta = pagination(page.len(), Some(store.count()?), next);
         Ok((page, meta))
     }
 
@@ -118,17 +166,24 @@ impl Page {
             .min(items.len());
         let end = start.saturating_add(self.limit()?).min(items.len());
         let next = (end < items.len()).then_some(end as u64);
-        Ok((&items[start..end], pagination(end - start, next)))
+        Ok((
+            &items[start..end],
+            pagination(end - start, Some(items.len() as u64), next),
+        ))
     }
 }
 
 /// The largest page `--limit` allows.
 pub const MAX_LIMIT: usize = 10_000;
 
-/// The `meta.pagination` object.
-pub fn pagination(returned: usize, next: Option<u64>) -> Value {
+/// The `meta.pagination` object, with every field the CLI Agent Spec requires: `total`
+/// (items over all pages, null when not known), `returned` (in this page), `truncated` (the
+/// limit cut the list short), `has_more` and `next_cursor` (null on the last page).
+pub fn pagination(returned: usize, total: Option<u64>, next: Option<u64>) -> Value {
     json!({
+        "total": total,
         "returned": returned,
+        "truncated": next.is_some(),
         "has_more": next.is_some(),
         "next_cursor": next.map(|n| n.to_string()),
     })

@@ -53,7 +53,7 @@ pub struct CheckArgs {
 pub struct AttestArgs {
     /// The report (JSON)
     pub report: String,
-    /// The claim the report bears on
+    /// The claim the report bears on (its id, or a unique prefix of at least 4 hex digits)
     #[arg(long, value_name = "cl_…")]
     pub claim: String,
     /// A harness private key (PEM PKCS#8) trusted in the store
@@ -293,6 +293,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
     let kid = keyid(&sk.verifying_key());
 
     let store = open_store(g)?;
+    let claim_id = super::common::resolve_claim_id(&store, &a.claim)?;
     let trust = store.trust_set()?;
     let role = match trust.get(&kid) {
         Some(k) if !k.retired => k.role,
@@ -313,12 +314,12 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
         }
     };
     let mut warnings = warnings_of(&c);
-    let tree = match (&a.tree, store.get(&a.claim)?) {
+    let tree = match (&a.tree, store.get(&claim_id)?) {
         (Some(t), found) => {
             if found.is_none() {
                 warnings.push(Warning::new(
                     "DANGLING_REFERENCE",
-                    format!("{} is not in the store yet", a.claim),
+                    format!("{} is not in the store yet", claim_id),
                 ));
             }
             t.clone()
@@ -327,7 +328,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
         (None, None) => {
             return Err(Failure::NotFound {
                 code: "NOT_FOUND",
-                message: format!("no claim {} in the store (or give --tree)", a.claim),
+                message: format!("no claim {} in the store (or give --tree)", claim_id),
             })
         }
     };
@@ -337,7 +338,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
         .unwrap_or(0);
     let claim = json!({
         "kind": kind,
-        "target": [a.claim],
+        "target": [claim_id],
         "assertion": {"form": "annotation", "text": text},
         "origin": {"kind": "harness-observed",
                    "producer": {"id": format!("elench/{} conformance attest", env!("CARGO_PKG_VERSION"))}},
@@ -358,12 +359,12 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
         data: json!({
             "id": checked.id,
             "kind": kind,
-            "target": a.claim,
+            "target": claim_id,
             "effect": effect,
             "annotation": text,
             "report_digest": hex::encode(Sha256::digest(&bytes)),
         }),
-        text: format!("{effect} {kind} {} of {}\n  {text}\n", checked.id, a.claim),
+        text: format!("{effect} {kind} {} of {}\n  {text}\n", checked.id, claim_id),
         warnings,
         ..Report::default()
     })

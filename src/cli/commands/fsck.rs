@@ -194,7 +194,7 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
     })
 }
 
-type Dump = Vec<(&'static str, Vec<(Vec<u8>, Vec<u8>)>)>;
+use crate::store::index::Dump;
 
 /// Compares the live index with the rebuilt one, database by database.
 fn compare(want: &Dump, got: &Dump, p: &mut Problems) {

@@ -52,6 +52,9 @@ pub struct GenerateArgs {
     /// Also write the public key PEM here
     #[arg(long, value_name = "FILE")]
     pub pub_out: Option<PathBuf>,
+    /// Also trust the new key in the store, with this role and name (as `keys add` would)
+    #[arg(long)]
+    pub trust: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -76,6 +79,12 @@ pub struct ListArgs {
 pub struct RetireArgs {
     /// The keyid (hex SHA-256 of the raw public key)
     pub keyid: String,
+    /// Retire without asking (required when stdin is not a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Say what would be retired, change nothing
+    #[arg(long, conflicts_with = "yes")]
+    pub dry_run: bool,
 }
 
 pub fn run(cmd: KeysCommand, g: &Globals) -> Result<Report, Failure> {
@@ -87,10 +96,12 @@ pub fn run(cmd: KeysCommand, g: &Globals) -> Result<Report, Failure> {
     }
 }
 
-fn generate(a: GenerateArgs, _g: &Globals) -> Result<Report, Failure> {
+fn generate(a: GenerateArgs, g: &Globals) -> Result<Report, Failure> {
     if a.name.is_empty() {
         return Err(Failure::Usage("--name must not be empty".into()));
     }
+    // With --trust, the store must be there before any file is written.
+    let store = if a.trust { Some(open_store(g)?) } else { None };
     let sk = generate_signing_key();
     let vk = sk.verifying_key();
     let private_pem = signing_key_pem(&sk).map_err(|r| Failure::rejected(r, None))?;
@@ -104,12 +115,29 @@ fn generate(a: GenerateArgs, _g: &Globals) -> Result<Report, Failure> {
         }
     }
     let id = keyid(&vk);
-    let text = format!(
-        "wrote private key {} (mode 0600)\nkeyid {id}\nrole {} name {}\n{public_pem}",
+    if let Some(store) = &store {
+        let trusted = TrustedKey::new(a.role, &a.name, vk)
+            .map_err(|r| Failure::rejected(r, None))
+            .and_then(|k| store.add_key(&k).map_err(Failure::from));
+        if let Err(e) = trusted {
+            // Leave nothing half-made behind: a key file the store does not trust.
+            let _ = std::fs::remove_file(&a.out);
+            if let Some(p) = &a.pub_out {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
+    }
+    let mut text = format!(
+        "wrote private key {} (mode 0600)\nkeyid {id}\nrole {} name {}\n",
         a.out.display(),
         a.role,
         a.name
     );
+    if store.is_some() {
+        text.push_str("trusted in the store\n");
+    }
+    text.push_str(&public_pem);
     Ok(Report::new(
         json!({
             "keyid": id,
@@ -118,6 +146,7 @@ fn generate(a: GenerateArgs, _g: &Globals) -> Result<Report, Failure> {
             "private_key_path": a.out.display().to_string(),
             "public_key_path": a.pub_out.as_ref().map(|p| p.display().to_string()),
             "public_key_pem": public_pem,
+            "trusted": store.is_some(),
         }),
         text,
     ))
@@ -206,11 +235,26 @@ fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
 
 fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
     let store = open_store(g)?;
+    let Some(key) = store.get_key(&a.keyid)? else {
+        return Err(key_not_found(&a.keyid));
+    };
+    let what = format!("{} key {:?} ({})", key.role, key.name, key.keyid);
+    if !key.retired {
+        if a.dry_run {
+            return Ok(Report::new(
+                json!({"keyid": key.keyid, "retired": false, "effect": "would_retire", "dry_run": true}),
+                format!(
+                    "would retire {what}: envelopes signed only by it would be rejected from \
+                     then on; claims it already signed stay (dry run, nothing changed)\n"
+                ),
+            ));
+        }
+        if !a.yes {
+            confirm_retire(&what)?;
+        }
+    }
     match store.retire_key(&a.keyid)? {
-        None => Err(Failure::NotFound {
-            code: "KEY_NOT_FOUND",
-            message: format!("no trusted key {} (see `elench keys list`)", a.keyid),
-        }),
+        None => Err(key_not_found(&a.keyid)),
         Some(changed) => {
             let text = if changed {
                 format!("retired key {}\n", a.keyid)
@@ -222,5 +266,39 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
                 text,
             ))
         }
+    }
+}
+
+fn key_not_found(keyid: &str) -> Failure {
+    Failure::NotFound {
+        code: "KEY_NOT_FOUND",
+        message: format!("no trusted key {keyid} (see `elench keys list`)"),
+    }
+}
+
+/// Retiring a key cannot be undone: ask on a terminal, refuse elsewhere unless `--yes`.
+fn confirm_retire(what: &str) -> Result<(), Failure> {
+    use std::io::{BufRead, IsTerminal};
+    let refuse = |why: &str| Failure::Invalid {
+        code: "CONFIRMATION_REQUIRED",
+        message: format!(
+            "not retiring {what}: {why}. Retiring cannot be undone; pass --yes to retire, or \
+             --dry-run to see what it would do"
+        ),
+    };
+    if !std::io::stdin().is_terminal() {
+        return Err(refuse("stdin is not a terminal, so there is no one to ask"));
+    }
+    eprint!("retire {what}? New envelopes signed only by it will be rejected. [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::io("<stdin>", e))?;
+    if matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
+        Ok(())
+    } else {
+        Err(refuse("not confirmed"))
     }
 }

@@ -2,7 +2,7 @@
 
 use super::common::{open_store, Page};
 use crate::cli::failure::Failure;
-use crate::cli::output::Report;
+use crate::cli::output::{claim_text, Report, Style};
 use crate::cli::Globals;
 use serde_json::json;
 
@@ -17,14 +17,25 @@ pub fn run(a: LogArgs, g: &Globals) -> Result<Report, Failure> {
     let (page, pagination_meta) = a.page.of_arrivals(&store)?;
     let mut entries = Vec::with_capacity(page.len());
     let mut text = String::new();
+    let style = Style::new(g.mode);
+    // Status is folded only for text: a person reading the log wants to see where each
+    // claim stands; the JSON entries stay what was logged.
+    let mut fold = crate::fold::Fold::new(&store);
     for (seq, id) in &page {
         let c = store.get(id)?.ok_or_else(|| {
             Failure::Internal(format!("arrival #{seq} names {id}, which is not stored"))
         })?;
-        text.push_str(&format!(
-            "#{seq} {id} {} {} {}\n",
-            c.claim.kind, c.claim.origin, c.claim.producer
-        ));
+        if g.mode == crate::cli::output::Mode::Text {
+            let status = fold.effective(id)?.status;
+            text.push_str(&format!(
+                "#{seq} {} {} {:<13} {}  {}\n",
+                style.id(id),
+                style.status(&format!("{:<11}", status.as_str())),
+                c.claim.kind.as_str(),
+                c.claim.producer,
+                style.dim(&claim_text(&c.claim.body))
+            ));
+        }
         entries.push(json!({
             "seq": seq,
             "id": id,

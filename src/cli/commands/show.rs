@@ -1,29 +1,30 @@
 //! `elench show ID`: the claim as signed, who signed it, and the records that target it.
 
-use super::common::{open_store, require_claim_ids};
+use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
-use crate::cli::output::Report;
+use crate::cli::output::{claim_text, short_id, Report, Style};
 use crate::cli::Globals;
 use crate::fold::Fold;
 use serde_json::json;
 
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
-    /// The claim id (cl_…)
+    /// The claim id (cl_…, or a unique prefix of at least 4 hex digits)
     pub id: String,
 }
 
 pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
     require_claim_ids([&a.id])?;
     let store = open_store(g)?;
+    let id = resolve_claim_id(&store, &a.id)?;
     // The claim as signed is read from the log (and checked there); the fold needs only
     // the index.
-    let stored = store.get(&a.id)?.ok_or_else(|| Failure::NotFound {
+    let stored = store.get(&id)?.ok_or_else(|| Failure::NotFound {
         code: "NOT_FOUND",
-        message: format!("no claim {} in the store", a.id),
+        message: format!("no claim {id} in the store"),
     })?;
     let mut fold = Fold::new(&store);
-    let status = fold.report(&a.id)?;
+    let status = fold.report(&id)?;
     let pretty = serde_json::to_string_pretty(&stored.claim.body)
         .map_err(|e| Failure::Internal(e.to_string()))?;
     let signers: Vec<String> = stored
@@ -31,22 +32,29 @@ pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
         .iter()
         .map(|s| format!("{} ({} {})", s.keyid, s.role, s.name))
         .collect();
+    let style = Style::new(g.mode);
     let mut text = format!(
-        "{}  #{} in the log, {}\nsigned by {}\n{pretty}\n",
-        a.id,
+        "{}  {}  {}\n{id}, #{} in the log\nsigned by {}\n{pretty}\n",
+        style.id(&id),
+        style.status(status.status.as_str()),
+        style.dim(&claim_text(&stored.claim.body)),
         stored.seq,
-        status.status,
         signers.join(", ")
     );
     for h in &status.history {
+        let prose = claim_text(&fold.require(&h.id)?.claim.body);
         text.push_str(&format!(
-            "  #{} {} {} ({})\n",
-            h.seq, h.kind, h.id, h.status
+            "  #{} {} {} ({})  {}\n",
+            h.seq,
+            h.kind,
+            short_id(&h.id),
+            h.status,
+            style.dim(&prose)
         ));
     }
     Ok(Report::new(
         json!({
-            "id": a.id,
+            "id": id,
             "seq": stored.seq,
             "claim": stored.claim.body,
             "signers": stored.signers,

@@ -32,9 +32,27 @@ pub struct SignArgs {
     /// Trusted key ROLE:NAME:PUBKEY.pem (repeatable); tells the signing key's role
     #[arg(long, value_name = "ROLE:NAME:PUBKEY.pem")]
     pub trust: Vec<String>,
+    /// Print only the claim id on stdout (for scripts: ID=$(elench sign … --id-only));
+    /// errors go to stderr
+    #[arg(long)]
+    pub id_only: bool,
 }
 
 pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
+    if a.id_only {
+        if a.out.as_deref() == Some("-") {
+            return Err(Failure::Usage(
+                "--id-only and -o - both want stdout; write the envelope to a file with -o FILE"
+                    .into(),
+            ));
+        }
+        let r = sign(a, g);
+        return super::verify::print_id_only(r, g);
+    }
+    sign(a, g)
+}
+
+fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let source = display_source(&a.claim);
     let reject = |r: Rejection| Failure::rejected(r, Some(source.clone()));
     let bytes = read_limited(&a.claim, MAX_ENVELOPE_BYTES)?;

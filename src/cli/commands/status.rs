@@ -1,16 +1,16 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use super::common::{open_store, require_claim_ids, Page};
+use super::common::{open_store, require_claim_ids, resolve_claim_ids, Page};
 use crate::cli::failure::Failure;
-use crate::cli::output::{Report, Warning};
+use crate::cli::output::{claim_text, short_id, Report, Style, Warning};
 use crate::cli::Globals;
 use crate::fold::{ClaimStatus, Fold, Status};
 use serde_json::json;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
-    /// Claim ids (cl_…)
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    /// Claim ids (cl_…, or unique prefixes of at least 4 hex digits)
+    #[arg(conflicts_with = "all")]
     pub ids: Vec<String>,
     /// Every claim, in arrival order, paginated
     #[arg(long)]
@@ -19,7 +19,16 @@ pub struct StatusArgs {
     pub page: Page,
 }
 
+/// What `status` takes, for when it was given nothing.
+const USAGE: &str = "elench status <ID>... (full ids or unique prefixes such as cl_1a2b), \
+                     or elench status --all [--limit N] [--cursor C] for every claim";
+
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
+    if a.ids.is_empty() && !a.all {
+        return Err(Failure::Usage(format!(
+            "status needs claim ids or --all. Usage: {USAGE}"
+        )));
+    }
     require_claim_ids(&a.ids)?;
     let store = open_store(g)?;
     let as_of = store.count()?;
@@ -27,7 +36,7 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         let (page, meta) = a.page.of_arrivals(&store)?;
         (page.into_iter().map(|(_, id)| id).collect(), Some(meta))
     } else {
-        (a.ids, None)
+        (resolve_claim_ids(&store, &a.ids)?, None)
     };
     let mut fold = Fold::new(&store);
     let mut unknown = Vec::new();
@@ -37,10 +46,7 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         }
     }
     if !unknown.is_empty() {
-        return Err(Failure::NotFound {
-            code: "NOT_FOUND",
-            message: format!("no claim {} in the store", unknown.join(", ")),
-        });
+        return Err(Failure::claim_not_found(&unknown));
     }
     let mut reports = Vec::with_capacity(ids.len());
     let mut warnings = Vec::new();
@@ -65,7 +71,16 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         }
         reports.push(r);
     }
-    let text = reports.iter().map(text_of).collect::<Vec<_>>().join("\n");
+    let style = Style::new(g.mode);
+    let mut texts = Vec::with_capacity(reports.len());
+    for r in &reports {
+        let prose = store
+            .get(&r.id)?
+            .map(|c| claim_text(&c.claim.body))
+            .unwrap_or_default();
+        texts.push(text_of(r, &prose, &style));
+    }
+    let text = texts.join("\n");
     Ok(Report {
         data: json!({"claims": reports, "as_of": as_of}),
         text: format!("{text}(as of {as_of} log entries)\n"),
@@ -75,33 +90,45 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     })
 }
 
-fn text_of(r: &ClaimStatus) -> String {
-    let mut t = format!("{}  {}", r.id, r.status);
+/// Several ids, short, for people.
+fn shorts(ids: &[String]) -> String {
+    ids.iter()
+        .map(|i| short_id(i))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn text_of(r: &ClaimStatus, prose: &str, st: &Style) -> String {
+    let mut t = format!("{}  {}", st.id(&r.id), st.status(r.status.as_str()));
     if r.status != r.own_status {
         t.push_str(&format!(" (own: {})", r.own_status));
     }
     if r.accepted {
         t.push_str(" (accepted)");
     }
+    if !prose.is_empty() {
+        t.push_str(&format!("  {}", st.dim(prose)));
+    }
     t.push_str(&format!(
-        "\n  {} · {} · producer {}\n",
-        r.kind, r.origin, r.producer
+        "\n  {} · {} · producer {} · {}\n",
+        r.kind, r.origin, r.producer, r.id
     ));
     if !r.decided_by.is_empty() {
-        t.push_str(&format!("  decided by {}\n", r.decided_by.join(", ")));
+        t.push_str(&format!("  decided by {}\n", shorts(&r.decided_by)));
     }
     for d in &r.decided_by_revoked {
         t.push_str(&format!(
             "  ! deciding record {} is itself revoked\n",
-            d.record
+            short_id(&d.record)
         ));
     }
     if r.status == Status::Revoked {
         for c in &r.revoked_by {
+            let path: Vec<&str> = c.path.iter().map(|p| short_id(p)).collect();
             t.push_str(&format!(
                 "  revoked by falsified {}\n    path {}\n",
-                c.root,
-                c.path.join(" → ")
+                short_id(&c.root),
+                path.join(" → ")
             ));
         }
     }
@@ -114,7 +141,7 @@ fn text_of(r: &ClaimStatus) -> String {
     if !r.accepted_by.is_empty() {
         t.push_str(&format!(
             "  residue accepted by {}\n",
-            r.accepted_by.join(", ")
+            shorts(&r.accepted_by)
         ));
     }
     if !r.history.is_empty() {
@@ -124,7 +151,7 @@ fn text_of(r: &ClaimStatus) -> String {
                 "    #{} {} {} ({}{})\n",
                 h.seq,
                 h.kind,
-                h.id,
+                short_id(&h.id),
                 h.status,
                 if h.live { "" } else { ", not acting" }
             ));

@@ -16,9 +16,56 @@ pub struct VerifyArgs {
     /// Trusted key ROLE:NAME:PUBKEY.pem (repeatable)
     #[arg(long, value_name = "ROLE:NAME:PUBKEY.pem")]
     pub trust: Vec<String>,
+    /// Print only the claim id on stdout (for scripts: ID=$(elench verify … --id-only));
+    /// errors go to stderr
+    #[arg(long)]
+    pub id_only: bool,
 }
 
 pub fn run(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
+    if a.id_only {
+        let r = verify(a, g);
+        return print_id_only(r, g);
+    }
+    verify(a, g)
+}
+
+/// `--id-only`: stdout gets the claim id and a newline and nothing else; a failure goes to
+/// stderr (with its exit code), so `$(…)` never captures an error as an id.
+pub fn print_id_only(r: Result<Report, Failure>, g: &Globals) -> Result<Report, Failure> {
+    use std::io::Write;
+    let taken = |failure| Report {
+        failure: Some(failure),
+        stdout_taken: true,
+        ..Report::default()
+    };
+    if g.format.as_deref() == Some("json") {
+        return Ok(taken(Failure::Usage(
+            "--id-only prints the bare id, where --format json needs the report; give one".into(),
+        )));
+    }
+    let mut report = match r {
+        Ok(report) => report,
+        Err(f) => return Ok(taken(f)),
+    };
+    if let Some(f) = report.failure.take() {
+        return Ok(taken(f));
+    }
+    let Some(id) = report.data["id"].as_str() else {
+        return Ok(taken(Failure::Internal("no id to print".into())));
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{id}").and_then(|_| out.flush()) {
+        return Ok(taken(Failure::io("<stdout>", e)));
+    }
+    for w in &report.warnings {
+        eprintln!("warning[{}]: {}", w.code, w.message);
+    }
+    report.stdout_taken = true;
+    Ok(report)
+}
+
+fn verify(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
     let source = display_source(&a.envelope);
     let trusted = trust::for_command(g, &a.trust)?;
     if trusted.keys().is_empty() {
@@ -27,8 +74,17 @@ pub fn run(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
         ));
     }
     let bytes = read_limited(&a.envelope, MAX_ENVELOPE_BYTES)?;
-    let accepted = verify_envelope(&bytes, &trusted)
-        .map_err(|r| Failure::rejected(r, Some(source.clone())))?;
+    let accepted = verify_envelope(&bytes, &trusted).map_err(|mut r| {
+        if r.code == crate::error::Code::BadEnvelope {
+            if let Some(role) = super::add::unsigned_claim_role(bytes.trim_ascii()) {
+                r.message = format!(
+                    "this is a claim, not a signed envelope; {}",
+                    super::add::sign_hint(&source, role)
+                );
+            }
+        }
+        Failure::rejected(r, Some(source.clone()))
+    })?;
     let warnings = ingest_warnings(&accepted);
     Ok(Report {
         data: accepted_json(&accepted, &warnings),

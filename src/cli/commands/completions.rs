@@ -1,0 +1,46 @@
+//! `elench completions SHELL`: a shell completion script generated from the command-line
+//! definitions.
+
+use crate::cli::failure::Failure;
+use crate::cli::files::write_atomically;
+use crate::cli::output::Report;
+use crate::cli::{Cli, Globals};
+use clap::CommandFactory;
+use serde_json::json;
+use std::io::Write;
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh or fish (also elvish, powershell)
+    pub shell: clap_complete::Shell,
+    /// Write the script to FILE; without it the script goes to stdout in place of the report
+    /// (e.g. `elench completions bash > ~/.local/share/bash-completion/completions/elench`)
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<String>,
+}
+
+pub fn run(a: CompletionsArgs, g: &Globals) -> Result<Report, Failure> {
+    let mut cmd = Cli::command();
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "elench", &mut script);
+    match a.out.as_deref() {
+        None | Some("-") => {
+            g.stdout_for_product("completion script")?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&script)
+                .and_then(|_| out.flush())
+                .map_err(|e| Failure::io("<stdout>", e))?;
+            Ok(Report {
+                stdout_taken: true,
+                ..Report::default()
+            })
+        }
+        Some(path) => {
+            write_atomically(std::path::Path::new(path), &script)?;
+            Ok(Report::new(
+                json!({"path": path, "shell": a.shell.to_string()}),
+                format!("wrote the {} completion script to {path}\n", a.shell),
+            ))
+        }
+    }
+}

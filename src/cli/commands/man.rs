@@ -1,0 +1,93 @@
+//! `elench man [-o DIR]`: manual pages (roff) generated from the command-line definitions,
+//! so they say exactly what `--help` says.
+
+use crate::cli::failure::Failure;
+use crate::cli::files::write_atomically;
+use crate::cli::output::Report;
+use crate::cli::{Cli, Globals};
+use clap::CommandFactory;
+use serde_json::json;
+use std::io::Write;
+use std::path::Path;
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Write one page per command (elench.1, elench-status.1, elench-keys-generate.1, …)
+    /// into DIR, which must exist; without it, elench.1 goes to stdout in place of the report
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<String>,
+}
+
+/// The roff of one page.
+fn render(cmd: clap::Command) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut buf)
+        .map_err(|e| Failure::Internal(format!("rendering a manual page: {e}")))?;
+    Ok(buf)
+}
+
+/// Every page: the top command and each subcommand, nested ones included, named like git's
+/// (`elench-keys-generate`).
+fn pages() -> Result<Vec<(String, Vec<u8>)>, Failure> {
+    let mut root = Cli::command();
+    root.build();
+    let mut out = Vec::new();
+    let mut stack = vec![("elench".to_owned(), root)];
+    while let Some((name, cmd)) = stack.pop() {
+        for sub in cmd.get_subcommands() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let sub_name = format!("{name}-{}", sub.get_name());
+            stack.push((sub_name.clone(), sub.clone().display_name(sub_name)));
+        }
+        out.push((format!("{name}.1"), render(cmd)?));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+pub fn run(a: ManArgs, g: &Globals) -> Result<Report, Failure> {
+    match a.out.as_deref() {
+        None | Some("-") => {
+            g.stdout_for_product("manual page")?;
+            let mut root = Cli::command();
+            root.build();
+            let page = render(root)?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&page)
+                .and_then(|_| out.flush())
+                .map_err(|e| Failure::io("<stdout>", e))?;
+            Ok(Report {
+                stdout_taken: true,
+                ..Report::default()
+            })
+        }
+        Some(dir) => {
+            let dir = Path::new(dir);
+            if !dir.is_dir() {
+                return Err(Failure::Io {
+                    path: dir.display().to_string(),
+                    message: "not a directory (create it first)".into(),
+                });
+            }
+            let pages = pages()?;
+            let mut written = Vec::with_capacity(pages.len());
+            for (name, bytes) in &pages {
+                let path = dir.join(name);
+                write_atomically(&path, bytes)?;
+                written.push(path.display().to_string());
+            }
+            Ok(Report::new(
+                json!({"pages": written}),
+                format!(
+                    "wrote {} manual pages to {} (read one with `man -l {}`)\n",
+                    written.len(),
+                    dir.display(),
+                    dir.join("elench.1").display()
+                ),
+            ))
+        }
+    }
+}

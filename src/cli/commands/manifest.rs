@@ -1,0 +1,179 @@
+//! `elench manifest`: every command, its flags, danger level and exit codes in one JSON
+//! object (the CLI Agent Spec's ManifestResponse), derived from the clap definitions so it
+//! cannot drift from what the parser accepts.
+
+use crate::cli::failure::Failure;
+use crate::cli::output::Report;
+use crate::cli::{Cli, Globals};
+use clap::CommandFactory;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+#[derive(Debug, clap::Args)]
+pub struct ManifestArgs {}
+
+/// Options every command takes; listed once, not per command.
+const GLOBAL: [&str; 5] = ["store", "format", "wait", "help", "version"];
+
+/// What a command may change: read-only, writes (files or the append-only log), or
+/// cannot be undone.
+fn danger_level(path: &str) -> &'static str {
+    match path {
+        "keys.retire" => "destructive",
+        "init" | "keys.generate" | "keys.add" | "sign" | "add" | "export"
+        | "conformance.attest" | "conformance.run" | "man" | "completions" => "mutating",
+        // Commands other helpers add later default to the careful answer.
+        "status" | "blast" | "show" | "log" | "verify" | "tree" | "fsck" | "keys.list" | "keys"
+        | "conformance" | "conformance.check" | "demo" | "manifest" => "safe",
+        _ => "mutating",
+    }
+}
+
+/// The exit codes every command shares (DESIGN's table), as ExitCodeEntry values.
+fn exit_codes() -> Value {
+    let e = |name: &str, description: &str, retryable: bool, side_effects: &str| {
+        json!({"name": name, "description": description, "retryable": retryable,
+               "side_effects": side_effects})
+    };
+    json!({
+        "0": e("SUCCESS", "Done (a re-add of a stored envelope is a no-op success)", false, "complete"),
+        "1": e("GENERAL_ERROR", "An internal error: a bug, never an expected failure", false, "partial"),
+        "2": e("ARG_ERROR", "Invalid input or arguments; nothing was changed", false, "none"),
+        "3": e("PARTIAL_FAILURE", "Some inputs were accepted and stored, some rejected; data lists both", false, "partial"),
+        "4": e("PRECONDITION", "No usable store (run elench init), or it is damaged or too new", false, "none"),
+        "5": e("NOT_FOUND", "An unknown claim id or key", false, "none"),
+        "12": e("UNAVAILABLE", "Another elench process holds the store; retry, or raise --wait", true, "none"),
+        "130": e("INTERRUPTED_SIGINT", "Stopped by SIGINT after the work in hand; what was reported is stored", false, "partial"),
+        "143": e("INTERRUPTED_SIGTERM", "Stopped by SIGTERM after the work in hand; what was reported is stored", false, "partial"),
+    })
+}
+
+/// One option as a FlagEntry.
+fn flag_entry(arg: &clap::Arg) -> Value {
+    let description = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+    let takes_value = arg.get_num_args().is_some_and(|n| n.takes_values());
+    let possible: Vec<String> = arg
+        .get_possible_values()
+        .iter()
+        .map(|p| p.get_name().to_owned())
+        .collect();
+    let defaults: Vec<String> = arg
+        .get_default_values()
+        .iter()
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect();
+    let kind = if !takes_value {
+        "boolean"
+    } else if matches!(arg.get_action(), clap::ArgAction::Append) {
+        "array"
+    } else if !possible.is_empty() {
+        "enum"
+    } else if defaults.first().is_some_and(|d| d.parse::<i64>().is_ok())
+        || matches!(
+            arg.get_value_names()
+                .and_then(|v| v.first())
+                .map(|s| s.as_str()),
+            Some("N" | "SECONDS" | "DEPTH" | "LIMIT")
+        )
+    {
+        "integer"
+    } else {
+        "string"
+    };
+    let mut entry =
+        json!({"type": kind, "required": arg.is_required_set(), "description": description});
+    if kind == "enum" {
+        entry["enum_values"] = json!(possible);
+    }
+    match (kind, defaults.first()) {
+        ("boolean", _) => entry["default"] = json!(false),
+        ("integer", Some(d)) => entry["default"] = json!(d.parse::<i64>().unwrap_or_default()),
+        (_, Some(d)) => entry["default"] = json!(d),
+        _ => {}
+    }
+    if let Some(s) = arg.get_short() {
+        entry["short"] = json!(s.to_string());
+    }
+    entry
+}
+
+/// The ManifestResponse.
+pub fn manifest() -> Value {
+    let mut root = Cli::command();
+    root.build();
+    let mut commands = Map::new();
+    let mut stack: Vec<(String, clap::Command)> = root
+        .get_subcommands()
+        .map(|c| (c.get_name().to_owned(), c.clone()))
+        .collect();
+    while let Some((path, cmd)) = stack.pop() {
+        if cmd.get_name() == "help" {
+            continue;
+        }
+        let mut flags = Map::new();
+        for arg in cmd.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if GLOBAL.contains(&long) {
+                continue;
+            }
+            flags.insert(long.to_owned(), flag_entry(arg));
+        }
+        let subs: Vec<String> = cmd
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .map(|s| format!("{path}.{}", s.get_name()))
+            .collect();
+        let mut entry = json!({
+            "description": cmd.get_about().map(|a| a.to_string()).unwrap_or_default(),
+            "danger_level": danger_level(&path),
+            "required_scopes": [],
+            "flags": flags,
+            "exit_codes": {},
+        });
+        if !subs.is_empty() {
+            entry["subcommands"] = json!(subs);
+        }
+        if path == "keys.retire" {
+            entry["interactive"] = json!(true);
+        }
+        for s in cmd.get_subcommands() {
+            stack.push((format!("{path}.{}", s.get_name()), s.clone()));
+        }
+        commands.insert(path, entry);
+    }
+    let commands = Value::Object(
+        commands
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
+            .collect(),
+    );
+    let etag = format!(
+        "sha256:{}",
+        hex::encode(Sha256::digest(commands.to_string().as_bytes()))
+    );
+    json!({
+        "schema_version": "1.0",
+        "framework_version": env!("CARGO_PKG_VERSION"),
+        "etag": etag,
+        "exit_codes": exit_codes(),
+        "commands": commands,
+    })
+}
+
+pub fn run(_a: ManifestArgs, _g: &Globals) -> Result<Report, Failure> {
+    let m = manifest();
+    let n = m["commands"].as_object().map_or(0, Map::len);
+    let mut text = format!("{n} commands (elench manifest --format json for the whole table)\n");
+    if let Some(cmds) = m["commands"].as_object() {
+        for (path, c) in cmds {
+            text.push_str(&format!(
+                "  {:<22} {:<11} {}\n",
+                path.replace('.', " "),
+                c["danger_level"].as_str().unwrap_or_default(),
+                c["description"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    Ok(Report::new(m, text))
+}
