@@ -42,7 +42,10 @@ pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
         signers.join(", ")
     );
     for h in &status.history {
-        let prose = claim_text(&fold.require(&h.id)?.claim.body);
+        let prose = store
+            .get(&h.id)?
+            .map(|c| claim_text(&c.claim.body))
+            .unwrap_or_default();
         text.push_str(&format!(
             "  #{} {} {} ({})  {}\n",
             h.seq,
