@@ -5,6 +5,7 @@ pub mod error;
 pub mod json;
 pub mod scratch;
 
+pub mod anchor;
 pub mod claim;
 pub mod cli;
 pub mod conformance;
