@@ -11,6 +11,7 @@ pub mod cli;
 pub mod conformance;
 pub mod envelope;
 pub mod fold;
+pub mod gate;
 pub mod graph;
 pub mod ingest;
 pub mod keys;
