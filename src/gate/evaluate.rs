@@ -58,6 +58,8 @@ pub struct Violation {
     pub message: String,
     /// The path the claim is about at this tree (or was, when stale).
     pub path: Option<String>,
+    /// Its lines there (or the claim's own, when stale); none for a whole-file anchor.
+    pub range: Option<[u64; 2]>,
     /// The claim's `assertion.text`, when it has one.
     pub text: Option<String>,
 }
@@ -155,9 +157,12 @@ pub fn evaluate<S: ClaimSource>(
             counts.unanchored += 1;
             continue;
         }
-        let path = match res.applies {
-            Applies::Stale => Anchor::of(c)?.path,
-            _ => res.path.clone(),
+        let (path, range) = match res.applies {
+            Applies::Stale => {
+                let a = Anchor::of(c)?;
+                (a.path, a.range.map(|(s, e)| [s, e]))
+            }
+            _ => (res.path.clone(), res.range),
         };
         if let Some(globs) = &policy.scope.paths {
             if !path.as_deref().is_some_and(|p| globs.is_match(p)) {
@@ -174,6 +179,7 @@ pub fn evaluate<S: ClaimSource>(
             applies: res.applies,
             message,
             path: path.clone(),
+            range,
             text: assertion_text(c),
         };
         if res.applies == Applies::Stale {

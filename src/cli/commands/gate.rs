@@ -144,7 +144,11 @@ fn render(o: &Outcome, tree: &str, policy_path: &str, policy: &Policy) -> String
                 x.rule.as_str(),
                 x.status.as_str(),
                 x.applies.as_str(),
-                x.path.as_deref().unwrap_or("-"),
+                match (&x.path, x.range) {
+                    (Some(p), Some([s, e])) => format!("{p}:{s}-{e}"),
+                    (Some(p), None) => p.clone(),
+                    (None, _) => "-".into(),
+                },
             ));
             if let Some(text) = &x.text {
                 t.push_str(&format!("      \"{}\"\n", short(text, 72)));
