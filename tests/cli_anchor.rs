@@ -316,6 +316,19 @@ fn anchor_carry_over_through_the_binary() {
     assert!(!seen.contains(&json!(bare)));
     let (_, out) = ks.run(&["status", "--all", "--kind", "verification"]);
     assert_eq!(out["data"]["claims"], json!([]));
+    let (_, out) = ks.run(&["status", "--all", "--status", "verified"]);
+    assert_eq!(out["data"]["claims"], json!([]));
+    let (_, out) = ks.run(&[
+        "status",
+        "--all",
+        "--status",
+        "unevaluated",
+        "--origin",
+        "agent-asserted",
+    ]);
+    assert_eq!(out["data"]["claims"].as_array().unwrap().len(), 4, "{out}");
+    let (_, out) = ks.run(&["status", "--all", "--origin", "human-asserted"]);
+    assert_eq!(out["data"]["claims"], json!([]));
     // --applies needs --at.
     let (code, _) = ks.run(&["status", "--all", "--applies", "carried"]);
     assert_eq!(code, 2);
