@@ -5,11 +5,13 @@ pub mod error;
 pub mod json;
 pub mod scratch;
 
+pub mod anchor;
 pub mod claim;
 pub mod cli;
 pub mod conformance;
 pub mod envelope;
 pub mod fold;
+pub mod gate;
 pub mod graph;
 pub mod ingest;
 pub mod keys;

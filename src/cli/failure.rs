@@ -4,6 +4,9 @@
 use crate::error::Rejection;
 use serde_json::{json, Value};
 
+/// The exit code of a gate that decided the tree may not ship; used by nothing else.
+pub const GATE_FAILED_EXIT: i32 = 6;
+
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Failure {
@@ -38,6 +41,16 @@ pub enum Failure {
     /// Some inputs were accepted and some rejected (exit 3); `data` says which.
     #[error("{0}")]
     Partial(String),
+    /// A policy file that does not parse or says something impossible (exit 2).
+    #[error("{path}: {error}")]
+    BadPolicy {
+        path: String,
+        error: crate::gate::PolicyError,
+    },
+    /// The gate ran and the tree may not ship (exit 6): a decision, not an error of elench's,
+    /// so CI can tell "may not ship" from "could not decide".
+    #[error("{0}")]
+    GateFailed(String),
     /// Stopped by SIGINT (exit 130) or SIGTERM (exit 143) after finishing the work in hand.
     #[error("interrupted by signal {signal}; everything reported as done is stored")]
     Interrupted { signal: i32 },
@@ -77,6 +90,8 @@ impl Failure {
             | Failure::Unavailable { code, .. } => code,
             Failure::Interrupted { .. } => "INTERRUPTED",
             Failure::Partial(_) => "PARTIAL_FAILURE",
+            Failure::BadPolicy { .. } => "BAD_POLICY",
+            Failure::GateFailed(_) => "GATE_FAILED",
             Failure::Internal(_) => "INTERNAL",
             Failure::Corrupt(_) => "STORE_CORRUPT",
         }
@@ -88,7 +103,9 @@ impl Failure {
             | Failure::AllRejected(_)
             | Failure::Usage(_)
             | Failure::Io { .. }
-            | Failure::Invalid { .. } => 2,
+            | Failure::Invalid { .. }
+            | Failure::BadPolicy { .. } => 2,
+            Failure::GateFailed(_) => GATE_FAILED_EXIT,
             Failure::Internal(_) => 1,
             Failure::Corrupt(_) => 4,
             Failure::Interrupted { signal } => 128 + signal,
@@ -135,6 +152,11 @@ impl Failure {
                 }
             }
             Failure::Io { path, .. } => obj["path"] = json!(path),
+            Failure::BadPolicy { path, error } => {
+                obj["path"] = json!(path);
+                obj["line"] = json!(error.line);
+                obj["column"] = json!(error.column);
+            }
             _ => {}
         }
         obj
@@ -225,6 +247,45 @@ impl From<crate::fold::FoldError> for Failure {
         match e {
             crate::fold::FoldError::NotFound(id) => Failure::claim_not_found(&[id]),
             crate::fold::FoldError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<crate::anchor::AnchorError> for Failure {
+    fn from(e: crate::anchor::AnchorError) -> Failure {
+        use crate::anchor::{AnchorError as E, DigestError as D};
+        let message = e.to_string();
+        match e {
+            E::BadPath { .. } => Failure::Usage(message),
+            E::NoFile { path, dir } => Failure::Io {
+                path: dir.join(path).display().to_string(),
+                message: "no regular file here (symbolic links are not followed); \
+                          the path is relative to --at DIR"
+                    .into(),
+            },
+            E::Io { path, source } => Failure::io(path.display(), source),
+            E::Digest { source, .. } => match source {
+                D::Binary { .. } => Failure::Invalid {
+                    code: "BINARY_FILE",
+                    message,
+                },
+                D::OutOfBounds { .. } => Failure::Invalid {
+                    code: "RANGE_OUT_OF_BOUNDS",
+                    message: format!("{message}; give lines inside the file"),
+                },
+                D::BadRange { .. } => Failure::Usage(message),
+            },
+            // Ingest never lets such an anchor in: the stored data is damaged.
+            E::BadAnchor { .. } => Failure::Corrupt(format!("{message} (run `elench fsck`)")),
+        }
+    }
+}
+
+impl From<crate::gate::GateError> for Failure {
+    fn from(e: crate::gate::GateError) -> Failure {
+        match e {
+            crate::gate::GateError::Fold(f) => f.into(),
+            crate::gate::GateError::Anchor(a) => a.into(),
         }
     }
 }

@@ -26,7 +26,8 @@ use std::time::Instant;
                   stand.\n\nOutput: readable text on a terminal; one JSON object on stdout \
                   otherwise (a pipe, CI or NO_COLOR set, or --format json).\n\nExit codes: 0 ok, \
                   1 internal error, 2 invalid input (nothing changed), 3 partial, \
-                  4 precondition, 5 not found, 12 busy (retry).",
+                  4 precondition, 5 not found, 6 the gate refused the tree (GATE_FAILED), \
+                  12 busy (retry).",
     propagate_version = true
 )]
 pub struct Cli {
@@ -52,6 +53,8 @@ pub enum Command {
     Keys(commands::keys::KeysCommand),
     /// Print the elench tree OID of a directory (git's SHA-256 tree id of its files)
     Tree(commands::tree::TreeArgs),
+    /// Print an anchor (tree, path, lines, normalised content digest) for a claim
+    Anchor(commands::anchor::AnchorArgs),
     /// Give a claim its id, wrap it in an in-toto Statement and sign it as a DSSE envelope
     Sign(commands::sign::SignArgs),
     /// Run the whole ingest validation of an envelope without storing it
@@ -76,6 +79,8 @@ pub enum Command {
     Reindex(commands::reindex::ReindexArgs),
     /// Print the log's state (n, chain), optionally signed, for a later `fsck --checkpoint`
     Checkpoint(commands::checkpoint::CheckpointArgs),
+    /// Decide from the log whether the tree may ship under a policy (exit 6 when not)
+    Gate(commands::gate::GateArgs),
     /// Conformance reports as evidence: check them, attest with them, run elench's corpus
     #[command(subcommand)]
     Conformance(commands::conformance::ConformanceCommand),
@@ -94,6 +99,8 @@ impl Command {
         match self {
             Command::Keys(k) => k.name(),
             Command::Tree(_) => "tree",
+            Command::Anchor(_) => "anchor",
+            Command::Gate(_) => "gate",
             Command::Sign(_) => "sign",
             Command::Verify(_) => "verify",
             Command::Init(_) => "init",
@@ -187,6 +194,8 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
     match command {
         Command::Keys(k) => commands::keys::run(k, g),
         Command::Tree(a) => commands::tree::run(a, g),
+        Command::Anchor(a) => commands::anchor::run(a, g),
+        Command::Gate(a) => commands::gate::run(a, g),
         Command::Sign(a) => commands::sign::run(a, g),
         Command::Verify(a) => commands::verify::run(a, g),
         Command::Init(a) => commands::init::run(a, g),

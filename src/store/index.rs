@@ -62,6 +62,25 @@ pub struct ClaimEntry {
     pub signers: Vec<Signer>,
     /// The claim's first envelope in the log.
     pub first: Position,
+    /// JSON of the parts of the claim that scopes and anchors read without the log:
+    /// `{"anchor": …, "assertion": {"form", "text"}}`.
+    pub summary: String,
+}
+
+/// The summary a [`ClaimEntry`] keeps of a claim's body.
+pub fn summary_of(body: &serde_json::Value) -> String {
+    let mut assertion = serde_json::Map::new();
+    for field in ["form", "text"] {
+        if let Some(v) = body.pointer(&format!("/assertion/{field}")) {
+            assertion.insert(field.into(), v.clone());
+        }
+    }
+    let mut out = serde_json::Map::new();
+    if let Some(a) = body.get("anchor") {
+        out.insert("anchor".into(), a.clone());
+    }
+    out.insert("assertion".into(), serde_json::Value::Object(assertion));
+    serde_json::Value::Object(out).to_string()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -600,6 +619,7 @@ impl Writer<'_> {
                     seq: self.meta.counts.claims,
                     signers: sorted,
                     first: pos,
+                    summary: summary_of(&claim.body),
                 };
                 self.dbs.claims.put(&mut self.txn, &id, &encode(&entry))?;
                 self.dbs

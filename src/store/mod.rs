@@ -576,12 +576,19 @@ impl Store {
         Ok(self.index.read()?.claim(&k)?)
     }
 
-    /// A claim with everything the fold needs, without reading its text from the log
-    /// (`claim.body` is null). For reports that show the claim, use [`Store::get`].
+    /// A claim with everything the fold, scopes and anchors need, without reading the log:
+    /// `claim.body` holds only `anchor` and `assertion.{form,text}`. For the claim as signed,
+    /// use [`Store::get`].
     pub fn get_light(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
-        Ok(self
-            .entry(id)?
-            .map(|e| stored_claim(id, e, serde_json::Value::Null)))
+        match self.entry(id)? {
+            None => Ok(None),
+            Some(e) => {
+                let body = serde_json::from_str(&e.summary).map_err(|why| {
+                    StoreError::Corrupt(format!("index summary of {id} is unreadable: {why}"))
+                })?;
+                Ok(Some(stored_claim(id, e, body)))
+            }
+        }
     }
 
     /// A claim in full: its text is read (and checked) from the log.

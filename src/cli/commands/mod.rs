@@ -1,5 +1,6 @@
 //! One module per command. Each turns its arguments into a `Report` or a `Failure`.
 pub mod add;
+pub mod anchor;
 pub mod blast;
 pub mod checkpoint;
 pub mod common;
@@ -8,6 +9,7 @@ pub mod conformance;
 pub mod demo;
 pub mod export;
 pub mod fsck;
+pub mod gate;
 pub mod init;
 pub mod keys;
 pub mod log;

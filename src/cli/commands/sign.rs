@@ -1,6 +1,8 @@
 //! `elench sign CLAIM.json --key KEY.pem`: id, Statement, DSSE envelope.
 
+use super::anchor::{anchor_at, tree_dir};
 use super::trust;
+use crate::anchor::Strategy;
 use crate::claim;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited, write_atomically};
@@ -11,7 +13,7 @@ use crate::error::{Code, Rejection};
 use crate::ingest::seal;
 use crate::json::{parse_strict, JsonError};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -36,6 +38,13 @@ pub struct SignArgs {
     /// errors go to stderr
     #[arg(long)]
     pub id_only: bool,
+    /// Fill the claim's anchor (tree, path, range, contentDigest) from lines of a file, as
+    /// `elench anchor` prints it; the claim's own strategy is kept (default multi)
+    #[arg(long, value_name = "PATH[:START-END]")]
+    pub anchor: Option<String>,
+    /// The tree --anchor's PATH is in (default: the enclosing checkout)
+    #[arg(long, value_name = "DIR", requires = "anchor")]
+    pub at: Option<PathBuf>,
 }
 
 pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
@@ -68,6 +77,13 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
             details: Vec::new(),
         })
     })?;
+    let mut value = value;
+    if let Some(spec) = &a.anchor {
+        fill_anchor(&mut value, spec, a.at.as_deref()).map_err(|f| match f {
+            Failure::Rejected { rejection, .. } => reject(rejection),
+            other => other,
+        })?;
+    }
     let (claim, _) = claim::with_id(&value).map_err(reject)?;
 
     let key_path = a.key.display().to_string();
@@ -94,7 +110,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     check_authority(role, &claim).map_err(reject)?;
 
     let (_, envelope) = seal(&value, &sk).map_err(reject)?;
-    let data = json!({
+    let mut data = json!({
         "id": claim.id,
         "kind": claim.kind,
         "origin": claim.origin,
@@ -102,6 +118,9 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         "signers": [kid],
         "warnings": [],
     });
+    if a.anchor.is_some() {
+        data["anchor"] = value.get("anchor").cloned().unwrap_or(Value::Null);
+    }
     if a.out.as_deref() == Some("-") {
         g.stdout_for_product("envelope")?;
         // The envelope itself is the output; no report on stdout.
@@ -134,7 +153,6 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         role,
         out.display()
     );
-    let mut data = data;
     data["envelope_path"] = json!(out.display().to_string());
     Ok(Report::new(data, text))
 }
@@ -159,5 +177,38 @@ fn refuse_own_input_or_store(out: &Path, claim: &str, g: &Globals) -> Result<(),
             super::common::refuse_inside_store(out, &root)?;
         }
     }
+    Ok(())
+}
+
+/// Replaces the claim's anchor span by the one `spec` names in the tree at `at`: tree, path,
+/// range (none for a whole file) and contentDigest. Other anchor members stay, and so does
+/// the strategy (multi when there is none).
+fn fill_anchor(value: &mut Value, spec: &str, at: Option<&Path>) -> Result<(), Failure> {
+    let not_object = || {
+        Failure::rejected(
+            Rejection::at(Code::SchemaViolation, "", "claim must be a JSON object"),
+            None,
+        )
+    };
+    let strategy = value
+        .pointer("/anchor/strategy")
+        .and_then(Value::as_str)
+        .and_then(Strategy::parse)
+        .unwrap_or(Strategy::Multi);
+    let dir = tree_dir(at)?;
+    let Value::Object(fresh) = anchor_at(&dir, spec, strategy)? else {
+        return Err(Failure::Internal("an anchor is an object".into()));
+    };
+    let obj = value.as_object_mut().ok_or_else(not_object)?;
+    let mut anchor = obj
+        .get("anchor")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    anchor.remove("range");
+    for (k, v) in fresh {
+        anchor.insert(k, v);
+    }
+    obj.insert("anchor".into(), Value::Object(anchor));
     Ok(())
 }

@@ -1,11 +1,17 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use super::common::{open_store, require_claim_ids, resolve_claim_ids, Page};
+use super::anchor::{tree_dir, tree_oid};
+use super::common::{open_store, pagination, require_claim_ids, resolve_claim_ids, Page};
+use crate::anchor::{Anchor, Applies, Resolution, Resolver};
 use crate::cli::failure::Failure;
 use crate::cli::output::{claim_text, short_id, Report, Style, Warning};
 use crate::cli::Globals;
 use crate::fold::{ClaimStatus, Fold, Status};
-use serde_json::json;
+use crate::store::{Store, StoredClaim};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
@@ -17,11 +23,120 @@ pub struct StatusArgs {
     pub all: bool,
     #[command(flatten)]
     pub page: Page,
+    /// Also say whether each claim applies at the tree in DIR (anchored, carried, stale,
+    /// unanchored) and where its lines are there
+    #[arg(long, value_name = "DIR")]
+    pub at: Option<PathBuf>,
+    /// With --all --at: only claims that apply this way (repeatable)
+    #[arg(long, requires = "all", requires = "at", value_name = "HOW",
+          value_parser = ["anchored", "carried", "stale", "unanchored"])]
+    pub applies: Vec<String>,
+    /// With --all: only claims with this (effective) status (repeatable)
+    #[arg(long, requires = "all", value_name = "STATUS",
+          value_parser = ["unevaluated", "verified", "falsified", "superseded", "revoked"])]
+    pub status: Vec<String>,
+    /// With --all: only claims of this kind (repeatable)
+    #[arg(long, requires = "all", value_name = "KIND",
+          value_parser = ["assertion", "falsification", "verification", "supersession", "residue-acceptance"])]
+    pub kind: Vec<String>,
+    /// With --all: only claims of this origin (repeatable)
+    #[arg(long, requires = "all", value_name = "ORIGIN",
+          value_parser = ["harness-observed", "agent-asserted", "human-asserted"])]
+    pub origin: Vec<String>,
+    /// With --all: only claims about a path matching this glob (repeatable; with --at, the
+    /// path where the lines are at that tree)
+    #[arg(long, requires = "all", value_name = "GLOB")]
+    pub path: Vec<String>,
 }
 
 /// What `status` takes, for when it was given nothing.
 const USAGE: &str = "elench status <ID>... (full ids or unique prefixes such as cl_1a2b), \
                      or elench status --all [--limit N] [--cursor C] for every claim";
+
+/// The `--all` filters.
+struct Filters {
+    applies: Vec<String>,
+    status: Vec<String>,
+    kind: Vec<String>,
+    origin: Vec<String>,
+    path: Option<GlobSet>,
+}
+
+impl Filters {
+    fn from_args(a: &StatusArgs) -> Result<Option<Filters>, Failure> {
+        if a.applies.is_empty()
+            && a.status.is_empty()
+            && a.kind.is_empty()
+            && a.origin.is_empty()
+            && a.path.is_empty()
+        {
+            return Ok(None);
+        }
+        let path = if a.path.is_empty() {
+            None
+        } else {
+            let mut set = GlobSetBuilder::new();
+            for p in &a.path {
+                let g = GlobBuilder::new(p)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| {
+                        Failure::Usage(format!("--path {p:?} is not a glob: {}", e.kind()))
+                    })?;
+                set.add(g);
+            }
+            Some(
+                set.build()
+                    .map_err(|e| Failure::Usage(format!("--path: {e}")))?,
+            )
+        };
+        Ok(Some(Filters {
+            applies: a.applies.clone(),
+            status: a.status.clone(),
+            kind: a.kind.clone(),
+            origin: a.origin.clone(),
+            path,
+        }))
+    }
+
+    /// Whether the claim passes every filter; reads its status only when asked to.
+    fn pass(
+        &self,
+        fold: &mut Fold<'_, Store>,
+        c: &StoredClaim,
+        res: Option<&Resolution>,
+    ) -> Result<bool, Failure> {
+        let claim = &c.claim;
+        let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
+        if !any(&self.kind, claim.kind.as_str()) || !any(&self.origin, claim.origin.as_str()) {
+            return Ok(false);
+        }
+        if let Some(r) = res {
+            if !any(&self.applies, r.applies.as_str()) {
+                return Ok(false);
+            }
+        }
+        if let Some(globs) = &self.path {
+            let path = match res {
+                Some(r) if r.applies.applies() => r.path.clone(),
+                _ => Anchor::of(claim)?.path,
+            };
+            if !path.is_some_and(|p| globs.is_match(p)) {
+                return Ok(false);
+            }
+        }
+        if !self.status.is_empty() {
+            let status = fold.effective(&claim.id)?.status;
+            if !any(&self.status, status.as_str()) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Claims `status --all` reads per round when filtering.
+const FILTER_BATCH: usize = 512;
 
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     if a.ids.is_empty() && !a.all {
@@ -30,15 +145,29 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         )));
     }
     require_claim_ids(&a.ids)?;
+    let filters = Filters::from_args(&a)?;
     let store = open_store(g)?;
     let as_of = store.count()?;
-    let (ids, pagination_meta) = if a.all {
-        let (page, meta) = a.page.of_arrivals(&store)?;
-        (page.into_iter().map(|(_, id)| id).collect(), Some(meta))
-    } else {
-        (resolve_claim_ids(&store, &a.ids)?, None)
+    let mut resolver = match &a.at {
+        Some(at) => {
+            let dir = tree_dir(Some(at))?;
+            let tree = tree_oid(&dir)?;
+            Some(Resolver::new(&dir, &tree))
+        }
+        None => None,
     };
     let mut fold = Fold::new(&store);
+    let (ids, pagination_meta) = match (&filters, a.all) {
+        (Some(f), true) => {
+            let (ids, meta) = filtered_page(&store, &mut fold, resolver.as_mut(), f, &a.page)?;
+            (ids, Some(meta))
+        }
+        (_, true) => {
+            let (page, meta) = a.page.of_arrivals(&store)?;
+            (page.into_iter().map(|(_, id)| id).collect(), Some(meta))
+        }
+        (_, false) => (resolve_claim_ids(&store, &a.ids)?, None),
+    };
     let mut unknown = Vec::new();
     for id in &ids {
         if fold.claim(id)?.is_none() {
@@ -80,14 +209,112 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
             .unwrap_or_default();
         texts.push(text_of(r, &prose, &style));
     }
-    let text = texts.join("\n");
+    let (claims, text) = match resolver.as_mut() {
+        None => (
+            serde_json::to_value(&reports)
+                .map_err(|e| Failure::Internal(format!("status report: {e}")))?,
+            texts.join("\n"),
+        ),
+        Some(resolver) => with_applies(&mut fold, resolver, &reports, &texts)?,
+    };
+    let mut data = json!({"claims": claims, "as_of": as_of});
+    if let Some(r) = &resolver {
+        data["tree"] = json!(r.tree());
+    }
     Ok(Report {
-        data: json!({"claims": reports, "as_of": as_of}),
+        data,
         text: format!("{text}(as of {as_of} log entries)\n"),
         warnings,
         pagination: pagination_meta,
         ..Report::default()
     })
+}
+
+/// One page of `--all` after the filters: claims in arrival order from the cursor, and the
+/// cursor (an arrival number) of the first match left over.
+fn filtered_page(
+    store: &Store,
+    fold: &mut Fold<'_, Store>,
+    mut resolver: Option<&mut Resolver>,
+    f: &Filters,
+    page: &Page,
+) -> Result<(Vec<String>, Value), Failure> {
+    let limit = page.limit()?;
+    let mut from = page.start()?;
+    let mut ids = Vec::new();
+    loop {
+        let batch = store.arrivals(from, FILTER_BATCH)?;
+        let Some(&(last, _)) = batch.last() else {
+            let meta = pagination(ids.len(), None, None);
+            return Ok((ids, meta));
+        };
+        let mut claims: Vec<Arc<StoredClaim>> = Vec::with_capacity(batch.len());
+        for (_, id) in &batch {
+            claims.push(fold.require(id)?);
+        }
+        let resolutions = match resolver.as_deref_mut() {
+            Some(r) => {
+                let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
+                Some(r.resolve_all(&refs)?)
+            }
+            None => None,
+        };
+        for (i, (seq, id)) in batch.iter().enumerate() {
+            let res = resolutions.as_ref().and_then(|r| r.get(i));
+            if f.pass(fold, &claims[i], res)? {
+                if ids.len() == limit {
+                    let meta = pagination(ids.len(), None, Some(*seq));
+                    return Ok((ids, meta));
+                }
+                ids.push(id.clone());
+            }
+        }
+        from = last + 1;
+    }
+}
+
+/// The reports as JSON with `applies` and `resolved` (`{path, range}`, null unless the claim
+/// applies) added, and their text with one more line each.
+fn with_applies(
+    fold: &mut Fold<'_, Store>,
+    resolver: &mut Resolver,
+    reports: &[ClaimStatus],
+    texts: &[String],
+) -> Result<(Value, String), Failure> {
+    let mut claims = Vec::with_capacity(reports.len());
+    for r in reports {
+        claims.push(fold.require(&r.id)?);
+    }
+    let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
+    let resolutions = resolver.resolve_all(&refs)?;
+    let mut out = Vec::with_capacity(reports.len());
+    let mut lines = Vec::with_capacity(reports.len());
+    for ((r, res), text) in reports.iter().zip(&resolutions).zip(texts) {
+        let mut v = serde_json::to_value(r)
+            .map_err(|e| Failure::Internal(format!("status report: {e}")))?;
+        v["applies"] = json!(res.applies);
+        v["resolved"] = if res.applies.applies() {
+            json!({"path": res.path, "range": res.range})
+        } else {
+            Value::Null
+        };
+        out.push(v);
+        lines.push(format!("{text}  applies: {}\n", applies_text(res)));
+    }
+    Ok((Value::Array(out), lines.join("\n")))
+}
+
+fn applies_text(res: &Resolution) -> String {
+    let mut t = res.applies.to_string();
+    if res.applies == Applies::Carried || res.applies == Applies::Anchored {
+        if let Some(p) = &res.path {
+            t.push_str(&format!(" at {p}"));
+            if let Some([s, e]) = res.range {
+                t.push_str(&format!(":{s}-{e}"));
+            }
+        }
+    }
+    t
 }
 
 /// Several ids, short, for people.

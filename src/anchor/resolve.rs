@@ -1,0 +1,477 @@
+//! Whether a claim applies at a directory, and where its span is there.
+//!
+//! A claim made about one tree applies to another only where what it is about is
+//! demonstrably unchanged, so resolution fails closed:
+//!
+//! - `anchored`: the claim's tree is the directory's tree;
+//! - `carried`: the claim has a `contentDigest` and the same normalised lines are found at
+//!   its path (at any range; the span keeps its length), or, with strategy `content-digest`,
+//!   in any file of the directory;
+//! - `stale`: it has a digest, but the lines are gone or changed;
+//! - `unanchored`: no digest and another tree: nothing shows it still holds.
+//!
+//! Resolution reads only the directory's files and the claim, never the old tree. When the
+//! lines occur more than once in the file, the occurrence nearest the claim's own range wins
+//! (the earlier one on a tie); across files, the claim's own path first, then path order.
+
+use super::digest::Normalised;
+use super::files::{self, Entry};
+use super::model::{tree_path, Anchor, Strategy};
+use super::AnchorError;
+use crate::claim::Claim;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How a claim applies at a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applies {
+    Anchored,
+    Carried,
+    Stale,
+    Unanchored,
+}
+
+impl Applies {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applies::Anchored => "anchored",
+            Applies::Carried => "carried",
+            Applies::Stale => "stale",
+            Applies::Unanchored => "unanchored",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Applies> {
+        Some(match s {
+            "anchored" => Applies::Anchored,
+            "carried" => Applies::Carried,
+            "stale" => Applies::Stale,
+            "unanchored" => Applies::Unanchored,
+            _ => return None,
+        })
+    }
+
+    /// `anchored` or `carried`: the claim speaks about this tree.
+    pub fn applies(self) -> bool {
+        matches!(self, Applies::Anchored | Applies::Carried)
+    }
+}
+
+impl fmt::Display for Applies {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A claim resolved at a tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resolution {
+    pub applies: Applies,
+    /// Where the span is in this tree: the claim's own path when anchored, where it was found
+    /// when carried, none otherwise.
+    pub path: Option<String>,
+    /// The span's lines in this tree (`[start, end]`, 1-based, inclusive), or none for a
+    /// whole-file anchor, or when it does not apply.
+    pub range: Option<[u64; 2]>,
+}
+
+impl Resolution {
+    fn not_here(applies: Applies) -> Resolution {
+        Resolution {
+            applies,
+            path: None,
+            range: None,
+        }
+    }
+}
+
+/// Resolves one claim at `dir`, whose tree OID (`crate::tree::tree_oid`) is `dir_tree_oid`.
+/// To resolve many claims at one directory, use a [`Resolver`]: it reads each file once.
+pub fn resolve(claim: &Claim, dir: &Path, dir_tree_oid: &str) -> Result<Resolution, AnchorError> {
+    Resolver::new(dir, dir_tree_oid).resolve(claim)
+}
+
+/// Resolves claims at one directory, keeping each file it has read (normalised) for the next.
+pub struct Resolver {
+    dir: PathBuf,
+    tree: String,
+    files: HashMap<String, Option<Arc<Normalised>>>,
+    all_paths: Option<Arc<Vec<String>>>,
+}
+
+/// A claim that must be looked for across the tree: its digest and span length.
+struct Search {
+    index: usize,
+    digest: [u8; 32],
+    len: Option<usize>,
+}
+
+impl Resolver {
+    pub fn new(dir: &Path, dir_tree_oid: &str) -> Resolver {
+        Resolver {
+            dir: dir.to_path_buf(),
+            tree: dir_tree_oid.to_owned(),
+            files: HashMap::new(),
+            all_paths: None,
+        }
+    }
+
+    /// The directory's tree OID, as given.
+    pub fn tree(&self) -> &str {
+        &self.tree
+    }
+
+    pub fn resolve(&mut self, claim: &Claim) -> Result<Resolution, AnchorError> {
+        let mut out = self.resolve_all(&[claim])?;
+        out.pop().ok_or_else(|| AnchorError::BadAnchor {
+            id: claim.id.clone(),
+            message: "resolution produced no answer".into(),
+        })
+    }
+
+    /// Resolves every claim, in order. Claims whose lines may have moved to another file are
+    /// searched for together: one pass over the tree per distinct span length, however many
+    /// claims are looked for.
+    pub fn resolve_all(&mut self, claims: &[&Claim]) -> Result<Vec<Resolution>, AnchorError> {
+        let mut out = Vec::with_capacity(claims.len());
+        let mut searches = Vec::new();
+        for (index, claim) in claims.iter().enumerate() {
+            let anchor = Anchor::of(claim)?;
+            let (r, search) = self.resolve_locally(&anchor)?;
+            if let (Some((digest, len)), Applies::Stale) = (search, r.applies) {
+                searches.push(Search { index, digest, len });
+            }
+            out.push(r);
+        }
+        if !searches.is_empty() {
+            self.search_tree(&searches, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Everything that needs at most the claim's own file. For a `content-digest` claim not
+    /// found there, also returns what to look for elsewhere.
+    #[allow(clippy::type_complexity)]
+    fn resolve_locally(
+        &mut self,
+        a: &Anchor,
+    ) -> Result<(Resolution, Option<([u8; 32], Option<usize>)>), AnchorError> {
+        if a.tree == self.tree {
+            return Ok((
+                Resolution {
+                    applies: Applies::Anchored,
+                    path: a.path.clone(),
+                    range: a.range.map(|(s, e)| [s, e]),
+                },
+                None,
+            ));
+        }
+        let Some(digest) = a.content_digest.as_deref() else {
+            return Ok((Resolution::not_here(Applies::Unanchored), None));
+        };
+        // A digest that is not 32 bytes of lowercase hex can match nothing.
+        let raw: Option<[u8; 32]> = (digest.bytes().all(|b| !b.is_ascii_uppercase()))
+            .then(|| hex::decode(digest).ok()?.try_into().ok())
+            .flatten();
+        let Some(raw) = raw else {
+            return Ok((Resolution::not_here(Applies::Stale), None));
+        };
+        let len = match a.range {
+            None => None,
+            Some((s, e)) => match usize::try_from(e - s + 1) {
+                Ok(l) => Some(l),
+                // Longer than any file could be.
+                Err(_) => return Ok((Resolution::not_here(Applies::Stale), None)),
+            },
+        };
+        if let Some(rel) = a.path.as_deref().and_then(tree_path) {
+            if let Some(file) = self.file(&rel)? {
+                let near = a.range.map_or(0, |(s, _)| s.saturating_sub(1));
+                if let Some(range) = find_in_file(&file, &raw, len, near) {
+                    return Ok((
+                        Resolution {
+                            applies: Applies::Carried,
+                            path: Some(rel),
+                            range,
+                        },
+                        None,
+                    ));
+                }
+            }
+        }
+        let search = (a.strategy == Strategy::ContentDigest).then_some((raw, len));
+        Ok((Resolution::not_here(Applies::Stale), search))
+    }
+
+    /// Looks for each search's lines in every text file, in path order; the first file that
+    /// has them wins, at its first occurrence.
+    fn search_tree(
+        &mut self,
+        searches: &[Search],
+        out: &mut [Resolution],
+    ) -> Result<(), AnchorError> {
+        let mut by_len: HashMap<Option<usize>, HashMap<[u8; 32], Vec<usize>>> = HashMap::new();
+        for s in searches {
+            by_len
+                .entry(s.len)
+                .or_default()
+                .entry(s.digest)
+                .or_default()
+                .push(s.index);
+        }
+        let paths = self.all_paths()?;
+        let mut lens: Vec<Option<usize>> = by_len.keys().copied().collect();
+        lens.sort_unstable();
+        for len in lens {
+            let Some(wanted) = by_len.get_mut(&len) else {
+                continue;
+            };
+            for path in paths.iter() {
+                if wanted.is_empty() {
+                    break;
+                }
+                let Some(file) = self.file(path)? else {
+                    continue;
+                };
+                let windows: Vec<Option<(usize, usize)>> = match len {
+                    None => vec![None],
+                    Some(l) if l <= file.lines() => {
+                        (0..=file.lines() - l).map(|f| Some((f, l))).collect()
+                    }
+                    Some(_) => Vec::new(),
+                };
+                for w in windows {
+                    let Some(d) = file.raw_digest(w) else {
+                        continue;
+                    };
+                    if let Some(indices) = wanted.remove(&d) {
+                        for i in indices {
+                            out[i] = Resolution {
+                                applies: Applies::Carried,
+                                path: Some(path.clone()),
+                                range: w.map(|(f, l)| [f as u64 + 1, (f + l) as u64]),
+                            };
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The normalised file at a tree path, or None when there is no regular text file there.
+    fn file(&mut self, rel: &str) -> Result<Option<Arc<Normalised>>, AnchorError> {
+        if let Some(f) = self.files.get(rel) {
+            return Ok(f.clone());
+        }
+        let f = match files::read(&self.dir, rel)? {
+            // A binary file cannot hold the lines of a text anchor.
+            Entry::File(bytes) => Normalised::new(&bytes).ok().map(Arc::new),
+            Entry::Absent => None,
+        };
+        self.files.insert(rel.to_owned(), f.clone());
+        Ok(f)
+    }
+
+    fn all_paths(&mut self) -> Result<Arc<Vec<String>>, AnchorError> {
+        if let Some(p) = &self.all_paths {
+            return Ok(p.clone());
+        }
+        let paths: Vec<String> = files::walk(&self.dir)?
+            .into_iter()
+            .map(|(rel, _)| rel)
+            .collect();
+        let paths = Arc::new(paths);
+        self.all_paths = Some(paths.clone());
+        Ok(paths)
+    }
+}
+
+/// Where a span of `len` lines (or the whole file, `None`) with this digest is in `file`:
+/// `Some(range)` (range None for the whole file), or None when it is not there. Among several
+/// occurrences, the one starting nearest 0-based line `near` wins, the earlier on a tie.
+fn find_in_file(
+    file: &Normalised,
+    digest: &[u8; 32],
+    len: Option<usize>,
+    near: u64,
+) -> Option<Option<[u64; 2]>> {
+    let Some(len) = len else {
+        return (file.raw_digest(None).as_ref() == Some(digest)).then_some(None);
+    };
+    if len == 0 || len > file.lines() {
+        return None;
+    }
+    let last = file.lines() - len;
+    let near = usize::try_from(near).unwrap_or(usize::MAX).min(last);
+    // Walk outwards from `near`: at each distance, the earlier candidate first.
+    for dist in 0..=last {
+        let below = near.checked_sub(dist);
+        let above = near.checked_add(dist).filter(|&f| f <= last && dist > 0);
+        if below.is_none() && above.is_none() {
+            break;
+        }
+        for first in [below, above].into_iter().flatten() {
+            if file.raw_digest(Some((first, len))).as_ref() == Some(digest) {
+                return Some(Some([first as u64 + 1, (first + len) as u64]));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anchor::digest::content_digest;
+    use crate::claim::{Kind, OriginKind};
+    use serde_json::json;
+    use std::fs;
+
+    const OLD: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+    const NEW: &str = "2222222222222222222222222222222222222222222222222222222222222222";
+
+    fn claim(anchor: serde_json::Value) -> Claim {
+        Claim {
+            id: "cl_test".into(),
+            kind: Kind::Assertion,
+            target: vec![],
+            depends_on: vec![],
+            origin: OriginKind::AgentAsserted,
+            producer: "p".into(),
+            anchor_tree: anchor["tree"].as_str().unwrap_or(OLD).to_owned(),
+            timestamp: 0,
+            body: json!({ "anchor": anchor }),
+        }
+    }
+
+    fn digest(text: &str, range: Option<(u64, u64)>) -> String {
+        content_digest(text.as_bytes(), range).unwrap()
+    }
+
+    const FILE: &str = "fn a() {}\nfn b() {\n    1\n}\nfn c() {}\n";
+
+    #[test]
+    fn resolve_moved_span_is_carried_with_new_range() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::create_dir(tmp.path().join("src")).unwrap();
+        fs::write(
+            tmp.path().join("src/x.rs"),
+            format!("// new\n// lines\n{FILE}"),
+        )
+        .unwrap();
+        let c = claim(json!({"tree": OLD, "strategy": "multi", "path": "src/x.rs",
+                             "range": [2, 4], "contentDigest": digest(FILE, Some((2, 4)))}));
+        let r = resolve(&c, tmp.path(), NEW).unwrap();
+        assert_eq!(r.applies, Applies::Carried);
+        assert_eq!(r.path.as_deref(), Some("src/x.rs"));
+        assert_eq!(r.range, Some([4, 6]));
+    }
+
+    #[test]
+    fn resolve_own_tree_is_anchored_even_without_digest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c =
+            claim(json!({"tree": NEW, "strategy": "multi", "path": "gone.rs", "range": [1, 2]}));
+        let r = resolve(&c, tmp.path(), NEW).unwrap();
+        assert_eq!(
+            r,
+            Resolution {
+                applies: Applies::Anchored,
+                path: Some("gone.rs".into()),
+                range: Some([1, 2])
+            }
+        );
+        let c = claim(json!({"tree": OLD, "strategy": "multi", "path": "gone.rs"}));
+        assert_eq!(
+            resolve(&c, tmp.path(), NEW).unwrap().applies,
+            Applies::Unanchored
+        );
+    }
+
+    #[test]
+    fn resolve_prefers_nearest_occurrence() {
+        let f = Normalised::new(b"x\ny\nx\ny\nx\ny\n").unwrap();
+        let d = f.raw_digest(Some((0, 2))).unwrap();
+        assert_eq!(find_in_file(&f, &d, Some(2), 0), Some(Some([1, 2])));
+        assert_eq!(find_in_file(&f, &d, Some(2), 3), Some(Some([3, 4])));
+        assert_eq!(find_in_file(&f, &d, Some(2), 100), Some(Some([5, 6])));
+        assert_eq!(find_in_file(&f, &d, Some(7), 0), None);
+    }
+
+    #[test]
+    fn resolve_content_digest_searches_other_files_and_multi_does_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("a.rs"), "other\n").unwrap();
+        fs::write(tmp.path().join("renamed.rs"), FILE).unwrap();
+        fs::write(tmp.path().join("blob.bin"), b"\0\0").unwrap();
+        let anchor = |strategy: &str, range: Option<[u64; 2]>| {
+            let mut a = json!({"tree": OLD, "strategy": strategy, "path": "old.rs",
+                               "contentDigest": digest(FILE, range.map(|r| (r[0], r[1])))});
+            if let Some(r) = range {
+                a["range"] = json!(r);
+            }
+            claim(a)
+        };
+        let mut res = Resolver::new(tmp.path(), NEW);
+        let cs = [
+            anchor("multi", Some([2, 4])),
+            anchor("content-digest", Some([2, 4])),
+            anchor("content-digest", None),
+            anchor("multi", None),
+        ];
+        let refs: Vec<&Claim> = cs.iter().collect();
+        let got = res.resolve_all(&refs).unwrap();
+        assert_eq!(got[0].applies, Applies::Stale);
+        assert_eq!(got[1].applies, Applies::Carried);
+        assert_eq!(got[1].path.as_deref(), Some("renamed.rs"));
+        assert_eq!(got[1].range, Some([2, 4]));
+        assert_eq!(got[2].applies, Applies::Carried);
+        assert_eq!(got[2].range, None);
+        assert_eq!(got[3].applies, Applies::Stale);
+    }
+
+    #[test]
+    fn resolve_edit_inside_span_or_bad_digest_is_stale() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("x.rs"), FILE.replace("1", "2")).unwrap();
+        for d in [
+            digest(FILE, Some((2, 4))),
+            "zz".into(),
+            digest(FILE, Some((2, 4))).to_uppercase(),
+        ] {
+            let c = claim(json!({"tree": OLD, "strategy": "multi", "path": "x.rs",
+                                 "range": [2, 4], "contentDigest": d}));
+            assert_eq!(
+                resolve(&c, tmp.path(), NEW).unwrap().applies,
+                Applies::Stale
+            );
+        }
+        // A path that leaves the tree never resolves.
+        let c = claim(json!({"tree": OLD, "strategy": "multi", "path": "../x.rs",
+                             "contentDigest": digest(FILE, None)}));
+        assert_eq!(
+            resolve(&c, tmp.path(), NEW).unwrap().applies,
+            Applies::Stale
+        );
+    }
+
+    #[test]
+    fn resolve_whole_file_carries_only_when_all_of_it_matches() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("x.rs"), format!("{FILE}// more\n")).unwrap();
+        let c = claim(json!({"tree": OLD, "strategy": "multi", "path": "x.rs",
+                             "contentDigest": digest(FILE, None)}));
+        assert_eq!(
+            resolve(&c, tmp.path(), NEW).unwrap().applies,
+            Applies::Stale
+        );
+        fs::write(tmp.path().join("x.rs"), FILE.replace('\n', "  \r\n")).unwrap();
+        let r = resolve(&c, tmp.path(), NEW).unwrap();
+        assert_eq!((r.applies, r.range), (Applies::Carried, None));
+    }
+}

@@ -1,0 +1,171 @@
+//! `elench gate --policy FILE [--at DIR]`: may the tree at DIR ship, given the log?
+//!
+//! A failing gate is a decision, not an error: it exits with its own code (GATE_FAILED, 6),
+//! so CI can tell "may not ship" from "could not decide" (bad policy 2, no store 4, …).
+
+use super::anchor::{tree_dir, tree_oid};
+use super::common::open_store;
+use crate::anchor::Resolver;
+use crate::cli::failure::Failure;
+use crate::cli::output::{Report, Warning};
+use crate::cli::Globals;
+use crate::fold::Fold;
+use crate::gate::{evaluate, Outcome, Policy, StaleRule};
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 the tree may ship; 6 it may not (GATE_FAILED, every \
+                        violation listed); 2 the policy does not parse (BAD_POLICY, with line \
+                        and column) or bad arguments; 4 no store."
+)]
+pub struct GateArgs {
+    /// The policy (TOML: [scope] paths, origins, producers, forms; [rules] forbid,
+    /// max_unevaluated, min_harness_keys, stale). Absent rules take their strictest value
+    #[arg(long, value_name = "FILE")]
+    pub policy: PathBuf,
+    /// The tree to decide on (default: the enclosing checkout, i.e. the nearest directory
+    /// upwards holding .git, else the working directory)
+    #[arg(long, value_name = "DIR")]
+    pub at: Option<PathBuf>,
+}
+
+pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
+    let shown = a.policy.display().to_string();
+    let text = std::fs::read(&a.policy).map_err(|e| Failure::io(&shown, e))?;
+    let text = String::from_utf8(text).map_err(|e| Failure::BadPolicy {
+        path: shown.clone(),
+        error: crate::gate::PolicyError {
+            message: format!("not UTF-8 text ({e})"),
+            line: 0,
+            column: 0,
+        },
+    })?;
+    let policy = Policy::parse(&text).map_err(|error| Failure::BadPolicy {
+        path: shown.clone(),
+        error,
+    })?;
+    let dir = tree_dir(a.at.as_deref())?;
+    let store = open_store(g)?;
+    let tree = tree_oid(&dir)?;
+    let ids = store.claim_ids()?;
+    let mut fold = Fold::new(&store);
+    let mut resolver = Resolver::new(&dir, &tree);
+    let outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
+
+    let mut warnings = Vec::new();
+    if outcome.counts.in_scope == 0 {
+        warnings.push(Warning::new(
+            "EMPTY_SCOPE",
+            "no claim is in scope at this tree: the gate passes vacuously; check the policy's \
+             [scope] and that the claims' anchors apply here",
+        ));
+    }
+    let text = render(&outcome, &tree, &shown, &policy);
+    let data = json!({
+        "pass": outcome.pass,
+        "tree": tree,
+        "policy": policy.to_json(),
+        "violations": outcome.violations,
+        "counts": outcome.counts,
+    });
+    let failure = (!outcome.pass).then(|| {
+        let c = &outcome.counts.violations;
+        Failure::GateFailed(format!(
+            "the tree may not ship: {} violation(s) of {shown} (forbid {}, max_unevaluated {}, \
+             min_harness_keys {}, stale {})",
+            outcome.violations.len(),
+            c.forbid,
+            c.max_unevaluated,
+            c.min_harness_keys,
+            c.stale
+        ))
+    });
+    Ok(Report {
+        data,
+        text,
+        warnings,
+        failure,
+        ..Report::default()
+    })
+}
+
+/// The report for people: verdict, counts per status and per rule, then each violation with
+/// the claim's text.
+fn render(o: &Outcome, tree: &str, policy_path: &str, policy: &Policy) -> String {
+    let c = &o.counts;
+    let r = &policy.rules;
+    let verdict = if o.pass { "PASS" } else { "FAIL" };
+    let mut t = format!(
+        "gate {verdict} at tree {} (policy {policy_path})\n",
+        short(tree, 12)
+    );
+    t.push_str(&format!(
+        "  in scope  {} claim(s): {} anchored, {} carried, {} stale  \
+         (left aside: {} unanchored, {} filtered out)\n",
+        c.in_scope,
+        c.applies.anchored,
+        c.applies.carried,
+        c.applies.stale,
+        c.unanchored,
+        c.filtered_out
+    ));
+    let s = &c.status;
+    t.push_str(&format!(
+        "  status    {} verified, {} unevaluated ({} accepted as residue), {} falsified, \
+         {} revoked, {} superseded\n",
+        s.verified, s.unevaluated, c.accepted, s.falsified, s.revoked, s.superseded
+    ));
+    let forbid: Vec<&str> = r.forbid.iter().map(|s| s.as_str()).collect();
+    let v = &c.violations;
+    t.push_str(&format!(
+        "  rules     forbid [{}]: {}  ·  max_unevaluated {} (have {}): {}  ·  \
+         min_harness_keys {}: {}  ·  stale {}: {}\n",
+        forbid.join(", "),
+        v.forbid,
+        r.max_unevaluated,
+        c.unevaluated_unaccepted,
+        v.max_unevaluated,
+        r.min_harness_keys,
+        v.min_harness_keys,
+        match r.stale {
+            StaleRule::Fail => "fail",
+            StaleRule::Ignore => "ignore",
+        },
+        v.stale
+    ));
+    if !o.violations.is_empty() {
+        t.push_str("violations:\n");
+        for x in &o.violations {
+            t.push_str(&format!(
+                "  {}  {:<16} {:<11} {:<8} {}\n",
+                short(&x.id, 15),
+                x.rule.as_str(),
+                x.status.as_str(),
+                x.applies.as_str(),
+                match (&x.path, x.range) {
+                    (Some(p), Some([s, e])) => format!("{p}:{s}-{e}"),
+                    (Some(p), None) => p.clone(),
+                    (None, _) => "-".into(),
+                },
+            ));
+            if let Some(text) = &x.text {
+                t.push_str(&format!("      \"{}\"\n", short(text, 72)));
+            }
+            t.push_str(&format!("      {}\n", x.message));
+        }
+    }
+    t
+}
+
+/// At most `n` characters of `s`, with an ellipsis when cut; one line.
+fn short(s: &str, n: usize) -> String {
+    let one_line = s.replace(['\n', '\r', '\t'], " ");
+    if one_line.chars().count() <= n {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(n.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}

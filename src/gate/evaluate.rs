@@ -1,0 +1,469 @@
+//! The gate's decision: which claims are in scope at a tree, and which of them break a rule.
+//!
+//! The answer depends only on the set of claims, the directory's files and the policy: claims
+//! are visited in id order, and nothing reads arrival order or the clock, so anyone holding
+//! the same log and policy gets the same report, byte for byte.
+//!
+//! Scope: assertions (records act through status, never in scope) that pass the policy's
+//! filters and apply at the tree (`anchored` or `carried`), plus, for the `stale` rule, those
+//! whose span changed. `unanchored` claims speak about other trees and are left out.
+
+use super::policy::{Form, Policy, StaleRule};
+use crate::anchor::{Anchor, AnchorError, Applies, Resolver};
+use crate::claim::{Claim, Kind};
+use crate::fold::{ClaimSource, Fold, FoldError, Status};
+use crate::keys::Role;
+use crate::store::StoredClaim;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    #[error(transparent)]
+    Fold(#[from] FoldError),
+    #[error(transparent)]
+    Anchor(#[from] AnchorError),
+}
+
+/// A rule of the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    Forbid,
+    MaxUnevaluated,
+    MinHarnessKeys,
+    Stale,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::Forbid => "forbid",
+            Rule::MaxUnevaluated => "max_unevaluated",
+            Rule::MinHarnessKeys => "min_harness_keys",
+            Rule::Stale => "stale",
+        }
+    }
+}
+
+/// One claim breaking one rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    pub id: String,
+    pub rule: Rule,
+    pub status: Status,
+    pub applies: Applies,
+    /// Why, in words.
+    pub message: String,
+    /// The path the claim is about at this tree (or was, when stale).
+    pub path: Option<String>,
+    /// Its lines there (or the claim's own, when stale); none for a whole-file anchor.
+    pub range: Option<[u64; 2]>,
+    /// The claim's `assertion.text`, when it has one.
+    pub text: Option<String>,
+}
+
+/// Effective statuses of the claims in scope that apply at the tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StatusCounts {
+    pub unevaluated: u64,
+    pub verified: u64,
+    pub falsified: u64,
+    pub superseded: u64,
+    pub revoked: u64,
+}
+
+/// How the claims in scope apply.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AppliesCounts {
+    pub anchored: u64,
+    pub carried: u64,
+    pub stale: u64,
+}
+
+/// Violations per rule.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RuleCounts {
+    pub forbid: u64,
+    pub max_unevaluated: u64,
+    pub min_harness_keys: u64,
+    pub stale: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Assertions in scope (applying or stale).
+    pub in_scope: u64,
+    pub applies: AppliesCounts,
+    /// Assertions left out because they speak about another tree with no digest.
+    pub unanchored: u64,
+    /// Assertions left out by the scope's filters.
+    pub filtered_out: u64,
+    /// Over the claims in scope that apply (anchored or carried).
+    pub status: StatusCounts,
+    /// Unevaluated claims a human accepted as residue: counted apart, never against
+    /// `max_unevaluated`.
+    pub accepted: u64,
+    /// Unevaluated claims nobody accepted: what `max_unevaluated` bounds.
+    pub unevaluated_unaccepted: u64,
+    pub violations: RuleCounts,
+}
+
+/// The gate's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    pub pass: bool,
+    /// Sorted by claim id, then rule.
+    pub violations: Vec<Violation>,
+    pub counts: Counts,
+}
+
+/// Evaluates `policy` over the claims `ids` (any order; records and unknown kinds are
+/// skipped) at the directory `resolver` reads.
+pub fn evaluate<S: ClaimSource>(
+    policy: &Policy,
+    ids: &[String],
+    fold: &mut Fold<'_, S>,
+    resolver: &mut Resolver,
+) -> Result<Outcome, GateError> {
+    let mut ids: Vec<&String> = ids.iter().collect();
+    ids.sort();
+    ids.dedup();
+
+    let mut counts = Counts::default();
+    // Filters that need no file first, so resolution only reads what may be in scope.
+    let mut candidates: Vec<Arc<StoredClaim>> = Vec::new();
+    for id in ids {
+        let stored = fold.require(id)?;
+        if stored.claim.kind != Kind::Assertion {
+            continue;
+        }
+        if passes_filters(policy, &stored.claim) {
+            candidates.push(stored);
+        } else {
+            counts.filtered_out += 1;
+        }
+    }
+    let claims: Vec<&Claim> = candidates.iter().map(|s| &s.claim).collect();
+    let resolutions = resolver.resolve_all(&claims)?;
+
+    let rules = &policy.rules;
+    let mut violations = Vec::new();
+    let mut unaccepted = Vec::new();
+    for (stored, res) in candidates.iter().zip(resolutions) {
+        let c = &stored.claim;
+        if res.applies == Applies::Unanchored {
+            counts.unanchored += 1;
+            continue;
+        }
+        let (path, range) = match res.applies {
+            Applies::Stale => {
+                let a = Anchor::of(c)?;
+                (a.path, a.range.map(|(s, e)| [s, e]))
+            }
+            _ => (res.path.clone(), res.range),
+        };
+        if let Some(globs) = &policy.scope.paths {
+            if !path.as_deref().is_some_and(|p| globs.is_match(p)) {
+                counts.filtered_out += 1;
+                continue;
+            }
+        }
+        counts.in_scope += 1;
+        let status = fold.effective(&c.id)?.status;
+        let violation = |rule: Rule, message: String| Violation {
+            id: c.id.clone(),
+            rule,
+            status,
+            applies: res.applies,
+            message,
+            path: path.clone(),
+            range,
+            text: assertion_text(c),
+        };
+        if res.applies == Applies::Stale {
+            counts.applies.stale += 1;
+            if rules.stale == StaleRule::Fail {
+                violations.push(violation(
+                    Rule::Stale,
+                    "the lines this claim is about changed or are gone at this tree".into(),
+                ));
+            }
+            continue;
+        }
+        match res.applies {
+            Applies::Anchored => counts.applies.anchored += 1,
+            _ => counts.applies.carried += 1,
+        }
+        let slot = match status {
+            Status::Unevaluated => &mut counts.status.unevaluated,
+            Status::Verified => &mut counts.status.verified,
+            Status::Falsified => &mut counts.status.falsified,
+            Status::Superseded => &mut counts.status.superseded,
+            Status::Revoked => &mut counts.status.revoked,
+        };
+        *slot += 1;
+        if rules.forbid.contains(&status) {
+            violations.push(violation(
+                Rule::Forbid,
+                format!("the policy forbids {status} claims"),
+            ));
+        }
+        match status {
+            Status::Unevaluated => {
+                if fold.own(&c.id)?.accepted_by.is_empty() {
+                    unaccepted.push(violation(
+                        Rule::MaxUnevaluated,
+                        String::new(), // filled in once the total is known
+                    ));
+                } else {
+                    counts.accepted += 1;
+                }
+            }
+            Status::Verified if rules.min_harness_keys > 0 => {
+                let keys = harness_keys(fold, &c.id)?;
+                if (keys as u64) < rules.min_harness_keys {
+                    violations.push(violation(
+                        Rule::MinHarnessKeys,
+                        format!(
+                            "verified by {keys} distinct harness key(s); the policy asks for {}",
+                            rules.min_harness_keys
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    counts.unevaluated_unaccepted = unaccepted.len() as u64;
+    if counts.unevaluated_unaccepted > rules.max_unevaluated {
+        let message = format!(
+            "unevaluated and not accepted: {} such claims in scope, the policy allows {}",
+            counts.unevaluated_unaccepted, rules.max_unevaluated
+        );
+        for mut v in unaccepted {
+            v.message = message.clone();
+            violations.push(v);
+        }
+    }
+    violations.sort_by(|a, b| (&a.id, a.rule).cmp(&(&b.id, b.rule)));
+    for v in &violations {
+        let slot = match v.rule {
+            Rule::Forbid => &mut counts.violations.forbid,
+            Rule::MaxUnevaluated => &mut counts.violations.max_unevaluated,
+            Rule::MinHarnessKeys => &mut counts.violations.min_harness_keys,
+            Rule::Stale => &mut counts.violations.stale,
+        };
+        *slot += 1;
+    }
+    Ok(Outcome {
+        pass: violations.is_empty(),
+        violations,
+        counts,
+    })
+}
+
+/// The scope's origin, producer and form filters (the path filter needs the resolution).
+fn passes_filters(policy: &Policy, c: &Claim) -> bool {
+    let s = &policy.scope;
+    if let Some(origins) = &s.origins {
+        if !origins.contains(&c.origin) {
+            return false;
+        }
+    }
+    if let Some(producers) = &s.producers {
+        if !producers.is_match(&c.producer) {
+            return false;
+        }
+    }
+    if let Some(forms) = &s.forms {
+        let form = c
+            .body
+            .pointer("/assertion/form")
+            .and_then(|f| f.as_str())
+            .and_then(Form::parse);
+        if !form.is_some_and(|f| forms.contains(&f)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Distinct harness keys that signed the live verifications deciding a verified claim.
+fn harness_keys<S: ClaimSource>(fold: &mut Fold<'_, S>, id: &str) -> Result<usize, FoldError> {
+    let own = fold.own(id)?;
+    let mut keys = BTreeSet::new();
+    for r in &own.decided_by {
+        let rec = fold.require(r)?;
+        for s in &rec.signers {
+            if s.role == Role::Harness {
+                keys.insert(s.keyid.clone());
+            }
+        }
+    }
+    Ok(keys.len())
+}
+
+/// `assertion.text` of a claim.
+pub fn assertion_text(c: &Claim) -> Option<String> {
+    c.body
+        .pointer("/assertion/text")
+        .and_then(|t| t.as_str())
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::OriginKind;
+    use crate::ingest::Signer;
+    use crate::store::StoreError;
+    use serde_json::json;
+    use std::collections::HashMap;
+
+    const HERE: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+    const ELSEWHERE: &str = "2222222222222222222222222222222222222222222222222222222222222222";
+
+    #[derive(Default)]
+    struct Mem(HashMap<String, StoredClaim>);
+
+    impl ClaimSource for Mem {
+        fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+            Ok(self.0.get(id).cloned())
+        }
+        fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
+            Ok(self
+                .0
+                .values()
+                .filter(|s| s.claim.target.iter().any(|t| t == id))
+                .map(|s| s.claim.id.clone())
+                .collect())
+        }
+        fn dependents(&self, id: &str) -> Result<Vec<String>, StoreError> {
+            Ok(self
+                .0
+                .values()
+                .filter(|s| s.claim.depends_on.iter().any(|t| t == id))
+                .map(|s| s.claim.id.clone())
+                .collect())
+        }
+    }
+
+    impl Mem {
+        fn put(
+            &mut self,
+            id: &str,
+            kind: Kind,
+            target: &[&str],
+            anchor: serde_json::Value,
+            keys: &[(&str, Role)],
+        ) {
+            let claim = Claim {
+                id: id.into(),
+                kind,
+                target: target.iter().map(|t| t.to_string()).collect(),
+                depends_on: vec![],
+                origin: OriginKind::AgentAsserted,
+                producer: "p".into(),
+                anchor_tree: anchor["tree"].as_str().unwrap().into(),
+                timestamp: 0,
+                body: json!({"anchor": anchor, "assertion": {"form": "annotation", "text": format!("claim {id}")}}),
+            };
+            let signers = keys
+                .iter()
+                .map(|(k, role)| Signer {
+                    keyid: k.to_string(),
+                    role: *role,
+                    name: k.to_string(),
+                })
+                .collect();
+            let seq = self.0.len() as u64;
+            self.0.insert(
+                id.into(),
+                StoredClaim {
+                    claim,
+                    signers,
+                    seq,
+                },
+            );
+        }
+    }
+
+    fn run(mem: &Mem, policy: &str, dir: &std::path::Path) -> Outcome {
+        let policy = Policy::parse(policy).unwrap();
+        let ids: Vec<String> = mem.0.keys().cloned().collect();
+        let mut fold = Fold::new(mem);
+        let mut resolver = Resolver::new(dir, HERE);
+        evaluate(&policy, &ids, &mut fold, &mut resolver).unwrap()
+    }
+
+    #[test]
+    fn gate_default_policy_names_each_violation() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.rs"), "changed\n").unwrap();
+        let here = json!({"tree": HERE, "strategy": "multi", "path": "src/a.rs"});
+        let stale = json!({"tree": ELSEWHERE, "strategy": "multi", "path": "a.rs",
+                           "contentDigest": crate::anchor::content_digest(b"old\n", None).unwrap()});
+        let other = json!({"tree": ELSEWHERE, "strategy": "multi"});
+        let mut m = Mem::default();
+        m.put("cl_a", Kind::Assertion, &[], here.clone(), &[]);
+        m.put("cl_b", Kind::Assertion, &[], here.clone(), &[]);
+        m.put(
+            "cl_v",
+            Kind::Verification,
+            &["cl_b"],
+            here.clone(),
+            &[("k1", Role::Harness), ("k2", Role::Agent)],
+        );
+        m.put("cl_c", Kind::Assertion, &[], here.clone(), &[]);
+        m.put("cl_f", Kind::Falsification, &["cl_c"], here.clone(), &[]);
+        m.put("cl_d", Kind::Assertion, &[], stale, &[]);
+        m.put("cl_e", Kind::Assertion, &[], other, &[]);
+        m.put("cl_g", Kind::Assertion, &[], here.clone(), &[]);
+        m.put("cl_r", Kind::ResidueAcceptance, &["cl_g"], here, &[]);
+
+        let out = run(&m, "", tmp.path());
+        let got: Vec<(&str, &str)> = out
+            .violations
+            .iter()
+            .map(|v| (v.id.as_str(), v.rule.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("cl_a", "max_unevaluated"),
+                ("cl_c", "forbid"),
+                ("cl_d", "stale")
+            ]
+        );
+        assert!(!out.pass);
+        let c = &out.counts;
+        assert_eq!((c.in_scope, c.unanchored, c.filtered_out), (5, 1, 0));
+        assert_eq!((c.applies.anchored, c.applies.stale), (4, 1));
+        assert_eq!(
+            (c.status.unevaluated, c.status.verified, c.status.falsified),
+            (2, 1, 1)
+        );
+        assert_eq!((c.accepted, c.unevaluated_unaccepted), (1, 1));
+        assert_eq!(out.violations[0].text.as_deref(), Some("claim cl_a"));
+
+        // Two harness keys asked for, one (k1; k2 is an agent) behind the verification.
+        let out = run(
+            &m,
+            "[rules]\nmin_harness_keys = 2\nmax_unevaluated = 1\nstale = \"ignore\"\n",
+            tmp.path(),
+        );
+        let got: Vec<(&str, &str)> = out
+            .violations
+            .iter()
+            .map(|v| (v.id.as_str(), v.rule.as_str()))
+            .collect();
+        assert_eq!(got, [("cl_b", "min_harness_keys"), ("cl_c", "forbid")]);
+
+        // Narrowed to a path no bad claim is about: passes.
+        let out = run(&m, "[scope]\npaths = [\"docs/**\"]\n", tmp.path());
+        assert!(out.pass, "{out:?}");
+        assert_eq!(out.counts.in_scope, 0);
+    }
+}
