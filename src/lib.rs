@@ -14,4 +14,5 @@ pub mod graph;
 pub mod ingest;
 pub mod keys;
 pub mod store;
+pub mod sync;
 pub mod tree;

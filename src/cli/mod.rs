@@ -70,6 +70,16 @@ pub enum Command {
     Export(commands::export::ExportArgs),
     /// Re-verify every stored envelope and index entry
     Fsck(commands::fsck::FsckArgs),
+    /// Manage the git remotes the log is shared through
+    #[command(subcommand)]
+    Remote(commands::remote::RemoteCommand),
+    /// Add to a remote the envelopes it lacks (default remote: origin)
+    Push(commands::sync::RemoteArg),
+    /// Take from a remote the envelopes this store lacks, verified against the local trust
+    /// store; rejected ones are listed and stay in the remote (default remote: origin)
+    Pull(commands::sync::RemoteArg),
+    /// Pull, then push (default remote: origin)
+    Sync(commands::sync::RemoteArg),
     /// Conformance reports as evidence: check them, attest with them, run elench's corpus
     #[command(subcommand)]
     Conformance(commands::conformance::ConformanceCommand),
@@ -92,6 +102,10 @@ impl Command {
             Command::Log(_) => "log",
             Command::Export(_) => "export",
             Command::Fsck(_) => "fsck",
+            Command::Remote(r) => r.name(),
+            Command::Push(_) => "push",
+            Command::Pull(_) => "pull",
+            Command::Sync(_) => "sync",
             Command::Demo(_) => "demo",
             Command::Conformance(c) => c.name(),
         }
@@ -162,6 +176,10 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Log(a) => commands::log::run(a, g),
         Command::Export(a) => commands::export::run(a, g),
         Command::Fsck(a) => commands::fsck::run(a, g),
+        Command::Remote(r) => commands::remote::run(r, g),
+        Command::Push(a) => commands::sync::run(commands::sync::Direction::Push, a, g),
+        Command::Pull(a) => commands::sync::run(commands::sync::Direction::Pull, a, g),
+        Command::Sync(a) => commands::sync::run(commands::sync::Direction::Sync, a, g),
         Command::Demo(a) => commands::demo::run(a, g),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }

@@ -1,0 +1,146 @@
+//! Pull: take from the remote the envelopes this store lacks, through the ordinary ingest.
+//!
+//! Only what is new is looked at: the tree diff between the commit pulled last time and the
+//! remote's head, plus the envelopes refused last time (they may be accepted now that their
+//! key is trusted). Refused envelopes are reported and stay in the remote; nothing the remote
+//! says is believed except the bytes, which ingest judges against the local trust store.
+
+use super::git::{Blob, Entry};
+use super::local::{self, Ingested};
+use super::remote::PendingEntry;
+use super::{layout, Outcome, Rejected, Session, SyncError, PROGRESS_FROM};
+use crate::envelope::MAX_ENVELOPE_BYTES;
+use crate::error::Code;
+use crate::store::Effect;
+use std::collections::BTreeSet;
+
+impl Session<'_> {
+    pub fn pull(&mut self) -> Result<Outcome, SyncError> {
+        let (repo, head) = self.connect()?;
+        let mut out = Outcome {
+            object_format: Some(repo.format.as_str()),
+            remote_head: head.clone(),
+            ..Outcome::default()
+        };
+        let Some(head) = head else {
+            return Ok(out);
+        };
+        let store = self.store;
+        let count = local::envelope_count(store)?;
+        // The last pull's commit is a valid starting point only if it is still here and the
+        // local log has not shrunk (a repair moves damaged records aside; pull them again).
+        let base = match &self.state.pulled {
+            Some(p) if self.state.pulled_local <= count && repo.has_commit(p)? => Some(p.clone()),
+            _ => None,
+        };
+        let mut entries: Vec<Entry> = match &base {
+            Some(b) if *b == head => Vec::new(),
+            Some(b) => repo.added(b, &head, layout::LAYOUT_DIR)?,
+            None => repo.list(&head, layout::LAYOUT_DIR)?,
+        };
+        if base.is_some() {
+            entries.extend(self.state.pending.iter().map(|p| Entry {
+                path: p.path.clone(),
+                blob: p.blob.clone(),
+            }));
+        }
+        let mut seen = BTreeSet::new();
+        entries.retain(|e| seen.insert((e.path.clone(), e.blob.clone())));
+
+        // Skip what the store holds already, judged by the path; the content decides the rest.
+        let mut wanted = Vec::new();
+        for e in entries {
+            if let Some((id, digest)) = layout::parse_path(&e.path) {
+                if local::has_envelope(store, id, digest)? {
+                    continue;
+                }
+            }
+            wanted.push(e);
+        }
+        if wanted.len() >= PROGRESS_FROM {
+            self.note(&format!("pull: {} envelopes to check", wanted.len()));
+        }
+
+        let trust = local::trust(store)?;
+        let oids: Vec<String> = wanted.iter().map(|e| e.blob.clone()).collect();
+        let mut failure: Option<SyncError> = None;
+        let stop = self.stop;
+        let progress = self.progress && wanted.len() >= PROGRESS_FROM;
+        repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |i, blob| {
+            let entry = &wanted[i];
+            let reject = |out: &mut Outcome, code: Code, message: String| {
+                out.rejections.push(Rejected {
+                    path: entry.path.clone(),
+                    blob: entry.blob.clone(),
+                    code: code.as_str().to_owned(),
+                    message,
+                });
+            };
+            out.fetched += 1;
+            match blob {
+                Blob::Missing => reject(
+                    &mut out,
+                    Code::Unreadable,
+                    format!(
+                        "the remote's tree names blob {}, which git cannot read",
+                        entry.blob
+                    ),
+                ),
+                Blob::TooLarge(n) => reject(
+                    &mut out,
+                    Code::TooLarge,
+                    format!("{n} bytes, over the limit of {MAX_ENVELOPE_BYTES} bytes (1 MiB)"),
+                ),
+                Blob::Content(bytes) => match local::ingest(store, &trust, &bytes) {
+                    Ok(Ingested::Rejected(r)) => {
+                        out.rejections.push(Rejected {
+                            path: entry.path.clone(),
+                            blob: entry.blob.clone(),
+                            code: r.code.as_str().to_owned(),
+                            message: r.message,
+                        });
+                    }
+                    Ok(Ingested::Stored(effect)) => match effect {
+                        Effect::Created => out.created += 1,
+                        Effect::Noop => out.noop += 1,
+                        #[allow(unreachable_patterns)]
+                        _ => out.merged += 1,
+                    },
+                    Err(e) => {
+                        failure = Some(e.into());
+                        return Ok(false);
+                    }
+                },
+            }
+            if progress && out.fetched % 1000 == 0 {
+                eprintln!("pull: {}/{} envelopes", out.fetched, wanted.len());
+            }
+            if stop() {
+                out.interrupted = true;
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        out.rejected = out.rejections.len();
+        if let Some(f) = failure {
+            return Err(f);
+        }
+        if out.interrupted {
+            // Nothing recorded: the next pull looks at the same envelopes again and skips
+            // the ones stored meanwhile.
+            return Ok(out);
+        }
+        self.state.pulled = Some(head);
+        self.state.pulled_local = local::envelope_count(store)?;
+        self.state.pending = out
+            .rejections
+            .iter()
+            .map(|r| PendingEntry {
+                path: r.path.clone(),
+                blob: r.blob.clone(),
+            })
+            .collect();
+        self.save()?;
+        Ok(out)
+    }
+}
