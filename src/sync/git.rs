@@ -241,22 +241,22 @@ impl Repo {
             .arg(format!("--object-format={}", format.as_str()))
             .arg(&tmp);
         output(cmd, "init")?;
-        let staged = Repo {
-            dir: tmp.clone(),
-            format,
-            progress: false,
-        };
-        // Objects here are referenced only by elench's own refs; gc would be harmless but
-        // slow at an unexpected moment, and hooks have no business running here.
-        for (k, v) in [
-            ("gc.auto", "0"),
-            ("maintenance.auto", "false"),
-            ("core.hooksPath", "hooks"),
-            ("core.logAllRefUpdates", "false"),
-            ("fetch.writeCommitGraph", "false"),
-        ] {
-            staged.run(&["config", k, v], "config")?;
-        }
+        // Nothing is ever pruned here (state files name commits no ref may hold); objects
+        // always arrive as packs, which `consolidate` merges; hooks have no business here.
+        // Written straight into the new repository's config: one process fewer per setting.
+        let settings = "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n\
+                        [fastimport]\n\tunpackLimit = 1\n[fetch]\n\tunpackLimit = 1\n\
+                        \twriteCommitGraph = false\n[core]\n\thooksPath = hooks\n\
+                        \tlogAllRefUpdates = false\n";
+        let config = tmp.join("config");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&config)
+            .and_then(|mut f| f.write_all(settings.as_bytes()).and_then(|_| f.sync_all()))
+            .map_err(|e| GitError::Failed {
+                command: "init".into(),
+                message: format!("{}: {e}", config.display()),
+            })?;
         match std::fs::rename(&tmp, dir) {
             Ok(()) => {}
             // Another process made it first: use theirs.
@@ -284,6 +284,34 @@ impl Repo {
         let mut cmd = self.cmd();
         cmd.args(args);
         output(cmd, name)
+    }
+
+    /// Every exchange adds a pack; lookups slow down as packs pile up, so past a bound they
+    /// are merged into one. Nothing is dropped (unreachable objects are kept too), and an
+    /// interrupted repack leaves the old packs in place.
+    pub fn consolidate(&self, max_packs: usize) -> Result<bool, GitError> {
+        let packs = std::fs::read_dir(self.dir.join("objects").join("pack"))
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                    .count()
+            })
+            .unwrap_or(0);
+        if packs <= max_packs {
+            return Ok(false);
+        }
+        self.run(
+            &[
+                "repack",
+                "-a",
+                "-d",
+                "-q",
+                "--keep-unreachable",
+                "--no-write-bitmap-index",
+            ],
+            "repack",
+        )?;
+        Ok(true)
     }
 
     /// Whether the repository holds commit `oid`.
@@ -323,8 +351,11 @@ impl Repo {
         Ok(oid)
     }
 
-    /// Fetches the remote's log into `tracking` and returns the commit fetched.
+    /// Fetches the remote's log and returns the commit fetched (also recorded, best effort,
+    /// in `tracking`). The fetch lands on a ref of its own, so a git process left over from
+    /// a killed run can never hold a lock this one needs.
     pub fn fetch(&self, url: &str, remote_ref: &str, tracking: &str) -> Result<String, GitError> {
+        let landing = unique_ref("fetch");
         let mut cmd = self.cmd();
         cmd.args([
             "fetch",
@@ -337,7 +368,7 @@ impl Repo {
         } else {
             "--quiet"
         });
-        cmd.args(["--", url, &format!("+{remote_ref}:{tracking}")]);
+        cmd.args(["--", url, &format!("+{remote_ref}:{landing}")]);
         if self.progress {
             cmd.stderr(Stdio::inherit());
             let status = cmd.status().map_err(|e| spawn_error("fetch", e))?;
@@ -350,7 +381,19 @@ impl Repo {
         } else {
             output(cmd, "fetch")?;
         }
-        self.rev_parse(tracking)
+        let oid = self.rev_parse(&landing)?;
+        // Drop the landing ref and point the tracking ref at the head in one process; this
+        // is bookkeeping, so a failure (a lock held by a killed run's git) is ignored.
+        let mut cmd = self.cmd();
+        cmd.args(["update-ref", "--stdin"]).stdin(Stdio::piped());
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        if let Ok(mut child) = cmd.spawn() {
+            if let Some(mut w) = child.stdin.take() {
+                let _ = write!(w, "delete {landing}\nupdate {tracking} {oid}\n");
+            }
+            let _ = child.wait();
+        }
+        Ok(oid)
     }
 
     /// Pushes `oid` to the remote's `remote_ref`, as a fast-forward only.
@@ -625,19 +668,24 @@ impl Repo {
                 detail: "no stdin pipe".into(),
             });
         };
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
         Ok(FastImport {
             repo: self.clone(),
             child: Some(child),
             stdin: Some(BufWriter::with_capacity(1 << 20, stdin)),
-            refname: format!("refs/elench/tmp/{}-{nanos}", std::process::id()),
+            refname: unique_ref("import"),
             started: false,
             files: 0,
         })
     }
+}
+
+/// A ref name no other process uses: for carrying one result out of one git command.
+fn unique_ref(purpose: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("refs/elench/tmp/{purpose}-{}-{nanos}", std::process::id())
 }
 
 fn is_file_mode(mode: &str) -> bool {
@@ -879,6 +927,13 @@ mod tests {
             assert_eq!(head, c2);
             assert!(fresh.has_commit(&c2).unwrap());
             assert!(!fresh.has_commit(&other).unwrap());
+
+            // Consolidating packs keeps every object, reachable from a ref or not.
+            assert!(repo.consolidate(0).unwrap());
+            for oid in [&c1, &c2, &other] {
+                assert!(repo.has_commit(oid).unwrap());
+            }
+            assert!(!repo.consolidate(1).unwrap());
         }
     }
 }

@@ -70,6 +70,8 @@ pub struct Outcome {
     pub rejections: Vec<Rejected>,
     /// Envelopes this store added to the remote.
     pub pushed: usize,
+    /// Commits built and offered to the remote (more than one when others pushed first).
+    pub attempts: usize,
     /// The remote's log commit after the exchange (None: the remote has no log).
     pub remote_head: Option<String>,
     /// The remote's object format.
@@ -145,6 +147,7 @@ impl<'a> Session<'a> {
             seen.format,
         )?;
         repo.progress = self.progress;
+        repo.consolidate(MAX_PACKS)?;
         let head = match seen.head {
             None => None,
             Some(h) => Some(self.bring(&repo, &h)?),
@@ -154,12 +157,18 @@ impl<'a> Session<'a> {
 
     /// Makes commit `head` (or wherever the remote's log has moved since) available locally.
     fn bring(&self, repo: &Repo, head: &str) -> Result<String, SyncError> {
-        let tracking = self.tracking_ref();
         if repo.has_commit(head)? {
-            repo.update_ref(&tracking, head)?;
+            self.track(repo, head);
             return Ok(head.to_owned());
         }
-        Ok(repo.fetch(&self.remote.url, layout::LOG_REF, &tracking)?)
+        Ok(repo.fetch(&self.remote.url, layout::LOG_REF, &self.tracking_ref())?)
+    }
+
+    /// Records the remote's last known head in the private repository, for people looking
+    /// at it with git. Nothing depends on it (the private repository is never pruned), so a
+    /// failure, e.g. a lock held by a git process of a killed run, is ignored.
+    fn track(&self, repo: &Repo, head: &str) {
+        let _ = repo.update_ref(&self.tracking_ref(), head);
     }
 
     fn note(&self, text: &str) {
@@ -176,6 +185,7 @@ impl<'a> Session<'a> {
         }
         let pushed = self.push()?;
         out.pushed = pushed.pushed;
+        out.attempts = pushed.attempts;
         out.remote_head = pushed.remote_head;
         out.interrupted = pushed.interrupted;
         Ok(out)
@@ -185,5 +195,7 @@ impl<'a> Session<'a> {
 /// Batches of this many envelopes are read from the store or checked against the remote at
 /// a time.
 const PAGE: usize = 4096;
+/// The private repository's packs are merged when there are more than this many.
+const MAX_PACKS: usize = 64;
 /// Progress lines appear for transfers of at least this many envelopes.
 const PROGRESS_FROM: usize = 2000;

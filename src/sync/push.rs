@@ -17,6 +17,8 @@ const ATTEMPTS: usize = 12;
 struct Built {
     commit: Option<(String, usize)>,
     end: u64,
+    /// Stopped by a signal before the commit was written.
+    interrupted: bool,
 }
 
 impl Session<'_> {
@@ -28,8 +30,14 @@ impl Session<'_> {
             let built = self.build(&repo, head.as_deref(), from)?;
             let mut out = Outcome {
                 object_format: Some(repo.format.as_str()),
+                attempts: attempt,
                 ..Outcome::default()
             };
+            if built.interrupted {
+                out.interrupted = true;
+                out.remote_head = head;
+                return Ok(out);
+            }
             let Some((commit, n)) = built.commit else {
                 self.state.pushed = head.clone();
                 self.state.pushed_pos = if head.is_some() { built.end } else { 0 };
@@ -37,9 +45,10 @@ impl Session<'_> {
                 out.remote_head = head;
                 return Ok(out);
             };
+            out.attempts = attempt + 1;
             match repo.push(&self.remote.url, &commit, layout::LOG_REF)? {
                 Pushed::Done => {
-                    repo.update_ref(&self.tracking_ref(), &commit)?;
+                    self.track(&repo, &commit);
                     self.state.pushed = Some(commit.clone());
                     self.state.pushed_pos = built.end;
                     self.save()?;
@@ -101,6 +110,14 @@ impl Session<'_> {
             eprintln!("push: {total} local envelopes to compare with the remote");
         }
         loop {
+            if (self.stop)() {
+                // Dropping the unfinished import aborts it.
+                return Ok(Built {
+                    commit: None,
+                    end: pos,
+                    interrupted: true,
+                });
+            }
             let page = local::local_envelopes_since(self.store, pos, PAGE)?;
             let Some(last) = page.last() else { break };
             pos = last.seq + 1;
@@ -137,7 +154,11 @@ impl Session<'_> {
                 Some((fi.finish()?, n))
             }
         };
-        Ok(Built { commit, end: pos })
+        Ok(Built {
+            commit,
+            end: pos,
+            interrupted: false,
+        })
     }
 }
 

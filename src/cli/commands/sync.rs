@@ -44,8 +44,12 @@ pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Fa
         Direction::Push => session.push(),
         Direction::Pull => session.pull(),
         Direction::Sync => session.sync(),
-    }
-    .map_err(sync_failure)?;
+    };
+    let outcome = match (outcome, interrupt.received()) {
+        // A signal at a terminal reaches git too; its failure is the interruption.
+        (Err(_), Some(signal)) => return Err(Failure::Interrupted { signal }),
+        (o, _) => o.map_err(sync_failure)?,
+    };
     Ok(report(direction, &a.name, &url, outcome, &interrupt))
 }
 
@@ -65,12 +69,12 @@ fn report(
     let mut text = format!("{verb} {name} ({url})\n");
     if direction != Direction::Push {
         text.push_str(&format!(
-            "  taken: {} new envelopes: {} created, {} merged, {} already held, {} rejected\n",
+            "  fetched {} new envelope(s): {} created, {} merged, {} already held, {} rejected\n",
             o.fetched, o.created, o.merged, o.noop, o.rejected
         ));
     }
     if direction != Direction::Pull {
-        text.push_str(&format!("  given: {} envelopes\n", o.pushed));
+        text.push_str(&format!("  pushed {} envelope(s)\n", o.pushed));
     }
     text.push_str(&format!("  remote log at {head}\n"));
     for r in &o.rejections {
@@ -109,6 +113,7 @@ fn report(
             "rejected": o.rejected,
             "rejections": o.rejections,
             "pushed": o.pushed,
+            "attempts": o.attempts,
             "remote_head": o.remote_head,
         }),
         text,
