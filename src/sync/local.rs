@@ -101,3 +101,23 @@ pub fn ingest(store: &Store, trust: &TrustSet, bytes: &[u8]) -> Result<Ingested,
     };
     Ok(Ingested::Stored(store.add(&accepted, &canonical)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_canonical_form_ignores_member_order_and_whitespace() {
+        let a = canonical(br#"{"signatures":[], "payloadType":"t","payload":"cA=="}"#).unwrap();
+        let b =
+            canonical(b"{\"payload\":\"cA==\",\n\"payloadType\":\"t\",\"signatures\":[]}").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(
+            a,
+            br#"{"payload":"cA==","payloadType":"t","signatures":[]}"#
+        );
+        assert_eq!(digest_hex(&a), digest_hex(&b));
+        assert_eq!(digest_hex(&a).len(), 64);
+        assert_eq!(canonical(b"not json"), None);
+    }
+}
