@@ -654,3 +654,47 @@ fn an_interrupted_pull_or_push_is_completed_by_the_next_run() {
     assert_eq!(exported(&b, tmp.path()), union);
     assert_fsck_clean(&b);
 }
+
+#[test]
+fn remotes_are_listed_and_bad_names_unknown_remotes_and_clashes_fail_with_their_codes() {
+    if !have_git() {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path(), "remote.git", "sha1");
+    let s = store_with_remote(tmp.path(), "s", &keys, &remote);
+    let out = run(&s, &["remote", "add", "backup", "relative/path.git"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let listed = run(&s, &["remote", "list"]);
+    let names: Vec<&str> = listed.json["data"]["remotes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["backup", "origin"]);
+    // A relative path is stored absolute: git runs elsewhere.
+    let backup = &listed.json["data"]["remotes"][0]["url"];
+    assert!(
+        Path::new(backup.as_str().unwrap()).is_absolute(),
+        "{backup}"
+    );
+    // Adding the same again changes nothing; another URL under the name is refused.
+    let same = run(&s, &["remote", "add", "origin", remote.to_str().unwrap()]);
+    assert_eq!((same.code, &same.json["data"]["added"]), (0, &json!(false)));
+    let clash = run(&s, &["remote", "add", "origin", "/elsewhere.git"]);
+    assert_eq!(clash.code, 2);
+    assert_eq!(clash.json["error"]["code"], json!("REMOTE_EXISTS"));
+    let bad = run(&s, &["remote", "add", "../up", "/x.git"]);
+    assert_eq!(bad.code, 2);
+    assert_eq!(bad.json["error"]["code"], json!("BAD_ARGUMENTS"));
+    let unknown = run(&s, &["pull", "nowhere"]);
+    assert_eq!(unknown.code, 5);
+    assert_eq!(unknown.json["error"]["code"], json!("REMOTE_NOT_FOUND"));
+    // A remote that is not there: git's failure, retryable, and the store is unchanged.
+    let gone = run(&s, &["push", "backup"]);
+    assert_eq!(gone.code, 12, "{}", gone.json);
+    assert_eq!(gone.json["error"]["code"], json!("GIT_FAILED"));
+    assert_eq!(gone.json["error"]["retryable"], json!(true));
+}
