@@ -40,8 +40,8 @@ store() { # store NAME REMOTE: a store trusting the bench key, with origin = REM
 git init --quiet --bare "$W/elench-remote.git"
 store a "$W/elench-remote.git"
 store b "$W/elench-remote.git"
-echo "adding $N envelopes to store a (setup, not timed)" >&2
-"$E" --store "$W/a" add "$W/in/base.intoto.jsonl" >/dev/null 2>&1
+echo "adding $N envelopes to store a" >&2
+e_add=$(ms "$E" --store "$W/a" add "$W/in/base.intoto.jsonl")
 e_push=$(ms "$E" --store "$W/a" push)
 e_pull=$(ms "$E" --store "$W/b" pull)
 "$E" --store "$W/a" add "$W/in/extra.intoto.jsonl" >/dev/null 2>&1
@@ -73,6 +73,7 @@ echo "| operation | elench (ms) | plain git (ms) | elench / git |"
 echo "|---|---|---|---|"
 echo "| push of $N envelopes to an empty bare remote | $e_push | $g_push | $(ratio "$e_push" "$g_push") |"
 echo "| pull of them into an empty store / git fetch | $e_pull | $g_pull | $(ratio "$e_pull" "$g_pull") |"
+echo "| (for reference: \`elench add\` of the same $N from a bundle, no git) | $e_add | | |"
 echo "| sync pushing $EXTRA new envelopes / git push | $e_inc_push | $g_inc_push | $(ratio "$e_inc_push" "$g_inc_push") |"
 echo "| sync pulling those $EXTRA / git fetch | $e_inc_pull | $g_inc_pull | $(ratio "$e_inc_pull" "$g_inc_pull") |"
 echo "| sync with nothing new / git fetch | $e_noop | $g_noop | $(ratio "$e_noop" "$g_noop") |"

@@ -27,6 +27,8 @@ impl Session<'_> {
         };
         let store = self.store;
         let count = local::envelope_count(store)?;
+        // Whether the remote already holds every local envelope (see the end).
+        let all_pushed = self.push_start(&repo, Some(&head))? == count;
         // The last pull's commit is a valid starting point only if it is still here and the
         // local log has not shrunk (a repair moves damaged records aside; pull them again).
         let base = match &self.state.pulled {
@@ -130,8 +132,16 @@ impl Session<'_> {
             // the ones stored meanwhile.
             return Ok(out);
         }
+        let after = local::envelope_count(store)?;
+        // If the remote held every local envelope before this pull, and every envelope
+        // appended since came from this pull (none from another writer), it holds them all
+        // now: the next push need not look at what was just pulled.
+        if all_pushed && after == count + (out.created + out.merged) as u64 {
+            self.state.pushed = Some(head.clone());
+            self.state.pushed_pos = after;
+        }
         self.state.pulled = Some(head);
-        self.state.pulled_local = local::envelope_count(store)?;
+        self.state.pulled_local = after;
         self.state.pending = out
             .rejections
             .iter()

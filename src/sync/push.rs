@@ -49,6 +49,15 @@ impl Session<'_> {
             match repo.push(&self.remote.url, &commit, layout::LOG_REF)? {
                 Pushed::Done => {
                     self.track(&repo, &commit);
+                    // The commit adds only local envelopes to its parent: if everything in
+                    // the parent was offered to this store already, so is everything in it.
+                    if self.state.pulled == head {
+                        if head.is_none() {
+                            self.state.pending.clear();
+                        }
+                        self.state.pulled = Some(commit.clone());
+                        self.state.pulled_local = local::envelope_count(self.store)?;
+                    }
                     self.state.pushed = Some(commit.clone());
                     self.state.pushed_pos = built.end;
                     self.save()?;
@@ -86,7 +95,7 @@ impl Session<'_> {
 
     /// Where the candidates start: the recorded position, if the remote still holds
     /// everything of the commit recorded with it; else the start of the log.
-    fn push_start(&self, repo: &Repo, head: Option<&str>) -> Result<u64, SyncError> {
+    pub(super) fn push_start(&self, repo: &Repo, head: Option<&str>) -> Result<u64, SyncError> {
         let (Some(pushed), Some(head)) = (self.state.pushed.as_deref(), head) else {
             return Ok(0);
         };
