@@ -148,11 +148,15 @@ pub fn ls_remote(url: &str, refname: &str) -> Result<RemoteHead, GitError> {
         });
     }
     let trace = String::from_utf8_lossy(&out.stderr);
-    let advertised = trace
-        .lines()
-        .filter(|l| l.contains("< object-format="))
-        .find_map(|l| l.rsplit("object-format=").next())
-        .and_then(|v| ObjectFormat::from_name(v.trim()));
+    // Protocol v2 sends it as a capability line, v0 among the first ref's capabilities;
+    // either way it arrives on a line git traces as received ("<").
+    let advertised = trace.lines().filter(|l| l.contains('<')).find_map(|l| {
+        let value = l.split("object-format=").nth(1)?;
+        let end = value
+            .find(|c: char| c.is_whitespace() || c == '\\' || c == '\0')
+            .unwrap_or(value.len());
+        ObjectFormat::from_name(&value[..end])
+    });
     let stdout = String::from_utf8_lossy(&out.stdout);
     let mut head = None;
     for line in stdout.lines() {
