@@ -698,3 +698,42 @@ fn remotes_are_listed_and_bad_names_unknown_remotes_and_clashes_fail_with_their_
     assert_eq!(gone.json["error"]["code"], json!("GIT_FAILED"));
     assert_eq!(gone.json["error"]["retryable"], json!(true));
 }
+
+/// The cost of an exchange follows what is new, not the size of the log: `examined` (remote
+/// entries a pull looked at) and `compared` (local envelopes a push looked up) count only
+/// what arrived since the last exchange.
+#[test]
+fn an_exchange_looks_only_at_what_is_new_since_the_last_one() {
+    if !have_git() {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path(), "remote.git", "sha1");
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
+    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    let claims = shared_graph(&keys, 63, 0x9e7, "cost");
+    add(&a, &claims[..40], &tmp.path().join("a.jsonl"));
+    add(&b, &claims[40..60], &tmp.path().join("b.jsonl"));
+    let counts = |d: &Value| {
+        (
+            d["examined"].as_u64().unwrap(),
+            d["compared"].as_u64().unwrap(),
+            d["created"].as_u64().unwrap(),
+            d["pushed"].as_u64().unwrap(),
+        )
+    };
+    // First exchanges look at everything there is.
+    assert_eq!(counts(&exchange(&a, "sync")), (0, 40, 0, 40));
+    assert_eq!(counts(&exchange(&b, "sync")), (40, 60, 40, 20));
+    // A takes B's 20; what it pulled it need not push back, so it compares nothing.
+    assert_eq!(counts(&exchange(&a, "sync")), (20, 0, 20, 0));
+    // Converged: nothing is looked at.
+    assert_eq!(counts(&exchange(&a, "sync")), (0, 0, 0, 0));
+    assert_eq!(counts(&exchange(&b, "sync")), (0, 0, 0, 0));
+    // Three new claims: A compares and pushes only those; B examines and takes only those.
+    add(&a, &claims[60..], &tmp.path().join("a.jsonl"));
+    assert_eq!(counts(&exchange(&a, "sync")), (0, 3, 0, 3));
+    assert_eq!(counts(&exchange(&b, "sync")), (3, 0, 3, 0));
+    assert_eq!(counts(&exchange(&a, "sync")), (0, 0, 0, 0));
+}

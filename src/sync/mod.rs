@@ -72,6 +72,12 @@ pub struct Outcome {
     pub pushed: usize,
     /// Commits built and offered to the remote (more than one when others pushed first).
     pub attempts: usize,
+    /// Remote entries a pull looked at (new since the last pull, and those refused then):
+    /// what the pull's cost grows with.
+    pub examined: usize,
+    /// Local envelopes a push compared with the remote (those after the position of the
+    /// last exchange): what the push's cost grows with.
+    pub compared: usize,
     /// The remote's log commit after the exchange (None: the remote has no log).
     pub remote_head: Option<String>,
     /// The remote's object format.
@@ -186,6 +192,7 @@ impl<'a> Session<'a> {
         let pushed = self.push()?;
         out.pushed = pushed.pushed;
         out.attempts = pushed.attempts;
+        out.compared = pushed.compared;
         out.remote_head = pushed.remote_head;
         out.interrupted = pushed.interrupted;
         Ok(out)

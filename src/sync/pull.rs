@@ -48,6 +48,7 @@ impl Session<'_> {
         }
         let mut seen = BTreeSet::new();
         entries.retain(|e| seen.insert((e.path.clone(), e.blob.clone())));
+        out.examined = entries.len();
 
         // Skip what the store holds already, judged by the path; the content decides the rest.
         let mut wanted = Vec::new();

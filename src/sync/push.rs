@@ -17,6 +17,8 @@ const ATTEMPTS: usize = 12;
 struct Built {
     commit: Option<(String, usize)>,
     end: u64,
+    /// Local envelopes looked at.
+    compared: usize,
     /// Stopped by a signal before the commit was written.
     interrupted: bool,
 }
@@ -31,6 +33,7 @@ impl Session<'_> {
             let mut out = Outcome {
                 object_format: Some(repo.format.as_str()),
                 attempts: attempt,
+                compared: built.compared,
                 ..Outcome::default()
             };
             if built.interrupted {
@@ -124,6 +127,7 @@ impl Session<'_> {
                 return Ok(Built {
                     commit: None,
                     end: pos,
+                    compared: (pos - from) as usize,
                     interrupted: true,
                 });
             }
@@ -166,6 +170,7 @@ impl Session<'_> {
         Ok(Built {
             commit,
             end: pos,
+            compared: (pos - from) as usize,
             interrupted: false,
         })
     }

@@ -114,6 +114,8 @@ fn report(
             "rejections": o.rejections,
             "pushed": o.pushed,
             "attempts": o.attempts,
+            "examined": o.examined,
+            "compared": o.compared,
             "remote_head": o.remote_head,
         }),
         text,
