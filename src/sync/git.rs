@@ -367,11 +367,11 @@ impl Repo {
             "--no-write-fetch-head",
             "--no-recurse-submodules",
         ]);
-        cmd.arg(if self.progress {
-            "--progress"
-        } else {
-            "--quiet"
-        });
+        // Quiet but for progress: no list of updated refs (one is elench's internal ref).
+        cmd.arg("--quiet");
+        if self.progress {
+            cmd.arg("--progress");
+        }
         cmd.args(["--", url, &format!("+{remote_ref}:{landing}")]);
         if self.progress {
             cmd.stderr(Stdio::inherit());
@@ -404,11 +404,11 @@ impl Repo {
     pub fn push(&self, url: &str, oid: &str, remote_ref: &str) -> Result<Pushed, GitError> {
         let mut cmd = self.cmd();
         cmd.args(["push", "--porcelain", "--no-verify"]);
-        cmd.arg(if self.progress {
-            "--progress"
-        } else {
-            "--quiet"
-        });
+        // Quiet but for progress: no list of updated refs (one is elench's internal ref).
+        cmd.arg("--quiet");
+        if self.progress {
+            cmd.arg("--progress");
+        }
         cmd.args(["--", url, &format!("{oid}:{remote_ref}")]);
         if self.progress {
             cmd.stderr(Stdio::inherit());
