@@ -16,4 +16,5 @@ pub mod graph;
 pub mod ingest;
 pub mod keys;
 pub mod store;
+pub mod sync;
 pub mod tree;

@@ -81,6 +81,16 @@ pub enum Command {
     Checkpoint(commands::checkpoint::CheckpointArgs),
     /// Decide from the log whether the tree may ship under a policy (exit 6 when not)
     Gate(commands::gate::GateArgs),
+    /// Manage the git remotes the log is shared through
+    #[command(subcommand)]
+    Remote(commands::remote::RemoteCommand),
+    /// Add to a remote the envelopes it lacks (default remote: origin)
+    Push(commands::sync::RemoteArg),
+    /// Take from a remote the envelopes this store lacks, verified against the local trust
+    /// store; rejected ones are listed and stay in the remote (default remote: origin)
+    Pull(commands::sync::RemoteArg),
+    /// Pull, then push (default remote: origin)
+    Sync(commands::sync::RemoteArg),
     /// Conformance reports as evidence: check them, attest with them, run elench's corpus
     #[command(subcommand)]
     Conformance(commands::conformance::ConformanceCommand),
@@ -113,6 +123,10 @@ impl Command {
             Command::Fsck(_) => "fsck",
             Command::Reindex(_) => "reindex",
             Command::Checkpoint(_) => "checkpoint",
+            Command::Remote(r) => r.name(),
+            Command::Push(_) => "push",
+            Command::Pull(_) => "pull",
+            Command::Sync(_) => "sync",
             Command::Demo(_) => "demo",
             Command::Man(_) => "man",
             Command::Completions(_) => "completions",
@@ -208,6 +222,10 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Fsck(a) => commands::fsck::run(a, g),
         Command::Reindex(a) => commands::reindex::run(a, g),
         Command::Checkpoint(a) => commands::checkpoint::run(a, g),
+        Command::Remote(r) => commands::remote::run(r, g),
+        Command::Push(a) => commands::sync::run(commands::sync::Direction::Push, a, g),
+        Command::Pull(a) => commands::sync::run(commands::sync::Direction::Pull, a, g),
+        Command::Sync(a) => commands::sync::run(commands::sync::Direction::Sync, a, g),
         Command::Demo(a) => commands::demo::run(a, g),
         Command::Man(a) => commands::man::run(a, g),
         Command::Completions(a) => commands::completions::run(a, g),

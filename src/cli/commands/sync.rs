@@ -1,0 +1,167 @@
+//! `elench push [NAME]`, `pull [NAME]`, `sync [NAME]`: exchange the log with a git remote
+//! (default `origin`). Pull verifies every envelope it takes against the local trust store;
+//! the ones it refuses are listed with their codes, stay in the remote, and are offered again
+//! on the next pull.
+
+use super::common::open_store;
+use crate::cli::failure::Failure;
+use crate::cli::interrupt::Interrupt;
+use crate::cli::output::{Report, Warning};
+use crate::cli::Globals;
+use crate::sync::git::GitError;
+use crate::sync::{Options, Outcome, Session, SyncError};
+use serde_json::json;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+pub struct RemoteArg {
+    /// The remote (see `elench remote list`)
+    #[arg(default_value = "origin")]
+    pub name: String,
+}
+
+/// Which exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Push,
+    Pull,
+    Sync,
+}
+
+pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Failure> {
+    let store = open_store(g)?;
+    let interrupt = Interrupt::install();
+    let stop = || interrupt.received().is_some();
+    let opts = Options {
+        wait: Duration::from_secs(g.wait),
+        progress: std::io::stderr().is_terminal(),
+        stop: &stop,
+    };
+    let mut session = Session::open(&store, &a.name, opts).map_err(sync_failure)?;
+    let url = session.remote().url.clone();
+    let outcome = match direction {
+        Direction::Push => session.push(),
+        Direction::Pull => session.pull(),
+        Direction::Sync => session.sync(),
+    };
+    let outcome = match (outcome, interrupt.received()) {
+        // A signal at a terminal reaches git too; its failure is the interruption.
+        (Err(_), Some(signal)) => return Err(Failure::Interrupted { signal }),
+        (o, _) => o.map_err(sync_failure)?,
+    };
+    Ok(report(direction, &a.name, &url, outcome, &interrupt))
+}
+
+fn report(
+    direction: Direction,
+    name: &str,
+    url: &str,
+    o: Outcome,
+    interrupt: &Interrupt,
+) -> Report {
+    let verb = match direction {
+        Direction::Push => "push",
+        Direction::Pull => "pull",
+        Direction::Sync => "sync",
+    };
+    let head = o.remote_head.as_deref().unwrap_or("(no log yet)");
+    let mut text = format!("{verb} {name} ({url})\n");
+    if direction != Direction::Push {
+        text.push_str(&format!(
+            "  fetched {} new envelope(s): {} created, {} merged, {} already held, {} rejected\n",
+            o.fetched, o.created, o.merged, o.noop, o.rejected
+        ));
+    }
+    if direction != Direction::Pull {
+        text.push_str(&format!("  pushed {} envelope(s)\n", o.pushed));
+    }
+    text.push_str(&format!("  remote log at {head}\n"));
+    for r in &o.rejections {
+        text.push_str(&format!(
+            "  rejected {}: {} {}\n",
+            r.path, r.code, r.message
+        ));
+    }
+    let mut warnings = Vec::new();
+    if o.rejected > 0 {
+        warnings.push(Warning::new(
+            "ENVELOPES_REJECTED",
+            format!(
+                "{} envelopes in the remote were rejected and left there (see data.rejections); \
+                 the next pull offers them again, e.g. after `elench keys add` of their key",
+                o.rejected
+            ),
+        ));
+    }
+    let failure = if o.interrupted {
+        Some(Failure::Interrupted {
+            signal: interrupt.received().unwrap_or(2),
+        })
+    } else {
+        None
+    };
+    Report {
+        data: json!({
+            "remote": name,
+            "url": url,
+            "object_format": o.object_format,
+            "fetched": o.fetched,
+            "created": o.created,
+            "merged": o.merged,
+            "noop": o.noop,
+            "rejected": o.rejected,
+            "rejections": o.rejections,
+            "pushed": o.pushed,
+            "attempts": o.attempts,
+            "examined": o.examined,
+            "compared": o.compared,
+            "remote_head": o.remote_head,
+        }),
+        text,
+        warnings,
+        failure,
+        ..Report::default()
+    }
+}
+
+/// The failure a sync error is reported as.
+pub fn sync_failure(e: SyncError) -> Failure {
+    let message = e.to_string();
+    match e {
+        SyncError::Store(s) => s.into(),
+        SyncError::Git(GitError::Missing(_)) => Failure::Precondition {
+            code: "GIT_NOT_FOUND",
+            message: format!("{message}; install git"),
+        },
+        SyncError::Git(_) => Failure::Unavailable {
+            code: "GIT_FAILED",
+            message: format!("{message}; check the remote's URL and access, then run again"),
+        },
+        SyncError::BadName(_) | SyncError::BadUrl(_) => Failure::Usage(message),
+        SyncError::UnknownRemote(_) => Failure::NotFound {
+            code: "REMOTE_NOT_FOUND",
+            message,
+        },
+        SyncError::RemoteExists { .. } => Failure::Invalid {
+            code: "REMOTE_EXISTS",
+            message: format!("{message}; choose another name"),
+        },
+        SyncError::Config(_) => Failure::Precondition {
+            code: "STORE_INVALID",
+            message,
+        },
+        SyncError::Io(m) => Failure::Io {
+            path: "store".into(),
+            message: m,
+        },
+        SyncError::Busy(_) => Failure::Unavailable {
+            code: "SYNC_BUSY",
+            message: format!("{message}; try again, or raise --wait"),
+        },
+        SyncError::PushRejected { .. } => Failure::Unavailable {
+            code: "PUSH_REJECTED",
+            message,
+        },
+    }
+}

@@ -1,0 +1,943 @@
+//! The `git` executable as object store and transport.
+//!
+//! Each store keeps private bare repositories (one per object format, since a repository
+//! can only exchange objects with remotes of its own format). Objects are written in bulk
+//! with `fast-import`, read in bulk with `cat-file --batch`, compared with `diff-tree`, and
+//! moved with `fetch` / `push`. Every call names the private repository explicitly and drops
+//! the caller's `GIT_*` variables, so running inside a checkout or a hook changes nothing.
+
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+/// The hash a repository names its objects with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectFormat {
+    Sha1,
+    Sha256,
+}
+
+impl ObjectFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectFormat::Sha1 => "sha1",
+            ObjectFormat::Sha256 => "sha256",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<ObjectFormat> {
+        match name {
+            "sha1" => Some(ObjectFormat::Sha1),
+            "sha256" => Some(ObjectFormat::Sha256),
+            _ => None,
+        }
+    }
+
+    fn from_oid(oid: &str) -> Option<ObjectFormat> {
+        match oid.len() {
+            40 => Some(ObjectFormat::Sha1),
+            64 => Some(ObjectFormat::Sha256),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("cannot run git ({0}); elench needs the git executable for remotes")]
+    Missing(String),
+    #[error("git {command} failed: {message}")]
+    Failed { command: String, message: String },
+    #[error("git {command}: {detail}")]
+    Unexpected { command: String, detail: String },
+}
+
+/// Variables that would point git at another repository or change what it reads.
+const CALLER_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_TRACE_PACKET",
+    "GIT_DEFAULT_HASH",
+];
+
+fn git() -> Command {
+    let mut cmd = Command::new("git");
+    for v in CALLER_ENV {
+        cmd.env_remove(v);
+    }
+    // A prompt for credentials would hang a pipeline; a person at a terminal may answer one.
+    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        cmd.env("GIT_TERMINAL_PROMPT", "0");
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+fn spawn_error(command: &str, e: std::io::Error) -> GitError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        GitError::Missing("`git` is not on PATH".into())
+    } else {
+        GitError::Failed {
+            command: command.into(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The last lines of git's stderr, which say what went wrong.
+fn stderr_summary(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(4)..];
+    if tail.is_empty() {
+        "no message".into()
+    } else {
+        tail.join("; ")
+    }
+}
+
+/// Runs a prepared command to completion; fails unless it exits 0.
+fn output(mut cmd: Command, name: &str) -> Result<Vec<u8>, GitError> {
+    let out = cmd.output().map_err(|e| spawn_error(name, e))?;
+    if !out.status.success() {
+        return Err(GitError::Failed {
+            command: name.into(),
+            message: stderr_summary(&out.stderr),
+        });
+    }
+    Ok(out.stdout)
+}
+
+/// What `ls-remote` says about a remote's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteHead {
+    pub format: ObjectFormat,
+    /// The commit `refs/elench/log` points at, or None when the remote has no log yet.
+    pub head: Option<String>,
+}
+
+/// Asks the remote where its log is and which object format it uses (read from the
+/// protocol's capability advertisement; then from the length of an advertised id; a remote
+/// that says neither is taken as SHA-1, git's default).
+pub fn ls_remote(url: &str, refname: &str) -> Result<RemoteHead, GitError> {
+    let mut cmd = git();
+    cmd.args(["-c", "protocol.version=2", "ls-remote", "--", url, refname])
+        .env("GIT_TRACE_PACKET", "1");
+    let out = cmd.output().map_err(|e| spawn_error("ls-remote", e))?;
+    if !out.status.success() {
+        return Err(GitError::Failed {
+            command: "ls-remote".into(),
+            message: stderr_summary(
+                &out.stderr
+                    .split(|b| *b == b'\n')
+                    .filter(|l| !l.windows(7).any(|w| w == b"packet:"))
+                    .flat_map(|l| l.iter().copied().chain([b'\n']))
+                    .collect::<Vec<u8>>(),
+            ),
+        });
+    }
+    let trace = String::from_utf8_lossy(&out.stderr);
+    // Protocol v2 sends it as a capability line, v0 among the first ref's capabilities;
+    // either way it arrives on a line git traces as received ("<").
+    let advertised = trace.lines().filter(|l| l.contains('<')).find_map(|l| {
+        let value = l.split("object-format=").nth(1)?;
+        let end = value
+            .find(|c: char| c.is_whitespace() || c == '\\' || c == '\0')
+            .unwrap_or(value.len());
+        ObjectFormat::from_name(&value[..end])
+    });
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut head = None;
+    for line in stdout.lines() {
+        let mut parts = line.split('\t');
+        if let (Some(oid), Some(name)) = (parts.next(), parts.next()) {
+            if name == refname {
+                head = Some(oid.to_owned());
+            }
+        }
+    }
+    let format = advertised
+        .or_else(|| head.as_deref().and_then(ObjectFormat::from_oid))
+        .unwrap_or(ObjectFormat::Sha1);
+    if let Some(h) = &head {
+        if ObjectFormat::from_oid(h) != Some(format) || !is_hex(h) {
+            return Err(GitError::Unexpected {
+                command: "ls-remote".into(),
+                detail: format!("{refname} is {h:?}, not a {} object id", format.as_str()),
+            });
+        }
+    }
+    Ok(RemoteHead { format, head })
+}
+
+fn is_hex(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// One entry of a tree listing: a file's path and its blob id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: String,
+    pub blob: String,
+}
+
+/// A blob as `cat-file --batch` returned it.
+#[derive(Debug)]
+pub enum Blob {
+    Content(Vec<u8>),
+    /// Larger than the limit asked for; not read.
+    TooLarge(u64),
+    /// Absent, or not a blob.
+    Missing,
+}
+
+/// Whether a push landed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pushed {
+    Done,
+    /// The remote refused the update (someone pushed first, or a lock was held): fetch,
+    /// merge and try again.
+    Rejected(String),
+}
+
+/// A private bare repository.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    dir: PathBuf,
+    pub format: ObjectFormat,
+    /// Let git draw its progress on the terminal (stderr).
+    pub progress: bool,
+}
+
+impl Repo {
+    /// Opens the repository at `dir`, creating it first if needed. Creation happens in a
+    /// temporary directory that is renamed into place, so a crash never leaves half a
+    /// repository where the next run would look.
+    pub fn open_or_init(dir: &Path, format: ObjectFormat) -> Result<Repo, GitError> {
+        let repo = Repo {
+            dir: dir.to_path_buf(),
+            format,
+            progress: false,
+        };
+        if dir.join("HEAD").is_file() {
+            return Ok(repo);
+        }
+        let parent = dir.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(|e| GitError::Failed {
+            command: "init".into(),
+            message: format!("{}: {e}", parent.display()),
+        })?;
+        let tmp = parent.join(format!(".init-{}-{}", format.as_str(), std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let mut cmd = git();
+        cmd.args(["init", "--quiet", "--bare"])
+            .arg(format!("--object-format={}", format.as_str()))
+            .arg(&tmp);
+        output(cmd, "init")?;
+        // Nothing is ever pruned here (state files name commits no ref may hold); objects
+        // always arrive as packs, which `consolidate` merges; hooks have no business here.
+        // Written straight into the new repository's config: one process fewer per setting.
+        let settings = "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n\
+                        [fastimport]\n\tunpackLimit = 1\n[fetch]\n\tunpackLimit = 1\n\
+                        \twriteCommitGraph = false\n[core]\n\thooksPath = hooks\n\
+                        \tlogAllRefUpdates = false\n";
+        let config = tmp.join("config");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&config)
+            .and_then(|mut f| f.write_all(settings.as_bytes()).and_then(|_| f.sync_all()))
+            .map_err(|e| GitError::Failed {
+                command: "init".into(),
+                message: format!("{}: {e}", config.display()),
+            })?;
+        match std::fs::rename(&tmp, dir) {
+            Ok(()) => {}
+            // Another process made it first: use theirs.
+            Err(_) if dir.join("HEAD").is_file() => {
+                let _ = std::fs::remove_dir_all(&tmp);
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(GitError::Failed {
+                    command: "init".into(),
+                    message: format!("{}: {e}", dir.display()),
+                });
+            }
+        }
+        Ok(repo)
+    }
+
+    fn cmd(&self) -> Command {
+        let mut cmd = git();
+        cmd.arg("--git-dir").arg(&self.dir);
+        cmd
+    }
+
+    fn run(&self, args: &[&str], name: &str) -> Result<Vec<u8>, GitError> {
+        let mut cmd = self.cmd();
+        cmd.args(args);
+        output(cmd, name)
+    }
+
+    /// Every exchange adds a pack; lookups slow down as packs pile up, so past a bound they
+    /// are merged into one. Nothing is dropped (unreachable objects are kept too), and an
+    /// interrupted repack leaves the old packs in place.
+    pub fn consolidate(&self, max_packs: usize) -> Result<bool, GitError> {
+        let packs = std::fs::read_dir(self.dir.join("objects").join("pack"))
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+                    .count()
+            })
+            .unwrap_or(0);
+        if packs <= max_packs {
+            return Ok(false);
+        }
+        self.run(
+            &[
+                "repack",
+                "-a",
+                "-d",
+                "-q",
+                "--keep-unreachable",
+                "--no-write-bitmap-index",
+            ],
+            "repack",
+        )?;
+        Ok(true)
+    }
+
+    /// Whether the repository holds commit `oid`.
+    pub fn has_commit(&self, oid: &str) -> Result<bool, GitError> {
+        if ObjectFormat::from_oid(oid) != Some(self.format) || !is_hex(oid) {
+            return Ok(false);
+        }
+        let status = self
+            .cmd()
+            .args(["cat-file", "-e", &format!("{oid}^{{commit}}")])
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| spawn_error("cat-file", e))?;
+        Ok(status.success())
+    }
+
+    /// Points `refname` at `oid` (keeping what it references safe from pruning).
+    pub fn update_ref(&self, refname: &str, oid: &str) -> Result<(), GitError> {
+        self.run(&["update-ref", refname, oid], "update-ref")
+            .map(drop)
+    }
+
+    fn delete_ref(&self, refname: &str) -> Result<(), GitError> {
+        self.run(&["update-ref", "-d", refname], "update-ref")
+            .map(drop)
+    }
+
+    fn rev_parse(&self, refname: &str) -> Result<String, GitError> {
+        let out = self.run(&["rev-parse", "--verify", "--quiet", refname], "rev-parse")?;
+        let oid = String::from_utf8_lossy(&out).trim().to_owned();
+        if ObjectFormat::from_oid(&oid) != Some(self.format) {
+            return Err(GitError::Unexpected {
+                command: "rev-parse".into(),
+                detail: format!("{refname} resolved to {oid:?}"),
+            });
+        }
+        Ok(oid)
+    }
+
+    /// Fetches the remote's log and returns the commit fetched (also recorded, best effort,
+    /// in `tracking`). The fetch lands on a ref of its own, so a git process left over from
+    /// a killed run can never hold a lock this one needs.
+    pub fn fetch(&self, url: &str, remote_ref: &str, tracking: &str) -> Result<String, GitError> {
+        let landing = unique_ref("fetch");
+        let mut cmd = self.cmd();
+        cmd.args([
+            "fetch",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+        ]);
+        // Quiet but for progress: no list of updated refs (one is elench's internal ref).
+        cmd.arg("--quiet");
+        if self.progress {
+            cmd.arg("--progress");
+        }
+        cmd.args(["--", url, &format!("+{remote_ref}:{landing}")]);
+        if self.progress {
+            cmd.stderr(Stdio::inherit());
+            let status = cmd.status().map_err(|e| spawn_error("fetch", e))?;
+            if !status.success() {
+                return Err(GitError::Failed {
+                    command: "fetch".into(),
+                    message: "see git's message above".into(),
+                });
+            }
+        } else {
+            output(cmd, "fetch")?;
+        }
+        let oid = self.rev_parse(&landing)?;
+        // Drop the landing ref and point the tracking ref at the head in one process; this
+        // is bookkeeping, so a failure (a lock held by a killed run's git) is ignored.
+        let mut cmd = self.cmd();
+        cmd.args(["update-ref", "--stdin"]).stdin(Stdio::piped());
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        if let Ok(mut child) = cmd.spawn() {
+            if let Some(mut w) = child.stdin.take() {
+                let _ = write!(w, "delete {landing}\nupdate {tracking} {oid}\n");
+            }
+            let _ = child.wait();
+        }
+        Ok(oid)
+    }
+
+    /// Pushes `oid` to the remote's `remote_ref`, as a fast-forward only.
+    pub fn push(&self, url: &str, oid: &str, remote_ref: &str) -> Result<Pushed, GitError> {
+        let mut cmd = self.cmd();
+        cmd.args(["push", "--porcelain", "--no-verify"]);
+        // Quiet but for progress: no list of updated refs (one is elench's internal ref).
+        cmd.arg("--quiet");
+        if self.progress {
+            cmd.arg("--progress");
+        }
+        cmd.args(["--", url, &format!("{oid}:{remote_ref}")]);
+        if self.progress {
+            cmd.stderr(Stdio::inherit());
+        }
+        let out = cmd.output().map_err(|e| spawn_error("push", e))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // Porcelain lines: "<flag>\t<from>:<to>\t<summary>"; '!' is a refused ref.
+        let refused = stdout
+            .lines()
+            .find(|l| l.starts_with('!') && l.contains(remote_ref));
+        if out.status.success() && refused.is_none() {
+            return Ok(Pushed::Done);
+        }
+        if let Some(line) = refused {
+            let why = line.split('\t').nth(2).unwrap_or("rejected").to_owned();
+            return Ok(Pushed::Rejected(why));
+        }
+        Err(GitError::Failed {
+            command: "push".into(),
+            message: if self.progress {
+                "see git's message above".into()
+            } else {
+                stderr_summary(&out.stderr)
+            },
+        })
+    }
+
+    /// Entries under the layout folder that are in `new` and not (or not the same) in `old`.
+    pub fn added(&self, old: &str, new: &str, dir: &str) -> Result<Vec<Entry>, GitError> {
+        let out = self.run(
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--diff-filter=AM",
+                old,
+                new,
+                "--",
+                dir,
+            ],
+            "diff-tree",
+        )?;
+        // -z records: ":<mode> <mode> <oid> <oid> <status>\0<path>\0"
+        let mut out_entries = Vec::new();
+        let mut fields = out.split(|b| *b == 0);
+        while let Some(meta) = fields.next() {
+            if meta.is_empty() {
+                continue;
+            }
+            let path = fields.next().ok_or_else(|| GitError::Unexpected {
+                command: "diff-tree".into(),
+                detail: "a record without a path".into(),
+            })?;
+            let meta = String::from_utf8_lossy(meta);
+            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            let (Some(mode), Some(blob)) = (parts.get(1), parts.get(3)) else {
+                return Err(GitError::Unexpected {
+                    command: "diff-tree".into(),
+                    detail: format!("record {meta:?}"),
+                });
+            };
+            if is_file_mode(mode) {
+                out_entries.push(Entry {
+                    path: String::from_utf8_lossy(path).into_owned(),
+                    blob: (*blob).to_owned(),
+                });
+            }
+        }
+        Ok(out_entries)
+    }
+
+    /// Whether anything under `dir` in `old` is missing from `new`.
+    pub fn lost_any(&self, old: &str, new: &str, dir: &str) -> Result<bool, GitError> {
+        let status = self
+            .cmd()
+            .args([
+                "diff-tree",
+                "-r",
+                "--quiet",
+                "--no-renames",
+                "--diff-filter=DM",
+                old,
+                new,
+                "--",
+                dir,
+            ])
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| spawn_error("diff-tree", e))?;
+        match status.code() {
+            Some(0) => Ok(false),
+            Some(1) => Ok(true),
+            _ => Err(GitError::Failed {
+                command: "diff-tree".into(),
+                message: format!("comparing {old} with {new} ended with {status}"),
+            }),
+        }
+    }
+
+    /// Every file under `dir` in `commit`.
+    pub fn list(&self, commit: &str, dir: &str) -> Result<Vec<Entry>, GitError> {
+        let out = self.run(&["ls-tree", "-r", "-z", commit, "--", dir], "ls-tree")?;
+        let mut entries = Vec::new();
+        for rec in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+            let rec = String::from_utf8_lossy(rec);
+            let (meta, path) = rec.split_once('\t').ok_or_else(|| GitError::Unexpected {
+                command: "ls-tree".into(),
+                detail: format!("record {rec:?}"),
+            })?;
+            let parts: Vec<&str> = meta.split(' ').collect();
+            if let (Some(mode), Some(&"blob"), Some(oid)) =
+                (parts.first(), parts.get(1), parts.get(2))
+            {
+                if is_file_mode(mode) {
+                    entries.push(Entry {
+                        path: path.to_owned(),
+                        blob: (*oid).to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    /// For each path, whether `commit`'s tree has a file there.
+    pub fn present(&self, commit: &str, paths: &[String]) -> Result<Vec<bool>, GitError> {
+        let requests: Vec<String> = paths.iter().map(|p| format!("{commit}:{p}\n")).collect();
+        let mut answers = Vec::with_capacity(paths.len());
+        self.batch("--batch-check", requests, |reader| {
+            for _ in 0..paths.len() {
+                let mut line = String::new();
+                if reader.read_line(&mut line)? == 0 {
+                    return Err(unexpected_eof());
+                }
+                answers.push(!line.trim_end().ends_with(" missing"));
+            }
+            Ok(())
+        })?;
+        Ok(answers)
+    }
+
+    /// Reads blobs in bulk, handing each to `each` in order; blobs larger than `limit` are
+    /// not read (a remote is trusted for transport only, so its sizes are not either).
+    pub fn read_blobs(
+        &self,
+        oids: &[String],
+        limit: u64,
+        mut each: impl FnMut(usize, Blob) -> std::io::Result<bool>,
+    ) -> Result<(), GitError> {
+        let requests: Vec<String> = oids.iter().map(|o| format!("{o}\n")).collect();
+        self.batch("--batch", requests, |reader| {
+            for i in 0..oids.len() {
+                let mut header = String::new();
+                if reader.read_line(&mut header)? == 0 {
+                    return Err(unexpected_eof());
+                }
+                let parts: Vec<&str> = header.trim_end().split(' ').collect();
+                let blob = match parts.as_slice() {
+                    [_, "blob", size] => {
+                        let size: u64 = size.parse().map_err(|_| bad_header(&header))?;
+                        if size > limit {
+                            std::io::copy(
+                                &mut reader.by_ref().take(size + 1),
+                                &mut std::io::sink(),
+                            )?;
+                            Blob::TooLarge(size)
+                        } else {
+                            let mut buf = vec![0; size as usize + 1];
+                            reader.read_exact(&mut buf)?;
+                            buf.pop();
+                            Blob::Content(buf)
+                        }
+                    }
+                    [_, "missing"] => Blob::Missing,
+                    [_, _kind, size] => {
+                        let size: u64 = size.parse().map_err(|_| bad_header(&header))?;
+                        std::io::copy(&mut reader.by_ref().take(size + 1), &mut std::io::sink())?;
+                        Blob::Missing
+                    }
+                    _ => return Err(bad_header(&header)),
+                };
+                if !each(i, blob)? {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `cat-file MODE`, feeding `requests` from a thread (so neither pipe can fill up
+    /// while the other waits) and reading the answers with `read`.
+    fn batch(
+        &self,
+        mode: &str,
+        requests: Vec<String>,
+        read: impl FnOnce(&mut BufReader<std::process::ChildStdout>) -> std::io::Result<()>,
+    ) -> Result<(), GitError> {
+        if requests.is_empty() {
+            return Ok(());
+        }
+        let mut child = self
+            .cmd()
+            .args(["cat-file", mode])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| spawn_error("cat-file", e))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(GitError::Unexpected {
+                command: "cat-file".into(),
+                detail: "no pipes".into(),
+            });
+        };
+        let writer = std::thread::spawn(move || {
+            let mut w = BufWriter::new(stdin);
+            for r in &requests {
+                if w.write_all(r.as_bytes()).is_err() {
+                    return;
+                }
+            }
+            let _ = w.flush();
+        });
+        let mut reader = BufReader::new(stdout);
+        let result = read(&mut reader);
+        drop(reader);
+        if result.is_err() {
+            let _ = child.kill();
+        }
+        let _ = writer.join();
+        let out = child
+            .wait_with_output()
+            .map_err(|e| spawn_error("cat-file", e))?;
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) => Err(GitError::Failed {
+                command: format!("cat-file {mode}"),
+                message: format!("{e}; {}", stderr_summary(&out.stderr)),
+            }),
+        }
+    }
+
+    /// Starts writing one commit with `fast-import`.
+    pub fn fast_import(&self) -> Result<FastImport, GitError> {
+        let mut child = self
+            .cmd()
+            .args(["fast-import", "--quiet", "--force", "--done"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| spawn_error("fast-import", e))?;
+        let Some(stdin) = child.stdin.take() else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(GitError::Unexpected {
+                command: "fast-import".into(),
+                detail: "no stdin pipe".into(),
+            });
+        };
+        Ok(FastImport {
+            repo: self.clone(),
+            child: Some(child),
+            stdin: Some(BufWriter::with_capacity(1 << 20, stdin)),
+            refname: unique_ref("import"),
+            started: false,
+            files: 0,
+        })
+    }
+}
+
+/// A ref name no other process uses: for carrying one result out of one git command.
+fn unique_ref(purpose: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("refs/elench/tmp/{purpose}-{}-{nanos}", std::process::id())
+}
+
+fn is_file_mode(mode: &str) -> bool {
+    mode == "100644" || mode == "100755"
+}
+
+fn unexpected_eof() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "git stopped answering")
+}
+
+fn bad_header(header: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("unreadable cat-file header {:?}", header.trim_end()),
+    )
+}
+
+/// One commit being written by `git fast-import`. Dropping it unfinished aborts the import
+/// (the stream never says `done`), leaving nothing behind but garbage objects.
+pub struct FastImport {
+    repo: Repo,
+    child: Option<Child>,
+    stdin: Option<BufWriter<ChildStdin>>,
+    refname: String,
+    started: bool,
+    files: usize,
+}
+
+impl FastImport {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), GitError> {
+        let Some(w) = self.stdin.as_mut() else {
+            return Err(GitError::Unexpected {
+                command: "fast-import".into(),
+                detail: "the stream is closed".into(),
+            });
+        };
+        match w.write_all(bytes) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.failure(e.to_string())),
+        }
+    }
+
+    /// Why fast-import stopped: its own message, if it has exited.
+    fn failure(&mut self, fallback: String) -> GitError {
+        self.stdin = None;
+        let message = match self.child.take().map(Child::wait_with_output) {
+            Some(Ok(out)) if !out.status.success() => stderr_summary(&out.stderr),
+            _ => fallback,
+        };
+        GitError::Failed {
+            command: "fast-import".into(),
+            message,
+        }
+    }
+
+    /// Opens the commit: fixed identity and message, on top of `parent` (or a root commit).
+    pub fn begin(&mut self, parent: Option<&str>) -> Result<(), GitError> {
+        let mut head = format!(
+            "reset {r}\ncommit {r}\nauthor {id}\ncommitter {id}\ndata {n}\n{msg}",
+            r = self.refname,
+            id = super::layout::IDENTITY,
+            n = super::layout::MESSAGE.len(),
+            msg = super::layout::MESSAGE,
+        );
+        if let Some(p) = parent {
+            head.push_str(&format!("from {p}\n"));
+        }
+        self.write(head.as_bytes())?;
+        self.started = true;
+        Ok(())
+    }
+
+    /// Adds one file to the commit's tree (on top of the parent's tree).
+    pub fn add(&mut self, path: &str, bytes: &[u8]) -> Result<(), GitError> {
+        let header = format!("M 100644 inline {path}\ndata {}\n", bytes.len());
+        self.write(header.as_bytes())?;
+        self.write(bytes)?;
+        self.write(b"\n")?;
+        self.files += 1;
+        Ok(())
+    }
+
+    pub fn files(&self) -> usize {
+        self.files
+    }
+
+    /// Ends the stream and returns the new commit's id.
+    pub fn finish(mut self) -> Result<String, GitError> {
+        if !self.started {
+            return Err(GitError::Unexpected {
+                command: "fast-import".into(),
+                detail: "no commit was begun".into(),
+            });
+        }
+        self.write(b"\ndone\n")?;
+        if let Some(mut w) = self.stdin.take() {
+            if let Err(e) = w.flush() {
+                return Err(self.failure(e.to_string()));
+            }
+        }
+        let Some(child) = self.child.take() else {
+            return Err(GitError::Unexpected {
+                command: "fast-import".into(),
+                detail: "already finished".into(),
+            });
+        };
+        let out = child
+            .wait_with_output()
+            .map_err(|e| spawn_error("fast-import", e))?;
+        if !out.status.success() {
+            return Err(GitError::Failed {
+                command: "fast-import".into(),
+                message: stderr_summary(&out.stderr),
+            });
+        }
+        let oid = self.repo.rev_parse(&self.refname)?;
+        // The ref only carried the commit out of fast-import; the caller's refs keep it.
+        let _ = self.repo.delete_ref(&self.refname);
+        Ok(oid)
+    }
+}
+
+impl Drop for FastImport {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn have_git() -> bool {
+        Command::new("git").arg("--version").output().is_ok()
+    }
+
+    fn bare(dir: &Path, format: ObjectFormat) -> PathBuf {
+        let p = dir.join(format!("remote-{}.git", format.as_str()));
+        let st = Command::new("git")
+            .args(["init", "--quiet", "--bare"])
+            .arg(format!("--object-format={}", format.as_str()))
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        p
+    }
+
+    fn commit(repo: &Repo, parent: Option<&str>, files: &[(&str, &[u8])]) -> String {
+        let mut fi = repo.fast_import().unwrap();
+        fi.begin(parent).unwrap();
+        for (p, b) in files {
+            fi.add(p, b).unwrap();
+        }
+        fi.finish().unwrap()
+    }
+
+    #[test]
+    fn write_push_list_diff_and_read_in_both_formats() {
+        if !have_git() {
+            eprintln!("skipped: git is not installed");
+            return;
+        }
+        for format in [ObjectFormat::Sha1, ObjectFormat::Sha256] {
+            let tmp = tempfile::tempdir().unwrap();
+            let remote = bare(tmp.path(), format);
+            let url = remote.to_str().unwrap();
+            let empty = ls_remote(url, "refs/elench/log").unwrap();
+            assert_eq!(empty, RemoteHead { format, head: None });
+
+            let repo = Repo::open_or_init(&tmp.path().join("private"), format).unwrap();
+            let c1 = commit(&repo, None, &[("v1/aa/x/1", b"one"), ("v1/bb/y/2", b"two")]);
+            assert_eq!(c1.len(), if format == ObjectFormat::Sha1 { 40 } else { 64 });
+            // Same content, same commit: ids depend on nothing but the tree and parent.
+            let again = commit(&repo, None, &[("v1/bb/y/2", b"two"), ("v1/aa/x/1", b"one")]);
+            assert_eq!(c1, again);
+            assert_eq!(
+                repo.push(url, &c1, "refs/elench/log").unwrap(),
+                Pushed::Done
+            );
+            assert_eq!(
+                ls_remote(url, "refs/elench/log").unwrap().head.as_deref(),
+                Some(c1.as_str())
+            );
+
+            let c2 = commit(&repo, Some(&c1), &[("v1/cc/z/3", b"three")]);
+            let added = repo.added(&c1, &c2, "v1").unwrap();
+            assert_eq!(added.len(), 1);
+            assert_eq!(added[0].path, "v1/cc/z/3");
+            assert!(!repo.lost_any(&c1, &c2, "v1").unwrap());
+            assert!(repo.lost_any(&c2, &c1, "v1").unwrap());
+            assert_eq!(repo.list(&c2, "v1").unwrap().len(), 3);
+            let present = repo
+                .present(&c2, &["v1/aa/x/1".into(), "v1/dd/q/4".into()])
+                .unwrap();
+            assert_eq!(present, vec![true, false]);
+
+            let mut got = Vec::new();
+            let oids = vec![added[0].blob.clone(), "0".repeat(c1.len())];
+            repo.read_blobs(&oids, 1024, |_, b| {
+                got.push(format!("{b:?}"));
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(
+                got,
+                vec![
+                    format!("{:?}", Blob::Content(b"three".to_vec())),
+                    "Missing".to_owned()
+                ]
+            );
+            let mut sizes = Vec::new();
+            repo.read_blobs(&oids[..1], 2, |_, b| {
+                sizes.push(matches!(b, Blob::TooLarge(5)));
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(sizes, vec![true]);
+
+            // A second writer's commit on the old head is refused as a non-fast-forward.
+            let other = commit(&repo, None, &[("v1/ee/w/5", b"five")]);
+            assert_eq!(
+                repo.push(url, &c2, "refs/elench/log").unwrap(),
+                Pushed::Done
+            );
+            assert!(matches!(
+                repo.push(url, &other, "refs/elench/log").unwrap(),
+                Pushed::Rejected(_)
+            ));
+            // Fetching into a fresh repository brings the head and its objects.
+            let fresh = Repo::open_or_init(&tmp.path().join("fresh"), format).unwrap();
+            let head = fresh
+                .fetch(url, "refs/elench/log", "refs/elench/remotes/origin")
+                .unwrap();
+            assert_eq!(head, c2);
+            assert!(fresh.has_commit(&c2).unwrap());
+            assert!(!fresh.has_commit(&other).unwrap());
+
+            // Consolidating packs keeps every object, reachable from a ref or not.
+            assert!(repo.consolidate(0).unwrap());
+            for oid in [&c1, &c2, &other] {
+                assert!(repo.has_commit(oid).unwrap());
+            }
+            assert!(!repo.consolidate(1).unwrap());
+        }
+    }
+}

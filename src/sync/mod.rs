@@ -1,0 +1,208 @@
+//! Sharing a log through git remotes.
+//!
+//! The log is a grow-only set of content-addressed envelopes and status is a function of
+//! that set, so two stores converge by giving each other what the other lacks. A remote holds
+//! the set under one ref as a tree with one file per envelope at a path derived from its
+//! content (`layout`); elench's commits are deterministic. Pull ingests what is new through
+//! the ordinary ingest against the local trust store (a remote is trusted for transport
+//! only); push writes one commit holding what the remote lacks on top of its head, and on a
+//! refusal fetches, rebuilds on the new head (a union, never a conflict) and tries again.
+//!
+//! Files: `git` (the git executable), `layout` (ref, paths, commit identity), `remote`
+//! (configuration, per-remote state, the lock), `local` (every use of the store), `pull`,
+//! `push`.
+
+pub mod git;
+pub mod layout;
+pub mod local;
+mod pull;
+mod push;
+pub mod remote;
+
+use crate::store::{Store, StoreError};
+use git::{GitError, Repo};
+use remote::{Remote, SyncLock, SyncState};
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0:?} is not a usable remote name: use letters, digits, '.', '_' and '-', not starting with '.' or '-'")]
+    BadName(String),
+    #[error("{0:?} is not a usable remote URL: give a path to a repository, or a URL git accepts")]
+    BadUrl(String),
+    #[error("no remote named {0:?}; add one with `elench remote add {0} URL`")]
+    UnknownRemote(String),
+    #[error("a remote named {name:?} already exists with URL {url}")]
+    RemoteExists { name: String, url: String },
+    #[error("remote configuration is unreadable: {0}")]
+    Config(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("another elench process is exchanging with remotes from this store; waited {0} s")]
+    Busy(u64),
+    #[error("the remote refused the push {attempts} times (last: {reason}); others are pushing too, try again")]
+    PushRejected { attempts: usize, reason: String },
+}
+
+/// One envelope of the remote that ingest refused.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Rejected {
+    pub path: String,
+    pub blob: String,
+    pub code: String,
+    pub message: String,
+}
+
+/// What an exchange did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Outcome {
+    /// Envelopes read from the remote that this store did not hold.
+    pub fetched: usize,
+    /// Of those, how many created a claim, joined one already stored, or changed nothing.
+    pub created: usize,
+    pub merged: usize,
+    pub noop: usize,
+    pub rejected: usize,
+    pub rejections: Vec<Rejected>,
+    /// Envelopes this store added to the remote.
+    pub pushed: usize,
+    /// Commits built and offered to the remote (more than one when others pushed first).
+    pub attempts: usize,
+    /// Remote entries a pull looked at (new since the last pull, and those refused then):
+    /// what the pull's cost grows with.
+    pub examined: usize,
+    /// Local envelopes a push compared with the remote (those after the position of the
+    /// last exchange): what the push's cost grows with.
+    pub compared: usize,
+    /// The remote's log commit after the exchange (None: the remote has no log).
+    pub remote_head: Option<String>,
+    /// The remote's object format.
+    pub object_format: Option<&'static str>,
+    /// Stopped early by a signal; what is counted here is done, the rest is left for the
+    /// next run.
+    #[serde(skip)]
+    pub interrupted: bool,
+}
+
+/// Options of one exchange.
+pub struct Options<'a> {
+    /// How long to wait for another exchange of the same store to finish.
+    pub wait: Duration,
+    /// Show progress on stderr (a terminal is watching).
+    pub progress: bool,
+    /// Asked between envelopes: stop now?
+    pub stop: &'a dyn Fn() -> bool,
+}
+
+/// An exchange with one remote, holding the store's sync lock.
+pub struct Session<'a> {
+    store: &'a Store,
+    remote: Remote,
+    state: SyncState,
+    progress: bool,
+    stop: &'a dyn Fn() -> bool,
+    _lock: SyncLock,
+}
+
+impl<'a> Session<'a> {
+    pub fn open(store: &'a Store, name: &str, opts: Options<'a>) -> Result<Session<'a>, SyncError> {
+        let root = store.root();
+        let remote = remote::find(root, name)?;
+        let lock = SyncLock::acquire(root, opts.wait)?;
+        // Read under the lock: the previous holder may just have written it.
+        let state = remote::load_state(root, name);
+        Ok(Session {
+            store,
+            remote,
+            state,
+            progress: opts.progress,
+            stop: opts.stop,
+            _lock: lock,
+        })
+    }
+
+    pub fn remote(&self) -> &Remote {
+        &self.remote
+    }
+
+    fn tracking_ref(&self) -> String {
+        format!("refs/elench/remotes/{}", self.remote.name)
+    }
+
+    fn save(&self) -> Result<(), SyncError> {
+        remote::save_state(self.store.root(), &self.remote.name, &self.state)
+    }
+
+    /// Asks the remote for its head and format, opens the private repository of that
+    /// format, and makes sure the head's objects are here. Returns the head.
+    fn connect(&mut self) -> Result<(Repo, Option<String>), SyncError> {
+        let seen = git::ls_remote(&self.remote.url, layout::LOG_REF)?;
+        if self.state.format != Some(seen.format) {
+            // Commit ids of another format mean nothing here: start over.
+            self.state = SyncState {
+                format: Some(seen.format),
+                ..SyncState::default()
+            };
+        }
+        let mut repo = Repo::open_or_init(
+            &remote::repo_dir(self.store.root(), seen.format),
+            seen.format,
+        )?;
+        repo.progress = self.progress;
+        repo.consolidate(MAX_PACKS)?;
+        let head = match seen.head {
+            None => None,
+            Some(h) => Some(self.bring(&repo, &h)?),
+        };
+        Ok((repo, head))
+    }
+
+    /// Makes commit `head` (or wherever the remote's log has moved since) available locally.
+    fn bring(&self, repo: &Repo, head: &str) -> Result<String, SyncError> {
+        if repo.has_commit(head)? {
+            self.track(repo, head);
+            return Ok(head.to_owned());
+        }
+        Ok(repo.fetch(&self.remote.url, layout::LOG_REF, &self.tracking_ref())?)
+    }
+
+    /// Records the remote's last known head in the private repository, for people looking
+    /// at it with git. Nothing depends on it (the private repository is never pruned), so a
+    /// failure, e.g. a lock held by a git process of a killed run, is ignored.
+    fn track(&self, repo: &Repo, head: &str) {
+        let _ = repo.update_ref(&self.tracking_ref(), head);
+    }
+
+    fn note(&self, text: &str) {
+        if self.progress {
+            eprintln!("{text}");
+        }
+    }
+
+    /// Pull, then push.
+    pub fn sync(&mut self) -> Result<Outcome, SyncError> {
+        let mut out = self.pull()?;
+        if out.interrupted {
+            return Ok(out);
+        }
+        let pushed = self.push()?;
+        out.pushed = pushed.pushed;
+        out.attempts = pushed.attempts;
+        out.compared = pushed.compared;
+        out.remote_head = pushed.remote_head;
+        out.interrupted = pushed.interrupted;
+        Ok(out)
+    }
+}
+
+/// Batches of this many envelopes are read from the store or checked against the remote at
+/// a time.
+const PAGE: usize = 4096;
+/// The private repository's packs are merged when there are more than this many.
+const MAX_PACKS: usize = 64;
+/// Progress lines appear for transfers of at least this many envelopes.
+const PROGRESS_FROM: usize = 2000;
