@@ -9,6 +9,7 @@ pub mod claim;
 pub mod cli;
 pub mod conformance;
 pub mod envelope;
+pub mod eval;
 pub mod fold;
 pub mod graph;
 pub mod ingest;

@@ -70,6 +70,8 @@ pub enum Command {
     Export(commands::export::ExportArgs),
     /// Re-verify every stored envelope and index entry
     Fsck(commands::fsck::FsckArgs),
+    /// Evaluate predicate claims in a sandbox and record what the harness observed
+    Check(commands::check::CheckArgs),
     /// Conformance reports as evidence: check them, attest with them, run elench's corpus
     #[command(subcommand)]
     Conformance(commands::conformance::ConformanceCommand),
@@ -92,6 +94,7 @@ impl Command {
             Command::Log(_) => "log",
             Command::Export(_) => "export",
             Command::Fsck(_) => "fsck",
+            Command::Check(_) => "check",
             Command::Demo(_) => "demo",
             Command::Conformance(c) => c.name(),
         }
@@ -162,6 +165,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Log(a) => commands::log::run(a, g),
         Command::Export(a) => commands::export::run(a, g),
         Command::Fsck(a) => commands::fsck::run(a, g),
+        Command::Check(a) => commands::check::run(a, g),
         Command::Demo(a) => commands::demo::run(a, g),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }

@@ -9,6 +9,7 @@
 //! - Only one process holds the store; others wait up to a bound, then get `Busy`.
 //! - A store written by a newer layout is refused before sled opens it.
 
+pub mod blobs;
 mod migrate;
 
 pub use migrate::current_version;

@@ -1,6 +1,7 @@
 //! One module per command. Each turns its arguments into a `Report` or a `Failure`.
 pub mod add;
 pub mod blast;
+pub mod check;
 pub mod common;
 pub mod conformance;
 pub mod demo;
