@@ -76,7 +76,7 @@ fn true_claims_are_verified_and_false_ones_falsified_with_evidence_show_prints()
         let ev = &shown["data"]["evidence"][0];
         assert_eq!(ev["found"], true, "{shown}");
         assert_eq!(ev["blob"]["claim"], json!(id));
-        assert_eq!(ev["blob"]["expression"].as_str().is_some(), true);
+        assert!(ev["blob"]["expression"].as_str().is_some());
         // The digest is the SHA-256 of the blob's bytes in the store.
         let path =
             b.ks.store
