@@ -581,3 +581,93 @@ pub fn copy_tree(tree: &Tree, dest: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn unconfined() -> Sandbox {
+        Sandbox {
+            confinement: Confinement::None,
+            expose: Vec::new(),
+            limits: Limits::default(),
+        }
+    }
+
+    fn job<'a>(cmd: &str, dir: &'a Path, secs: u64) -> Job<'a> {
+        Job {
+            argv: vec!["sh".into(), "-c".into(), cmd.into()],
+            env: vec![("EXTRA".into(), "yes".into())],
+            tree: dir,
+            out: dir,
+            deadline: Instant::now() + Duration::from_secs(secs),
+        }
+    }
+
+    #[test]
+    fn the_copy_holds_what_the_tree_id_covers_minus_hidden_paths() {
+        let s = crate::scratch::ScratchDir::new("elench-copy");
+        let src = s.path().join("src");
+        for d in ["a/.git", ".elench", "keys", "b"] {
+            std::fs::create_dir_all(src.join(d)).unwrap();
+        }
+        std::fs::write(src.join("a/x.sh"), "echo").unwrap();
+        std::fs::set_permissions(src.join("a/x.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::fs::write(src.join("a/.git/HEAD"), "ref").unwrap();
+        std::fs::write(src.join(".elench/FORMAT"), "x").unwrap();
+        std::fs::write(src.join("keys/h.pem"), "secret").unwrap();
+        std::fs::write(src.join("b/.elench"), "a file, not the store").unwrap();
+        std::os::unix::fs::symlink("../a/x.sh", src.join("b/link")).unwrap();
+        let tree = Tree::new(&src).hide(Path::new("keys/h.pem"));
+        let dst = s.path().join("dst");
+        copy_tree(&tree, &dst).unwrap();
+        let mode = std::fs::metadata(dst.join("a/x.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+        assert!(!dst.join("a/.git").exists());
+        assert!(!dst.join(".elench").exists());
+        assert!(!dst.join("keys/h.pem").exists());
+        assert!(dst.join("b/.elench").is_file());
+        assert_eq!(
+            std::fs::read_link(dst.join("b/link")).unwrap(),
+            Path::new("../a/x.sh")
+        );
+    }
+
+    #[test]
+    fn output_exit_code_and_environment_are_captured() {
+        let s = crate::scratch::ScratchDir::new("elench-run");
+        std::fs::create_dir_all(s.path()).unwrap();
+        let o = unconfined().run(job(
+            "echo out; echo err >&2; echo $EXTRA; exit 7",
+            s.path(),
+            30,
+        ));
+        assert_eq!(o.ending, Ending::Exited(7));
+        assert_eq!(o.stdout, b"out\nyes\n");
+        assert_eq!(o.stderr, b"err\n");
+        assert!(!o.truncated);
+        let o = unconfined().run(job("head -c 3000000 /dev/zero", s.path(), 30));
+        assert_eq!(o.stdout.len(), OUTPUT_CAP);
+        assert!(o.truncated);
+    }
+
+    #[test]
+    fn the_deadline_ends_the_process_and_what_it_left_behind() {
+        let s = crate::scratch::ScratchDir::new("elench-run");
+        std::fs::create_dir_all(s.path()).unwrap();
+        let marker = s.path().join("late");
+        let cmd = format!("(sleep 2; touch {}) & sleep 60", marker.display());
+        let o = unconfined().run(job(&cmd, s.path(), 1));
+        assert_eq!(o.ending, Ending::TimedOut);
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(
+            !marker.exists(),
+            "a background process outlived the deadline"
+        );
+    }
+}
