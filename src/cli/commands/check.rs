@@ -155,6 +155,24 @@ pub fn predicate_of(claim: &Claim) -> Result<(String, Expr), String> {
     Ok((source, expr))
 }
 
+/// How `check` reaches the store while it records.
+pub enum StoreAccess<'a> {
+    /// A store the caller holds open throughout (the demo).
+    Held(&'a Store),
+    /// Opened for each batch of records and closed again, so that a long evaluation never
+    /// keeps other elench processes (agents adding claims) waiting for the store.
+    Reopen { root: PathBuf, wait: Duration },
+}
+
+impl StoreAccess<'_> {
+    fn with<R>(&self, f: impl FnOnce(&Store) -> Result<R, Failure>) -> Result<R, Failure> {
+        match self {
+            StoreAccess::Held(s) => f(s),
+            StoreAccess::Reopen { root, wait } => f(&Store::open(root, *wait)?),
+        }
+    }
+}
+
 /// Who signs the records, and how.
 pub struct Signer {
     pub key: SigningKey,
@@ -266,6 +284,11 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     }
 
     let (targets, mut checked) = select(&store, &a, &tree_oid)?;
+    let access = StoreAccess::Reopen {
+        root: store.root().to_path_buf(),
+        wait: Duration::from_secs(g.wait),
+    };
+    drop(store);
     let needs_processes = targets.iter().any(|t| uses_processes(&t.expr));
     let confinement = if a.no_sandbox {
         Confinement::None
@@ -312,7 +335,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     let interrupt = Interrupt::install();
     let progress = std::io::stderr().is_terminal();
     let (done, failure) = check_claims(
-        &store,
+        &access,
         &setup,
         &signer,
         targets,
@@ -413,7 +436,7 @@ fn select(
 /// results in the order of `targets`, and a failure that stopped recording, if any. An
 /// interrupt stops between claims: what was recorded stays recorded.
 pub fn check_claims(
-    store: &Store,
+    store: &StoreAccess<'_>,
     setup: &Setup,
     signer: &Signer,
     targets: Vec<Target>,
@@ -449,30 +472,41 @@ pub fn check_claims(
         }
         drop(tx);
         let mut done = 0usize;
-        for (i, e) in rx {
-            done += 1;
-            let t = &targets[i];
-            let c = if failure.is_some() {
-                Checked {
-                    id: t.claim.id.clone(),
-                    outcome: "inconclusive",
-                    reason: Some("not recorded: recording failed for an earlier claim".into()),
-                    record: None,
-                    evidence: None,
-                }
-            } else {
-                match record(store, setup, signer, t, &e) {
-                    Ok(c) => c,
-                    Err(f) => {
-                        failure = Some(f);
-                        continue;
-                    }
-                }
-            };
-            if progress {
-                eprintln!("[{done}/{total}] {} {}", c.id, c.outcome);
+        // Records are made in batches: whatever has finished when the store is opened.
+        while let Ok(first) = rx.recv() {
+            let mut batch = vec![first];
+            while let Ok(more) = rx.try_recv() {
+                batch.push(more);
             }
-            results[i] = Some(c);
+            let mut made: Vec<(usize, Checked)> = Vec::new();
+            if failure.is_none() {
+                let r = store.with(|st| {
+                    for (i, e) in &batch {
+                        made.push((*i, record(st, setup, signer, &targets[*i], e)?));
+                    }
+                    Ok(())
+                });
+                if let Err(f) = r {
+                    failure = Some(f);
+                }
+            }
+            for (i, _) in &batch {
+                done += 1;
+                let c = match made.iter().position(|(j, _)| j == i) {
+                    Some(k) => made.swap_remove(k).1,
+                    None => Checked {
+                        id: targets[*i].claim.id.clone(),
+                        outcome: "inconclusive",
+                        reason: Some("not recorded: recording failed".into()),
+                        record: None,
+                        evidence: None,
+                    },
+                };
+                if progress {
+                    eprintln!("[{done}/{total}] {} {}", c.id, c.outcome);
+                }
+                results[*i] = Some(c);
+            }
         }
     });
     (results.into_iter().flatten().collect(), failure)

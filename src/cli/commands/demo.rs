@@ -353,8 +353,15 @@ impl Demo {
             expr,
             own: crate::fold::Status::Unevaluated,
         };
-        let (checked, failure) =
-            check::check_claims(&self.store, &setup, &signer, vec![target], 1, None, false);
+        let (checked, failure) = check::check_claims(
+            &check::StoreAccess::Held(&self.store),
+            &setup,
+            &signer,
+            vec![target],
+            1,
+            None,
+            false,
+        );
         if let Some(f) = failure {
             return Err(f);
         }
