@@ -377,3 +377,49 @@ fn a_long_check_does_not_hold_the_store() {
     assert_eq!(code, 0, "status waited for the store a check held: {out}");
     assert_eq!(b.status(&other), "unevaluated");
 }
+
+#[test]
+fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
+    let b = Bench::new(FILES);
+    let ids: Vec<String> = (1..=4)
+        .map(|i| b.claim(&format!(r#"run("sleep 1.5").exit == 0 && {i} > 0"#)))
+        .collect();
+    let before = b.log_len();
+    let mut args: Vec<String> = vec![
+        "--store".into(),
+        b.ks.store.display().to_string(),
+        "check".into(),
+        "--at".into(),
+        b.tree.display().to_string(),
+        "--key".into(),
+        b.ks.keys.harness.private.display().to_string(),
+    ];
+    args.extend(proc_args().iter().map(|s| s.to_string()));
+    args.extend(ids.iter().cloned());
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+        .current_dir(b.dir())
+        .env_remove("ELENCH_STORE")
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["error"]["code"], "INTERRUPTED", "{json}");
+    let checked = json["data"]["checked"].as_array().unwrap();
+    assert!(
+        checked.len() < ids.len(),
+        "the interrupt stopped nothing: {json}"
+    );
+    // Whatever was reported as recorded is in the log, and nothing else.
+    let recorded = checked.iter().filter(|c| !c["record"].is_null()).count();
+    assert_eq!(b.log_len(), before + recorded);
+    for c in checked.iter().filter(|c| !c["record"].is_null()) {
+        assert_eq!(b.status(c["id"].as_str().unwrap()), "verified");
+    }
+}
