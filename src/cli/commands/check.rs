@@ -238,6 +238,8 @@ pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
 }
 
 pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
+    // From the start, so an early Ctrl-C is answered with a report, not a dead process.
+    let interrupt = Interrupt::install();
     require_claim_ids(&a.ids)?;
     if a.timeout == 0 || a.repeat == 0 || a.jobs == 0 || a.processes == 0 || a.memory == 0 {
         return Err(Failure::Usage(
@@ -332,7 +334,6 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
             .unwrap_or_else(|| format!("elench/{} check", env!("CARGO_PKG_VERSION"))),
         force: a.force,
     };
-    let interrupt = Interrupt::install();
     let progress = std::io::stderr().is_terminal();
     let (done, failure) = check_claims(
         &access,
