@@ -381,9 +381,13 @@ fn a_long_check_does_not_hold_the_store() {
 #[test]
 fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
     let b = Bench::new(FILES);
-    let ids: Vec<String> = (1..=4)
-        .map(|i| b.claim(&format!(r#"run("sleep 1.5").exit == 0 && {i} > 0"#)))
-        .collect();
+    // A quick claim (recorded), one whose process is still running at the interrupt (ended,
+    // inconclusive), and one never started.
+    let ids = vec![
+        b.claim(r#"exists("README.md")"#),
+        b.claim(r#"run("sleep 60").exit == 0"#),
+        b.claim(r#"exists("src/lib.rs")"#),
+    ];
     let before = b.log_len();
     let mut args: Vec<String> = vec![
         "--store".into(),
@@ -404,7 +408,7 @@ fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     // SAFETY: plain kill(2) of our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -422,4 +426,12 @@ fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
     for c in checked.iter().filter(|c| !c["record"].is_null()) {
         assert_eq!(b.status(c["id"].as_str().unwrap()), "verified");
     }
+    // The process in flight was ended by the interrupt, not waited for.
+    for c in checked.iter().filter(|c| c["outcome"] == "inconclusive") {
+        assert!(
+            c["reason"].as_str().unwrap().contains("interrupted"),
+            "{json}"
+        );
+    }
+    assert!(checked.iter().all(|c| c["id"] != json!(ids[2])), "{json}");
 }

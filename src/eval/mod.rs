@@ -15,6 +15,7 @@ use evaluator::{evaluate, Truth};
 use paths::Tree;
 use runners::Runner;
 use sandbox::Sandbox;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use transcript::{Run, Transcript};
 
@@ -30,6 +31,8 @@ pub struct Setup {
     pub timeout: Duration,
     /// Evaluations per claim; a result is kept only when all agree.
     pub repeat: u32,
+    /// Set to end running processes and start no more (an interrupted `check`).
+    pub cancel: AtomicBool,
 }
 
 /// What evaluating a claim came to.
@@ -82,6 +85,7 @@ pub fn evaluate_claim(setup: &Setup, claim_id: &str, source: &str, expr: &Expr) 
             setup.runner.as_ref(),
             deadline,
             setup.denied.clone(),
+            &setup.cancel,
         );
         let (truth, calls) = evaluate(expr, &mut ws);
         drop(ws);

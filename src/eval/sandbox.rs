@@ -21,6 +21,7 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -72,6 +73,8 @@ pub enum Ending {
     Exited(i32),
     Signaled(i32),
     TimedOut,
+    /// Ended because `check` was interrupted.
+    Cancelled,
     NotStarted(String),
 }
 
@@ -95,6 +98,8 @@ pub struct Job<'a> {
     /// The claim's report directory (host path).
     pub out: &'a Path,
     pub deadline: Instant,
+    /// Set when `check` is interrupted: the process is ended as at the deadline.
+    pub cancel: Option<&'a AtomicBool>,
 }
 
 fn is_root() -> bool {
@@ -158,6 +163,7 @@ impl Sandbox {
             tree: &tree,
             out: &out,
             deadline: Instant::now() + Duration::from_secs(30),
+            cancel: None,
         });
         match o.ending {
             Ending::Exited(0) => Ok(()),
@@ -389,6 +395,7 @@ impl Sandbox {
         drop(tx);
         let pgid = child.id() as i32;
         let mut timed_out = false;
+        let mut cancelled = false;
         loop {
             if let Ok(p) = pid_rx.try_recv() {
                 inner_pid = p;
@@ -396,8 +403,10 @@ impl Sandbox {
             if exited_unreaped(pgid) {
                 break;
             }
-            if Instant::now() >= job.deadline {
+            let cancelled_now = job.cancel.is_some_and(|c| c.load(Ordering::SeqCst));
+            if cancelled_now || Instant::now() >= job.deadline {
                 timed_out = true;
+                cancelled = cancelled_now;
                 if let Some(p) = inner_pid {
                     // The sandbox's first process: ending it ends its PID namespace.
                     // SAFETY: plain kill(2); the process is alive, its parent unreaped.
@@ -441,7 +450,9 @@ impl Sandbox {
             }
         }
         use std::os::unix::process::ExitStatusExt;
-        let ending = if timed_out {
+        let ending = if cancelled {
+            Ending::Cancelled
+        } else if timed_out {
             Ending::TimedOut
         } else {
             match status {
@@ -602,6 +613,7 @@ mod tests {
             tree: dir,
             out: dir,
             deadline: Instant::now() + Duration::from_secs(secs),
+            cancel: None,
         }
     }
 

@@ -8,6 +8,7 @@ use super::sandbox::{copy_tree, give_away, Ending, Job, Output, Sandbox};
 use super::transcript::ProcessRecord;
 use crate::scratch::ScratchDir;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// JUnit reports larger than this are not read.
@@ -20,6 +21,7 @@ pub struct Workspace<'a> {
     deadline: Instant,
     /// Why processes may not start here (no sandbox and no `--no-sandbox`), if so.
     denied: Option<String>,
+    cancel: &'a AtomicBool,
     copy: Option<Copy>,
 }
 
@@ -37,6 +39,7 @@ impl<'a> Workspace<'a> {
         runner: Option<&'a Runner>,
         deadline: Instant,
         denied: Option<String>,
+        cancel: &'a AtomicBool,
     ) -> Workspace<'a> {
         Workspace {
             source,
@@ -44,6 +47,7 @@ impl<'a> Workspace<'a> {
             runner,
             deadline,
             denied,
+            cancel,
             copy: None,
         }
     }
@@ -78,6 +82,9 @@ impl<'a> Workspace<'a> {
         if let Some(why) = &self.denied {
             return Err(why.clone());
         }
+        if self.cancel.load(Ordering::SeqCst) {
+            return Err("check was interrupted".into());
+        }
         let (tree, out) = self.ensure_copy()?;
         let o = self.sandbox.run(Job {
             argv,
@@ -85,6 +92,7 @@ impl<'a> Workspace<'a> {
             tree: &tree,
             out: &out,
             deadline: self.deadline,
+            cancel: Some(self.cancel),
         });
         Ok((o, out))
     }
@@ -95,6 +103,7 @@ fn record(argv: Vec<String>, o: &Output, junit: Option<&[u8]>) -> ProcessRecord 
         Ending::Exited(c) => ("exited", Some(*c), None),
         Ending::Signaled(s) => ("signaled", None, Some(*s)),
         Ending::TimedOut => ("timed-out", None, None),
+        Ending::Cancelled => ("cancelled", None, None),
         Ending::NotStarted(_) => ("not-started", None, None),
     };
     let mut stderr = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -117,6 +126,7 @@ fn record(argv: Vec<String>, o: &Output, junit: Option<&[u8]>) -> ProcessRecord 
 fn unfinished(e: &Ending) -> Option<String> {
     match e {
         Ending::TimedOut => Some("the time limit ended it".into()),
+        Ending::Cancelled => Some("check was interrupted".into()),
         Ending::Signaled(s) => Some(format!("it was ended by signal {s}")),
         Ending::NotStarted(why) => Some(format!("it could not start: {why}")),
         Ending::Exited(_) => None,

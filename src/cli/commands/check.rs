@@ -23,7 +23,7 @@ use ed25519_dalek::SigningKey;
 use serde_json::{json, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -325,6 +325,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         runner,
         timeout: Duration::from_secs(a.timeout),
         repeat: a.repeat,
+        cancel: AtomicBool::new(false),
     };
     let signer = Signer {
         key,
@@ -335,15 +336,30 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         force: a.force,
     };
     let progress = std::io::stderr().is_terminal();
-    let (done, failure) = check_claims(
-        &access,
-        &setup,
-        &signer,
-        targets,
-        a.jobs,
-        Some(&interrupt),
-        progress,
-    );
+    // An interrupt also ends the processes in flight, so check stops promptly.
+    let finished = AtomicBool::new(false);
+    let (done, failure) = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !finished.load(Ordering::SeqCst) {
+                if interrupt.received().is_some() {
+                    setup.cancel.store(true, Ordering::SeqCst);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let r = check_claims(
+            &access,
+            &setup,
+            &signer,
+            targets,
+            a.jobs,
+            Some(&interrupt),
+            progress,
+        );
+        finished.store(true, Ordering::SeqCst);
+        r
+    });
     checked.extend(done);
     let mut failure = failure;
     if failure.is_none() {

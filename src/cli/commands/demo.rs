@@ -341,6 +341,7 @@ impl Demo {
             runner: None,
             timeout: Duration::from_secs(30),
             repeat: 1,
+            cancel: std::sync::atomic::AtomicBool::new(false),
         };
         let signer = check::Signer {
             key,
