@@ -383,7 +383,7 @@ fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
     let b = Bench::new(FILES);
     // A quick claim (recorded), one whose process is still running at the interrupt (ended,
     // inconclusive), and one never started.
-    let ids = vec![
+    let ids = [
         b.claim(r#"exists("README.md")"#),
         b.claim(r#"run("sleep 60").exit == 0"#),
         b.claim(r#"exists("src/lib.rs")"#),
