@@ -181,11 +181,14 @@ fn check_all_twice_appends_nothing_the_second_time() {
     assert_eq!(outcome(&out, &a), "unchanged");
     assert_eq!(outcome(&out, &c), "unchanged");
     assert_eq!(b.ks.export(), after_first);
-    // ...unless --force.
+    // ...unless --force (within the same second the record is the same one, a no-op re-add).
     let (code, out) = b.check(&["--force", &a]);
     assert_eq!(code, 0, "{out}");
     assert_eq!(outcome(&out, &a), "verified");
-    assert_ne!(b.ks.export(), after_first);
+    let rec = entry(&out, &a)["record"].as_str().unwrap().to_owned();
+    let (code, shown) = b.ks.run(&["show", &rec]);
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(shown["data"]["claim"]["target"], json!([a]));
 }
 
 #[test]
