@@ -9,8 +9,8 @@
 //!
 //! The reference confinement is bubblewrap: new PID, network, IPC and UTS namespaces; killing
 //! the sandbox's first process makes the kernel end every other process in its namespace.
-//! When elench runs as root the sandboxed command drops to `nobody` (with `setpriv`), since
-//! the kernel does not apply a process-count limit to root.
+//! When elench runs as root the sandboxed command drops to an unprivileged uid of its own
+//! (with `setpriv`), since the kernel does not apply a process-count limit to root.
 //!
 //! Without bubblewrap (`Confinement::None`, chosen only by the operator) processes run in
 //! the scratch copy with the same limits, in their own process group, and are killed as a
@@ -31,8 +31,19 @@ pub const TREE_INSIDE: &str = "/tree";
 pub const OUT_INSIDE: &str = "/elench-out";
 /// How much of each output stream is kept.
 pub const OUTPUT_CAP: usize = 1 << 20;
-/// The unprivileged account a root-run sandbox drops to.
-const NOBODY: u32 = 65534;
+/// A root-run sandbox drops to an unprivileged uid of its own, so that the process limit
+/// (which the kernel counts per user) counts only that sandbox's processes, never another
+/// claim's evaluated beside it. The uids come from a range no account uses.
+const SANDBOX_UID_BASE: u32 = 3_000_000_000;
+
+/// A uid for one sandbox: distinct across the sandboxes of this process, and (through the
+/// process id) unlikely to meet another `check` running at the same time.
+pub fn sandbox_uid() -> u32 {
+    use std::sync::atomic::AtomicU32;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 1000;
+    SANDBOX_UID_BASE + (std::process::id() % 1_000_000) * 1000 + n
+}
 
 #[derive(Debug, Clone)]
 pub enum Confinement {
@@ -100,6 +111,8 @@ pub struct Job<'a> {
     pub deadline: Instant,
     /// Set when `check` is interrupted: the process is ended as at the deadline.
     pub cancel: Option<&'a AtomicBool>,
+    /// The uid a root-run sandbox drops to (it owns the scratch copy).
+    pub uid: u32,
 }
 
 fn is_root() -> bool {
@@ -151,11 +164,12 @@ impl Sandbox {
             }
         }
         let scratch = crate::scratch::ScratchDir::new("elench-probe");
+        let uid = sandbox_uid();
         let tree = scratch.path().join("tree");
         let out = scratch.path().join("out");
         for d in [&tree, &out] {
             std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
-            give_away(d)?;
+            give_away(d, uid)?;
         }
         let o = self.run(Job {
             argv: vec!["sh".into(), "-c".into(), "exit 0".into()],
@@ -164,6 +178,7 @@ impl Sandbox {
             out: &out,
             deadline: Instant::now() + Duration::from_secs(30),
             cancel: None,
+            uid,
         });
         match o.ending {
             Ending::Exited(0) => Ok(()),
@@ -279,8 +294,8 @@ impl Sandbox {
         if is_root() {
             a.extend(s(&[
                 "/usr/bin/setpriv",
-                "--reuid=65534",
-                "--regid=65534",
+                &format!("--reuid={}", job.uid),
+                &format!("--regid={}", job.uid),
                 "--clear-groups",
                 "--no-new-privs",
                 "--",
@@ -549,9 +564,9 @@ fn wait_gone(pid: i32) {
 }
 
 /// Makes a scratch path usable by the unprivileged account a root-run sandbox drops to.
-pub fn give_away(p: &Path) -> Result<(), String> {
+pub fn give_away(p: &Path, uid: u32) -> Result<(), String> {
     if is_root() {
-        std::os::unix::fs::lchown(p, Some(NOBODY), Some(NOBODY))
+        std::os::unix::fs::lchown(p, Some(uid), Some(uid))
             .map_err(|e| format!("{}: {e}", p.display()))?;
     }
     Ok(())
@@ -559,10 +574,10 @@ pub fn give_away(p: &Path) -> Result<(), String> {
 
 /// Copies the tree's content (what its tree id covers, minus hidden paths) to `dest`:
 /// regular files with their executable bit, symbolic links as links, directories.
-pub fn copy_tree(tree: &Tree, dest: &Path) -> Result<(), String> {
+pub fn copy_tree(tree: &Tree, dest: &Path, uid: u32) -> Result<(), String> {
     let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     std::fs::create_dir_all(dest).map_err(|e| err(dest, e))?;
-    give_away(dest)?;
+    give_away(dest, uid)?;
     let mut stack: Vec<(PathBuf, PathBuf, Vec<std::ffi::OsString>)> =
         vec![(tree.root().to_path_buf(), dest.to_path_buf(), Vec::new())];
     while let Some((from, to, parts)) = stack.pop() {
@@ -587,7 +602,7 @@ pub fn copy_tree(tree: &Tree, dest: &Path) -> Result<(), String> {
             } else {
                 continue;
             }
-            give_away(&dst)?;
+            give_away(&dst, uid)?;
         }
     }
     Ok(())
@@ -614,6 +629,7 @@ mod tests {
             out: dir,
             deadline: Instant::now() + Duration::from_secs(secs),
             cancel: None,
+            uid: sandbox_uid(),
         }
     }
 
@@ -634,7 +650,7 @@ mod tests {
         std::os::unix::fs::symlink("../a/x.sh", src.join("b/link")).unwrap();
         let tree = Tree::new(&src).hide(Path::new("keys/h.pem"));
         let dst = s.path().join("dst");
-        copy_tree(&tree, &dst).unwrap();
+        copy_tree(&tree, &dst, sandbox_uid()).unwrap();
         let mode = std::fs::metadata(dst.join("a/x.sh"))
             .unwrap()
             .permissions()

@@ -4,7 +4,7 @@
 use super::evaluator::{Processes, RunResult, TestResult};
 use super::paths::Tree;
 use super::runners::{Runner, TestVerdict, JUNIT_FILE};
-use super::sandbox::{copy_tree, give_away, Ending, Job, Output, Sandbox};
+use super::sandbox::{copy_tree, give_away, sandbox_uid, Ending, Job, Output, Sandbox};
 use super::transcript::ProcessRecord;
 use crate::scratch::ScratchDir;
 use std::path::PathBuf;
@@ -30,6 +30,8 @@ struct Copy {
     _dir: ScratchDir,
     tree: Tree,
     out: PathBuf,
+    /// Who the sandbox runs as (and owns the copy).
+    uid: u32,
 }
 
 impl<'a> Workspace<'a> {
@@ -52,24 +54,27 @@ impl<'a> Workspace<'a> {
         }
     }
 
-    fn ensure_copy(&mut self) -> Result<(PathBuf, PathBuf), String> {
+    fn ensure_copy(&mut self) -> Result<(PathBuf, PathBuf, u32), String> {
         if self.copy.is_none() {
             let dir = ScratchDir::new("elench-check");
             std::fs::create_dir_all(dir.path())
                 .map_err(|e| format!("cannot make a scratch directory: {e}"))?;
             let tree_dir = dir.path().join("tree");
             let out = dir.path().join("out");
-            copy_tree(self.source, &tree_dir).map_err(|e| format!("cannot copy the tree: {e}"))?;
+            let uid = sandbox_uid();
+            copy_tree(self.source, &tree_dir, uid)
+                .map_err(|e| format!("cannot copy the tree: {e}"))?;
             std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-            give_away(&out)?;
+            give_away(&out, uid)?;
             self.copy = Some(Copy {
                 tree: self.source.with_root(&tree_dir),
                 _dir: dir,
                 out,
+                uid,
             });
         }
         match &self.copy {
-            Some(c) => Ok((c.tree.root().to_path_buf(), c.out.clone())),
+            Some(c) => Ok((c.tree.root().to_path_buf(), c.out.clone(), c.uid)),
             None => Err("no scratch copy".into()),
         }
     }
@@ -85,7 +90,7 @@ impl<'a> Workspace<'a> {
         if self.cancel.load(Ordering::SeqCst) {
             return Err("check was interrupted".into());
         }
-        let (tree, out) = self.ensure_copy()?;
+        let (tree, out, uid) = self.ensure_copy()?;
         let o = self.sandbox.run(Job {
             argv,
             env,
@@ -93,6 +98,7 @@ impl<'a> Workspace<'a> {
             out: &out,
             deadline: self.deadline,
             cancel: Some(self.cancel),
+            uid,
         });
         Ok((o, out))
     }
@@ -178,7 +184,7 @@ impl Processes for Workspace<'_> {
         if let Some(why) = &self.denied {
             return (TestResult::Inconclusive(why.clone()), None);
         }
-        let (tree, out) = match self.ensure_copy() {
+        let (tree, out, _) = match self.ensure_copy() {
             Ok(x) => x,
             Err(why) => return (TestResult::Inconclusive(why), None),
         };
