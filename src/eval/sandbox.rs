@@ -578,6 +578,15 @@ pub fn copy_tree(tree: &Tree, dest: &Path, uid: u32) -> Result<(), String> {
     let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     std::fs::create_dir_all(dest).map_err(|e| err(dest, e))?;
     give_away(dest, uid)?;
+    // When the scratch directory lies inside the tree (`--at /tmp`), the copy must not
+    // copy itself.
+    use std::os::unix::fs::MetadataExt;
+    let ident = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let own: Vec<(u64, u64)> = [Some(dest), dest.parent()]
+        .into_iter()
+        .flatten()
+        .filter_map(ident)
+        .collect();
     let mut stack: Vec<(PathBuf, PathBuf, Vec<std::ffi::OsString>)> =
         vec![(tree.root().to_path_buf(), dest.to_path_buf(), Vec::new())];
     while let Some((from, to, parts)) = stack.pop() {
@@ -595,6 +604,9 @@ pub fn copy_tree(tree: &Tree, dest: &Path, uid: u32) -> Result<(), String> {
                 let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
                 std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
             } else if ft.is_dir() {
+                if ident(&src).is_some_and(|i| own.contains(&i)) {
+                    continue;
+                }
                 std::fs::create_dir(&dst).map_err(|e| err(&dst, e))?;
                 stack.push((src, dst.clone(), child));
             } else if ft.is_file() {
@@ -664,6 +676,17 @@ mod tests {
             std::fs::read_link(dst.join("b/link")).unwrap(),
             Path::new("../a/x.sh")
         );
+    }
+
+    #[test]
+    fn a_copy_inside_its_own_tree_does_not_copy_itself() {
+        let s = crate::scratch::ScratchDir::new("elench-copy");
+        std::fs::create_dir_all(s.path().join("src")).unwrap();
+        std::fs::write(s.path().join("src/a"), "a").unwrap();
+        let dst = s.path().join("scratch/tree");
+        copy_tree(&Tree::new(s.path()), &dst, sandbox_uid()).unwrap();
+        assert!(dst.join("src/a").is_file());
+        assert!(!dst.join("scratch").exists());
     }
 
     #[test]
