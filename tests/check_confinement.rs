@@ -217,3 +217,14 @@ fn a_fork_bomb_and_an_endless_loop_end_at_the_limits_as_inconclusive() {
     // Every process the claims started is gone once check has returned.
     assert_eq!(survivors(&marker), Vec::<String>::new());
 }
+
+#[test]
+fn memory_beyond_the_limit_is_not_granted() {
+    let Some(b) = sandboxed_bench() else { return };
+    // A 200 MB shell string under a 100 MiB address-space limit.
+    let id = b.claim(
+        r#"run("x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ${#x}").stdout.contains("200000000")"#,
+    );
+    let (_, out) = b.check(&["--memory", "100", &id]);
+    not_verified(&out, &id);
+}
