@@ -45,7 +45,7 @@ pub struct CheckArgs {
     /// The producer id the records state (default: elench/VERSION check)
     #[arg(long, value_name = "ID")]
     pub producer: Option<String>,
-    /// Wall-time limit for evaluating one claim, in seconds
+    /// Wall-time limit for one evaluation of one claim (each of --repeat gets its own), seconds
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub timeout: u64,
     /// Evaluate each claim N times; record only when all N agree (else: flaky)
