@@ -32,6 +32,12 @@ impl Writer {
     }
 }
 
+/// The small real tree under `fixtures/demo/tree` that `elench check` reads in the demo.
+fn demo_tree() -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/tree");
+    elench::tree::tree_oid(&dir).expect("tree id of fixtures/demo/tree")
+}
+
 fn assertion(text: &str, source: Option<&str>, premises: &[&str], t: i64) -> Value {
     let assertion = match source {
         Some(src) => json!({"form": "predicate", "text": text,
@@ -137,5 +143,23 @@ fn main() {
         ),
         &harness,
     );
+    // Claims about a real tree, for `elench check` to examine in the demo.
+    let tree = demo_tree();
+    let mut no_unwrap = assertion(
+        "nothing in parse.rs unwraps: every failure is returned as an error",
+        Some("grep(\".unwrap()\", \"src/parse.rs\") == 0"),
+        &[],
+        1_764_002_000,
+    );
+    no_unwrap["anchor"]["tree"] = json!(tree);
+    let no_unwrap = w.sign("7-parse-never-unwraps.dsse", no_unwrap, &agent);
+    let mut cli = assertion(
+        "the CLI answers every malformed config with a message, never a panic",
+        None,
+        &[&no_unwrap],
+        1_764_002_060,
+    );
+    cli["anchor"]["tree"] = json!(tree);
+    w.sign("8-cli-never-panics.dsse", cli, &agent);
     let _ = (refactor, verification);
 }

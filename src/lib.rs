@@ -10,6 +10,7 @@ pub mod claim;
 pub mod cli;
 pub mod conformance;
 pub mod envelope;
+pub mod eval;
 pub mod fold;
 pub mod gate;
 pub mod graph;

@@ -70,6 +70,21 @@ const NOT_CODES: &[&str] = &[
     "NO_COLOR",
     "RUST_BACKTRACE",
     "RUST_LOG",
+    // Environment elench sets or clears for the processes it starts (check runners, git).
+    "CARGO_HOME",
+    "CARGO_NET_OFFLINE",
+    "CARGO_TERM_COLOR",
+    "RUSTUP_HOME",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_DEFAULT_HASH",
+    "GIT_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_NAMESPACE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_QUARANTINE_PATH",
+    "GIT_TRACE_PACKET",
+    "GIT_WORK_TREE",
 ];
 
 /// Text right before a literal that marks it as an environment variable or argument name.

@@ -32,6 +32,12 @@ fn heavy() -> std::sync::MutexGuard<'static, ()> {
     HEAVY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// An envelope as the log keeps and exports it: its canonical (RFC 8785) form.
+fn canon(envelope: &str) -> String {
+    String::from_utf8(elench::store::record::canonical_envelope(envelope.as_bytes()).unwrap())
+        .unwrap()
+}
+
 fn export_lines(bytes: &[u8]) -> Vec<String> {
     String::from_utf8(bytes.to_vec())
         .expect("export is UTF-8")
@@ -245,13 +251,13 @@ fn sigkill_during_add_never_loses_an_acknowledged_envelope() {
                 .collect();
         for c in &ack {
             assert!(
-                exported.contains(&c.envelope),
+                exported.contains(&canon(&c.envelope)),
                 "export lacks acknowledged {}",
                 c.id
             );
         }
         // Nothing unknown got in: every exported line is one of ours.
-        let ours: BTreeSet<&str> = claims.iter().map(|c| c.envelope.as_str()).collect();
+        let ours: BTreeSet<String> = claims.iter().map(|c| canon(&c.envelope)).collect();
         for line in &exported {
             assert!(
                 ours.contains(line.as_str()),
@@ -282,8 +288,8 @@ fn sigkill_during_add_never_loses_an_acknowledged_envelope() {
     assert_indexed(&store, &claims.iter().collect::<Vec<_>>());
     let exported = export_lines(&export(&store, &tmp.path().join("final.intoto.jsonl")));
     assert_eq!(exported.len(), total);
-    let want: BTreeSet<&str> = claims.iter().map(|c| c.envelope.as_str()).collect();
-    let got: BTreeSet<&str> = exported.iter().map(String::as_str).collect();
+    let want: BTreeSet<String> = claims.iter().map(|c| canon(&c.envelope)).collect();
+    let got: BTreeSet<String> = exported.into_iter().collect();
     assert_eq!(got, want);
     eprintln!(
         "sigkill test: {killed_mid_batch}/{rounds} killed mid-batch, {:?}",
@@ -391,12 +397,12 @@ fn eight_concurrent_adds_all_succeed_and_lose_nothing() {
     );
     let exported = export_lines(&export(&store, &tmp.path().join("all.intoto.jsonl")));
     assert_eq!(exported.len(), total);
-    let want: BTreeSet<&str> = shares
+    let want: BTreeSet<String> = shares
         .iter()
         .flatten()
-        .map(|c| c.envelope.as_str())
+        .map(|c| canon(&c.envelope))
         .collect();
-    let got: BTreeSet<&str> = exported.iter().map(String::as_str).collect();
+    let got: BTreeSet<String> = exported.into_iter().collect();
     assert_eq!(got, want);
     assert_fsck_clean(&store, Some(total));
     let everything: Vec<&Signed> = shares.iter().flatten().collect();
@@ -628,9 +634,21 @@ fn an_interrupted_add_reports_what_it_stored_and_exits_128_plus_the_signal() {
             .status()
             .expect("sh runs");
         assert!(kill.success());
+        // Stdout is read beside stderr, so neither pipe can fill and stall the child.
+        let mut stdout = child.stdout.take().unwrap();
+        let out_reader = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut stdout, &mut v).unwrap();
+            v
+        });
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let status = child.wait().unwrap();
+        let out = std::process::Output {
+            status,
+            stdout: out_reader.join().unwrap(),
+            stderr: Vec::new(),
+        };
         assert_eq!(out.status.code(), Some(code), "stderr: {rest}");
         let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
         assert_eq!(json["ok"], false);

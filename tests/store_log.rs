@@ -312,7 +312,7 @@ fn un_retiring_a_key_or_rewriting_signers_in_the_index_is_found_by_fsck() {
     let cs = claims(6, 6);
     let (_tmp, store) = store_with(&cs);
     let harness = elench::keys::keyid(&keys.harness.verifying_key());
-    let out = run(&store, &["keys", "retire", &harness]);
+    let out = run(&store, &["keys", "retire", "--yes", &harness]);
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(run(&store, &["fsck"]).code, 0);
     edit_index(&store, "keys", harness.as_bytes(), |v| {
@@ -462,7 +462,7 @@ fn re_adding_after_keys_retire_is_a_noop() {
     let cs = claims(5, 9);
     let (tmp, store) = store_with(&cs);
     let agent = elench::keys::keyid(&keys.agent.verifying_key());
-    assert_eq!(run(&store, &["keys", "retire", &agent]).code, 0);
+    assert_eq!(run(&store, &["keys", "retire", "--yes", &agent]).code, 0);
     let bundle = tmp.path().join("again.intoto.jsonl");
     write_bundle(&bundle, &cs);
     let out = run(&store, &["add", bundle.to_str().unwrap()]);

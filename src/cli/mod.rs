@@ -91,6 +91,8 @@ pub enum Command {
     Pull(commands::sync::RemoteArg),
     /// Pull, then push (default remote: origin)
     Sync(commands::sync::RemoteArg),
+    /// Evaluate predicate claims in a sandbox and record what the harness observed
+    Check(commands::check::CheckArgs),
     /// Conformance reports as evidence: check them, attest with them, run elench's corpus
     #[command(subcommand)]
     Conformance(commands::conformance::ConformanceCommand),
@@ -127,6 +129,7 @@ impl Command {
             Command::Push(_) => "push",
             Command::Pull(_) => "pull",
             Command::Sync(_) => "sync",
+            Command::Check(_) => "check",
             Command::Demo(_) => "demo",
             Command::Man(_) => "man",
             Command::Completions(_) => "completions",
@@ -226,6 +229,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Push(a) => commands::sync::run(commands::sync::Direction::Push, a, g),
         Command::Pull(a) => commands::sync::run(commands::sync::Direction::Pull, a, g),
         Command::Sync(a) => commands::sync::run(commands::sync::Direction::Sync, a, g),
+        Command::Check(a) => commands::check::run(a, g),
         Command::Demo(a) => commands::demo::run(a, g),
         Command::Man(a) => commands::man::run(a, g),
         Command::Completions(a) => commands::completions::run(a, g),

@@ -20,6 +20,7 @@
 //!   the index.
 //! - Whether an envelope is accepted depends on the trust state at its position in the log.
 
+pub mod blobs;
 pub mod index;
 pub mod log;
 mod migrate;

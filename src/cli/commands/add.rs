@@ -29,11 +29,12 @@ use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 /// Envelopes verified together and appended as one group (one fsync).
-const GROUP: usize = 2048;
+const GROUP: usize = 512;
 /// A group commits after this long without new input.
 const IDLE: Duration = Duration::from_millis(100);
-/// Accepted envelopes listed in `data.claims` unless `--list-all`.
-const LISTED: usize = 1000;
+/// Accepted envelopes listed in `data.claims` unless `--list-all`: the report stays bounded
+/// however large the batch (counts and every rejection are always there).
+const LISTED: usize = 100;
 /// DANGLING_REFERENCE warnings listed; the rest are counted.
 const WARNED: usize = 100;
 
@@ -43,7 +44,7 @@ pub struct AddArgs {
     /// (searched recursively for those), or `-` for a bundle on stdin
     #[arg(required = true)]
     pub inputs: Vec<String>,
-    /// List every accepted envelope in data.claims (by default the first 1,000; counts and
+    /// List every accepted envelope in data.claims (by default the first 100; counts and
     /// every rejection are always reported)
     #[arg(long)]
     pub list_all: bool,

@@ -3,12 +3,17 @@
 //!
 //! An agent makes three claims, each built on the previous one; a harness verifies the first;
 //! a harness falsifies it, which revokes the other two; a second falsification shows the first
-//! was wrong, and everything reverts. Every step goes through the same ingest, store and fold
-//! as `elench add` and `elench status`.
+//! was wrong, and everything reverts. Then an agent claims something about a real tree and
+//! `elench check` itself falsifies it. Every step goes through the same ingest, store, fold
+//! and evaluation as `elench add`, `elench status` and `elench check`.
 
+use super::check;
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
+use crate::eval::paths::Tree;
+use crate::eval::sandbox::{Confinement, Limits, Sandbox};
+use crate::eval::Setup;
 use crate::fold::Fold;
 use crate::graph::blast;
 use crate::ingest::verify_envelope;
@@ -29,8 +34,11 @@ pub struct DemoArgs {
 const AGENT_PUB: &str = include_str!("../../../fixtures/demo/agent.pub");
 const HARNESS_PUB: &str = include_str!("../../../fixtures/demo/harness.pub");
 
+/// The real tree `elench check` examines in the demo (its one file).
+const TREE_PARSE_RS: &str = include_str!("../../../fixtures/demo/tree/src/parse.rs");
+
 /// (short name, file name, envelope text)
-const ENVELOPES: [(&str, &str, &str); 6] = [
+const ENVELOPES: [(&str, &str, &str); 8] = [
     (
         "parse",
         "1-parse-rejects-empty.dsse",
@@ -60,6 +68,16 @@ const ENVELOPES: [(&str, &str, &str); 6] = [
         "counter-falsification",
         "6-falsify-the-falsification.dsse",
         include_str!("../../../fixtures/demo/6-falsify-the-falsification.dsse"),
+    ),
+    (
+        "no-unwrap",
+        "7-parse-never-unwraps.dsse",
+        include_str!("../../../fixtures/demo/7-parse-never-unwraps.dsse"),
+    ),
+    (
+        "cli",
+        "8-cli-never-panics.dsse",
+        include_str!("../../../fixtures/demo/8-cli-never-panics.dsse"),
     ),
 ];
 
@@ -151,6 +169,7 @@ fn story(root: &std::path::Path, g: &Globals) -> Result<StoryOutput, Failure> {
          `parse` is verified again and its dependents revert; nothing was edited, the log only grew.",
         &[5],
     )?;
+    d.check_step(root)?;
     d.say(&format!(
         "\n{} envelopes in the log; every status above was folded from it.\n",
         d.store.count()?
@@ -279,6 +298,108 @@ impl Demo {
         self.steps
             .push(json!({"title": "tampered copy refused", "rejection": verdict.code.as_str()}));
         Ok(())
+    }
+
+    /// An agent's predicate claim about a real tree, answered by `elench check` itself: the
+    /// grep finds an unwrap, the harness records a falsification with the transcript as
+    /// evidence, and the claim built on it is revoked.
+    fn check_step(&mut self, root: &std::path::Path) -> Result<(), Failure> {
+        let title = "5. An agent claims parse.rs never unwraps, and another claim builds on it. \
+                     `elench check` greps the real tree and falsifies it: no hand-signed record.";
+        self.say(&format!("\n{title}\n"));
+        self.add(6)?;
+        self.add(7)?;
+        let dir = root
+            .parent()
+            .ok_or_else(|| Failure::Internal("the demo store has no parent".into()))?
+            .join("tree");
+        let file = dir.join("src/parse.rs");
+        std::fs::create_dir_all(dir.join("src")).map_err(|e| Failure::io(dir.display(), e))?;
+        std::fs::write(&file, TREE_PARSE_RS).map_err(|e| Failure::io(file.display(), e))?;
+        let tree_oid = crate::tree::tree_oid(&dir).map_err(|e| Failure::Internal(e.to_string()))?;
+
+        // A harness key for this run only, trusted like any other.
+        let key = crate::keys::generate_signing_key();
+        let trusted = TrustedKey::new(Role::Harness, "demo-check", key.verifying_key())
+            .map_err(|r| Failure::rejected(r, None))?;
+        self.store.add_key(&trusted)?;
+        let id = self.id_of("no-unwrap")?;
+        let stored = self
+            .store
+            .get(&id)?
+            .ok_or_else(|| Failure::Internal("the demo claim was not stored".into()))?;
+        let (source, expr) = check::predicate_of(&stored.claim).map_err(Failure::Internal)?;
+        let setup = Setup {
+            tree: Tree::new(&dir),
+            tree_oid,
+            sandbox: Sandbox {
+                confinement: Confinement::None,
+                expose: Vec::new(),
+                limits: Limits::default(),
+            },
+            denied: Some("the demo starts no processes".into()),
+            runner: None,
+            timeout: Duration::from_secs(30),
+            repeat: 1,
+            cancel: std::sync::atomic::AtomicBool::new(false),
+        };
+        let signer = check::Signer {
+            key,
+            producer: "elench demo check".into(),
+            force: false,
+        };
+        let target = check::Target {
+            claim: stored.claim.clone(),
+            source: source.clone(),
+            expr,
+            own: crate::fold::Status::Unevaluated,
+            carried: None,
+        };
+        let (checked, failure) = check::check_claims(
+            &check::StoreAccess::Held(&self.store),
+            &setup,
+            &signer,
+            vec![target],
+            1,
+            None,
+            false,
+        );
+        if let Some(f) = failure {
+            return Err(f);
+        }
+        let c = checked
+            .first()
+            .ok_or_else(|| Failure::Internal("check returned nothing".into()))?;
+        let record = c.record.clone().unwrap_or_default();
+        if !record.is_empty() {
+            self.ids.push(("check-record".into(), record.clone()));
+        }
+        self.say(&format!(
+            "  $ elench check {} --at tree/\n    {source}  →  {}; record {} (evidence sha256:{})\n",
+            &id[..15],
+            c.outcome,
+            record.get(..15).unwrap_or("none"),
+            c.evidence
+                .as_deref()
+                .and_then(|e| e.get(..16))
+                .unwrap_or("none"),
+        ));
+        let mut fold = Fold::new(&self.store);
+        let mut claims = serde_json::Map::new();
+        let mut out = String::from("  status now:\n");
+        for name in ["no-unwrap", "cli"] {
+            let r = fold.report(&self.id_of(name)?)?;
+            out.push_str(&format!("    {name:<10} {}\n", r.status));
+            claims.insert(name.to_owned(), json!(r.status));
+        }
+        drop(fold);
+        self.say(&out);
+        self.steps.push(json!({
+            "title": title,
+            "check": {"id": id, "outcome": c.outcome, "record": c.record, "evidence": c.evidence},
+            "claims": claims,
+        }));
+        self.blast("no-unwrap")
     }
 
     fn blast(&mut self, name: &str) -> Result<(), Failure> {

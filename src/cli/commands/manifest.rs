@@ -41,8 +41,9 @@ fn exit_codes() -> Value {
         "2": e("ARG_ERROR", "Invalid input or arguments; nothing was changed", false, "none"),
         "3": e("PARTIAL_FAILURE", "Some inputs were accepted and stored, some rejected; data lists both", false, "partial"),
         "4": e("PRECONDITION", "No usable store (run elench init), or it is damaged or too new", false, "none"),
-        "5": e("NOT_FOUND", "An unknown claim id or key", false, "none"),
-        "12": e("UNAVAILABLE", "Another elench process holds the store; retry, or raise --wait", true, "none"),
+        "5": e("NOT_FOUND", "An unknown claim id, key or remote", false, "none"),
+        "6": e("GATE_FAILED", "The gate decided the tree may not ship (a decision, not an error)", false, "none"),
+        "12": e("UNAVAILABLE", "Another elench process holds the store, or git could not reach a remote; retry", true, "none"),
         "130": e("INTERRUPTED_SIGINT", "Stopped by SIGINT after the work in hand; what was reported is stored", false, "partial"),
         "143": e("INTERRUPTED_SIGTERM", "Stopped by SIGTERM after the work in hand; what was reported is stored", false, "partial"),
     })

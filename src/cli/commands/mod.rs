@@ -2,6 +2,7 @@
 pub mod add;
 pub mod anchor;
 pub mod blast;
+pub mod check;
 pub mod checkpoint;
 pub mod common;
 pub mod completions;

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Benchmark of `elench check` (release build), each figure beside the same work done without
+# elench in the same run:
+#   1. 1,000 grep/exists claims over a tree of 10,000 files, against grep -c / test -e;
+#   2. per-claim cost of the sandbox for run("true"), against --no-sandbox and a bare sh -c true.
+# Usage: bash benches/check/run.sh [WORKDIR]   (default: a fresh temporary directory)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cargo build --release -q
+E="$PWD/target/release/elench"
+W="${1:-$(mktemp -d)}"
+mkdir -p "$W"
+cd "$W"
+TIMEFORMAT=%R
+secs() { { time "$@" >/dev/null 2>&1; } 2>&1; }
+
+echo "== workdir $W"
+# A tree of 10,000 files: 100 directories of 100 files of 20 lines, every 7th line a needle.
+rm -rf tree && mkdir tree
+for d in $(seq -w 0 99); do
+  mkdir "tree/d$d"
+  for f in $(seq -w 0 99); do
+    awk -v d="$d" -v f="$f" 'BEGIN { for (i = 0; i < 20; i++) {
+      if ((i + f) % 7 == 0) print "let x = needle_" d "(" i ");"; else print "line " i " of file " f; } }' \
+      > "tree/d$d/f$f.rs"
+  done
+done
+
+store() { # a fresh store trusting an agent and a harness key
+  rm -rf "$1" && "$E" --store "$1" init >/dev/null
+  [ -f agent.pem ] || { "$E" keys generate --role agent --name a --out agent.pem --pub-out agent.pub >/dev/null
+                        "$E" keys generate --role harness --name h --out harness.pem --pub-out harness.pub >/dev/null; }
+  "$E" --store "$1" keys add --role agent --name a agent.pub >/dev/null
+  "$E" --store "$1" keys add --role harness --name h harness.pub >/dev/null
+}
+
+claims() { # claims(TREE_DIR, SOURCES_FILE) -> bundle.intoto.jsonl of agent claims
+  local tree; tree=$("$E" tree "$1" --format json | sed 's/.*"tree":"\([0-9a-f]*\)".*/\1/')
+  : > bundle.intoto.jsonl
+  local n=0
+  while IFS= read -r src; do
+    n=$((n + 1))
+    esc=${src//\\/\\\\}; esc=${esc//\"/\\\"}
+    printf '{"kind":"assertion","assertion":{"form":"predicate","expression":{"language":"elench-predicate-v1","source":"%s"}},"origin":{"kind":"agent-asserted","producer":{"id":"bench"}},"anchor":{"tree":"%s","strategy":"multi"},"timestamp":%d}\n' \
+      "$esc" "$tree" $((1764000000 + n)) > c.json
+    "$E" sign c.json --key agent.pem --role agent -o c.dsse >/dev/null
+    cat c.dsse >> bundle.intoto.jsonl
+  done < "$2"
+}
+
+# 1,000 claims: 500 literal greps of one file, 250 regex greps of a 100-file directory,
+# 250 exists. Each states the true count, so every claim comes out verified.
+: > sources.txt; : > baseline.sh
+for i in $(seq 0 499); do
+  d=$(printf %02d $((i % 100))); f=$(printf %02d $((i * 7 % 100)))
+  n=$(grep -c "needle_$d" "tree/d$d/f$f.rs")
+  echo "grep(\"needle_$d\", \"d$d/f$f.rs\") == $n" >> sources.txt
+  echo "grep -c needle_$d tree/d$d/f$f.rs" >> baseline.sh
+done
+for i in $(seq 0 249); do
+  d=$(printf %02d $((i % 100)))
+  n=$(cat tree/d$d/*.rs | grep -cE "needle_[0-9]+\(1[0-9]\)")
+  echo "grep(/needle_[0-9]+\\(1[0-9]\\)/, \"d$d\") == $n" >> sources.txt
+  echo "cat tree/d$d/*.rs | grep -cE 'needle_[0-9]+\(1[0-9]\)'" >> baseline.sh
+done
+for i in $(seq 0 249); do
+  d=$(printf %02d $((i % 100))); f=$(printf %02d $((i * 3 % 100)))
+  echo "exists(\"d$d/f$f.rs\")" >> sources.txt
+  echo "test -e tree/d$d/f$f.rs" >> baseline.sh
+done
+store s1
+claims tree sources.txt
+"$E" --store s1 add bundle.intoto.jsonl >/dev/null 2>&1
+IDS=$("$E" --store s1 log --limit 1000 --format json | grep -o 'cl_[0-9a-f]\{64\}' | sort -u)
+
+t_first=$(secs "$E" --store s1 check --all --at tree --key harness.pem)
+verified=$("$E" --store s1 status --all --limit 1000 --format json | grep -o '"status":"verified"' | wc -l)
+# Again by id: every claim is evaluated, none changes status, nothing is recorded.
+# shellcheck disable=SC2086
+t_eval=$(secs "$E" --store s1 check --at tree --key harness.pem $IDS)
+t_base=$(secs bash baseline.sh)
+t_base_one=$(secs bash -c "cd tree && grep -rc needle_ . >/dev/null")
+
+# run("true"): 50 claims on a one-file tree, sandboxed and not; and a bare sh -c true.
+rm -rf small && mkdir small && echo hi > small/a.txt
+for i in $(seq 50); do echo "run(\"true\").exit == 0 && $i > 0"; done > runs.txt
+store s2; claims small runs.txt; "$E" --store s2 add bundle.intoto.jsonl >/dev/null 2>&1
+store s3; "$E" --store s3 add bundle.intoto.jsonl >/dev/null 2>&1
+t_box=$(secs "$E" --store s2 check --all --at small --key harness.pem)
+t_nobox=$(secs "$E" --store s3 check --all --at small --key harness.pem --no-sandbox)
+t_sh=$(secs bash -c 'for i in $(seq 50); do sh -c true; done')
+# The copy of the tree is per claim: 5 run("true") claims on the 10,000-file tree.
+head -5 runs.txt > runs5.txt
+store s4; claims tree runs5.txt; "$E" --store s4 add bundle.intoto.jsonl >/dev/null 2>&1
+t_bigbox=$(secs "$E" --store s4 check --all --at tree --key harness.pem)
+t_cp=$(secs bash -c 'for i in 1 2 3 4 5; do cp -a tree copy && rm -rf copy; done')
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
+ms() { awk -v a="$1" -v n="$2" 'BEGIN { printf "%.2f ms", 1000 * a / n }'; }
+echo
+echo "| work | elench | without elench | ratio |"
+echo "|---|---|---|---|"
+echo "| 1,000 grep/exists claims, evaluated and 1,000 verifications signed and appended ($verified verified) | ${t_first} s | ${t_base} s (grep -c / test -e, one process each) | $(ratio "$t_first" "$t_base") |"
+echo "| the same 1,000 claims evaluated again by id (all unchanged, nothing appended) | ${t_eval} s | ${t_base} s | $(ratio "$t_eval" "$t_base") |"
+echo "| one grep -rc over the whole tree (for scale) | | ${t_base_one} s | |"
+echo "| 50 run(\"true\") claims in the sandbox | ${t_box} s ($(ms "$t_box" 50) each) | ${t_sh} s for 50 bare sh -c true ($(ms "$t_sh" 50) each) | $(ratio "$t_box" "$t_sh") |"
+echo "| the same 50 with --no-sandbox | ${t_nobox} s ($(ms "$t_nobox" 50) each) | | sandbox overhead $(awk -v a="$t_box" -v b="$t_nobox" 'BEGIN { printf "%.2f ms", 1000 * (a - b) / 50 }') per claim |"
+echo "| 5 run(\"true\") claims on the 10,000-file tree (each copies the tree) | ${t_bigbox} s ($(ms "$t_bigbox" 5) each) | ${t_cp} s for 5 × cp -a + rm -rf of the tree | $(ratio "$t_bigbox" "$t_cp") |"

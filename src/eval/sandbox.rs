@@ -1,0 +1,724 @@
+//! Confinement for every process a predicate starts (`test`, `run`).
+//!
+//! Each claim gets a private copy of the tree in a scratch directory; processes see only that
+//! copy (writable), a read-only view of the system (`/usr`, `/etc`, the library and binary
+//! directories), a private `/tmp`, and whatever the operator exposes read-only (toolchains,
+//! caches). No network, no home directory, no store, no keys. Limits: wall time (the claim's
+//! deadline), address space, process count. At the deadline the whole sandbox is killed and
+//! `run` returns only once every process in it is gone.
+//!
+//! The reference confinement is bubblewrap: new PID, network, IPC and UTS namespaces; killing
+//! the sandbox's first process makes the kernel end every other process in its namespace.
+//! When elench runs as root the sandboxed command drops to an unprivileged uid of its own
+//! (with `setpriv`), since the kernel does not apply a process-count limit to root.
+//!
+//! Without bubblewrap (`Confinement::None`, chosen only by the operator) processes run in
+//! the scratch copy with the same limits, in their own process group, and are killed as a
+//! group; that is best effort, and records made that way say `hermeticity: none`.
+
+use super::paths::Tree;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Where the process sees its copy of the tree inside the sandbox.
+pub const TREE_INSIDE: &str = "/tree";
+/// A writable directory for reports (JUnit XML) that outlives the process.
+pub const OUT_INSIDE: &str = "/elench-out";
+/// How much of each output stream is kept.
+pub const OUTPUT_CAP: usize = 1 << 20;
+/// A root-run sandbox drops to an unprivileged uid of its own, so that the process limit
+/// (which the kernel counts per user) counts only that sandbox's processes, never another
+/// claim's evaluated beside it. The uids come from a range no account uses.
+const SANDBOX_UID_BASE: u32 = 3_000_000_000;
+
+/// A uid for one sandbox: distinct across the sandboxes of this process, and (through the
+/// process id) unlikely to meet another `check` running at the same time.
+pub fn sandbox_uid() -> u32 {
+    use std::sync::atomic::AtomicU32;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 1000;
+    SANDBOX_UID_BASE + (std::process::id() % 1_000_000) * 1000 + n
+}
+
+#[derive(Debug, Clone)]
+pub enum Confinement {
+    /// bubblewrap at this path.
+    Bwrap(PathBuf),
+    /// No sandbox (`--no-sandbox`).
+    None,
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Address-space limit per process, bytes.
+    pub memory: u64,
+    /// Processes (threads count too) the sandbox may have at once.
+    pub processes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory: 2 << 30,
+            processes: 256,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    pub confinement: Confinement,
+    /// Host paths made visible read-only at the same place (absolute).
+    pub expose: Vec<PathBuf>,
+    pub limits: Limits,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    Exited(i32),
+    Signaled(i32),
+    TimedOut,
+    /// Ended because `check` was interrupted.
+    Cancelled,
+    NotStarted(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub ending: Ending,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Some output beyond [`OUTPUT_CAP`] was dropped.
+    pub truncated: bool,
+}
+
+/// One process to run.
+pub struct Job<'a> {
+    /// Program and arguments, as the process sees paths.
+    pub argv: Vec<String>,
+    /// Environment beyond the sandbox's own (PATH, HOME, TMPDIR, LANG).
+    pub env: Vec<(String, String)>,
+    /// The claim's scratch copy of the tree (host path).
+    pub tree: &'a Path,
+    /// The claim's report directory (host path).
+    pub out: &'a Path,
+    pub deadline: Instant,
+    /// Set when `check` is interrupted: the process is ended as at the deadline.
+    pub cancel: Option<&'a AtomicBool>,
+    /// The uid a root-run sandbox drops to (it owns the scratch copy).
+    pub uid: u32,
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// bubblewrap on PATH, if any.
+pub fn find_bwrap() -> Option<PathBuf> {
+    find_on_path("bwrap")
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+impl Sandbox {
+    /// The hermeticity a record made with this sandbox states.
+    pub fn hermeticity(&self) -> &'static str {
+        match self.confinement {
+            Confinement::Bwrap(_) => "container",
+            Confinement::None => "none",
+        }
+    }
+
+    /// Paths as the process sees them: (tree, report directory).
+    pub fn inside(&self, job_tree: &Path, job_out: &Path) -> (String, String) {
+        match self.confinement {
+            Confinement::Bwrap(_) => (TREE_INSIDE.to_owned(), OUT_INSIDE.to_owned()),
+            Confinement::None => (
+                job_tree.display().to_string(),
+                job_out.display().to_string(),
+            ),
+        }
+    }
+
+    /// Whether a sandbox can be made here: runs `true` in one. Err says why not.
+    pub fn probe(&self) -> Result<(), String> {
+        if let Confinement::Bwrap(_) = self.confinement {
+            if is_root() && !Path::new("/usr/bin/setpriv").is_file() {
+                return Err(
+                    "elench runs as root and /usr/bin/setpriv (util-linux), which the \
+                            sandbox needs to drop to an unprivileged user, is missing"
+                        .into(),
+                );
+            }
+        }
+        let scratch = crate::scratch::ScratchDir::new("elench-probe");
+        let uid = sandbox_uid();
+        let tree = scratch.path().join("tree");
+        let out = scratch.path().join("out");
+        for d in [&tree, &out] {
+            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+            give_away(d, uid)?;
+        }
+        let o = self.run(Job {
+            argv: vec!["sh".into(), "-c".into(), "exit 0".into()],
+            env: Vec::new(),
+            tree: &tree,
+            out: &out,
+            deadline: Instant::now() + Duration::from_secs(30),
+            cancel: None,
+            uid,
+        });
+        match o.ending {
+            Ending::Exited(0) => Ok(()),
+            Ending::NotStarted(why) => Err(why),
+            other => Err(format!(
+                "a test process in the sandbox ended with {other:?}: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            )),
+        }
+    }
+
+    fn environment(&self, extra: &[(String, String)], tree: &str) -> Vec<(String, String)> {
+        let path =
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_owned());
+        let mut env = vec![
+            ("PATH".to_owned(), path),
+            ("HOME".to_owned(), "/tmp".to_owned()),
+            ("TMPDIR".to_owned(), "/tmp".to_owned()),
+            ("LANG".to_owned(), "C.UTF-8".to_owned()),
+            ("PWD".to_owned(), tree.to_owned()),
+        ];
+        // An exposed toolchain keeps the variable that names it (rustup's proxies need it).
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        for (var, default) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+            let value = std::env::var_os(var)
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(default)));
+            if let Some(v) = value {
+                if self.expose.iter().any(|e| v.starts_with(e)) {
+                    env.push((var.to_owned(), v.display().to_string()));
+                }
+            }
+        }
+        env.extend(extra.iter().cloned());
+        env
+    }
+
+    fn bwrap_args(&self, job: &Job<'_>) -> Vec<String> {
+        let mut a: Vec<String> = [
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+            "--new-session",
+            "--info-fd",
+            "3",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if !is_root() {
+            a.push("--unshare-user".into());
+        }
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        a.extend(s(&[
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--ro-bind",
+            "/etc",
+            "/etc",
+        ]));
+        for d in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
+            let p = Path::new(d);
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    if let Ok(t) = std::fs::read_link(p) {
+                        a.extend(s(&["--symlink", &t.display().to_string(), d]));
+                    }
+                }
+                Ok(m) if m.is_dir() => a.extend(s(&["--ro-bind", d, d])),
+                _ => {}
+            }
+        }
+        a.extend(s(&["--proc", "/proc", "--dev", "/dev"]));
+        a.extend(s(&["--perms", "1777", "--tmpfs", "/tmp"]));
+        let mut made: Vec<PathBuf> = Vec::new();
+        for e in &self.expose {
+            if !e.exists() || ["/usr", "/etc"].iter().any(|s| e.starts_with(s)) {
+                continue;
+            }
+            // Mount points on the way are made world-traversable, so an unprivileged
+            // process can reach the toolchain even when the host's home is private.
+            let mut ancestors: Vec<&Path> = e.ancestors().skip(1).collect();
+            ancestors.reverse();
+            for anc in ancestors {
+                if anc == Path::new("/") || made.iter().any(|m| m == anc) {
+                    continue;
+                }
+                made.push(anc.to_path_buf());
+                a.extend(s(&["--perms", "0755", "--dir", &anc.display().to_string()]));
+            }
+            let p = e.display().to_string();
+            a.extend(s(&["--ro-bind", &p, &p]));
+        }
+        a.extend(s(&[
+            "--bind",
+            &job.tree.display().to_string(),
+            TREE_INSIDE,
+            "--bind",
+            &job.out.display().to_string(),
+            OUT_INSIDE,
+            "--chdir",
+            TREE_INSIDE,
+            "--clearenv",
+        ]));
+        for (k, v) in self.environment(&job.env, TREE_INSIDE) {
+            a.extend(["--setenv".to_owned(), k, v]);
+        }
+        a.push("--".into());
+        if is_root() {
+            a.extend(s(&[
+                "/usr/bin/setpriv",
+                &format!("--reuid={}", job.uid),
+                &format!("--regid={}", job.uid),
+                "--clear-groups",
+                "--no-new-privs",
+                "--",
+            ]));
+        }
+        a.extend(job.argv.iter().cloned());
+        a
+    }
+
+    /// Runs one process to its end or the job's deadline, whichever is first.
+    pub fn run(&self, job: Job<'_>) -> Output {
+        let not_started = |why: String| Output {
+            ending: Ending::NotStarted(why),
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            truncated: false,
+        };
+        if Instant::now() >= job.deadline {
+            return Output {
+                ending: Ending::TimedOut,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                truncated: false,
+            };
+        }
+        let mut info = [-1i32; 2];
+        let mut cmd = match &self.confinement {
+            Confinement::Bwrap(bwrap) => {
+                // SAFETY: `info` is a valid array of two ints for pipe2 to fill.
+                if unsafe { libc::pipe2(info.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                    return not_started(format!(
+                        "cannot make a pipe: {}",
+                        std::io::Error::last_os_error()
+                    ));
+                }
+                let mut c = Command::new(bwrap);
+                c.args(self.bwrap_args(&job));
+                c
+            }
+            Confinement::None => {
+                let Some((prog, args)) = job.argv.split_first() else {
+                    return not_started("nothing to run".into());
+                };
+                let mut c = Command::new(prog);
+                c.args(args).current_dir(job.tree).env_clear();
+                let tree = job.tree.display().to_string();
+                c.envs(self.environment(&job.env, &tree));
+                c
+            }
+        };
+        let limits = self.limits.clone();
+        let info_w = info[1];
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        // SAFETY: between fork and exec the closure only calls async-signal-safe functions
+        // (setrlimit, dup2) and allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                let set = |res, v: u64| {
+                    let r = libc::rlimit {
+                        rlim_cur: v as libc::rlim_t,
+                        rlim_max: v as libc::rlim_t,
+                    };
+                    libc::setrlimit(res, &r)
+                };
+                set(libc::RLIMIT_NPROC, limits.processes);
+                set(libc::RLIMIT_AS, limits.memory);
+                set(libc::RLIMIT_CORE, 0);
+                if info_w >= 0 && libc::dup2(info_w, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let spawned = cmd.spawn();
+        if info_w >= 0 {
+            // SAFETY: the write end is ours; the child has its own copy as fd 3.
+            unsafe { libc::close(info_w) };
+        }
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                if info[0] >= 0 {
+                    // SAFETY: closing our own read end once.
+                    unsafe { libc::close(info[0]) };
+                }
+                return not_started(format!("cannot start {}: {e}", job.argv.join(" ")));
+            }
+        };
+        // Read on the side: if the report never comes, the deadline still holds.
+        let (pid_tx, pid_rx) = mpsc::channel();
+        if info[0] >= 0 {
+            let fd = info[0];
+            std::thread::spawn(move || {
+                let _ = pid_tx.send(read_child_pid(fd));
+            });
+        }
+        let mut inner_pid: Option<i32> = None;
+        let (tx, rx) = mpsc::channel();
+        let readers = [
+            child
+                .stdout
+                .take()
+                .map(|s| spawn_reader(Box::new(s), 0, tx.clone())),
+            child
+                .stderr
+                .take()
+                .map(|s| spawn_reader(Box::new(s), 1, tx.clone())),
+        ];
+        drop(tx);
+        let pgid = child.id() as i32;
+        let mut timed_out = false;
+        let mut cancelled = false;
+        loop {
+            if let Ok(p) = pid_rx.try_recv() {
+                inner_pid = p;
+            }
+            if exited_unreaped(pgid) {
+                break;
+            }
+            let cancelled_now = job.cancel.is_some_and(|c| c.load(Ordering::SeqCst));
+            if cancelled_now || Instant::now() >= job.deadline {
+                timed_out = true;
+                cancelled = cancelled_now;
+                if let Some(p) = inner_pid {
+                    // The sandbox's first process: ending it ends its PID namespace.
+                    // SAFETY: plain kill(2); the process is alive, its parent unreaped.
+                    unsafe { libc::kill(p, libc::SIGKILL) };
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Whatever the main process left behind goes too (in a sandbox the namespace went
+        // with it; without one, its process group). The group leader is not reaped yet, so
+        // the group id cannot have been reused.
+        // SAFETY: plain kill(2) of our child's process group.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let status = child.wait().ok();
+        if timed_out {
+            if inner_pid.is_none() {
+                inner_pid = pid_rx
+                    .recv_timeout(Duration::from_millis(200))
+                    .ok()
+                    .flatten();
+            }
+            if let Some(pid) = inner_pid {
+                wait_gone(pid);
+            }
+        }
+        let (mut stdout, mut stderr, mut truncated) = (Vec::new(), Vec::new(), false);
+        let live = readers.iter().filter(|r| r.is_some()).count();
+        for _ in 0..live {
+            match rx.recv_timeout(Duration::from_secs(5)) {
+                Ok((0, bytes, cut)) => {
+                    stdout = bytes;
+                    truncated |= cut;
+                }
+                Ok((_, bytes, cut)) => {
+                    stderr = bytes;
+                    truncated |= cut;
+                }
+                // A process that escaped its group still holds the pipe: stop waiting.
+                Err(_) => break,
+            }
+        }
+        use std::os::unix::process::ExitStatusExt;
+        let ending = if cancelled {
+            Ending::Cancelled
+        } else if timed_out {
+            Ending::TimedOut
+        } else {
+            match status {
+                Some(st) => match (st.code(), st.signal()) {
+                    (Some(c), _) => Ending::Exited(c),
+                    (None, Some(s)) => Ending::Signaled(s),
+                    (None, None) => Ending::NotStarted("no exit status".into()),
+                },
+                None => Ending::NotStarted("lost track of the process".into()),
+            }
+        };
+        Output {
+            ending,
+            stdout,
+            stderr,
+            truncated,
+        }
+    }
+}
+
+type Chunk = (u8, Vec<u8>, bool);
+
+fn spawn_reader(mut r: Box<dyn Read + Send>, which: u8, tx: mpsc::Sender<Chunk>) {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut cut = false;
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match r.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = OUTPUT_CAP.saturating_sub(kept.len());
+                    if n > room {
+                        cut = true;
+                    }
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+        let _ = tx.send((which, kept, cut));
+    });
+}
+
+/// bubblewrap's `--info-fd` reports the host pid of the sandbox's first process.
+fn read_child_pid(fd: i32) -> Option<i32> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: `fd` is the read end of our pipe, owned from here on by the File.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut text = String::new();
+    let _ = f.read_to_string(&mut text);
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    v.get("child-pid")?
+        .as_i64()
+        .and_then(|p| i32::try_from(p).ok())
+}
+
+/// Whether our child has exited, without reaping it.
+fn exited_unreaped(pid: i32) -> bool {
+    // SAFETY: waitid fills `info`, a zeroed siginfo_t we own; WNOWAIT leaves the child
+    // waitable for `Child::wait`.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        // An error (no such child) means there is nothing left to wait for.
+        r != 0 || info.si_pid() != 0
+    }
+}
+
+/// Waits (bounded) until a killed namespace's first process is gone or a zombie: the kernel
+/// ends every other process of the namespace before that.
+fn wait_gone(pid: i32) {
+    let stat = format!("/proc/{pid}/stat");
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        match std::fs::read_to_string(&stat) {
+            Err(_) => return,
+            Ok(s) => {
+                let state = s
+                    .rsplit(')')
+                    .next()
+                    .and_then(|r| r.split_whitespace().next());
+                if matches!(state, Some("Z" | "X")) {
+                    return;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Makes a scratch path usable by the unprivileged account a root-run sandbox drops to.
+pub fn give_away(p: &Path, uid: u32) -> Result<(), String> {
+    if is_root() {
+        std::os::unix::fs::lchown(p, Some(uid), Some(uid))
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Copies the tree's content (what its tree id covers, minus hidden paths) to `dest`:
+/// regular files with their executable bit, symbolic links as links, directories.
+pub fn copy_tree(tree: &Tree, dest: &Path, uid: u32) -> Result<(), String> {
+    let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir_all(dest).map_err(|e| err(dest, e))?;
+    give_away(dest, uid)?;
+    // When the scratch directory lies inside the tree (`--at /tmp`), the copy must not
+    // copy itself.
+    use std::os::unix::fs::MetadataExt;
+    let ident = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let own: Vec<(u64, u64)> = [Some(dest), dest.parent()]
+        .into_iter()
+        .flatten()
+        .filter_map(ident)
+        .collect();
+    let mut stack: Vec<(PathBuf, PathBuf, Vec<std::ffi::OsString>)> =
+        vec![(tree.root().to_path_buf(), dest.to_path_buf(), Vec::new())];
+    while let Some((from, to, parts)) = stack.pop() {
+        for e in std::fs::read_dir(&from).map_err(|e| err(&from, e))? {
+            let e = e.map_err(|e| err(&from, e))?;
+            let mut child = parts.clone();
+            child.push(e.file_name());
+            if tree.is_hidden(&child) {
+                continue;
+            }
+            let src = e.path();
+            let dst = to.join(e.file_name());
+            let ft = e.file_type().map_err(|e| err(&src, e))?;
+            if ft.is_symlink() {
+                let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
+                std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
+            } else if ft.is_dir() {
+                if ident(&src).is_some_and(|i| own.contains(&i)) {
+                    continue;
+                }
+                std::fs::create_dir(&dst).map_err(|e| err(&dst, e))?;
+                stack.push((src, dst.clone(), child));
+            } else if ft.is_file() {
+                std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
+            } else {
+                continue;
+            }
+            give_away(&dst, uid)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn unconfined() -> Sandbox {
+        Sandbox {
+            confinement: Confinement::None,
+            expose: Vec::new(),
+            limits: Limits::default(),
+        }
+    }
+
+    fn job<'a>(cmd: &str, dir: &'a Path, secs: u64) -> Job<'a> {
+        Job {
+            argv: vec!["sh".into(), "-c".into(), cmd.into()],
+            env: vec![("EXTRA".into(), "yes".into())],
+            tree: dir,
+            out: dir,
+            deadline: Instant::now() + Duration::from_secs(secs),
+            cancel: None,
+            uid: sandbox_uid(),
+        }
+    }
+
+    #[test]
+    fn the_copy_holds_what_the_tree_id_covers_minus_hidden_paths() {
+        let s = crate::scratch::ScratchDir::new("elench-copy");
+        let src = s.path().join("src");
+        for d in ["a/.git", ".elench", "keys", "b"] {
+            std::fs::create_dir_all(src.join(d)).unwrap();
+        }
+        std::fs::write(src.join("a/x.sh"), "echo").unwrap();
+        std::fs::set_permissions(src.join("a/x.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::fs::write(src.join("a/.git/HEAD"), "ref").unwrap();
+        std::fs::write(src.join(".elench/FORMAT"), "x").unwrap();
+        std::fs::write(src.join("keys/h.pem"), "secret").unwrap();
+        std::fs::write(src.join("b/.elench"), "a file, not the store").unwrap();
+        std::os::unix::fs::symlink("../a/x.sh", src.join("b/link")).unwrap();
+        let tree = Tree::new(&src).hide(Path::new("keys/h.pem"));
+        let dst = s.path().join("dst");
+        copy_tree(&tree, &dst, sandbox_uid()).unwrap();
+        let mode = std::fs::metadata(dst.join("a/x.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+        assert!(!dst.join("a/.git").exists());
+        assert!(!dst.join(".elench").exists());
+        assert!(!dst.join("keys/h.pem").exists());
+        assert!(dst.join("b/.elench").is_file());
+        assert_eq!(
+            std::fs::read_link(dst.join("b/link")).unwrap(),
+            Path::new("../a/x.sh")
+        );
+    }
+
+    #[test]
+    fn a_copy_inside_its_own_tree_does_not_copy_itself() {
+        let s = crate::scratch::ScratchDir::new("elench-copy");
+        std::fs::create_dir_all(s.path().join("src")).unwrap();
+        std::fs::write(s.path().join("src/a"), "a").unwrap();
+        let dst = s.path().join("scratch/tree");
+        copy_tree(&Tree::new(s.path()), &dst, sandbox_uid()).unwrap();
+        assert!(dst.join("src/a").is_file());
+        assert!(!dst.join("scratch").exists());
+    }
+
+    #[test]
+    fn output_exit_code_and_environment_are_captured() {
+        let s = crate::scratch::ScratchDir::new("elench-run");
+        std::fs::create_dir_all(s.path()).unwrap();
+        let o = unconfined().run(job(
+            "echo out; echo err >&2; echo $EXTRA; exit 7",
+            s.path(),
+            30,
+        ));
+        assert_eq!(o.ending, Ending::Exited(7));
+        assert_eq!(o.stdout, b"out\nyes\n");
+        assert_eq!(o.stderr, b"err\n");
+        assert!(!o.truncated);
+        let o = unconfined().run(job("head -c 3000000 /dev/zero", s.path(), 30));
+        assert_eq!(o.stdout.len(), OUTPUT_CAP);
+        assert!(o.truncated);
+    }
+
+    #[test]
+    fn the_deadline_ends_the_process_and_what_it_left_behind() {
+        let s = crate::scratch::ScratchDir::new("elench-run");
+        std::fs::create_dir_all(s.path()).unwrap();
+        let marker = s.path().join("late");
+        let cmd = format!("(sleep 2; touch {}) & sleep 60", marker.display());
+        let o = unconfined().run(job(&cmd, s.path(), 1));
+        assert_eq!(o.ending, Ending::TimedOut);
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(
+            !marker.exists(),
+            "a background process outlived the deadline"
+        );
+    }
+}
