@@ -715,6 +715,15 @@ fn report(
         }
     }
     let partial = !warnings.is_empty();
+    // Exit 3 carries an error object that says what it means here.
+    let failure = match failure {
+        None if partial => Some(Failure::Partial(format!(
+            "{} claim(s) came out inconclusive or flaky and nothing was recorded for them \
+             (see warnings); the others are decided",
+            warnings.len()
+        ))),
+        other => other,
+    };
     Report {
         data: json!({
             "tree": tree_oid,
