@@ -17,7 +17,13 @@ use std::sync::Arc;
 
 /// Where the fold reads claims and edges from: the store, or memory in tests.
 pub trait ClaimSource {
+    /// The claim's fields the fold reads (`claim.body` may be null).
     fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError>;
+    /// The claim with at least its `anchor` and `assertion.{form,text}` in `claim.body`, for
+    /// scopes and carry-over.
+    fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        self.claim(id)
+    }
     /// Records whose `target` contains `id`.
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError>;
     /// Claims whose `dependsOn` contains `id`.
@@ -27,6 +33,9 @@ pub trait ClaimSource {
 impl ClaimSource for crate::store::Store {
     // The fold needs no claim text: read the index entry only, never the log.
     fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        self.get_fold(id)
+    }
+    fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
         self.get_light(id)
     }
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
@@ -140,6 +149,15 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         let c = self.src.claim(id)?.map(Arc::new);
         self.claims.insert(id.to_owned(), c.clone());
         Ok(c)
+    }
+
+    /// The stored claim with its anchor and assertion summary (see
+    /// [`ClaimSource::claim_summary`]), or NotFound. Not memoized: callers read it once.
+    pub fn require_summary(&mut self, id: &str) -> Result<Arc<StoredClaim>, FoldError> {
+        self.src
+            .claim_summary(id)?
+            .map(Arc::new)
+            .ok_or_else(|| FoldError::NotFound(id.to_owned()))
     }
 
     /// The stored claim, or NotFound.

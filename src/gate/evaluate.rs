@@ -135,7 +135,7 @@ pub fn evaluate<S: ClaimSource>(
     // Filters that need no file first, so resolution only reads what may be in scope.
     let mut candidates: Vec<Arc<StoredClaim>> = Vec::new();
     for id in ids {
-        let stored = fold.require(id)?;
+        let stored = fold.require_summary(id)?;
         if stored.claim.kind != Kind::Assertion {
             continue;
         }

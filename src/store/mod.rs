@@ -577,6 +577,13 @@ impl Store {
         Ok(self.index.read()?.claim(&k)?)
     }
 
+    /// A claim with the fields the fold reads, from the index alone; `claim.body` is null.
+    pub fn get_fold(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        Ok(self
+            .entry(id)?
+            .map(|e| stored_claim(id, e, serde_json::Value::Null)))
+    }
+
     /// A claim with everything the fold, scopes and anchors need, without reading the log:
     /// `claim.body` holds only `anchor` and `assertion.{form,text}`. For the claim as signed,
     /// use [`Store::get`].

@@ -414,7 +414,7 @@ fn select(
     };
     if a.all {
         for id in store.claim_ids()? {
-            let Some(light) = fold.claim(&id)? else {
+            let Ok(light) = fold.require_summary(&id) else {
                 continue;
             };
             if light

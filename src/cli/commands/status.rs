@@ -250,7 +250,7 @@ fn filtered_page(
         };
         let mut claims: Vec<Arc<StoredClaim>> = Vec::with_capacity(batch.len());
         for (_, id) in &batch {
-            claims.push(fold.require(id)?);
+            claims.push(fold.require_summary(id)?);
         }
         let resolutions = match resolver.as_deref_mut() {
             Some(r) => {
@@ -283,7 +283,7 @@ fn with_applies(
 ) -> Result<(Value, String), Failure> {
     let mut claims = Vec::with_capacity(reports.len());
     for r in reports {
-        claims.push(fold.require(&r.id)?);
+        claims.push(fold.require_summary(&r.id)?);
     }
     let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
     let resolutions = resolver.resolve_all(&refs)?;
