@@ -11,8 +11,9 @@
 
 use crate::claim::Kind;
 use crate::store::{StoreError, StoredClaim};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Where the fold reads claims and edges from: the store, or memory in tests.
@@ -129,11 +130,11 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
     pub fn new(src: &'s S) -> Self {
         Fold {
             src,
-            claims: HashMap::new(),
-            records: HashMap::new(),
-            premises: HashMap::new(),
-            own: HashMap::new(),
-            effective: HashMap::new(),
+            claims: HashMap::default(),
+            records: HashMap::default(),
+            premises: HashMap::default(),
+            own: HashMap::default(),
+            effective: HashMap::default(),
         }
     }
 
@@ -191,7 +192,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         finish: fn(&mut Self, &str, &[String]) -> Result<(), FoldError>,
     ) -> Result<(), FoldError> {
         let mut stack: Vec<(String, bool)> = vec![(root.to_owned(), false)];
-        let mut in_progress: HashSet<String> = HashSet::new();
+        let mut in_progress: HashSet<String> = HashSet::default();
         while let Some((x, expanded)) = stack.pop() {
             if done(self, &x) {
                 continue;

@@ -8,8 +8,9 @@
 
 use crate::fold::{ClaimSource, Fold, FoldError, Status};
 use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::FxHashMap as HashMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Member {
@@ -56,10 +57,11 @@ pub fn blast<S: ClaimSource>(
     let src = fold.source();
 
     let mut graph: DiGraph<String, ()> = DiGraph::new();
-    let mut index: HashMap<String, NodeIndex> = HashMap::new();
+    let mut index: HashMap<String, NodeIndex> = HashMap::default();
     let root_ix = graph.add_node(root.to_owned());
     index.insert(root.to_owned(), root_ix);
-    let mut depth_of: HashMap<NodeIndex, usize> = HashMap::from([(root_ix, 0)]);
+    let mut depth_of: HashMap<NodeIndex, usize> = HashMap::default();
+    depth_of.insert(root_ix, 0);
 
     // Breadth-first discovery through the premise index, one layer at a time.
     let mut frontier = vec![root.to_owned()];
