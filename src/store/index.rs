@@ -366,56 +366,45 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    /// Claim ids in arrival order from arrival number `from`, at most `limit`.
-    pub fn arrivals(&self, from: u64, limit: usize) -> Result<Vec<(u64, IdKey)>, IndexError> {
+    /// Entries of a database keyed by a big-endian number and holding 32 bytes, from number
+    /// `from` on, at most `limit`.
+    fn numbered(
+        &self,
+        db: Db,
+        what: &str,
+        from: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, [u8; 32])>, IndexError> {
+        let bad = |why: &str| IndexError::Decode {
+            what: what.to_owned(),
+            why: why.to_owned(),
+        };
         let mut out = Vec::new();
         let start = from.to_be_bytes();
-        for item in self
-            .dbs
-            .arrivals
+        for item in db
             .range(&self.txn, &(Bound::Included(&start[..]), Bound::Unbounded))?
             .take(limit)
         {
             let (k, v) = item?;
-            let seq = u64::from_be_bytes(k.try_into().map_err(|_| IndexError::Decode {
-                what: "arrivals key".into(),
-                why: "not 8 bytes".into(),
-            })?);
-            let id: IdKey = v.try_into().map_err(|_| IndexError::Decode {
-                what: "arrivals value".into(),
-                why: "not 32 bytes".into(),
-            })?;
-            out.push((seq, id));
+            let n = u64::from_be_bytes(k.try_into().map_err(|_| bad("key is not 8 bytes"))?);
+            let value: [u8; 32] = v.try_into().map_err(|_| bad("value is not 32 bytes"))?;
+            out.push((n, value));
         }
         Ok(out)
     }
 
-    /// Envelopes in log order from envelope number `from`, at most `limit`.
+    /// Claim ids in arrival order from arrival number `from`, at most `limit`.
+    pub fn arrivals(&self, from: u64, limit: usize) -> Result<Vec<(u64, IdKey)>, IndexError> {
+        self.numbered(self.dbs.arrivals, "arrivals", from, limit)
+    }
+
+    /// Envelope digests in log order from envelope number `from`, at most `limit`.
     pub fn envelope_order(
         &self,
         from: u64,
         limit: usize,
     ) -> Result<Vec<(u64, [u8; 32])>, IndexError> {
-        let mut out = Vec::new();
-        let start = from.to_be_bytes();
-        for item in self
-            .dbs
-            .envelope_order
-            .range(&self.txn, &(Bound::Included(&start[..]), Bound::Unbounded))?
-            .take(limit)
-        {
-            let (k, v) = item?;
-            let n = u64::from_be_bytes(k.try_into().map_err(|_| IndexError::Decode {
-                what: "envelope_order key".into(),
-                why: "not 8 bytes".into(),
-            })?);
-            let d: [u8; 32] = v.try_into().map_err(|_| IndexError::Decode {
-                what: "envelope_order value".into(),
-                why: "not 32 bytes".into(),
-            })?;
-            out.push((n, d));
-        }
-        Ok(out)
+        self.numbered(self.dbs.envelope_order, "envelope_order", from, limit)
     }
 
     /// Ids whose hex starts with `hex_prefix`, at most `limit`.
