@@ -586,3 +586,47 @@ fn output_paths_inside_the_store_are_refused() {
     );
     assert!(!inside.exists());
 }
+
+#[test]
+fn a_read_only_store_can_be_read_and_refuses_writes() {
+    // A read-only view of the store through bubblewrap's read-only bind mount (as root,
+    // file permissions alone would not stop writes).
+    let probe = std::process::Command::new("bwrap")
+        .args(["--dev-bind", "/", "/", "true"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: bwrap is not available to make a read-only mount");
+        return;
+    }
+    let cs = claims(8, 12);
+    let (tmp, store) = store_with(&cs[..6]);
+    let (_, want, _) = statuses(&store);
+    let bundle = tmp.path().join("more.intoto.jsonl");
+    write_bundle(&bundle, &cs[6..]);
+    let s = store.to_str().unwrap();
+    let ro = |args: &[&str]| -> (i32, Value) {
+        let out = std::process::Command::new("bwrap")
+            .args(["--dev-bind", "/", "/", "--ro-bind", s, s])
+            .arg(support_envelopes::elench_path())
+            .args(["--store", s])
+            .args(args)
+            .env_remove("ELENCH_STORE")
+            .output()
+            .unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code().unwrap_or(-1), json)
+    };
+    let (code, out) = ro(&["status", "--all", "--limit", "10000"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["data"]["claims"], want);
+    for args in [vec!["log"], vec!["show", &cs[0].id], vec!["fsck"]] {
+        let (code, out) = ro(&args);
+        assert_eq!(code, 0, "{args:?}: {out}");
+    }
+    let (code, out) = ro(&["add", bundle.to_str().unwrap()]);
+    assert_eq!(code, 4, "{out}");
+    assert_eq!(out["error"]["code"], json!("STORE_READ_ONLY"));
+    // Nothing changed; the writable store takes the same envelopes.
+    assert_eq!(statuses(&store).1, want);
+    assert_eq!(run(&store, &["add", bundle.to_str().unwrap()]).code, 0);
+}

@@ -224,6 +224,10 @@ impl From<crate::store::StoreError> for Failure {
                 code: "STORE_BUSY",
                 message: format!("{e}; try again, or raise --wait"),
             },
+            E::ReadOnly(_) => Failure::Precondition {
+                code: "STORE_READ_ONLY",
+                message: format!("{e}; copy it somewhere writable to change it"),
+            },
             E::FormatTooNew { .. } => Failure::Precondition {
                 code: "STORE_FORMAT_TOO_NEW",
                 message: e.to_string(),

@@ -204,10 +204,22 @@ fn pair(a: &[u8], b: &[u8]) -> Vec<u8> {
 impl Index {
     /// Opens (creating if needed) the index in `dir`.
     pub fn open(dir: &Path) -> Result<Index, IndexError> {
-        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        Index::open_mode(dir, false)
+    }
+
+    /// Opens an existing index that cannot be written (a store on a read-only file system
+    /// or without write permission): no lock file, no database created.
+    pub fn open_read_only(dir: &Path) -> Result<Index, IndexError> {
+        Index::open_mode(dir, true)
+    }
+
+    fn open_mode(dir: &Path, read_only: bool) -> Result<Index, IndexError> {
+        if !read_only {
+            std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
         let canonical = std::fs::canonicalize(dir).map_err(|source| IndexError::Io {
             path: dir.to_path_buf(),
             source,
@@ -221,21 +233,41 @@ impl Index {
                 options.map_size(1 << 40).max_dbs(16).max_readers(1024);
                 // SAFETY: NO_SYNC only drops the index's own fsyncs; the log is fsynced and
                 // an index that lost writes disagrees with the log's chain and is rebuilt.
-                // The environment is opened once per process (the map above).
+                // READ_ONLY with NO_LOCK is for stores nobody can write, so no writer can
+                // change the pages under the reader. The environment is opened once per
+                // process (the map above).
                 let env = unsafe {
-                    options.flags(EnvFlags::NO_SYNC);
+                    if read_only {
+                        options.flags(EnvFlags::READ_ONLY | EnvFlags::NO_LOCK);
+                    } else {
+                        options.flags(EnvFlags::NO_SYNC);
+                    }
                     options.open(&canonical)?
                 };
                 map.insert(canonical.clone(), env.clone());
                 env
             }
         };
-        let mut wtxn = env.write_txn()?;
         let mut dbs = Vec::with_capacity(DB_NAMES.len());
-        for name in DB_NAMES {
-            dbs.push(env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))?);
+        if read_only {
+            let rtxn = env.read_txn()?;
+            for name in DB_NAMES {
+                let db = env
+                    .open_database::<Bytes, Bytes>(&rtxn, Some(name))?
+                    .ok_or_else(|| IndexError::Decode {
+                        what: format!("database {name}"),
+                        why: "missing from a read-only index".into(),
+                    })?;
+                dbs.push(db);
+            }
+            rtxn.commit()?;
+        } else {
+            let mut wtxn = env.write_txn()?;
+            for name in DB_NAMES {
+                dbs.push(env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))?);
+            }
+            wtxn.commit()?;
         }
-        wtxn.commit()?;
         let dbs = Dbs {
             meta: dbs[0],
             claims: dbs[1],

@@ -66,6 +66,10 @@ pub enum StoreError {
     Corrupt(String),
     #[error("{0} is not an elench store: {1}")]
     Invalid(PathBuf, String),
+    #[error(
+        "the store at {0} is read-only (file system or permissions): it can be read, not written"
+    )]
+    ReadOnly(PathBuf),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -180,6 +184,9 @@ pub struct Store {
     wait: Duration,
     /// Trust generation of the last `trust_set()` handed out (for `add`); u64::MAX: none.
     trust_seen: AtomicU64,
+    /// Nobody can write the store (read-only file system or permissions): it is read as the
+    /// last writer left it, and every write is refused.
+    read_only: bool,
 }
 
 /// Where the store is: an explicit path, or `.elench` in the working directory or the
@@ -349,14 +356,43 @@ impl Store {
         Store::open_parts(root, wait)
     }
 
+    fn refuse_if_read_only(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly(self.root.clone()));
+        }
+        Ok(())
+    }
+
+    /// Whether the store can only be read.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// Takes the writer lock without touching the index.
     pub fn lock_unsettled(&self) -> Result<WriterLock, StoreError> {
+        self.refuse_if_read_only()?;
         acquire_lock(&self.root, self.wait)
     }
 
     fn open_parts(root: &Path, wait: Duration) -> Result<Store, StoreError> {
         let log = Log::new(root.join(LOG_DIR));
         let index_dir = root.join(INDEX_DIR);
+        if is_read_only(root) {
+            let index = Index::open_read_only(&index_dir).map_err(|e| {
+                StoreError::Invalid(
+                    root.to_path_buf(),
+                    format!("the store is read-only and its index cannot be read ({e})"),
+                )
+            })?;
+            return Ok(Store {
+                root: root.to_path_buf(),
+                log,
+                index,
+                wait,
+                trust_seen: AtomicU64::new(u64::MAX),
+                read_only: true,
+            });
+        }
         let index = match open_index(&index_dir) {
             Ok(i) => i,
             Err(why) => {
@@ -377,6 +413,7 @@ impl Store {
                             index: index.clone(),
                             wait,
                             trust_seen: AtomicU64::new(u64::MAX),
+                            read_only: false,
                         };
                         store.rebuild_locked(&format!("the index could not be opened ({why})"))?;
                         index
@@ -390,6 +427,7 @@ impl Store {
             index,
             wait,
             trust_seen: AtomicU64::new(u64::MAX),
+            read_only: false,
         })
     }
 
@@ -462,6 +500,16 @@ impl Store {
     /// Brings the index level with the log. With `lock` (a writer) always; without, only if
     /// the lock is free (a reader never waits, except for a rebuild).
     fn settle(&self, lock: Option<&WriterLock>) -> Result<(), StoreError> {
+        if self.read_only {
+            // Read what the last writer committed; nothing can be caught up or rebuilt.
+            return match self.standing()? {
+                Standing::Rebuild(why) => Err(StoreError::Invalid(
+                    self.root.clone(),
+                    format!("{why}, and the store is read-only: copy it somewhere writable"),
+                )),
+                _ => Ok(()),
+            };
+        }
         match self.standing()? {
             Standing::Current => Ok(()),
             Standing::Behind => {
@@ -545,6 +593,7 @@ impl Store {
 
     /// Takes the writer lock (waiting up to `--wait`) and brings the index level with the log.
     pub fn lock(&self) -> Result<WriterLock, StoreError> {
+        self.refuse_if_read_only()?;
         let lock = acquire_lock(&self.root, self.wait)?;
         self.settle(Some(&lock))?;
         Ok(lock)
@@ -1009,6 +1058,24 @@ impl Store {
 
     pub fn index_dir(&self) -> PathBuf {
         self.root.join(INDEX_DIR)
+    }
+}
+
+/// Whether nobody can write the store: its LOCK file cannot be opened for writing because
+/// the file system is read-only or permissions forbid it.
+fn is_read_only(root: &Path) -> bool {
+    let path = root.join(LOCK_FILE);
+    match std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+    {
+        Ok(_) => false,
+        Err(e) => matches!(
+            e.kind(),
+            std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+        ),
     }
 }
 

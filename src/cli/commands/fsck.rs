@@ -138,7 +138,12 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
     let mut p = Problems(Vec::new());
     let mut log_damaged = false;
     // The writer lock keeps the log still while it is read (readers are not held up).
-    let _lock = store.lock_unsettled()?;
+    // (A read-only store has no writer to keep still.)
+    let _lock = if store.is_read_only() {
+        None
+    } else {
+        Some(store.lock_unsettled()?)
+    };
     let scratch = crate::scratch::ScratchDir::new("fsck-index");
     let fresh = Index::open(scratch.path())
         .map_err(|e| Failure::Internal(format!("temporary index: {e}")))?;
