@@ -327,6 +327,24 @@ fn read_meta(txn: &RoTxn, dbs: &Dbs) -> Result<Meta, IndexError> {
     }
 }
 
+/// A claim's entry, read in any transaction (a reader's or the writer's).
+fn claim_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
+    match dbs.claims.get(txn, id)? {
+        None => Ok(None),
+        Some(b) => decode(b, &format!("claims/{}", id_text(id))).map(Some),
+    }
+}
+
+/// The trust state, read in any transaction.
+fn keys_in(txn: &RoTxn, dbs: &Dbs) -> Result<Vec<KeyEntry>, IndexError> {
+    let mut out = Vec::new();
+    for item in dbs.keys.iter(txn)? {
+        let (_, v) = item?;
+        out.push(decode(v, "keys")?);
+    }
+    Ok(out)
+}
+
 /// A consistent view of the index (one LMDB read transaction).
 pub struct Reader<'e> {
     txn: RoTxn<'e, WithTls>,
@@ -339,10 +357,7 @@ impl Reader<'_> {
     }
 
     pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
-        match self.dbs.claims.get(&self.txn, id)? {
-            None => Ok(None),
-            Some(b) => decode(b, &format!("claims/{}", id_text(id))).map(Some),
-        }
+        claim_in(&self.txn, &self.dbs, id)
     }
 
     pub fn has_claim(&self, id: &IdKey) -> Result<bool, IndexError> {
@@ -467,12 +482,7 @@ impl Reader<'_> {
     }
 
     pub fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
-        let mut out = Vec::new();
-        for item in self.dbs.keys.iter(&self.txn)? {
-            let (_, v) = item?;
-            out.push(decode(v, "keys")?);
-        }
-        Ok(out)
+        keys_in(&self.txn, &self.dbs)
     }
 
     pub fn key(&self, keyid: &str) -> Result<Option<KeyEntry>, IndexError> {
@@ -532,10 +542,7 @@ impl Writer<'_> {
     }
 
     pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
-        match self.dbs.claims.get(&self.txn, id)? {
-            None => Ok(None),
-            Some(b) => decode(b, "claims").map(Some),
-        }
+        claim_in(&self.txn, &self.dbs, id)
     }
 
     pub fn has_envelope(&self, digest: &[u8; 32]) -> Result<bool, IndexError> {
@@ -543,12 +550,7 @@ impl Writer<'_> {
     }
 
     pub fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
-        let mut out = Vec::new();
-        for item in self.dbs.keys.iter(&self.txn)? {
-            let (_, v) = item?;
-            out.push(decode(v, "keys")?);
-        }
-        Ok(out)
+        keys_in(&self.txn, &self.dbs)
     }
 
     /// Empties every database (a rebuild starts here).

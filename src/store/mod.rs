@@ -36,7 +36,7 @@ use crate::error::Rejection;
 use crate::ingest::{Accepted, Signer};
 use crate::keys::{Role, TrustSet, TrustedKey};
 use ed25519_dalek::VerifyingKey;
-use index::{id_key, id_text, IdKey, Index};
+use index::{id_key, id_text, Index};
 use log::{Appender, Kind, Log};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -893,7 +893,7 @@ impl Store {
         let mut trust: Option<TrustSet> = None;
         let mut outcomes: Vec<Result<Effect, Rejection>> = Vec::with_capacity(group.len());
         let mut appender = Appender::new(self.log.clone(), meta.head);
-        let mut to_apply: Vec<(log::Placed, Staged, Vec<Signer>)> = Vec::new();
+        let mut to_apply: Vec<(log::Placed, Staged)> = Vec::new();
         let mut seen_now: std::collections::HashSet<[u8; 32]> = Default::default();
         let mut new_claims: std::collections::HashSet<String> = Default::default();
         {
@@ -903,7 +903,7 @@ impl Store {
                     outcomes.push(Ok(Effect::Noop));
                     continue;
                 }
-                let mut accepted = staged.accepted.clone();
+                let mut staged = staged;
                 if staged.trust_generation != meta.counts.trust_events {
                     if trust.is_none() {
                         trust = Some(trust_set_of(r.keys()?)?);
@@ -912,14 +912,14 @@ impl Store {
                         .as_ref()
                         .ok_or_else(|| StoreError::Corrupt("trust state vanished".into()))?;
                     match crate::ingest::verify_envelope(&staged.canonical, t) {
-                        Ok(a) => accepted = a,
+                        Ok(a) => staged.accepted = a,
                         Err(rej) => {
                             outcomes.push(Err(rej));
                             continue;
                         }
                     }
                 }
-                let id = accepted.claim.id.clone();
+                let id = staged.accepted.claim.id.clone();
                 let exists = new_claims.contains(&id)
                     || id_key(&id)
                         .map(|k| r.has_claim(&k))
@@ -933,9 +933,7 @@ impl Store {
                 new_claims.insert(id);
                 seen_now.insert(staged.digest);
                 let placed = appender.stage(Kind::Envelope, &staged.canonical);
-                let signers = accepted.signers.clone();
-                let staged = Staged { accepted, ..staged };
-                to_apply.push((placed, staged, signers));
+                to_apply.push((placed, staged));
             }
         }
         if to_apply.is_empty() {
@@ -944,14 +942,14 @@ impl Store {
         appender.commit()?;
         // The group is durable from here; the index follows.
         let mut w = self.index.write()?;
-        for (placed, staged, signers) in &to_apply {
+        for (placed, staged) in &to_apply {
             w.apply_envelope(
                 placed.pos,
                 placed.chain,
                 placed.frame_len,
                 &staged.digest,
                 &staged.accepted.claim,
-                signers,
+                &staged.accepted.signers,
             )?;
         }
         w.commit()?;
@@ -1022,7 +1020,7 @@ impl Store {
 
     /// `elench reindex`: rebuild the index from the log, under the writer lock.
     pub fn reindex(&self) -> Result<Meta, StoreError> {
-        let _lock = acquire_lock(&self.root, self.wait)?;
+        let _lock = self.lock_unsettled()?;
         let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
         self.handle_tail(tail)?;
         self.meta()
@@ -1032,7 +1030,7 @@ impl Store {
     /// `quarantine/<time>/` and rebuilds the index from what is left. Returns the damage
     /// found (None when the log was sound) and the files moved.
     pub fn repair(&self) -> Result<(Option<Damage>, Vec<String>, PathBuf), StoreError> {
-        let _lock = acquire_lock(&self.root, self.wait)?;
+        let _lock = self.lock_unsettled()?;
         let (_, tail) = self.log.scan(Head::EMPTY, |_| Ok(true))?;
         let dest = self
             .root
@@ -1149,9 +1147,4 @@ fn claim_body(envelope: &[u8]) -> Result<serde_json::Value, String> {
     let env = crate::envelope::Envelope::parse(envelope).map_err(|r| r.message)?;
     let statement = crate::envelope::Statement::parse(&env.payload).map_err(|r| r.message)?;
     Ok(statement.predicate)
-}
-
-/// Keys for the pair indexes, for tests and fsck.
-pub fn key_of(id: &str) -> Option<IdKey> {
-    id_key(id)
 }

@@ -10,7 +10,6 @@ use crate::error::{Code, Rejection};
 use crate::ingest::verify_envelope;
 use crate::keys::TrustSet;
 use crate::store::{Effect, Staged, Store, StoreError};
-use sha2::{Digest, Sha256};
 
 /// One envelope of the local log, in canonical form.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,14 +29,14 @@ pub enum Ingested {
     Rejected(Rejection),
 }
 
-/// RFC 8785 canonical bytes of an envelope's JSON, or None if it is not JSON.
+/// RFC 8785 canonical bytes of an envelope's JSON (the form the log keeps), or None if it is
+/// not JSON.
 pub fn canonical(bytes: &[u8]) -> Option<Vec<u8>> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    serde_json_canonicalizer::to_vec(&value).ok()
+    crate::store::record::canonical_envelope(bytes).ok()
 }
 
 pub fn digest_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    hex::encode(crate::store::record::envelope_digest(bytes))
 }
 
 /// The number of positions in the local log: every envelope before it has been seen.

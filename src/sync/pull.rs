@@ -79,10 +79,10 @@ impl Session<'_> {
                 if pending.is_empty() {
                     return Ok(());
                 }
-                let bytes: Vec<Vec<u8>> = pending.iter().map(|(_, b)| b.clone()).collect();
+                let (indexes, bytes): (Vec<usize>, Vec<Vec<u8>>) = pending.drain(..).unzip();
                 let results = local::ingest_batch(store, &trust, &bytes)?;
-                for ((i, _), result) in pending.iter().zip(results) {
-                    let entry = &wanted[*i];
+                for (i, result) in indexes.into_iter().zip(results) {
+                    let entry = &wanted[i];
                     match result {
                         Ingested::Rejected(r) => out.rejections.push(Rejected {
                             path: entry.path.clone(),
@@ -95,7 +95,6 @@ impl Session<'_> {
                         Ingested::Stored(Effect::Noop) => out.noop += 1,
                     }
                 }
-                pending.clear();
                 Ok(())
             };
         repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |i, blob| {

@@ -178,11 +178,17 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         return Err(Failure::claim_not_found(&unknown));
     }
     let mut reports = Vec::with_capacity(ids.len());
+    let mut proses = Vec::with_capacity(ids.len());
     let mut warnings = Vec::new();
     for id in &ids {
         // Reading the claim's record from the log checks it: a damaged record is
-        // STORE_CORRUPT, never a status.
-        store.get(id)?;
+        // STORE_CORRUPT, never a status. Its text is what people see beside the status.
+        proses.push(
+            store
+                .get(id)?
+                .map(|c| claim_text(&c.claim.body))
+                .unwrap_or_default(),
+        );
         let r = fold.report(id)?;
         for d in &r.decided_by_revoked {
             let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();
@@ -201,14 +207,11 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         reports.push(r);
     }
     let style = Style::new(g.mode);
-    let mut texts = Vec::with_capacity(reports.len());
-    for r in &reports {
-        let prose = store
-            .get(&r.id)?
-            .map(|c| claim_text(&c.claim.body))
-            .unwrap_or_default();
-        texts.push(text_of(r, &prose, &style));
-    }
+    let texts: Vec<String> = reports
+        .iter()
+        .zip(&proses)
+        .map(|(r, prose)| text_of(r, prose, &style))
+        .collect();
     let (claims, text) = match resolver.as_mut() {
         None => (
             serde_json::to_value(&reports)
