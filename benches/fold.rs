@@ -4,8 +4,8 @@
 //!
 //! Each store holds a fixed neighbourhood (a chain of 10 premises under the measured claim,
 //! a verification and a falsification of the chain's root, and a 100-claim closure below the
-//! blast root) plus N unrelated claims. If a query reads only the neighbourhood, as DESIGN
-//! section 2 and 3 require, its time stays flat as N grows from 1,000 to 10,000.
+//! blast root) plus N unrelated claims. If a query reads only the neighbourhood, as
+//! docs/status.md and docs/blast.md require, its time stays flat as N grows from 1,000 to 10,000.
 //! Stores are built once under target/bench-stores and reused.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};

@@ -4,8 +4,8 @@
 //! Keys come from fixed seeds, timestamps are fixed and Ed25519 signatures are deterministic,
 //! so running this again reproduces the corpus byte for byte.
 //!
-//! Every expectation is written here as a literal derived from the rules of DESIGN sections
-//! 1 to 3 (the verdict and error code, the status of each claim, the blast layers). Before
+//! Every expectation is written here as a literal derived from the rules of the manual in docs/
+//! (envelope, claims, status, blast: the verdict and error code, the status of each claim, the blast layers). Before
 //! anything is written, each case is run against elench itself (ingest, store, fold, blast)
 //! and the generator panics on any disagreement, so a shipped expectation is both what the
 //! design says and what elench does.
@@ -78,7 +78,7 @@ fn jcs(v: &Value) -> Vec<u8> {
     serde_json_canonicalizer::to_vec(v).expect("canonicalize")
 }
 
-/// DESIGN 1.4: "cl_" + hex SHA-256 of the JCS form of the claim without its `id` member.
+/// docs/envelope.md: "cl_" + hex SHA-256 of the JCS form of the claim without its `id` member.
 fn claim_id(claim: &Value) -> String {
     let mut obj = claim.as_object().expect("claim object").clone();
     obj.remove("id");
@@ -540,7 +540,7 @@ fn write_case(dir: &Path, case: &Case) {
 fn specs() -> Vec<(&'static str, Vec<u8>)> {
     let envelope = json!({
         "spec": "elench envelope: DSSE v1.0.2 carrying an in-toto Statement v1",
-        "source": "DESIGN.md sections 1.1 and 1.2",
+        "source": "docs/envelope.md",
         "payloadType": PAYLOAD_TYPE,
         "statementType": STATEMENT_TYPE,
         "predicateType": PREDICATE_TYPE,
@@ -566,7 +566,7 @@ fn specs() -> Vec<(&'static str, Vec<u8>)> {
     });
     let claim_id = json!({
         "spec": "elench claim id",
-        "source": "DESIGN.md section 1.4",
+        "source": "docs/envelope.md (the claim id)",
         "formula": "id = \"cl_\" + lowercase_hex(SHA-256(JCS(predicate without its \"id\" member)))",
         "canonicalization": "RFC 8785 (JSON Canonicalization Scheme): member order, whitespace, string escapes and number spelling do not change the id",
         "pattern": "^cl_[0-9a-f]{64}$",
@@ -578,7 +578,7 @@ fn specs() -> Vec<(&'static str, Vec<u8>)> {
     });
     let roles = json!({
         "spec": "who may sign what, decided by the role of the key that verifies the signature",
-        "source": "DESIGN.md section 1.6",
+        "source": "docs/claims.md (who may sign what)",
         "roles": ["harness", "agent", "human"],
         "authority": [
             {"field": "origin.kind", "value": "harness-observed", "requires": {"role": ["harness"]}},
@@ -594,7 +594,7 @@ fn specs() -> Vec<(&'static str, Vec<u8>)> {
     });
     let fold = json!({
         "spec": "status: the fold of the set of accepted claims",
-        "source": "DESIGN.md section 2",
+        "source": "docs/status.md",
         "purity": "status is a function of the set of accepted claims; arrival order, timestamps and wall-clock time never change it",
         "records": "records(c) = accepted claims whose target contains c",
         "liveness": "a record is live when its own status is unevaluated or verified",
@@ -624,7 +624,7 @@ fn specs() -> Vec<(&'static str, Vec<u8>)> {
     });
     let blast = json!({
         "spec": "blast radius: what a falsification of a claim revokes",
-        "source": "DESIGN.md section 3",
+        "source": "docs/blast.md",
         "edges": "premise -> dependent: B.dependsOn contains A gives A -> B; target edges are not blast edges",
         "members": "every claim reachable from the root along those edges",
         "layering": "breadth-first: depth 0 is the root, depth n holds the claims whose shortest path from the root has n edges; each member once, at its shortest depth; ids sorted within a layer",
@@ -2251,7 +2251,7 @@ fn fold_cases(k: &Keys, out: &mut Vec<Case>) {
     c.claim("withdraw-acceptance", "falsification", &[&r], &[], alice);
     out.push(c.status_accepted(vec![(&a, "unevaluated"), (&r, "falsified")], vec![]));
 
-    // The same set of claims in two orders (DESIGN 2: status is a function of the set).
+    // The same set of claims in two orders (docs/status.md: status is a function of the set).
     let mut c = base("fold__order-a", "");
     let a = c.assertion("a", &[], bot);
     let b = c.assertion("b-from-a", &[&a], bot);

@@ -1,7 +1,7 @@
 //! Why an input was refused: a stable code, a message that names the field, and a JSON pointer.
 //!
 //! Every validation layer (envelope, statement, claim, keys) reports a [`Rejection`]. The codes
-//! are part of the CLI contract (DESIGN section 5): agents branch on them, so a code is never
+//! are part of the CLI contract (docs/output.md): agents branch on them, so a code is never
 //! renamed. Exit codes are assigned from them in one place, `cli::exit`.
 
 use std::fmt;

@@ -1,10 +1,10 @@
-//! Status: the fold of DESIGN section 2.
+//! Status: the fold of docs/status.md.
 //!
 //! Status is a pure function of the *set* of accepted claims: nothing here reads arrival
 //! order (except to list history), timestamps or the clock. A query reads only the claim's
 //! neighbourhood: the records targeting it (recursively, for liveness) and its premises'
 //! ancestry, memoized per [`Fold`]. Both edge kinds are acyclic because a claim can only
-//! name ids that existed before it (DESIGN 1.4); a cycle in stored data is reported as
+//! name ids that existed before it (docs/envelope.md); a cycle in stored data is reported as
 //! corruption, never folded.
 //!
 //! The walks use explicit stacks, so a chain of any length cannot overflow the call stack.
@@ -339,7 +339,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         Ok(out)
     }
 
-    /// The full report of DESIGN section 2 for one claim.
+    /// The full report of docs/status.md for one claim.
     pub fn report(&mut self, id: &str) -> Result<ClaimStatus, FoldError> {
         let stored = self.require(id)?;
         let own = self.own(id)?;

@@ -1,4 +1,4 @@
-//! Blast radius (DESIGN section 3): what a falsification of a claim revokes.
+//! Blast radius (docs/blast.md): what a falsification of a claim revokes.
 //!
 //! Edges run premise → dependent. The closure is discovered breadth-first through the
 //! store's premise index (so the cost grows with the closure, never with the log) into a

@@ -1,8 +1,8 @@
-//! The whole ingest validation of one envelope (DESIGN 1.1 to 1.7), without storing it.
+//! The whole ingest validation of one envelope (docs/envelope.md to 1.7), without storing it.
 //!
 //! Envelope → signature under a trusted, unretired key → Statement → claim (schema, extra
 //! rules, id) → subject → authority of the verifying key's role. Validity depends only on the
-//! bytes and the trust set, never on the log (DESIGN 1.7).
+//! bytes and the trust set, never on the log (docs/envelope.md).
 
 use crate::claim::{self, Claim};
 use crate::envelope::statement::statement_bytes;

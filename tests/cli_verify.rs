@@ -147,7 +147,7 @@ fn weak_trusted_key_is_refused() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Who may say what (DESIGN 1.6)
+// Who may say what (docs/claims.md)
 
 #[test]
 fn role_violation_agent_key_with_harness_observed() {
@@ -360,7 +360,7 @@ fn text_of_exactly_2000_chars_is_accepted() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Predicates (DESIGN 1.3, 7)
+// Predicates (docs/claims.md)
 
 #[test]
 fn predicate_without_expression() {

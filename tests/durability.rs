@@ -1,4 +1,4 @@
-//! Durability and locking of the store through the real binary (DESIGN section 4, issue 3
+//! Durability and locking of the store through the real binary (docs/store.md, issue 3
 //! acceptance "Durability", "Concurrency", "Bad input never changes the store"):
 //!
 //! - `add` killed with SIGKILL at random moments, many times: the store always opens, `fsck`

@@ -1,4 +1,4 @@
-//! The fold is a function of the *set* of accepted claims (DESIGN section 2, issue 3
+//! The fold is a function of the *set* of accepted claims (docs/status.md, issue 3
 //! "Order independence"): random claim graphs added in different orders to separate stores
 //! give identical status for every claim, agree with a small independent model of the rules,
 //! and a store that receives another's export converges to it.
@@ -63,7 +63,7 @@ struct RecordPlan {
     repeat_target: bool,
 }
 
-/// An envelope that breaks the role rules (DESIGN 1.6): ingest must reject it.
+/// An envelope that breaks the role rules (docs/claims.md): ingest must reject it.
 #[derive(Debug, Clone, Copy)]
 enum Violation {
     /// A verification signed by the agent key.
@@ -282,7 +282,7 @@ fn permuted(claims: &[Signed], seed: u64) -> Vec<Signed> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// An independent model of DESIGN section 2, straight from the text
+// An independent model of docs/status.md, straight from the text
 
 struct Model<'a> {
     by_id: BTreeMap<&'a str, &'a Signed>,
@@ -832,7 +832,7 @@ fn falsifying_the_falsification_reverts_the_target_and_its_dependents() {
 
 #[test]
 fn a_falsification_whose_premise_is_its_own_target_still_falsifies() {
-    // DESIGN 2: revocation does not disarm records, otherwise this case has no answer.
+    // docs/status.md: revocation does not disarm records, otherwise this case has no answer.
     let keys = Keys::new();
     let a = assertion(&keys, "a", &[]);
     let f = record(

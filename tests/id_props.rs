@@ -1,4 +1,4 @@
-//! Property tests of the claim id (DESIGN 1.4): `cl_` + hex SHA-256 of the RFC 8785 form of
+//! Property tests of the claim id (docs/envelope.md): `cl_` + hex SHA-256 of the RFC 8785 form of
 //! the claim without its `id`.
 //!
 //! For random valid claims (random texts, timestamps, producers, optional members, kinds):

@@ -1,4 +1,4 @@
-//! The claim id (DESIGN 1.4): `cl_` + hex SHA-256 of the RFC 8785 (JCS) canonical form of the
+//! The claim id (docs/envelope.md): `cl_` + hex SHA-256 of the RFC 8785 (JCS) canonical form of the
 //! claim without its `id` member. Member order and whitespace never change it; any change of
 //! content does.
 

@@ -1,5 +1,5 @@
 //! The claim: its schema, the rules the schema cannot say, its canonical id, and the
-//! predicate language (DESIGN 1.3, 1.4, 7).
+//! predicate language (docs/claims.md).
 //!
 //! [`validate`] is the single gate: a [`Claim`] value exists only for a predicate that passed
 //! the schema, the extra rules and the id check.
@@ -41,7 +41,7 @@ pub fn with_id(claim: &Value) -> Result<(Claim, Map<String, Value>), Rejection> 
     Ok((claim, obj))
 }
 
-/// What DESIGN 1.3 requires beyond the schema.
+/// What docs/claims.md requires beyond the schema.
 fn check_extra_rules(obj: &Map<String, Value>) -> Result<(), Rejection> {
     check_anchor(obj)?;
     check_expression(obj)

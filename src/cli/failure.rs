@@ -1,5 +1,5 @@
 //! Every way a command can fail, and the one place that maps each to an error code and an
-//! exit code (DESIGN section 5).
+//! exit code (docs/output.md).
 
 use crate::error::Rejection;
 use serde_json::{json, Value};

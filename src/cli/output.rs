@@ -1,4 +1,4 @@
-//! The output contract (DESIGN section 5, after the CLI Agent Spec): one JSON object per
+//! The output contract (docs/output.md, after the CLI Agent Spec): one JSON object per
 //! invocation on stdout when a program reads it, readable text when a person does.
 
 use super::failure::Failure;

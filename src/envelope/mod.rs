@@ -1,4 +1,4 @@
-//! The wire format: DSSE envelopes and the in-toto Statement they carry (DESIGN 1.1, 1.2).
+//! The wire format: DSSE envelopes and the in-toto Statement they carry (docs/envelope.md).
 pub mod dsse;
 pub mod statement;
 

@@ -1,4 +1,4 @@
-//! The authority table of DESIGN 1.6: which roles may sign which claims.
+//! The authority table of docs/claims.md: which roles may sign which claims.
 
 use super::Role;
 use crate::claim::{Claim, Kind, OriginKind};

@@ -1,4 +1,4 @@
-//! Keys and who may say what (DESIGN 1.5, 1.6).
+//! Keys and who may say what (docs/claims.md).
 //!
 //! A trusted key is an Ed25519 public key with a role (`harness`, `agent`, `human`) and a
 //! name. Trust comes only from which trusted key verifies a signature; the role of that key

@@ -4,7 +4,7 @@
 //! hence the `dead_code` allowance.
 //!
 //! - [`elench`] runs the real binary with stdout piped, so stdout is exactly one JSON object
-//!   (DESIGN section 5), and returns `(exit code, parsed JSON)`.
+//!   (docs/output.md), and returns `(exit code, parsed JSON)`.
 //! - [`make_key`] / [`make_keys`] create keys through `elench keys generate --pub-out`.
 //! - [`ClaimBuilder`] builds claim JSON (assertions and records) as `serde_json::Value`.
 //! - [`sign_cli`] signs a claim through `elench sign`; [`sign_claim_raw`] and

@@ -42,7 +42,7 @@ pub struct Signed {
     pub signer: Signer,
 }
 
-/// Who signs: the key's role decides what it may say (DESIGN 1.6).
+/// Who signs: the key's role decides what it may say (docs/claims.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signer {
     Harness,

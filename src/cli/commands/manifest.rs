@@ -29,7 +29,7 @@ fn danger_level(path: &str) -> &'static str {
     }
 }
 
-/// The exit codes every command shares (DESIGN's table), as ExitCodeEntry values.
+/// The exit codes every command shares (the exit code table of docs/errors.md), as ExitCodeEntry values.
 fn exit_codes() -> Value {
     let e = |name: &str, description: &str, retryable: bool, side_effects: &str| {
         json!({"name": name, "description": description, "retryable": retryable,
