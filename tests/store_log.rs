@@ -187,6 +187,62 @@ fn a_deleted_or_damaged_index_is_rebuilt_with_identical_status() {
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 
+/// Rewrites the index's recorded format (None: remove it, as in an index from before formats
+/// were recorded) and adds a database only an earlier format had.
+fn age_index(store: &Path, format: Option<u32>) {
+    use heed::types::Bytes;
+    let dir = store.join("index");
+    let env = unsafe {
+        heed::EnvOpenOptions::new()
+            .map_size(1 << 30)
+            .max_dbs(16)
+            .open(&dir)
+            .unwrap()
+    };
+    let mut w = env.write_txn().unwrap();
+    let meta = env
+        .open_database::<Bytes, Bytes>(&w, Some("meta"))
+        .unwrap()
+        .unwrap();
+    match format {
+        Some(f) => meta
+            .put(&mut w, b"format", &postcard::to_allocvec(&f).unwrap())
+            .unwrap(),
+        None => {
+            meta.delete(&mut w, b"format").unwrap();
+        }
+    }
+    let old = env
+        .create_database::<Bytes, Bytes>(&mut w, Some("claim_envelopes"))
+        .unwrap();
+    old.put(&mut w, &[1u8; 40], &[2u8; 32]).unwrap();
+    w.commit().unwrap();
+    env.prepare_for_closing().wait();
+}
+
+#[test]
+fn an_index_in_an_older_format_is_rebuilt_with_identical_status() {
+    let cs = claims(30, 3);
+    let (_tmp, store) = store_with(&cs);
+    let (_, want, _) = statuses(&store);
+    for format in [None, Some(1)] {
+        age_index(&store, format);
+        let (code, got, warnings) = statuses(&store);
+        assert_eq!(code, 0);
+        assert!(
+            warnings.contains(&"INDEX_REBUILT".to_owned()),
+            "{format:?}: {warnings:?}"
+        );
+        assert_eq!(got, want);
+        // Rebuilt once: the next command finds it current.
+        let (_, again, warnings) = statuses(&store);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(again, want);
+        let out = run(&store, &["fsck"]);
+        assert_eq!(out.code, 0, "{}", out.json);
+    }
+}
+
 #[test]
 fn fsck_repair_quarantines_the_damage_and_the_store_works_again() {
     let cs = claims(20, 4);

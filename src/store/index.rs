@@ -1,16 +1,20 @@
 //! The index: LMDB (through heed) beside the log, rebuildable from it at any time.
 //!
 //! Databases (claim ids are keyed by their 32 hash bytes, keyids by their hex text):
-//! - `meta`: `head` (the log head indexed up to), `last` (position of the last indexed record),
-//!   `counts` (claims, envelopes, trust events)
+//! - `meta`: `meta` ([`Meta`]: the log head indexed up to, the position of the last indexed
+//!   record, counts of claims, envelopes and trust events) and `format` (the index's own
+//!   layout version, [`FORMAT`]; an index in another format is rebuilt)
 //! - `claims`: id → [`ClaimEntry`] (the claim's fields the fold reads, its signers, arrival
-//!   number, and where its first envelope sits in the log)
-//! - `envelopes`: envelope digest → [`EnvelopeEntry`]
-//! - `envelope_order`: envelope number (u64 BE) → envelope digest
-//! - `claim_envelopes`: id ‖ envelope number → envelope digest
+//!   number, where its first envelope sits in the log, and the numbers of all its envelopes)
+//! - `envelopes`: envelope digest → envelope number (u64 BE)
+//! - `envelope_order`: envelope number (u64 BE) → [`OrderEntry`] (its claim and position)
 //! - `arrivals`: claim arrival number (u64 BE) → id
 //! - `by_target`: target ‖ record → (); `by_premise`: premise ‖ dependent → ()
 //! - `keys`: keyid → [`KeyEntry`] (the trust state: the fold of the log's trust events)
+//!
+//! The two databases keyed by a growing number are written with LMDB's append mode, so their
+//! pages are filled, not split in half; the summary leaves out what other fields hold. Both
+//! keep the index small beside the log (docs/benchmarks.md).
 //!
 //! Invariants: the index is written only under the store's writer lock, one transaction per
 //! group of log records, after the log's fsync; it is never synced itself (the log is the
@@ -22,7 +26,7 @@ use crate::claim::{Kind, OriginKind};
 use crate::ingest::Signer;
 use crate::keys::Role;
 use heed::types::Bytes;
-use heed::{Database, Env, EnvFlags, EnvOpenOptions, RoTxn, RwTxn, WithTls};
+use heed::{Database, Env, EnvFlags, EnvOpenOptions, PutFlags, RoTxn, RwTxn, WithTls};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -30,6 +34,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub type IdKey = [u8; 32];
+
+/// The index's own layout version. An index written in another one (or before versions were
+/// recorded) is rebuilt from the log on open, like a damaged one: the log is unchanged.
+pub const FORMAT: u32 = 2;
 
 /// A claim id's 32 hash bytes; None when the text is not a claim id.
 pub fn id_key(id: &str) -> Option<IdKey> {
@@ -63,8 +71,23 @@ pub struct ClaimEntry {
     /// The claim's first envelope in the log.
     pub first: Position,
     /// JSON of the parts of the claim that scopes and anchors read without the log:
-    /// `{"anchor": …, "assertion": {"form", "text"}}`.
+    /// `{"anchor": …, "assertion": {"form", "text"}}`, the anchor without its `tree` (that is
+    /// `anchor_tree`; [`ClaimEntry::summary_body`] puts it back).
     pub summary: String,
+    /// Envelope numbers of the claim's envelopes, in log order.
+    pub envelopes: Vec<u64>,
+}
+
+impl ClaimEntry {
+    /// The summary as the claim body it abbreviates: `anchor` (with its tree) and
+    /// `assertion.{form,text}`.
+    pub fn summary_body(&self) -> Result<serde_json::Value, serde_json::Error> {
+        let mut body: serde_json::Value = serde_json::from_str(&self.summary)?;
+        if let Some(anchor) = body.get_mut("anchor").and_then(|a| a.as_object_mut()) {
+            anchor.insert("tree".into(), self.anchor_tree.clone().into());
+        }
+        Ok(body)
+    }
 }
 
 /// The summary a [`ClaimEntry`] keeps of a claim's body.
@@ -77,18 +100,30 @@ pub fn summary_of(body: &serde_json::Value) -> String {
     }
     let mut out = serde_json::Map::new();
     if let Some(a) = body.get("anchor") {
-        out.insert("anchor".into(), a.clone());
+        let mut a = a.clone();
+        if let Some(fields) = a.as_object_mut() {
+            fields.remove("tree");
+        }
+        out.insert("anchor".into(), a);
     }
     out.insert("assertion".into(), serde_json::Value::Object(assertion));
     serde_json::Value::Object(out).to_string()
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// An envelope as the index knows it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct EnvelopeEntry {
     pub claim: IdKey,
     pub pos: Position,
     /// Envelope number: 0 for the first envelope in the log.
     pub number: u64,
+}
+
+/// The value of `envelope_order`: whose envelope sits where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OrderEntry {
+    pub claim: IdKey,
+    pub pos: Position,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -152,30 +187,32 @@ struct Dbs {
     claims: Db,
     envelopes: Db,
     envelope_order: Db,
-    claim_envelopes: Db,
     arrivals: Db,
     by_target: Db,
     by_premise: Db,
     keys: Db,
 }
 
-const DB_NAMES: [&str; 9] = [
+const DB_NAMES: [&str; 8] = [
     "meta",
     "claims",
     "envelopes",
     "envelope_order",
-    "claim_envelopes",
     "arrivals",
     "by_target",
     "by_premise",
     "keys",
 ];
 
+/// Databases earlier index formats had and this one does not; a rebuild empties them.
+const LEGACY_DB_NAMES: [&str; 1] = ["claim_envelopes"];
+
 /// The index of one store.
 #[derive(Clone)]
 pub struct Index {
     env: Env,
     dbs: Dbs,
+    legacy: Vec<Db>,
 }
 
 /// LMDB refuses to open one environment twice in a process; commands that open a store more
@@ -249,6 +286,7 @@ impl Index {
             }
         };
         let mut dbs = Vec::with_capacity(DB_NAMES.len());
+        let mut legacy = Vec::new();
         if read_only {
             let rtxn = env.read_txn()?;
             for name in DB_NAMES {
@@ -266,6 +304,11 @@ impl Index {
             for name in DB_NAMES {
                 dbs.push(env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))?);
             }
+            for name in LEGACY_DB_NAMES {
+                if let Some(db) = env.open_database::<Bytes, Bytes>(&wtxn, Some(name))? {
+                    legacy.push(db);
+                }
+            }
             wtxn.commit()?;
         }
         let dbs = Dbs {
@@ -273,13 +316,12 @@ impl Index {
             claims: dbs[1],
             envelopes: dbs[2],
             envelope_order: dbs[3],
-            claim_envelopes: dbs[4],
-            arrivals: dbs[5],
-            by_target: dbs[6],
-            by_premise: dbs[7],
-            keys: dbs[8],
+            arrivals: dbs[4],
+            by_target: dbs[5],
+            by_premise: dbs[6],
+            keys: dbs[7],
         };
-        Ok(Index { env, dbs })
+        Ok(Index { env, dbs, legacy })
     }
 
     /// Forgets the process's handle on the environment in `dir` (before its files are
@@ -306,6 +348,7 @@ impl Index {
         Ok(Writer {
             txn,
             dbs: self.dbs,
+            legacy: self.legacy.clone(),
             meta,
         })
     }
@@ -317,6 +360,14 @@ impl Index {
 
     pub fn clear_stale_readers(&self) {
         let _ = self.env.clear_stale_readers();
+    }
+}
+
+/// The index format recorded in `meta` (0 when none is: an index from before formats).
+fn read_format(txn: &RoTxn, dbs: &Dbs) -> Result<u32, IndexError> {
+    match dbs.meta.get(txn, b"format")? {
+        None => Ok(0),
+        Some(b) => decode(b, "format"),
     }
 }
 
@@ -356,6 +407,11 @@ impl Reader<'_> {
         read_meta(&self.txn, &self.dbs)
     }
 
+    /// The layout version the index was written in (0: from before versions were recorded).
+    pub fn format(&self) -> Result<u32, IndexError> {
+        read_format(&self.txn, &self.dbs)
+    }
+
     pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
         claim_in(&self.txn, &self.dbs, id)
     }
@@ -367,8 +423,32 @@ impl Reader<'_> {
     pub fn envelope(&self, digest: &[u8; 32]) -> Result<Option<EnvelopeEntry>, IndexError> {
         match self.dbs.envelopes.get(&self.txn, digest)? {
             None => Ok(None),
-            Some(b) => decode(b, "envelopes").map(Some),
+            Some(b) => {
+                let number = u64::from_be_bytes(b.try_into().map_err(|_| IndexError::Decode {
+                    what: "envelopes".into(),
+                    why: "envelope number is not 8 bytes".into(),
+                })?);
+                self.numbered_envelope(number).map(Some)
+            }
         }
+    }
+
+    /// The envelope with this number, which the index says exists.
+    fn numbered_envelope(&self, number: u64) -> Result<EnvelopeEntry, IndexError> {
+        let v = self
+            .dbs
+            .envelope_order
+            .get(&self.txn, &number.to_be_bytes())?
+            .ok_or_else(|| IndexError::Decode {
+                what: format!("envelope_order/{number}"),
+                why: "missing, though an index entry names it".into(),
+            })?;
+        let e: OrderEntry = decode(v, "envelope_order")?;
+        Ok(EnvelopeEntry {
+            claim: e.claim,
+            pos: e.pos,
+            number,
+        })
     }
 
     /// Second halves of the pair keys starting with `first`.
@@ -397,35 +477,28 @@ impl Reader<'_> {
         self.pairs(self.dbs.by_premise, id)
     }
 
-    /// Envelope digests of a claim, in log order.
+    /// The envelopes of a claim, in log order.
     pub fn claim_envelopes(&self, id: &IdKey) -> Result<Vec<EnvelopeEntry>, IndexError> {
-        let mut out = Vec::new();
-        for item in self.dbs.claim_envelopes.prefix_iter(&self.txn, id)? {
-            let (_, digest) = item?;
-            let digest: [u8; 32] = digest.try_into().map_err(|_| IndexError::Decode {
-                what: "claim_envelopes".into(),
-                why: "digest is not 32 bytes".into(),
-            })?;
-            if let Some(e) = self.envelope(&digest)? {
-                out.push(e);
-            }
-        }
-        Ok(out)
+        let Some(entry) = self.claim(id)? else {
+            return Ok(Vec::new());
+        };
+        entry
+            .envelopes
+            .iter()
+            .map(|&n| self.numbered_envelope(n))
+            .collect()
     }
 
-    /// Entries of a database keyed by a big-endian number and holding 32 bytes, from number
-    /// `from` on, at most `limit`.
-    fn numbered(
+    /// Values of a database keyed by a big-endian number, from number `from` on, at most
+    /// `limit`, each decoded by `value`.
+    fn numbered<T>(
         &self,
         db: Db,
         what: &str,
         from: u64,
         limit: usize,
-    ) -> Result<Vec<(u64, [u8; 32])>, IndexError> {
-        let bad = |why: &str| IndexError::Decode {
-            what: what.to_owned(),
-            why: why.to_owned(),
-        };
+        value: impl Fn(&[u8]) -> Result<T, IndexError>,
+    ) -> Result<Vec<(u64, T)>, IndexError> {
         let mut out = Vec::new();
         let start = from.to_be_bytes();
         for item in db
@@ -433,25 +506,46 @@ impl Reader<'_> {
             .take(limit)
         {
             let (k, v) = item?;
-            let n = u64::from_be_bytes(k.try_into().map_err(|_| bad("key is not 8 bytes"))?);
-            let value: [u8; 32] = v.try_into().map_err(|_| bad("value is not 32 bytes"))?;
-            out.push((n, value));
+            let n = u64::from_be_bytes(k.try_into().map_err(|_| IndexError::Decode {
+                what: what.to_owned(),
+                why: "key is not 8 bytes".into(),
+            })?);
+            out.push((n, value(v)?));
         }
         Ok(out)
     }
 
     /// Claim ids in arrival order from arrival number `from`, at most `limit`.
     pub fn arrivals(&self, from: u64, limit: usize) -> Result<Vec<(u64, IdKey)>, IndexError> {
-        self.numbered(self.dbs.arrivals, "arrivals", from, limit)
+        self.numbered(self.dbs.arrivals, "arrivals", from, limit, |v| {
+            v.try_into().map_err(|_| IndexError::Decode {
+                what: "arrivals".into(),
+                why: "value is not 32 bytes".into(),
+            })
+        })
     }
 
-    /// Envelope digests in log order from envelope number `from`, at most `limit`.
+    /// Envelopes in log order from envelope number `from`, at most `limit`.
     pub fn envelope_order(
         &self,
         from: u64,
         limit: usize,
-    ) -> Result<Vec<(u64, [u8; 32])>, IndexError> {
-        self.numbered(self.dbs.envelope_order, "envelope_order", from, limit)
+    ) -> Result<Vec<EnvelopeEntry>, IndexError> {
+        Ok(self
+            .numbered(
+                self.dbs.envelope_order,
+                "envelope_order",
+                from,
+                limit,
+                |v| decode::<OrderEntry>(v, "envelope_order"),
+            )?
+            .into_iter()
+            .map(|(number, e)| EnvelopeEntry {
+                claim: e.claim,
+                pos: e.pos,
+                number,
+            })
+            .collect())
     }
 
     /// Ids whose hex starts with `hex_prefix`, at most `limit`.
@@ -499,7 +593,6 @@ impl Reader<'_> {
             ("claims", self.dbs.claims),
             ("envelopes", self.dbs.envelopes),
             ("envelope_order", self.dbs.envelope_order),
-            ("claim_envelopes", self.dbs.claim_envelopes),
             ("arrivals", self.dbs.arrivals),
             ("by_target", self.dbs.by_target),
             ("by_premise", self.dbs.by_premise),
@@ -526,6 +619,7 @@ impl Reader<'_> {
 pub struct Writer<'e> {
     txn: RwTxn<'e>,
     dbs: Dbs,
+    legacy: Vec<Db>,
     meta: Meta,
 }
 
@@ -553,19 +647,21 @@ impl Writer<'_> {
         keys_in(&self.txn, &self.dbs)
     }
 
-    /// Empties every database (a rebuild starts here).
+    /// Empties every database, and those of earlier formats (a rebuild starts here).
     pub fn clear(&mut self) -> Result<(), IndexError> {
         for db in [
             self.dbs.meta,
             self.dbs.claims,
             self.dbs.envelopes,
             self.dbs.envelope_order,
-            self.dbs.claim_envelopes,
             self.dbs.arrivals,
             self.dbs.by_target,
             self.dbs.by_premise,
             self.dbs.keys,
-        ] {
+        ]
+        .iter()
+        .chain(&self.legacy)
+        {
             db.clear(&mut self.txn)?;
         }
         self.meta = Meta::EMPTY;
@@ -598,23 +694,20 @@ impl Writer<'_> {
             why: claim.id.clone(),
         })?;
         let number = self.meta.counts.envelopes;
-        let env_entry = EnvelopeEntry {
-            claim: id,
-            pos,
-            number,
-        };
         self.dbs
             .envelopes
-            .put(&mut self.txn, digest, &encode(&env_entry))?;
-        self.dbs
-            .envelope_order
-            .put(&mut self.txn, &number.to_be_bytes(), digest)?;
-        self.dbs
-            .claim_envelopes
-            .put(&mut self.txn, &pair(&id, &number.to_be_bytes()), digest)?;
+            .put(&mut self.txn, digest, &number.to_be_bytes())?;
+        // Numbers only grow: append mode fills pages instead of splitting them.
+        self.dbs.envelope_order.put_with_flags(
+            &mut self.txn,
+            PutFlags::APPEND,
+            &number.to_be_bytes(),
+            &encode(&OrderEntry { claim: id, pos }),
+        )?;
         self.meta.counts.envelopes += 1;
         let applied = match self.claim(&id)? {
             Some(mut entry) => {
+                entry.envelopes.push(number);
                 for s in signers {
                     if !entry.signers.iter().any(|e| e.keyid == s.keyid) {
                         entry.signers.push(s.clone());
@@ -643,11 +736,15 @@ impl Writer<'_> {
                     signers: sorted,
                     first: pos,
                     summary: summary_of(&claim.body),
+                    envelopes: vec![number],
                 };
                 self.dbs.claims.put(&mut self.txn, &id, &encode(&entry))?;
-                self.dbs
-                    .arrivals
-                    .put(&mut self.txn, &entry.seq.to_be_bytes(), &id)?;
+                self.dbs.arrivals.put_with_flags(
+                    &mut self.txn,
+                    PutFlags::APPEND,
+                    &entry.seq.to_be_bytes(),
+                    &id,
+                )?;
                 for t in &entry.target {
                     self.dbs.by_target.put(&mut self.txn, &pair(t, &id), &[])?;
                 }
@@ -725,6 +822,9 @@ impl Writer<'_> {
     pub fn commit(mut self) -> Result<Meta, IndexError> {
         let meta = self.meta;
         self.dbs.meta.put(&mut self.txn, b"meta", &encode(&meta))?;
+        self.dbs
+            .meta
+            .put(&mut self.txn, b"format", &encode(&FORMAT))?;
         self.txn.commit()?;
         Ok(meta)
     }

@@ -445,7 +445,10 @@ impl Store {
 
     /// Compares the index with the log without reading more than one record.
     fn standing(&self) -> Result<Standing, StoreError> {
-        let meta = self.index.read()?.meta()?;
+        let (meta, format) = {
+            let r = self.index.read()?;
+            (r.meta()?, r.format()?)
+        };
         let segments = self.log.segments()?;
         if meta.head.records == 0 {
             let any = segments
@@ -456,6 +459,12 @@ impl Store {
             } else {
                 Standing::Current
             });
+        }
+        if format != index::FORMAT {
+            return Ok(Standing::Rebuild(format!(
+                "the index is in format {format}, and this elench reads format {}",
+                index::FORMAT
+            )));
         }
         let Some(last) = meta.last else {
             return Ok(Standing::Rebuild("the index names no last record".into()));
@@ -640,7 +649,7 @@ impl Store {
         match self.entry(id)? {
             None => Ok(None),
             Some(e) => {
-                let body = serde_json::from_str(&e.summary).map_err(|why| {
+                let body = e.summary_body().map_err(|why| {
                     StoreError::Corrupt(format!("index summary of {id} is unreadable: {why}"))
                 })?;
                 Ok(Some(stored_claim(id, e, body)))
@@ -721,21 +730,12 @@ impl Store {
     ) -> Result<Vec<EnvelopeRecord>, StoreError> {
         let r = self.index.read()?;
         let mut out = Vec::new();
-        for (n, digest) in r.envelope_order(from, limit)? {
-            let e = r.envelope(&digest)?.ok_or_else(|| {
-                StoreError::Corrupt(format!("envelope {n} is in the order but not indexed"))
-            })?;
+        for e in r.envelope_order(from, limit)? {
             let bytes = self.log.read_at(e.pos)?.payload;
-            if record::envelope_digest(&bytes) != digest {
-                return Err(StoreError::Corrupt(format!(
-                    "envelope {n} at record {} does not have the digest the index recorded",
-                    e.pos.n
-                )));
-            }
             out.push(EnvelopeRecord {
-                seq: n,
+                seq: e.number,
                 claim_id: id_text(&e.claim),
-                digest: hex::encode(digest),
+                digest: hex::encode(record::envelope_digest(&bytes)),
                 bytes,
             });
         }

@@ -242,7 +242,7 @@ fn compare(want: &Dump, got: &Dump, p: &mut Problems) {
 
 fn describe(db: &str, key: &[u8]) -> String {
     match db {
-        "claims" | "claim_envelopes" | "by_target" | "by_premise" if key.len() >= 32 => {
+        "claims" | "by_target" | "by_premise" if key.len() >= 32 => {
             crate::store::index::id_text(&key[..32])
         }
         "keys" | "meta" => String::from_utf8_lossy(key).into_owned(),
