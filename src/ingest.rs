@@ -30,7 +30,15 @@ pub struct Accepted {
 
 /// Validates one envelope's bytes against the trust set.
 pub fn verify_envelope(bytes: &[u8], trust: &TrustSet) -> Result<Accepted, Rejection> {
-    let envelope = Envelope::parse(bytes)?;
+    verify_parsed(Envelope::parse(bytes)?, trust)
+}
+
+/// Validates an envelope already read as JSON ([`Envelope::parse_json`]).
+pub fn verify_json(json: &serde_json::Value, trust: &TrustSet) -> Result<Accepted, Rejection> {
+    verify_parsed(Envelope::from_json(json)?, trust)
+}
+
+fn verify_parsed(envelope: Envelope, trust: &TrustSet) -> Result<Accepted, Rejection> {
     let active: Vec<_> = trust.active().collect();
     let candidates: Vec<Candidate<'_>> = active
         .iter()
@@ -43,8 +51,9 @@ pub fn verify_envelope(bytes: &[u8], trust: &TrustSet) -> Result<Accepted, Rejec
         .verify(&candidates, 1, &[PAYLOAD_TYPE])
         .map_err(|e| explain_retired(e, &envelope, trust))?;
     // From here on only the verified payload bytes are read.
-    let statement = Statement::parse(&verified.payload)?;
-    let claim = claim::validate(&statement.predicate).map_err(|e| e.within("/predicate"))?;
+    let mut statement = Statement::parse(&verified.payload)?;
+    let predicate = std::mem::take(&mut statement.predicate);
+    let claim = claim::validate(predicate).map_err(|e| e.within("/predicate"))?;
     statement.check_subject(&claim.anchor_tree)?;
     let signers: Vec<Signer> = verified
         .verifying_keys

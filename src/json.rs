@@ -52,7 +52,7 @@ fn parse_with(bytes: &[u8], exact_numbers: bool) -> Result<Value, JsonError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let mut failure: Option<JsonError> = None;
     let seed = Strict {
-        pointer: String::new(),
+        path: Path::Root,
         depth: 0,
         exact_numbers,
         failure: &mut failure,
@@ -70,39 +70,54 @@ pub fn escape_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-struct Strict<'f> {
-    pointer: String,
+/// Where a value sits, as a chain of borrowed steps back to the root: the JSON pointer is
+/// spelled out only when something is refused, never for every value read.
+#[derive(Clone, Copy)]
+enum Path<'p> {
+    Root,
+    Key(&'p Path<'p>, &'p str),
+    Index(&'p Path<'p>, usize),
+}
+
+impl Path<'_> {
+    fn pointer(&self) -> String {
+        match self {
+            Path::Root => String::new(),
+            Path::Key(parent, key) => format!("{}/{}", parent.pointer(), escape_token(key)),
+            Path::Index(parent, i) => format!("{}/{i}", parent.pointer()),
+        }
+    }
+}
+
+struct Strict<'p, 'f> {
+    path: Path<'p>,
     depth: usize,
     /// Refuse numbers beyond ±2^53 (I-JSON).
     exact_numbers: bool,
     failure: &'f mut Option<JsonError>,
 }
 
-impl<'f> Strict<'f> {
+impl Strict<'_, '_> {
     fn fail<E: de::Error>(&mut self, err: JsonError) -> E {
         let msg = err.to_string();
         *self.failure = Some(err);
         E::custom(msg)
     }
 
-    fn child(&mut self, token: &str) -> Strict<'_> {
-        Strict {
-            pointer: format!("{}/{}", self.pointer, escape_token(token)),
-            depth: self.depth + 1,
-            exact_numbers: self.exact_numbers,
-            failure: self.failure,
-        }
+    fn not_ijson<E: de::Error>(&mut self, reason: String) -> E {
+        let pointer = self.path.pointer();
+        self.fail(JsonError::NotIJson { pointer, reason })
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Strict<'_> {
+impl<'de> DeserializeSeed<'de> for Strict<'_, '_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Strict<'_> {
+impl<'de> Visitor<'de> for Strict<'_, '_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -115,22 +130,18 @@ impl<'de> Visitor<'de> for Strict<'_> {
 
     fn visit_i64<E: de::Error>(mut self, v: i64) -> Result<Value, E> {
         if self.exact_numbers && v.unsigned_abs() > MAX_SAFE_INTEGER {
-            let pointer = self.pointer.clone();
-            return Err(self.fail(JsonError::NotIJson {
-                pointer,
-                reason: format!("integer {v} is outside ±2^53 and cannot be represented exactly"),
-            }));
+            return Err(self.not_ijson(format!(
+                "integer {v} is outside ±2^53 and cannot be represented exactly"
+            )));
         }
         Ok(Value::from(v))
     }
 
     fn visit_u64<E: de::Error>(mut self, v: u64) -> Result<Value, E> {
         if self.exact_numbers && v > MAX_SAFE_INTEGER {
-            let pointer = self.pointer.clone();
-            return Err(self.fail(JsonError::NotIJson {
-                pointer,
-                reason: format!("integer {v} is outside ±2^53 and cannot be represented exactly"),
-            }));
+            return Err(self.not_ijson(format!(
+                "integer {v} is outside ±2^53 and cannot be represented exactly"
+            )));
         }
         Ok(Value::from(v))
     }
@@ -139,21 +150,11 @@ impl<'de> Visitor<'de> for Strict<'_> {
         // Integers too large for u64 arrive here as doubles; beyond 2^53 a double no longer
         // holds every integer, so refuse them as the integer paths do.
         if self.exact_numbers && v.abs() > MAX_SAFE_INTEGER as f64 {
-            let pointer = self.pointer.clone();
-            return Err(self.fail(JsonError::NotIJson {
-                pointer,
-                reason: format!("number {v} is outside ±2^53"),
-            }));
+            return Err(self.not_ijson(format!("number {v} is outside ±2^53")));
         }
         match serde_json::Number::from_f64(v) {
             Some(n) => Ok(Value::Number(n)),
-            None => {
-                let pointer = self.pointer.clone();
-                Err(self.fail(JsonError::NotIJson {
-                    pointer,
-                    reason: "number is not finite".into(),
-                }))
-            }
+            None => Err(self.not_ijson("number is not finite".into())),
         }
     }
 
@@ -171,16 +172,17 @@ impl<'de> Visitor<'de> for Strict<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Value, A::Error> {
         if self.depth >= MAX_DEPTH {
-            let pointer = self.pointer.clone();
-            return Err(self.fail(JsonError::NotIJson {
-                pointer,
-                reason: format!("nested deeper than {MAX_DEPTH} levels"),
-            }));
+            return Err(self.not_ijson(format!("nested deeper than {MAX_DEPTH} levels")));
         }
         let mut items = Vec::new();
         loop {
-            let index = items.len().to_string();
-            match seq.next_element_seed(self.child(&index))? {
+            let child = Strict {
+                path: Path::Index(&self.path, items.len()),
+                depth: self.depth + 1,
+                exact_numbers: self.exact_numbers,
+                failure: &mut *self.failure,
+            };
+            match seq.next_element_seed(child)? {
                 Some(v) => items.push(v),
                 None => break,
             }
@@ -190,19 +192,21 @@ impl<'de> Visitor<'de> for Strict<'_> {
 
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Value, A::Error> {
         if self.depth >= MAX_DEPTH {
-            let pointer = self.pointer.clone();
-            return Err(self.fail(JsonError::NotIJson {
-                pointer,
-                reason: format!("nested deeper than {MAX_DEPTH} levels"),
-            }));
+            return Err(self.not_ijson(format!("nested deeper than {MAX_DEPTH} levels")));
         }
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if out.contains_key(&key) {
-                let pointer = format!("{}/{}", self.pointer, escape_token(&key));
+                let pointer = Path::Key(&self.path, &key).pointer();
                 return Err(self.fail(JsonError::DuplicateKey { pointer, key }));
             }
-            let value = map.next_value_seed(self.child(&key))?;
+            let child = Strict {
+                path: Path::Key(&self.path, &key),
+                depth: self.depth + 1,
+                exact_numbers: self.exact_numbers,
+                failure: &mut *self.failure,
+            };
+            let value = map.next_value_seed(child)?;
             out.insert(key, value);
         }
         Ok(Value::Object(out))

@@ -2,6 +2,7 @@
 //! See ARCHITECTURE.md for the code map; modules are listed in the order data flows.
 pub mod atomic_file;
 pub mod error;
+pub mod jcs;
 pub mod json;
 pub mod scratch;
 

@@ -10,19 +10,19 @@ pub const ID_PREFIX: &str = "cl_";
 
 /// RFC 8785 canonical bytes of a JSON value.
 pub fn canonical_bytes(value: &Value) -> Result<Vec<u8>, Rejection> {
-    serde_json_canonicalizer::to_vec(value).map_err(|e| {
-        Rejection::new(
-            Code::SchemaViolation,
-            format!("claim cannot be canonicalized (RFC 8785): {e}"),
-        )
-    })
+    crate::jcs::canonical(value).map_err(not_canonical)
+}
+
+fn not_canonical(e: serde_json::Error) -> Rejection {
+    Rejection::new(
+        Code::SchemaViolation,
+        format!("claim cannot be canonicalized (RFC 8785): {e}"),
+    )
 }
 
 /// Computes the id of a claim, ignoring any `id` member it already has.
 pub fn compute_id(claim: &Map<String, Value>) -> Result<String, Rejection> {
-    let mut without = claim.clone();
-    without.remove("id");
-    let bytes = canonical_bytes(&Value::Object(without))?;
+    let bytes = crate::jcs::canonical_without(claim, "id").map_err(not_canonical)?;
     Ok(format!(
         "{ID_PREFIX}{}",
         hex::encode(Sha256::digest(&bytes))

@@ -16,10 +16,11 @@ use crate::error::{Code, Rejection};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-/// Checks a claim completely and returns its typed view. Pointers in errors are relative to
-/// the claim (the statement's `predicate`).
-pub fn validate(predicate: &Value) -> Result<Claim, Rejection> {
-    schema::check(predicate)?;
+/// Checks a claim completely and returns its typed view, which keeps `predicate` as its body
+/// (moved, not copied). Pointers in errors are relative to the claim (the statement's
+/// `predicate`).
+pub fn validate(predicate: Value) -> Result<Claim, Rejection> {
+    schema::check(&predicate)?;
     let obj = predicate
         .as_object()
         .ok_or_else(|| Rejection::at(Code::SchemaViolation, "", "claim must be an object"))?;
@@ -36,8 +37,7 @@ pub fn with_id(claim: &Value) -> Result<(Claim, Map<String, Value>), Rejection> 
         .ok_or_else(|| Rejection::at(Code::SchemaViolation, "", "claim must be a JSON object"))?;
     let id = compute_id(&obj)?;
     obj.insert("id".into(), Value::String(id));
-    let value = Value::Object(obj.clone());
-    let claim = validate(&value)?;
+    let claim = validate(Value::Object(obj.clone()))?;
     Ok((claim, obj))
 }
 
@@ -148,7 +148,7 @@ fn as_integer(v: &Value) -> Option<i64> {
 }
 
 /// Builds the typed view of a schema-valid claim.
-fn typed(id: String, predicate: &Value) -> Result<Claim, Rejection> {
+fn typed(id: String, predicate: Value) -> Result<Claim, Rejection> {
     let kind: Kind = serde_json::from_value(predicate["kind"].clone())
         .map_err(|e| Rejection::at(Code::SchemaViolation, "/kind", e.to_string()))?;
     let origin: OriginKind = serde_json::from_value(predicate["origin"]["kind"].clone())
@@ -184,7 +184,7 @@ fn typed(id: String, predicate: &Value) -> Result<Claim, Rejection> {
                 "timestamp must be an integer number of seconds",
             )
         })?,
-        body: predicate.clone(),
+        body: predicate,
     })
 }
 
@@ -270,6 +270,6 @@ mod tests {
         assert_eq!(obj["id"], json!(c.id));
         let mut forged = Value::Object(obj);
         forged["timestamp"] = json!(2);
-        assert_eq!(validate(&forged).unwrap_err().code, Code::IdMismatch);
+        assert_eq!(validate(forged).unwrap_err().code, Code::IdMismatch);
     }
 }

@@ -60,6 +60,11 @@ pub fn collect_violations(validator: &Validator, instance: &Value) -> Vec<Violat
 
 /// Validates a claim (the predicate) against the schema, reporting every violation.
 pub fn check(claim: &Value) -> Result<(), Rejection> {
+    // The common case, a valid claim, takes the validator's short-circuiting path; only an
+    // invalid one is walked again for every violation and its pointer.
+    if validator().is_valid(claim) {
+        return Ok(());
+    }
     let violations = collect_violations(validator(), claim);
     if violations.is_empty() {
         return Ok(());

@@ -79,6 +79,12 @@ fn bad(pointer: &str, message: impl Into<String>) -> Rejection {
 impl Envelope {
     /// Parses envelope bytes. Unknown fields are ignored, as DSSE requires of consumers.
     pub fn parse(bytes: &[u8]) -> Result<Envelope, Rejection> {
+        Self::from_json(&Self::parse_json(bytes)?)
+    }
+
+    /// Reads envelope bytes as JSON (size bound, unique keys), for callers that need the JSON
+    /// too (its canonical form) and then take the envelope from it with [`Envelope::from_json`].
+    pub fn parse_json(bytes: &[u8]) -> Result<Value, Rejection> {
         if bytes.len() > MAX_ENVELOPE_BYTES {
             return Err(Rejection::new(
                 Code::TooLarge,
@@ -92,7 +98,7 @@ impl Envelope {
         // number of any size there is no reason to refuse it; the payload (the claim) keeps
         // the strict I-JSON rules that protect ids. Duplicate keys stay refused: they would
         // let two readers see different payloads.
-        let value = parse_unique_keys(bytes).map_err(|e| match e {
+        parse_unique_keys(bytes).map_err(|e| match e {
             JsonError::DuplicateKey { .. } => Rejection {
                 code: Code::DuplicateKey,
                 pointer: e.pointer().map(str::to_owned),
@@ -105,11 +111,11 @@ impl Envelope {
                 message: format!("envelope is not a DSSE JSON envelope: {other}"),
                 details: Vec::new(),
             },
-        })?;
-        Self::from_value(&value)
+        })
     }
 
-    fn from_value(value: &Value) -> Result<Envelope, Rejection> {
+    /// The envelope in JSON read by [`Envelope::parse_json`].
+    pub fn from_json(value: &Value) -> Result<Envelope, Rejection> {
         let obj = value
             .as_object()
             .ok_or_else(|| bad("", "envelope must be a JSON object"))?;

@@ -29,7 +29,7 @@ fn bad(pointer: &str, message: impl Into<String>) -> Rejection {
 impl Statement {
     /// Parses verified payload bytes as a Statement carrying an elench claim.
     pub fn parse(payload: &[u8]) -> Result<Statement, Rejection> {
-        let value = parse_strict(payload).map_err(|e| match e {
+        let mut value = parse_strict(payload).map_err(|e| match e {
             JsonError::DuplicateKey { .. } => Rejection {
                 code: Code::DuplicateKey,
                 pointer: e.pointer().map(str::to_owned),
@@ -44,7 +44,7 @@ impl Statement {
             },
         })?;
         let obj = value
-            .as_object()
+            .as_object_mut()
             .ok_or_else(|| bad("", "payload must be a JSON object (an in-toto Statement)"))?;
         match obj.get("_type") {
             Some(Value::String(t)) if t == STATEMENT_TYPE => {}
@@ -101,8 +101,9 @@ impl Statement {
             }
             _ => return Err(bad("/predicateType", "predicateType must be a string")),
         }
-        let predicate = match obj.get("predicate") {
-            Some(p @ Value::Object(_)) => p.clone(),
+        // Moved out, not copied: the claim is the bulk of the payload.
+        let predicate = match obj.remove("predicate") {
+            Some(p @ Value::Object(_)) => p,
             _ => return Err(bad("/predicate", "predicate must be an object (the claim)")),
         };
         Ok(Statement {

@@ -5,8 +5,8 @@
 //!   record, counts of claims, envelopes and trust events) and `format` (the index's own
 //!   layout version, [`FORMAT`]; an index in another format is rebuilt)
 //! - `claims`: id → [`ClaimEntry`] (the claim's fields the fold reads, its signers, arrival
-//!   number, where its first envelope sits in the log, and the numbers of all its envelopes)
-//! - `envelopes`: envelope digest → envelope number (u64 BE)
+//!   number, where its first envelope sits in the log, and the number and digest of each of
+//!   its envelopes: an envelope is found through its claim, so no table is keyed by digest)
 //! - `envelope_order`: envelope number (u64 BE) → [`OrderEntry`] (its claim and position)
 //! - `arrivals`: claim arrival number (u64 BE) → id
 //! - `by_target`: target ‖ record → (); `by_premise`: premise ‖ dependent → ()
@@ -74,8 +74,15 @@ pub struct ClaimEntry {
     /// `{"anchor": …, "assertion": {"form", "text"}}`, the anchor without its `tree` (that is
     /// `anchor_tree`; [`ClaimEntry::summary_body`] puts it back).
     pub summary: String,
-    /// Envelope numbers of the claim's envelopes, in log order.
-    pub envelopes: Vec<u64>,
+    /// The claim's envelopes, in log order.
+    pub envelopes: Vec<EnvelopeRef>,
+}
+
+/// One envelope of a claim: its number in the log's order of envelopes, and its digest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvelopeRef {
+    pub number: u64,
+    pub digest: [u8; 32],
 }
 
 impl ClaimEntry {
@@ -90,24 +97,50 @@ impl ClaimEntry {
     }
 }
 
-/// The summary a [`ClaimEntry`] keeps of a claim's body.
+/// The summary a [`ClaimEntry`] keeps of a claim's body, written without copying the body.
 pub fn summary_of(body: &serde_json::Value) -> String {
-    let mut assertion = serde_json::Map::new();
-    for field in ["form", "text"] {
-        if let Some(v) = body.pointer(&format!("/assertion/{field}")) {
-            assertion.insert(field.into(), v.clone());
+    use serde::ser::SerializeMap;
+    use serde_json::Value;
+    /// An object's members except `skip`, or only those in `keep`.
+    struct Members<'a> {
+        fields: &'a serde_json::Map<String, Value>,
+        keep: Option<&'a [&'a str]>,
+        skip: &'a str,
+    }
+    impl Serialize for Members<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut map = s.serialize_map(None)?;
+            for (k, v) in self.fields {
+                if k != self.skip && self.keep.is_none_or(|keep| keep.contains(&k.as_str())) {
+                    map.serialize_entry(k, v)?;
+                }
+            }
+            map.end()
         }
     }
-    let mut out = serde_json::Map::new();
-    if let Some(a) = body.get("anchor") {
-        let mut a = a.clone();
-        if let Some(fields) = a.as_object_mut() {
-            fields.remove("tree");
-        }
-        out.insert("anchor".into(), a);
+    let empty = serde_json::Map::new();
+    fn object(v: Option<&Value>) -> Option<&serde_json::Map<String, Value>> {
+        v.and_then(Value::as_object)
     }
-    out.insert("assertion".into(), serde_json::Value::Object(assertion));
-    serde_json::Value::Object(out).to_string()
+    #[derive(Serialize)]
+    struct Summary<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        anchor: Option<Members<'a>>,
+        assertion: Members<'a>,
+    }
+    let summary = Summary {
+        anchor: object(body.get("anchor")).map(|fields| Members {
+            fields,
+            keep: None,
+            skip: "tree",
+        }),
+        assertion: Members {
+            fields: object(body.get("assertion")).unwrap_or(&empty),
+            keep: Some(&["form", "text"]),
+            skip: "",
+        },
+    };
+    serde_json::to_string(&summary).unwrap_or_default()
 }
 
 /// An envelope as the index knows it.
@@ -185,7 +218,6 @@ pub type Dump = Vec<(&'static str, Vec<(Vec<u8>, Vec<u8>)>)>;
 struct Dbs {
     meta: Db,
     claims: Db,
-    envelopes: Db,
     envelope_order: Db,
     arrivals: Db,
     by_target: Db,
@@ -193,10 +225,9 @@ struct Dbs {
     keys: Db,
 }
 
-const DB_NAMES: [&str; 8] = [
+const DB_NAMES: [&str; 7] = [
     "meta",
     "claims",
-    "envelopes",
     "envelope_order",
     "arrivals",
     "by_target",
@@ -205,7 +236,7 @@ const DB_NAMES: [&str; 8] = [
 ];
 
 /// Databases earlier index formats had and this one does not; a rebuild empties them.
-const LEGACY_DB_NAMES: [&str; 1] = ["claim_envelopes"];
+const LEGACY_DB_NAMES: [&str; 2] = ["claim_envelopes", "envelopes"];
 
 /// The index of one store.
 #[derive(Clone)]
@@ -314,12 +345,11 @@ impl Index {
         let dbs = Dbs {
             meta: dbs[0],
             claims: dbs[1],
-            envelopes: dbs[2],
-            envelope_order: dbs[3],
-            arrivals: dbs[4],
-            by_target: dbs[5],
-            by_premise: dbs[6],
-            keys: dbs[7],
+            envelope_order: dbs[2],
+            arrivals: dbs[3],
+            by_target: dbs[4],
+            by_premise: dbs[5],
+            keys: dbs[6],
         };
         Ok(Index { env, dbs, legacy })
     }
@@ -386,6 +416,15 @@ fn claim_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<ClaimEntry>, In
     }
 }
 
+fn holds_envelope_in(
+    txn: &RoTxn,
+    dbs: &Dbs,
+    id: &IdKey,
+    digest: &[u8; 32],
+) -> Result<bool, IndexError> {
+    Ok(claim_in(txn, dbs, id)?.is_some_and(|e| e.envelopes.iter().any(|x| &x.digest == digest)))
+}
+
 /// The trust state, read in any transaction.
 fn keys_in(txn: &RoTxn, dbs: &Dbs) -> Result<Vec<KeyEntry>, IndexError> {
     let mut out = Vec::new();
@@ -420,17 +459,9 @@ impl Reader<'_> {
         Ok(self.dbs.claims.get(&self.txn, id)?.is_some())
     }
 
-    pub fn envelope(&self, digest: &[u8; 32]) -> Result<Option<EnvelopeEntry>, IndexError> {
-        match self.dbs.envelopes.get(&self.txn, digest)? {
-            None => Ok(None),
-            Some(b) => {
-                let number = u64::from_be_bytes(b.try_into().map_err(|_| IndexError::Decode {
-                    what: "envelopes".into(),
-                    why: "envelope number is not 8 bytes".into(),
-                })?);
-                self.numbered_envelope(number).map(Some)
-            }
-        }
+    /// Whether the claim `id` is stored with the envelope whose digest is `digest`.
+    pub fn holds_envelope(&self, id: &IdKey, digest: &[u8; 32]) -> Result<bool, IndexError> {
+        holds_envelope_in(&self.txn, &self.dbs, id, digest)
     }
 
     /// The envelope with this number, which the index says exists.
@@ -485,7 +516,7 @@ impl Reader<'_> {
         entry
             .envelopes
             .iter()
-            .map(|&n| self.numbered_envelope(n))
+            .map(|e| self.numbered_envelope(e.number))
             .collect()
     }
 
@@ -591,7 +622,6 @@ impl Reader<'_> {
         let all = [
             ("meta", self.dbs.meta),
             ("claims", self.dbs.claims),
-            ("envelopes", self.dbs.envelopes),
             ("envelope_order", self.dbs.envelope_order),
             ("arrivals", self.dbs.arrivals),
             ("by_target", self.dbs.by_target),
@@ -639,8 +669,8 @@ impl Writer<'_> {
         claim_in(&self.txn, &self.dbs, id)
     }
 
-    pub fn has_envelope(&self, digest: &[u8; 32]) -> Result<bool, IndexError> {
-        Ok(self.dbs.envelopes.get(&self.txn, digest)?.is_some())
+    pub fn holds_envelope(&self, id: &IdKey, digest: &[u8; 32]) -> Result<bool, IndexError> {
+        holds_envelope_in(&self.txn, &self.dbs, id, digest)
     }
 
     pub fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
@@ -652,7 +682,6 @@ impl Writer<'_> {
         for db in [
             self.dbs.meta,
             self.dbs.claims,
-            self.dbs.envelopes,
             self.dbs.envelope_order,
             self.dbs.arrivals,
             self.dbs.by_target,
@@ -694,9 +723,10 @@ impl Writer<'_> {
             why: claim.id.clone(),
         })?;
         let number = self.meta.counts.envelopes;
-        self.dbs
-            .envelopes
-            .put(&mut self.txn, digest, &number.to_be_bytes())?;
+        let envelope = EnvelopeRef {
+            number,
+            digest: *digest,
+        };
         // Numbers only grow: append mode fills pages instead of splitting them.
         self.dbs.envelope_order.put_with_flags(
             &mut self.txn,
@@ -705,40 +735,35 @@ impl Writer<'_> {
             &encode(&OrderEntry { claim: id, pos }),
         )?;
         self.meta.counts.envelopes += 1;
-        let applied = match self.claim(&id)? {
-            Some(mut entry) => {
-                entry.envelopes.push(number);
-                for s in signers {
-                    if !entry.signers.iter().any(|e| e.keyid == s.keyid) {
-                        entry.signers.push(s.clone());
-                    }
-                }
-                entry.signers.sort_by(|a, b| a.keyid.cmp(&b.keyid));
-                self.dbs.claims.put(&mut self.txn, &id, &encode(&entry))?;
-                Applied::Merged
-            }
-            None => {
-                let to_keys = |ids: &[String]| -> Vec<IdKey> {
-                    ids.iter().filter_map(|t| id_key(t)).collect()
-                };
-                let mut sorted = signers.to_vec();
-                sorted.sort_by(|a, b| a.keyid.cmp(&b.keyid));
-                sorted.dedup_by(|a, b| a.keyid == b.keyid);
-                let entry = ClaimEntry {
-                    kind: claim.kind,
-                    origin: claim.origin,
-                    producer: claim.producer.clone(),
-                    target: to_keys(&claim.target),
-                    depends_on: to_keys(&claim.depends_on),
-                    anchor_tree: claim.anchor_tree.clone(),
-                    timestamp: claim.timestamp,
-                    seq: self.meta.counts.claims,
-                    signers: sorted,
-                    first: pos,
-                    summary: summary_of(&claim.body),
-                    envelopes: vec![number],
-                };
-                self.dbs.claims.put(&mut self.txn, &id, &encode(&entry))?;
+        let to_keys =
+            |ids: &[String]| -> Vec<IdKey> { ids.iter().filter_map(|t| id_key(t)).collect() };
+        let mut sorted = signers.to_vec();
+        sorted.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+        sorted.dedup_by(|a, b| a.keyid == b.keyid);
+        let entry = ClaimEntry {
+            kind: claim.kind,
+            origin: claim.origin,
+            producer: claim.producer.clone(),
+            target: to_keys(&claim.target),
+            depends_on: to_keys(&claim.depends_on),
+            anchor_tree: claim.anchor_tree.clone(),
+            timestamp: claim.timestamp,
+            seq: self.meta.counts.claims,
+            signers: sorted,
+            first: pos,
+            summary: summary_of(&claim.body),
+            envelopes: vec![envelope],
+        };
+        // Most envelopes bring a new claim: one insert that refuses to overwrite finds out,
+        // without a lookup first.
+        let inserted = self.dbs.claims.put_with_flags(
+            &mut self.txn,
+            PutFlags::NO_OVERWRITE,
+            &id,
+            &encode(&entry),
+        );
+        let applied = match inserted {
+            Ok(()) => {
                 self.dbs.arrivals.put_with_flags(
                     &mut self.txn,
                     PutFlags::APPEND,
@@ -754,6 +779,22 @@ impl Writer<'_> {
                 self.meta.counts.claims += 1;
                 Applied::Created
             }
+            Err(heed::Error::Mdb(heed::MdbError::KeyExist)) => {
+                let mut stored = self.claim(&id)?.ok_or_else(|| IndexError::Decode {
+                    what: format!("claims/{}", id_text(&id)),
+                    why: "an insert found it, a read did not".into(),
+                })?;
+                stored.envelopes.push(envelope);
+                for s in entry.signers {
+                    if !stored.signers.iter().any(|e| e.keyid == s.keyid) {
+                        stored.signers.push(s);
+                    }
+                }
+                stored.signers.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+                self.dbs.claims.put(&mut self.txn, &id, &encode(&stored))?;
+                Applied::Merged
+            }
+            Err(e) => return Err(e.into()),
         };
         self.advance(pos, chain, frame_len);
         Ok(applied)

@@ -699,13 +699,13 @@ impl Store {
         Ok(out)
     }
 
-    /// The claim an envelope (by digest of its canonical bytes) belongs to, if it is stored.
-    pub fn claim_of_envelope(&self, digest: &[u8; 32]) -> Result<Option<String>, StoreError> {
-        Ok(self
-            .index
-            .read()?
-            .envelope(digest)?
-            .map(|e| id_text(&e.claim)))
+    /// Whether the claim `id` is stored with the envelope whose digest (SHA-256 of its
+    /// canonical bytes) is `digest`.
+    pub fn holds_envelope(&self, id: &str, digest: &[u8; 32]) -> Result<bool, StoreError> {
+        let Some(k) = id_key(id) else {
+            return Ok(false);
+        };
+        Ok(self.index.read()?.holds_envelope(&k, digest)?)
     }
 
     /// Number of envelopes in the log.
@@ -713,13 +713,13 @@ impl Store {
         Ok(self.index.read()?.meta()?.counts.envelopes)
     }
 
-    /// Whether an envelope with this digest (hex of SHA-256 of its canonical bytes) is stored.
-    pub fn has_envelope(&self, digest_hex: &str) -> Result<bool, StoreError> {
+    /// [`Store::holds_envelope`] with the digest in hex.
+    pub fn has_envelope(&self, id: &str, digest_hex: &str) -> Result<bool, StoreError> {
         let mut d = [0u8; 32];
         if hex::decode_to_slice(digest_hex, &mut d).is_err() {
             return Ok(false);
         }
-        Ok(self.index.read()?.envelope(&d)?.is_some())
+        self.holds_envelope(id, &d)
     }
 
     /// Envelopes in log order from envelope number `from`, at most `limit`.
@@ -899,7 +899,15 @@ impl Store {
         {
             let r = self.index.read()?;
             for staged in group {
-                if seen_now.contains(&staged.digest) || r.envelope(&staged.digest)?.is_some() {
+                let stored = match id_key(&staged.accepted.claim.id) {
+                    Some(k) => r.claim(&k)?,
+                    None => None,
+                };
+                if seen_now.contains(&staged.digest)
+                    || stored
+                        .as_ref()
+                        .is_some_and(|e| e.envelopes.iter().any(|x| x.digest == staged.digest))
+                {
                     outcomes.push(Ok(Effect::Noop));
                     continue;
                 }
@@ -920,11 +928,7 @@ impl Store {
                     }
                 }
                 let id = staged.accepted.claim.id.clone();
-                let exists = new_claims.contains(&id)
-                    || id_key(&id)
-                        .map(|k| r.has_claim(&k))
-                        .transpose()?
-                        .unwrap_or(false);
+                let exists = new_claims.contains(&id) || stored.is_some();
                 outcomes.push(Ok(if exists {
                     Effect::Merged
                 } else {

@@ -10,7 +10,8 @@ use super::index::{Index, Writer};
 use super::log::{Head, Kind, Log, LogError, Record, Tail};
 use super::record;
 use super::{trust_set_of, StoreError};
-use crate::ingest::verify_envelope;
+use crate::envelope::Envelope;
+use crate::ingest::verify_json;
 use crate::keys::TrustSet;
 use rayon::prelude::*;
 
@@ -58,11 +59,13 @@ impl<'i> Run<'i> {
         let verdicts: Vec<_> = batch
             .par_iter()
             .map(|rec| {
-                let canonical = record::canonical_envelope(&rec.payload)?;
-                if canonical != rec.payload {
+                // One reading of the JSON serves the canonical-form check and the checks.
+                let json = Envelope::parse_json(&rec.payload)
+                    .map_err(|r| format!("the stored envelope is unreadable: {}", r.message))?;
+                if record::canonical_of(&json)? != rec.payload {
                     return Err("the envelope is not stored in canonical form".to_owned());
                 }
-                verify_envelope(&rec.payload, trust).map_err(|r| {
+                verify_json(&json, trust).map_err(|r| {
                     format!(
                         "the envelope no longer verifies against the trust state at its \
                          position: {} {}",
@@ -76,7 +79,9 @@ impl<'i> Run<'i> {
         for (rec, verdict) in batch.iter().zip(verdicts) {
             let accepted = verdict.map_err(|why| damaged(rec, why))?;
             let digest = record::envelope_digest(&rec.payload);
-            if w.has_envelope(&digest)? {
+            let id = super::index::id_key(&accepted.claim.id)
+                .ok_or_else(|| damaged(rec, "the claim id is not a claim id".into()))?;
+            if w.holds_envelope(&id, &digest)? {
                 return Err(damaged(
                     rec,
                     "the same envelope appears twice in the log".into(),

@@ -10,12 +10,25 @@ use sha2::{Digest, Sha256};
 pub fn canonical_envelope(bytes: &[u8]) -> Result<Vec<u8>, String> {
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| format!("envelope is not JSON: {e}"))?;
-    serde_json_canonicalizer::to_vec(&value).map_err(|e| format!("cannot canonicalise: {e}"))
+    canonical_of(&value)
+}
+
+/// [`canonical_envelope`] of an envelope already read as JSON.
+pub fn canonical_of(envelope: &serde_json::Value) -> Result<Vec<u8>, String> {
+    crate::jcs::canonical(envelope).map_err(|e| format!("cannot canonicalise: {e}"))
 }
 
 /// An envelope's identity: SHA-256 of its canonical bytes.
 pub fn envelope_digest(canonical: &[u8]) -> [u8; 32] {
     Sha256::digest(canonical).into()
+}
+
+/// The claim id an envelope's payload names, read without verifying anything: enough to find
+/// the envelope among that claim's stored ones (the digest then decides), never to trust it.
+pub fn claimed_id(envelope: &[u8]) -> Option<String> {
+    let env = crate::envelope::Envelope::parse(envelope).ok()?;
+    let statement = crate::envelope::Statement::parse(&env.payload).ok()?;
+    statement.predicate.get("id")?.as_str().map(str::to_owned)
 }
 
 /// A key became trusted.
@@ -37,7 +50,7 @@ pub struct KeyRetire {
 /// Trust event payloads are canonical JSON, so the log's bytes are a function of the events.
 pub fn encode_event<T: Serialize>(event: &T) -> Vec<u8> {
     let value = serde_json::to_value(event).unwrap_or(serde_json::Value::Null);
-    serde_json_canonicalizer::to_vec(&value).unwrap_or_default()
+    crate::jcs::canonical(&value).unwrap_or_default()
 }
 
 pub fn decode_event<T: for<'de> Deserialize<'de>>(payload: &[u8]) -> Result<T, String> {

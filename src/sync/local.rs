@@ -63,8 +63,8 @@ pub fn local_envelopes_since(
 }
 
 /// Whether the store holds the envelope whose canonical digest is `digest`.
-pub fn has_envelope(store: &Store, _claim_id: &str, digest: &str) -> Result<bool, StoreError> {
-    store.has_envelope(digest)
+pub fn has_envelope(store: &Store, claim_id: &str, digest: &str) -> Result<bool, StoreError> {
+    store.has_envelope(claim_id, digest)
 }
 
 /// The trust set pulls are verified against: the local one, never the remote's, and its

@@ -15,15 +15,17 @@ use crate::cli::files::display_source;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
+use crate::envelope::Envelope;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
-use crate::ingest::verify_envelope;
+use crate::ingest::verify_json;
 use crate::keys::TrustSet;
 use crate::store::{locate, record, Effect, Staged, Store};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, IsTerminal, Read};
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, IsTerminal, Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
@@ -85,9 +87,9 @@ enum Prepared {
     Refused {
         origin: Origin,
         rejection: Rejection,
-        /// Its digest, when it is JSON: an envelope already stored is a no-op even if it would
-        /// not verify today (its key retired since).
-        digest: Option<[u8; 32]>,
+        /// The claim id its payload names and its digest, when it is JSON: an envelope
+        /// already stored is a no-op even if it would not verify today (its key retired since).
+        stored_as: Option<(String, [u8; 32])>,
     },
     Skipped {
         message: String,
@@ -110,6 +112,8 @@ struct Batch {
     last_rejection: Option<Failure>,
     /// Acknowledge each envelope on stderr (a batch, off a terminal).
     ack_lines: bool,
+    /// The acknowledgement lines of the group being reported, written to stderr together.
+    ack_buffer: String,
     bar: Option<indicatif::ProgressBar>,
 }
 
@@ -133,6 +137,7 @@ pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         dry_run: a.dry_run.then(Default::default),
         last_rejection: None,
         ack_lines: is_batch && !on_terminal,
+        ack_buffer: String::new(),
         bar: (is_batch && on_terminal).then(|| {
             let bar = indicatif::ProgressBar::new_spinner();
             bar.enable_steady_tick(Duration::from_millis(200));
@@ -244,12 +249,16 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
             Item::Refused { origin, rejection } => Prepared::Refused {
                 origin,
                 rejection,
-                digest: None,
+                stored_as: None,
             },
             Item::Envelope { origin, bytes } => {
-                let canonical = record::canonical_envelope(&bytes).ok();
+                // Read the JSON once, for the checks and for the canonical form.
+                let (verdict, canonical) = match Envelope::parse_json(&bytes) {
+                    Ok(json) => (verify_json(&json, trust), record::canonical_of(&json).ok()),
+                    Err(rejection) => (Err(rejection), None),
+                };
                 let digest = canonical.as_deref().map(record::envelope_digest);
-                match (verify_envelope(&bytes, trust), canonical, digest) {
+                match (verdict, canonical, digest) {
                     (Ok(accepted), Some(canonical), Some(digest)) => Prepared::Ready {
                         origin,
                         staged: Staged {
@@ -265,9 +274,11 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                             Code::BadEnvelope,
                             "the envelope verified but has no canonical JSON form",
                         ),
-                        digest: None,
+                        stored_as: None,
                     },
                     (Err(mut rejection), _, digest) => {
+                        let stored_as =
+                            digest.and_then(|d| record::claimed_id(&bytes).map(|id| (id, d)));
                         if rejection.code == Code::BadEnvelope {
                             if let Some(role) = unsigned_claim_role(&bytes) {
                                 rejection.message = format!(
@@ -279,7 +290,7 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                         Prepared::Refused {
                             origin,
                             rejection,
-                            digest,
+                            stored_as,
                         }
                     }
                 }
@@ -465,12 +476,12 @@ impl Batch {
                 Prepared::Refused {
                     origin,
                     rejection,
-                    digest,
+                    stored_as,
                 } => {
                     // Stored already: a no-op, whatever its key's state now.
-                    let stored = match digest {
-                        Some(d) => store.claim_of_envelope(&d)?,
-                        None => None,
+                    let stored = match stored_as {
+                        Some((id, d)) if store.holds_envelope(&id, &d)? => Some(id),
+                        _ => None,
                     };
                     order.push((origin, Some((rejection, stored))));
                 }
@@ -497,8 +508,7 @@ impl Batch {
             let mut out = Vec::with_capacity(ready.len());
             for s in &ready {
                 let id = &s.accepted.claim.id;
-                let effect = if store.claim_of_envelope(&s.digest)?.is_some()
-                    || !envelopes.insert(s.digest)
+                let effect = if store.holds_envelope(id, &s.digest)? || !envelopes.insert(s.digest)
                 {
                     Effect::Noop
                 } else if store.contains(id)? || !claims.insert(id.clone()) {
@@ -544,7 +554,16 @@ impl Batch {
                 }
             }
         }
+        self.flush_acks();
         Ok(())
+    }
+
+    /// Writes the group's acknowledgement lines in one write, not one per envelope.
+    fn flush_acks(&mut self) {
+        if !self.ack_buffer.is_empty() {
+            let _ = std::io::stderr().write_all(self.ack_buffer.as_bytes());
+            self.ack_buffer.clear();
+        }
     }
 
     fn check_dangling(
@@ -584,7 +603,11 @@ impl Batch {
             } else {
                 ""
             };
-            eprintln!("{would}{word} {id} {}", origin_text(origin));
+            let _ = writeln!(
+                self.ack_buffer,
+                "{would}{word} {id} {}",
+                origin_text(origin)
+            );
         }
         if let Some(bar) = &self.bar {
             bar.set_message(self.counts_text());
@@ -611,7 +634,8 @@ impl Batch {
 
     fn reject(&mut self, r: Rejection, origin: Origin) {
         if self.ack_lines {
-            eprintln!(
+            let _ = writeln!(
+                self.ack_buffer,
                 "rejected {} {}: {}",
                 origin_text(&origin),
                 r.code,
