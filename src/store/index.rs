@@ -211,8 +211,17 @@ pub enum IndexError {
 
 type Db = Database<Bytes, Bytes>;
 
-/// Every key/value of every database, by database name.
-pub type Dump = Vec<(&'static str, Vec<(Vec<u8>, Vec<u8>)>)>;
+/// How an entry of one index differs from another's (see [`Reader::compare`]); each holds
+/// the entry's key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Difference {
+    /// In the first index, not the second.
+    Missing(Vec<u8>),
+    /// In the second index, not the first.
+    Extra(Vec<u8>),
+    /// In both, with different values.
+    Changed(Vec<u8>),
+}
 
 #[derive(Clone, Copy)]
 struct Dbs {
@@ -617,9 +626,8 @@ impl Reader<'_> {
         }
     }
 
-    /// Every key/value of every database, in order (for `fsck`'s comparison with a rebuild).
-    pub fn dump(&self) -> Result<Dump, IndexError> {
-        let all = [
+    fn named_dbs(&self) -> [(&'static str, Db); 7] {
+        [
             ("meta", self.dbs.meta),
             ("claims", self.dbs.claims),
             ("envelope_order", self.dbs.envelope_order),
@@ -627,17 +635,74 @@ impl Reader<'_> {
             ("by_target", self.dbs.by_target),
             ("by_premise", self.dbs.by_premise),
             ("keys", self.dbs.keys),
-        ];
-        let mut out = Vec::new();
-        for (name, db) in all {
-            let mut entries = Vec::new();
-            for item in db.iter(&self.txn)? {
-                let (k, v) = item?;
-                entries.push((k.to_vec(), v.to_vec()));
+        ]
+    }
+
+    /// Walks this index and `other` side by side, database by database in key order, and
+    /// reports each entry that differs (at most `limit` per database), without holding
+    /// either in memory: `fsck` compares the live index with one rebuilt from the log.
+    pub fn compare(
+        &self,
+        other: &Reader<'_>,
+        limit: usize,
+        mut report: impl FnMut(&'static str, Difference),
+    ) -> Result<(), IndexError> {
+        for ((name, mine), (_, theirs)) in self.named_dbs().into_iter().zip(other.named_dbs()) {
+            let mut want = mine.iter(&self.txn)?.peekable();
+            let mut got = theirs.iter(&other.txn)?.peekable();
+            let mut reported = 0;
+            while reported < limit {
+                let difference = match (want.peek(), got.peek()) {
+                    (None, None) => break,
+                    (Some(Err(_)), _) => {
+                        return Err(want.next().and_then(Result::err).map_or_else(
+                            || IndexError::Decode {
+                                what: name.into(),
+                                why: "unreadable".into(),
+                            },
+                            IndexError::from,
+                        ))
+                    }
+                    (_, Some(Err(_))) => {
+                        return Err(got.next().and_then(Result::err).map_or_else(
+                            || IndexError::Decode {
+                                what: name.into(),
+                                why: "unreadable".into(),
+                            },
+                            IndexError::from,
+                        ))
+                    }
+                    (Some(Ok(a)), Some(Ok(b))) if a.0 == b.0 => {
+                        let same = a.1 == b.1;
+                        let key = a.0.to_vec();
+                        want.next();
+                        got.next();
+                        if same {
+                            continue;
+                        }
+                        Difference::Changed(key)
+                    }
+                    (Some(Ok(a)), Some(Ok(b))) if a.0 < b.0 => {
+                        let key = a.0.to_vec();
+                        want.next();
+                        Difference::Missing(key)
+                    }
+                    (Some(Ok(a)), None) => {
+                        let key = a.0.to_vec();
+                        want.next();
+                        Difference::Missing(key)
+                    }
+                    (_, Some(Ok(b))) => {
+                        let key = b.0.to_vec();
+                        got.next();
+                        Difference::Extra(key)
+                    }
+                };
+                report(name, difference);
+                reported += 1;
             }
-            out.push((name, entries));
         }
-        Ok(out)
+        Ok(())
     }
 
     pub fn claim_count(&self) -> Result<u64, IndexError> {

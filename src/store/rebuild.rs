@@ -11,7 +11,7 @@ use super::log::{Head, Kind, Log, LogError, Record, Tail};
 use super::record;
 use super::{trust_set_of, StoreError};
 use crate::envelope::Envelope;
-use crate::ingest::verify_json;
+use crate::ingest::{verify_json, Accepted};
 use crate::keys::TrustSet;
 use rayon::prelude::*;
 
@@ -24,10 +24,17 @@ struct Run<'i> {
     index: &'i Index,
     writer: Option<Writer<'i>>,
     trust: TrustSet,
+    /// Envelope records read and not yet verified.
     batch: Vec<Record>,
+    /// Envelope records verified and not yet applied: applied while the next batch is
+    /// verified, so both cores stay busy.
+    pending: Option<(Vec<Record>, Vec<Verdict>)>,
     since_commit: u64,
     progress: Option<&'i (dyn Fn(u64) + Sync)>,
 }
+
+/// What verifying a stored envelope found.
+type Verdict = Result<Accepted, String>;
 
 fn damaged(rec: &Record, reason: String) -> StoreError {
     StoreError::Corrupt(
@@ -40,6 +47,58 @@ fn damaged(rec: &Record, reason: String) -> StoreError {
     )
 }
 
+/// Verifies stored envelopes on every core.
+fn verify_batch(batch: &[Record], trust: &TrustSet) -> Vec<Verdict> {
+    batch
+        .par_iter()
+        .map(|rec| {
+            // One reading of the JSON serves the canonical-form check and the checks.
+            let json = Envelope::parse_json(&rec.payload)
+                .map_err(|r| format!("the stored envelope is unreadable: {}", r.message))?;
+            if record::canonical_of(&json)? != rec.payload {
+                return Err("the envelope is not stored in canonical form".to_owned());
+            }
+            verify_json(&json, trust).map_err(|r| {
+                format!(
+                    "the envelope no longer verifies against the trust state at its \
+                     position: {} {}",
+                    r.code.as_str(),
+                    r.message
+                )
+            })
+        })
+        .collect()
+}
+
+/// Applies verified envelopes in log order; the first one that failed is damage.
+fn apply_verified(
+    w: &mut Writer<'_>,
+    batch: &[Record],
+    verdicts: Vec<Verdict>,
+) -> Result<(), StoreError> {
+    for (rec, verdict) in batch.iter().zip(verdicts) {
+        let accepted = verdict.map_err(|why| damaged(rec, why))?;
+        let digest = record::envelope_digest(&rec.payload);
+        let id = super::index::id_key(&accepted.claim.id)
+            .ok_or_else(|| damaged(rec, "the claim id is not a claim id".into()))?;
+        if w.holds_envelope(&id, &digest)? {
+            return Err(damaged(
+                rec,
+                "the same envelope appears twice in the log".into(),
+            ));
+        }
+        w.apply_envelope(
+            rec.pos,
+            rec.chain,
+            rec.frame_len,
+            &digest,
+            &accepted.claim,
+            &accepted.signers,
+        )?;
+    }
+    Ok(())
+}
+
 impl<'i> Run<'i> {
     fn writer(&mut self) -> Result<&mut Writer<'i>, StoreError> {
         if self.writer.is_none() {
@@ -50,54 +109,37 @@ impl<'i> Run<'i> {
             .ok_or_else(|| StoreError::Corrupt("index writer vanished".into()))
     }
 
+    /// Verifies the batch read so far while the previously verified one is applied.
     fn flush(&mut self) -> Result<(), StoreError> {
         if self.batch.is_empty() {
             return Ok(());
         }
         let batch = std::mem::take(&mut self.batch);
-        let trust = &self.trust;
-        let verdicts: Vec<_> = batch
-            .par_iter()
-            .map(|rec| {
-                // One reading of the JSON serves the canonical-form check and the checks.
-                let json = Envelope::parse_json(&rec.payload)
-                    .map_err(|r| format!("the stored envelope is unreadable: {}", r.message))?;
-                if record::canonical_of(&json)? != rec.payload {
-                    return Err("the envelope is not stored in canonical form".to_owned());
-                }
-                verify_json(&json, trust).map_err(|r| {
-                    format!(
-                        "the envelope no longer verifies against the trust state at its \
-                         position: {} {}",
-                        r.code.as_str(),
-                        r.message
-                    )
-                })
-            })
-            .collect();
-        let w = self.writer()?;
-        for (rec, verdict) in batch.iter().zip(verdicts) {
-            let accepted = verdict.map_err(|why| damaged(rec, why))?;
-            let digest = record::envelope_digest(&rec.payload);
-            let id = super::index::id_key(&accepted.claim.id)
-                .ok_or_else(|| damaged(rec, "the claim id is not a claim id".into()))?;
-            if w.holds_envelope(&id, &digest)? {
-                return Err(damaged(
-                    rec,
-                    "the same envelope appears twice in the log".into(),
-                ));
-            }
-            w.apply_envelope(
-                rec.pos,
-                rec.chain,
-                rec.frame_len,
-                &digest,
-                &accepted.claim,
-                &accepted.signers,
-            )?;
+        let pending = self.pending.take();
+        self.writer()?;
+        let Run { writer, trust, .. } = self;
+        let w = writer
+            .as_mut()
+            .ok_or_else(|| StoreError::Corrupt("index writer vanished".into()))?;
+        let (applied, verdicts) = rayon::join(
+            || match pending {
+                Some((b, v)) => apply_verified(w, &b, v).map(|()| b.len() as u64),
+                None => Ok(0),
+            },
+            || verify_batch(&batch, trust),
+        );
+        self.since_commit += applied?;
+        self.pending = Some((batch, verdicts));
+        self.maybe_commit()
+    }
+
+    /// Applies what is verified and not yet applied.
+    fn drain(&mut self) -> Result<(), StoreError> {
+        if let Some((b, v)) = self.pending.take() {
+            apply_verified(self.writer()?, &b, v)?;
+            self.since_commit += b.len() as u64;
+            self.maybe_commit()?;
         }
-        self.since_commit += batch.len() as u64;
-        self.maybe_commit()?;
         Ok(())
     }
 
@@ -115,7 +157,9 @@ impl<'i> Run<'i> {
     }
 
     fn event(&mut self, rec: &Record) -> Result<(), StoreError> {
+        // A trust event changes what later envelopes are verified against.
         self.flush()?;
+        self.drain()?;
         let w = self.writer()?;
         match rec.kind {
             Kind::KeyAdd => {
@@ -181,6 +225,7 @@ fn apply(
         writer: Some(writer),
         trust,
         batch: Vec::new(),
+        pending: None,
         since_commit: 0,
         progress,
     };
@@ -210,6 +255,7 @@ fn apply(
         return Err(e);
     }
     run.flush()?;
+    run.drain()?;
     if let Some(w) = run.writer.take() {
         w.commit()?;
     }

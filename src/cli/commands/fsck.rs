@@ -11,7 +11,7 @@ use super::common::{open_store, open_store_unsettled};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
-use crate::store::index::Index;
+use crate::store::index::{Difference, Index};
 use crate::store::log::Head;
 use crate::store::{rebuild, Store, Tail};
 use serde_json::{json, Value};
@@ -170,19 +170,36 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
             p.add("STORE_CORRUPT", e.to_string());
         }
     }
-    let expected = fresh
+    let rebuilt = fresh
         .read()
-        .and_then(|r| Ok((r.meta()?, r.dump()?)))
         .map_err(|e| Failure::Internal(format!("temporary index: {e}")))?;
-    let (meta, want) = expected;
+    let meta = rebuilt
+        .meta()
+        .map_err(|e| Failure::Internal(format!("temporary index: {e}")))?;
     if !log_damaged {
-        let got = store
+        let live = store
             .index()
             .read()
-            .and_then(|r| r.dump())
             .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
-        compare(&want, &got, &mut p);
+        rebuilt
+            .compare(&live, 20, |db, difference| {
+                let what = match difference {
+                    Difference::Missing(k) => format!("entry {} is missing", describe(db, &k)),
+                    Difference::Extra(k) => {
+                        format!("entry {} should not be there", describe(db, &k))
+                    }
+                    Difference::Changed(k) => {
+                        format!("entry {} holds a different value", describe(db, &k))
+                    }
+                };
+                p.add(
+                    "INDEX_DISAGREES",
+                    format!("index database {db}: {what} (the log says otherwise)"),
+                );
+            })
+            .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
     }
+    drop(rebuilt);
     if let Some(c) = checkpoint {
         if !check_checkpoint(store, c, &mut p)? {
             log_damaged = true;
@@ -197,47 +214,6 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
         problems: p.0,
         log_damaged,
     })
-}
-
-use crate::store::index::Dump;
-
-/// Compares the live index with the rebuilt one, database by database.
-fn compare(want: &Dump, got: &Dump, p: &mut Problems) {
-    for ((name, w), (_, g)) in want.iter().zip(got) {
-        let (mut i, mut j, mut reported) = (0, 0, 0);
-        while (i < w.len() || j < g.len()) && reported < 20 {
-            let what = match (w.get(i), g.get(j)) {
-                (Some(a), Some(b)) if a == b => {
-                    i += 1;
-                    j += 1;
-                    continue;
-                }
-                (Some(a), Some(b)) if a.0 == b.0 => {
-                    i += 1;
-                    j += 1;
-                    format!("entry {} holds a different value", describe(name, &a.0))
-                }
-                (Some(a), Some(b)) if a.0 < b.0 => {
-                    i += 1;
-                    format!("entry {} is missing", describe(name, &a.0))
-                }
-                (Some(_), Some(b)) | (None, Some(b)) => {
-                    j += 1;
-                    format!("entry {} should not be there", describe(name, &b.0))
-                }
-                (Some(a), None) => {
-                    i += 1;
-                    format!("entry {} is missing", describe(name, &a.0))
-                }
-                (None, None) => break,
-            };
-            p.add(
-                "INDEX_DISAGREES",
-                format!("index database {name}: {what} (the log says otherwise)"),
-            );
-            reported += 1;
-        }
-    }
 }
 
 fn describe(db: &str, key: &[u8]) -> String {
