@@ -6,6 +6,7 @@
 //! different number), and says where, as a JSON pointer.
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -196,18 +197,23 @@ impl<'de> Visitor<'de> for Strict<'_, '_> {
         }
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                let pointer = Path::Key(&self.path, &key).pointer();
-                return Err(self.fail(JsonError::DuplicateKey { pointer, key }));
-            }
+            // One lookup both refuses a duplicate and finds the new member's place.
+            let slot = match out.entry(key) {
+                Entry::Vacant(slot) => slot,
+                Entry::Occupied(taken) => {
+                    let key = taken.key().clone();
+                    let pointer = Path::Key(&self.path, &key).pointer();
+                    return Err(self.fail(JsonError::DuplicateKey { pointer, key }));
+                }
+            };
             let child = Strict {
-                path: Path::Key(&self.path, &key),
+                path: Path::Key(&self.path, slot.key()),
                 depth: self.depth + 1,
                 exact_numbers: self.exact_numbers,
                 failure: &mut *self.failure,
             };
             let value = map.next_value_seed(child)?;
-            out.insert(key, value);
+            slot.insert(value);
         }
         Ok(Value::Object(out))
     }

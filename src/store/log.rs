@@ -162,26 +162,35 @@ pub fn segment_name(first: u64) -> String {
 }
 
 pub fn next_chain(prev: &Chain, body: &[u8]) -> Chain {
-    let inner = Sha256::digest(body);
+    chain_after(prev, Sha256::digest(body).into())
+}
+
+fn chain_after(prev: &Chain, body_digest: [u8; 32]) -> Chain {
     let mut h = Sha256::new();
     h.update(prev);
-    h.update(inner);
+    h.update(body_digest);
     h.finalize().into()
 }
 
-/// Encodes one frame whose chain value follows `prev`.
+/// Encodes one frame whose chain value follows `prev`. The body is the kind byte and the
+/// payload; it is hashed and checksummed in place, never copied twice.
 pub fn encode_frame(prev: &Chain, kind: Kind, payload: &[u8], out: &mut Vec<u8>) -> Chain {
-    let mut body = Vec::with_capacity(payload.len() + 1);
-    body.push(kind as u8);
-    body.extend_from_slice(payload);
-    let chain = next_chain(prev, &body);
+    let kind_byte = [kind as u8];
+    let body_len = payload.len() + 1;
+    let mut digest = Sha256::new();
+    digest.update(kind_byte);
+    digest.update(payload);
+    let chain = chain_after(prev, digest.finalize().into());
     let start = out.len();
-    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.reserve(HEADER_LEN + body_len);
+    out.extend_from_slice(&(body_len as u32).to_le_bytes());
     out.extend_from_slice(&chain);
     let header_crc = crc32c::crc32c(&out[start..start + 36]);
     out.extend_from_slice(&header_crc.to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
-    out.extend_from_slice(&body);
+    let body_crc = crc32c::crc32c_append(crc32c::crc32c(&kind_byte), payload);
+    out.extend_from_slice(&body_crc.to_le_bytes());
+    out.extend_from_slice(&kind_byte);
+    out.extend_from_slice(payload);
     chain
 }
 

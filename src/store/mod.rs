@@ -627,6 +627,17 @@ impl Store {
         Ok(self.index.read()?.has_claim(&k)?)
     }
 
+    /// [`Store::contains`] of each id, read in one transaction.
+    pub fn contains_each(&self, ids: &[&str]) -> Result<Vec<bool>, StoreError> {
+        let r = self.index.read()?;
+        ids.iter()
+            .map(|id| match id_key(id) {
+                Some(k) => Ok(r.has_claim(&k)?),
+                None => Ok(false),
+            })
+            .collect()
+    }
+
     /// The index entry of a claim (no log read).
     pub fn entry(&self, id: &str) -> Result<Option<ClaimEntry>, StoreError> {
         let Some(k) = id_key(id) else {

@@ -523,6 +523,17 @@ impl Batch {
             store.commit_group(ready)?
         }
         .into_iter();
+        // Which named claims the store holds now, read in one transaction for the group.
+        let referenced: Vec<&str> = refs
+            .iter()
+            .flat_map(|(targets, premises)| targets.iter().chain(premises))
+            .map(String::as_str)
+            .collect();
+        let present: HashSet<&str> = referenced
+            .iter()
+            .zip(store.contains_each(&referenced)?)
+            .filter_map(|(id, stored)| stored.then_some(*id))
+            .collect();
         let mut k = 0;
         for (origin, refused) in order {
             match refused {
@@ -535,13 +546,14 @@ impl Batch {
                     match outcome {
                         Ok(effect) => {
                             if effect == Effect::Created {
-                                self.check_dangling(store, &ids[k], &refs[k])?;
+                                self.check_dangling(&present, &ids[k], &refs[k]);
                             }
                             if unverified[k] > 0 {
                                 self.warnings.push(Warning::new(
                                     "UNVERIFIED_SIGNATURE",
                                     format!(
-                                        "{}: {} signature(s) in the envelope were not verified by                                          any trusted key",
+                                        "{}: {} signature(s) in the envelope were not verified by \
+                                         any trusted key",
                                         ids[k], unverified[k]
                                     ),
                                 ));
@@ -568,13 +580,13 @@ impl Batch {
 
     fn check_dangling(
         &mut self,
-        store: &Store,
+        present: &HashSet<&str>,
         id: &str,
         refs: &(Vec<String>, Vec<String>),
-    ) -> Result<(), Failure> {
+    ) {
         for (field, list) in [("target", &refs.0), ("dependsOn", &refs.1)] {
             for other in list {
-                if !store.contains(other)? {
+                if !present.contains(other.as_str()) {
                     self.dangling += 1;
                     if self.dangling <= WARNED {
                         self.warnings.push(Warning::new(
@@ -587,7 +599,6 @@ impl Batch {
                 }
             }
         }
-        Ok(())
     }
 
     fn accepted(&mut self, id: &str, effect: Effect, origin: &Origin) {
