@@ -344,6 +344,32 @@ fn tampering_with_records_is_found_by_fsck() {
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 
+#[test]
+fn an_envelope_repeated_in_a_rechained_log_is_damage() {
+    let cs = claims(6, 3);
+    let (_tmp, store) = store_with(&cs);
+    let mut recs = records(&store);
+    let last_envelope = recs
+        .iter()
+        .rposition(|r| r.kind == elench::store::log::Kind::Envelope)
+        .unwrap();
+    recs.push(recs[last_envelope].clone());
+    // The chain and checksums are right: only the repetition is wrong.
+    rewrite_chained(&store, &recs);
+    let out = run(&store, &["fsck"]);
+    corrupt(&out);
+    assert!(
+        out.json["data"]["problems"]
+            .to_string()
+            .contains("appears twice"),
+        "{}",
+        out.json
+    );
+    let out = run(&store, &["reindex"]);
+    assert_eq!(out.code, 4, "{}", out.json);
+    assert_eq!(out.json["error"]["code"], json!("STORE_CORRUPT"));
+}
+
 /// Opens the store's LMDB index directly, as someone editing it behind elench's back would.
 fn edit_index(store: &Path, db: &str, key: &[u8], edit: impl FnOnce(Vec<u8>) -> Vec<u8>) {
     let env = unsafe {

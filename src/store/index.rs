@@ -207,6 +207,10 @@ pub enum IndexError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// [`Writer::apply_envelope`] was given an envelope the claim already holds; the
+    /// transaction is left half-applied and must be abandoned.
+    #[error("claim {claim} already holds this envelope")]
+    DuplicateEnvelope { claim: String },
 }
 
 type Db = Database<Bytes, Bytes>;
@@ -849,6 +853,11 @@ impl Writer<'_> {
                     what: format!("claims/{}", id_text(&id)),
                     why: "an insert found it, a read did not".into(),
                 })?;
+                if stored.envelopes.iter().any(|e| e.digest == *digest) {
+                    return Err(IndexError::DuplicateEnvelope {
+                        claim: id_text(&id),
+                    });
+                }
                 stored.envelopes.push(envelope);
                 for s in entry.signers {
                     if !stored.signers.iter().any(|e| e.keyid == s.keyid) {

@@ -79,22 +79,27 @@ fn apply_verified(
     for (rec, verdict) in batch.iter().zip(verdicts) {
         let accepted = verdict.map_err(|why| damaged(rec, why))?;
         let digest = record::envelope_digest(&rec.payload);
-        let id = super::index::id_key(&accepted.claim.id)
-            .ok_or_else(|| damaged(rec, "the claim id is not a claim id".into()))?;
-        if w.holds_envelope(&id, &digest)? {
-            return Err(damaged(
-                rec,
-                "the same envelope appears twice in the log".into(),
-            ));
+        if super::index::id_key(&accepted.claim.id).is_none() {
+            return Err(damaged(rec, "the claim id is not a claim id".into()));
         }
-        w.apply_envelope(
+        // A repeated envelope is found by the insert itself (no lookup per envelope).
+        match w.apply_envelope(
             rec.pos,
             rec.chain,
             rec.frame_len,
             &digest,
             &accepted.claim,
             &accepted.signers,
-        )?;
+        ) {
+            Ok(_) => {}
+            Err(super::index::IndexError::DuplicateEnvelope { .. }) => {
+                return Err(damaged(
+                    rec,
+                    "the same envelope appears twice in the log".into(),
+                ))
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     Ok(())
 }
