@@ -905,8 +905,8 @@ impl Store {
         let mut outcomes: Vec<Result<Effect, Rejection>> = Vec::with_capacity(group.len());
         let mut appender = Appender::new(self.log.clone(), meta.head);
         let mut to_apply: Vec<(log::Placed, Staged)> = Vec::new();
-        let mut seen_now: std::collections::HashSet<[u8; 32]> = Default::default();
-        let mut new_claims: std::collections::HashSet<String> = Default::default();
+        let mut seen_now: rustc_hash::FxHashSet<[u8; 32]> = Default::default();
+        let mut new_claims: rustc_hash::FxHashSet<String> = Default::default();
         {
             let r = self.index.read()?;
             for staged in group {

@@ -22,8 +22,8 @@ use crate::ingest::verify_json;
 use crate::keys::TrustSet;
 use crate::store::{locate, record, Effect, Staged, Store};
 use rayon::prelude::*;
+use rustc_hash::FxHashSet as HashSet;
 use serde_json::{json, Value};
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, IsTerminal, Read, Write as _};
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 /// Envelopes verified together and appended as one group (one fsync).
-const GROUP: usize = 512;
+const GROUP: usize = 2048;
 /// A group commits after this long without new input.
 const IDLE: Duration = Duration::from_millis(100);
 /// Accepted envelopes listed in `data.claims` unless `--list-all`: the report stays bounded
