@@ -200,6 +200,8 @@ impl Sandbox {
             ("LANG".to_owned(), "C.UTF-8".to_owned()),
             ("PWD".to_owned(), tree.to_owned()),
         ];
+        // Nobody is at a terminal in here: no pager, no editor, no colour.
+        env.extend(crate::child_env::for_sandbox());
         // An exposed toolchain keeps the variable that names it (rustup's proxies need it).
         let home = std::env::var_os("HOME").map(PathBuf::from);
         for (var, default) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
