@@ -1,8 +1,25 @@
 //! A uniquely named temporary directory, removed when dropped: where `demo` and the
-//! conformance runner build throwaway stores.
+//! conformance runner build throwaway stores. Every live one is also listed, so that a
+//! process ended early (a time limit, a signal) can remove them on its way out.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// The scratch directories of this process that have not been dropped yet.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes every scratch directory of this process (for a process about to end without
+/// running destructors).
+pub fn remove_all() {
+    let live = match LIVE.lock() {
+        Ok(mut l) => std::mem::take(&mut *l),
+        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    };
+    for p in live {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}
 
 pub struct ScratchDir {
     path: PathBuf,
@@ -22,6 +39,9 @@ impl ScratchDir {
             std::process::id(),
             N.fetch_add(1, Ordering::Relaxed)
         ));
+        if let Ok(mut l) = LIVE.lock() {
+            l.push(path.clone());
+        }
         ScratchDir { path }
     }
 
@@ -33,6 +53,9 @@ impl ScratchDir {
 impl Drop for ScratchDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
+        if let Ok(mut l) = LIVE.lock() {
+            l.retain(|p| p != &self.path);
+        }
     }
 }
 

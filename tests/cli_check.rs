@@ -120,7 +120,7 @@ fn missing_test_timeout_and_unstartable_command_append_nothing() {
     let args = with(
         proc_args(),
         &[
-            "--timeout",
+            "--claim-timeout",
             "2",
             "--runner",
             "junit:echo '<testsuite/>' > \"$ELENCH_JUNIT\"",
@@ -358,7 +358,7 @@ fn a_long_check_does_not_hold_the_store() {
         b.tree.display().to_string(),
         "--key".into(),
         b.ks.keys.harness.private.display().to_string(),
-        "--timeout".into(),
+        "--claim-timeout".into(),
         "120".into(),
         slow.clone(),
     ];
@@ -417,7 +417,7 @@ fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["error"]["code"], "INTERRUPTED", "{json}");
+    assert_eq!(json["error"]["code"], "CANCELLED", "{json}");
     let checked = json["data"]["checked"].as_array().unwrap();
     assert!(
         checked.len() < ids.len(),

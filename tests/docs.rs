@@ -67,6 +67,18 @@ const NOT_CODES: &[&str] = &[
     "ELENCH_STORE",
     "ELENCH_TEST",
     "ELENCH_JUNIT",
+    "ELENCH_TIMEOUT",
+    "ELENCH_MAX_OUTPUT_BYTES",
+    "ELENCH_MAX_STDIN_BYTES",
+    // Signal names (`error.context.signal` of CANCELLED).
+    "SIGINT",
+    "SIGTERM",
+    "SIGALRM",
+    // Environment elench reads to decide on colour and headless mode.
+    "GITHUB_ACTIONS",
+    "JENKINS_URL",
+    "WAYLAND_DISPLAY",
+    "SSH_TTY",
     "NO_COLOR",
     "RUST_BACKTRACE",
     "RUST_LOG",
@@ -85,6 +97,9 @@ const NOT_CODES: &[&str] = &[
     "GIT_QUARANTINE_PATH",
     "GIT_TRACE_PACKET",
     "GIT_WORK_TREE",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_TERMINAL_PROMPT",
 ];
 
 /// Text right before a literal that marks it as an environment variable or argument name.

@@ -1,11 +1,41 @@
 //! Every way a command can fail, and the one place that maps each to an error code and an
 //! exit code (docs/output.md).
 
+use super::interrupt::{self, TIMEOUT_SIGNAL};
 use crate::error::Rejection;
 use serde_json::{json, Value};
 
 /// The exit code of a gate that decided the tree may not ship; used by nothing else.
 pub const GATE_FAILED_EXIT: i32 = 6;
+/// The exit code of a command stopped at its time limit (the CLI Agent Spec's `TIMEOUT`).
+pub const TIMEOUT_EXIT: i32 = 10;
+
+fn stopped_message(signal: i32) -> String {
+    if signal == TIMEOUT_SIGNAL {
+        let limit = match interrupt::limit_ms() {
+            Some(ms) if ms > 0 => format!("the time limit of {}", seconds_text(ms)),
+            _ => "its time limit".to_owned(),
+        };
+        format!(
+            "stopped at {limit}; everything reported as done is stored (raise the limit with \
+             --timeout SECONDS, or --timeout 0 for none)"
+        )
+    } else {
+        format!(
+            "cancelled by {}; everything reported as done is stored",
+            interrupt::signal_name(signal)
+        )
+    }
+}
+
+/// Milliseconds as seconds for people: "30 s", "0.5 s".
+fn seconds_text(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{} s", ms as f64 / 1000.0)
+    }
+}
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +59,13 @@ pub enum Failure {
     /// Stored or supplied data is wrong in a way other than one refused input (exit 2).
     #[error("{message}")]
     Invalid { code: &'static str, message: String },
+    /// A destructive command was not confirmed (exit 2, nothing changed); `would_affect` says
+    /// what it would have changed.
+    #[error("{message}")]
+    ConfirmationRequired {
+        message: String,
+        would_affect: Value,
+    },
     /// A precondition is not met, e.g. no store (exit 4).
     #[error("{message}")]
     Precondition { code: &'static str, message: String },
@@ -51,8 +88,10 @@ pub enum Failure {
     /// so CI can tell "may not ship" from "could not decide".
     #[error("{0}")]
     GateFailed(String),
-    /// Stopped by SIGINT (exit 130) or SIGTERM (exit 143) after finishing the work in hand.
-    #[error("interrupted by signal {signal}; everything reported as done is stored")]
+    /// Stopped early, after finishing the work in hand: by SIGINT (exit 130) or SIGTERM
+    /// (exit 143), `CANCELLED`; or at the time limit, recorded as SIGALRM
+    /// ([`TIMEOUT_SIGNAL`]), `TIMEOUT` with exit 10.
+    #[error("{}", stopped_message(*signal))]
     Interrupted { signal: i32 },
     /// Stored data is damaged (exit 4: a precondition; `fsck` says more, `fsck --repair` fixes).
     #[error("{0}")]
@@ -82,13 +121,15 @@ impl Failure {
         match self {
             Failure::Rejected { rejection, .. } => rejection.code.as_str(),
             Failure::AllRejected(_) => "ALL_REJECTED",
+            Failure::ConfirmationRequired { .. } => "CONFIRMATION_REQUIRED",
             Failure::Usage(_) => "BAD_ARGUMENTS",
             Failure::Io { .. } => "IO_ERROR",
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. } => code,
-            Failure::Interrupted { .. } => "INTERRUPTED",
+            Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => "TIMEOUT",
+            Failure::Interrupted { .. } => "CANCELLED",
             Failure::Partial(_) => "PARTIAL_FAILURE",
             Failure::BadPolicy { .. } => "BAD_POLICY",
             Failure::GateFailed(_) => "GATE_FAILED",
@@ -104,10 +145,12 @@ impl Failure {
             | Failure::Usage(_)
             | Failure::Io { .. }
             | Failure::Invalid { .. }
+            | Failure::ConfirmationRequired { .. }
             | Failure::BadPolicy { .. } => 2,
             Failure::GateFailed(_) => GATE_FAILED_EXIT,
             Failure::Internal(_) => 1,
             Failure::Corrupt(_) => 4,
+            Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
             Failure::Interrupted { signal } => 128 + signal,
             Failure::Partial(_) => 3,
             Failure::Precondition { .. } => 4,
@@ -127,6 +170,9 @@ impl Failure {
         });
         if self.exit_code() == 2 {
             obj["phase"] = json!("validation");
+        }
+        if let Some(s) = suggestion(self.code()) {
+            obj["suggestion"] = json!(s);
         }
         match self {
             Failure::Rejected {
@@ -156,6 +202,20 @@ impl Failure {
                 obj["path"] = json!(path);
                 obj["line"] = json!(error.line);
                 obj["column"] = json!(error.column);
+            }
+            Failure::ConfirmationRequired { would_affect, .. } => {
+                obj["context"] = json!({"would_affect": would_affect,
+                                        "danger_level": "destructive"});
+            }
+            // The spec's cancellation and timeout errors: what stopped the command, while it
+            // was executing.
+            Failure::Interrupted { signal } => {
+                obj["phase"] = json!("execution");
+                obj["context"] = if *signal == TIMEOUT_SIGNAL {
+                    json!({"timeout_ms": interrupt::limit_ms()})
+                } else {
+                    json!({"signal": interrupt::signal_name(*signal)})
+                };
             }
             _ => {}
         }
@@ -291,5 +351,78 @@ impl From<crate::gate::GateError> for Failure {
             crate::gate::GateError::Fold(f) => f.into(),
             crate::gate::GateError::Anchor(a) => a.into(),
         }
+    }
+}
+
+/// The manual's table of codes, compiled in: its "what to do" column is `error.suggestion`,
+/// so the manual and the binary never give different advice.
+const ERRORS_MD: &str = include_str!("../../docs/errors.md");
+
+/// What to do about an error code, from the first row for it in docs/errors.md (the errors
+/// table comes before the others), with Markdown links reduced to their text.
+pub fn suggestion(code: &str) -> Option<String> {
+    static TABLE: std::sync::OnceLock<std::collections::HashMap<String, String>> =
+        std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            let mut table = std::collections::HashMap::new();
+            for line in ERRORS_MD.lines() {
+                let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+                if !line.trim_start().starts_with('|') || cells.len() != 4 {
+                    continue;
+                }
+                let name = cells[0].trim().trim_matches('`');
+                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                    continue;
+                }
+                table
+                    .entry(name.to_owned())
+                    .or_insert_with(|| link_text(cells[3].trim()));
+            }
+            table
+        })
+        .get(code)
+        .cloned()
+}
+
+/// `[text](target)` becomes `text`.
+fn link_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        match after.find("](").and_then(|close| {
+            after[close + 2..]
+                .find(')')
+                .map(|end| (close, close + 2 + end + 1))
+        }) {
+            Some((close, past)) => {
+                out.push_str(&rest[..open]);
+                out.push_str(&after[..close]);
+                rest = &after[past..];
+            }
+            None => {
+                out.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_come_from_the_manual() {
+        let s = suggestion("STORE_NOT_FOUND").unwrap();
+        assert!(s.contains("elench init"), "{s}");
+        assert!(suggestion("not a code").is_none());
+        assert_eq!(
+            link_text("see [the gate](gate.md#x) and [a](b), [c]"),
+            "see the gate and a, [c]"
+        );
     }
 }

@@ -1,30 +1,196 @@
-//! SIGINT and SIGTERM for long commands: the command finishes the envelope in hand, reports
-//! what it did, and exits 130 or 143. Commands that do not install this keep the default
-//! (the process ends at once; the store's transactions keep it consistent either way).
+//! Stopping a command before it is done: SIGINT, SIGTERM, and its time limit (`--timeout`).
+//!
+//! One mechanism serves all three. [`start`] runs once, before the command: it catches SIGINT
+//! and SIGTERM and starts a watchdog thread that knows the command's time limit. A stop is
+//! recorded as a signal number, and the time limit counts as SIGALRM, the classic alarm, so
+//! that every place that asks "was I stopped?" asks it the same way.
+//!
+//! Commands that can stop at a safe point (`add`, `check`, `push`, `pull`, `sync`) call
+//! [`Interrupt::install`], poll [`Interrupt::received`], finish the envelope or claim in hand,
+//! and report what they did: `CANCELLED` (exit 130 or 143) or `TIMEOUT` (exit 10). For every
+//! other command, and for one of those that has not stopped within [`GRACE`] (it waits on a
+//! child process, say), the watchdog answers instead: it waits until no process is appending
+//! to the store (the store's writer lock is free; at most [`LOCK_GRACE`]), writes the same
+//! error envelope, removes scratch directories and ends the process. Reading commands hold
+//! nothing that a stop could leave half-done; the store's own writes are group commits that
+//! the watchdog does not cut into. A second SIGINT or SIGTERM ends the process at once.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use super::failure::Failure;
+use super::output::{emit, Format, Report};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
+/// The signal number a stop at the time limit is recorded as.
+pub const TIMEOUT_SIGNAL: i32 = libc::SIGALRM;
+/// How long a command that stops at safe points gets to do so before the watchdog answers.
+pub const GRACE: Duration = Duration::from_secs(3);
+/// How long the watchdog waits for the store's writer lock before ending the process anyway
+/// (the holder is then another process, or a rebuild that a later open redoes).
+pub const LOCK_GRACE: Duration = Duration::from_secs(2);
+/// How often the watchdog looks.
+const TICK: Duration = Duration::from_millis(25);
+
+struct State {
+    /// 0, or the signal that stopped the command (TIMEOUT_SIGNAL for the time limit).
+    stop: Arc<AtomicUsize>,
+    /// The command stops at safe points and reports for itself.
+    cooperative: AtomicBool,
+    /// The time limit in force, in milliseconds; u64::MAX before `start` (no limit known).
+    limit_ms: AtomicU64,
+}
+
+fn state() -> &'static State {
+    static STATE: OnceLock<State> = OnceLock::new();
+    STATE.get_or_init(|| {
+        let stop = Arc::new(AtomicUsize::new(0));
+        // A first signal arms `again`; a second one, while the first is being answered,
+        // ends the process at once with its own exit code. The shutdown is registered first
+        // so that it sees `again` as the previous signal left it.
+        let again = Arc::new(AtomicBool::new(false));
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            let _ = signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, again.clone());
+            let _ = signal_hook::flag::register(sig, again.clone());
+            let _ = signal_hook::flag::register_usize(sig, stop.clone(), sig as usize);
+        }
+        State {
+            stop,
+            cooperative: AtomicBool::new(false),
+            limit_ms: AtomicU64::new(u64::MAX),
+        }
+    })
+}
+
+/// The time limit in force for this invocation, in milliseconds (0: none), once known.
+pub fn limit_ms() -> Option<u64> {
+    match state().limit_ms.load(Ordering::SeqCst) {
+        u64::MAX => None,
+        ms => Some(ms),
+    }
+}
+
+/// What the watchdog needs to answer for the command.
+pub struct Watch {
+    pub format: Format,
+    pub command: &'static str,
+    pub started: Instant,
+    /// The time limit; `None` means none (`--timeout 0`).
+    pub limit: Option<Duration>,
+    /// `--store` as given, to find the store's writer lock.
+    pub store: Option<PathBuf>,
+}
+
+/// Catches SIGINT and SIGTERM for the rest of the process and starts the watchdog.
+pub fn start(w: Watch) {
+    let st = state();
+    let ms = w
+        .limit
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX - 1));
+    st.limit_ms.store(ms, Ordering::SeqCst);
+    let deadline = w.limit.map(|d| w.started + d);
+    let _ = std::thread::Builder::new()
+        .name("elench-watchdog".into())
+        .spawn(move || watch(w, deadline));
+}
+
+fn watch(w: Watch, deadline: Option<Instant>) {
+    let st = state();
+    let signal = loop {
+        if super::output::emitted() {
+            return;
+        }
+        let s = st.stop.load(Ordering::SeqCst);
+        if s != 0 {
+            break s as i32;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            let alarm = TIMEOUT_SIGNAL as usize;
+            let _ = st
+                .stop
+                .compare_exchange(0, alarm, Ordering::SeqCst, Ordering::SeqCst);
+            continue;
+        }
+        std::thread::sleep(TICK);
+    };
+    if st.cooperative.load(Ordering::SeqCst) {
+        let asked = Instant::now();
+        while asked.elapsed() < GRACE {
+            if super::output::emitted() {
+                return;
+            }
+            std::thread::sleep(TICK);
+        }
+    }
+    let _lock = hold_writer_lock(w.store.as_deref());
+    // The stop may have changed meanwhile (a signal after the time limit).
+    let signal = match st.stop.load(Ordering::SeqCst) {
+        0 => signal,
+        s => s as i32,
+    };
+    crate::scratch::remove_all();
+    let report = Report {
+        data: json!({"partial": true}),
+        failure: Some(Failure::Interrupted { signal }),
+        stdout_taken: super::output::product_on_stdout(),
+        ..Report::default()
+    };
+    let code = emit(w.format, w.command, w.started, report);
+    std::process::exit(code);
+}
+
+/// Takes the store's writer lock (an advisory lock on its LOCK file) so that the process
+/// never ends in the middle of a group commit, its own or another's; gives up after
+/// LOCK_GRACE. The lock is released when the process ends.
+fn hold_writer_lock(store: Option<&std::path::Path>) -> Option<std::fs::File> {
+    let root = crate::store::locate(store).ok()?;
+    // The layout's writer lock (see ARCHITECTURE.md, "Storage layout").
+    let file = std::fs::File::open(root.join("LOCK")).ok()?;
+    let asked = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) if asked.elapsed() < LOCK_GRACE => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// A command's handle on the stop: commands that stop at safe points install it.
 pub struct Interrupt {
     signal: Arc<AtomicUsize>,
 }
 
 impl Interrupt {
-    /// Catches SIGINT and SIGTERM from now on. If the handlers cannot be installed the
-    /// command still runs, with the default behaviour.
+    /// Declares that the command stops at safe points and reports for itself, and returns
+    /// the handle it polls. (SIGINT and SIGTERM are caught from `start` on, or from here if
+    /// nothing started the watchdog.)
     pub fn install() -> Interrupt {
-        let signal = Arc::new(AtomicUsize::new(0));
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            let _ = signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize);
+        let st = state();
+        st.cooperative.store(true, Ordering::SeqCst);
+        Interrupt {
+            signal: st.stop.clone(),
         }
-        Interrupt { signal }
     }
 
-    /// The signal received, if any.
+    /// The signal received, if any; [`TIMEOUT_SIGNAL`] when the time limit has passed.
     pub fn received(&self) -> Option<i32> {
         match self.signal.load(Ordering::SeqCst) {
             0 => None,
             s => Some(s as i32),
         }
+    }
+}
+
+/// The name of a signal as people and the spec write it.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGALRM => "SIGALRM".into(),
+        s => format!("signal {s}"),
     }
 }

@@ -11,10 +11,10 @@ pub mod output;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use failure::Failure;
-use output::{emit, Mode, Report};
+use output::{emit, Format, Mode, Report};
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,22 +24,34 @@ use std::time::Instant;
     long_about = "elench verifies DSSE-signed claims about code, gives each a content address, \
                   and (with a store) appends them to a log whose fold says which claims still \
                   stand.\n\nOutput: readable text on a terminal; one JSON object on stdout \
-                  otherwise (a pipe, CI or NO_COLOR set, or --format json).\n\nExit codes: 0 ok, \
-                  1 internal error, 2 invalid input (nothing changed), 3 partial, \
-                  4 precondition, 5 not found, 6 the gate refused the tree (GATE_FAILED), \
-                  12 busy (retry).",
+                  otherwise (a pipe, CI or NO_COLOR set, or --format json); rows with \
+                  --format jsonl or tsv.\n\nEvery command runs under a time limit: 5 minutes, \
+                  or an hour for add, check, fsck, reindex, export, push, pull, sync and \
+                  conformance run; --timeout SECONDS (or ELENCH_TIMEOUT) sets another, 0 none.\n\n\
+                  Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
+                  3 partial, 4 precondition, 5 not found, 6 the gate refused the tree \
+                  (GATE_FAILED), 10 stopped at the time limit (TIMEOUT), 12 busy (retry), \
+                  130/143 cancelled by SIGINT/SIGTERM.",
     propagate_version = true
 )]
 pub struct Cli {
     /// Store directory (default: ./.elench, found by walking up from the working directory)
     #[arg(long, global = true, env = "ELENCH_STORE", value_name = "PATH")]
     pub store: Option<PathBuf>,
-    /// Output format (default: text on a terminal, json otherwise)
-    #[arg(long, global = true, value_parser = ["json", "text"], value_name = "FORMAT")]
+    /// Output format: json (one response envelope), jsonl or tsv (the result's rows), text
+    /// or plain (for people; plain is never coloured). Default: text on a terminal, json
+    /// otherwise
+    #[arg(long, global = true, value_parser = Format::NAMES, value_name = "FORMAT")]
     pub format: Option<String>,
     /// Seconds to wait for a store another elench process holds before STORE_BUSY
     #[arg(long, global = true, default_value_t = 30, value_name = "SECONDS")]
     pub wait: u64,
+    /// Time limit for the whole command, in seconds (fractions allowed; 0: none). Default:
+    /// 300, or 3600 for add, check, fsck, reindex, export, push, pull, sync and conformance
+    /// run. At the limit the command stops cleanly and exits 10 (TIMEOUT)
+    #[arg(long, global = true, env = "ELENCH_TIMEOUT", value_name = "SECONDS",
+          value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -104,6 +116,8 @@ pub enum Command {
     Completions(commands::completions::CompletionsArgs),
     /// Every command with its flags, danger level and exit codes, as one JSON object
     Manifest(commands::manifest::ManifestArgs),
+    /// The credential scopes commands need against those held (elench needs none)
+    CheckPermissions(commands::check_permissions::CheckPermissionsArgs),
 }
 
 impl Command {
@@ -134,9 +148,36 @@ impl Command {
             Command::Man(_) => "man",
             Command::Completions(_) => "completions",
             Command::Manifest(_) => "manifest",
+            Command::CheckPermissions(_) => "check-permissions",
             Command::Conformance(c) => c.name(),
         }
     }
+}
+
+/// The time limit of a command run without `--timeout`: an hour for the commands whose run
+/// time grows with their input (a bulk add, a check of many claims, fsck or reindex of a
+/// large log, an export, an exchange with a remote, the conformance corpus), five minutes
+/// for the rest, which answer in well under a second on a log of 100,000 claims.
+pub fn default_timeout(command: &str) -> Duration {
+    match command {
+        "add" | "check" | "fsck" | "reindex" | "export" | "push" | "pull" | "sync"
+        | "conformance run" => Duration::from_secs(3600),
+        _ => Duration::from_secs(300),
+    }
+}
+
+/// `--timeout`: non-negative seconds, fractions allowed.
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!(
+            "{s:?} is not between 0 (no limit) and 1000000000 seconds"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Global settings every command receives.
@@ -153,12 +194,13 @@ impl Globals {
     /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an
     /// explicit `--format json` forbids.
     pub fn stdout_for_product(&self, what: &str) -> Result<(), Failure> {
-        if self.format.as_deref() == Some("json") {
+        if let Some(f @ ("json" | "jsonl" | "tsv")) = self.format.as_deref() {
             return Err(Failure::Usage(format!(
-                "-o - writes the {what} itself to stdout, where --format json needs the report; \
+                "-o - writes the {what} itself to stdout, where --format {f} needs the report; \
                  give -o FILE instead"
             )));
         }
+        output::take_stdout_for_product();
         Ok(())
     }
 }
@@ -181,14 +223,35 @@ pub fn run() -> i32 {
         Ok(cli) => cli,
         Err(e) => return parse_failure(e, &args, started),
     };
-    let mode = Mode::detect(cli.format.as_deref());
+    let format = Format::detect(cli.format.as_deref());
+    let mode = format.mode();
+    output::set_plain(format == Format::Plain);
+    // No child process of elench's (git, check's runners) may wait for a person who is not
+    // there, or colour what nobody reads. Before any thread starts.
+    crate::child_env::harden(
+        std::io::stdin().is_terminal() && std::io::stdout().is_terminal(),
+        output::colour_forbidden(),
+    );
+    let name = cli.command.name();
+    let limit = match cli.timeout {
+        Some(d) if d.is_zero() => None,
+        Some(d) => Some(d),
+        None => Some(default_timeout(name)),
+    };
+    interrupt::start(interrupt::Watch {
+        format,
+        command: name,
+        started,
+        limit,
+        store: cli.store.clone(),
+    });
     if let Err(f) = check_global_repeats(&args) {
         let report = Report {
             failure: Some(f),
             ..Report::default()
         };
         // Which --format was meant is the question, so neither wins: detect the mode.
-        return emit(Mode::detect(None), cli.command.name(), started, report);
+        return emit(Format::detect(None), name, started, report);
     }
     let globals = Globals {
         store: cli.store.clone(),
@@ -196,15 +259,32 @@ pub fn run() -> i32 {
         mode,
         format: cli.format.clone(),
     };
-    let name = cli.command.name();
-    let report = match dispatch(cli.command, &globals) {
-        Ok(r) => r,
-        Err(f) => Report {
+    // A bug must still answer in the output contract: the panic's message goes to stderr
+    // (the default hook prints it), the envelope says INTERNAL.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        dispatch(cli.command, &globals)
+    }));
+    let report = match outcome {
+        Ok(Ok(r)) => r,
+        Ok(Err(f)) => Report {
             failure: Some(f),
             ..Report::default()
         },
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".into());
+            Report {
+                failure: Some(Failure::Internal(format!(
+                    "elench failed unexpectedly ({what}); please report it with the command line"
+                ))),
+                ..Report::default()
+            }
+        }
     };
-    emit(mode, name, started, report)
+    emit(format, name, started, report)
 }
 
 fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
@@ -216,13 +296,13 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Sign(a) => commands::sign::run(a, g),
         Command::Verify(a) => commands::verify::run(a, g),
         Command::Init(a) => commands::init::run(a, g),
-        Command::Add(a) => commands::add::run(a, g),
+        Command::Add(a) => commands::add::run(a, g).map(add_effect),
         Command::Status(a) => commands::status::run(a, g),
         Command::Blast(a) => commands::blast::run(a, g),
         Command::Show(a) => commands::show::run(a, g),
         Command::Log(a) => commands::log::run(a, g),
         Command::Export(a) => commands::export::run(a, g),
-        Command::Fsck(a) => commands::fsck::run(a, g),
+        Command::Fsck(a) => commands::fsck::run(a, g).map(fsck_effect),
         Command::Reindex(a) => commands::reindex::run(a, g),
         Command::Checkpoint(a) => commands::checkpoint::run(a, g),
         Command::Remote(r) => commands::remote::run(r, g),
@@ -234,8 +314,48 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Man(a) => commands::man::run(a, g),
         Command::Completions(a) => commands::completions::run(a, g),
         Command::Manifest(a) => commands::manifest::run(a, g),
+        Command::CheckPermissions(a) => commands::check_permissions::run(a, g),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }
+}
+
+/// `add`'s `effect` (the CLI Agent Spec's, for the batch as a whole) from its counts: a new
+/// claim is `created`, a new signature on a stored claim `updated`, nothing new `noop`; a
+/// dry run says what would be.
+fn add_effect(mut r: Report) -> Report {
+    let n = |k: &str| r.data[k].as_u64().unwrap_or(0);
+    let effect = if n("created") > 0 {
+        "created"
+    } else if n("merged") > 0 {
+        "updated"
+    } else {
+        "noop"
+    };
+    if let Some(obj) = r.data.as_object_mut() {
+        let dry = obj.get("dry_run") == Some(&serde_json::Value::Bool(true));
+        let effect = match (dry, effect) {
+            (true, "created") => "would_create",
+            (true, "updated") => "would_update",
+            (_, e) => e,
+        };
+        obj.insert("effect".into(), serde_json::Value::String(effect.into()));
+        r.meta
+            .insert("dry_run".into(), serde_json::Value::Bool(dry));
+    }
+    r
+}
+
+/// `fsck`'s `effect`: `updated` when `--repair` moved damage aside, else `noop` (it only
+/// reads).
+fn fsck_effect(mut r: Report) -> Report {
+    let repaired = &r.data["repaired"];
+    let changed = !repaired["damage"].is_null()
+        || repaired["moved"].as_array().is_some_and(|m| !m.is_empty());
+    if let Some(obj) = r.data.as_object_mut() {
+        let effect = if changed { "updated" } else { "noop" };
+        obj.insert("effect".into(), serde_json::Value::String(effect.into()));
+    }
+    r
 }
 
 /// Help and version are successes; help goes to stderr when stdout is not a terminal so that
@@ -257,8 +377,11 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             0
         }
         _ => {
-            let format = format_from_raw_args(args);
-            let mode = Mode::detect(format.as_deref());
+            let format = Format::detect(format_from_raw_args(args).as_deref());
+            let mode = match format {
+                Format::Json | Format::Jsonl => Mode::Json,
+                _ => Mode::Text,
+            };
             let text = e.render().to_string();
             if mode == Mode::Json {
                 // Prose for people still goes to stderr; stdout gets the one JSON object.
@@ -292,13 +415,13 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 eprint!("{text}");
                 return 2;
             }
-            emit(mode, "elench", started, report)
+            emit(format, "elench", started, report)
         }
     }
 }
 
 /// The options every command takes, which may stand anywhere on the line.
-const GLOBAL_OPTIONS: [&str; 3] = ["--store", "--format", "--wait"];
+const GLOBAL_OPTIONS: [&str; 4] = ["--store", "--format", "--wait", "--timeout"];
 
 /// A global option given twice with different values is refused: the parser would silently
 /// keep the last, so `--format json blast ID --format text` would print text. The same value

@@ -1,12 +1,16 @@
 //! The output contract (docs/output.md, after the CLI Agent Spec): one JSON object per
-//! invocation on stdout when a program reads it, readable text when a person does.
+//! invocation on stdout when a program reads it, readable text when a person does, and rows
+//! (`--format jsonl` or `tsv`) for pipelines.
 
 use super::failure::Failure;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+/// How a command renders its result: for a program (JSON and the row formats) or for a
+/// person (text). Commands only ever ask this; [`Format`] is the exact representation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Json,
@@ -17,18 +21,54 @@ impl Mode {
     /// `--format` wins; otherwise JSON unless stdout is a terminal and neither `CI` nor
     /// `NO_COLOR` is set.
     pub fn detect(format: Option<&str>) -> Mode {
-        match format {
-            Some("json") => Mode::Json,
-            Some("text") => Mode::Text,
+        Format::detect(format).mode()
+    }
+}
+
+/// The representation `--format` selects: the closed set the manifest lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One response envelope (the default off a terminal).
+    Json,
+    /// The result's rows, one JSON object a line; a failure ends with the error envelope.
+    Jsonl,
+    /// The result's rows as tab-separated values under a header row.
+    Tsv,
+    /// Readable text (the default on a terminal), coloured on a terminal.
+    Text,
+    /// The same text, never coloured.
+    Plain,
+}
+
+impl Format {
+    /// Every value `--format` accepts.
+    pub const NAMES: [&'static str; 5] = ["json", "jsonl", "tsv", "text", "plain"];
+
+    pub fn detect(flag: Option<&str>) -> Format {
+        match flag {
+            Some("json") => Format::Json,
+            Some("jsonl") => Format::Jsonl,
+            Some("tsv") => Format::Tsv,
+            Some("text") => Format::Text,
+            Some("plain") => Format::Plain,
             _ => {
                 let piped = !std::io::stdout().is_terminal();
-                let env_set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
-                if piped || env_set("CI") || env_set("NO_COLOR") {
-                    Mode::Json
+                let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
+                // NO_COLOR counts when present at all, empty included.
+                let no_color = std::env::var_os("NO_COLOR").is_some();
+                if piped || ci || no_color {
+                    Format::Json
                 } else {
-                    Mode::Text
+                    Format::Text
                 }
             }
+        }
+    }
+
+    pub fn mode(self) -> Mode {
+        match self {
+            Format::Json | Format::Jsonl | Format::Tsv => Mode::Json,
+            Format::Text | Format::Plain => Mode::Text,
         }
     }
 }
@@ -60,6 +100,11 @@ pub struct Report {
     pub partial: bool,
     pub failure: Option<Failure>,
     pub pagination: Option<Value>,
+    /// For a page of a list: the `--cursor` that starts at each item, in order, so that a
+    /// page cut short by the response size cap can say where to continue.
+    pub cursors: Vec<String>,
+    /// Further `meta` members the command reports (`dry_run`, `confirmed`).
+    pub meta: Map<String, Value>,
     /// The command wrote its product to stdout itself (`sign -o -`, `export -o -`): no
     /// report goes there.
     pub stdout_taken: bool,
@@ -83,69 +128,600 @@ impl Report {
     }
 }
 
-/// Writes the report and returns the process exit code.
-pub fn emit(mode: Mode, command: &str, started: Instant, mut report: Report) -> i32 {
+/// Set once the report of this invocation is being written: only one is ever written, by
+/// the command or, when it is stopped, by the watchdog (see `interrupt`).
+static EMITTED: AtomicBool = AtomicBool::new(false);
+/// Set when a command writes its product to stdout itself (`-o -`).
+static PRODUCT: AtomicBool = AtomicBool::new(false);
+/// `--format plain`: text without colour.
+static PLAIN: AtomicBool = AtomicBool::new(false);
+
+/// Whether this invocation's report is written or being written.
+pub fn emitted() -> bool {
+    EMITTED.load(Ordering::SeqCst)
+}
+
+/// Records that the command is about to write its product to stdout.
+pub fn take_stdout_for_product() {
+    PRODUCT.store(true, Ordering::SeqCst);
+}
+
+pub fn product_on_stdout() -> bool {
+    PRODUCT.load(Ordering::SeqCst)
+}
+
+/// Records that text is to be plain (never coloured).
+pub fn set_plain(plain: bool) {
+    PLAIN.store(plain, Ordering::SeqCst);
+}
+
+/// The largest JSON response elench writes unless `ELENCH_MAX_OUTPUT_BYTES` says otherwise.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 20;
+/// The smallest cap `ELENCH_MAX_OUTPUT_BYTES` can set: room for the envelope's own members
+/// and the truncation notice.
+pub const MIN_MAX_OUTPUT_BYTES: usize = 1024;
+
+/// Writes the report and returns the process exit code. Only the first call of a process
+/// writes anything; a later one (the command finishing just as the watchdog answers for it)
+/// waits for the process to end.
+pub fn emit(format: Format, command: &str, started: Instant, mut report: Report) -> i32 {
+    if EMITTED.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
     // What the store noticed on the way (a torn tail cut, an index rebuilt) is reported too.
     for (code, message) in crate::store::take_warnings() {
         report.warnings.push(Warning::new(&code, message));
     }
     let exit_code = report.exit_code();
+    // A command stopped early says so in data, as the spec's cancellation response does.
+    if let Some(Failure::Interrupted { .. }) = &report.failure {
+        match &mut report.data {
+            Value::Object(m) => {
+                m.insert("partial".into(), json!(true));
+            }
+            Value::Null => report.data = json!({"partial": true}),
+            _ => {}
+        }
+    }
     let duration_ms = started.elapsed().as_millis() as u64;
-    match mode {
+    match format {
         _ if report.stdout_taken => {
             if let Some(f) = &report.failure {
                 eprintln!("{}", f.to_text());
             }
         }
-        Mode::Json => {
-            // Field names as the CLI Agent Spec's ResponseMeta has them.
-            let mut meta = json!({
-                "exit_code": exit_code,
-                "duration_ms": duration_ms,
-                "command": command,
-                "tool_version": env!("CARGO_PKG_VERSION"),
-            });
-            if let Some(p) = report.pagination {
-                meta["pagination"] = p;
-            }
-            // Every non-zero exit carries an error object, a partial success included.
-            let error = match &report.failure {
-                Some(f) => Some(f.to_json()),
-                None if exit_code != 0 => Some(Failure::partial_default().to_json()),
-                None => None,
-            };
-            let envelope = json!({
-                "ok": exit_code == 0,
-                "data": report.data,
-                "error": error,
-                "warnings": report.warnings,
-                "meta": meta,
-            });
+        Format::Json | Format::Jsonl => {
+            let list = report.pagination.is_some();
+            let mut envelope = envelope(&mut report, command, exit_code, duration_ms);
             let mut out = std::io::stdout().lock();
-            // A closed stdout (e.g. `| head`) is not worth a panic.
-            let _ = writeln!(out, "{envelope}");
+            if format == Format::Jsonl {
+                for row in rows(&envelope["data"], list) {
+                    let _ = writeln!(out, "{row}");
+                }
+                warnings_to_stderr(&report.warnings);
+                if exit_code != 0 {
+                    envelope["data"] = Value::Null;
+                    let _ = writeln!(out, "{envelope}");
+                }
+            } else {
+                let (cap, note) = output_cap();
+                if let Some(w) = note {
+                    push_warning(&mut envelope, w);
+                }
+                if let Some(cap) = cap {
+                    enforce_cap(&mut envelope, cap, &report.cursors);
+                }
+                // A closed stdout (e.g. `| head`) is not worth a panic.
+                let _ = writeln!(out, "{envelope}");
+            }
             let _ = out.flush();
         }
-        Mode::Text => {
+        Format::Tsv => {
+            let data = sanitized(report.data.clone());
+            let mut out = std::io::stdout().lock();
+            let _ = write!(out, "{}", tsv(&rows(&data, report.pagination.is_some())));
+            let _ = out.flush();
+            warnings_to_stderr(&report.warnings);
+            failure_to_stderr(&report, exit_code);
+        }
+        Format::Text | Format::Plain => {
             if !report.text.is_empty() {
                 let mut out = std::io::stdout().lock();
                 let _ = write!(out, "{}", report.text);
                 if !report.text.ends_with('\n') {
                     let _ = writeln!(out);
                 }
+                let _ = out.flush();
             }
-            let mut err = std::io::stderr().lock();
-            for w in &report.warnings {
-                let _ = writeln!(err, "warning[{}]: {}", w.code, w.message);
-            }
-            if let Some(f) = &report.failure {
-                let _ = writeln!(err, "{}", f.to_text());
-            } else if exit_code != 0 {
-                let _ = writeln!(err, "{}", Failure::partial_default().to_text());
-            }
+            warnings_to_stderr(&report.warnings);
+            failure_to_stderr(&report, exit_code);
         }
     }
     exit_code
+}
+
+/// The response envelope, with every string free of terminal escapes.
+fn envelope(report: &mut Report, command: &str, exit_code: i32, duration_ms: u64) -> Value {
+    // Field names as the CLI Agent Spec's ResponseMeta has them.
+    let mut meta = json!({
+        "exit_code": exit_code,
+        "duration_ms": duration_ms,
+        "command": command,
+        "tool_version": env!("CARGO_PKG_VERSION"),
+    });
+    if let Some(ms) = super::interrupt::limit_ms() {
+        meta["timeout_ms"] = json!(ms);
+    }
+    if let Some(p) = report.pagination.take() {
+        meta["pagination"] = p;
+    }
+    if headless() {
+        meta["headless"] = json!(true);
+    }
+    for (k, v) in std::mem::take(&mut report.meta) {
+        meta[k] = v;
+    }
+    // Every non-zero exit carries an error object, a partial success included.
+    let error = match &report.failure {
+        Some(f) => Some(f.to_json()),
+        None if exit_code != 0 => Some(Failure::partial_default().to_json()),
+        None => None,
+    };
+    sanitized(json!({
+        "ok": exit_code == 0,
+        "data": std::mem::take(&mut report.data),
+        "error": error,
+        "warnings": report.warnings,
+        "meta": meta,
+    }))
+}
+
+fn warnings_to_stderr(warnings: &[Warning]) {
+    let mut err = std::io::stderr().lock();
+    for w in warnings {
+        let _ = writeln!(err, "warning[{}]: {}", w.code, w.message);
+    }
+}
+
+fn failure_to_stderr(report: &Report, exit_code: i32) {
+    let mut err = std::io::stderr().lock();
+    if let Some(f) = &report.failure {
+        let _ = writeln!(err, "{}", f.to_text());
+    } else if exit_code != 0 {
+        let _ = writeln!(err, "{}", Failure::partial_default().to_text());
+    }
+}
+
+/// Whether elench runs where no window can be opened (the CLI Agent Spec's headless mode):
+/// in CI, or, on Linux and the BSDs, without a display. elench opens no window in any case;
+/// `meta.headless` tells the caller what was detected.
+fn headless() -> bool {
+    let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    if set("CI") {
+        return true;
+    }
+    if cfg!(any(target_os = "macos", target_os = "windows")) {
+        set("SSH_TTY")
+    } else {
+        !set("DISPLAY") && !set("WAYLAND_DISPLAY")
+    }
+}
+
+// ---- escapes ----
+
+/// The value with every string stripped of terminal escape sequences and carriage returns
+/// (a message from git, a claim's text): JSON carries no terminal control, ever.
+pub fn sanitized(mut v: Value) -> Value {
+    sanitize(&mut v);
+    v
+}
+
+fn sanitize(v: &mut Value) {
+    match v {
+        Value::String(s) if s.contains(['\u{1b}', '\r', '\u{9b}']) => {
+            *s = strip_escapes(s);
+        }
+        Value::Array(a) => a.iter_mut().for_each(sanitize),
+        Value::Object(m) => {
+            // Keys are elench's own or come from signed claims; the same rule applies.
+            if m.keys().any(|k| k.contains(['\u{1b}', '\r', '\u{9b}'])) {
+                let taken = std::mem::take(m);
+                for (k, mut val) in taken {
+                    sanitize(&mut val);
+                    m.insert(strip_escapes(&k), val);
+                }
+            } else {
+                m.values_mut().for_each(sanitize);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Removes CSI (`ESC [ … final`, and the one-character CSI), OSC (`ESC ] … BEL or ESC \`),
+/// other two-character escapes, and carriage returns.
+pub fn strip_escapes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {}
+            '\u{9b}' => skip_csi(&mut chars),
+            '\u{1b}' => match chars.next() {
+                Some('[') => skip_csi(&mut chars),
+                Some(']') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' {
+                            break;
+                        }
+                        if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    // Parameter and intermediate bytes, then one final byte in @..~.
+    for c in chars.by_ref() {
+        if ('@'..='~').contains(&c) {
+            break;
+        }
+    }
+}
+
+// ---- the response size cap ----
+
+/// The cap in force (`None`: no cap), and a warning when `ELENCH_MAX_OUTPUT_BYTES` is not
+/// a number of bytes (the default applies then).
+fn output_cap() -> (Option<usize>, Option<Warning>) {
+    match std::env::var("ELENCH_MAX_OUTPUT_BYTES") {
+        Err(_) => (Some(DEFAULT_MAX_OUTPUT_BYTES), None),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(0) => (None, None),
+            Ok(n) => (Some(n.max(MIN_MAX_OUTPUT_BYTES)), None),
+            Err(_) => (
+                Some(DEFAULT_MAX_OUTPUT_BYTES),
+                Some(Warning::new(
+                    "BAD_ENVIRONMENT",
+                    format!(
+                        "ELENCH_MAX_OUTPUT_BYTES={v:?} is not a number of bytes; the default \
+                         {DEFAULT_MAX_OUTPUT_BYTES} applies"
+                    ),
+                )),
+            ),
+        },
+    }
+}
+
+fn push_warning(envelope: &mut Value, w: Warning) {
+    if let Some(ws) = envelope["warnings"].as_array_mut() {
+        ws.push(json!(w));
+    }
+}
+
+fn json_len(v: &Value) -> usize {
+    serde_json::to_vec(v).map_or(0, |b| b.len())
+}
+
+/// The JSON pointer of the array under `at` whose items take the most bytes, and those bytes.
+fn largest_array(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
+    match v {
+        Value::Array(items) => {
+            let size = json_len(v);
+            if !items.is_empty() && best.as_ref().is_none_or(|(_, b)| size > *b) {
+                *best = Some((at.to_owned(), size));
+            }
+            for (i, item) in items.iter().enumerate() {
+                largest_array(item, &format!("{at}/{i}"), best);
+            }
+        }
+        Value::Object(m) => {
+            for (k, item) in m {
+                let key = k.replace('~', "~0").replace('/', "~1");
+                largest_array(item, &format!("{at}/{key}"), best);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The pointer of the longest string under `at`, and its length.
+fn longest_string(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
+    match v {
+        Value::String(s) if best.as_ref().is_none_or(|(_, b)| s.len() > *b) => {
+            *best = Some((at.to_owned(), s.len()));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                longest_string(item, &format!("{at}/{i}"), best);
+            }
+        }
+        Value::Object(m) => {
+            for (k, item) in m {
+                let key = k.replace('~', "~0").replace('/', "~1");
+                longest_string(item, &format!("{at}/{key}"), best);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Cuts the response to at most `cap` bytes (REQ-F-052): the largest list in `data` loses
+/// items from its end (then the next largest, then the longest strings), and `meta` says
+/// so: `truncated`, `total_count`, `returned_count` and `truncation_hint`, the command line
+/// that gets the rest. When the list cut is a page (`cursors` has a cursor for each of its
+/// items), `meta.pagination` is brought in line: its `next_cursor` continues right after the
+/// last item returned.
+fn enforce_cap(envelope: &mut Value, cap: usize, cursors: &[String]) {
+    let full = json_len(envelope);
+    if full <= cap {
+        return;
+    }
+    let original = envelope.clone();
+    // Cut to a budget that leaves room for what is added below; if the result is still too
+    // large, cut again from the original with less.
+    let mut budget = cap.saturating_sub(320);
+    for _ in 0..8 {
+        *envelope = original.clone();
+        let first_cut = cut_to(envelope, budget);
+        annotate_cut(envelope, cap, full, first_cut, cursors);
+        let len = json_len(envelope);
+        if len <= cap {
+            return;
+        }
+        budget = budget.saturating_sub(len - cap + 16);
+    }
+}
+
+/// Cuts `data` (then `warnings`) until the envelope is at most `budget` bytes. Returns the
+/// first list cut: its pointer, its length, and how many items it kept.
+fn cut_to(envelope: &mut Value, budget: usize) -> Option<(String, usize, usize)> {
+    let mut first_cut: Option<(String, usize, usize)> = None;
+    for _ in 0..64 {
+        let size = json_len(envelope);
+        if size <= budget {
+            break;
+        }
+        let mut best = None;
+        largest_array(&envelope["data"], "/data", &mut best);
+        if best.is_none() {
+            largest_array(&envelope["warnings"], "/warnings", &mut best);
+        }
+        if let Some((ptr, array_size)) = best {
+            let Some(Value::Array(items)) = envelope.pointer_mut(&ptr) else {
+                break;
+            };
+            let before = items.len();
+            let room = budget.saturating_sub(size - array_size);
+            let mut used = 2; // the brackets
+            let mut keep = 0;
+            for item in items.iter() {
+                let n = json_len(item) + usize::from(keep > 0);
+                if used + n > room {
+                    break;
+                }
+                used += n;
+                keep += 1;
+            }
+            // Always progress.
+            let keep = keep.min(before - 1);
+            items.truncate(keep);
+            match &mut first_cut {
+                None => first_cut = Some((ptr, before, keep)),
+                Some((first, _, kept)) if *first == ptr => *kept = keep,
+                Some(_) => {}
+            }
+            continue;
+        }
+        let mut best = None;
+        longest_string(&envelope["data"], "/data", &mut best);
+        match best {
+            Some((ptr, len)) if len > 0 => {
+                let over = size - budget;
+                if let Some(Value::String(s)) = envelope.pointer_mut(&ptr) {
+                    let mut keep = s.len().saturating_sub(over + 3);
+                    while !s.is_char_boundary(keep) {
+                        keep -= 1;
+                    }
+                    s.truncate(keep);
+                    s.push('…');
+                }
+            }
+            _ => {
+                envelope["data"] = Value::Null;
+                break;
+            }
+        }
+    }
+    first_cut
+}
+
+/// The `meta` members and the warning that say a response was cut.
+fn annotate_cut(
+    envelope: &mut Value,
+    cap: usize,
+    full: usize,
+    first_cut: Option<(String, usize, usize)>,
+    cursors: &[String],
+) {
+    let cut_list = first_cut
+        .as_ref()
+        .is_some_and(|(ptr, _, _)| ptr.starts_with("/data"));
+    let (before, kept) = first_cut.map_or((0, 0), |(_, b, k)| (b, k));
+    let meta = &mut envelope["meta"];
+    meta["truncated"] = json!(true);
+    let mut hint = None;
+    if cut_list {
+        let total = meta["pagination"]["total"]
+            .as_u64()
+            .unwrap_or(before as u64);
+        meta["total_count"] = json!(total);
+        meta["returned_count"] = json!(kept);
+        let page = meta.get_mut("pagination").filter(|p| p.is_object());
+        let next = cursors.get(kept).filter(|_| cursors.len() == before);
+        if let (Some(p), Some(next)) = (page, next) {
+            p["returned"] = json!(kept);
+            p["truncated"] = json!(true);
+            p["has_more"] = json!(true);
+            p["next_cursor"] = json!(next);
+            hint = Some(page_hint(kept.max(1), next));
+        }
+    }
+    let hint = hint.unwrap_or_else(|| {
+        // No page to turn: the same command with a cap that fits the whole answer.
+        let needed = full.div_ceil(1024) * 1024 + 4096;
+        format!("ELENCH_MAX_OUTPUT_BYTES={needed} {}", command_line(&[]))
+    });
+    meta["truncation_hint"] = json!(hint);
+    push_warning(
+        envelope,
+        Warning::new(
+            "RESPONSE_TRUNCATED",
+            format!(
+                "the response was cut to the {cap}-byte cap (ELENCH_MAX_OUTPUT_BYTES); \
+                 meta.truncation_hint gets the rest"
+            ),
+        ),
+    );
+}
+
+/// This invocation's command line with `--limit` and `--cursor` set for the next page.
+fn page_hint(limit: usize, cursor: &str) -> String {
+    let mut args: Vec<String> = Vec::new();
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        if a == "--limit" || a == "--cursor" {
+            it.next();
+            continue;
+        }
+        if a.starts_with("--limit=") || a.starts_with("--cursor=") {
+            continue;
+        }
+        args.push(a);
+    }
+    args.extend([
+        "--limit".into(),
+        limit.to_string(),
+        "--cursor".into(),
+        cursor.to_owned(),
+    ]);
+    command_line(&args)
+}
+
+/// `elench` and the arguments (this invocation's when `args` is empty), quoted for a shell.
+fn command_line(args: &[String]) -> String {
+    let own: Vec<String>;
+    let args = if args.is_empty() {
+        own = std::env::args().skip(1).collect();
+        &own
+    } else {
+        args
+    };
+    let mut line = String::from("elench");
+    for a in args {
+        line.push(' ');
+        line.push_str(&shell_quote(a));
+    }
+    line
+}
+
+fn shell_quote(a: &str) -> String {
+    let plain = !a.is_empty()
+        && a.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@%+".contains(&b));
+    if plain {
+        a.to_owned()
+    } else {
+        format!("'{}'", a.replace('\'', r"'\''"))
+    }
+}
+
+// ---- rows: jsonl and tsv ----
+
+/// The rows of a result: the items of its list (the longest array of objects at the top of
+/// `data`), or `data` itself as one row. A page of a list command (`list`) has rows even
+/// when they are none.
+pub fn rows(data: &Value, list: bool) -> Vec<Value> {
+    match data {
+        Value::Null => Vec::new(),
+        Value::Array(items) => items.clone(),
+        Value::Object(m) => {
+            let longest = m
+                .values()
+                .filter_map(Value::as_array)
+                .filter(|a| a.iter().all(Value::is_object))
+                .filter(|a| list || !a.is_empty())
+                .fold(None::<&Vec<Value>>, |best, a| match best {
+                    Some(b) if b.len() >= a.len() => Some(b),
+                    _ => Some(a),
+                });
+            match longest {
+                Some(items) => items.clone(),
+                None => vec![data.clone()],
+            }
+        }
+        other => vec![other.clone()],
+    }
+}
+
+/// Rows as tab-separated values: a header of every member name (in order of first
+/// appearance), then one line a row. Strings are written as they are (tabs and newlines as
+/// `\t` and `\n`), other values as JSON; a missing member is empty.
+pub fn tsv(rows: &[Value]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut header: Vec<String> = Vec::new();
+    for r in rows {
+        match r {
+            Value::Object(m) => {
+                for k in m.keys() {
+                    if !header.contains(k) {
+                        header.push(k.clone());
+                    }
+                }
+            }
+            _ if !header.iter().any(|h| h == "value") => header.push("value".into()),
+            _ => {}
+        }
+    }
+    let cell = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s
+            .replace('\\', "\\\\")
+            .replace('\t', "\\t")
+            .replace('\n', "\\n"),
+        Some(other) => other.to_string(),
+    };
+    let mut out = header
+        .iter()
+        .map(|h| cell(Some(&Value::String(h.clone()))))
+        .collect::<Vec<_>>()
+        .join("\t");
+    out.push('\n');
+    for r in rows {
+        let line: Vec<String> = header
+            .iter()
+            .map(|h| match r {
+                Value::Object(m) => cell(m.get(h)),
+                other if h == "value" => cell(Some(other)),
+                _ => String::new(),
+            })
+            .collect();
+        out.push_str(&line.join("\t"));
+        out.push('\n');
+    }
+    out
 }
 
 /// Length of a short claim id in text output: `cl_` and 12 hex digits (any unique prefix of
@@ -174,8 +750,19 @@ pub fn claim_text(body: &Value) -> String {
     }
 }
 
-/// Colour for text output: only when a person reads a terminal, never with `NO_COLOR` (any
-/// value, as no-color.org has it) or a dumb terminal, and never in JSON.
+/// Whether the environment forbids colour (the CLI Agent Spec's list): `NO_COLOR` present
+/// with any value, empty included; `CI`, `GITHUB_ACTIONS` or `JENKINS_URL` set; `TERM=dumb`.
+pub fn colour_forbidden() -> bool {
+    let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
+    std::env::var_os("NO_COLOR").is_some()
+        || set("CI")
+        || set("GITHUB_ACTIONS")
+        || set("JENKINS_URL")
+        || std::env::var_os("TERM").is_some_and(|t| t == "dumb")
+}
+
+/// Colour for text output: only when a person reads a terminal, never when the environment
+/// forbids it ([`colour_forbidden`]), never with `--format plain`, and never in JSON.
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
     color: bool,
@@ -183,10 +770,11 @@ pub struct Style {
 
 impl Style {
     pub fn new(mode: Mode) -> Style {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
         Style {
-            color: mode == Mode::Text && std::io::stdout().is_terminal() && !no_color && !dumb,
+            color: mode == Mode::Text
+                && !PLAIN.load(Ordering::SeqCst)
+                && std::io::stdout().is_terminal()
+                && !colour_forbidden(),
         }
     }
 
@@ -240,5 +828,70 @@ mod tests {
         assert_eq!(claim_text(&json!({})), "");
         assert_eq!(short_id("cl_0123456789abcdef"), "cl_0123456789ab");
         assert_eq!(short_id("cl_01"), "cl_01");
+    }
+
+    #[test]
+    fn escapes_and_carriage_returns_are_stripped() {
+        assert_eq!(
+            strip_escapes("\u{1b}[31;1mred\u{1b}[0m and\r\n\u{1b}]0;title\u{7}done\u{9b}2Kx"),
+            "red and\ndonex"
+        );
+        assert_eq!(strip_escapes("\u{1b}]8;;http://x\u{1b}\\link"), "link");
+        let v = sanitized(json!({"a": ["\u{1b}[1mb"], "\u{1b}[2mk": 1}));
+        assert_eq!(v, json!({"a": ["b"], "k": 1}));
+    }
+
+    #[test]
+    fn rows_and_tsv() {
+        let data = json!({"count": 2, "claims": [{"id": "a", "n": 1}, {"id": "b\tc", "x": [1]}]});
+        let r = rows(&data, false);
+        assert_eq!(r.len(), 2);
+        assert_eq!(tsv(&r), "id\tn\tx\na\t1\t\nb\\tc\t\t[1]\n");
+        let one = json!({"tree": "t", "warnings": []});
+        assert_eq!(rows(&one, false), vec![one.clone()]);
+        assert!(rows(&json!({"entries": [], "n": 1}), true).is_empty());
+        assert!(rows(&Value::Null, false).is_empty());
+    }
+
+    #[test]
+    fn the_cap_cuts_the_largest_list_and_says_so() {
+        let items: Vec<Value> = (0..1000)
+            .map(|i| json!({"id": i, "pad": "x".repeat(100)}))
+            .collect();
+        let mut env = json!({
+            "ok": true, "data": {"entries": items}, "error": null, "warnings": [],
+            "meta": {"exit_code": 0, "pagination": {"total": 5000, "returned": 1000,
+                     "truncated": true, "has_more": true, "next_cursor": "1500"}}
+        });
+        let cursors: Vec<String> = (500..1500).map(|i: u32| i.to_string()).collect();
+        enforce_cap(&mut env, 20_000, &cursors);
+        assert!(json_len(&env) <= 20_000, "{}", json_len(&env));
+        let kept = env["data"]["entries"].as_array().unwrap().len();
+        assert!(kept > 50 && kept < 1000, "{kept}");
+        assert_eq!(env["meta"]["truncated"], true);
+        assert_eq!(env["meta"]["total_count"], 5000);
+        assert_eq!(env["meta"]["returned_count"], kept);
+        let p = &env["meta"]["pagination"];
+        assert_eq!(p["returned"], kept);
+        assert_eq!(p["next_cursor"], json!((500 + kept).to_string()));
+        let hint = env["meta"]["truncation_hint"].as_str().unwrap();
+        assert!(
+            hint.ends_with(&format!("--limit {kept} --cursor {}", 500 + kept)),
+            "{hint}"
+        );
+        assert_eq!(env["warnings"][0]["code"], "RESPONSE_TRUNCATED");
+    }
+
+    #[test]
+    fn the_cap_shortens_a_lone_long_string() {
+        let mut env = json!({"ok": true, "data": {"text": "y".repeat(50_000)}, "error": null,
+                             "warnings": [], "meta": {"exit_code": 0}});
+        enforce_cap(&mut env, 10_000, &[]);
+        assert!(json_len(&env) <= 10_000);
+        assert!(env["data"]["text"].as_str().unwrap().ends_with('…'));
+        assert!(env["meta"]["truncation_hint"]
+            .as_str()
+            .unwrap()
+            .starts_with("ELENCH_MAX_OUTPUT_BYTES="));
     }
 }

@@ -46,9 +46,10 @@ pub struct CheckArgs {
     /// The producer id the records state (default: elench/VERSION check)
     #[arg(long, value_name = "ID")]
     pub producer: Option<String>,
-    /// Wall-time limit for one evaluation of one claim (each of --repeat gets its own), seconds
+    /// Wall-time limit for one evaluation of one claim (each of --repeat gets its own),
+    /// seconds. The whole command has its own limit, the global --timeout
     #[arg(long, default_value_t = 300, value_name = "SECS")]
-    pub timeout: u64,
+    pub claim_timeout: u64,
     /// Evaluate each claim N times; record only when all N agree (else: flaky)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
@@ -255,9 +256,9 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
     require_claim_ids(&a.ids)?;
-    if a.timeout == 0 || a.repeat == 0 || a.jobs == 0 || a.processes == 0 || a.memory == 0 {
+    if a.claim_timeout == 0 || a.repeat == 0 || a.jobs == 0 || a.processes == 0 || a.memory == 0 {
         return Err(Failure::Usage(
-            "--timeout, --repeat, --jobs, --memory and --processes must be at least 1".into(),
+            "--claim-timeout, --repeat, --jobs, --memory and --processes must be at least 1".into(),
         ));
     }
     let runner = a
@@ -337,7 +338,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         sandbox,
         denied: None,
         runner,
-        timeout: Duration::from_secs(a.timeout),
+        timeout: Duration::from_secs(a.claim_timeout),
         repeat: a.repeat,
         cancel: AtomicBool::new(false),
     };
@@ -731,6 +732,8 @@ fn report(
             "hermeticity": hermeticity,
             "checked": checked.iter().map(Checked::json).collect::<Vec<_>>(),
             "counts": counts,
+            // Records appended to the log, or none.
+            "effect": if checked.iter().any(|c| c.record.is_some()) { "created" } else { "noop" },
         }),
         text,
         warnings,

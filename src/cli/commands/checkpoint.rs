@@ -22,7 +22,8 @@ pub const CHECKPOINT_TYPE: &str = "application/vnd.elench.checkpoint+json";
 #[derive(Debug, clap::Args)]
 pub struct CheckpointArgs {
     /// Also write the checkpoint (the JSON of `data`) to FILE
-    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE",
+          value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
     /// Sign the checkpoint with this private key (PEM PKCS#8 Ed25519)
     #[arg(long, value_name = "KEY.pem")]
@@ -73,13 +74,15 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
         chain,
         signature,
     };
-    let data = serde_json::to_value(&c).map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut data = serde_json::to_value(&c).map_err(|e| Failure::Internal(e.to_string()))?;
     if let Some(out) = &a.out {
         let mut bytes =
             serde_json::to_vec_pretty(&data).map_err(|e| Failure::Internal(e.to_string()))?;
         bytes.push(b'\n');
         write_atomically(std::path::Path::new(out), &bytes)?;
     }
+    // The checkpoint file is the only thing this command may write.
+    data["effect"] = json!(if a.out.is_some() { "created" } else { "noop" });
     let text = format!(
         "n {}\nchain {}{}\n",
         c.n,

@@ -119,7 +119,8 @@ pub fn resolve_claim_ids(store: &Store, args: &[String]) -> Result<Vec<String>, 
 /// `--limit` and `--cursor` for lists.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Page {
-    /// How many items to return
+    /// How many items to return; 0 returns them all (the response size cap still applies,
+    /// see docs/output.md)
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
     /// Where to continue: the `next_cursor` of the previous page
@@ -138,20 +139,20 @@ impl Page {
         }
     }
 
+    /// The page size; `--limit 0` means no limit.
     pub fn limit(&self) -> Result<usize, Failure> {
-        if !(1..=MAX_LIMIT).contains(&self.limit) {
-            return Err(Failure::Usage(format!(
-                "--limit must be between 1 and {MAX_LIMIT}"
-            )));
-        }
-        Ok(self.limit)
+        Ok(if self.limit == 0 {
+            usize::MAX - 1
+        } else {
+            self.limit
+        })
     }
 
     /// One page of the log in arrival order, and its `meta.pagination`.
     pub fn of_arrivals(&self, store: &Store) -> Result<(Vec<(u64, String)>, Value), Failure> {
         let start = self.start()?;
         let limit = self.limit()?;
-        let mut page = store.arrivals(start, limit + 1)?;
+        let mut page = store.arrivals(start, limit.saturating_add(1))?;
         let more = page.len() > limit;
         page.truncate(limit);
         let next = more.then(|| start + page.len() as u64);
@@ -159,8 +160,12 @@ impl Page {
         Ok((page, meta))
     }
 
-    /// One page of an in-memory list, and its `meta.pagination`.
-    pub fn of_slice<'a, T>(&self, items: &'a [T]) -> Result<(&'a [T], Value), Failure> {
+    /// One page of an in-memory list, its `meta.pagination`, and the cursor that starts at
+    /// each of its items (see [`Report::cursors`](crate::cli::output::Report)).
+    pub fn of_slice<'a, T>(
+        &self,
+        items: &'a [T],
+    ) -> Result<(&'a [T], Value, Vec<String>), Failure> {
         let start = usize::try_from(self.start()?)
             .unwrap_or(usize::MAX)
             .min(items.len());
@@ -169,12 +174,10 @@ impl Page {
         Ok((
             &items[start..end],
             pagination(end - start, Some(items.len() as u64), next),
+            (start..end).map(|i| i.to_string()).collect(),
         ))
     }
 }
-
-/// The largest page `--limit` allows.
-pub const MAX_LIMIT: usize = 10_000;
 
 /// The `meta.pagination` object, with every field the CLI Agent Spec requires: `total`
 /// (items over all pages, null when not known), `returned` (in this page), `truncated` (the

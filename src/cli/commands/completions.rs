@@ -7,7 +7,6 @@ use crate::cli::output::Report;
 use crate::cli::{Cli, Globals};
 use clap::CommandFactory;
 use serde_json::json;
-use std::io::Write;
 
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
@@ -15,7 +14,8 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
     /// Write the script to FILE; without it the script goes to stdout in place of the report
     /// (e.g. `elench completions bash > ~/.local/share/bash-completion/completions/elench`)
-    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE",
+          value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
 }
 
@@ -26,10 +26,7 @@ pub fn run(a: CompletionsArgs, g: &Globals) -> Result<Report, Failure> {
     match a.out.as_deref() {
         None | Some("-") => {
             g.stdout_for_product("completion script")?;
-            let mut out = std::io::stdout().lock();
-            out.write_all(&script)
-                .and_then(|_| out.flush())
-                .map_err(|e| Failure::io("<stdout>", e))?;
+            crate::cli::files::product_to_stdout(&script)?;
             Ok(Report {
                 stdout_taken: true,
                 ..Report::default()
@@ -38,7 +35,7 @@ pub fn run(a: CompletionsArgs, g: &Globals) -> Result<Report, Failure> {
         Some(path) => {
             write_atomically(std::path::Path::new(path), &script)?;
             Ok(Report::new(
-                json!({"path": path, "shell": a.shell.to_string()}),
+                json!({"path": path, "shell": a.shell.to_string(), "effect": "created"}),
                 format!("wrote the {} completion script to {path}\n", a.shell),
             ))
         }

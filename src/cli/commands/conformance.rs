@@ -76,7 +76,8 @@ pub struct RunArgs {
     #[arg(default_value = "fixtures/conformance")]
     pub corpus: PathBuf,
     /// Also write the declaration (pretty JSON) to this file
-    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE",
+          value_parser = crate::cli::files::output_path_buf)]
     pub out: Option<PathBuf>,
 }
 
@@ -354,7 +355,12 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
     let accepted =
         verify_envelope(envelope.as_bytes(), &trust).map_err(|r| Failure::rejected(r, input))?;
     let effect = store.add(&accepted, envelope.as_bytes())?;
-    let effect = effect.as_str();
+    let word = effect.as_str();
+    // The spec's effect values: a merge (one more signature) updates the claim.
+    let effect = match effect {
+        crate::store::Effect::Merged => "updated",
+        other => other.as_str(),
+    };
     Ok(Report {
         data: json!({
             "id": checked.id,
@@ -364,7 +370,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
             "annotation": text,
             "report_digest": hex::encode(Sha256::digest(&bytes)),
         }),
-        text: format!("{effect} {kind} {} of {}\n  {text}\n", checked.id, claim_id),
+        text: format!("{word} {kind} {} of {}\n  {text}\n", checked.id, claim_id),
         warnings,
         ..Report::default()
     })
@@ -391,6 +397,8 @@ fn run_corpus(a: RunArgs) -> Result<Report, Failure> {
     }
     let r = &declaration["result"];
     let bad = r["failed"].as_u64().unwrap_or(0) + r["error"].as_u64().unwrap_or(0);
+    // The declaration file is the only thing this command may write.
+    let effect = if a.out.is_some() { "created" } else { "noop" };
     let mut text = format!(
         "{} cases: {} passed, {} failed, {} not applicable, {} error\n",
         r["total"], r["passed"], r["failed"], r["not_applicable"], r["error"]
@@ -407,8 +415,10 @@ fn run_corpus(a: RunArgs) -> Result<Report, Failure> {
             "{bad} case(s) failed or could not be run; see data.failed_cases and data.error_cases"
         ),
     });
+    let mut data = declaration;
+    data["effect"] = json!(effect);
     Ok(Report {
-        data: declaration,
+        data,
         text,
         failure,
         ..Report::default()

@@ -15,7 +15,8 @@ use std::io::Write;
 pub struct ExportArgs {
     /// Write the bundle to FILE (atomically); `-` writes the bundle itself to stdout in place
     /// of the JSON report (which then goes to stderr as text)
-    #[arg(short = 'o', long = "out", value_name = "FILE", required = true)]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE", required = true,
+          value_parser = crate::cli::files::output_path)]
     pub out: String,
 }
 
@@ -55,10 +56,7 @@ pub fn run(a: ExportArgs, g: &Globals) -> Result<Report, Failure> {
     let (bytes, n) = bundle(&store)?;
     match a.out.as_str() {
         "-" => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
-                .and_then(|_| out.flush())
-                .map_err(|e| Failure::io("<stdout>", e))?;
+            crate::cli::files::product_to_stdout(&bytes)?;
             eprintln!("exported {n} envelopes");
             Ok(Report {
                 stdout_taken: true,
@@ -66,9 +64,11 @@ pub fn run(a: ExportArgs, g: &Globals) -> Result<Report, Failure> {
             })
         }
         path => {
+            let existed = std::path::Path::new(path).exists();
             write_atomically(std::path::Path::new(path), &bytes)?;
             Ok(Report::new(
-                json!({"path": path, "envelopes": n}),
+                json!({"path": path, "envelopes": n,
+                       "effect": if existed { "updated" } else { "created" }}),
                 format!("exported {n} envelopes to {path}\n"),
             ))
         }

@@ -40,6 +40,7 @@ pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
         json!({
             "path": path.display().to_string(),
             "created": created,
+            "effect": if created { "created" } else { "noop" },
             "format_version": crate::store::current_version(),
             "claims": store.count()?,
         }),

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum KeysCommand {
-    /// Make a new Ed25519 key pair: the private key (PEM PKCS#8, mode 0600) goes to --out,
+    /// Make a new Ed25519 key pair: the private key (PEM PKCS#8, mode 0600) goes to --output,
     /// the public key (PEM SubjectPublicKeyInfo) is printed and optionally written to --pub-out
     Generate(GenerateArgs),
     /// Trust a public key (PEM SubjectPublicKeyInfo) in the store, with a role and a name
@@ -47,7 +47,8 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub name: String,
     /// Where to write the private key (refuses to overwrite)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long = "output", alias = "out", value_name = "FILE",
+          value_parser = crate::cli::files::output_path_buf)]
     pub out: PathBuf,
     /// Also write the public key PEM here
     #[arg(long, value_name = "FILE")]
@@ -82,8 +83,15 @@ pub struct RetireArgs {
     /// Retire without asking (required when stdin is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Retire: the confirmation a destructive command needs when nobody is asked (the same
+    /// as --yes)
+    #[arg(long)]
+    pub confirm_destructive: bool,
+    /// Never ask: without --yes or --confirm-destructive, exit 4 (INPUT_REQUIRED) instead
+    #[arg(long)]
+    pub non_interactive: bool,
     /// Say what would be retired, change nothing
-    #[arg(long, conflicts_with = "yes")]
+    #[arg(long, conflicts_with_all = ["yes", "confirm_destructive"])]
     pub dry_run: bool,
 }
 
@@ -147,6 +155,7 @@ fn generate(a: GenerateArgs, g: &Globals) -> Result<Report, Failure> {
             "public_key_path": a.pub_out.as_ref().map(|p| p.display().to_string()),
             "public_key_pem": public_pem,
             "trusted": store.is_some(),
+            "effect": "created",
         }),
         text,
     ))
@@ -211,7 +220,7 @@ fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
 fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
     let store = open_store(g)?;
     let keys = store.list_keys()?;
-    let (page, pagination_meta) = a.page.of_slice(&keys)?;
+    let (page, pagination_meta, cursors) = a.page.of_slice(&keys)?;
     let mut text = String::new();
     for k in page {
         text.push_str(&format!(
@@ -229,28 +238,53 @@ fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
         data: json!({"keys": page.iter().map(key_json).collect::<Vec<_>>()}),
         text,
         pagination: Some(pagination_meta),
+        cursors,
         ..Report::default()
     })
 }
 
 fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
+    // A keyid is 64 lowercase hex digits; anything else (a path, an encoded one) is a wrong
+    // argument, refused before the store is touched, not a key that is merely unknown.
+    if a.keyid.len() != 64
+        || !a
+            .keyid
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return Err(Failure::Usage(format!(
+            "{:?} is not a keyid: give the 64 lowercase hex digits `elench keys list` shows",
+            a.keyid
+        )));
+    }
     let store = open_store(g)?;
     let Some(key) = store.get_key(&a.keyid)? else {
         return Err(key_not_found(&a.keyid));
     };
     let what = format!("{} key {:?} ({})", key.role, key.name, key.keyid);
+    // What retiring changes, for a preview and for a refusal alike.
+    let would_affect = json!({
+        "keys": [{"keyid": key.keyid, "role": key.role, "name": key.name}],
+        "reversible": false,
+        "description": "new envelopes signed only by this key are rejected; claims it already \
+                        signed stay",
+    });
+    let confirmed = a.yes || a.confirm_destructive;
     if !key.retired {
         if a.dry_run {
-            return Ok(Report::new(
-                json!({"keyid": key.keyid, "retired": false, "effect": "would_retire", "dry_run": true}),
+            let mut report = Report::new(
+                json!({"keyid": key.keyid, "retired": false, "effect": "would_retire",
+                       "would_affect": would_affect, "dry_run": true}),
                 format!(
                     "would retire {what}: envelopes signed only by it would be rejected from \
                      then on; claims it already signed stay (dry run, nothing changed)\n"
                 ),
-            ));
+            );
+            report.meta.insert("dry_run".into(), json!(true));
+            return Ok(report);
         }
-        if !a.yes {
-            confirm_retire(&what)?;
+        if !confirmed {
+            confirm_retire(&what, a.non_interactive, would_affect)?;
         }
     }
     match store.retire_key(&a.keyid)? {
@@ -261,10 +295,14 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
             } else {
                 format!("key {} was already retired (nothing changed)\n", a.keyid)
             };
-            Ok(Report::new(
-                json!({"keyid": a.keyid, "retired": true, "effect": if changed {"retired"} else {"noop"}}),
+            let mut report = Report::new(
+                json!({"keyid": a.keyid, "retired": true,
+                       "effect": if changed { "updated" } else { "noop" }}),
                 text,
-            ))
+            );
+            report.meta.insert("dry_run".into(), json!(false));
+            report.meta.insert("confirmed".into(), json!(true));
+            Ok(report)
         }
     }
 }
@@ -276,15 +314,30 @@ fn key_not_found(keyid: &str) -> Failure {
     }
 }
 
-/// Retiring a key cannot be undone: ask on a terminal, refuse elsewhere unless `--yes`.
-fn confirm_retire(what: &str) -> Result<(), Failure> {
+/// Retiring a key cannot be undone: ask on a terminal, refuse elsewhere unless confirmed
+/// (`--yes`, `--confirm-destructive`); with `--non-interactive`, never ask.
+fn confirm_retire(
+    what: &str,
+    non_interactive: bool,
+    would_affect: serde_json::Value,
+) -> Result<(), Failure> {
     use std::io::{BufRead, IsTerminal};
-    let refuse = |why: &str| Failure::Invalid {
-        code: "CONFIRMATION_REQUIRED",
+    if non_interactive {
+        return Err(Failure::Precondition {
+            code: "INPUT_REQUIRED",
+            message: format!(
+                "not retiring {what}: it needs a confirmation and --non-interactive forbids \
+                 asking; pass --yes (or --confirm-destructive) to retire, or --dry-run to see \
+                 what it would do"
+            ),
+        });
+    }
+    let refuse = |why: &str| Failure::ConfirmationRequired {
         message: format!(
-            "not retiring {what}: {why}. Retiring cannot be undone; pass --yes to retire, or \
-             --dry-run to see what it would do"
+            "not retiring {what}: {why}. Retiring cannot be undone; pass --confirm-destructive \
+             (or --yes) to retire, or --dry-run to see what it would do"
         ),
+        would_affect: would_affect.clone(),
     };
     if !std::io::stdin().is_terminal() {
         return Err(refuse("stdin is not a terminal, so there is no one to ask"));

@@ -57,6 +57,7 @@ pub fn run(a: LogArgs, g: &Globals) -> Result<Report, Failure> {
         data: json!({"entries": entries}),
         text,
         pagination: Some(pagination_meta),
+        cursors: page.iter().map(|(seq, _)| seq.to_string()).collect(),
         ..Report::default()
     })
 }

@@ -7,14 +7,14 @@ use crate::cli::output::Report;
 use crate::cli::{Cli, Globals};
 use clap::CommandFactory;
 use serde_json::json;
-use std::io::Write;
 use std::path::Path;
 
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {
     /// Write one page per command (elench.1, elench-status.1, elench-keys-generate.1, …)
     /// into DIR, which must exist; without it, elench.1 goes to stdout in place of the report
-    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    #[arg(short = 'o', long = "output-dir", alias = "out", value_name = "DIR",
+          value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
 }
 
@@ -55,10 +55,7 @@ pub fn run(a: ManArgs, g: &Globals) -> Result<Report, Failure> {
             let mut root = Cli::command();
             root.build();
             let page = render(root)?;
-            let mut out = std::io::stdout().lock();
-            out.write_all(&page)
-                .and_then(|_| out.flush())
-                .map_err(|e| Failure::io("<stdout>", e))?;
+            crate::cli::files::product_to_stdout(&page)?;
             Ok(Report {
                 stdout_taken: true,
                 ..Report::default()
@@ -80,7 +77,7 @@ pub fn run(a: ManArgs, g: &Globals) -> Result<Report, Failure> {
                 written.push(path.display().to_string());
             }
             Ok(Report::new(
-                json!({"pages": written}),
+                json!({"pages": written, "effect": "created"}),
                 format!(
                     "wrote {} manual pages to {} (read one with `man -l {}`)\n",
                     written.len(),

@@ -13,20 +13,46 @@ use sha2::{Digest, Sha256};
 pub struct ManifestArgs {}
 
 /// Options every command takes; listed once, not per command.
-const GLOBAL: [&str; 5] = ["store", "format", "wait", "help", "version"];
+const GLOBAL: [&str; 6] = ["store", "format", "wait", "timeout", "help", "version"];
 
-/// What a command may change: read-only, writes (files or the append-only log), or
-/// cannot be undone.
-fn danger_level(path: &str) -> &'static str {
+/// What a command may change: read-only, writes (files, the store, a remote), or cannot be
+/// undone. `fsck` writes only with `--repair`, `checkpoint`, `man` and `completions` only
+/// with `-o`, and the answer is for the command with every flag.
+pub fn danger_level(path: &str) -> &'static str {
     match path {
         "keys.retire" => "destructive",
-        "init" | "keys.generate" | "keys.add" | "sign" | "add" | "export"
+        "init" | "keys.generate" | "keys.add" | "sign" | "add" | "export" | "fsck" | "reindex"
+        | "checkpoint" | "remote.add" | "push" | "pull" | "sync" | "check"
         | "conformance.attest" | "conformance.run" | "man" | "completions" => "mutating",
         // Commands other helpers add later default to the careful answer.
-        "status" | "blast" | "show" | "log" | "verify" | "tree" | "fsck" | "keys.list" | "keys"
-        | "conformance" | "conformance.check" | "demo" | "manifest" => "safe",
+        "status" | "blast" | "show" | "log" | "verify" | "tree" | "anchor" | "gate"
+        | "keys.list" | "keys" | "remote" | "remote.list" | "conformance" | "conformance.check"
+        | "demo" | "manifest" | "check-permissions" => "safe",
         _ => "mutating",
     }
+}
+
+/// What a command adds to the shared exit code table: its time limit, and the codes only it
+/// uses.
+fn own_exit_codes(path: &str) -> Value {
+    let limit = crate::cli::default_timeout(&path.replace('.', " ")).as_secs();
+    let safe = danger_level(path) == "safe";
+    let mut codes = json!({
+        "10": {
+            "name": "TIMEOUT",
+            "description": format!(
+                "Stopped at its time limit (default {limit} s; --timeout SECONDS, 0 for none)"
+            ),
+            "retryable": false,
+            "side_effects": if safe { "none" } else { "partial" },
+        }
+    });
+    if path == "gate" {
+        codes["6"] = json!({"name": "GATE_FAILED",
+            "description": "The gate decided the tree may not ship (a decision, not an error)",
+            "retryable": false, "side_effects": "none"});
+    }
+    codes
 }
 
 /// The exit codes every command shares (the exit code table of docs/errors.md), as ExitCodeEntry values.
@@ -42,10 +68,10 @@ fn exit_codes() -> Value {
         "3": e("PARTIAL_FAILURE", "Some inputs were accepted and stored, some rejected; data lists both", false, "partial"),
         "4": e("PRECONDITION", "No usable store (run elench init), or it is damaged or too new", false, "none"),
         "5": e("NOT_FOUND", "An unknown claim id, key or remote", false, "none"),
-        "6": e("GATE_FAILED", "The gate decided the tree may not ship (a decision, not an error)", false, "none"),
+        "10": e("TIMEOUT", "Stopped at the time limit (--timeout); what was reported as done is stored", false, "partial"),
         "12": e("UNAVAILABLE", "Another elench process holds the store, or git could not reach a remote; retry", true, "none"),
-        "130": e("INTERRUPTED_SIGINT", "Stopped by SIGINT after the work in hand; what was reported is stored", false, "partial"),
-        "143": e("INTERRUPTED_SIGTERM", "Stopped by SIGTERM after the work in hand; what was reported is stored", false, "partial"),
+        "130": e("CANCELLED_SIGINT", "Cancelled by SIGINT after the work in hand; what was reported is stored", false, "partial"),
+        "143": e("CANCELLED_SIGTERM", "Cancelled by SIGTERM after the work in hand; what was reported is stored", false, "partial"),
     })
 }
 
@@ -127,15 +153,21 @@ pub fn manifest() -> Value {
         let mut entry = json!({
             "description": cmd.get_about().map(|a| a.to_string()).unwrap_or_default(),
             "danger_level": danger_level(&path),
+            // elench authenticates nowhere itself; git's own credentials reach a remote.
             "required_scopes": [],
             "flags": flags,
-            "exit_codes": {},
+            "exit_codes": own_exit_codes(&path),
         });
         if !subs.is_empty() {
             entry["subcommands"] = json!(subs);
         }
-        if path == "keys.retire" {
-            entry["interactive"] = json!(true);
+        match path.as_str() {
+            "keys.retire" => entry["interactive"] = json!(true),
+            // Talks to a remote through git: bounded by --timeout like every command.
+            "push" | "pull" | "sync" => entry["has_network_io"] = json!(true),
+            // remotes.json inside the store, never a file outside it.
+            "remote.add" => entry["config_write_scope"] = json!("local"),
+            _ => {}
         }
         for s in cmd.get_subcommands() {
             stack.push((format!("{path}.{}", s.get_name()), s.clone()));

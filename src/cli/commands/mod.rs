@@ -3,6 +3,7 @@ pub mod add;
 pub mod anchor;
 pub mod blast;
 pub mod check;
+pub mod check_permissions;
 pub mod checkpoint;
 pub mod common;
 pub mod completions;

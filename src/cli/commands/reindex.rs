@@ -18,6 +18,7 @@ pub fn run(_a: ReindexArgs, g: &Globals) -> Result<Report, Failure> {
             "claims": meta.counts.claims,
             "envelopes": meta.counts.envelopes,
             "chain": hex::encode(meta.head.chain),
+            "effect": "updated",
         }),
         format!(
             "rebuilt the index from {} log records ({} claims, {} envelopes)\n",

@@ -51,7 +51,8 @@ pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {
                 format!("remote {} is already at {url} (nothing changed)\n", a.name)
             };
             Ok(Report::new(
-                json!({"name": a.name, "url": url, "added": added}),
+                json!({"name": a.name, "url": url, "added": added,
+                       "effect": if added { "created" } else { "noop" }}),
                 text,
             ))
         }

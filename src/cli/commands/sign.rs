@@ -14,7 +14,6 @@ use crate::ingest::seal;
 use crate::json::{parse_strict, JsonError};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -26,7 +25,8 @@ pub struct SignArgs {
     pub key: PathBuf,
     /// Where to write the envelope (default: the claim's path with extension .dsse;
     /// `-` writes the envelope itself to stdout instead of the report)
-    #[arg(short = 'o', long = "out", value_name = "OUT.dsse")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "OUT.dsse",
+          value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
     /// The signing key's role, when the key is not among the trusted keys
     #[arg(long)]
@@ -124,10 +124,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     if a.out.as_deref() == Some("-") {
         g.stdout_for_product("envelope")?;
         // The envelope itself is the output; no report on stdout.
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{envelope}")
-            .and_then(|_| out.flush())
-            .map_err(|e| Failure::io("<stdout>", e))?;
+        crate::cli::files::product_to_stdout(format!("{envelope}\n").as_bytes())?;
         return Ok(Report {
             data,
             stdout_taken: true,
@@ -154,6 +151,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         out.display()
     );
     data["envelope_path"] = json!(out.display().to_string());
+    data["effect"] = json!("created");
     Ok(Report::new(data, text))
 }
 

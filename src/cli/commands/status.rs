@@ -157,16 +157,27 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         None => None,
     };
     let mut fold = Fold::new(&store);
-    let (ids, pagination_meta) = match (&filters, a.all) {
+    // With --all, each claim's arrival number is the cursor that starts at it.
+    let (ids, pagination_meta, cursors) = match (&filters, a.all) {
         (Some(f), true) => {
-            let (ids, meta) = filtered_page(&store, &mut fold, resolver.as_mut(), f, &a.page)?;
-            (ids, Some(meta))
+            let (page, meta) = filtered_page(&store, &mut fold, resolver.as_mut(), f, &a.page)?;
+            let cursors = page.iter().map(|(seq, _)| seq.to_string()).collect();
+            (
+                page.into_iter().map(|(_, id)| id).collect(),
+                Some(meta),
+                cursors,
+            )
         }
         (_, true) => {
             let (page, meta) = a.page.of_arrivals(&store)?;
-            (page.into_iter().map(|(_, id)| id).collect(), Some(meta))
+            let cursors = page.iter().map(|(seq, _)| seq.to_string()).collect();
+            (
+                page.into_iter().map(|(_, id)| id).collect(),
+                Some(meta),
+                cursors,
+            )
         }
-        (_, false) => (resolve_claim_ids(&store, &a.ids)?, None),
+        (_, false) => (resolve_claim_ids(&store, &a.ids)?, None, Vec::new()),
     };
     let mut unknown = Vec::new();
     for id in &ids {
@@ -229,19 +240,20 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         text: format!("{text}(as of {as_of} log entries)\n"),
         warnings,
         pagination: pagination_meta,
+        cursors,
         ..Report::default()
     })
 }
 
-/// One page of `--all` after the filters: claims in arrival order from the cursor, and the
-/// cursor (an arrival number) of the first match left over.
+/// One page of `--all` after the filters: claims (with their arrival numbers) in arrival
+/// order from the cursor, and the cursor (an arrival number) of the first match left over.
 fn filtered_page(
     store: &Store,
     fold: &mut Fold<'_, Store>,
     mut resolver: Option<&mut Resolver>,
     f: &Filters,
     page: &Page,
-) -> Result<(Vec<String>, Value), Failure> {
+) -> Result<(Vec<(u64, String)>, Value), Failure> {
     let limit = page.limit()?;
     let mut from = page.start()?;
     let mut ids = Vec::new();
@@ -269,7 +281,7 @@ fn filtered_page(
                     let meta = pagination(ids.len(), None, Some(*seq));
                     return Ok((ids, meta));
                 }
-                ids.push(id.clone());
+                ids.push((*seq, id.clone()));
             }
         }
         from = last + 1;

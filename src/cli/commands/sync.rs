@@ -117,6 +117,8 @@ fn report(
             "examined": o.examined,
             "compared": o.compared,
             "remote_head": o.remote_head,
+            // The log grew here (pull) or there (push), or nothing changed.
+            "effect": if o.created + o.merged + o.pushed > 0 { "updated" } else { "noop" },
         }),
         text,
         warnings,

@@ -33,16 +33,15 @@ pub fn run(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
 /// `--id-only`: stdout gets the claim id and a newline and nothing else; a failure goes to
 /// stderr (with its exit code), so `$(…)` never captures an error as an id.
 pub fn print_id_only(r: Result<Report, Failure>, g: &Globals) -> Result<Report, Failure> {
-    use std::io::Write;
     let taken = |failure| Report {
         failure: Some(failure),
         stdout_taken: true,
         ..Report::default()
     };
-    if g.format.as_deref() == Some("json") {
-        return Ok(taken(Failure::Usage(
-            "--id-only prints the bare id, where --format json needs the report; give one".into(),
-        )));
+    if let Some(f @ ("json" | "jsonl" | "tsv")) = g.format.as_deref() {
+        return Ok(taken(Failure::Usage(format!(
+            "--id-only prints the bare id, where --format {f} needs the report; give one"
+        ))));
     }
     let mut report = match r {
         Ok(report) => report,
@@ -54,9 +53,8 @@ pub fn print_id_only(r: Result<Report, Failure>, g: &Globals) -> Result<Report, 
     let Some(id) = report.data["id"].as_str() else {
         return Ok(taken(Failure::Internal("no id to print".into())));
     };
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{id}").and_then(|_| out.flush()) {
-        return Ok(taken(Failure::io("<stdout>", e)));
+    if let Err(f) = crate::cli::files::product_to_stdout(format!("{id}\n").as_bytes()) {
+        return Ok(taken(f));
     }
     for w in &report.warnings {
         eprintln!("warning[{}]: {}", w.code, w.message);
