@@ -160,6 +160,13 @@ fn check_envelope(what: &str, o: &Outcome) -> Value {
         json!(env!("CARGO_PKG_VERSION")),
         "{what}: meta.tool_version: {env}"
     );
+    // REQ-F-011: the limit in force is in every response of a command that ran.
+    if env["meta"]["command"] != "elench" {
+        assert!(
+            env["meta"]["timeout_ms"].is_u64(),
+            "{what}: meta.timeout_ms: {env}"
+        );
+    }
     if code == 0 {
         assert_eq!(env["error"], Value::Null, "{what}: error on success: {env}");
     } else {
@@ -171,6 +178,11 @@ fn check_envelope(what: &str, o: &Outcome) -> Value {
         assert!(
             e["message"].as_str().is_some_and(|m| !m.is_empty()),
             "{what}: error.message: {env}"
+        );
+        // REQ-C-013: what to do next, for every error.
+        assert!(
+            e["suggestion"].as_str().is_some_and(|m| !m.is_empty()),
+            "{what}: error.suggestion: {env}"
         );
         assert_eq!(
             e["retryable"],
@@ -307,8 +319,39 @@ fn profile(s: &KeyedStore, ids: &[String]) -> Vec<Probe> {
             kind: Kind::Invalid,
         },
         Probe {
-            name: "log limit 0",
+            name: "log limit 0 (everything)",
             args: a(&["log", "--limit", "0"]),
+            kind: Kind::Read,
+        },
+        Probe {
+            name: "log bad cursor",
+            args: a(&["log", "--cursor", "not-a-cursor"]),
+            kind: Kind::Invalid,
+        },
+        Probe {
+            name: "bad timeout",
+            args: a(&["log", "--timeout", "soon"]),
+            kind: Kind::Invalid,
+        },
+        // REQ-F-045: identifiers an agent made up are refused before anything is looked up.
+        Probe {
+            name: "path as a keyid",
+            args: a(&["keys", "retire", "../../etc/passwd"]),
+            kind: Kind::Invalid,
+        },
+        Probe {
+            name: "percent-encoded claim id",
+            args: a(&["status", "cl_%2e%2e%2fetc%2fpasswd"]),
+            kind: Kind::Invalid,
+        },
+        Probe {
+            name: "remote name with a query",
+            args: a(&["pull", "origin?ref=main"]),
+            kind: Kind::Invalid,
+        },
+        Probe {
+            name: "format name as output file",
+            args: a(&["export", "-o", "json"]),
             kind: Kind::Invalid,
         },
         Probe {
@@ -356,7 +399,8 @@ fn human_key_retired(s: &KeyedStore) -> bool {
 fn every_probe_meets_the_level_1_and_2_checks() {
     let (s, ids) = populated();
     for probe in profile(&s, &ids) {
-        let closed = execute(&s, &probe.args, Stdin::Closed, &[]);
+        // A narrow terminal width must not wrap anything (REQ-F-056).
+        let closed = execute(&s, &probe.args, Stdin::Closed, &[("COLUMNS", "20")]);
         let env = check_envelope(probe.name, &closed);
         let open = execute(&s, &probe.args, Stdin::OpenSilent, &[]);
         assert_eq!(
@@ -381,12 +425,23 @@ fn every_probe_meets_the_level_1_and_2_checks() {
                     probe.name
                 );
                 assert_eq!(env["error"]["code"], "CONFIRMATION_REQUIRED", "{env}");
+                // REQ-O-021: the refusal lists what would be affected.
+                assert!(env["error"]["context"]["would_affect"].is_object(), "{env}");
                 assert!(!human_key_retired(&s), "refused before any side effect");
                 let mut args = probe.args.clone();
                 args.push(flag.to_owned());
                 let preview = execute(&s, &args, Stdin::Closed, &[]);
                 let env = check_envelope("dry run", &preview);
                 assert_eq!(preview.code, Some(0), "dry run previews: {env}");
+                // REQ-C-004: a would_ effect and what would be affected.
+                assert!(
+                    env["data"]["effect"]
+                        .as_str()
+                        .is_some_and(|e| e.starts_with("would_")),
+                    "{env}"
+                );
+                assert!(env["data"]["would_affect"].is_object(), "{env}");
+                assert_eq!(env["meta"]["dry_run"], true, "{env}");
                 assert!(!human_key_retired(&s), "a dry run changes nothing");
             }
         }
@@ -534,7 +589,7 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
             );
         }
     }
-    for k in ["0", "1", "2", "3", "4", "5", "12"] {
+    for k in ["0", "1", "2", "3", "4", "5", "10", "12", "130", "143"] {
         assert!(codes.contains_key(k), "exit code {k} is declared");
     }
 
@@ -565,7 +620,8 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
         );
         for (name, f) in c["flags"].as_object().unwrap() {
             assert!(
-                !name.starts_with('-') && !["store", "format", "wait"].contains(&name.as_str())
+                !name.starts_with('-')
+                    && !["store", "format", "wait", "timeout"].contains(&name.as_str())
             );
             let t = f["type"].as_str().unwrap();
             assert!(["string", "integer", "number", "boolean", "array", "enum"].contains(&t));
@@ -583,6 +639,38 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
         }
     }
     assert_eq!(commands["keys.retire"]["danger_level"], "destructive");
+    // REQ-C-001 and REQ-F-011: each command declares its time limit as its TIMEOUT entry.
+    for (path, c) in commands {
+        let t = &c["exit_codes"]["10"];
+        assert_eq!(t["name"], "TIMEOUT", "{path}");
+        let safe = c["danger_level"] == "safe";
+        assert_eq!(
+            t["side_effects"],
+            if safe { "none" } else { "partial" },
+            "{path}"
+        );
+    }
+    assert!(commands["add"]["exit_codes"]["10"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("3600 s"));
+    assert!(commands["status"]["exit_codes"]["10"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("300 s"));
+    // REQ-C-012, REQ-C-025, REQ-C-005.
+    for c in ["push", "pull", "sync"] {
+        assert_eq!(commands[c]["has_network_io"], true, "{c}");
+    }
+    assert_eq!(commands["remote.add"]["config_write_scope"], "local");
+    assert_eq!(commands["keys.retire"]["interactive"], true);
+    for f in ["yes", "non-interactive", "confirm-destructive", "dry-run"] {
+        assert_eq!(
+            commands["keys.retire"]["flags"][f]["type"], "boolean",
+            "keys retire --{f}"
+        );
+    }
+    assert_eq!(commands["gate"]["exit_codes"]["6"]["name"], "GATE_FAILED");
     assert_eq!(commands["status"]["danger_level"], "safe");
     assert_eq!(commands["log"]["flags"]["limit"]["default"], 20);
     assert_eq!(commands["add"]["flags"]["dry-run"]["type"], "boolean");
