@@ -224,6 +224,47 @@ fn every_response_records_the_time_limit_in_force() {
         limit(&["status", &ids[0]], Some(("ELENCH_TIMEOUT", "7"))),
         7000
     );
+    // --command-timeout is the same limit under a name that means it on `check` too; a
+    // flag wins over the environment.
+    assert_eq!(
+        limit(&["status", &ids[0], "--command-timeout", "2"], None),
+        2000
+    );
+    assert_eq!(
+        limit(
+            &["status", &ids[0], "--timeout", "3"],
+            Some(("ELENCH_TIMEOUT", "7"))
+        ),
+        3000
+    );
+    // Two different limits for the same thing, or a limit that is not a number, is refused.
+    let (code, v) = s.run(&[
+        "status",
+        &ids[0],
+        "--timeout",
+        "1",
+        "--command-timeout",
+        "2",
+    ]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(v["error"]["code"], "BAD_ARGUMENTS", "{v}");
+    let o = finish(
+        elench_cmd(s.dir())
+            .args(with_store(&s.store, &["status", &ids[0]]))
+            .env("ELENCH_TIMEOUT", "soon")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(o.code, Some(2), "{}", o.stdout);
+    let v = one_envelope(&o);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ELENCH_TIMEOUT"),
+        "{v}"
+    );
 }
 
 // ---- REQ-F-013, REQ-F-069: signals, for every command ----

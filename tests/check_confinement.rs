@@ -196,7 +196,7 @@ fn a_fork_bomb_and_an_endless_loop_end_at_the_limits_as_inconclusive() {
     let out = check_bounded(
         &b,
         &[
-            "--claim-timeout",
+            "--timeout",
             "3",
             "--processes",
             "64",

@@ -23,7 +23,7 @@ fn sandbox_args() -> Vec<String> {
 fn run_check(b: &Bench, extra: Vec<String>, ids: &[&String]) -> serde_json::Value {
     let mut args: Vec<String> = sandbox_args();
     args.extend(extra);
-    args.extend(["--claim-timeout".into(), "300".into()]);
+    args.extend(["--timeout".into(), "300".into()]);
     args.extend(ids.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, out) = b.check(&refs);

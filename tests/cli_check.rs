@@ -120,7 +120,7 @@ fn missing_test_timeout_and_unstartable_command_append_nothing() {
     let args = with(
         proc_args(),
         &[
-            "--claim-timeout",
+            "--timeout",
             "2",
             "--runner",
             "junit:echo '<testsuite/>' > \"$ELENCH_JUNIT\"",
@@ -358,7 +358,7 @@ fn a_long_check_does_not_hold_the_store() {
         b.tree.display().to_string(),
         "--key".into(),
         b.ks.keys.harness.private.display().to_string(),
-        "--claim-timeout".into(),
+        "--timeout".into(),
         "120".into(),
         slow.clone(),
     ];
@@ -437,4 +437,82 @@ fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
         );
     }
     assert!(checked.iter().all(|c| c["id"] != json!(ids[2])), "{json}");
+}
+
+/// `check --timeout SECS` is check's own limit for one claim's evaluation, as it always was
+/// (`--claim-timeout` is another name for it), wherever it stands on the line. The whole
+/// command's limit is `--command-timeout` or `ELENCH_TIMEOUT`, which leave the per-claim one
+/// alone.
+#[test]
+fn check_timeout_is_the_limit_of_one_claim_and_the_command_has_its_own() {
+    let b = Bench::new(FILES);
+    let slow = b.claim(r#"run("sleep 30").exit == 0"#);
+    let tree = b.tree.display().to_string();
+    let key = b.ks.keys.harness.private.display().to_string();
+    let timed_out = |out: &serde_json::Value| {
+        entry(out, &slow)["reason"]
+            .as_str()
+            .unwrap()
+            .contains("time limit")
+    };
+    let run = |args: Vec<&str>, env: Option<(&str, &str)>| {
+        let mut cmd = common::command(b.dir());
+        cmd.env_remove("ELENCH_TIMEOUT")
+            .args(common::with_store(&b.ks.store, &args));
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let started = std::time::Instant::now();
+        let out = cmd.output().unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // `sleep 30` would run to its end under any other limit.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(25),
+            "{args:?}: the claim's limit did not end it: {json}"
+        );
+        (out.status.code().unwrap(), json)
+    };
+    let check = |pre: &[&'static str], post: &[&'static str]| -> Vec<&str> {
+        let mut a: Vec<&str> = pre.to_vec();
+        a.extend(["check", "--at", &tree, "--key", &key]);
+        a.extend(proc_args());
+        a.extend_from_slice(post);
+        a.push(&slow);
+        a
+    };
+    for (pre, post) in [
+        (&[][..], &["--timeout", "1"][..]),
+        (&[][..], &["--claim-timeout", "1"][..]),
+        (&["--timeout", "1"][..], &[][..]),
+    ] {
+        let (code, out) = run(check(pre, post), None);
+        assert_eq!(code, 3, "{pre:?} {post:?}: {out}");
+        assert!(timed_out(&out), "{out}");
+        assert_eq!(
+            out["meta"]["timeout_ms"], 3_600_000,
+            "the command's own limit is its default: {out}"
+        );
+    }
+    let (code, out) = run(
+        check(&[], &["--timeout", "1", "--command-timeout", "120"]),
+        None,
+    );
+    assert_eq!(code, 3, "{out}");
+    assert!(timed_out(&out), "{out}");
+    assert_eq!(out["meta"]["timeout_ms"], 120_000, "{out}");
+    let (code, out) = run(
+        check(&[], &["--timeout", "1"]),
+        Some(("ELENCH_TIMEOUT", "90")),
+    );
+    assert_eq!(code, 3, "{out}");
+    assert!(timed_out(&out), "{out}");
+    assert_eq!(out["meta"]["timeout_ms"], 90_000, "{out}");
+    // A claim needs some time to be evaluated in.
+    let (code, out) = run(check(&[], &["--timeout", "0"]), None);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "BAD_ARGUMENTS", "{out}");
+    // The help says which limit is which.
+    let help = common::run_raw(b.dir(), &["check", "--help"]);
+    assert!(help.stderr.contains("one claim"), "{}", help.stderr);
+    assert!(help.stderr.contains("--command-timeout"), "{}", help.stderr);
 }

@@ -18,11 +18,11 @@ fn stopped_message(signal: i32) -> String {
         };
         format!(
             "stopped at {limit}; everything reported as done is stored (raise the limit with \
-             --timeout SECONDS, or --timeout 0 for none)"
+             --timeout SECONDS, on check --command-timeout SECONDS; 0 for none)"
         )
     } else {
         format!(
-            "cancelled by {}; everything reported as done is stored",
+            "interrupted by {}; everything reported as done is stored",
             interrupt::signal_name(signal)
         )
     }

@@ -27,11 +27,14 @@ use std::time::{Duration, Instant};
                   otherwise (a pipe, CI or NO_COLOR set, or --format json); rows with \
                   --format jsonl or tsv.\n\nEvery command runs under a time limit: 5 minutes, \
                   or an hour for add, check, fsck, reindex, export, push, pull, sync and \
-                  conformance run; --timeout SECONDS (or ELENCH_TIMEOUT) sets another, 0 none.\n\n\
+                  conformance run; --timeout SECONDS (or --command-timeout, or \
+                  ELENCH_TIMEOUT) sets another, 0 none. On check, --timeout is check's own \
+                  limit for one claim; its whole-command limit is --command-timeout or \
+                  ELENCH_TIMEOUT.\n\n\
                   Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
                   3 partial, 4 precondition, 5 not found, 6 the gate refused the tree \
                   (GATE_FAILED), 10 stopped at the time limit (TIMEOUT), 12 busy (retry), \
-                  130/143 cancelled by SIGINT/SIGTERM.",
+                  130/143 interrupted by SIGINT/SIGTERM (INTERRUPTED).",
     propagate_version = true
 )]
 pub struct Cli {
@@ -48,10 +51,14 @@ pub struct Cli {
     pub wait: u64,
     /// Time limit for the whole command, in seconds (fractions allowed; 0: none). Default:
     /// 300, or 3600 for add, check, fsck, reindex, export, push, pull, sync and conformance
-    /// run. At the limit the command stops cleanly and exits 10 (TIMEOUT)
-    #[arg(long, global = true, env = "ELENCH_TIMEOUT", value_name = "SECONDS",
-          value_parser = parse_seconds)]
+    /// run; also ELENCH_TIMEOUT. At the limit the command stops cleanly and exits 10
+    /// (TIMEOUT). On `check`, --timeout is check's own per-claim limit instead
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
+    /// Time limit for the whole command, in seconds, on every command (`check` included,
+    /// whose --timeout is its per-claim limit); as --timeout and ELENCH_TIMEOUT otherwise
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub command_timeout: Option<Duration>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -166,8 +173,48 @@ pub fn default_timeout(command: &str) -> Duration {
     }
 }
 
+/// The whole command's time limit (`None`: none): `--command-timeout`, else `--timeout`
+/// (except on `check`, where `--timeout` is the limit of one claim's evaluation), else
+/// `ELENCH_TIMEOUT`, else the command's default.
+fn command_limit(
+    name: &str,
+    timeout: Option<Duration>,
+    command_timeout: Option<Duration>,
+) -> Result<Option<Duration>, Failure> {
+    let timeout = if name == "check" { None } else { timeout };
+    let chosen = match (command_timeout, timeout) {
+        (Some(c), Some(t)) if c != t => {
+            return Err(Failure::Usage(format!(
+                "--command-timeout ({} s) and --timeout ({} s) both set the time limit of \
+                 `{name}`; give one",
+                c.as_secs_f64(),
+                t.as_secs_f64()
+            )))
+        }
+        (Some(c), _) => Some(c),
+        (None, Some(t)) => Some(t),
+        (None, None) => match std::env::var("ELENCH_TIMEOUT") {
+            Err(std::env::VarError::NotPresent) => None,
+            Ok(v) if v.trim().is_empty() => None,
+            Ok(v) => Some(parse_seconds(&v).map_err(|e| {
+                Failure::Usage(format!("ELENCH_TIMEOUT: {e}; unset it or give seconds"))
+            })?),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(Failure::Usage(
+                    "ELENCH_TIMEOUT is not text: unset it or give seconds".into(),
+                ))
+            }
+        },
+    };
+    Ok(match chosen {
+        Some(d) if d.is_zero() => None,
+        Some(d) => Some(d),
+        None => Some(default_timeout(name)),
+    })
+}
+
 /// `--timeout`: non-negative seconds, fractions allowed.
-fn parse_seconds(s: &str) -> Result<Duration, String> {
+pub fn parse_seconds(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .trim()
         .parse()
@@ -233,18 +280,24 @@ pub fn run() -> i32 {
         output::colour_forbidden(),
     );
     let name = cli.command.name();
-    let limit = match cli.timeout {
-        Some(d) if d.is_zero() => None,
-        Some(d) => Some(d),
-        None => Some(default_timeout(name)),
-    };
+    let limit = command_limit(name, cli.timeout, cli.command_timeout);
     interrupt::start(interrupt::Watch {
         format,
         command: name,
         started,
-        limit,
+        limit: match &limit {
+            Ok(l) => *l,
+            Err(_) => Some(default_timeout(name)),
+        },
         store: cli.store.clone(),
     });
+    if let Err(f) = limit {
+        let report = Report {
+            failure: Some(f),
+            ..Report::default()
+        };
+        return emit(format, name, started, report);
+    }
     if let Err(f) = check_global_repeats(&args) {
         let report = Report {
             failure: Some(f),
@@ -421,7 +474,13 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
 }
 
 /// The options every command takes, which may stand anywhere on the line.
-const GLOBAL_OPTIONS: [&str; 4] = ["--store", "--format", "--wait", "--timeout"];
+const GLOBAL_OPTIONS: [&str; 5] = [
+    "--store",
+    "--format",
+    "--wait",
+    "--timeout",
+    "--command-timeout",
+];
 
 /// A global option given twice with different values is refused: the parser would silently
 /// keep the last, so `--format json blast ID --format text` would print text. The same value

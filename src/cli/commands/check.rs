@@ -47,9 +47,13 @@ pub struct CheckArgs {
     #[arg(long, value_name = "ID")]
     pub producer: Option<String>,
     /// Wall-time limit for one evaluation of one claim (each of --repeat gets its own),
-    /// seconds. The whole command has its own limit, the global --timeout
-    #[arg(long, default_value_t = 300, value_name = "SECS")]
-    pub claim_timeout: u64,
+    /// seconds. The whole command's limit is --command-timeout or
+    /// ELENCH_TIMEOUT (default 3600 s)
+    // The id is the global option's, so that clap does not give `check` a second
+    // `--timeout`; the value type is the same (the parser shares values by id).
+    #[arg(id = "timeout", long = "timeout", visible_alias = "claim-timeout",
+          default_value = "300", value_name = "SECS", value_parser = crate::cli::parse_seconds)]
+    pub claim_timeout: Duration,
     /// Evaluate each claim N times; record only when all N agree (else: flaky)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
@@ -256,9 +260,14 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
     require_claim_ids(&a.ids)?;
-    if a.claim_timeout == 0 || a.repeat == 0 || a.jobs == 0 || a.processes == 0 || a.memory == 0 {
+    if a.claim_timeout.is_zero()
+        || a.repeat == 0
+        || a.jobs == 0
+        || a.processes == 0
+        || a.memory == 0
+    {
         return Err(Failure::Usage(
-            "--claim-timeout, --repeat, --jobs, --memory and --processes must be at least 1".into(),
+            "--timeout, --repeat, --jobs, --memory and --processes must be more than 0".into(),
         ));
     }
     let runner = a
@@ -338,7 +347,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         sandbox,
         denied: None,
         runner,
-        timeout: Duration::from_secs(a.claim_timeout),
+        timeout: a.claim_timeout,
         repeat: a.repeat,
         cancel: AtomicBool::new(false),
     };

@@ -13,7 +13,15 @@ use sha2::{Digest, Sha256};
 pub struct ManifestArgs {}
 
 /// Options every command takes; listed once, not per command.
-const GLOBAL: [&str; 6] = ["store", "format", "wait", "timeout", "help", "version"];
+const GLOBAL: [&str; 7] = [
+    "store",
+    "format",
+    "wait",
+    "timeout",
+    "command-timeout",
+    "help",
+    "version",
+];
 
 /// What a command may change: read-only, writes (files, the store, a remote), or cannot be
 /// undone. `fsck` writes only with `--repair`, `checkpoint`, `man` and `completions` only
@@ -37,11 +45,17 @@ pub fn danger_level(path: &str) -> &'static str {
 fn own_exit_codes(path: &str) -> Value {
     let limit = crate::cli::default_timeout(&path.replace('.', " ")).as_secs();
     let safe = danger_level(path) == "safe";
+    // `check --timeout` is the limit of one claim; the command's own is --command-timeout.
+    let flag = if path == "check" {
+        "--command-timeout"
+    } else {
+        "--timeout"
+    };
     let mut codes = json!({
         "10": {
             "name": "TIMEOUT",
             "description": format!(
-                "Stopped at its time limit (default {limit} s; --timeout SECONDS, 0 for none)"
+                "Stopped at its time limit (default {limit} s; {flag} SECONDS, 0 for none)"
             ),
             "retryable": false,
             "side_effects": if safe { "none" } else { "partial" },
@@ -140,10 +154,20 @@ pub fn manifest() -> Value {
         let mut flags = Map::new();
         for arg in cmd.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
-            if GLOBAL.contains(&long) {
+            // A global option is listed once, not per command; `check --timeout` is
+            // check's own (its per-claim limit), not the global one.
+            if arg.is_global_set() || (GLOBAL.contains(&long) && long != "timeout") {
                 continue;
             }
-            flags.insert(long.to_owned(), flag_entry(arg));
+            let entry = flag_entry(arg);
+            // A flag's other names (`--out` beside `--output`) work as well; each is listed
+            // under its own name too, so a name the manifest once gave never disappears.
+            for alias in arg.get_visible_aliases().into_iter().flatten() {
+                let mut alias_entry = entry.clone();
+                alias_entry["alias_of"] = json!(long);
+                flags.insert(alias.to_owned(), alias_entry);
+            }
+            flags.insert(long.to_owned(), entry);
         }
         let subs: Vec<String> = cmd
             .get_subcommands()
