@@ -675,6 +675,32 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
         );
     }
     assert_eq!(commands["gate"]["exit_codes"]["6"]["name"], "GATE_FAILED");
+    assert_eq!(
+        codes["6"]["name"], "GATE_FAILED",
+        "the shared table keeps 6"
+    );
+    assert_eq!(codes["130"]["name"], "INTERRUPTED_SIGINT");
+    assert_eq!(codes["143"]["name"], "INTERRUPTED_SIGTERM");
+    // check --timeout is the per-claim limit, under the name it has always had; the old
+    // names of renamed path flags are listed beside the new ones.
+    assert_eq!(commands["check"]["flags"]["timeout"]["default"], 300);
+    assert_eq!(
+        commands["check"]["flags"]["claim-timeout"]["alias_of"],
+        "timeout"
+    );
+    for c in [
+        "sign",
+        "export",
+        "checkpoint",
+        "keys.generate",
+        "completions",
+        "man",
+    ] {
+        assert!(
+            commands[c]["flags"]["out"]["alias_of"].is_string(),
+            "{c} --out"
+        );
+    }
     assert_eq!(commands["status"]["danger_level"], "safe");
     assert_eq!(commands["log"]["flags"]["limit"]["default"], 20);
     assert_eq!(commands["add"]["flags"]["dry-run"]["type"], "boolean");

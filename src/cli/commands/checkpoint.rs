@@ -22,7 +22,7 @@ pub const CHECKPOINT_TYPE: &str = "application/vnd.elench.checkpoint+json";
 #[derive(Debug, clap::Args)]
 pub struct CheckpointArgs {
     /// Also write the checkpoint (the JSON of `data`) to FILE
-    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE",
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "FILE",
           value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
     /// Sign the checkpoint with this private key (PEM PKCS#8 Ed25519)

@@ -14,7 +14,7 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
     /// Write the script to FILE; without it the script goes to stdout in place of the report
     /// (e.g. `elench completions bash > ~/.local/share/bash-completion/completions/elench`)
-    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE",
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "FILE",
           value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
 }

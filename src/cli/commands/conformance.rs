@@ -76,7 +76,7 @@ pub struct RunArgs {
     #[arg(default_value = "fixtures/conformance")]
     pub corpus: PathBuf,
     /// Also write the declaration (pretty JSON) to this file
-    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE",
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "FILE",
           value_parser = crate::cli::files::output_path_buf)]
     pub out: Option<PathBuf>,
 }

@@ -15,7 +15,7 @@ use std::io::Write;
 pub struct ExportArgs {
     /// Write the bundle to FILE (atomically); `-` writes the bundle itself to stdout in place
     /// of the JSON report (which then goes to stderr as text)
-    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE", required = true,
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "FILE", required = true,
           value_parser = crate::cli::files::output_path)]
     pub out: String,
 }

@@ -47,7 +47,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub name: String,
     /// Where to write the private key (refuses to overwrite)
-    #[arg(long = "output", alias = "out", value_name = "FILE",
+    #[arg(long = "output", visible_alias = "out", value_name = "FILE",
           value_parser = crate::cli::files::output_path_buf)]
     pub out: PathBuf,
     /// Also write the public key PEM here

@@ -13,7 +13,7 @@ use std::path::Path;
 pub struct ManArgs {
     /// Write one page per command (elench.1, elench-status.1, elench-keys-generate.1, …)
     /// into DIR, which must exist; without it, elench.1 goes to stdout in place of the report
-    #[arg(short = 'o', long = "output-dir", alias = "out", value_name = "DIR",
+    #[arg(short = 'o', long = "output-dir", visible_alias = "out", value_name = "DIR",
           value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
 }

@@ -82,10 +82,11 @@ fn exit_codes() -> Value {
         "3": e("PARTIAL_FAILURE", "Some inputs were accepted and stored, some rejected; data lists both", false, "partial"),
         "4": e("PRECONDITION", "No usable store (run elench init), or it is damaged or too new", false, "none"),
         "5": e("NOT_FOUND", "An unknown claim id, key or remote", false, "none"),
-        "10": e("TIMEOUT", "Stopped at the time limit (--timeout); what was reported as done is stored", false, "partial"),
+        "6": e("GATE_FAILED", "The gate decided the tree may not ship (a decision, not an error)", false, "none"),
+        "10": e("TIMEOUT", "Stopped at the time limit (--timeout, --command-timeout or ELENCH_TIMEOUT); what was reported as done is stored", false, "partial"),
         "12": e("UNAVAILABLE", "Another elench process holds the store, or git could not reach a remote; retry", true, "none"),
-        "130": e("CANCELLED_SIGINT", "Cancelled by SIGINT after the work in hand; what was reported is stored", false, "partial"),
-        "143": e("CANCELLED_SIGTERM", "Cancelled by SIGTERM after the work in hand; what was reported is stored", false, "partial"),
+        "130": e("INTERRUPTED_SIGINT", "Stopped by SIGINT after the work in hand; what was reported is stored", false, "partial"),
+        "143": e("INTERRUPTED_SIGTERM", "Stopped by SIGTERM after the work in hand; what was reported is stored", false, "partial"),
     })
 }
 

@@ -25,7 +25,7 @@ pub struct SignArgs {
     pub key: PathBuf,
     /// Where to write the envelope (default: the claim's path with extension .dsse;
     /// `-` writes the envelope itself to stdout instead of the report)
-    #[arg(short = 'o', long = "output", alias = "out", value_name = "OUT.dsse",
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "OUT.dsse",
           value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
     /// The signing key's role, when the key is not among the trusted keys
