@@ -319,9 +319,9 @@ fn profile(s: &KeyedStore, ids: &[String]) -> Vec<Probe> {
             kind: Kind::Invalid,
         },
         Probe {
-            name: "log limit 0 (everything)",
+            name: "log limit 0",
             args: a(&["log", "--limit", "0"]),
-            kind: Kind::Read,
+            kind: Kind::Invalid,
         },
         Probe {
             name: "log bad cursor",

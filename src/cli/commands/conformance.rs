@@ -355,12 +355,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
     let accepted =
         verify_envelope(envelope.as_bytes(), &trust).map_err(|r| Failure::rejected(r, input))?;
     let effect = store.add(&accepted, envelope.as_bytes())?;
-    let word = effect.as_str();
-    // The spec's effect values: a merge (one more signature) updates the claim.
-    let effect = match effect {
-        crate::store::Effect::Merged => "updated",
-        other => other.as_str(),
-    };
+    let effect = effect.as_str();
     Ok(Report {
         data: json!({
             "id": checked.id,
@@ -370,7 +365,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
             "annotation": text,
             "report_digest": hex::encode(Sha256::digest(&bytes)),
         }),
-        text: format!("{word} {kind} {} of {}\n  {text}\n", checked.id, claim_id),
+        text: format!("{effect} {kind} {} of {}\n  {text}\n", checked.id, claim_id),
         warnings,
         ..Report::default()
     })

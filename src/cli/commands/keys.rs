@@ -297,7 +297,7 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
             };
             let mut report = Report::new(
                 json!({"keyid": a.keyid, "retired": true,
-                       "effect": if changed { "updated" } else { "noop" }}),
+                       "effect": if changed { "retired" } else { "noop" }}),
                 text,
             );
             report.meta.insert("dry_run".into(), json!(false));
