@@ -805,7 +805,7 @@ fn headless_mode_is_reported() {
 // ---- REQ-F-054: the stdin cap ----
 
 #[test]
-fn stdin_over_the_cap_is_refused_and_a_file_is_the_way() {
+fn stdin_over_the_cap_is_refused_and_input_file_is_the_way() {
     let s = KeyedStore::new();
     let c = ClaimBuilder::assertion("through stdin").build_with_id();
     let env = envelope_text(&c, &s.keys.agent);
@@ -835,9 +835,74 @@ fn stdin_over_the_cap_is_refused_and_a_file_is_the_way() {
     assert_eq!(v["error"]["phase"], "validation", "{v}");
     let v = verify(env.as_bytes(), Some("100"));
     assert_eq!(v["error"]["code"], "STDIN_TOO_LARGE", "{v}");
-    // The same input from a file is fine.
+    // The refusal says how to give the input instead.
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--input-file"),
+        "{v}"
+    );
+    assert!(
+        v["error"]["suggestion"]
+            .as_str()
+            .unwrap()
+            .contains("--input-file"),
+        "{v}"
+    );
+    // The same input from a file is fine, as the path argument or as --input-file.
     let path = s.dir().join("big.dsse");
     std::fs::write(&path, &big).unwrap();
-    let (code, v) = s.run(&["verify", path.to_str().unwrap()]);
+    let p = path.to_str().unwrap();
+    let (code, v) = s.run(&["verify", p]);
     assert_eq!(code, 0, "{v}");
+    let (code, v) = s.run(&["verify", "--input-file", p]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["id"], claim_id(&c), "{v}");
+    // Both at once is a usage error, and so is neither.
+    for args in [vec!["verify", p, "--input-file", p], vec!["verify"]] {
+        let (code, v) = s.run(&args);
+        assert_eq!(code, 2, "{args:?}: {v}");
+        assert_eq!(v["error"]["code"], "BAD_ARGUMENTS", "{args:?}: {v}");
+    }
+    // `--input-file -` is stdin, under the same cap.
+    let o = finish({
+        let mut child = elench_cmd(s.dir())
+            .args(with_store(&s.store, &["verify", "--input-file", "-"]))
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(env.as_bytes()).unwrap();
+        drop(pipe);
+        child
+    });
+    assert_eq!(one_envelope(&o)["ok"], true, "{}", o.stdout);
+    // sign and add take it too.
+    let claim = ClaimBuilder::assertion("signed from --input-file").build();
+    let claim_path = s.dir().join("from-flag.json");
+    std::fs::write(&claim_path, claim.to_string()).unwrap();
+    let envelope_path = s.dir().join("from-flag.dsse");
+    let (code, v) = s.run(&[
+        "sign",
+        "--input-file",
+        claim_path.to_str().unwrap(),
+        "--key",
+        s.keys.agent.private.to_str().unwrap(),
+        "-o",
+        envelope_path.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let id = v["data"]["id"].as_str().unwrap().to_owned();
+    let (code, v) = s.run(&["add", "--input-file", envelope_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["created"], 1, "{v}");
+    assert_eq!(v["data"]["claims"][0]["id"], id, "{v}");
+    // The manifest says which commands read stdin.
+    let (_, m) = s.run(&["manifest"]);
+    for c in ["sign", "verify", "add"] {
+        assert_eq!(m["data"]["commands"][c]["stdin_input"], true, "{c}");
+        let t = &m["data"]["commands"][c]["flags"]["input-file"]["type"];
+        assert!(t == "string" || t == "array", "{c}: {t}");
+    }
 }

@@ -36,7 +36,8 @@ pub fn read_limited(path: &str, limit: usize) -> Result<Vec<u8>, Failure> {
                 code: "STDIN_TOO_LARGE",
                 message: format!(
                     "stdin holds more than {stdin_limit} bytes (ELENCH_MAX_STDIN_BYTES): write \
-                     the input to a file and give the file's path in place of -"
+                     the input to a file and give it as --input-file PATH (or as the path in \
+                     place of -)"
                 ),
             });
         }
@@ -70,6 +71,23 @@ pub fn display_source(path: &str) -> String {
         "<stdin>".to_owned()
     } else {
         path.to_owned()
+    }
+}
+
+/// The one input of `sign` or `verify`: the path argument, or `--input-file PATH` (the CLI
+/// Agent Spec's name for it; clap lets only one of them through). `-` is stdin either way.
+pub fn one_input(
+    positional: Option<String>,
+    input_file: Option<String>,
+) -> Result<String, Failure> {
+    match (positional, input_file) {
+        (Some(p), None) | (None, Some(p)) => Ok(p),
+        (Some(_), Some(_)) => Err(Failure::Usage(
+            "give the input once: as the path argument or as --input-file PATH".into(),
+        )),
+        (None, None) => Err(Failure::Usage(
+            "no input: give its path (or - for stdin), or --input-file PATH".into(),
+        )),
     }
 }
 

@@ -44,8 +44,12 @@ const WARNED: usize = 100;
 pub struct AddArgs {
     /// Envelopes (.dsse, .json), bundles (.intoto.jsonl: one envelope a line), directories
     /// (searched recursively for those), or `-` for a bundle on stdin
-    #[arg(required = true)]
+    #[arg(required_unless_present = "input_file", value_name = "INPUT")]
     pub inputs: Vec<String>,
+    /// An input given by flag (repeatable), as any INPUT is: a file, a directory, or `-`
+    /// for a bundle on stdin (read line by line, each line at most 1 MiB)
+    #[arg(long, value_name = "PATH")]
+    pub input_file: Vec<String>,
     /// List every accepted envelope in data.claims (by default the first 100; counts and
     /// every rejection are always reported)
     #[arg(long)]
@@ -117,9 +121,11 @@ struct Batch {
     bar: Option<indicatif::ProgressBar>,
 }
 
-pub fn run(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
+pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
     let root = locate(g.store.as_deref())?;
     Store::check(&root)?;
+    // --input-file is one more input, after those given as arguments.
+    a.inputs.append(&mut a.input_file);
     let files = expand_inputs(&a.inputs)?;
     let wait = Duration::from_secs(g.wait);
     let is_batch = files.len() > 1 || files.iter().any(|f| f.bundle);

@@ -188,6 +188,8 @@ pub fn manifest() -> Value {
         }
         match path.as_str() {
             "keys.retire" => entry["interactive"] = json!(true),
+            // `-` reads stdin; --input-file PATH takes a file in its place.
+            "sign" | "verify" | "add" => entry["stdin_input"] = json!(true),
             // Talks to a remote through git: bounded by --timeout like every command.
             "push" | "pull" | "sync" => entry["has_network_io"] = json!(true),
             // remotes.json inside the store, never a file outside it.

@@ -19,7 +19,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 pub struct SignArgs {
     /// The claim (JSON; its `id` may be absent or stale: it is computed). `-` reads stdin
-    pub claim: String,
+    /// (at most 64 KiB; a larger claim goes in a file)
+    #[arg(required_unless_present = "input_file", value_name = "CLAIM.json")]
+    pub claim: Option<String>,
+    /// The claim's file, in place of the CLAIM.json argument (`-` reads stdin)
+    #[arg(long, value_name = "PATH", conflicts_with = "claim")]
+    pub input_file: Option<String>,
     /// Private key (PEM PKCS#8)
     #[arg(long, value_name = "KEY.pem")]
     pub key: PathBuf,
@@ -47,7 +52,11 @@ pub struct SignArgs {
     pub at: Option<PathBuf>,
 }
 
-pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
+pub fn run(mut a: SignArgs, g: &Globals) -> Result<Report, Failure> {
+    a.claim = Some(crate::cli::files::one_input(
+        a.claim.take(),
+        a.input_file.take(),
+    )?);
     if a.id_only {
         if a.out.as_deref() == Some("-") {
             return Err(Failure::Usage(
@@ -62,9 +71,11 @@ pub fn run(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
 }
 
 fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
-    let source = display_source(&a.claim);
+    // `run` has put --input-file here, if that is how the claim was given.
+    let input = a.claim.clone().unwrap_or_default();
+    let source = display_source(&input);
     let reject = |r: Rejection| Failure::rejected(r, Some(source.clone()));
-    let bytes = read_limited(&a.claim, MAX_ENVELOPE_BYTES)?;
+    let bytes = read_limited(&input, MAX_ENVELOPE_BYTES)?;
     let value = parse_strict(&bytes).map_err(|e| {
         let code = match e {
             JsonError::DuplicateKey { .. } => Code::DuplicateKey,
@@ -133,14 +144,14 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     }
     let out = match &a.out {
         Some(p) => PathBuf::from(p),
-        None if a.claim == "-" => {
+        None if input == "-" => {
             return Err(Failure::Usage(
                 "a claim read from stdin needs -o OUT.dsse (or -o - for stdout)".into(),
             ))
         }
-        None => Path::new(&a.claim).with_extension("dsse"),
+        None => Path::new(&input).with_extension("dsse"),
     };
-    refuse_own_input_or_store(&out, &a.claim, g)?;
+    refuse_own_input_or_store(&out, &input, g)?;
     write_atomically(&out, format!("{envelope}\n").as_bytes())?;
     let text = format!(
         "signed {} ({} {}, by {} key {kid})\nwrote {}\n",

@@ -11,8 +11,12 @@ use serde_json::json;
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// The envelope (`-` reads stdin)
-    pub envelope: String,
+    /// The envelope (`-` reads stdin, at most 64 KiB; a larger envelope goes in a file)
+    #[arg(required_unless_present = "input_file", value_name = "ENVELOPE")]
+    pub envelope: Option<String>,
+    /// The envelope's file, in place of the ENVELOPE argument (`-` reads stdin)
+    #[arg(long, value_name = "PATH", conflicts_with = "envelope")]
+    pub input_file: Option<String>,
     /// Trusted key ROLE:NAME:PUBKEY.pem (repeatable)
     #[arg(long, value_name = "ROLE:NAME:PUBKEY.pem")]
     pub trust: Vec<String>,
@@ -22,7 +26,11 @@ pub struct VerifyArgs {
     pub id_only: bool,
 }
 
-pub fn run(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
+pub fn run(mut a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
+    a.envelope = Some(crate::cli::files::one_input(
+        a.envelope.take(),
+        a.input_file.take(),
+    )?);
     if a.id_only {
         let r = verify(a, g);
         return print_id_only(r, g);
@@ -64,14 +72,16 @@ pub fn print_id_only(r: Result<Report, Failure>, g: &Globals) -> Result<Report, 
 }
 
 fn verify(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
-    let source = display_source(&a.envelope);
+    // `run` has put --input-file here, if that is how the envelope was given.
+    let envelope = a.envelope.clone().unwrap_or_default();
+    let source = display_source(&envelope);
     let trusted = trust::for_command(g, &a.trust)?;
     if trusted.keys().is_empty() {
         return Err(Failure::Usage(
             "no trusted keys: pass --trust ROLE:NAME:PUBKEY.pem, or add keys to a store with `elench keys add`".into(),
         ));
     }
-    let bytes = read_limited(&a.envelope, MAX_ENVELOPE_BYTES)?;
+    let bytes = read_limited(&envelope, MAX_ENVELOPE_BYTES)?;
     let accepted = verify_envelope(&bytes, &trusted).map_err(|mut r| {
         if r.code == crate::error::Code::BadEnvelope {
             if let Some(role) = super::add::unsigned_claim_role(bytes.trim_ascii()) {
