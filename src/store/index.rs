@@ -97,6 +97,112 @@ impl ClaimEntry {
     }
 }
 
+/// What the blast radius reads of a claim: its kind and its edges, decoded from the leading
+/// fields of its [`ClaimEntry`] without the rest (see [`EdgesRef`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimEdges {
+    pub kind: Kind,
+    pub target: Vec<IdKey>,
+    pub depends_on: Vec<IdKey>,
+}
+
+/// A claim's kind and edges, borrowed from its encoded [`ClaimEntry`]. postcard writes a
+/// struct as its fields one after another, so the leading ones decode on their own: `kind`,
+/// `origin` and `producer` through serde, then `target` and `depends_on`, each a varint
+/// count and that many 32-byte ids (an `[u8; 32]` is 32 raw bytes), read as slices. Signers,
+/// summary and envelopes are never decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EdgesRef<'a> {
+    pub kind: Kind,
+    target: &'a [u8],
+    depends_on: &'a [u8],
+}
+
+fn ids_of(bytes: &[u8]) -> impl Iterator<Item = &IdKey> {
+    bytes
+        .chunks_exact(32)
+        .filter_map(|c| <&IdKey>::try_from(c).ok())
+}
+
+impl<'a> EdgesRef<'a> {
+    /// Decodes the leading fields of the entry stored for `id`.
+    pub fn decode(id: &[u8], entry: &'a [u8]) -> Result<EdgesRef<'a>, IndexError> {
+        let bad = |why: String| IndexError::Decode {
+            what: format!("claims/{}", id_text(id)),
+            why,
+        };
+        let ((kind, _origin, _producer), rest) =
+            postcard::take_from_bytes::<(Kind, OriginKind, &str)>(entry)
+                .map_err(|e| bad(e.to_string()))?;
+        let (target, rest) = take_ids(rest).map_err(&bad)?;
+        let (depends_on, _) = take_ids(rest).map_err(&bad)?;
+        Ok(EdgesRef {
+            kind,
+            target,
+            depends_on,
+        })
+    }
+
+    pub fn target(&self) -> impl Iterator<Item = &'a IdKey> {
+        ids_of(self.target)
+    }
+
+    pub fn depends_on(&self) -> impl Iterator<Item = &'a IdKey> {
+        ids_of(self.depends_on)
+    }
+
+    /// How many premises the claim names (a repeated one counts each time).
+    pub fn depends_on_len(&self) -> usize {
+        self.depends_on.len() / 32
+    }
+
+    pub fn has_target(&self) -> bool {
+        !self.target.is_empty()
+    }
+
+    pub fn to_owned(&self) -> ClaimEdges {
+        ClaimEdges {
+            kind: self.kind,
+            target: self.target().copied().collect(),
+            depends_on: self.depends_on().copied().collect(),
+        }
+    }
+}
+
+/// A postcard `Vec<[u8; 32]>` at the start of `bytes`: its ids' bytes, and what follows.
+fn take_ids(bytes: &[u8]) -> Result<(&[u8], &[u8]), String> {
+    let (count, rest) = postcard::take_from_bytes::<usize>(bytes).map_err(|e| e.to_string())?;
+    match count.checked_mul(32) {
+        Some(len) if len <= rest.len() => Ok(rest.split_at(len)),
+        _ => Err(format!("{count} ids, {} bytes left", rest.len())),
+    }
+}
+
+/// The tables [`Reader::walk_sorted`] reads, each keyed by a claim id or beginning with one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// Claim entries by id.
+    Claims,
+    /// target ‖ record.
+    Targets,
+    /// premise ‖ dependent.
+    Premises,
+}
+
+impl Table {
+    /// How many entries [`Reader::walk_sorted`] steps over before it seeks instead. A seek
+    /// descends from the B-tree's root (whose pages stay in cache) and searches a leaf; a
+    /// step reads the next entry. Pair keys are small, so a page holds many and stepping
+    /// over them is cheap; claim entries are a few hundred bytes each, so every step over
+    /// one touches new memory, and a seek pays off sooner.
+    fn steps(self) -> usize {
+        match self {
+            Table::Claims => 4,
+            Table::Targets | Table::Premises => 16,
+        }
+    }
+}
+
 /// The summary a [`ClaimEntry`] keeps of a claim's body, written without copying the body.
 pub fn summary_of(body: &serde_json::Value) -> String {
     use serde::ser::SerializeMap;
@@ -466,6 +572,66 @@ impl Reader<'_> {
 
     pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
         claim_in(&self.txn, &self.dbs, id)
+    }
+
+    /// A claim's kind and edges (see [`ClaimEdges`]), without decoding the whole entry.
+    pub fn claim_edges(&self, id: &IdKey) -> Result<Option<ClaimEdges>, IndexError> {
+        match self.dbs.claims.get(&self.txn, id)? {
+            None => Ok(None),
+            Some(b) => EdgesRef::decode(id, b).map(|e| Some(e.to_owned())),
+        }
+    }
+
+    /// Visits the entries of `table` whose keys begin with one of `keys`, which must be sorted
+    /// ascending without repeats, as `f(position in keys, entry key, entry value)`, in key
+    /// order. One cursor moves forward through the table: a key near the last one is reached
+    /// by stepping, a far one by a fresh seek after a few steps ([`Table`]), so the cost
+    /// grows with `keys` and what they hold, never with the table.
+    pub fn walk_sorted<'t>(
+        &'t self,
+        table: Table,
+        keys: &[IdKey],
+        mut f: impl FnMut(usize, &'t [u8], &'t [u8]) -> Result<(), IndexError>,
+    ) -> Result<(), IndexError> {
+        let db = match table {
+            Table::Claims => self.dbs.claims,
+            Table::Targets => self.dbs.by_target,
+            Table::Premises => self.dbs.by_premise,
+        };
+        let Some(first) = keys.first() else {
+            return Ok(());
+        };
+        let max_steps = table.steps();
+        let seek = |k: &[u8]| db.range(&self.txn, &(Bound::Included(k), Bound::Unbounded));
+        let mut it = seek(first)?;
+        let mut cur = it.next().transpose()?;
+        for (i, k) in keys.iter().enumerate() {
+            let mut steps = 0;
+            while let Some((ek, _)) = cur {
+                if ek >= &k[..] {
+                    break;
+                }
+                if steps == max_steps {
+                    it = seek(k)?;
+                    cur = it.next().transpose()?;
+                    break;
+                }
+                steps += 1;
+                cur = it.next().transpose()?;
+            }
+            while let Some((ek, ev)) = cur {
+                if !ek.starts_with(k) {
+                    break;
+                }
+                f(i, ek, ev)?;
+                cur = it.next().transpose()?;
+            }
+            if cur.is_none() {
+                // The table ends before the remaining keys.
+                break;
+            }
+        }
+        Ok(())
     }
 
     pub fn has_claim(&self, id: &IdKey) -> Result<bool, IndexError> {
@@ -942,5 +1108,108 @@ impl Writer<'_> {
             .put(&mut self.txn, b"format", &encode(&FORMAT))?;
         self.txn.commit()?;
         Ok(meta)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key(n: u16) -> IdKey {
+        let mut k = [0u8; 32];
+        k[..2].copy_from_slice(&n.to_be_bytes());
+        k[31] = 7;
+        k
+    }
+
+    /// The borrowed decoding of an entry's leading fields agrees with decoding all of it.
+    #[test]
+    fn edges_decode_from_the_entry_prefix() {
+        let entry = |target: Vec<IdKey>, depends_on: Vec<IdKey>| ClaimEntry {
+            kind: Kind::Falsification,
+            origin: OriginKind::AgentAsserted,
+            producer: "p/1".repeat(50),
+            target,
+            depends_on,
+            anchor_tree: "t".into(),
+            timestamp: -3,
+            seq: 300,
+            signers: Vec::new(),
+            first: Position {
+                n: 1,
+                segment: 2,
+                offset: 3,
+            },
+            summary: "{}".into(),
+            envelopes: vec![EnvelopeRef {
+                number: 1,
+                digest: [9; 32],
+            }],
+        };
+        for (t, d) in [
+            (vec![], vec![]),
+            (vec![key(1)], vec![]),
+            (vec![], vec![key(2), key(3)]),
+            ((0..200).map(key).collect(), (0..130).map(key).collect()),
+        ] {
+            let e = entry(t, d);
+            let bytes = encode(&e);
+            let got = EdgesRef::decode(&key(0), &bytes).unwrap().to_owned();
+            assert_eq!(
+                got,
+                ClaimEdges {
+                    kind: e.kind,
+                    target: e.target.clone(),
+                    depends_on: e.depends_on.clone(),
+                }
+            );
+            // A cut entry is an error, never a panic.
+            for cut in 0..bytes.len().min(40) {
+                let _ = EdgesRef::decode(&key(0), &bytes[..cut]);
+            }
+            assert!(EdgesRef::decode(&key(0), &bytes[..3]).is_err());
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// A sorted walk finds exactly what one prefix lookup per key finds, whether the keys
+        /// are dense (stepping) or far apart (seeking), present or not, at the table's ends.
+        #[test]
+        fn walk_sorted_equals_a_lookup_per_key(
+            pairs in prop::collection::btree_set((0u16..400, 0u16..4), 0..300),
+            wanted in prop::collection::btree_set(0u16..420, 0..120),
+        ) {
+            let tmp = tempfile::tempdir().unwrap();
+            let index = Index::open(tmp.path()).unwrap();
+            {
+                let mut w = index.write().unwrap();
+                for (a, b) in &pairs {
+                    w.dbs.by_premise.put(&mut w.txn, &pair(&key(*a), &key(*b)), &[]).unwrap();
+                }
+                w.commit().unwrap();
+            }
+            let r = index.read().unwrap();
+            let keys: Vec<IdKey> = wanted.iter().map(|&n| key(n)).collect();
+            let mut walked: Vec<(usize, IdKey)> = Vec::new();
+            r.walk_sorted(Table::Premises, &keys, |i, k, v| {
+                assert!(v.is_empty());
+                walked.push((i, k[32..].try_into().unwrap()));
+                Ok(())
+            })
+            .unwrap();
+            let mut looked_up = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                for d in r.dependents(k).unwrap() {
+                    looked_up.push((i, d));
+                }
+            }
+            prop_assert_eq!(walked, looked_up);
+            drop(r);
+            drop(index);
+            Index::forget(tmp.path());
+        }
     }
 }
