@@ -78,7 +78,7 @@ impl Status {
     }
 
     /// A record acts on its targets when its own status is one of these.
-    fn is_live(self) -> bool {
+    pub fn is_live(self) -> bool {
         matches!(self, Status::Unevaluated | Status::Verified)
     }
 }

@@ -108,9 +108,36 @@ pub struct Report {
     /// The command wrote its product to stdout itself (`sign -o -`, `export -o -`): no
     /// report goes there.
     pub stdout_taken: bool,
+    /// Data written as JSON straight into stdout, in place of `data` (see
+    /// [`Report::streaming`]).
+    pub streamed: Option<Box<dyn JsonData>>,
+}
+
+/// Data that writes itself as one JSON value: a large result goes to stdout straight from
+/// the command's own types, never built as a [`Value`] tree.
+pub trait JsonData {
+    /// Writes exactly the compact JSON of [`JsonData::to_value`].
+    fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()>;
+    /// The same data as a value, for the row formats and for a response cut to the cap.
+    fn to_value(&self) -> Value;
+}
+
+impl std::fmt::Debug for dyn JsonData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JsonData")
+    }
 }
 
 impl Report {
+    /// A report whose JSON data is written from `data` while the report is emitted.
+    pub fn streaming(data: impl JsonData + 'static, text: impl Into<String>) -> Report {
+        Report {
+            streamed: Some(Box::new(data)),
+            text: text.into(),
+            ..Report::default()
+        }
+    }
+
     pub fn new(data: Value, text: impl Into<String>) -> Report {
         Report {
             data,
@@ -175,6 +202,13 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
         report.warnings.push(Warning::new(&code, message));
     }
     let exit_code = report.exit_code();
+    // Streamed data is written as it is only into a whole JSON envelope of a success; the row
+    // formats and a stopped command read it as a value.
+    if format != Format::Json || report.failure.is_some() {
+        if let Some(data) = report.streamed.take() {
+            report.data = data.to_value();
+        }
+    }
     // A command stopped early says so in data, as the spec's cancellation response does.
     if let Some(Failure::Interrupted { .. }) = &report.failure {
         match &mut report.data {
@@ -191,6 +225,9 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             if let Some(f) = &report.failure {
                 eprintln!("{}", f.to_text());
             }
+        }
+        Format::Json if report.streamed.is_some() => {
+            emit_streamed(&mut report, command, exit_code, duration_ms);
         }
         Format::Json | Format::Jsonl => {
             let list = report.pagination.is_some();
@@ -240,6 +277,67 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
         }
     }
     exit_code
+}
+
+/// Counts the bytes written to it.
+struct Counter(usize);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The JSON envelope around streamed data: byte for byte what the `Value` envelope of
+/// [`emit`] prints. The envelope is made as for any report, with `null` data, and the data's
+/// own JSON written in its place, straight to stdout. A response over the size cap is cut as
+/// any other, from the data as a value (so its size is counted first when there is a cap).
+/// The data's strings (ids, kinds, statuses) hold no terminal escapes.
+fn emit_streamed(report: &mut Report, command: &str, exit_code: i32, duration_ms: u64) {
+    let Some(data) = report.streamed.take() else {
+        return;
+    };
+    let mut envelope = envelope(report, command, exit_code, duration_ms);
+    let (cap, note) = output_cap();
+    if let Some(w) = note {
+        push_warning(&mut envelope, w);
+    }
+    let head = envelope.to_string();
+    let before_data = format!("{{\"ok\":{},\"data\":", exit_code == 0);
+    let after_data = head
+        .strip_prefix(before_data.as_str())
+        .and_then(|rest| rest.strip_prefix("null"));
+    let fits = |rest: &str| {
+        cap.is_none_or(|cap| {
+            let mut size = Counter(0);
+            data.write_json(&mut size).is_ok() && before_data.len() + size.0 + rest.len() <= cap
+        })
+    };
+    match after_data {
+        Some(rest) if fits(rest) => {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            // A closed stdout (e.g. `| head`) is not worth a panic.
+            let _ = out
+                .write_all(before_data.as_bytes())
+                .and_then(|()| data.write_json(&mut out))
+                .and_then(|()| out.write_all(rest.as_bytes()))
+                .and_then(|()| out.write_all(b"\n"))
+                .and_then(|()| out.flush());
+        }
+        _ => {
+            envelope["data"] = sanitized(data.to_value());
+            if let Some(cap) = cap {
+                enforce_cap(&mut envelope, cap, &report.cursors);
+            }
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{envelope}");
+            let _ = out.flush();
+        }
+    }
 }
 
 /// The response envelope, with every string free of terminal escapes.

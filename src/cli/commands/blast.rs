@@ -2,10 +2,19 @@
 
 use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
-use crate::cli::output::{claim_text, short_id, Mode, Report, Style};
+use crate::cli::output::{claim_text, short_id, JsonData, Mode, Report, Style};
 use crate::cli::Globals;
-use crate::fold::Fold;
-use crate::graph::blast;
+use crate::graph::{blast_bulk, BulkBlast};
+
+impl JsonData for BulkBlast {
+    fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        BulkBlast::write_json(self, out)
+    }
+    fn to_value(&self) -> serde_json::Value {
+        // Plain structs and strings: serialising them into a value cannot fail.
+        serde_json::to_value(self.to_blast()).unwrap_or_default()
+    }
+}
 
 #[derive(Debug, clap::Args)]
 pub struct BlastArgs {
@@ -20,14 +29,16 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     require_claim_ids([&a.id])?;
     let store = open_store(g)?;
     let id = resolve_claim_id(&store, &a.id)?;
-    let mut fold = Fold::new(&store);
-    let b = blast(&mut fold, &id, a.depth)?;
+    let bulk = blast_bulk(&store, &id, a.depth)?;
+    if g.mode != Mode::Text {
+        // Written to stdout straight from the member arrays: a large closure never becomes
+        // a `Value` tree or a string per member.
+        return Ok(Report::streaming(bulk, String::new()));
+    }
+    let b = bulk.to_blast();
     let style = Style::new(g.mode);
     // Claim texts live in the log; read them only when a person will see them.
     let prose_of = |id: &str| -> Result<String, Failure> {
-        if g.mode != Mode::Text {
-            return Ok(String::new());
-        }
         Ok(store
             .get(id)?
             .map(|c| claim_text(&c.claim.body))
@@ -75,6 +86,5 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             ));
         }
     }
-    let data = serde_json::to_value(&b).map_err(|e| Failure::Internal(e.to_string()))?;
-    Ok(Report::new(data, text))
+    Ok(Report::streaming(bulk, text))
 }
