@@ -4,6 +4,10 @@
 //!
 //!     cargo bench --bench store                       # 100,000 claims
 //!     cargo bench --bench store -- --sizes 100000,1000000
+//!     cargo bench --bench store -- --only blast             # some measurements only
+//!
+//! `--only` takes a comma-separated list of `ingest`, `short`, `blast`, `bytes`, `fsck`
+//! (default: all). Without `ingest`, the store of an earlier run is reused when there is one.
 //!
 //! Envelopes are generated with the project's own signing code (`ingest::seal`) into
 //! `target/bench-store/n<N>/` and reused by later runs. The claims form two binary trees
@@ -233,39 +237,53 @@ fn fresh_store(c: &Corpus, name: &str, agent: &SigningKey) -> PathBuf {
     store
 }
 
-fn bench(n: usize) {
+/// Which measurements to run (`--only`); all by default.
+struct Only(Option<Vec<String>>);
+
+impl Only {
+    fn wants(&self, what: &str) -> bool {
+        self.0.as_ref().is_none_or(|o| o.iter().any(|x| x == what))
+    }
+}
+
+fn bench(n: usize, only: &Only) {
     let agent = SigningKey::from_bytes(&[21; 32]);
     let c = generate(n, &agent);
     println!("\n## {n} claims\n");
-    // Baseline: verify_strict over the same envelopes (a sample of up to 50,000).
-    let sample: Vec<(Vec<u8>, Signature)> = std::fs::read_to_string(&c.bundle)
-        .unwrap()
-        .lines()
-        .take(50_000)
-        .map(|l| {
-            let e = Envelope::parse(l.as_bytes()).unwrap();
-            let sig = Signature::from_slice(&e.signatures[0].sig).unwrap();
-            (pae(PAYLOAD_TYPE, &e.payload), sig)
-        })
-        .collect();
-    let vk = agent.verifying_key();
-    let one_core = verify_rate(&sample, &vk, false);
-    let both_cores = verify_rate(&sample, &vk, true);
-    let mut lines = vec![Line {
-        what: "verify_strict, one core (baseline)".into(),
-        value: format!("{one_core:.0} envelopes/s"),
-        ratio: 1.0,
-        goal: None,
-    }];
-    lines.push(Line {
-        what: "verify_strict, both cores".into(),
-        value: format!("{both_cores:.0} envelopes/s"),
-        ratio: both_cores / one_core,
-        goal: None,
-    });
+    let mut lines = Vec::new();
+    let needs_verify = only.wants("ingest") || only.wants("fsck");
+    let (mut one_core, mut both_cores) = (f64::NAN, f64::NAN);
+    if needs_verify {
+        // Baseline: verify_strict over the same envelopes (a sample of up to 50,000).
+        let sample: Vec<(Vec<u8>, Signature)> = std::fs::read_to_string(&c.bundle)
+            .unwrap()
+            .lines()
+            .take(50_000)
+            .map(|l| {
+                let e = Envelope::parse(l.as_bytes()).unwrap();
+                let sig = Signature::from_slice(&e.signatures[0].sig).unwrap();
+                (pae(PAYLOAD_TYPE, &e.payload), sig)
+            })
+            .collect();
+        let vk = agent.verifying_key();
+        one_core = verify_rate(&sample, &vk, false);
+        both_cores = verify_rate(&sample, &vk, true);
+        lines.push(Line {
+            what: "verify_strict, one core (baseline)".into(),
+            value: format!("{one_core:.0} envelopes/s"),
+            ratio: 1.0,
+            goal: None,
+        });
+        lines.push(Line {
+            what: "verify_strict, both cores".into(),
+            value: format!("{both_cores:.0} envelopes/s"),
+            ratio: both_cores / one_core,
+            goal: None,
+        });
+    }
 
     // Bulk ingest with one core, then with both (on 100k at most for the one-core run).
-    if n <= CLOSURE {
+    if n <= CLOSURE && only.wants("ingest") {
         let store = fresh_store(&c, "store-1core", &agent);
         // One verifying thread, and the whole process (its input reader too) on one CPU
         // where `taskset` exists, so "one core" is not helped by the other.
@@ -302,17 +320,49 @@ fn bench(n: usize) {
             goal: Some((">=", 0.6)),
         });
     }
-    let store = fresh_store(&c, "store", &agent);
-    let (t, v) = run_ok(elench(&store).arg("add").arg(&c.bundle));
-    assert_eq!(v["data"]["created"], json!(n));
-    let rate = n as f64 / t.as_secs_f64();
-    lines.push(Line {
-        what: "`add` bundle, both cores".into(),
-        value: format!("{rate:.0} envelopes/s ({:.1?})", t),
-        ratio: rate / one_core,
-        goal: Some((">=", 1.0)),
-    });
+    let reused = c.dir.join("store");
+    let store = if only.wants("ingest") || !reused.join("index").exists() {
+        let store = fresh_store(&c, "store", &agent);
+        let (t, v) = run_ok(elench(&store).arg("add").arg(&c.bundle));
+        assert_eq!(v["data"]["created"], json!(n));
+        let rate = n as f64 / t.as_secs_f64();
+        if only.wants("ingest") {
+            lines.push(Line {
+                what: "`add` bundle, both cores".into(),
+                value: format!("{rate:.0} envelopes/s ({:.1?})", t),
+                ratio: rate / one_core,
+                goal: Some((">=", 1.0)),
+            });
+        }
+        store
+    } else {
+        reused
+    };
+    if only.wants("short") {
+        short_commands(&c, &store, &agent, n, &mut lines);
+    }
+    if only.wants("blast") {
+        blast(&c, &store, n, &mut lines);
+    }
+    if only.wants("bytes") {
+        bytes(&c, &store, &mut lines);
+    }
+    if only.wants("fsck") {
+        // fsck against the raw verify time of its envelopes on both cores.
+        let (t, v) = run_ok(elench(&store).arg("fsck"));
+        assert_eq!(v["data"]["problems"], json!([]));
+        let raw = Duration::from_secs_f64((n + 21) as f64 / both_cores);
+        lines.push(Line {
+            what: "`fsck` vs raw verify_strict of its envelopes on both cores".into(),
+            value: format!("{t:.1?} vs {raw:.1?}"),
+            ratio: t.as_secs_f64() / raw.as_secs_f64(),
+            goal: Some(("<=", 1.5)),
+        });
+    }
+    report(&lines);
+}
 
+fn short_commands(c: &Corpus, store: &Path, agent: &SigningKey, n: usize, lines: &mut Vec<Line>) {
     // Short commands against `--version`.
     let version = median(21, |_| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_elench"));
@@ -328,7 +378,7 @@ fn bench(n: usize) {
     let probe = &c.ids[n / 2 + 7];
     for (name, args) in [("status ID", "status"), ("show ID", "show")] {
         let t = median(21, |_| {
-            let mut cmd = elench(&store);
+            let mut cmd = elench(store);
             cmd.arg(args).arg(probe);
             cmd
         });
@@ -341,14 +391,14 @@ fn bench(n: usize) {
     }
     let singles: Vec<PathBuf> = (0..21)
         .map(|k| {
-            let (_, env) = seal(&claim(10_000_000 + k, None), &agent).unwrap();
+            let (_, env) = seal(&claim(10_000_000 + k, None), agent).unwrap();
             let p = c.dir.join(format!("one-{k}.dsse"));
             std::fs::write(&p, env).unwrap();
             p
         })
         .collect();
     let t = median(21, |k| {
-        let mut cmd = elench(&store);
+        let mut cmd = elench(store);
         cmd.arg("add").arg(&singles[k]);
         cmd
     });
@@ -358,7 +408,12 @@ fn bench(n: usize) {
         ratio: t.as_secs_f64() / version.as_secs_f64(),
         goal: Some(("<=", 3.0)),
     });
+}
 
+/// Runs of `blast` and of its baseline; the median of each is reported.
+const BLAST_RUNS: usize = 5;
+
+fn blast(c: &Corpus, store: &Path, n: usize, lines: &mut Vec<Line>) {
     // Blast of the 100k closure against an in-memory BFS of the same edges, producing the
     // same layered list of ids.
     let closure = n.min(CLOSURE);
@@ -371,32 +426,44 @@ fn bench(n: usize) {
                 .push(c.ids[i].as_str());
         }
     }
-    let bfs_started = Instant::now();
-    let mut depth: HashMap<&str, usize> = HashMap::new();
-    let mut queue = VecDeque::from([c.ids[0].as_str()]);
-    depth.insert(c.ids[0].as_str(), 0);
-    let mut layers: Vec<Vec<&str>> = Vec::new();
-    while let Some(id) = queue.pop_front() {
-        let d = depth[id];
-        if layers.len() <= d {
-            layers.push(Vec::new());
-        }
-        layers[d].push(id);
-        for &next in adjacency.get(id).map(Vec::as_slice).unwrap_or(&[]) {
-            if !depth.contains_key(next) {
-                depth.insert(next, d + 1);
-                queue.push_back(next);
+    let mut bfs_times = Vec::new();
+    let mut bfs_json = Vec::new();
+    for _ in 0..BLAST_RUNS {
+        let bfs_started = Instant::now();
+        let mut depth: HashMap<&str, usize> = HashMap::new();
+        let mut queue = VecDeque::from([c.ids[0].as_str()]);
+        depth.insert(c.ids[0].as_str(), 0);
+        let mut layers: Vec<Vec<&str>> = Vec::new();
+        while let Some(id) = queue.pop_front() {
+            let d = depth[id];
+            if layers.len() <= d {
+                layers.push(Vec::new());
+            }
+            layers[d].push(id);
+            for &next in adjacency.get(id).map(Vec::as_slice).unwrap_or(&[]) {
+                if !depth.contains_key(next) {
+                    depth.insert(next, d + 1);
+                    queue.push_back(next);
+                }
             }
         }
+        for l in &mut layers {
+            l.sort_unstable();
+        }
+        bfs_json = serde_json::to_vec(&layers).unwrap();
+        bfs_times.push(bfs_started.elapsed());
+        assert_eq!(depth.len(), closure);
     }
-    for l in &mut layers {
-        l.sort_unstable();
+    bfs_times.sort();
+    let bfs = bfs_times[BLAST_RUNS / 2];
+    let mut times = Vec::new();
+    for _ in 0..BLAST_RUNS {
+        let (t, v) = run_ok(elench(store).arg("blast").arg(&c.ids[0]));
+        assert_eq!(v["data"]["count"], json!(closure - 1));
+        times.push(t);
     }
-    let bfs_json = serde_json::to_vec(&layers).unwrap();
-    let bfs = bfs_started.elapsed();
-    assert_eq!(depth.len(), closure);
-    let (t, v) = run_ok(elench(&store).arg("blast").arg(&c.ids[0]));
-    assert_eq!(v["data"]["count"], json!(closure - 1));
+    times.sort();
+    let t = times[BLAST_RUNS / 2];
     lines.push(Line {
         what: format!(
             "in-memory BFS of the {closure}-claim closure, to JSON (baseline, {} bytes)",
@@ -418,8 +485,9 @@ fn bench(n: usize) {
         ratio: t.as_secs_f64() / bfs.as_secs_f64(),
         goal: Some(("<=", 3.0)),
     });
+}
 
-    // Bytes.
+fn bytes(c: &Corpus, store: &Path, lines: &mut Vec<Line>) {
     let du = |p: &Path| -> u64 {
         let mut total = 0;
         let mut stack = vec![p.to_path_buf()];
@@ -438,7 +506,7 @@ fn bench(n: usize) {
         }
         total
     };
-    let store_bytes = du(&store);
+    let store_bytes = du(store);
     lines.push(Line {
         what: "store bytes on disk vs envelope bytes".into(),
         value: format!(
@@ -449,18 +517,6 @@ fn bench(n: usize) {
         ratio: store_bytes as f64 / c.envelope_bytes as f64,
         goal: Some(("<=", 2.0)),
     });
-
-    // fsck against the raw verify time of its envelopes on both cores.
-    let (t, v) = run_ok(elench(&store).arg("fsck"));
-    assert_eq!(v["data"]["problems"], json!([]));
-    let raw = Duration::from_secs_f64((n + 21) as f64 / both_cores);
-    lines.push(Line {
-        what: "`fsck` vs raw verify_strict of its envelopes on both cores".into(),
-        value: format!("{t:.1?} vs {raw:.1?}"),
-        ratio: t.as_secs_f64() / raw.as_secs_f64(),
-        goal: Some(("<=", 1.5)),
-    });
-    report(&lines);
 }
 
 fn main() {
@@ -471,11 +527,17 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![CLOSURE]);
+    let only = Only(
+        args.iter()
+            .position(|a| a == "--only")
+            .and_then(|i| args.get(i + 1))
+            .map(|s| s.split(',').map(str::to_owned).collect()),
+    );
     println!(
         "# elench store benchmark ({} cores)",
         rayon::current_num_threads()
     );
     for n in sizes {
-        bench(n);
+        bench(n, &only);
     }
 }
