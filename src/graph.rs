@@ -367,7 +367,12 @@ pub fn blast_bulk(
     let revokes = |s: Status| matches!(s, Status::Falsified | Status::Revoked);
     let mut tainted = vec![false; n];
     for (i, p) in &c.outside {
-        if outside_status[p].is_some_and(revokes) {
+        if outside_status
+            .get(p)
+            .copied()
+            .flatten()
+            .is_some_and(revokes)
+        {
             tainted[*i as usize] = true;
         }
     }
@@ -490,17 +495,26 @@ fn second_of(pair: &[u8]) -> Result<IdKey, IndexError> {
         })
 }
 
-/// Member numbers in id order. Ids are hashes, so their first 8 bytes almost always decide:
-/// sort by those as a number, then order any run that shares them by the whole id.
+/// The first 8 bytes of an id as a number, which orders ids as their bytes do when it
+/// differs; ids are hashes, so it almost always does.
+fn head(key: &IdKey) -> u64 {
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&key[..8]);
+    u64::from_be_bytes(head)
+}
+
+/// Ids in byte order, mostly decided by [`head`] without a call to `memcmp`.
+fn key_cmp(a: &IdKey, b: &IdKey) -> std::cmp::Ordering {
+    head(a).cmp(&head(b)).then_with(|| a.cmp(b))
+}
+
+/// Member numbers in id order: sorted by [`head`], then any run that shares it by the whole
+/// id.
 fn id_order(keys: &[IdKey]) -> Vec<u32> {
     let mut by_prefix: Vec<(u64, u32)> = keys
         .iter()
         .enumerate()
-        .map(|(i, k)| {
-            let mut head = [0u8; 8];
-            head.copy_from_slice(&k[..8]);
-            (u64::from_be_bytes(head), i as u32)
-        })
+        .map(|(i, k)| (head(k), i as u32))
         .collect();
     by_prefix.sort_unstable();
     for run in by_prefix.chunk_by_mut(|a, b| a.0 == b.0) {
@@ -559,7 +573,7 @@ fn read_closure(
         }
         // The new layer by id; of the members reaching a claim, the one with the smallest
         // number, which is the smallest id, is its `via`.
-        found.sort_unstable();
+        found.sort_unstable_by(|a, b| key_cmp(&a.0, &b.0).then(a.1.cmp(&b.1)));
         if keys.len() + found.len() >= NONE as usize {
             return Err(corrupt("the closure exceeds 2^32 claims".into()));
         }
@@ -725,5 +739,38 @@ impl Owns<'_, '_> {
             records.insert(x, recs);
         }
         self.memo.get(&id).copied().ok_or_else(|| cycle_at(&id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids sharing their first 8 bytes are still ordered by all of them.
+    #[test]
+    fn id_order_and_key_cmp_follow_the_bytes() {
+        let mut keys: Vec<IdKey> = Vec::new();
+        for (a, b, c) in [
+            (5u8, 1u8, 9u8),
+            (5, 1, 2),
+            (5, 0, 7),
+            (0, 9, 9),
+            (255, 0, 0),
+            (5, 1, 3),
+        ] {
+            let mut k = [0u8; 32];
+            k[0] = a;
+            k[7] = b;
+            k[31] = c;
+            keys.push(k);
+        }
+        let mut want: Vec<u32> = (0..keys.len() as u32).collect();
+        want.sort_by(|&x, &y| keys[x as usize].cmp(&keys[y as usize]));
+        assert_eq!(id_order(&keys), want);
+        for x in &keys {
+            for y in &keys {
+                assert_eq!(key_cmp(x, y), x.cmp(y));
+            }
+        }
     }
 }
