@@ -458,7 +458,13 @@ fn blast(c: &Corpus, store: &Path, n: usize, lines: &mut Vec<Line>) {
     let bfs = bfs_times[BLAST_RUNS / 2];
     let mut times = Vec::new();
     for _ in 0..BLAST_RUNS {
-        let (t, v) = run_ok(elench(store).arg("blast").arg(&c.ids[0]));
+        // The whole answer, as the baseline produces it: no response size cap.
+        let (t, v) = run_ok(
+            elench(store)
+                .env("ELENCH_MAX_OUTPUT_BYTES", "0")
+                .arg("blast")
+                .arg(&c.ids[0]),
+        );
         assert_eq!(v["data"]["count"], json!(closure - 1));
         times.push(t);
     }

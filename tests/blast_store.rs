@@ -491,3 +491,62 @@ fn the_binary_prints_the_reference_blast() {
         short(&f.id)
     )));
 }
+
+/// The response size cap applies to the streamed blast as to any response: over the cap the
+/// answer is cut (and says so), with no cap it is whole, and the row formats read it too.
+#[test]
+fn the_binary_cuts_a_blast_over_the_cap_and_streams_one_under_it() {
+    let keys = Keys::new();
+    let r = assertion(&keys, "r", &[]);
+    let mut all = vec![r.clone()];
+    for i in 0..40 {
+        let premise = all[i / 2].id.clone();
+        all.push(assertion(&keys, &format!("claim {i}"), &[&premise]));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    {
+        let store = lib_store(&dir, &keys);
+        lib_add_all(&store, &all);
+    }
+    let reference: Blast = {
+        let store = Store::open(&dir, std::time::Duration::from_secs(30)).unwrap();
+        blast(&mut Fold::new(&store), &r.id, None).unwrap()
+    };
+    let blast_with = |cap: &str, format: &str| {
+        let out = support_envelopes::elench()
+            .env("ELENCH_MAX_OUTPUT_BYTES", cap)
+            .arg("--store")
+            .arg(&dir)
+            .args(["--format", format, "blast", &r.id])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+
+    let whole = blast_with("0", "json");
+    let v: Value = serde_json::from_str(&whole).unwrap();
+    assert_eq!(v["data"], serde_json::to_value(&reference).unwrap());
+    assert!(v["meta"].get("truncated").is_none());
+    assert_eq!(whole, format!("{v}\n"));
+    assert!(whole.len() > 4096);
+
+    let cut = blast_with("4096", "json");
+    let v: Value = serde_json::from_str(&cut).unwrap();
+    assert!(cut.len() <= 4096 + 1, "{} bytes", cut.len());
+    assert_eq!(v["meta"]["truncated"], json!(true));
+    assert_eq!(v["data"]["count"], json!(40));
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "RESPONSE_TRUNCATED"));
+    assert_eq!(cut, format!("{v}\n"));
+
+    let rows = blast_with("4096", "jsonl");
+    assert!(rows.lines().count() >= 1);
+    for line in rows.lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+}
