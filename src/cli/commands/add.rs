@@ -33,8 +33,11 @@ use std::time::Duration;
 /// Envelopes verified together and appended as one group (one fsync): the first group of a
 /// batch holds up to FIRST_GROUP, each later one up to twice its predecessor's limit, up to
 /// GROUP. The first envelopes are acknowledged early; a long batch pays few index commits.
+/// Larger groups are a little faster but leave the index larger (LMDB reuses the pages a
+/// commit frees only two commits later): at 100k envelopes, 512 / 1024 / 2048 gave
+/// 99 / 105 / 115 MB of index for 5.0 / 4.8 / 4.6 s of `add`.
 const FIRST_GROUP: usize = 256;
-const GROUP: usize = 2048;
+const GROUP: usize = 1024;
 /// A group commits after this long without new input.
 const IDLE: Duration = Duration::from_millis(100);
 /// Accepted envelopes listed in `data.claims` unless `--list-all`: the report stays bounded
