@@ -266,8 +266,15 @@ fn bench(n: usize, only: &Only) {
             })
             .collect();
         let vk = agent.verifying_key();
-        one_core = verify_rate(&sample, &vk, false);
-        both_cores = verify_rate(&sample, &vk, true);
+        // The best of three runs each: a baseline slowed by a neighbour on this shared
+        // machine would flatter every ratio measured against it.
+        let best = |parallel: bool| {
+            (0..3)
+                .map(|_| verify_rate(&sample, &vk, parallel))
+                .fold(0.0, f64::max)
+        };
+        one_core = best(false);
+        both_cores = best(true);
         lines.push(Line {
             what: "verify_strict, one core (baseline)".into(),
             value: format!("{one_core:.0} envelopes/s"),

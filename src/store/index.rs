@@ -601,7 +601,14 @@ impl Reader<'_> {
         let Some(first) = keys.first() else {
             return Ok(());
         };
-        let max_steps = table.steps();
+        // When the keys are sparse in the table (on average more entries between two of them
+        // than steps allowed), stepping first would only add to every seek: seek at once.
+        let gap = db.len(&self.txn)? / keys.len() as u64;
+        let max_steps = if gap > table.steps() as u64 {
+            0
+        } else {
+            table.steps()
+        };
         let seek = |k: &[u8]| db.range(&self.txn, &(Bound::Included(k), Bound::Unbounded));
         let mut it = seek(first)?;
         let mut cur = it.next().transpose()?;
