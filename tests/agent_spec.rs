@@ -10,11 +10,10 @@
 
 mod common;
 
-use common::{claim_id, envelope_text, with_store, ClaimBuilder, KeyedStore};
+use common::{claim_id, envelope_text, finish_within, with_store, ClaimBuilder, KeyedStore};
 use serde_json::{json, Value};
-use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A probe: a name, the arguments after `elench --store STORE`, and its kind.
 struct Probe {
@@ -66,36 +65,16 @@ fn execute(s: &KeyedStore, args: &[String], stdin: Stdin, env: &[(&str, &str)]) 
     let mut child = cmd.spawn().expect("elench starts");
     // Keep the write end open (and silent) until the process ends.
     let pipe = child.stdin.take();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let started = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if started.elapsed() > HANG_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            drop(pipe);
-            panic!("{args:?} did not end within {HANG_LIMIT:?}: it waits for input or hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let done = finish_within(
+        child,
+        HANG_LIMIT,
+        &format!("{args:?} (it waits for input or hangs)"),
+    );
     drop(pipe);
     Outcome {
-        code,
-        stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
+        code: done.code,
+        stdout: done.stdout,
+        stderr: done.stderr,
     }
 }
 

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{claim_id, envelope_text, with_store, ClaimBuilder, KeyedStore};
+use common::{claim_id, envelope_text, finish_within, with_store, ClaimBuilder, KeyedStore};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -43,35 +43,12 @@ fn elench_cmd(dir: &Path) -> Command {
 }
 
 /// Waits for `child` (killing it after HANG_LIMIT) and collects its output.
-fn finish(mut child: Child) -> Out {
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let o = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let e = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let started = Instant::now();
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        if started.elapsed() > HANG_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("elench did not end within {HANG_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+fn finish(child: Child) -> Out {
+    let done = finish_within(child, HANG_LIMIT, "elench");
     Out {
-        code,
-        stdout: o.join().unwrap(),
-        stderr: e.join().unwrap(),
+        code: done.code,
+        stdout: done.stdout,
+        stderr: done.stderr,
     }
 }
 

@@ -511,47 +511,47 @@ fn json_len(v: &Value) -> usize {
     serde_json::to_vec(v).map_or(0, |b| b.len())
 }
 
-/// The JSON pointer of the array under `at` whose items take the most bytes, and those bytes.
-fn largest_array(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
+/// Visits `v` and everything under it, parents before children, with each one's JSON
+/// pointer (`at` being `v`'s).
+fn walk(v: &Value, at: &str, f: &mut dyn FnMut(&Value, &str)) {
+    f(v, at);
     match v {
         Value::Array(items) => {
-            let size = json_len(v);
-            if !items.is_empty() && best.as_ref().is_none_or(|(_, b)| size > *b) {
-                *best = Some((at.to_owned(), size));
-            }
             for (i, item) in items.iter().enumerate() {
-                largest_array(item, &format!("{at}/{i}"), best);
+                walk(item, &format!("{at}/{i}"), f);
             }
         }
         Value::Object(m) => {
             for (k, item) in m {
                 let key = k.replace('~', "~0").replace('/', "~1");
-                largest_array(item, &format!("{at}/{key}"), best);
+                walk(item, &format!("{at}/{key}"), f);
             }
         }
         _ => {}
     }
 }
 
+/// The JSON pointer of the array under `at` whose items take the most bytes, and those bytes.
+fn largest_array(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
+    walk(v, at, &mut |v, at| {
+        if let Value::Array(items) = v {
+            let size = json_len(v);
+            if !items.is_empty() && best.as_ref().is_none_or(|(_, b)| size > *b) {
+                *best = Some((at.to_owned(), size));
+            }
+        }
+    });
+}
+
 /// The pointer of the longest string under `at`, and its length.
 fn longest_string(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
-    match v {
-        Value::String(s) if best.as_ref().is_none_or(|(_, b)| s.len() > *b) => {
-            *best = Some((at.to_owned(), s.len()));
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                longest_string(item, &format!("{at}/{i}"), best);
+    walk(v, at, &mut |v, at| {
+        if let Value::String(s) = v {
+            if best.as_ref().is_none_or(|(_, b)| s.len() > *b) {
+                *best = Some((at.to_owned(), s.len()));
             }
         }
-        Value::Object(m) => {
-            for (k, item) in m {
-                let key = k.replace('~', "~0").replace('/', "~1");
-                longest_string(item, &format!("{at}/{key}"), best);
-            }
-        }
-        _ => {}
-    }
+    });
 }
 
 /// Cuts the response to at most `cap` bytes (REQ-F-052): the largest list in `data` loses

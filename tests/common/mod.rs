@@ -502,3 +502,47 @@ pub fn claim_id(claim: &Value) -> String {
         .expect("the claim has an id")
         .to_owned()
 }
+
+/// What a child process ended with: its exit code (None if a signal ended it) and both of
+/// its output streams.
+pub struct Finished {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Waits for `child`, whose stdout and stderr are piped, reading both beside it so neither
+/// pipe can fill and stall it; kills it and panics (naming `what`) if it runs past `limit`.
+pub fn finish_within(
+    mut child: std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> Finished {
+    use std::io::Read;
+    let reader = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = reader(Box::new(child.stdout.take().expect("stdout is piped")));
+    let err = reader(Box::new(child.stderr.take().expect("stderr is piped")));
+    let started = std::time::Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} did not end within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Finished {
+        code,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
