@@ -1,12 +1,13 @@
-//! Reading the log into an index: catch-up after a crash, `reindex`, `fsck --repair`, and
-//! `fsck`'s independent rebuild all go through [`apply_log`].
+//! Reading the log into an index: catch-up after a crash, `reindex` and `fsck --repair` go
+//! through [`apply_log`]; `fsck` reads it the same way into an [`Audit`] of the live index
+//! ([`audit_log`]).
 //!
 //! Every envelope record is verified again against the trust state at its position (the
 //! fold of the trust events before it), on every core; its claim id is recomputed on the way.
 //! A record that no longer verifies, is not in canonical form, or repeats an envelope is
 //! damage: the log is never silently reinterpreted.
 
-use super::index::{Index, Writer};
+use super::index::{Apply, Audit, Difference, Index, Meta, Reader, Writer};
 use super::log::{Head, Kind, Log, LogError, Record, Tail};
 use super::record;
 use super::{trust_set_of, StoreError};
@@ -20,9 +21,19 @@ const VERIFY_BATCH: usize = 4096;
 /// Records per index transaction during a long rebuild.
 const COMMIT_EVERY: u64 = 100_000;
 
-struct Run<'i> {
-    index: &'i Index,
-    writer: Option<Writer<'i>>,
+/// Where the verified records go.
+enum Sink<'i, 'r, 'e> {
+    /// An index written in transactions of [`COMMIT_EVERY`] records.
+    Index {
+        index: &'i Index,
+        writer: Option<Writer<'i>>,
+    },
+    /// The live index, checked.
+    Audit(Audit<'r, 'e>),
+}
+
+struct Run<'i, 'r, 'e> {
+    sink: Sink<'i, 'r, 'e>,
     trust: TrustSet,
     /// Envelope records read and not yet verified.
     batch: Vec<Record>,
@@ -72,7 +83,7 @@ fn verify_batch(batch: &[Record], trust: &TrustSet) -> Vec<Verdict> {
 
 /// Applies verified envelopes in log order; the first one that failed is damage.
 fn apply_verified(
-    w: &mut Writer<'_>,
+    w: &mut dyn Apply,
     batch: &[Record],
     verdicts: Vec<Verdict>,
 ) -> Result<(), StoreError> {
@@ -104,16 +115,25 @@ fn apply_verified(
     Ok(())
 }
 
-impl<'i> Run<'i> {
-    fn writer(&mut self) -> Result<&mut Writer<'i>, StoreError> {
-        if self.writer.is_none() {
-            self.writer = Some(self.index.write()?);
+impl<'i> Sink<'i, '_, '_> {
+    /// Where the next records go (a write transaction is begun when there is none).
+    fn apply(&mut self) -> Result<&mut dyn Apply, StoreError> {
+        match self {
+            Sink::Index { index, writer } => {
+                if writer.is_none() {
+                    *writer = Some(index.write()?);
+                }
+                match writer {
+                    Some(w) => Ok(w),
+                    None => Err(StoreError::Corrupt("index writer vanished".into())),
+                }
+            }
+            Sink::Audit(a) => Ok(a),
         }
-        self.writer
-            .as_mut()
-            .ok_or_else(|| StoreError::Corrupt("index writer vanished".into()))
     }
+}
 
+impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
     /// Verifies the batch read so far while the previously verified one is applied.
     fn flush(&mut self) -> Result<(), StoreError> {
         if self.batch.is_empty() {
@@ -121,18 +141,18 @@ impl<'i> Run<'i> {
         }
         let batch = std::mem::take(&mut self.batch);
         let pending = self.pending.take();
-        self.writer()?;
-        let Run { writer, trust, .. } = self;
-        let w = writer
-            .as_mut()
-            .ok_or_else(|| StoreError::Corrupt("index writer vanished".into()))?;
-        let (applied, verdicts) = rayon::join(
-            || match pending {
+        let Run { sink, trust, .. } = self;
+        let w = sink.apply()?;
+        // The batch is verified on the pool's threads while this one applies the last.
+        let mut verdicts = Vec::new();
+        let mut applied = Ok(0);
+        rayon::in_place_scope(|s| {
+            s.spawn(|_| verdicts = verify_batch(&batch, trust));
+            applied = match pending {
                 Some((b, v)) => apply_verified(w, &b, v).map(|()| b.len() as u64),
                 None => Ok(0),
-            },
-            || verify_batch(&batch, trust),
-        );
+            };
+        });
         self.since_commit += applied?;
         self.pending = Some((batch, verdicts));
         self.maybe_commit()
@@ -141,7 +161,7 @@ impl<'i> Run<'i> {
     /// Applies what is verified and not yet applied.
     fn drain(&mut self) -> Result<(), StoreError> {
         if let Some((b, v)) = self.pending.take() {
-            apply_verified(self.writer()?, &b, v)?;
+            apply_verified(self.sink.apply()?, &b, v)?;
             self.since_commit += b.len() as u64;
             self.maybe_commit()?;
         }
@@ -150,10 +170,12 @@ impl<'i> Run<'i> {
 
     fn maybe_commit(&mut self) -> Result<(), StoreError> {
         if self.since_commit >= COMMIT_EVERY {
-            if let Some(w) = self.writer.take() {
-                let meta = w.commit()?;
-                if let Some(p) = self.progress {
-                    p(meta.head.records);
+            if let Sink::Index { writer, .. } = &mut self.sink {
+                if let Some(w) = writer.take() {
+                    let meta = w.commit()?;
+                    if let Some(p) = self.progress {
+                        p(meta.head.records);
+                    }
                 }
             }
             self.since_commit = 0;
@@ -165,7 +187,7 @@ impl<'i> Run<'i> {
         // A trust event changes what later envelopes are verified against.
         self.flush()?;
         self.drain()?;
-        let w = self.writer()?;
+        let w = self.sink.apply()?;
         match rec.kind {
             Kind::KeyAdd => {
                 let e: record::KeyAdd =
@@ -225,44 +247,105 @@ fn apply(
         ));
     }
     let trust = trust_set_of(writer.keys()?)?;
-    let mut run = Run {
-        index,
-        writer: Some(writer),
+    let mut run = Run::new(
+        Sink::Index {
+            index,
+            writer: Some(writer),
+        },
         trust,
-        batch: Vec::new(),
-        pending: None,
-        since_commit: 0,
         progress,
-    };
-    let mut failure: Option<StoreError> = None;
-    let scanned = log.scan(from, |rec| {
-        let step = match rec.kind {
-            Kind::Envelope => {
-                run.batch.push(rec);
-                if run.batch.len() >= VERIFY_BATCH {
-                    run.flush()
-                } else {
-                    Ok(())
-                }
-            }
-            _ => run.event(&rec),
-        };
-        match step {
-            Ok(()) => Ok(true),
-            Err(e) => {
-                failure = Some(e);
-                Ok(false)
-            }
-        }
-    });
-    let (_, tail) = scanned.map_err(|e: LogError| StoreError::from(e))?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    run.flush()?;
-    run.drain()?;
-    if let Some(w) = run.writer.take() {
+    );
+    let tail = run.read(log, from)?;
+    if let Sink::Index {
+        writer: Some(w), ..
+    } = run.sink
+    {
         w.commit()?;
     }
     Ok(tail)
+}
+
+/// What [`audit_log`] found.
+pub struct Audited {
+    /// How the log ends, or the damage that stopped the reading.
+    pub tail: Result<Tail, StoreError>,
+    /// The index state the records read give (all of them, when the log is sound).
+    pub meta: Meta,
+    /// How the live index differs from the log (at most `limit` per table); only looked
+    /// for when the whole log was read and is sound.
+    pub differences: Vec<(&'static str, Difference)>,
+}
+
+/// Reads and verifies the whole log as a rebuild does, checking the live index against it
+/// record by record instead of writing a second index ([`Audit`]).
+pub fn audit_log(log: &Log, live: &Reader<'_>, limit: usize) -> Result<Audited, StoreError> {
+    let mut run = Run::new(
+        Sink::Audit(Audit::new(live, limit)),
+        TrustSet::default(),
+        None,
+    );
+    let tail = run.read(log, Head::EMPTY);
+    let Sink::Audit(audit) = run.sink else {
+        return Err(StoreError::Corrupt("the audit vanished".into()));
+    };
+    let meta = audit.meta();
+    let differences = match &tail {
+        Ok(Tail::Clean) | Ok(Tail::Torn { .. }) => audit.finish()?,
+        _ => Vec::new(),
+    };
+    Ok(Audited {
+        tail,
+        meta,
+        differences,
+    })
+}
+
+impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
+    fn new(
+        sink: Sink<'i, 'r, 'e>,
+        trust: TrustSet,
+        progress: Option<&'i (dyn Fn(u64) + Sync)>,
+    ) -> Self {
+        Run {
+            sink,
+            trust,
+            batch: Vec::new(),
+            pending: None,
+            since_commit: 0,
+            progress,
+        }
+    }
+
+    /// Reads every record after `from` into the sink. Damage before the end is an error;
+    /// a torn or damaged tail is returned (everything before it has been applied).
+    fn read(&mut self, log: &Log, from: Head) -> Result<Tail, StoreError> {
+        let mut failure: Option<StoreError> = None;
+        let scanned = log.scan(from, |rec| {
+            let step = match rec.kind {
+                Kind::Envelope => {
+                    self.batch.push(rec);
+                    if self.batch.len() >= VERIFY_BATCH {
+                        self.flush()
+                    } else {
+                        Ok(())
+                    }
+                }
+                _ => self.event(&rec),
+            };
+            match step {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    failure = Some(e);
+                    Ok(false)
+                }
+            }
+        });
+        let (_, tail) = scanned.map_err(|e: LogError| StoreError::from(e))?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        self.flush()?;
+        self.drain()?;
+        Ok(tail)
+    }
 }

@@ -1,8 +1,8 @@
 //! `elench fsck [--repair] [--checkpoint FILE]`: check the whole store.
 //!
 //! Every record's checksums and chain value; every envelope verified again against the trust
-//! state at its position, with its claim id recomputed (on every core); the index compared
-//! with one rebuilt independently from the log; and, with `--checkpoint`, that the log still
+//! state at its position, with its claim id recomputed (on every core); every entry of the
+//! index checked against what the log gives it (`rebuild::audit_log`); and, with `--checkpoint`, that the log still
 //! extends an earlier checkpoint. `--repair` moves everything from the first damaged record
 //! on into `quarantine/` and rebuilds the index.
 
@@ -11,7 +11,7 @@ use super::common::{open_store, open_store_unsettled};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
-use crate::store::index::{Difference, Index};
+use crate::store::index::Difference;
 use crate::store::log::Head;
 use crate::store::{rebuild, Store, Tail};
 use serde_json::{json, Value};
@@ -144,10 +144,13 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
     } else {
         Some(store.lock_unsettled()?)
     };
-    let scratch = crate::scratch::ScratchDir::new("fsck-index");
-    let fresh = Index::open(scratch.path())
-        .map_err(|e| Failure::Internal(format!("temporary index: {e}")))?;
-    match rebuild::apply_log(store.log(), &fresh, Head::EMPTY, None) {
+    let live = store
+        .index()
+        .read()
+        .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
+    let audited = rebuild::audit_log(store.log(), &live, 20)
+        .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
+    match audited.tail {
         Ok(Tail::Clean) => {}
         Ok(Tail::Torn {
             segment,
@@ -170,43 +173,27 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
             p.add("STORE_CORRUPT", e.to_string());
         }
     }
-    let rebuilt = fresh
-        .read()
-        .map_err(|e| Failure::Internal(format!("temporary index: {e}")))?;
-    let meta = rebuilt
-        .meta()
-        .map_err(|e| Failure::Internal(format!("temporary index: {e}")))?;
-    if !log_damaged {
-        let live = store
-            .index()
-            .read()
-            .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
-        rebuilt
-            .compare(&live, 20, |db, difference| {
-                let what = match difference {
-                    Difference::Missing(k) => format!("entry {} is missing", describe(db, &k)),
-                    Difference::Extra(k) => {
-                        format!("entry {} should not be there", describe(db, &k))
-                    }
-                    Difference::Changed(k) => {
-                        format!("entry {} holds a different value", describe(db, &k))
-                    }
-                };
-                p.add(
-                    "INDEX_DISAGREES",
-                    format!("index database {db}: {what} (the log says otherwise)"),
-                );
-            })
-            .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
+    for (db, difference) in audited.differences {
+        let what = match difference {
+            Difference::Missing(k) => format!("entry {} is missing", describe(db, &k)),
+            Difference::Extra(k) => format!("entry {} should not be there", describe(db, &k)),
+            Difference::Changed(k) => {
+                format!("entry {} holds a different value", describe(db, &k))
+            }
+            Difference::Unreadable(k) => format!("entry {} cannot be read", describe(db, &k)),
+        };
+        p.add(
+            "INDEX_DISAGREES",
+            format!("index database {db}: {what} (the log says otherwise)"),
+        );
     }
-    drop(rebuilt);
+    drop(live);
+    let meta = audited.meta;
     if let Some(c) = checkpoint {
         if !check_checkpoint(store, c, &mut p)? {
             log_damaged = true;
         }
     }
-    Index::forget(scratch.path());
-    drop(fresh);
     Ok(Findings {
         records: meta.head.records,
         envelopes: meta.counts.envelopes,

@@ -21,6 +21,10 @@
 //! truth, and a disagreeing index is rebuilt). Readers use LMDB read transactions and never
 //! wait for the writer.
 
+mod audit;
+
+pub use audit::Audit;
+
 use super::log::{Chain, Head, Position};
 use crate::claim::{Kind, OriginKind};
 use crate::ingest::Signer;
@@ -86,6 +90,57 @@ pub struct EnvelopeRef {
 }
 
 impl ClaimEntry {
+    /// The entry a claim gets from its first envelope: `seq` is its arrival number among
+    /// claims. Written by [`Writer::apply_envelope`], expected by [`audit::Audit`].
+    pub fn first(
+        claim: &crate::claim::Claim,
+        signers: &[Signer],
+        pos: Position,
+        seq: u64,
+        envelope: EnvelopeRef,
+    ) -> ClaimEntry {
+        let to_keys =
+            |ids: &[String]| -> Vec<IdKey> { ids.iter().filter_map(|t| id_key(t)).collect() };
+        let mut sorted = signers.to_vec();
+        sorted.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+        sorted.dedup_by(|a, b| a.keyid == b.keyid);
+        ClaimEntry {
+            kind: claim.kind,
+            origin: claim.origin,
+            producer: claim.producer.clone(),
+            target: to_keys(&claim.target),
+            depends_on: to_keys(&claim.depends_on),
+            anchor_tree: claim.anchor_tree.clone(),
+            timestamp: claim.timestamp,
+            seq,
+            signers: sorted,
+            first: pos,
+            summary: summary_of(&claim.body),
+            envelopes: vec![envelope],
+        }
+    }
+
+    /// Adds a later envelope of the claim `id`: its signers join the union. An envelope the
+    /// entry already holds is [`IndexError::DuplicateEnvelope`].
+    pub fn add_envelope(
+        &mut self,
+        id: &IdKey,
+        envelope: EnvelopeRef,
+        signers: &[Signer],
+    ) -> Result<(), IndexError> {
+        if self.envelopes.iter().any(|e| e.digest == envelope.digest) {
+            return Err(IndexError::DuplicateEnvelope { claim: id_text(id) });
+        }
+        self.envelopes.push(envelope);
+        for s in signers {
+            if !self.signers.iter().any(|e| e.keyid == s.keyid) {
+                self.signers.push(s.clone());
+            }
+        }
+        self.signers.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+        Ok(())
+    }
+
     /// The summary as the claim body it abbreviates: `anchor` (with its tree) and
     /// `assertion.{form,text}`.
     pub fn summary_body(&self) -> Result<serde_json::Value, serde_json::Error> {
@@ -290,7 +345,49 @@ pub struct Meta {
     pub counts: Counts,
 }
 
+impl KeyEntry {
+    /// The trust state's entry for a key added at `pos`.
+    pub fn added(pos: Position, key: &super::record::KeyAdd) -> Result<KeyEntry, IndexError> {
+        let public_key: [u8; 32] = hex::decode(&key.public_key)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| IndexError::Decode {
+                what: format!("key {}", key.keyid),
+                why: "public key is not 32 bytes of hex".into(),
+            })?;
+        Ok(KeyEntry {
+            keyid: key.keyid.clone(),
+            role: key.role,
+            name: key.name.clone(),
+            public_key,
+            added_at: pos.n,
+            retired_at: None,
+        })
+    }
+
+    /// Retires the key at `pos`; false when it was already retired (the first retirement
+    /// stands).
+    pub fn retire(&mut self, pos: Position) -> bool {
+        if self.retired_at.is_some() {
+            return false;
+        }
+        self.retired_at = Some(pos.n);
+        true
+    }
+}
+
 impl Meta {
+    /// Moves the indexed head past the record at `pos`.
+    pub fn advance(&mut self, pos: Position, chain: Chain, frame_len: u64) {
+        self.head = Head {
+            records: pos.n + 1,
+            chain,
+            segment: pos.segment,
+            end: pos.offset + frame_len,
+        };
+        self.last = Some(pos);
+    }
+
     pub const EMPTY: Meta = Meta {
         head: Head::EMPTY,
         last: None,
@@ -331,6 +428,8 @@ pub enum Difference {
     Extra(Vec<u8>),
     /// In both, with different values.
     Changed(Vec<u8>),
+    /// LMDB could not read it (a damaged page).
+    Unreadable(Vec<u8>),
 }
 
 #[derive(Clone, Copy)]
@@ -803,85 +902,6 @@ impl Reader<'_> {
         }
     }
 
-    fn named_dbs(&self) -> [(&'static str, Db); 7] {
-        [
-            ("meta", self.dbs.meta),
-            ("claims", self.dbs.claims),
-            ("envelope_order", self.dbs.envelope_order),
-            ("arrivals", self.dbs.arrivals),
-            ("by_target", self.dbs.by_target),
-            ("by_premise", self.dbs.by_premise),
-            ("keys", self.dbs.keys),
-        ]
-    }
-
-    /// Walks this index and `other` side by side, database by database in key order, and
-    /// reports each entry that differs (at most `limit` per database), without holding
-    /// either in memory: `fsck` compares the live index with one rebuilt from the log.
-    pub fn compare(
-        &self,
-        other: &Reader<'_>,
-        limit: usize,
-        mut report: impl FnMut(&'static str, Difference),
-    ) -> Result<(), IndexError> {
-        for ((name, mine), (_, theirs)) in self.named_dbs().into_iter().zip(other.named_dbs()) {
-            let mut want = mine.iter(&self.txn)?.peekable();
-            let mut got = theirs.iter(&other.txn)?.peekable();
-            let mut reported = 0;
-            while reported < limit {
-                let difference = match (want.peek(), got.peek()) {
-                    (None, None) => break,
-                    (Some(Err(_)), _) => {
-                        return Err(want.next().and_then(Result::err).map_or_else(
-                            || IndexError::Decode {
-                                what: name.into(),
-                                why: "unreadable".into(),
-                            },
-                            IndexError::from,
-                        ))
-                    }
-                    (_, Some(Err(_))) => {
-                        return Err(got.next().and_then(Result::err).map_or_else(
-                            || IndexError::Decode {
-                                what: name.into(),
-                                why: "unreadable".into(),
-                            },
-                            IndexError::from,
-                        ))
-                    }
-                    (Some(Ok(a)), Some(Ok(b))) if a.0 == b.0 => {
-                        let same = a.1 == b.1;
-                        let key = a.0.to_vec();
-                        want.next();
-                        got.next();
-                        if same {
-                            continue;
-                        }
-                        Difference::Changed(key)
-                    }
-                    (Some(Ok(a)), Some(Ok(b))) if a.0 < b.0 => {
-                        let key = a.0.to_vec();
-                        want.next();
-                        Difference::Missing(key)
-                    }
-                    (Some(Ok(a)), None) => {
-                        let key = a.0.to_vec();
-                        want.next();
-                        Difference::Missing(key)
-                    }
-                    (_, Some(Ok(b))) => {
-                        let key = b.0.to_vec();
-                        got.next();
-                        Difference::Extra(key)
-                    }
-                };
-                report(name, difference);
-                reported += 1;
-            }
-        }
-        Ok(())
-    }
-
     pub fn claim_count(&self) -> Result<u64, IndexError> {
         Ok(self.dbs.claims.len(&self.txn)?)
     }
@@ -900,6 +920,76 @@ pub struct Writer<'e> {
 pub enum Applied {
     Created,
     Merged,
+}
+
+/// Where a log's records go, in log order: an index being written ([`Writer`]), or the live
+/// index being checked against the log ([`Audit`]). Both work out each record's entries
+/// with the same functions ([`ClaimEntry::first`], [`ClaimEntry::add_envelope`],
+/// [`KeyEntry::added`], [`KeyEntry::retire`], [`Meta::advance`]).
+pub trait Apply {
+    /// Applies an accepted envelope record; a repeated envelope is
+    /// [`IndexError::DuplicateEnvelope`].
+    #[allow(clippy::too_many_arguments)]
+    fn apply_envelope(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        digest: &[u8; 32],
+        claim: &crate::claim::Claim,
+        signers: &[Signer],
+    ) -> Result<Applied, IndexError>;
+    fn apply_key_add(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        key: &super::record::KeyAdd,
+    ) -> Result<(), IndexError>;
+    fn apply_key_retire(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        keyid: &str,
+    ) -> Result<(), IndexError>;
+    /// The trust state after the records applied so far.
+    fn keys(&self) -> Result<Vec<KeyEntry>, IndexError>;
+}
+
+impl Apply for Writer<'_> {
+    fn apply_envelope(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        digest: &[u8; 32],
+        claim: &crate::claim::Claim,
+        signers: &[Signer],
+    ) -> Result<Applied, IndexError> {
+        Writer::apply_envelope(self, pos, chain, frame_len, digest, claim, signers)
+    }
+    fn apply_key_add(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        key: &super::record::KeyAdd,
+    ) -> Result<(), IndexError> {
+        Writer::apply_key_add(self, pos, chain, frame_len, key)
+    }
+    fn apply_key_retire(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+        keyid: &str,
+    ) -> Result<(), IndexError> {
+        Writer::apply_key_retire(self, pos, chain, frame_len, keyid)
+    }
+    fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
+        Writer::keys(self)
+    }
 }
 
 impl Writer<'_> {
@@ -940,13 +1030,7 @@ impl Writer<'_> {
     }
 
     fn advance(&mut self, pos: Position, chain: Chain, frame_len: u64) {
-        self.meta.head = Head {
-            records: pos.n + 1,
-            chain,
-            segment: pos.segment,
-            end: pos.offset + frame_len,
-        };
-        self.meta.last = Some(pos);
+        self.meta.advance(pos, chain, frame_len);
     }
 
     /// Applies an accepted envelope record.
@@ -977,25 +1061,7 @@ impl Writer<'_> {
             &encode(&OrderEntry { claim: id, pos }),
         )?;
         self.meta.counts.envelopes += 1;
-        let to_keys =
-            |ids: &[String]| -> Vec<IdKey> { ids.iter().filter_map(|t| id_key(t)).collect() };
-        let mut sorted = signers.to_vec();
-        sorted.sort_by(|a, b| a.keyid.cmp(&b.keyid));
-        sorted.dedup_by(|a, b| a.keyid == b.keyid);
-        let entry = ClaimEntry {
-            kind: claim.kind,
-            origin: claim.origin,
-            producer: claim.producer.clone(),
-            target: to_keys(&claim.target),
-            depends_on: to_keys(&claim.depends_on),
-            anchor_tree: claim.anchor_tree.clone(),
-            timestamp: claim.timestamp,
-            seq: self.meta.counts.claims,
-            signers: sorted,
-            first: pos,
-            summary: summary_of(&claim.body),
-            envelopes: vec![envelope],
-        };
+        let entry = ClaimEntry::first(claim, signers, pos, self.meta.counts.claims, envelope);
         // Most envelopes bring a new claim: one insert that refuses to overwrite finds out,
         // without a lookup first.
         let inserted = self.dbs.claims.put_with_flags(
@@ -1026,18 +1092,7 @@ impl Writer<'_> {
                     what: format!("claims/{}", id_text(&id)),
                     why: "an insert found it, a read did not".into(),
                 })?;
-                if stored.envelopes.iter().any(|e| e.digest == *digest) {
-                    return Err(IndexError::DuplicateEnvelope {
-                        claim: id_text(&id),
-                    });
-                }
-                stored.envelopes.push(envelope);
-                for s in entry.signers {
-                    if !stored.signers.iter().any(|e| e.keyid == s.keyid) {
-                        stored.signers.push(s);
-                    }
-                }
-                stored.signers.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+                stored.add_envelope(&id, envelope, &entry.signers)?;
                 self.dbs.claims.put(&mut self.txn, &id, &encode(&stored))?;
                 Applied::Merged
             }
@@ -1055,27 +1110,13 @@ impl Writer<'_> {
         frame_len: u64,
         key: &super::record::KeyAdd,
     ) -> Result<(), IndexError> {
-        let public_key: [u8; 32] = hex::decode(&key.public_key)
-            .ok()
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| IndexError::Decode {
-                what: format!("key {}", key.keyid),
-                why: "public key is not 32 bytes of hex".into(),
-            })?;
+        let entry = KeyEntry::added(pos, key)?;
         if self
             .dbs
             .keys
             .get(&self.txn, key.keyid.as_bytes())?
             .is_none()
         {
-            let entry = KeyEntry {
-                keyid: key.keyid.clone(),
-                role: key.role,
-                name: key.name.clone(),
-                public_key,
-                added_at: pos.n,
-                retired_at: None,
-            };
             self.dbs
                 .keys
                 .put(&mut self.txn, key.keyid.as_bytes(), &encode(&entry))?;
@@ -1094,8 +1135,7 @@ impl Writer<'_> {
     ) -> Result<(), IndexError> {
         if let Some(v) = self.dbs.keys.get(&self.txn, keyid.as_bytes())? {
             let mut entry: KeyEntry = decode(v, "keys")?;
-            if entry.retired_at.is_none() {
-                entry.retired_at = Some(pos.n);
+            if entry.retire(pos) {
                 self.dbs
                     .keys
                     .put(&mut self.txn, keyid.as_bytes(), &encode(&entry))?;
