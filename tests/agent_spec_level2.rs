@@ -5,7 +5,8 @@
 //! (REQ-O-001), what child processes inherit (REQ-F-008, REQ-F-010, REQ-F-046, REQ-F-055),
 //! escapes in data (REQ-F-007), `effect` (REQ-C-003), confirmation flags (REQ-O-021,
 //! REQ-C-005), `check-permissions` (REQ-O-047), pure help (REQ-F-068), locale (REQ-F-005),
-//! a closed pipe (REQ-F-014), headless mode (REQ-F-057) and the stdin cap (REQ-F-054).
+//! a closed pipe (REQ-F-014), headless mode (REQ-F-057), the stdin cap (REQ-F-054) and every
+//! argument error of a command line reported at once (REQ-F-015, REQ-C-006).
 //!
 //! Nothing here measures speed: time limits are given as small `--timeout` values and a test
 //! only waits for the process to end (a hang fails after a generous limit).
@@ -882,4 +883,197 @@ fn stdin_over_the_cap_is_refused_and_input_file_is_the_way() {
         let t = &m["data"]["commands"][c]["flags"]["input-file"]["type"];
         assert!(t == "string" || t == "array", "{c}: {t}");
     }
+}
+
+// ---- REQ-F-015, REQ-C-006: every argument error at once, before anything runs ----
+
+/// Every file under `dir` with its bytes: what "nothing changed" is checked against.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+/// `(param, value)` of each entry of `error.errors`, in order.
+fn argument_errors(v: &Value) -> Vec<(String, Option<String>)> {
+    let errors = v["error"]["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("error.errors is a list: {v}"));
+    for e in errors {
+        assert_eq!(e["code"], "BAD_ARGUMENTS", "{v}");
+        assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+    }
+    errors
+        .iter()
+        .map(|e| {
+            (
+                e["param"].as_str().unwrap().to_owned(),
+                e["value"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+fn pair(param: &str, value: Option<&str>) -> (String, Option<String>) {
+    (param.to_owned(), value.map(str::to_owned))
+}
+
+#[test]
+fn every_argument_error_of_a_line_is_reported_at_once_and_nothing_runs() {
+    let (s, _) = store_with(2);
+    let before = snapshot(s.dir());
+    let too_big = "99999999999999999999999";
+    // An unknown flag, a --limit out of range and a malformed claim id: one response.
+    let (code, v) = s.run(&["status", "cl_bogus", "--limit", too_big, "--frobnicate"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(v["error"]["code"], "BAD_ARGUMENTS", "{v}");
+    assert_eq!(v["error"]["phase"], "validation", "{v}");
+    let found = argument_errors(&v);
+    assert_eq!(found.len(), 3, "{v}");
+    for e in [
+        pair("--frobnicate", None),
+        pair("--limit", Some(too_big)),
+        pair("<ID>", Some("cl_bogus")),
+    ] {
+        assert!(found.contains(&e), "{e:?} in {v}");
+    }
+    // The message is the first error's, as it was when only that one was reported.
+    assert_eq!(v["error"]["message"], v["error"]["errors"][0]["message"]);
+    assert_eq!(
+        v["error"]["message"],
+        "unexpected argument '--frobnicate' found"
+    );
+
+    // Beyond the parser: elench's own checks (the page, the ids) are all made at once.
+    let (code, v) = s.run(&["status", "--all", "--limit", "0", "--cursor", "soon"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("--limit", Some("0")), pair("--cursor", Some("soon"))]
+    );
+    let (code, v) = s.run(&["status", "cl_zz", "not-an-id", "cl_abcd"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("<ID>", Some("cl_zz")), pair("<ID>", Some("not-an-id"))]
+    );
+
+    // Commands that change things change nothing: a check, a retirement, a remote.
+    let key = s.keys.harness.private.to_str().unwrap().to_owned();
+    let (code, v) = s.run(&[
+        "check",
+        "cl_bogus",
+        "--key",
+        &key,
+        "--jobs",
+        "0",
+        "--frobnicate",
+        "--repeat",
+        "0",
+    ]);
+    assert_eq!(code, 2, "{v}");
+    let found = argument_errors(&v);
+    for e in [
+        pair("--frobnicate", None),
+        pair("<ID>", Some("cl_bogus")),
+        pair("--jobs", Some("0")),
+        pair("--repeat", Some("0")),
+    ] {
+        assert!(found.contains(&e), "{e:?} in {v}");
+    }
+    let (code, v) = s.run(&[
+        "keys",
+        "retire",
+        "../../etc/passwd",
+        "--confirm-destructive",
+        "--frobnicate",
+    ]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![
+            pair("--frobnicate", None),
+            pair("<KEYID>", Some("../../etc/passwd"))
+        ]
+    );
+    let (code, v) = s.run(&["remote", "add", "bad/name", "", "--timeout", "soon"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![
+            pair("--timeout", Some("soon")),
+            pair("<URL>", Some("")),
+            pair("<NAME>", Some("bad/name"))
+        ]
+    );
+    // `--limit -3`: the parser takes -3 for an option; that is one error, about --limit.
+    let (code, v) = s.run(&["log", "--limit", "-3", "--frobnicate"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("--limit", Some("-3")), pair("--frobnicate", None)]
+    );
+    // One error is a list of one, with the message it always had.
+    let (code, v) = s.run(&["log", "--limit", "0"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(argument_errors(&v), vec![pair("--limit", Some("0"))]);
+    assert_eq!(v["error"]["message"], "--limit must be between 1 and 10000");
+    assert_eq!(
+        snapshot(s.dir()),
+        before,
+        "a refused command line changes nothing"
+    );
+
+    // People see every error too, on stderr.
+    let o = finish(
+        elench_cmd(s.dir())
+            .args(with_store(
+                &s.store,
+                &[
+                    "--format",
+                    "text",
+                    "status",
+                    "cl_bogus",
+                    "--limit",
+                    too_big,
+                    "--frobnicate",
+                ],
+            ))
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(o.stdout.is_empty(), "{}", o.stdout);
+    for needle in ["'--frobnicate'", too_big, "\"cl_bogus\" is not a claim id"] {
+        assert!(o.stderr.contains(needle), "{needle} in {}", o.stderr);
+    }
+    let o = finish(
+        elench_cmd(s.dir())
+            .args(with_store(
+                &s.store,
+                &[
+                    "--format", "plain", "status", "--all", "--limit", "0", "--cursor", "x",
+                ],
+            ))
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(o.code, Some(2));
+    assert_eq!(
+        o.stderr.matches("error[BAD_ARGUMENTS]").count(),
+        2,
+        "{}",
+        o.stderr
+    );
+    assert_eq!(snapshot(s.dir()), before);
 }
