@@ -5,8 +5,9 @@
 //! (REQ-O-001), what child processes inherit (REQ-F-008, REQ-F-010, REQ-F-046, REQ-F-055),
 //! escapes in data (REQ-F-007), `effect` (REQ-C-003), confirmation flags (REQ-O-021,
 //! REQ-C-005), `check-permissions` (REQ-O-047), pure help (REQ-F-068), locale (REQ-F-005),
-//! a closed pipe (REQ-F-014), headless mode (REQ-F-057), the stdin cap (REQ-F-054) and every
-//! argument error of a command line reported at once (REQ-F-015, REQ-C-006).
+//! a closed pipe (REQ-F-014), headless mode (REQ-F-057), the stdin cap (REQ-F-054), every
+//! argument error of a command line reported at once (REQ-F-015, REQ-C-006) and a remote that
+//! never answers, bounded by `--connect-timeout` (REQ-C-012).
 //!
 //! Nothing here measures speed: time limits are given as small `--timeout` values and a test
 //! only waits for the process to end (a hang fails after a generous limit).
@@ -1076,4 +1077,127 @@ fn every_argument_error_of_a_line_is_reported_at_once_and_nothing_runs() {
         o.stderr
     );
     assert_eq!(snapshot(s.dir()), before);
+}
+
+// ---- REQ-C-012: --connect-timeout for the commands that reach a remote ----
+
+/// A TCP listener on 127.0.0.1 that accepts every connection and never says a word: a
+/// remote that is there but does not answer. Returns its port.
+fn silent_listener() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming() {
+            held.push(c);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_remote_that_never_answers_fails_within_the_connect_timeout() {
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let s = KeyedStore::new();
+    let port = silent_listener();
+    // An ssh that writes down how it was called, then waits as one that gets no answer.
+    let bin = s.dir().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake_ssh = bin.join("ssh");
+    std::fs::write(
+        &fake_ssh,
+        "#!/bin/sh\necho \"$@\" >> \"$SSH_RECORD\"\nexec sleep 10\n",
+    )
+    .unwrap();
+    let executable = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+    std::fs::set_permissions(&fake_ssh, executable).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let remotes = [
+        ("plain", format!("git://127.0.0.1:{port}/log.git")),
+        ("web", format!("http://127.0.0.1:{port}/log.git")),
+        ("secure", format!("ssh://127.0.0.1:{port}/log.git")),
+    ];
+    for (name, url) in &remotes {
+        let (code, v) = s.run(&["remote", "add", name, url]);
+        assert_eq!(code, 0, "{v}");
+    }
+    let exchange = |args: &[&str], env: &[(&str, &str)], record: &Path| {
+        let mut cmd = elench_cmd(s.dir());
+        cmd.args(with_store(&s.store, args))
+            .env("PATH", &path)
+            .env("SSH_RECORD", record)
+            .env_remove("GIT_SSH_COMMAND")
+            .env_remove("GIT_SSH")
+            .env_remove("GIT_CONFIG_COUNT");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let started = Instant::now();
+        let o = finish(cmd.spawn().unwrap());
+        (o, started.elapsed())
+    };
+    let unreachable = |o: &Out, took: Duration, name: &str, url: &str| {
+        let v = one_envelope(o);
+        assert_eq!(o.code, Some(12), "{v}");
+        assert_eq!(v["error"]["code"], "REMOTE_UNREACHABLE", "{v}");
+        assert_eq!(v["error"]["retryable"], true, "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        for needle in [name, url, "--connect-timeout"] {
+            assert!(message.contains(needle), "{needle} in {message}");
+        }
+        assert!(v["error"]["suggestion"].is_string(), "{v}");
+        assert!(
+            took >= Duration::from_secs(1),
+            "{took:?}: not before the limit"
+        );
+        // The limit, and the time to start elench and git on a busy machine.
+        assert!(took < Duration::from_secs(8), "{took:?}: {v}");
+    };
+    let record = s.dir().join("ssh-calls.txt");
+    // Every transport on pull; push too on one (sync starts with a pull).
+    for (name, url) in &remotes {
+        for verb in ["pull", "push"] {
+            if *name != "plain" && verb != "pull" {
+                continue;
+            }
+            let (o, took) = exchange(&[verb, name, "--connect-timeout", "1"], &[], &record);
+            unreachable(&o, took, name, url);
+        }
+    }
+    // ssh itself was told to give up as soon.
+    let calls = std::fs::read_to_string(&record).unwrap_or_default();
+    assert!(calls.contains("-o ConnectTimeout=1"), "{calls:?}");
+    // An ssh command of the user's own is left as it is, and the limit still holds.
+    for env in [
+        vec![("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")],
+        vec![
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "core.sshCommand"),
+            ("GIT_CONFIG_VALUE_0", "ssh -o BatchMode=yes"),
+        ],
+    ] {
+        let theirs = s.dir().join(format!("ssh-theirs-{}.txt", env.len()));
+        let (o, took) = exchange(&["pull", "secure", "--connect-timeout", "1"], &env, &theirs);
+        unreachable(&o, took, "secure", &remotes[2].1);
+        let calls = std::fs::read_to_string(&theirs).unwrap_or_default();
+        assert!(calls.contains("-o BatchMode=yes"), "{env:?}: {calls:?}");
+        assert!(!calls.contains("ConnectTimeout"), "{env:?}: {calls:?}");
+    }
+    // The manifest lists the flag on each command that reaches a remote.
+    let (_, m) = s.run(&["manifest"]);
+    for c in ["push", "pull", "sync"] {
+        let f = &m["data"]["commands"][c]["flags"]["connect-timeout"];
+        assert_eq!(f["required"], false, "{c}: {f}");
+        assert!(
+            f["description"].as_str().unwrap().contains("first contact"),
+            "{c}: {f}"
+        );
+    }
 }

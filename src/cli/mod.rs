@@ -32,13 +32,15 @@ use std::time::{Duration, Instant};
                   conformance run; --timeout SECONDS (or --command-timeout, or \
                   ELENCH_TIMEOUT) sets another, 0 none. On check, --timeout is check's own \
                   limit for one claim; its whole-command limit is --command-timeout or \
-                  ELENCH_TIMEOUT.\n\n\
+                  ELENCH_TIMEOUT. push, pull and sync also take --connect-timeout SECONDS, \
+                  how long a remote may take to answer (default 30 when no person is at a \
+                  terminal).\n\n\
                   A command line with errors is refused before anything runs, with every \
                   error on it (error.errors in JSON).\n\n\
                   Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
                   3 partial, 4 precondition, 5 not found, 6 the gate refused the tree \
-                  (GATE_FAILED), 10 stopped at the time limit (TIMEOUT), 12 busy (retry), \
-                  130/143 interrupted by SIGINT/SIGTERM (INTERRUPTED).",
+                  (GATE_FAILED), 10 stopped at the time limit (TIMEOUT), 12 busy or a remote \
+                  unreachable (retry), 130/143 interrupted by SIGINT/SIGTERM (INTERRUPTED).",
     propagate_version = true
 )]
 pub struct Cli {
