@@ -5,7 +5,9 @@
 //! (REQ-O-001), what child processes inherit (REQ-F-008, REQ-F-010, REQ-F-046, REQ-F-055),
 //! escapes in data (REQ-F-007), `effect` (REQ-C-003), confirmation flags (REQ-O-021,
 //! REQ-C-005), `check-permissions` (REQ-O-047), pure help (REQ-F-068), locale (REQ-F-005),
-//! a closed pipe (REQ-F-014), headless mode (REQ-F-057) and the stdin cap (REQ-F-054).
+//! a closed pipe (REQ-F-014), headless mode (REQ-F-057), the stdin cap (REQ-F-054), every
+//! argument error of a command line reported at once (REQ-F-015, REQ-C-006) and a remote that
+//! never answers, bounded by `--connect-timeout` (REQ-C-012).
 //!
 //! Nothing here measures speed: time limits are given as small `--timeout` values and a test
 //! only waits for the process to end (a hang fails after a generous limit).
@@ -881,5 +883,321 @@ fn stdin_over_the_cap_is_refused_and_input_file_is_the_way() {
         assert_eq!(m["data"]["commands"][c]["stdin_input"], true, "{c}");
         let t = &m["data"]["commands"][c]["flags"]["input-file"]["type"];
         assert!(t == "string" || t == "array", "{c}: {t}");
+    }
+}
+
+// ---- REQ-F-015, REQ-C-006: every argument error at once, before anything runs ----
+
+/// Every file under `dir` with its bytes: what "nothing changed" is checked against.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+/// `(param, value)` of each entry of `error.errors`, in order.
+fn argument_errors(v: &Value) -> Vec<(String, Option<String>)> {
+    let errors = v["error"]["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("error.errors is a list: {v}"));
+    for e in errors {
+        assert_eq!(e["code"], "BAD_ARGUMENTS", "{v}");
+        assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
+    }
+    errors
+        .iter()
+        .map(|e| {
+            (
+                e["param"].as_str().unwrap().to_owned(),
+                e["value"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+fn pair(param: &str, value: Option<&str>) -> (String, Option<String>) {
+    (param.to_owned(), value.map(str::to_owned))
+}
+
+#[test]
+fn every_argument_error_of_a_line_is_reported_at_once_and_nothing_runs() {
+    let (s, _) = store_with(2);
+    let before = snapshot(s.dir());
+    let too_big = "99999999999999999999999";
+    // An unknown flag, a --limit out of range and a malformed claim id: one response.
+    let (code, v) = s.run(&["status", "cl_bogus", "--limit", too_big, "--frobnicate"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(v["error"]["code"], "BAD_ARGUMENTS", "{v}");
+    assert_eq!(v["error"]["phase"], "validation", "{v}");
+    let found = argument_errors(&v);
+    assert_eq!(found.len(), 3, "{v}");
+    for e in [
+        pair("--frobnicate", None),
+        pair("--limit", Some(too_big)),
+        pair("<ID>", Some("cl_bogus")),
+    ] {
+        assert!(found.contains(&e), "{e:?} in {v}");
+    }
+    // The message is the first error's, as it was when only that one was reported.
+    assert_eq!(v["error"]["message"], v["error"]["errors"][0]["message"]);
+    assert_eq!(
+        v["error"]["message"],
+        "unexpected argument '--frobnicate' found"
+    );
+
+    // Beyond the parser: elench's own checks (the page, the ids) are all made at once.
+    let (code, v) = s.run(&["status", "--all", "--limit", "0", "--cursor", "soon"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("--limit", Some("0")), pair("--cursor", Some("soon"))]
+    );
+    let (code, v) = s.run(&["status", "cl_zz", "not-an-id", "cl_abcd"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("<ID>", Some("cl_zz")), pair("<ID>", Some("not-an-id"))]
+    );
+
+    // Commands that change things change nothing: a check, a retirement, a remote.
+    let key = s.keys.harness.private.to_str().unwrap().to_owned();
+    let (code, v) = s.run(&[
+        "check",
+        "cl_bogus",
+        "--key",
+        &key,
+        "--jobs",
+        "0",
+        "--frobnicate",
+        "--repeat",
+        "0",
+    ]);
+    assert_eq!(code, 2, "{v}");
+    let found = argument_errors(&v);
+    for e in [
+        pair("--frobnicate", None),
+        pair("<ID>", Some("cl_bogus")),
+        pair("--jobs", Some("0")),
+        pair("--repeat", Some("0")),
+    ] {
+        assert!(found.contains(&e), "{e:?} in {v}");
+    }
+    let (code, v) = s.run(&[
+        "keys",
+        "retire",
+        "../../etc/passwd",
+        "--confirm-destructive",
+        "--frobnicate",
+    ]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![
+            pair("--frobnicate", None),
+            pair("<KEYID>", Some("../../etc/passwd"))
+        ]
+    );
+    let (code, v) = s.run(&["remote", "add", "bad/name", "", "--timeout", "soon"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![
+            pair("--timeout", Some("soon")),
+            pair("<URL>", Some("")),
+            pair("<NAME>", Some("bad/name"))
+        ]
+    );
+    // `--limit -3`: the parser takes -3 for an option; that is one error, about --limit.
+    let (code, v) = s.run(&["log", "--limit", "-3", "--frobnicate"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("--limit", Some("-3")), pair("--frobnicate", None)]
+    );
+    // One error is a list of one, with the message it always had.
+    let (code, v) = s.run(&["log", "--limit", "0"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(argument_errors(&v), vec![pair("--limit", Some("0"))]);
+    assert_eq!(v["error"]["message"], "--limit must be between 1 and 10000");
+    assert_eq!(
+        snapshot(s.dir()),
+        before,
+        "a refused command line changes nothing"
+    );
+
+    // People see every error too, on stderr.
+    let o = finish(
+        elench_cmd(s.dir())
+            .args(with_store(
+                &s.store,
+                &[
+                    "--format",
+                    "text",
+                    "status",
+                    "cl_bogus",
+                    "--limit",
+                    too_big,
+                    "--frobnicate",
+                ],
+            ))
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(o.stdout.is_empty(), "{}", o.stdout);
+    for needle in ["'--frobnicate'", too_big, "\"cl_bogus\" is not a claim id"] {
+        assert!(o.stderr.contains(needle), "{needle} in {}", o.stderr);
+    }
+    let o = finish(
+        elench_cmd(s.dir())
+            .args(with_store(
+                &s.store,
+                &[
+                    "--format", "plain", "status", "--all", "--limit", "0", "--cursor", "x",
+                ],
+            ))
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(o.code, Some(2));
+    assert_eq!(
+        o.stderr.matches("error[BAD_ARGUMENTS]").count(),
+        2,
+        "{}",
+        o.stderr
+    );
+    assert_eq!(snapshot(s.dir()), before);
+}
+
+// ---- REQ-C-012: --connect-timeout for the commands that reach a remote ----
+
+/// A TCP listener on 127.0.0.1 that accepts every connection and never says a word: a
+/// remote that is there but does not answer. Returns its port.
+fn silent_listener() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming() {
+            held.push(c);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_remote_that_never_answers_fails_within_the_connect_timeout() {
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let s = KeyedStore::new();
+    let port = silent_listener();
+    // An ssh that writes down how it was called, then waits as one that gets no answer.
+    let bin = s.dir().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake_ssh = bin.join("ssh");
+    std::fs::write(
+        &fake_ssh,
+        "#!/bin/sh\necho \"$@\" >> \"$SSH_RECORD\"\nexec sleep 10\n",
+    )
+    .unwrap();
+    let executable = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+    std::fs::set_permissions(&fake_ssh, executable).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let remotes = [
+        ("plain", format!("git://127.0.0.1:{port}/log.git")),
+        ("web", format!("http://127.0.0.1:{port}/log.git")),
+        ("secure", format!("ssh://127.0.0.1:{port}/log.git")),
+    ];
+    for (name, url) in &remotes {
+        let (code, v) = s.run(&["remote", "add", name, url]);
+        assert_eq!(code, 0, "{v}");
+    }
+    let exchange = |args: &[&str], env: &[(&str, &str)], record: &Path| {
+        let mut cmd = elench_cmd(s.dir());
+        cmd.args(with_store(&s.store, args))
+            .env("PATH", &path)
+            .env("SSH_RECORD", record)
+            .env_remove("GIT_SSH_COMMAND")
+            .env_remove("GIT_SSH")
+            .env_remove("GIT_CONFIG_COUNT");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let started = Instant::now();
+        let o = finish(cmd.spawn().unwrap());
+        (o, started.elapsed())
+    };
+    let unreachable = |o: &Out, took: Duration, name: &str, url: &str| {
+        let v = one_envelope(o);
+        assert_eq!(o.code, Some(12), "{v}");
+        assert_eq!(v["error"]["code"], "REMOTE_UNREACHABLE", "{v}");
+        assert_eq!(v["error"]["retryable"], true, "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        for needle in [name, url, "--connect-timeout"] {
+            assert!(message.contains(needle), "{needle} in {message}");
+        }
+        assert!(v["error"]["suggestion"].is_string(), "{v}");
+        assert!(
+            took >= Duration::from_secs(1),
+            "{took:?}: not before the limit"
+        );
+        // The limit, and the time to start elench and git on a busy machine.
+        assert!(took < Duration::from_secs(8), "{took:?}: {v}");
+    };
+    let record = s.dir().join("ssh-calls.txt");
+    // Every transport on pull; push too on one (sync starts with a pull).
+    for (name, url) in &remotes {
+        for verb in ["pull", "push"] {
+            if *name != "plain" && verb != "pull" {
+                continue;
+            }
+            let (o, took) = exchange(&[verb, name, "--connect-timeout", "1"], &[], &record);
+            unreachable(&o, took, name, url);
+        }
+    }
+    // ssh itself was told to give up as soon.
+    let calls = std::fs::read_to_string(&record).unwrap_or_default();
+    assert!(calls.contains("-o ConnectTimeout=1"), "{calls:?}");
+    // An ssh command of the user's own is left as it is, and the limit still holds.
+    for env in [
+        vec![("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")],
+        vec![
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "core.sshCommand"),
+            ("GIT_CONFIG_VALUE_0", "ssh -o BatchMode=yes"),
+        ],
+    ] {
+        let theirs = s.dir().join(format!("ssh-theirs-{}.txt", env.len()));
+        let (o, took) = exchange(&["pull", "secure", "--connect-timeout", "1"], &env, &theirs);
+        unreachable(&o, took, "secure", &remotes[2].1);
+        let calls = std::fs::read_to_string(&theirs).unwrap_or_default();
+        assert!(calls.contains("-o BatchMode=yes"), "{env:?}: {calls:?}");
+        assert!(!calls.contains("ConnectTimeout"), "{env:?}: {calls:?}");
+    }
+    // The manifest lists the flag on each command that reaches a remote.
+    let (_, m) = s.run(&["manifest"]);
+    for c in ["push", "pull", "sync"] {
+        let f = &m["data"]["commands"][c]["flags"]["connect-timeout"];
+        assert_eq!(f["required"], false, "{c}: {f}");
+        assert!(
+            f["description"].as_str().unwrap().contains("first contact"),
+            "{c}: {f}"
+        );
     }
 }

@@ -626,6 +626,7 @@ fn an_interrupted_pull_or_push_is_completed_by_the_next_run() {
             wait: Duration::from_secs(30),
             progress: false,
             stop: &stop,
+            connect_timeout: None,
         };
         let mut session = Session::open(&s, "origin", opts).unwrap();
         if pull {

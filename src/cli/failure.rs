@@ -1,6 +1,7 @@
 //! Every way a command can fail, and the one place that maps each to an error code and an
 //! exit code (docs/output.md).
 
+use super::args::ArgError;
 use super::interrupt::{self, TIMEOUT_SIGNAL};
 use crate::error::Rejection;
 use serde_json::{json, Value};
@@ -53,6 +54,13 @@ pub enum Failure {
     /// The command line itself is wrong (exit 2).
     #[error("{0}")]
     Usage(String),
+    /// The command line is wrong, found before the command started (exit 2): `message` says
+    /// what is wrong first, `errors` is every error found on the line, that one included.
+    #[error("{message}")]
+    Arguments {
+        message: String,
+        errors: Vec<ArgError>,
+    },
     /// A file could not be read or written (exit 2: nothing was changed).
     #[error("{path}: {message}")]
     Io { path: String, message: String },
@@ -122,7 +130,7 @@ impl Failure {
             Failure::Rejected { rejection, .. } => rejection.code.as_str(),
             Failure::AllRejected(_) => "ALL_REJECTED",
             Failure::ConfirmationRequired { .. } => "CONFIRMATION_REQUIRED",
-            Failure::Usage(_) => "BAD_ARGUMENTS",
+            Failure::Usage(_) | Failure::Arguments { .. } => "BAD_ARGUMENTS",
             Failure::Io { .. } => "IO_ERROR",
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }
@@ -143,6 +151,7 @@ impl Failure {
             Failure::Rejected { .. }
             | Failure::AllRejected(_)
             | Failure::Usage(_)
+            | Failure::Arguments { .. }
             | Failure::Io { .. }
             | Failure::Invalid { .. }
             | Failure::ConfirmationRequired { .. }
@@ -197,6 +206,9 @@ impl Failure {
                     );
                 }
             }
+            Failure::Arguments { errors, .. } => {
+                obj["errors"] = Value::Array(errors.iter().map(ArgError::to_json).collect());
+            }
             Failure::Io { path, .. } => obj["path"] = json!(path),
             Failure::BadPolicy { path, error } => {
                 obj["path"] = json!(path);
@@ -246,6 +258,12 @@ impl Failure {
                 }
             } else if let Some(p) = &rejection.pointer {
                 out.push_str(&format!("\n  at: {}", if p.is_empty() { "/" } else { p }));
+            }
+        }
+        if let Failure::Arguments { errors, .. } = self {
+            // Each further error on a line of its own, as the first.
+            for e in errors.iter().skip(1) {
+                out.push_str(&format!("\nerror[{}]: {}", self.code(), e.message));
             }
         }
         if let Failure::Unavailable { .. } = self {

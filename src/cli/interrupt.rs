@@ -130,6 +130,8 @@ fn watch(w: Watch, deadline: Option<Instant>) {
         s => s as i32,
     };
     crate::scratch::remove_all();
+    // A git process waiting on a remote that does not answer must not outlive elench.
+    crate::child_env::end_all();
     let report = Report {
         data: json!({"partial": true}),
         failure: Some(Failure::Interrupted { signal }),

@@ -3,12 +3,14 @@
 //! Commands return a [`Report`] or a [`Failure`]; only this module and `output` write to
 //! stdout, and only `failure` decides exit codes.
 
+pub mod args;
 pub mod commands;
 pub mod failure;
 pub mod files;
 pub mod interrupt;
 pub mod output;
 
+use args::ArgError;
 use clap::{CommandFactory, Parser, Subcommand};
 use failure::Failure;
 use output::{emit, Format, Mode, Report};
@@ -30,11 +32,15 @@ use std::time::{Duration, Instant};
                   conformance run; --timeout SECONDS (or --command-timeout, or \
                   ELENCH_TIMEOUT) sets another, 0 none. On check, --timeout is check's own \
                   limit for one claim; its whole-command limit is --command-timeout or \
-                  ELENCH_TIMEOUT.\n\n\
+                  ELENCH_TIMEOUT. push, pull and sync also take --connect-timeout SECONDS, \
+                  how long a remote may take to answer (default 30 when no person is at a \
+                  terminal).\n\n\
+                  A command line with errors is refused before anything runs, with every \
+                  error on it (error.errors in JSON).\n\n\
                   Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
                   3 partial, 4 precondition, 5 not found, 6 the gate refused the tree \
-                  (GATE_FAILED), 10 stopped at the time limit (TIMEOUT), 12 busy (retry), \
-                  130/143 interrupted by SIGINT/SIGTERM (INTERRUPTED).",
+                  (GATE_FAILED), 10 stopped at the time limit (TIMEOUT), 12 busy or a remote \
+                  unreachable (retry), 130/143 interrupted by SIGINT/SIGTERM (INTERRUPTED).",
     propagate_version = true
 )]
 pub struct Cli {
@@ -180,16 +186,21 @@ fn command_limit(
     name: &str,
     timeout: Option<Duration>,
     command_timeout: Option<Duration>,
-) -> Result<Option<Duration>, Failure> {
+) -> Result<Option<Duration>, ArgError> {
     let timeout = if name == "check" { None } else { timeout };
     let chosen = match (command_timeout, timeout) {
         (Some(c), Some(t)) if c != t => {
-            return Err(Failure::Usage(format!(
-                "--command-timeout ({} s) and --timeout ({} s) both set the time limit of \
-                 `{name}`; give one",
-                c.as_secs_f64(),
-                t.as_secs_f64()
-            )))
+            let given = c.as_secs_f64().to_string();
+            return Err(ArgError::new(
+                "--command-timeout",
+                Some(&given),
+                format!(
+                    "--command-timeout ({} s) and --timeout ({} s) both set the time limit of \
+                     `{name}`; give one",
+                    c.as_secs_f64(),
+                    t.as_secs_f64()
+                ),
+            ));
         }
         (Some(c), _) => Some(c),
         (None, Some(t)) => Some(t),
@@ -197,11 +208,17 @@ fn command_limit(
             Err(std::env::VarError::NotPresent) => None,
             Ok(v) if v.trim().is_empty() => None,
             Ok(v) => Some(parse_seconds(&v).map_err(|e| {
-                Failure::Usage(format!("ELENCH_TIMEOUT: {e}; unset it or give seconds"))
+                ArgError::new(
+                    "ELENCH_TIMEOUT",
+                    Some(&v),
+                    format!("ELENCH_TIMEOUT: {e}; unset it or give seconds"),
+                )
             })?),
             Err(std::env::VarError::NotUnicode(_)) => {
-                return Err(Failure::Usage(
-                    "ELENCH_TIMEOUT is not text: unset it or give seconds".into(),
+                return Err(ArgError::new(
+                    "ELENCH_TIMEOUT",
+                    None,
+                    "ELENCH_TIMEOUT is not text: unset it or give seconds",
                 ))
             }
         },
@@ -291,20 +308,24 @@ pub fn run() -> i32 {
         },
         store: cli.store.clone(),
     });
-    if let Err(f) = limit {
-        let report = Report {
-            failure: Some(f),
-            ..Report::default()
-        };
-        return emit(format, name, started, report);
+    // Every argument error at once, before anything runs: the time limit, a global option
+    // given twice, then the command's own checks.
+    let mut errors: Vec<ArgError> = limit.err().into_iter().collect();
+    let mut answer_in = format;
+    if let Err(e) = check_global_repeats(&args) {
+        if errors.is_empty() {
+            // Which --format was meant is the question, so neither wins: detect the mode.
+            answer_in = Format::detect(None);
+        }
+        errors.push(e);
     }
-    if let Err(f) = check_global_repeats(&args) {
+    errors.extend(args::command_errors(&cli.command));
+    if let Some(f) = arguments_failure(errors) {
         let report = Report {
             failure: Some(f),
             ..Report::default()
         };
-        // Which --format was meant is the question, so neither wins: detect the mode.
-        return emit(Format::detect(None), name, started, report);
+        return emit(answer_in, name, started, report);
     }
     let globals = Globals {
         store: cli.store.clone(),
@@ -435,33 +456,25 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 Format::Json | Format::Jsonl => Mode::Json,
                 _ => Mode::Text,
             };
-            let text = e.render().to_string();
+            let rendered = e.render().to_string();
+            // The first error, as clap reported it, is the message; then every other error
+            // on the line, and the checks of the command's own that the rest of it allows.
+            let message = args::clap_message(&e);
+            let collected = args::collect(e, args);
+            let mut errors = collected.errors;
+            if let Some(cli) = &collected.repaired {
+                let limit = command_limit(cli.command.name(), cli.timeout, cli.command_timeout);
+                errors.extend(limit.err());
+                errors.extend(check_global_repeats(args).err());
+                errors.extend(args::command_errors(&cli.command));
+            }
+            let text = with_more_errors(&rendered, &errors);
             if mode == Mode::Json {
                 // Prose for people still goes to stderr; stdout gets the one JSON object.
                 eprint!("{text}");
             }
-            let first_line = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                let usage = text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Usage: "))
-                    .unwrap_or("elench <COMMAND>");
-                format!("a subcommand is required: {usage} (see --help)")
-            } else {
-                // clap's first paragraph says what is wrong (and names the arguments).
-                let first: Vec<&str> = text
-                    .lines()
-                    .skip_while(|l| l.trim().is_empty())
-                    .take_while(|l| !l.trim().is_empty())
-                    .map(str::trim)
-                    .collect();
-                if first.is_empty() {
-                    "invalid arguments".to_owned()
-                } else {
-                    first.join(" ").trim_start_matches("error: ").to_owned()
-                }
-            };
             let report = Report {
-                failure: Some(Failure::Usage(first_line)),
+                failure: Some(Failure::Arguments { message, errors }),
                 ..Report::default()
             };
             if mode == Mode::Text {
@@ -471,6 +484,30 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             emit(format, "elench", started, report)
         }
     }
+}
+
+/// The failure of a command line with these errors, `None` when there are none.
+fn arguments_failure(errors: Vec<ArgError>) -> Option<Failure> {
+    let message = errors.first()?.message.clone();
+    Some(Failure::Arguments { message, errors })
+}
+
+/// clap's text about the first error with every other error of the line after its first
+/// paragraph, one `error:` line each, before clap's tips and usage.
+fn with_more_errors(rendered: &str, errors: &[ArgError]) -> String {
+    if errors.len() < 2 {
+        return rendered.to_owned();
+    }
+    let (head, tail) = match rendered.find("\n\n") {
+        Some(i) => rendered.split_at(i),
+        None => (rendered.trim_end_matches('\n'), "\n"),
+    };
+    let mut out = head.to_owned();
+    for e in &errors[1..] {
+        out.push_str(&format!("\nerror: {}", e.message));
+    }
+    out.push_str(tail);
+    out
 }
 
 /// The options every command takes, which may stand anywhere on the line.
@@ -485,7 +522,7 @@ const GLOBAL_OPTIONS: [&str; 5] = [
 /// A global option given twice with different values is refused: the parser would silently
 /// keep the last, so `--format json blast ID --format text` would print text. The same value
 /// twice is harmless.
-fn check_global_repeats(args: &[std::ffi::OsString]) -> Result<(), Failure> {
+fn check_global_repeats(args: &[std::ffi::OsString]) -> Result<(), ArgError> {
     let args: Vec<String> = args
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -511,10 +548,15 @@ fn check_global_repeats(args: &[std::ffi::OsString]) -> Result<(), Failure> {
             i += 1;
         }
         if let Some(other) = values.iter().find(|v| **v != values[0]) {
-            return Err(Failure::Usage(format!(
-                "{name} is given twice with different values ({:?} and {other:?}); give it once",
-                values[0]
-            )));
+            return Err(ArgError::new(
+                name,
+                Some(other),
+                format!(
+                    "{name} is given twice with different values ({:?} and {other:?}); give \
+                     it once",
+                    values[0]
+                ),
+            ));
         }
     }
     Ok(())

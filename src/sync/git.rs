@@ -9,6 +9,8 @@
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The hash a repository names its objects with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -51,6 +53,10 @@ pub enum GitError {
     Failed { command: String, message: String },
     #[error("git {command}: {detail}")]
     Unexpected { command: String, detail: String },
+    /// The remote did not answer within the connect timeout; git (and what it started) was
+    /// ended.
+    #[error("git {command} got no answer within {} s", after.as_secs_f64())]
+    TimedOut { command: String, after: Duration },
 }
 
 /// Variables that would point git at another repository or change what it reads.
@@ -119,6 +125,163 @@ fn output(mut cmd: Command, name: &str) -> Result<Vec<u8>, GitError> {
     Ok(out.stdout)
 }
 
+/// How git reaches a remote: how long the remote may take to answer elench's first contact
+/// (`ls-remote`), and the ssh command that makes ssh's own connection give up as soon.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reach {
+    /// `None`: no bound of its own (the command's time limit still holds).
+    pub connect_timeout: Option<Duration>,
+    /// `GIT_SSH_COMMAND` for git's ssh transport; `None` for other transports and when the
+    /// user has an ssh command of their own (`GIT_SSH_COMMAND`, `GIT_SSH` or
+    /// `core.sshCommand`), which is left as it is.
+    ssh_command: Option<String>,
+}
+
+impl Reach {
+    /// How to reach `url` with this connect timeout.
+    pub fn new(url: &str, connect_timeout: Option<Duration>) -> Reach {
+        let ssh_command = match connect_timeout {
+            Some(t) if is_ssh_url(url) && !own_ssh_command() => {
+                Some(format!("ssh -o ConnectTimeout={}", whole_seconds(t)))
+            }
+            _ => None,
+        };
+        Reach {
+            connect_timeout,
+            ssh_command,
+        }
+    }
+
+    /// The ssh command git is given, if any.
+    pub fn ssh_command(&self) -> Option<&str> {
+        self.ssh_command.as_deref()
+    }
+
+    fn apply(&self, cmd: &mut Command) {
+        if let Some(c) = &self.ssh_command {
+            cmd.env("GIT_SSH_COMMAND", c);
+        }
+    }
+}
+
+/// ssh's `ConnectTimeout` takes whole seconds: a fraction is rounded up, never to 0 (none).
+fn whole_seconds(t: Duration) -> u64 {
+    (t.as_secs() + u64::from(t.subsec_nanos() > 0)).max(1)
+}
+
+/// Whether git reaches `url` through ssh: `ssh://`, `git+ssh://`, `ssh+git://`, or git's
+/// scp-like `[user@]host:path` (a colon before any slash).
+pub fn is_ssh_url(url: &str) -> bool {
+    if let Some(i) = url.find("://") {
+        let scheme = url[..i].to_ascii_lowercase();
+        return matches!(scheme.as_str(), "ssh" | "git+ssh" | "ssh+git");
+    }
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), Some(slash)) => colon > 0 && colon < slash,
+        (Some(colon), None) => colon > 0,
+        _ => false,
+    }
+}
+
+/// Whether the user tells git which ssh to run: `GIT_SSH_COMMAND` or `GIT_SSH` in the
+/// environment, or `core.sshCommand` in any configuration git reads here.
+fn own_ssh_command() -> bool {
+    let set = |v: Option<std::ffi::OsString>| v.is_some_and(|s| !s.is_empty());
+    if set(std::env::var_os("GIT_SSH_COMMAND")) || set(std::env::var_os("GIT_SSH")) {
+        return true;
+    }
+    let mut cmd = git();
+    cmd.args(["config", "--get", "core.sshCommand"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    cmd.output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.trim_ascii().is_empty())
+}
+
+/// How often a bounded git process is looked at.
+const POLL: Duration = Duration::from_millis(10);
+/// How long the output of a process that has ended may take to arrive (a process it started
+/// may still hold its pipes).
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// A pipe read to its end on a thread of its own, so that neither pipe of a child can fill
+/// up while the other is read.
+struct Drain {
+    buf: Arc<Mutex<Vec<u8>>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Drain {
+    fn start(pipe: Option<impl Read + Send + 'static>) -> Drain {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let (tx, done) = mpsc::channel();
+        if let Some(mut pipe) = pipe {
+            let into = buf.clone();
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 8192];
+                while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                    into.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .extend_from_slice(&chunk[..n]);
+                }
+                let _ = tx.send(());
+            });
+        }
+        Drain { buf, done }
+    }
+
+    /// What was read, once the pipe is closed or [`DRAIN_GRACE`] has passed.
+    fn take(self) -> Vec<u8> {
+        let _ = self.done.recv_timeout(DRAIN_GRACE);
+        std::mem::take(&mut *self.buf.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// Runs a prepared command to its end, as `Command::output` does, but for no longer than
+/// `limit` (if any): then it is ended and the answer is [`GitError::TimedOut`]. It ends with
+/// elench, too, if elench ends first (`child_env::end_all`). Without a controlling
+/// terminal the command runs in a process group of its own, so that what git started (ssh,
+/// a remote helper) ends with it. With one it stays in elench's, where ssh can still ask a
+/// person for a passphrase (a process outside the terminal's foreground group cannot read
+/// it) and Ctrl-C reaches it; then only git is ended, and ssh ends at its own
+/// `ConnectTimeout`, the same limit.
+fn output_within(
+    mut cmd: Command,
+    name: &str,
+    limit: Option<Duration>,
+) -> Result<std::process::Output, GitError> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let own_group = std::fs::File::open("/dev/tty").is_err();
+    if own_group {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    }
+    let child = cmd.spawn().map_err(|e| spawn_error(name, e))?;
+    // Ended with elench too, should elench end first (the command's time limit).
+    let mut child = crate::child_env::Bound::new(child, own_group);
+    let stdout = Drain::start(child.child_mut().stdout.take());
+    let stderr = Drain::start(child.child_mut().stderr.take());
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if limit.is_none_or(|l| started.elapsed() < l) => std::thread::sleep(POLL),
+            _ => break None,
+        }
+    };
+    let Some(status) = status else {
+        child.end();
+        return Err(GitError::TimedOut {
+            command: name.into(),
+            after: limit.unwrap_or_default(),
+        });
+    };
+    Ok(std::process::Output {
+        status,
+        stdout: stdout.take(),
+        stderr: stderr.take(),
+    })
+}
+
 /// What `ls-remote` says about a remote's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteHead {
@@ -129,12 +292,15 @@ pub struct RemoteHead {
 
 /// Asks the remote where its log is and which object format it uses (read from the
 /// protocol's capability advertisement; then from the length of an advertised id; a remote
-/// that says neither is taken as SHA-1, git's default).
-pub fn ls_remote(url: &str, refname: &str) -> Result<RemoteHead, GitError> {
+/// that says neither is taken as SHA-1, git's default). It is elench's first contact with
+/// the remote, so it is what the connect timeout bounds: the whole exchange, whatever the
+/// transport.
+pub fn ls_remote(url: &str, refname: &str, reach: &Reach) -> Result<RemoteHead, GitError> {
     let mut cmd = git();
     cmd.args(["-c", "protocol.version=2", "ls-remote", "--", url, refname])
         .env("GIT_TRACE_PACKET", "1");
-    let out = cmd.output().map_err(|e| spawn_error("ls-remote", e))?;
+    reach.apply(&mut cmd);
+    let out = output_within(cmd, "ls-remote", reach.connect_timeout)?;
     if !out.status.success() {
         return Err(GitError::Failed {
             command: "ls-remote".into(),
@@ -218,6 +384,8 @@ pub struct Repo {
     pub format: ObjectFormat,
     /// Let git draw its progress on the terminal (stderr).
     pub progress: bool,
+    /// How `fetch` and `push` reach the remote (the ssh command bounding ssh's connection).
+    pub reach: Reach,
 }
 
 impl Repo {
@@ -229,6 +397,7 @@ impl Repo {
             dir: dir.to_path_buf(),
             format,
             progress: false,
+            reach: Reach::default(),
         };
         if dir.join("HEAD").is_file() {
             return Ok(repo);
@@ -373,6 +542,7 @@ impl Repo {
             cmd.arg("--progress");
         }
         cmd.args(["--", url, &format!("+{remote_ref}:{landing}")]);
+        self.reach.apply(&mut cmd);
         if self.progress {
             cmd.stderr(Stdio::inherit());
             let status = cmd.status().map_err(|e| spawn_error("fetch", e))?;
@@ -410,6 +580,7 @@ impl Repo {
             cmd.arg("--progress");
         }
         cmd.args(["--", url, &format!("{oid}:{remote_ref}")]);
+        self.reach.apply(&mut cmd);
         if self.progress {
             cmd.stderr(Stdio::inherit());
         }
@@ -852,6 +1023,50 @@ mod tests {
     }
 
     #[test]
+    fn ssh_urls_are_told_from_others() {
+        for url in [
+            "ssh://git@example.org/x.git",
+            "git+ssh://example.org/x",
+            "SSH://example.org/x",
+            "git@example.org:x.git",
+            "example.org:x",
+            "host:",
+        ] {
+            assert!(is_ssh_url(url), "{url}");
+        }
+        for url in [
+            "/srv/x.git",
+            "./x:y",
+            "https://example.org/x.git",
+            "git://127.0.0.1:9/x",
+            "file:///srv/x",
+            ":x",
+        ] {
+            assert!(!is_ssh_url(url), "{url}");
+        }
+        assert_eq!(whole_seconds(Duration::from_millis(1500)), 2);
+        assert_eq!(whole_seconds(Duration::from_millis(1)), 1);
+        assert_eq!(whole_seconds(Duration::from_secs(30)), 30);
+    }
+
+    #[test]
+    fn a_command_past_its_limit_is_ended_with_what_it_started() {
+        let started = Instant::now();
+        let mut cmd = Command::new("sh");
+        // A child of its own that would outlive it, holding the pipes.
+        cmd.args(["-c", "sleep 30 & sleep 30"]);
+        let got = output_within(cmd, "sleep", Some(Duration::from_millis(300)));
+        assert!(matches!(got, Err(GitError::TimedOut { .. })), "{got:?}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let out = output_within(cmd, "sh", Some(Duration::from_secs(30))).unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(out.stdout, b"out\n");
+        assert_eq!(out.stderr, b"err\n");
+    }
+
+    #[test]
     fn write_push_list_diff_and_read_in_both_formats() {
         if !have_git() {
             eprintln!("skipped: git is not installed");
@@ -861,7 +1076,7 @@ mod tests {
             let tmp = tempfile::tempdir().unwrap();
             let remote = bare(tmp.path(), format);
             let url = remote.to_str().unwrap();
-            let empty = ls_remote(url, "refs/elench/log").unwrap();
+            let empty = ls_remote(url, "refs/elench/log", &Reach::default()).unwrap();
             assert_eq!(empty, RemoteHead { format, head: None });
 
             let repo = Repo::open_or_init(&tmp.path().join("private"), format).unwrap();
@@ -875,7 +1090,10 @@ mod tests {
                 Pushed::Done
             );
             assert_eq!(
-                ls_remote(url, "refs/elench/log").unwrap().head.as_deref(),
+                ls_remote(url, "refs/elench/log", &Reach::default())
+                    .unwrap()
+                    .head
+                    .as_deref(),
                 Some(c1.as_str())
             );
 

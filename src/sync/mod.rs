@@ -46,6 +46,20 @@ pub enum SyncError {
     Busy(u64),
     #[error("the remote refused the push {attempts} times (last: {reason}); others are pushing too, try again")]
     PushRejected { attempts: usize, reason: String },
+    #[error(
+        "remote {name} ({url}) did not answer within the connect timeout of {} s{}; make sure \
+         it is up and reachable from here (its address, the network, a firewall or VPN), then \
+         run again, or give it longer with --connect-timeout SECONDS (0 for no limit)",
+        limit.as_secs_f64(),
+        detail.as_deref().map(|d| format!(" (git: {d})")).unwrap_or_default()
+    )]
+    Unreachable {
+        name: String,
+        url: String,
+        limit: Duration,
+        /// git's own words, when git itself gave up (ssh's `ConnectTimeout`).
+        detail: Option<String>,
+    },
 }
 
 /// One envelope of the remote that ingest refused.
@@ -96,6 +110,9 @@ pub struct Options<'a> {
     pub progress: bool,
     /// Asked between envelopes: stop now?
     pub stop: &'a dyn Fn() -> bool,
+    /// How long the remote may take to answer the first contact (`None`: no bound but the
+    /// command's time limit); ssh's own connection is given as long.
+    pub connect_timeout: Option<Duration>,
 }
 
 /// An exchange with one remote, holding the store's sync lock.
@@ -105,6 +122,7 @@ pub struct Session<'a> {
     state: SyncState,
     progress: bool,
     stop: &'a dyn Fn() -> bool,
+    reach: git::Reach,
     _lock: SyncLock,
 }
 
@@ -115,14 +133,42 @@ impl<'a> Session<'a> {
         let lock = SyncLock::acquire(root, opts.wait)?;
         // Read under the lock: the previous holder may just have written it.
         let state = remote::load_state(root, name);
+        let reach = git::Reach::new(&remote.url, opts.connect_timeout);
         Ok(Session {
             store,
             remote,
             state,
             progress: opts.progress,
             stop: opts.stop,
+            reach,
             _lock: lock,
         })
+    }
+
+    /// How git reaches the remote (for `--connect-timeout`'s ssh command, say).
+    pub fn reach(&self) -> &git::Reach {
+        &self.reach
+    }
+
+    /// The remote's head and format (`ls-remote`), within the connect timeout: a remote that
+    /// does not answer in time is [`SyncError::Unreachable`].
+    fn ls_remote(&self) -> Result<git::RemoteHead, SyncError> {
+        let unreachable = |detail| SyncError::Unreachable {
+            name: self.remote.name.clone(),
+            url: self.remote.url.clone(),
+            limit: self.reach.connect_timeout.unwrap_or_default(),
+            detail,
+        };
+        match git::ls_remote(&self.remote.url, layout::LOG_REF, &self.reach) {
+            Err(GitError::TimedOut { .. }) => Err(unreachable(None)),
+            // ssh gave up first, at the same limit.
+            Err(GitError::Failed { message, .. })
+                if self.reach.connect_timeout.is_some() && message.contains("timed out") =>
+            {
+                Err(unreachable(Some(message)))
+            }
+            other => Ok(other?),
+        }
     }
 
     pub fn remote(&self) -> &Remote {
@@ -140,7 +186,7 @@ impl<'a> Session<'a> {
     /// Asks the remote for its head and format, opens the private repository of that
     /// format, and makes sure the head's objects are here. Returns the head.
     fn connect(&mut self) -> Result<(Repo, Option<String>), SyncError> {
-        let seen = git::ls_remote(&self.remote.url, layout::LOG_REF)?;
+        let seen = self.ls_remote()?;
         if self.state.format != Some(seen.format) {
             // Commit ids of another format mean nothing here: start over.
             self.state = SyncState {
@@ -153,6 +199,7 @@ impl<'a> Session<'a> {
             seen.format,
         )?;
         repo.progress = self.progress;
+        repo.reach = self.reach.clone();
         repo.consolidate(MAX_PACKS)?;
         let head = match seen.head {
             None => None,

@@ -6,7 +6,7 @@
 //! is fetched and the commit rebuilt on it, a bounded number of times.
 
 use super::git::{FastImport, Pushed, Repo};
-use super::{git, layout, local, Outcome, Session, SyncError, PAGE, PROGRESS_FROM};
+use super::{layout, local, Outcome, Session, SyncError, PAGE, PROGRESS_FROM};
 use std::time::Duration;
 
 /// How many times a refused push is rebuilt and tried again.
@@ -76,7 +76,7 @@ impl Session<'_> {
                         return Ok(out);
                     }
                     std::thread::sleep(backoff(attempt));
-                    let seen = git::ls_remote(&self.remote.url, layout::LOG_REF)?;
+                    let seen = self.ls_remote()?;
                     if seen.format != repo.format {
                         return Err(SyncError::PushRejected {
                             attempts: attempt + 1,

@@ -41,12 +41,19 @@ pub fn check_name(name: &str) -> Result<(), SyncError> {
     }
 }
 
-/// Makes a local path absolute (git runs elsewhere than the caller's working directory);
-/// URLs (`scheme://…`) and scp-like `host:path` addresses are kept as given.
-pub fn normalize_url(url: &str, cwd: &Path) -> Result<String, SyncError> {
+/// Refuses what can be no URL or path at all: nothing, an option (`-…`), a line break or a
+/// NUL.
+pub fn check_url(url: &str) -> Result<(), SyncError> {
     if url.is_empty() || url.starts_with('-') || url.contains(['\n', '\0']) {
         return Err(SyncError::BadUrl(url.to_owned()));
     }
+    Ok(())
+}
+
+/// Makes a local path absolute (git runs elsewhere than the caller's working directory);
+/// URLs (`scheme://…`) and scp-like `host:path` addresses are kept as given.
+pub fn normalize_url(url: &str, cwd: &Path) -> Result<String, SyncError> {
+    check_url(url)?;
     let first_colon = url.find(':');
     let first_slash = url.find('/');
     let remote_syntax = url.contains("://")

@@ -2,10 +2,11 @@
 //! observed (a verification for true, a falsification for false), signed with a harness key,
 //! with the evaluation transcript kept as a blob in the store.
 
-use super::common::{open_store, require_claim_ids, resolve_claim_ids};
+use super::common::{claim_id_errors, open_store, require_claim_ids, resolve_claim_ids};
 use crate::anchor::{Applies as AnchorApplies, Resolution, Resolver};
 use crate::claim::predicate::{self, Expr};
 use crate::claim::Claim;
+use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
@@ -256,16 +257,49 @@ pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
     }
 }
 
+/// The limits given as 0, which mean nothing: (flag, value as given).
+fn zero_limits(a: &CheckArgs) -> Vec<(&'static str, String)> {
+    let mut zero = Vec::new();
+    if a.claim_timeout.is_zero() {
+        zero.push(("--timeout", "0".to_owned()));
+    }
+    for (flag, value) in [
+        ("--repeat", u64::from(a.repeat)),
+        ("--jobs", a.jobs as u64),
+        ("--memory", a.memory),
+        ("--processes", a.processes),
+    ] {
+        if value == 0 {
+            zero.push((flag, "0".to_owned()));
+        }
+    }
+    zero
+}
+
+/// What `run` refuses before it looks at anything, every one at once, for the check of the
+/// whole command line ([`crate::cli::args`]).
+pub fn argument_errors(a: &CheckArgs) -> Vec<ArgError> {
+    let mut errors = claim_id_errors("<ID>", &a.ids);
+    for (flag, value) in zero_limits(a) {
+        errors.push(ArgError::new(
+            flag,
+            Some(&value),
+            format!("{flag} must be more than 0"),
+        ));
+    }
+    if let Some(r) = &a.runner {
+        if let Err(e) = Runner::parse(r, a.python.as_deref()) {
+            errors.push(ArgError::new("--runner", Some(r), format!("--runner: {e}")));
+        }
+    }
+    errors
+}
+
 pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
     require_claim_ids(&a.ids)?;
-    if a.claim_timeout.is_zero()
-        || a.repeat == 0
-        || a.jobs == 0
-        || a.processes == 0
-        || a.memory == 0
-    {
+    if !zero_limits(&a).is_empty() {
         return Err(Failure::Usage(
             "--timeout, --repeat, --jobs, --memory and --processes must be more than 0".into(),
         ));

@@ -1,5 +1,6 @@
 //! What several commands share: opening the store, pagination.
 
+use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
 use crate::cli::Globals;
 use crate::store::{locate, Store};
@@ -68,18 +69,34 @@ fn is_id_or_prefix(arg: &str) -> bool {
     })
 }
 
+/// Why `arg` cannot be a claim id or a short one, if it cannot.
+pub fn claim_id_problem(arg: &str) -> Option<String> {
+    (!is_id_or_prefix(arg)).then(|| {
+        format!(
+            "{arg:?} is not a claim id: give cl_ followed by 64 lowercase hex digits, or a \
+             unique prefix of at least {MIN_PREFIX_HEX} of them (as `elench log` shows)"
+        )
+    })
+}
+
 /// Refuses arguments that cannot be claim ids or short ids (a bad argument, exit 2, rather
 /// than an id that is merely unknown, exit 5). Lets a command refuse before doing any work.
 pub fn require_claim_ids<'a>(ids: impl IntoIterator<Item = &'a String>) -> Result<(), Failure> {
-    for id in ids {
-        if !is_id_or_prefix(id) {
-            return Err(Failure::Usage(format!(
-                "{id:?} is not a claim id: give cl_ followed by 64 lowercase hex digits, or a \
-                 unique prefix of at least {MIN_PREFIX_HEX} of them (as `elench log` shows)"
-            )));
-        }
+    match ids.into_iter().find_map(|id| claim_id_problem(id)) {
+        Some(message) => Err(Failure::Usage(message)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Every argument of `param` that cannot be a claim id, for the check of the whole command
+/// line ([`crate::cli::args`]).
+pub fn claim_id_errors<'a>(
+    param: &str,
+    ids: impl IntoIterator<Item = &'a String>,
+) -> Vec<ArgError> {
+    ids.into_iter()
+        .filter_map(|id| claim_id_problem(id).map(|m| ArgError::new(param, Some(id), m)))
+        .collect()
 }
 
 /// The full id a claim id argument names. A full id is returned as given (whether it is
@@ -132,19 +149,31 @@ impl Page {
     pub fn start(&self) -> Result<u64, Failure> {
         match &self.cursor {
             None => Ok(0),
-            Some(c) => c
-                .parse()
-                .map_err(|_| Failure::Usage(format!("--cursor {c:?} is not a cursor elench gave"))),
+            Some(c) => c.parse().map_err(|_| Failure::Usage(cursor_problem(c))),
         }
     }
 
     pub fn limit(&self) -> Result<usize, Failure> {
         if !(1..=MAX_LIMIT).contains(&self.limit) {
-            return Err(Failure::Usage(format!(
-                "--limit must be between 1 and {MAX_LIMIT}"
-            )));
+            return Err(Failure::Usage(limit_problem()));
         }
         Ok(self.limit)
+    }
+
+    /// What [`Page::limit`] and [`Page::start`] refuse, both at once, for the check of the
+    /// whole command line ([`crate::cli::args`]).
+    pub fn argument_errors(&self) -> Vec<ArgError> {
+        let mut errors = Vec::new();
+        if self.limit().is_err() {
+            let shown = self.limit.to_string();
+            errors.push(ArgError::new("--limit", Some(&shown), limit_problem()));
+        }
+        if let Some(c) = &self.cursor {
+            if c.parse::<u64>().is_err() {
+                errors.push(ArgError::new("--cursor", Some(c), cursor_problem(c)));
+            }
+        }
+        errors
     }
 
     /// One page of the log in arrival order, and its `meta.pagination`.
@@ -180,6 +209,14 @@ impl Page {
 
 /// The largest page `--limit` allows.
 pub const MAX_LIMIT: usize = 10_000;
+
+fn limit_problem() -> String {
+    format!("--limit must be between 1 and {MAX_LIMIT}")
+}
+
+fn cursor_problem(c: &str) -> String {
+    format!("--cursor {c:?} is not a cursor elench gave")
+}
 
 /// The `meta.pagination` object, with every field the CLI Agent Spec requires: `total`
 /// (items over all pages, null when not known), `returned` (in this page), `truncated` (the

@@ -1,6 +1,7 @@
 //! `elench keys …`: make signing keys (and, with a store, manage the trusted ones).
 
 use super::common::{open_store, Page};
+use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
 use crate::cli::files::read_text;
 use crate::cli::output::Report;
@@ -104,9 +105,34 @@ pub fn run(cmd: KeysCommand, g: &Globals) -> Result<Report, Failure> {
     }
 }
 
+/// `keys generate --name ""`, which names nobody.
+pub fn name_error(name: &str) -> Option<ArgError> {
+    name.is_empty()
+        .then(|| ArgError::new("--name", Some(name), "--name must not be empty"))
+}
+
+/// A keyid is 64 lowercase hex digits; anything else (a path, an encoded one) is a wrong
+/// argument, refused before the store is touched, not a key that is merely unknown.
+pub fn keyid_error(keyid: &str) -> Option<ArgError> {
+    let ok = keyid.len() == 64
+        && keyid
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    (!ok).then(|| {
+        ArgError::new(
+            "<KEYID>",
+            Some(keyid),
+            format!(
+                "{keyid:?} is not a keyid: give the 64 lowercase hex digits `elench keys list` \
+                 shows"
+            ),
+        )
+    })
+}
+
 fn generate(a: GenerateArgs, g: &Globals) -> Result<Report, Failure> {
-    if a.name.is_empty() {
-        return Err(Failure::Usage("--name must not be empty".into()));
+    if let Some(e) = name_error(&a.name) {
+        return Err(Failure::Usage(e.message));
     }
     // With --trust, the store must be there before any file is written.
     let store = if a.trust { Some(open_store(g)?) } else { None };
@@ -244,18 +270,8 @@ fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
 }
 
 fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
-    // A keyid is 64 lowercase hex digits; anything else (a path, an encoded one) is a wrong
-    // argument, refused before the store is touched, not a key that is merely unknown.
-    if a.keyid.len() != 64
-        || !a
-            .keyid
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    {
-        return Err(Failure::Usage(format!(
-            "{:?} is not a keyid: give the 64 lowercase hex digits `elench keys list` shows",
-            a.keyid
-        )));
+    if let Some(e) = keyid_error(&a.keyid) {
+        return Err(Failure::Usage(e.message));
     }
     let store = open_store(g)?;
     let Some(key) = store.get_key(&a.keyid)? else {

@@ -190,7 +190,8 @@ pub fn manifest() -> Value {
             "keys.retire" => entry["interactive"] = json!(true),
             // `-` reads stdin; --input-file PATH takes a file in its place.
             "sign" | "verify" | "add" => entry["stdin_input"] = json!(true),
-            // Talks to a remote through git: bounded by --timeout like every command.
+            // Talks to a remote through git: bounded by --timeout like every command, and its
+            // first contact by --connect-timeout (listed with its flags).
             "push" | "pull" | "sync" => entry["has_network_io"] = json!(true),
             // remotes.json inside the store, never a file outside it.
             "remote.add" => entry["config_write_scope"] = json!("local"),

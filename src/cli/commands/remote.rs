@@ -2,6 +2,7 @@
 //! with. They are kept in the store, not in any git checkout around it.
 
 use super::sync::sync_failure;
+use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
@@ -33,6 +34,24 @@ pub struct AddArgs {
     pub name: String,
     /// Where it is; a relative path is made absolute
     pub url: String,
+}
+
+/// A remote's name that cannot be one (`param` is how the command line names it).
+pub fn name_error(param: &str, name: &str) -> Option<ArgError> {
+    remote::check_name(name)
+        .err()
+        .map(|e| ArgError::new(param, Some(name), e.to_string()))
+}
+
+/// What `remote add` refuses whatever the store holds, both at once, for the check of the
+/// whole command line ([`crate::cli::args`]).
+pub fn argument_errors(a: &AddArgs) -> Vec<ArgError> {
+    let mut errors = Vec::new();
+    if let Err(e) = remote::check_url(&a.url) {
+        errors.push(ArgError::new("<URL>", Some(&a.url), e.to_string()));
+    }
+    errors.extend(name_error("<NAME>", &a.name));
+    errors
 }
 
 pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {

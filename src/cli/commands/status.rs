@@ -1,8 +1,11 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
 use super::anchor::{tree_dir, tree_oid};
-use super::common::{open_store, pagination, require_claim_ids, resolve_claim_ids, Page};
+use super::common::{
+    claim_id_errors, open_store, pagination, require_claim_ids, resolve_claim_ids, Page,
+};
 use crate::anchor::{Anchor, Applies, Resolution, Resolver};
+use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
 use crate::cli::output::{claim_text, short_id, Report, Style, Warning};
 use crate::cli::Globals;
@@ -77,12 +80,7 @@ impl Filters {
         } else {
             let mut set = GlobSetBuilder::new();
             for p in &a.path {
-                let g = GlobBuilder::new(p)
-                    .literal_separator(true)
-                    .build()
-                    .map_err(|e| {
-                        Failure::Usage(format!("--path {p:?} is not a glob: {}", e.kind()))
-                    })?;
+                let g = glob(p).map_err(|e| Failure::Usage(glob_problem(p, &e)))?;
                 set.add(g);
             }
             Some(
@@ -138,11 +136,41 @@ impl Filters {
 /// Claims `status --all` reads per round when filtering.
 const FILTER_BATCH: usize = 512;
 
+fn needs_ids() -> String {
+    format!("status needs claim ids or --all. Usage: {USAGE}")
+}
+
+/// What `run` refuses before it opens the store, every one at once, for the check of the
+/// whole command line ([`crate::cli::args`]): no ids, ids that cannot be claim ids, a
+/// `--path` that is not a glob, and with `--all` the page.
+pub fn argument_errors(a: &StatusArgs) -> Vec<ArgError> {
+    let mut errors = Vec::new();
+    if a.ids.is_empty() && !a.all {
+        errors.push(ArgError::new("<ID>", None, needs_ids()));
+    }
+    errors.extend(claim_id_errors("<ID>", &a.ids));
+    for p in &a.path {
+        if let Err(e) = glob(p) {
+            errors.push(ArgError::new("--path", Some(p), glob_problem(p, &e)));
+        }
+    }
+    if a.all {
+        errors.extend(a.page.argument_errors());
+    }
+    errors
+}
+
+fn glob(p: &str) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(p).literal_separator(true).build()
+}
+
+fn glob_problem(p: &str, e: &globset::Error) -> String {
+    format!("--path {p:?} is not a glob: {}", e.kind())
+}
+
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     if a.ids.is_empty() && !a.all {
-        return Err(Failure::Usage(format!(
-            "status needs claim ids or --all. Usage: {USAGE}"
-        )));
+        return Err(Failure::Usage(needs_ids()));
     }
     require_claim_ids(&a.ids)?;
     let filters = Filters::from_args(&a)?;

@@ -19,6 +19,31 @@ pub struct RemoteArg {
     /// The remote (see `elench remote list`)
     #[arg(default_value = "origin")]
     pub name: String,
+    /// How long the remote may take to answer elench's first contact, in seconds (fractions
+    /// allowed; 0: no limit). Default: 30 when no person is at a terminal, none at one. An
+    /// ssh remote's connection gets the same limit (ssh -o ConnectTimeout) unless
+    /// GIT_SSH_COMMAND, GIT_SSH or core.sshCommand names an ssh command of your own. A
+    /// remote that does not answer in time is REMOTE_UNREACHABLE (exit 12, retryable); the
+    /// whole command's limit is --timeout
+    #[arg(long, value_name = "SECONDS", value_parser = crate::cli::parse_seconds)]
+    pub connect_timeout: Option<Duration>,
+}
+
+/// The connect timeout when `--connect-timeout` is not given and no person is at a terminal:
+/// long enough for any remote that answers at all, short enough that an agent is not kept
+/// waiting on one that never will.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `--connect-timeout` as given (0: none), else the default: [`DEFAULT_CONNECT_TIMEOUT`]
+/// when no person is at a terminal; none at one, where ssh may be asking that person for a
+/// passphrase and Ctrl-C is at hand.
+fn connect_timeout(given: Option<Duration>, interactive: bool) -> Option<Duration> {
+    match given {
+        Some(d) if d.is_zero() => None,
+        Some(d) => Some(d),
+        None if interactive => None,
+        None => Some(DEFAULT_CONNECT_TIMEOUT),
+    }
 }
 
 /// Which exchange.
@@ -33,10 +58,13 @@ pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Fa
     let store = open_store(g)?;
     let interrupt = Interrupt::install();
     let stop = || interrupt.received().is_some();
+    // A person at a terminal, as for git's prompt (`child_env::harden`).
+    let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let opts = Options {
         wait: Duration::from_secs(g.wait),
         progress: std::io::stderr().is_terminal(),
         stop: &stop,
+        connect_timeout: connect_timeout(a.connect_timeout, interactive),
     };
     let mut session = Session::open(&store, &a.name, opts).map_err(sync_failure)?;
     let url = session.remote().url.clone();
@@ -165,5 +193,23 @@ pub fn sync_failure(e: SyncError) -> Failure {
             code: "PUSH_REJECTED",
             message,
         },
+        SyncError::Unreachable { .. } => Failure::Unavailable {
+            code: "REMOTE_UNREACHABLE",
+            message,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_connect_timeout_is_given_or_bounded_when_nobody_can_wait_it_out() {
+        let s = Duration::from_secs;
+        assert_eq!(connect_timeout(Some(s(2)), true), Some(s(2)));
+        assert_eq!(connect_timeout(Some(s(0)), false), None);
+        assert_eq!(connect_timeout(None, false), Some(DEFAULT_CONNECT_TIMEOUT));
+        assert_eq!(connect_timeout(None, true), None);
     }
 }
