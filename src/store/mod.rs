@@ -36,7 +36,7 @@ use crate::error::Rejection;
 use crate::ingest::{Accepted, Signer};
 use crate::keys::{Role, TrustSet, TrustedKey};
 use ed25519_dalek::VerifyingKey;
-use index::{id_key, id_text, Index};
+use index::{id_key, id_text, Apply, Index};
 use log::{Appender, Kind, Log};
 use serde::{Deserialize, Serialize};
 use std::fs::File;

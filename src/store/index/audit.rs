@@ -17,8 +17,8 @@
 //! than one envelope or already differ.
 
 use super::{
-    decode, encode, id_key, pair, Applied, Apply, ClaimEntry, Db, Difference, EnvelopeRef, IdKey,
-    IndexError, KeyEntry, Meta, OrderEntry, Reader, FORMAT,
+    decode, encode, pair, Applied, Apply, ClaimEntry, Db, Difference, IdKey, IndexError, KeyEntry,
+    Meta, OrderEntry, Reader, FORMAT,
 };
 use crate::ingest::Signer;
 use crate::store::log::{Chain, Position};
@@ -248,15 +248,8 @@ impl Apply for Audit<'_, '_> {
         claim: &crate::claim::Claim,
         signers: &[Signer],
     ) -> Result<Applied, IndexError> {
-        let id = id_key(&claim.id).ok_or_else(|| IndexError::Decode {
-            what: "claim id".into(),
-            why: claim.id.clone(),
-        })?;
-        let number = self.meta.counts.envelopes;
-        let envelope = EnvelopeRef {
-            number,
-            digest: *digest,
-        };
+        let (id, envelope) = self.meta.next_envelope(claim, digest)?;
+        let number = envelope.number;
         self.expect(
             "envelope_order",
             &number.to_be_bytes(),

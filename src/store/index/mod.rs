@@ -377,6 +377,24 @@ impl KeyEntry {
 }
 
 impl Meta {
+    /// The key of `claim` and the reference its envelope (with this digest) gets as the
+    /// next envelope of the log.
+    pub fn next_envelope(
+        &self,
+        claim: &crate::claim::Claim,
+        digest: &[u8; 32],
+    ) -> Result<(IdKey, EnvelopeRef), IndexError> {
+        let id = id_key(&claim.id).ok_or_else(|| IndexError::Decode {
+            what: "claim id".into(),
+            why: claim.id.clone(),
+        })?;
+        let envelope = EnvelopeRef {
+            number: self.counts.envelopes,
+            digest: *digest,
+        };
+        Ok((id, envelope))
+    }
+
     /// Moves the indexed head past the record at `pos`.
     pub fn advance(&mut self, pos: Position, chain: Chain, frame_len: u64) {
         self.head = Head {
@@ -957,41 +975,6 @@ pub trait Apply {
     fn keys(&self) -> Result<Vec<KeyEntry>, IndexError>;
 }
 
-impl Apply for Writer<'_> {
-    fn apply_envelope(
-        &mut self,
-        pos: Position,
-        chain: Chain,
-        frame_len: u64,
-        digest: &[u8; 32],
-        claim: &crate::claim::Claim,
-        signers: &[Signer],
-    ) -> Result<Applied, IndexError> {
-        Writer::apply_envelope(self, pos, chain, frame_len, digest, claim, signers)
-    }
-    fn apply_key_add(
-        &mut self,
-        pos: Position,
-        chain: Chain,
-        frame_len: u64,
-        key: &super::record::KeyAdd,
-    ) -> Result<(), IndexError> {
-        Writer::apply_key_add(self, pos, chain, frame_len, key)
-    }
-    fn apply_key_retire(
-        &mut self,
-        pos: Position,
-        chain: Chain,
-        frame_len: u64,
-        keyid: &str,
-    ) -> Result<(), IndexError> {
-        Writer::apply_key_retire(self, pos, chain, frame_len, keyid)
-    }
-    fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
-        Writer::keys(self)
-    }
-}
-
 impl Writer<'_> {
     pub fn meta(&self) -> Meta {
         self.meta
@@ -1003,10 +986,6 @@ impl Writer<'_> {
 
     pub fn holds_envelope(&self, id: &IdKey, digest: &[u8; 32]) -> Result<bool, IndexError> {
         holds_envelope_in(&self.txn, &self.dbs, id, digest)
-    }
-
-    pub fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
-        keys_in(&self.txn, &self.dbs)
     }
 
     /// Empties every database, and those of earlier formats (a rebuild starts here).
@@ -1033,9 +1012,20 @@ impl Writer<'_> {
         self.meta.advance(pos, chain, frame_len);
     }
 
-    /// Applies an accepted envelope record.
-    #[allow(clippy::too_many_arguments)]
-    pub fn apply_envelope(
+    /// Writes the meta entry and commits.
+    pub fn commit(mut self) -> Result<Meta, IndexError> {
+        let meta = self.meta;
+        self.dbs.meta.put(&mut self.txn, b"meta", &encode(&meta))?;
+        self.dbs
+            .meta
+            .put(&mut self.txn, b"format", &encode(&FORMAT))?;
+        self.txn.commit()?;
+        Ok(meta)
+    }
+}
+
+impl Apply for Writer<'_> {
+    fn apply_envelope(
         &mut self,
         pos: Position,
         chain: Chain,
@@ -1044,15 +1034,8 @@ impl Writer<'_> {
         claim: &crate::claim::Claim,
         signers: &[Signer],
     ) -> Result<Applied, IndexError> {
-        let id = id_key(&claim.id).ok_or_else(|| IndexError::Decode {
-            what: "claim id".into(),
-            why: claim.id.clone(),
-        })?;
-        let number = self.meta.counts.envelopes;
-        let envelope = EnvelopeRef {
-            number,
-            digest: *digest,
-        };
+        let (id, envelope) = self.meta.next_envelope(claim, digest)?;
+        let number = envelope.number;
         // Numbers only grow: append mode fills pages instead of splitting them.
         self.dbs.envelope_order.put_with_flags(
             &mut self.txn,
@@ -1102,8 +1085,7 @@ impl Writer<'_> {
         Ok(applied)
     }
 
-    /// Applies a trust event. `Ok(false)` when the event changes nothing (it is still a record).
-    pub fn apply_key_add(
+    fn apply_key_add(
         &mut self,
         pos: Position,
         chain: Chain,
@@ -1126,7 +1108,7 @@ impl Writer<'_> {
         Ok(())
     }
 
-    pub fn apply_key_retire(
+    fn apply_key_retire(
         &mut self,
         pos: Position,
         chain: Chain,
@@ -1146,15 +1128,8 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Writes the meta entry and commits.
-    pub fn commit(mut self) -> Result<Meta, IndexError> {
-        let meta = self.meta;
-        self.dbs.meta.put(&mut self.txn, b"meta", &encode(&meta))?;
-        self.dbs
-            .meta
-            .put(&mut self.txn, b"format", &encode(&FORMAT))?;
-        self.txn.commit()?;
-        Ok(meta)
+    fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
+        keys_in(&self.txn, &self.dbs)
     }
 }
 
