@@ -175,17 +175,26 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
     }
     for (db, difference) in audited.differences {
         let what = match difference {
-            Difference::Missing(k) => format!("entry {} is missing", describe(db, &k)),
-            Difference::Extra(k) => format!("entry {} should not be there", describe(db, &k)),
-            Difference::Changed(k) => {
-                format!("entry {} holds a different value", describe(db, &k))
+            Difference::Missing(k) => {
+                format!("entry {} is missing (the log gives it)", describe(db, &k))
             }
-            Difference::Unreadable(k) => format!("entry {} cannot be read", describe(db, &k)),
+            Difference::Extra(k) => format!(
+                "entry {} should not be there (the log does not give it)",
+                describe(db, &k)
+            ),
+            Difference::Changed(k) => format!(
+                "entry {} holds a different value (the log gives another)",
+                describe(db, &k)
+            ),
+            Difference::Unreadable(k) => format!(
+                "entry {} cannot be read (a damaged page; nothing after it was checked)",
+                describe(db, &k)
+            ),
+            Difference::Count { expected, found } => {
+                format!("holds {found} entries where the log gives {expected}")
+            }
         };
-        p.add(
-            "INDEX_DISAGREES",
-            format!("index database {db}: {what} (the log says otherwise)"),
-        );
+        p.add("INDEX_DISAGREES", format!("index database {db}: {what}"));
     }
     drop(live);
     let meta = audited.meta;

@@ -1,20 +1,24 @@
 //! Checking the live index against the log without writing a second index (`fsck`).
 //!
 //! `fsck` reads and verifies the log as a rebuild does, but applies each record to an
-//! [`Audit`] instead of a [`Writer`](super::Writer): the audit works out the entries the
-//! record gives each table, with the writer's own functions, and looks each one up in the
-//! live index. At the end it compares every table's size with the number of entries the
-//! log gives it, and where they differ (or an entry was missing) it walks that table for
-//! the entries the log does not account for. So a missing, changed or extra entry is found
-//! in every table, as a rebuild-and-compare would find it.
+//! [`Audit`] instead of a [`Writer`](super::Writer): the audit works out the entry values
+//! the record gives each table with the writer's own functions, and looks each one up in
+//! the live index. Which entries a record writes (a claim's first envelope or a later one,
+//! each distinct target and premise pair, a key added or retired once) is decided here as
+//! the writer decides it; a property test holds the two to the same result. At the end it
+//! counts every table's entries by walking it (never trusting LMDB's own count, a number
+//! in the file) and, where the count is not what the log gives or an entry differed, walks
+//! the table again to name the entries the log does not account for. So a missing, changed
+//! or extra entry is found in every table. A damaged page is a finding too: LMDB fails
+//! every later read of the transaction, so the audit stops there and says where.
 //!
 //! Why not rebuild and compare: a second index costs as much to write as the first (at a
-//! million claims, a gigabyte of scratch space and a tenth of fsck's time), and lookups in
-//! the live index cost less than writes.
+//! million claims, a gigabyte of scratch space), and lookups in the live index cost less
+//! than writes.
 //!
 //! Memory: the ids of the claims seen so far (to tell a claim's first envelope from a later
-//! one whatever the index says), and the expected entries of the few claims that have more
-//! than one envelope or already differ.
+//! one whatever the index says), and the expected entries of the claims that have more than
+//! one envelope or already differ.
 
 use super::{
     decode, encode, pair, Applied, Apply, ClaimEntry, Db, Difference, IdKey, IndexError, KeyEntry,
@@ -44,6 +48,9 @@ pub struct Audit<'r, 'e> {
     premises: u64,
     found: Vec<(&'static str, Difference)>,
     counted: BTreeMap<&'static str, usize>,
+    /// LMDB failed a read: a damaged page. LMDB then fails every later read in the same
+    /// transaction, so the audit stops looking (the one finding says where).
+    broken: bool,
 }
 
 impl<'r, 'e> Audit<'r, 'e> {
@@ -60,6 +67,7 @@ impl<'r, 'e> Audit<'r, 'e> {
             premises: 0,
             found: Vec::new(),
             counted: BTreeMap::new(),
+            broken: false,
         }
     }
 
@@ -89,15 +97,25 @@ impl<'r, 'e> Audit<'r, 'e> {
         self.counted.get(table).is_some_and(|&n| n > 0)
     }
 
-    /// The live entry of `table` under `key`. A damaged page is a difference, not an error:
-    /// it is the index that is damaged, and a rebuild mends it.
-    /// `None` when it cannot be read (already reported).
+    /// A read of `table` at `key` failed. A damaged page is a finding, not an error: it is
+    /// the index that is damaged, and a rebuild mends it.
+    fn unreadable(&mut self, table: &'static str, key: &[u8]) {
+        if !self.broken {
+            self.broken = true;
+            self.report(table, Difference::Unreadable(key.to_vec()));
+        }
+    }
+
+    /// The live entry of `table` under `key`; `None` when it cannot be read (reported once).
     fn get(&mut self, table: &'static str, key: &[u8]) -> Option<Option<&'r [u8]>> {
+        if self.broken {
+            return None;
+        }
         let live: &'r Reader<'e> = self.live;
         match self.table(table).get(&live.txn, key) {
             Ok(v) => Some(v),
             Err(_) => {
-                self.report(table, Difference::Unreadable(key.to_vec()));
+                self.unreadable(table, key);
                 None
             }
         }
@@ -132,6 +150,9 @@ impl<'r, 'e> Audit<'r, 'e> {
     /// Ends the audit: compares what was left for the end, then each table's size with what
     /// the log gives it. Returns every difference kept, table by table.
     pub fn finish(mut self) -> Result<Vec<(&'static str, Difference)>, IndexError> {
+        if self.broken {
+            return Ok(self.found);
+        }
         let mut open: Vec<(IdKey, (ClaimEntry, bool))> =
             std::mem::take(&mut self.open).into_iter().collect();
         open.sort_by_key(|a| a.0);
@@ -146,18 +167,18 @@ impl<'r, 'e> Audit<'r, 'e> {
             .collect();
         self.expect("meta", b"meta", &encode(&self.meta));
         self.expect("meta", b"format", &encode(&FORMAT));
-        self.extra_entries("meta", 2, |k| k == b"meta" || k == b"format")?;
-        self.audit_keys()?;
+        self.extra_entries("meta", 2, |k| k == b"meta" || k == b"format");
+        self.audit_keys();
         let (claims, envelopes) = (self.meta.counts.claims, self.meta.counts.envelopes);
         let seen = std::mem::take(&mut self.seen);
         self.extra_entries("claims", claims, |k| {
             <&IdKey>::try_from(k).is_ok_and(|id| seen.contains(id))
-        })?;
+        });
         let numbered = |count: u64| {
             move |k: &[u8]| <[u8; 8]>::try_from(k).is_ok_and(|n| u64::from_be_bytes(n) < count)
         };
-        self.extra_entries("arrivals", claims, numbered(claims))?;
-        self.extra_entries("envelope_order", envelopes, numbered(envelopes))?;
+        self.extra_entries("arrivals", claims, numbered(claims));
+        self.extra_entries("envelope_order", envelopes, numbered(envelopes));
         // A pair is the log's when its second id is a claim of the log that names the first:
         // the expected entry where one is kept, else the live one (already found equal).
         let live = self.live;
@@ -181,43 +202,77 @@ impl<'r, 'e> Audit<'r, 'e> {
             }
         };
         let (targets, premises) = (self.targets, self.premises);
-        self.extra_entries("by_target", targets, |k| names(k, |e| &e.target))?;
-        self.extra_entries("by_premise", premises, |k| names(k, |e| &e.depends_on))?;
+        self.extra_entries("by_target", targets, |k| names(k, |e| &e.target));
+        self.extra_entries("by_premise", premises, |k| names(k, |e| &e.depends_on));
         Ok(self.found)
     }
 
-    /// When `table` does not hold exactly `expected` entries, or a difference was found in
-    /// it, reports each entry `belongs` refuses as extra.
+    /// Counts `table`'s entries by walking it (LMDB's own count is a number in the file,
+    /// which damage could change); when they are not the `expected` number, or a difference
+    /// was found in the table, walks it again and reports each entry `belongs` refuses as
+    /// extra, or the count itself when no entry can be named.
     fn extra_entries(
         &mut self,
         table: &'static str,
         expected: u64,
         belongs: impl Fn(&[u8]) -> bool,
-    ) -> Result<(), IndexError> {
+    ) {
         let t = self.table(table);
-        if t.len(&self.live.txn)? == expected && !self.differs(table) {
-            return Ok(());
-        }
+        let live: &'r Reader<'e> = self.live;
+        let mut found = 0u64;
         let mut extra = Vec::new();
-        for item in t.iter(&self.live.txn)? {
-            let (k, _) = item?;
-            if !belongs(k) {
-                extra.push(k.to_vec());
+        for pass in [false, true] {
+            if self.broken || (pass && found == expected && !self.differs(table)) {
+                return;
+            }
+            let walk = match t.iter(&live.txn) {
+                Ok(w) => w,
+                Err(_) => return self.unreadable(table, &[]),
+            };
+            let mut last: Vec<u8> = Vec::new();
+            for item in walk {
+                let Ok((k, _)) = item else {
+                    return self.unreadable(table, &last);
+                };
+                if !pass {
+                    found += 1;
+                    last.clear();
+                    last.extend_from_slice(k);
+                } else if !belongs(k) && extra.len() < self.limit {
+                    extra.push(k.to_vec());
+                }
             }
         }
+        let named = !extra.is_empty();
         for k in extra {
             self.report(table, Difference::Extra(k));
         }
-        Ok(())
+        if found != expected && !named {
+            self.report(table, Difference::Count { expected, found });
+        }
     }
 
     /// Compares the trust state with the `keys` table, entry by entry (it is small).
-    fn audit_keys(&mut self) -> Result<(), IndexError> {
+    fn audit_keys(&mut self) {
+        if self.broken {
+            return;
+        }
         let t = self.table("keys");
         let mut live: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-        for item in t.iter(&self.live.txn)? {
-            let (k, v) = item?;
-            live.insert(k.to_vec(), v.to_vec());
+        let walk = match t.iter(&self.live.txn) {
+            Ok(w) => w,
+            Err(_) => return self.unreadable("keys", &[]),
+        };
+        for item in walk {
+            match item {
+                Ok((k, v)) => {
+                    live.insert(k.to_vec(), v.to_vec());
+                }
+                Err(_) => {
+                    let last = live.keys().next_back().cloned().unwrap_or_default();
+                    return self.unreadable("keys", &last);
+                }
+            }
         }
         let expected: Vec<(Vec<u8>, Vec<u8>)> = self
             .keys
@@ -234,7 +289,6 @@ impl<'r, 'e> Audit<'r, 'e> {
         for k in live.into_keys() {
             self.report("keys", Difference::Extra(k));
         }
-        Ok(())
     }
 }
 
@@ -288,13 +342,17 @@ impl Apply for Audit<'_, '_> {
                 None => {
                     // The live entry was found equal to the claim's entry with one envelope:
                     // it lacks this one, unless this one repeats it (damage in the log).
-                    let mut entry = self.live.claim(&id)?.ok_or_else(|| IndexError::Decode {
-                        what: format!("claims/{}", super::id_text(&id)),
-                        why: "found earlier in this read, gone now".into(),
-                    })?;
-                    entry.add_envelope(&id, envelope, signers)?;
-                    self.report("claims", Difference::Changed(id.to_vec()));
-                    self.open.insert(id, (entry, true));
+                    let live = match self.get("claims", &id) {
+                        Some(Some(v)) => decode::<ClaimEntry>(v, "claims").ok(),
+                        _ => None,
+                    };
+                    // Unreadable now (reported), or decoded: it held the claim's first
+                    // envelope, so a repeat of it is damage in the log.
+                    if let Some(mut entry) = live {
+                        entry.add_envelope(&id, envelope, signers)?;
+                        self.report("claims", Difference::Changed(id.to_vec()));
+                        self.open.insert(id, (entry, true));
+                    }
                 }
             }
             Applied::Merged
@@ -511,6 +569,46 @@ mod tests {
                 db.put(&mut w.txn, &[0xee; 70], b"x").unwrap();
             }
         }
+    }
+
+    /// A damaged page of the live index is a finding that names the table, never an error,
+    /// and never reported as damage in the log.
+    #[test]
+    fn a_damaged_index_page_is_a_finding() {
+        let ops: Vec<Op> = (0..=250u8)
+            .map(|c| Op::Envelope { c, variant: 0 })
+            .chain(
+                (0..=250u8)
+                    .step_by(50)
+                    .map(|c| Op::Envelope { c, variant: 1 }),
+            )
+            .collect();
+        let tmp = tempfile::tempdir().unwrap();
+        let index = Index::open(tmp.path()).unwrap();
+        let mut w = index.write().unwrap();
+        apply(&mut w, &ops);
+        w.commit().unwrap();
+        assert_eq!(audit(&index, &ops), Vec::new());
+        // The producer "p150" is written only in claim 150's entry: clear the flags of the
+        // leaf page that holds it (LMDB's page header: 8 bytes of page number, 2 of padding,
+        // 2 of flags).
+        let file = tmp.path().join("data.mdb");
+        let bytes = std::fs::read(&file).unwrap();
+        let at = bytes.windows(4).position(|w| w == b"p150").unwrap();
+        let page = at / 4096 * 4096;
+        {
+            use std::io::{Seek, SeekFrom, Write};
+            let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+            f.seek(SeekFrom::Start(page as u64 + 10)).unwrap();
+            f.write_all(&[0, 0]).unwrap();
+        }
+        let found = audit(&index, &ops);
+        assert!(
+            matches!(found.as_slice(), [("claims", Difference::Unreadable(_))]),
+            "{found:?}"
+        );
+        drop(index);
+        Index::forget(tmp.path());
     }
 
     proptest! {

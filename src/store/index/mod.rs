@@ -436,18 +436,21 @@ pub enum IndexError {
 
 type Db = Database<Bytes, Bytes>;
 
-/// How an entry of one index differs from another's (see [`Reader::compare`]); each holds
-/// the entry's key.
+/// How the index differs from what the log gives it ([`Audit`]); each holds the entry's key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Difference {
-    /// In the first index, not the second.
+    /// The log gives the entry; the index lacks it.
     Missing(Vec<u8>),
-    /// In the second index, not the first.
+    /// The index holds an entry the log does not account for.
     Extra(Vec<u8>),
-    /// In both, with different values.
+    /// The index holds the entry with another value.
     Changed(Vec<u8>),
-    /// LMDB could not read it (a damaged page).
+    /// LMDB could not read it (a damaged page); the audit stops there, since LMDB fails every
+    /// later read of the transaction.
     Unreadable(Vec<u8>),
+    /// The table holds `found` entries where the log gives `expected`, and no entry could
+    /// be named (for example, LMDB's own count in the file disagrees with its pages).
+    Count { expected: u64, found: u64 },
 }
 
 #[derive(Clone, Copy)]
