@@ -712,3 +712,45 @@ fn a_read_only_store_can_be_read_and_refuses_writes() {
     assert_eq!(statuses(&store).1, want);
     assert_eq!(run(&store, &["add", bundle.to_str().unwrap()]).code, 0);
 }
+
+/// The progress `fsck` and `reindex` show on a terminal hears every record once the walk
+/// has read and applied it: counts that only grow, ending at the log's length.
+#[test]
+fn fsck_and_reindex_report_progress_up_to_the_last_record() {
+    let keys = Keys::new();
+    let cs = claims(40, 9);
+    let (_tmp, store) = store_with(&cs);
+    let harness = elench::keys::keyid(&keys.harness.verifying_key());
+    assert_eq!(run(&store, &["keys", "retire", "--yes", &harness]).code, 0);
+    let s = elench::store::Store::open(&store, std::time::Duration::from_secs(5)).unwrap();
+    let records = s.meta().unwrap().head.records;
+    assert!(records > 40, "{records}");
+    let heard = std::sync::Mutex::new(Vec::new());
+    let note = |n: u64| heard.lock().unwrap().push(n);
+    let check = |heard: &std::sync::Mutex<Vec<u64>>| {
+        let heard = std::mem::take(&mut *heard.lock().unwrap());
+        assert!(!heard.is_empty());
+        assert!(heard.windows(2).all(|w| w[0] < w[1]), "{heard:?}");
+        assert_eq!(heard.last(), Some(&records), "{heard:?}");
+    };
+    {
+        let live = s.index().read().unwrap();
+        let audited = elench::store::rebuild::audit_log(s.log(), &live, 20, Some(&note)).unwrap();
+        assert!(audited.differences.is_empty());
+    }
+    check(&heard);
+    s.reindex(Some(&note)).unwrap();
+    check(&heard);
+}
+
+/// A store just made has an empty log and an index that was never written: they agree.
+#[test]
+fn fsck_of_a_new_store_finds_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join(".elench");
+    assert_eq!(run(&store, &["init"]).code, 0);
+    let out = run(&store, &["fsck"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["problems"], json!([]));
+    assert_eq!(out.json["data"]["records"], json!(0));
+}

@@ -1034,9 +1034,10 @@ impl Store {
     }
 
     /// `elench reindex`: rebuild the index from the log, under the writer lock.
-    pub fn reindex(&self) -> Result<Meta, StoreError> {
+    /// `progress` hears how many log records are read and applied so far.
+    pub fn reindex(&self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
         let _lock = self.lock_unsettled()?;
-        let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
+        let tail = rebuild::rebuild_all(&self.log, &self.index, progress)?;
         self.handle_tail(tail)?;
         self.meta()
     }

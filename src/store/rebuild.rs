@@ -141,6 +141,10 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         }
         let batch = std::mem::take(&mut self.batch);
         let pending = self.pending.take();
+        let done = pending
+            .as_ref()
+            .and_then(|(b, _)| b.last())
+            .map(|r| r.pos.n + 1);
         let Run { sink, trust, .. } = self;
         let w = sink.apply()?;
         // The batch is verified on the pool's threads while this one applies the last.
@@ -154,6 +158,9 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
             };
         });
         self.since_commit += applied?;
+        if let (Some(p), Some(n)) = (self.progress, done) {
+            p(n);
+        }
         self.pending = Some((batch, verdicts));
         self.maybe_commit()
     }
@@ -163,19 +170,24 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         if let Some((b, v)) = self.pending.take() {
             apply_verified(self.sink.apply()?, &b, v)?;
             self.since_commit += b.len() as u64;
+            self.reached(b.last());
             self.maybe_commit()?;
         }
         Ok(())
+    }
+
+    /// Tells the progress callback that the records up to `last` are read and applied.
+    fn reached(&self, last: Option<&Record>) {
+        if let (Some(p), Some(r)) = (self.progress, last) {
+            p(r.pos.n + 1);
+        }
     }
 
     fn maybe_commit(&mut self) -> Result<(), StoreError> {
         if self.since_commit >= COMMIT_EVERY {
             if let Sink::Index { writer, .. } = &mut self.sink {
                 if let Some(w) = writer.take() {
-                    let meta = w.commit()?;
-                    if let Some(p) = self.progress {
-                        p(meta.head.records);
-                    }
+                    w.commit()?;
                 }
             }
             self.since_commit = 0;
@@ -203,6 +215,7 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         }
         self.trust = trust_set_of(w.keys()?)?;
         self.since_commit += 1;
+        self.reached(Some(rec));
         Ok(())
     }
 }
@@ -278,11 +291,16 @@ pub struct Audited {
 
 /// Reads and verifies the whole log as a rebuild does, checking the live index against it
 /// record by record instead of writing a second index ([`Audit`]).
-pub fn audit_log(log: &Log, live: &Reader<'_>, limit: usize) -> Result<Audited, StoreError> {
+pub fn audit_log(
+    log: &Log,
+    live: &Reader<'_>,
+    limit: usize,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Audited, StoreError> {
     let mut run = Run::new(
         Sink::Audit(Audit::new(live, limit)),
         TrustSet::default(),
-        None,
+        progress,
     );
     let tail = run.read(log, Head::EMPTY);
     let Sink::Audit(audit) = run.sink else {

@@ -230,3 +230,21 @@ pub fn pagination(returned: usize, total: Option<u64>, next: Option<u64>) -> Val
         "next_cursor": next.map(|n| n.to_string()),
     })
 }
+
+/// A progress bar on stderr for a walk over the log's `total` records (`fsck`, `reindex`),
+/// only when stderr is a terminal: piped or scripted runs get the final report alone.
+pub fn records_bar(verb: &str, total: u64) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} records ({eta} left)")
+    {
+        bar.set_style(style);
+    }
+    bar.set_message(verb.to_owned());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Some(bar)
+}
