@@ -547,6 +547,17 @@ mod tests {
         a.finish().unwrap()
     }
 
+    /// An index the writer built from `ops`, which passes the audit of the same `ops`.
+    fn built(ops: &[Op]) -> (tempfile::TempDir, Index) {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = Index::open(tmp.path()).unwrap();
+        let mut w = index.write().unwrap();
+        apply(&mut w, ops);
+        w.commit().unwrap();
+        assert_eq!(audit(&index, ops), Vec::new());
+        (tmp, index)
+    }
+
     /// Changes one entry of one table behind the writer's back: removes it, changes its
     /// value, or adds an entry the log does not account for.
     fn tamper(w: &mut Writer<'_>, table: usize, action: u8, pick: usize) {
@@ -592,12 +603,7 @@ mod tests {
                     .map(|c| Op::Envelope { c, variant: 1 }),
             )
             .collect();
-        let tmp = tempfile::tempdir().unwrap();
-        let index = Index::open(tmp.path()).unwrap();
-        let mut w = index.write().unwrap();
-        apply(&mut w, &ops);
-        w.commit().unwrap();
-        assert_eq!(audit(&index, &ops), Vec::new());
+        let (tmp, index) = built(&ops);
         // The producer "p150" is written only in claim 150's entry: clear the flags of the
         // leaf page that holds it (LMDB's page header: 8 bytes of page number, 2 of padding,
         // 2 of flags).
@@ -632,12 +638,7 @@ mod tests {
             action in 0u8..3,
             pick in 0usize..1000,
         ) {
-            let tmp = tempfile::tempdir().unwrap();
-            let index = Index::open(tmp.path()).unwrap();
-            let mut w = index.write().unwrap();
-            apply(&mut w, &ops);
-            w.commit().unwrap();
-            prop_assert_eq!(audit(&index, &ops), Vec::new());
+            let (tmp, index) = built(&ops);
             {
                 let mut w = index.write().unwrap();
                 tamper(&mut w, table, action, pick);
