@@ -257,15 +257,12 @@ impl BulkBlast {
 
 /// `"cl_…"`: a claim id as a JSON string, written from its key.
 fn push_id(buf: &mut Vec<u8>, key: &IdKey) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     const PREFIX: &[u8] = crate::claim::id::ID_PREFIX.as_bytes();
     const START: usize = 1 + PREFIX.len();
     let mut out = [b'"'; START + 64 + 1];
     out[1..START].copy_from_slice(PREFIX);
-    for (j, b) in key.iter().enumerate() {
-        out[START + 2 * j] = HEX[usize::from(b >> 4)];
-        out[START + 2 * j + 1] = HEX[usize::from(b & 15)];
-    }
+    // 32 bytes always fill 64 hex digits exactly, so this cannot fail.
+    let _ = hex::encode_to_slice(key, &mut out[START..START + 64]);
     buf.extend_from_slice(&out);
 }
 
@@ -720,7 +717,7 @@ impl Owns<'_, '_> {
             if expanded {
                 let recs = records.remove(&x).unwrap_or_default();
                 let status = self.decide(&recs)?;
-                let kind = ix(self.r.claim_edges(&x))?.map(|e| e.kind);
+                let kind = ix(self.r.claim_kind(&x))?;
                 self.memo.insert(x, (status, kind));
                 in_progress.remove(&x);
                 continue;

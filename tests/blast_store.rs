@@ -21,7 +21,8 @@ use proptest::sample::Index;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use support_envelopes::{
-    assertion, dangling_id, lib_add_all, lib_store, record, run, Keys, Signed, Spec,
+    assertion, dangling_id, lib_add_all, lib_store, pick, record, record_kind, run, Keys, Signed,
+    Spec,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -66,14 +67,6 @@ impl ClaimSource for Mem {
 // ---------------------------------------------------------------------------------------------
 // Random graphs
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RecKind {
-    Verification,
-    Falsification,
-    Supersession,
-    Acceptance,
-}
-
 #[derive(Debug, Clone)]
 enum Step {
     /// An assertion with premises among every claim made before (records included), and
@@ -85,7 +78,7 @@ enum Step {
     },
     /// A record on claims made before, with premises among them.
     Record {
-        kind: RecKind,
+        kind: Kind,
         targets: Vec<Index>,
         premises: Vec<Index>,
         repeat_target: bool,
@@ -104,12 +97,7 @@ fn step() -> impl Strategy<Value = Step> {
             dangling,
             repeat_premise,
         });
-    let kind = prop_oneof![
-        3 => Just(RecKind::Verification),
-        4 => Just(RecKind::Falsification),
-        2 => Just(RecKind::Supersession),
-        2 => Just(RecKind::Acceptance),
-    ];
+    let kind = record_kind();
     let record = (
         kind,
         prop::collection::vec(any::<Index>(), 1..3),
@@ -127,16 +115,6 @@ fn step() -> impl Strategy<Value = Step> {
             },
         );
     prop_oneof![3 => assertion, 2 => record]
-}
-
-fn pick(indices: &[Index], from: &[Signed]) -> Vec<String> {
-    let mut out: Vec<String> = indices
-        .iter()
-        .map(|i| from[i.index(from.len())].id.clone())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// The claims of a plan, in creation order (each names only earlier ids). The first claim is
@@ -178,12 +156,7 @@ fn build(steps: &[Step], keys: &Keys) -> Vec<Signed> {
                         deps.push(first);
                     }
                 }
-                let kind = match kind {
-                    RecKind::Verification => "verification",
-                    RecKind::Falsification => "falsification",
-                    RecKind::Supersession => "supersession",
-                    RecKind::Acceptance => "residue-acceptance",
-                };
+                let kind = kind.as_str();
                 let t: Vec<&str> = target.iter().map(String::as_str).collect();
                 let d: Vec<&str> = deps.iter().map(String::as_str).collect();
                 record(keys, kind, &format!("record {i}"), &t, &d)

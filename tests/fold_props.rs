@@ -11,6 +11,7 @@
 
 mod support_envelopes;
 
+use elench::claim::Kind;
 use elench::fold::{ClaimStatus, Fold, Status};
 use elench::store::Store;
 use proptest::prelude::*;
@@ -20,8 +21,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 use support_envelopes::{
-    assertion, dangling_id, export, lib_add_all, lib_store, record, run, Keys, Rng, Signed, Signer,
-    Spec,
+    assertion, dangling_id, export, lib_add_all, lib_store, pick, record, record_kind, run, Keys,
+    Rng, Signed, Signer, Spec,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -37,17 +38,9 @@ struct AssertionPlan {
     harness: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RecKind {
-    Verification,
-    Falsification,
-    Supersession,
-    Acceptance,
-}
-
 #[derive(Debug, Clone)]
 struct RecordPlan {
-    kind: RecKind,
+    kind: Kind,
     /// Targets among every claim made before this one (assertions and records).
     targets: Vec<Index>,
     /// Premises among the assertions (so records can be revoked).
@@ -101,12 +94,7 @@ fn assertion_plan() -> impl Strategy<Value = AssertionPlan> {
 }
 
 fn record_plan() -> impl Strategy<Value = RecordPlan> {
-    let kind = prop_oneof![
-        3 => Just(RecKind::Verification),
-        4 => Just(RecKind::Falsification),
-        2 => Just(RecKind::Supersession),
-        2 => Just(RecKind::Acceptance),
-    ];
+    let kind = record_kind();
     (
         kind,
         prop::collection::vec(any::<Index>(), 1..3),
@@ -154,16 +142,6 @@ fn violation() -> impl Strategy<Value = Violation> {
         Just(Violation::AgentSpeaksForHuman),
         Just(Violation::HarnessAccepts),
     ]
-}
-
-fn pick(indices: &[Index], from: &[Signed]) -> Vec<String> {
-    let mut out: Vec<String> = indices
-        .iter()
-        .map(|i| from[i.index(from.len())].id.clone())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// What a plan makes: the accepted claims in creation order (each names only earlier ids),
@@ -215,14 +193,10 @@ fn build(plan: &Plan, keys: &Keys) -> Built {
         };
         let text = format!("record {i}");
         let (kind, origin, signer) = match r.kind {
-            RecKind::Verification => ("verification", "harness-observed", Signer::Harness),
-            RecKind::Acceptance => ("residue-acceptance", "human-asserted", Signer::Human),
-            RecKind::Falsification | RecKind::Supersession => {
-                let kind = if r.kind == RecKind::Falsification {
-                    "falsification"
-                } else {
-                    "supersession"
-                };
+            Kind::Verification => ("verification", "harness-observed", Signer::Harness),
+            Kind::ResidueAcceptance => ("residue-acceptance", "human-asserted", Signer::Human),
+            Kind::Falsification | Kind::Supersession | Kind::Assertion => {
+                let kind = r.kind.as_str();
                 if r.harness {
                     (kind, "harness-observed", Signer::Harness)
                 } else if r.relayed {

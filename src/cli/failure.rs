@@ -31,11 +31,8 @@ fn stopped_message(signal: i32) -> String {
 
 /// Milliseconds as seconds for people: "30 s", "0.5 s".
 fn seconds_text(ms: u64) -> String {
-    if ms.is_multiple_of(1000) {
-        format!("{} s", ms / 1000)
-    } else {
-        format!("{} s", ms as f64 / 1000.0)
-    }
+    // A whole number of seconds prints without a fraction ("30 s").
+    format!("{} s", ms as f64 / 1000.0)
 }
 
 /// Why a command failed.
@@ -130,7 +127,7 @@ impl Failure {
             Failure::Rejected { rejection, .. } => rejection.code.as_str(),
             Failure::AllRejected(_) => "ALL_REJECTED",
             Failure::ConfirmationRequired { .. } => "CONFIRMATION_REQUIRED",
-            Failure::Usage(_) | Failure::Arguments { .. } => "BAD_ARGUMENTS",
+            Failure::Usage(_) | Failure::Arguments { .. } => crate::cli::args::CODE,
             Failure::Io { .. } => "IO_ERROR",
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }

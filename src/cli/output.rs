@@ -17,14 +17,6 @@ pub enum Mode {
     Text,
 }
 
-impl Mode {
-    /// `--format` wins; otherwise JSON unless stdout is a terminal and neither `CI` nor
-    /// `NO_COLOR` is set.
-    pub fn detect(format: Option<&str>) -> Mode {
-        Format::detect(format).mode()
-    }
-}
-
 /// The representation `--format` selects: the closed set the manifest lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -256,7 +248,7 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             let _ = out.flush();
         }
         Format::Tsv => {
-            let data = sanitized(report.data.clone());
+            let data = sanitized(std::mem::take(&mut report.data));
             let mut out = std::io::stdout().lock();
             let _ = write!(out, "{}", tsv(&rows(&data, report.pagination.is_some())));
             let _ = out.flush();
@@ -523,8 +515,7 @@ fn walk(v: &Value, at: &str, f: &mut dyn FnMut(&Value, &str)) {
         }
         Value::Object(m) => {
             for (k, item) in m {
-                let key = k.replace('~', "~0").replace('/', "~1");
-                walk(item, &format!("{at}/{key}"), f);
+                walk(item, &format!("{at}/{}", crate::json::escape_token(k)), f);
             }
         }
         _ => {}

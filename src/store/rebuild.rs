@@ -144,7 +144,7 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         let done = pending
             .as_ref()
             .and_then(|(b, _)| b.last())
-            .map(|r| r.pos.n + 1);
+            .map(|r| r.pos.n);
         let Run { sink, trust, .. } = self;
         let w = sink.apply()?;
         // The batch is verified on the pool's threads while this one applies the last.
@@ -158,9 +158,7 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
             };
         });
         self.since_commit += applied?;
-        if let (Some(p), Some(n)) = (self.progress, done) {
-            p(n);
-        }
+        self.reached(done);
         self.pending = Some((batch, verdicts));
         self.maybe_commit()
     }
@@ -170,16 +168,17 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         if let Some((b, v)) = self.pending.take() {
             apply_verified(self.sink.apply()?, &b, v)?;
             self.since_commit += b.len() as u64;
-            self.reached(b.last());
+            self.reached(b.last().map(|r| r.pos.n));
             self.maybe_commit()?;
         }
         Ok(())
     }
 
-    /// Tells the progress callback that the records up to `last` are read and applied.
-    fn reached(&self, last: Option<&Record>) {
-        if let (Some(p), Some(r)) = (self.progress, last) {
-            p(r.pos.n + 1);
+    /// Tells the progress callback that the records up to number `last` are read and
+    /// applied.
+    fn reached(&self, last: Option<u64>) {
+        if let (Some(p), Some(n)) = (self.progress, last) {
+            p(n + 1);
         }
     }
 
@@ -215,7 +214,7 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         }
         self.trust = trust_set_of(w.keys()?)?;
         self.since_commit += 1;
-        self.reached(Some(rec));
+        self.reached(Some(rec.pos.n));
         Ok(())
     }
 }
@@ -308,7 +307,7 @@ pub fn audit_log(
     };
     let meta = audit.meta();
     let differences = match &tail {
-        Ok(Tail::Clean) | Ok(Tail::Torn { .. }) => audit.finish()?,
+        Ok(Tail::Clean) | Ok(Tail::Torn { .. }) => audit.finish(),
         _ => Vec::new(),
     };
     Ok(Audited {

@@ -152,11 +152,6 @@ impl Reach {
         }
     }
 
-    /// The ssh command git is given, if any.
-    pub fn ssh_command(&self) -> Option<&str> {
-        self.ssh_command.as_deref()
-    }
-
     fn apply(&self, cmd: &mut Command) {
         if let Some(c) = &self.ssh_command {
             cmd.env("GIT_SSH_COMMAND", c);

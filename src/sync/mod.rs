@@ -145,11 +145,6 @@ impl<'a> Session<'a> {
         })
     }
 
-    /// How git reaches the remote (for `--connect-timeout`'s ssh command, say).
-    pub fn reach(&self) -> &git::Reach {
-        &self.reach
-    }
-
     /// The remote's head and format (`ls-remote`), within the connect timeout: a remote that
     /// does not answer in time is [`SyncError::Unreachable`].
     fn ls_remote(&self) -> Result<git::RemoteHead, SyncError> {

@@ -424,3 +424,27 @@ pub fn graph(keys: &Keys, n: usize, seed: u64, tag: &str) -> Vec<Signed> {
     }
     out
 }
+
+/// The kind of a random record in the property tests, weighted as they were written:
+/// falsifications most, then verifications, supersessions and acceptances.
+pub fn record_kind() -> impl proptest::strategy::Strategy<Value = elench::claim::Kind> {
+    use elench::claim::Kind;
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => Just(Kind::Verification),
+        4 => Just(Kind::Falsification),
+        2 => Just(Kind::Supersession),
+        2 => Just(Kind::ResidueAcceptance),
+    ]
+}
+
+/// The ids `indices` pick from `from`, sorted, each once.
+pub fn pick(indices: &[proptest::sample::Index], from: &[Signed]) -> Vec<String> {
+    let mut out: Vec<String> = indices
+        .iter()
+        .map(|i| from[i.index(from.len())].id.clone())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

@@ -231,12 +231,17 @@ pub fn pagination(returned: usize, total: Option<u64>, next: Option<u64>) -> Val
     })
 }
 
-/// A progress bar on stderr for a walk over the log's `total` records (`fsck`, `reindex`),
-/// only when stderr is a terminal: piped or scripted runs get the final report alone.
-pub fn records_bar(verb: &str, total: u64) -> Option<indicatif::ProgressBar> {
+/// Runs `walk` with a progress callback that moves a bar on stderr over the log's `total`
+/// records (`fsck`, `reindex`), only when stderr is a terminal: piped or scripted runs get
+/// the final report alone. The bar is cleared when the walk ends, however it ends.
+pub fn with_records_bar<R>(
+    verb: &str,
+    total: u64,
+    walk: impl FnOnce(Option<&(dyn Fn(u64) + Sync)>) -> R,
+) -> R {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
-        return None;
+        return walk(None);
     }
     let bar = indicatif::ProgressBar::new(total);
     if let Ok(style) =
@@ -246,5 +251,7 @@ pub fn records_bar(verb: &str, total: u64) -> Option<indicatif::ProgressBar> {
     }
     bar.set_message(verb.to_owned());
     bar.enable_steady_tick(Duration::from_millis(200));
-    Some(bar)
+    let result = walk(Some(&|n| bar.set_position(n)));
+    bar.finish_and_clear();
+    result
 }

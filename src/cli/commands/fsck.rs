@@ -149,16 +149,9 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
         .read()
         .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
     let total = live.meta().map(|m| m.head.records).unwrap_or(0);
-    let bar = super::common::records_bar("checking", total);
-    let show = |n: u64| {
-        if let Some(b) = &bar {
-            b.set_position(n);
-        }
-    };
-    let audited = rebuild::audit_log(store.log(), &live, 20, bar.as_ref().map(|_| &show as _));
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    let audited = super::common::with_records_bar("checking", total, |progress| {
+        rebuild::audit_log(store.log(), &live, 20, progress)
+    });
     let audited =
         audited.map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
     match audited.tail {

@@ -13,16 +13,8 @@ pub fn run(_a: ReindexArgs, g: &Globals) -> Result<Report, Failure> {
     let store = open_store_unsettled(g)?;
     // The index being replaced says how long the log was; a guess only if it is damaged.
     let total = store.meta().map(|m| m.head.records).unwrap_or(0);
-    let bar = super::common::records_bar("reindexing", total);
-    let show = |n: u64| {
-        if let Some(b) = &bar {
-            b.set_position(n);
-        }
-    };
-    let meta = store.reindex(bar.as_ref().map(|_| &show as _));
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    let meta =
+        super::common::with_records_bar("reindexing", total, |progress| store.reindex(progress));
     let meta = meta?;
     Ok(Report::new(
         json!({

@@ -21,8 +21,8 @@
 //! one envelope or already differ.
 
 use super::{
-    decode, encode, pair, Applied, Apply, ClaimEntry, Db, Difference, IdKey, IndexError, KeyEntry,
-    Meta, OrderEntry, Reader, FORMAT,
+    decode, encode, pair, Apply, ClaimEntry, Db, Difference, IdKey, IndexError, KeyEntry, Meta,
+    OrderEntry, Reader, FORMAT,
 };
 use crate::ingest::Signer;
 use crate::store::log::{Chain, Position};
@@ -149,9 +149,9 @@ impl<'r, 'e> Audit<'r, 'e> {
 
     /// Ends the audit: compares what was left for the end, then each table's size with what
     /// the log gives it. Returns every difference kept, table by table.
-    pub fn finish(mut self) -> Result<Vec<(&'static str, Difference)>, IndexError> {
+    pub fn finish(mut self) -> Vec<(&'static str, Difference)> {
         if self.broken {
-            return Ok(self.found);
+            return self.found;
         }
         let mut open: Vec<(IdKey, (ClaimEntry, bool))> =
             std::mem::take(&mut self.open).into_iter().collect();
@@ -213,7 +213,7 @@ impl<'r, 'e> Audit<'r, 'e> {
         let (targets, premises) = (self.targets, self.premises);
         self.extra_entries("by_target", targets, |k| names(k, |e| &e.target));
         self.extra_entries("by_premise", premises, |k| names(k, |e| &e.depends_on));
-        Ok(self.found)
+        self.found
     }
 
     /// Counts `table`'s entries by walking it (LMDB's own count is a number in the file,
@@ -310,7 +310,7 @@ impl Apply for Audit<'_, '_> {
         digest: &[u8; 32],
         claim: &crate::claim::Claim,
         signers: &[Signer],
-    ) -> Result<Applied, IndexError> {
+    ) -> Result<(), IndexError> {
         let (id, envelope) = self.meta.next_envelope(claim, digest)?;
         let number = envelope.number;
         self.expect(
@@ -319,7 +319,7 @@ impl Apply for Audit<'_, '_> {
             &encode(&OrderEntry { claim: id, pos }),
         );
         self.meta.counts.envelopes += 1;
-        let applied = if self.seen.insert(id) {
+        if self.seen.insert(id) {
             let entry = ClaimEntry::first(claim, signers, pos, self.meta.counts.claims, envelope);
             self.expect("arrivals", &entry.seq.to_be_bytes(), &id);
             self.targets += self.expect_pairs("by_target", &entry.target, &id);
@@ -344,7 +344,6 @@ impl Apply for Audit<'_, '_> {
                     self.open.insert(id, (entry, true));
                 }
             }
-            Applied::Created
         } else {
             match self.open.get_mut(&id) {
                 Some((entry, _)) => entry.add_envelope(&id, envelope, signers)?,
@@ -364,10 +363,9 @@ impl Apply for Audit<'_, '_> {
                     }
                 }
             }
-            Applied::Merged
-        };
+        }
         self.meta.advance(pos, chain, frame_len);
-        Ok(applied)
+        Ok(())
     }
 
     fn apply_key_add(
@@ -544,7 +542,7 @@ mod tests {
         let r = index.read().unwrap();
         let mut a = Audit::new(&r, usize::MAX);
         apply(&mut a, ops);
-        a.finish().unwrap()
+        a.finish()
     }
 
     /// An index the writer built from `ops`, which passes the audit of the same `ops`.

@@ -655,15 +655,6 @@ fn claim_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<ClaimEntry>, In
     }
 }
 
-fn holds_envelope_in(
-    txn: &RoTxn,
-    dbs: &Dbs,
-    id: &IdKey,
-    digest: &[u8; 32],
-) -> Result<bool, IndexError> {
-    Ok(claim_in(txn, dbs, id)?.is_some_and(|e| e.envelopes.iter().any(|x| &x.digest == digest)))
-}
-
 /// The trust state, read in any transaction.
 fn keys_in(txn: &RoTxn, dbs: &Dbs) -> Result<Vec<KeyEntry>, IndexError> {
     let mut out = Vec::new();
@@ -692,6 +683,14 @@ impl Reader<'_> {
 
     pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
         claim_in(&self.txn, &self.dbs, id)
+    }
+
+    /// A claim's kind, read from the leading fields of its entry.
+    pub fn claim_kind(&self, id: &IdKey) -> Result<Option<Kind>, IndexError> {
+        match self.dbs.claims.get(&self.txn, id)? {
+            None => Ok(None),
+            Some(b) => EdgesRef::decode(id, b).map(|e| Some(e.kind)),
+        }
     }
 
     /// A claim's kind and edges (see [`ClaimEdges`]), without decoding the whole entry.
@@ -767,7 +766,9 @@ impl Reader<'_> {
 
     /// Whether the claim `id` is stored with the envelope whose digest is `digest`.
     pub fn holds_envelope(&self, id: &IdKey, digest: &[u8; 32]) -> Result<bool, IndexError> {
-        holds_envelope_in(&self.txn, &self.dbs, id, digest)
+        Ok(self
+            .claim(id)?
+            .is_some_and(|e| e.envelopes.iter().any(|x| &x.digest == digest)))
     }
 
     /// The envelope with this number, which the index says exists.
@@ -936,13 +937,6 @@ pub struct Writer<'e> {
     meta: Meta,
 }
 
-/// What applying an envelope did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Applied {
-    Created,
-    Merged,
-}
-
 /// Where a log's records go, in log order: an index being written ([`Writer`]), or the live
 /// index being checked against the log ([`Audit`]). Both work out each record's entries
 /// with the same functions ([`ClaimEntry::first`], [`ClaimEntry::add_envelope`],
@@ -959,7 +953,7 @@ pub trait Apply {
         digest: &[u8; 32],
         claim: &crate::claim::Claim,
         signers: &[Signer],
-    ) -> Result<Applied, IndexError>;
+    ) -> Result<(), IndexError>;
     fn apply_key_add(
         &mut self,
         pos: Position,
@@ -987,10 +981,6 @@ impl Writer<'_> {
         claim_in(&self.txn, &self.dbs, id)
     }
 
-    pub fn holds_envelope(&self, id: &IdKey, digest: &[u8; 32]) -> Result<bool, IndexError> {
-        holds_envelope_in(&self.txn, &self.dbs, id, digest)
-    }
-
     /// Empties every database, and those of earlier formats (a rebuild starts here).
     pub fn clear(&mut self) -> Result<(), IndexError> {
         for db in [
@@ -1009,10 +999,6 @@ impl Writer<'_> {
         }
         self.meta = Meta::EMPTY;
         Ok(())
-    }
-
-    fn advance(&mut self, pos: Position, chain: Chain, frame_len: u64) {
-        self.meta.advance(pos, chain, frame_len);
     }
 
     /// Writes the meta entry and commits.
@@ -1036,7 +1022,7 @@ impl Apply for Writer<'_> {
         digest: &[u8; 32],
         claim: &crate::claim::Claim,
         signers: &[Signer],
-    ) -> Result<Applied, IndexError> {
+    ) -> Result<(), IndexError> {
         let (id, envelope) = self.meta.next_envelope(claim, digest)?;
         let number = envelope.number;
         // Numbers only grow: append mode fills pages instead of splitting them.
@@ -1056,7 +1042,7 @@ impl Apply for Writer<'_> {
             &id,
             &encode(&entry),
         );
-        let applied = match inserted {
+        match inserted {
             Ok(()) => {
                 self.dbs.arrivals.put_with_flags(
                     &mut self.txn,
@@ -1071,7 +1057,6 @@ impl Apply for Writer<'_> {
                     self.dbs.by_premise.put(&mut self.txn, &pair(p, &id), &[])?;
                 }
                 self.meta.counts.claims += 1;
-                Applied::Created
             }
             Err(heed::Error::Mdb(heed::MdbError::KeyExist)) => {
                 let mut stored = self.claim(&id)?.ok_or_else(|| IndexError::Decode {
@@ -1080,12 +1065,11 @@ impl Apply for Writer<'_> {
                 })?;
                 stored.add_envelope(&id, envelope, &entry.signers)?;
                 self.dbs.claims.put(&mut self.txn, &id, &encode(&stored))?;
-                Applied::Merged
             }
             Err(e) => return Err(e.into()),
-        };
-        self.advance(pos, chain, frame_len);
-        Ok(applied)
+        }
+        self.meta.advance(pos, chain, frame_len);
+        Ok(())
     }
 
     fn apply_key_add(
@@ -1107,7 +1091,7 @@ impl Apply for Writer<'_> {
                 .put(&mut self.txn, key.keyid.as_bytes(), &encode(&entry))?;
         }
         self.meta.counts.trust_events += 1;
-        self.advance(pos, chain, frame_len);
+        self.meta.advance(pos, chain, frame_len);
         Ok(())
     }
 
@@ -1127,7 +1111,7 @@ impl Apply for Writer<'_> {
             }
         }
         self.meta.counts.trust_events += 1;
-        self.advance(pos, chain, frame_len);
+        self.meta.advance(pos, chain, frame_len);
         Ok(())
     }
 
