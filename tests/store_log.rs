@@ -743,6 +743,57 @@ fn fsck_and_reindex_report_progress_up_to_the_last_record() {
     check(&heard);
 }
 
+/// What a progress listener heard: what was being done, and how many records were applied.
+type Heard = std::sync::Arc<std::sync::Mutex<Vec<(String, u64)>>>;
+
+thread_local! {
+    /// Where [`listen_on_this_thread`] writes what it hears; only the test that sets it
+    /// listens, so stores other tests open meanwhile are not heard.
+    static HEARD: std::cell::RefCell<Option<Heard>> = const { std::cell::RefCell::new(None) };
+}
+
+fn listen_on_this_thread(what: &str) -> Option<elench::store::Progress> {
+    let sink = HEARD.with(|h| h.borrow().clone())?;
+    let what = what.to_owned();
+    Some(Box::new(move |n| {
+        sink.lock().unwrap().push((what.clone(), n))
+    }))
+}
+
+/// Opening a store whose index is gone rebuilds it, and says how far it got as it goes (the
+/// CLI turns this into a spinner on a terminal), up to the log's last record.
+#[test]
+fn a_rebuild_on_open_reports_progress_up_to_the_last_record() {
+    let cs = claims(30, 11);
+    let (_tmp, store) = store_with(&cs);
+    // Counted by another process: this one would keep the deleted index open.
+    let records = run(&store, &["fsck"]).json["data"]["records"]
+        .as_u64()
+        .unwrap();
+    assert!(records >= 30, "{records}");
+    std::fs::remove_dir_all(store.join("index")).unwrap();
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    HEARD.with(|h| *h.borrow_mut() = Some(heard.clone()));
+    elench::store::report_rebuilds_to(Some(listen_on_this_thread));
+    let s = elench::store::Store::open(&store, std::time::Duration::from_secs(5)).unwrap();
+    HEARD.with(|h| *h.borrow_mut() = None);
+    assert_eq!(s.meta().unwrap().head.records, records);
+    let heard = std::mem::take(&mut *heard.lock().unwrap());
+    let counts: Vec<u64> = heard.iter().map(|(_, n)| *n).collect();
+    assert!(!counts.is_empty());
+    assert!(counts.windows(2).all(|w| w[0] < w[1]), "{heard:?}");
+    assert_eq!(counts.last(), Some(&records), "{heard:?}");
+    assert!(
+        heard.iter().all(|(what, _)| what.contains("index")),
+        "{heard:?}"
+    );
+    let warned = elench::store::take_warnings();
+    assert!(
+        warned.iter().any(|(code, _)| code == "INDEX_REBUILT"),
+        "{warned:?}"
+    );
+}
+
 /// A store just made has an empty log and an index that was never written: they agree.
 #[test]
 fn fsck_of_a_new_store_finds_nothing() {

@@ -289,6 +289,8 @@ pub fn run() -> i32 {
     };
     let format = Format::detect(cli.format.as_deref());
     let mode = format.mode();
+    // A store whose index must be rebuilt on open shows it, as `reindex` does.
+    crate::store::report_rebuilds_to(Some(commands::common::rebuild_spinner));
     output::set_plain(format == Format::Plain);
     // No child process of elench's (git, check's runners) may wait for a person who is not
     // there, or colour what nobody reads. Before any thread starts.

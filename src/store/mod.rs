@@ -177,6 +177,28 @@ pub fn take_warnings() -> Vec<(String, String)> {
     std::mem::take(&mut *WARNINGS.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
+/// Hears the number of log records applied so far.
+pub type Progress = Box<dyn Fn(u64) + Sync>;
+
+/// Makes a listener for the progress of an index rebuild or catch-up that opening a store
+/// starts by itself (a million records take most of a minute), given what is being done;
+/// the listener is dropped when that work ends. None: nothing listens.
+pub type ProgressSource = fn(&str) -> Option<Progress>;
+
+/// Set once by the CLI, which shows a progress bar on a terminal; the library is silent.
+static REBUILD_PROGRESS: Mutex<Option<ProgressSource>> = Mutex::new(None);
+
+/// Says who hears the progress of the rebuilds and catch-ups that opening a store starts
+/// (None: nobody). Commands that rebuild on request (`reindex`) pass their own listener.
+pub fn report_rebuilds_to(source: Option<ProgressSource>) {
+    *REBUILD_PROGRESS.lock().unwrap_or_else(|p| p.into_inner()) = source;
+}
+
+fn rebuild_listener(what: &str) -> Option<Progress> {
+    let source = *REBUILD_PROGRESS.lock().unwrap_or_else(|p| p.into_inner());
+    source.and_then(|make| make(what))
+}
+
 pub struct Store {
     root: PathBuf,
     log: Log,
@@ -552,7 +574,13 @@ impl Store {
 
     fn catch_up_locked(&self) -> Result<(), StoreError> {
         let from = self.index.read()?.meta()?;
-        let tail = rebuild::apply_log(&self.log, &self.index, from.head, None)?;
+        let listener = rebuild_listener(if from.head.records == 0 {
+            "rebuilding the index"
+        } else {
+            "bringing the index up to date"
+        });
+        let tail = rebuild::apply_log(&self.log, &self.index, from.head, listener.as_deref())?;
+        drop(listener);
         let now = self.index.read()?.meta()?.head.records;
         if from.head.records == 0 && now > 0 {
             warn(
@@ -565,7 +593,9 @@ impl Store {
 
     /// Rebuilds the index from the whole log. The caller holds the writer lock.
     pub fn rebuild_locked(&self, why: &str) -> Result<(), StoreError> {
-        let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
+        let listener = rebuild_listener("rebuilding the index");
+        let tail = rebuild::rebuild_all(&self.log, &self.index, listener.as_deref())?;
+        drop(listener);
         let records = self.index.read()?.meta()?.head.records;
         warn(
             "INDEX_REBUILT",

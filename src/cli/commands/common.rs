@@ -255,3 +255,39 @@ pub fn with_records_bar<R>(
     bar.finish_and_clear();
     result
 }
+
+/// A rebuild or catch-up that lasts longer than this gets a spinner: quick ones stay silent.
+const SPINNER_AFTER: Duration = Duration::from_millis(500);
+
+/// The listener for rebuilds the store starts by itself on open ([`crate::store::Progress`]):
+/// on a terminal, once the work has taken [`SPINNER_AFTER`], a spinner on stderr counts the
+/// records applied (how many there are is unknown while the index is missing); it is
+/// cleared when the listener is dropped at the end of the work.
+pub fn rebuild_spinner(what: &str) -> Option<crate::store::Progress> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let what = what.to_owned();
+    let started = std::time::Instant::now();
+    let spinner = std::sync::OnceLock::<indicatif::ProgressBar>::new();
+    Some(Box::new(move |n| {
+        if started.elapsed() < SPINNER_AFTER {
+            return;
+        }
+        let bar = spinner.get_or_init(|| {
+            let bar = indicatif::ProgressBar::new_spinner()
+                .with_finish(indicatif::ProgressFinish::AndClear);
+            bar.set_position(n);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg} {spinner} {pos} records")
+            {
+                bar.set_style(style);
+            }
+            bar.set_message(what.clone());
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        bar.set_position(n);
+    }))
+}
