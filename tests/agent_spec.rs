@@ -658,8 +658,8 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
         codes["6"]["name"], "GATE_FAILED",
         "the shared table keeps 6"
     );
-    assert_eq!(codes["130"]["name"], "INTERRUPTED_SIGINT");
-    assert_eq!(codes["143"]["name"], "INTERRUPTED_SIGTERM");
+    assert_eq!(codes["130"]["name"], "CANCELLED_SIGINT");
+    assert_eq!(codes["143"]["name"], "CANCELLED_SIGTERM");
     // check --timeout is the per-claim limit, under the name it has always had; the old
     // names of renamed path flags are listed beside the new ones.
     assert_eq!(commands["check"]["flags"]["timeout"]["default"], 300);

@@ -417,7 +417,7 @@ fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["error"]["code"], "INTERRUPTED", "{json}");
+    assert_eq!(json["error"]["code"], "CANCELLED", "{json}");
     let checked = json["data"]["checked"].as_array().unwrap();
     assert!(
         checked.len() < ids.len(),

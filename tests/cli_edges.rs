@@ -164,7 +164,7 @@ fn a_signal_is_answered_while_add_waits_for_stdin() {
     );
     assert_eq!(out.status.code(), Some(143));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["error"]["code"], "INTERRUPTED");
+    assert_eq!(json["error"]["code"], "CANCELLED");
     assert_eq!(json["data"]["created"], 0);
 }
 

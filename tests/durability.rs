@@ -654,7 +654,7 @@ fn an_interrupted_add_reports_what_it_stored_and_exits_128_plus_the_signal() {
         assert_eq!(out.status.code(), Some(code), "stderr: {rest}");
         let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
         assert_eq!(json["ok"], false);
-        assert_eq!(json["error"]["code"], "INTERRUPTED");
+        assert_eq!(json["error"]["code"], "CANCELLED");
         assert_eq!(json["meta"]["exit_code"], code);
         let created = json["data"]["created"].as_u64().unwrap() as usize;
         assert!(created < claims.len(), "the batch was cut short");

@@ -94,7 +94,7 @@ pub enum Failure {
     #[error("{0}")]
     GateFailed(String),
     /// Stopped early, after finishing the work in hand: by SIGINT (exit 130) or SIGTERM
-    /// (exit 143), `INTERRUPTED`; or at the time limit, recorded as SIGALRM
+    /// (exit 143), `CANCELLED`; or at the time limit, recorded as SIGALRM
     /// ([`TIMEOUT_SIGNAL`]), `TIMEOUT` with exit 10.
     #[error("{}", stopped_message(*signal))]
     Interrupted { signal: i32 },
@@ -134,7 +134,7 @@ impl Failure {
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. } => code,
             Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => "TIMEOUT",
-            Failure::Interrupted { .. } => "INTERRUPTED",
+            Failure::Interrupted { .. } => "CANCELLED",
             Failure::Partial(_) => "PARTIAL_FAILURE",
             Failure::BadPolicy { .. } => "BAD_POLICY",
             Failure::GateFailed(_) => "GATE_FAILED",
@@ -223,9 +223,6 @@ impl Failure {
                 obj["context"] = if *signal == TIMEOUT_SIGNAL {
                     json!({"timeout_ms": interrupt::limit_ms()})
                 } else {
-                    // `code` stays INTERRUPTED, as it always was; the spec calls this
-                    // CANCELLED, said here for agents that look for that name.
-                    obj["spec_code"] = json!("CANCELLED");
                     json!({"signal": interrupt::signal_name(*signal)})
                 };
             }

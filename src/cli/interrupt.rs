@@ -7,7 +7,7 @@
 //!
 //! Commands that can stop at a safe point (`add`, `check`, `push`, `pull`, `sync`) call
 //! [`Interrupt::install`], poll [`Interrupt::received`], finish the envelope or claim in hand,
-//! and report what they did: `INTERRUPTED` (exit 130 or 143) or `TIMEOUT` (exit 10). For every
+//! and report what they did: `CANCELLED` (exit 130 or 143) or `TIMEOUT` (exit 10). For every
 //! other command, and for one of those that has not stopped within [`GRACE`] (it waits on a
 //! child process, say), the watchdog answers instead: it waits until no process is appending
 //! to the store (the store's writer lock is free; at most [`LOCK_GRACE`]), writes the same

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
                   Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
                   3 partial, 4 precondition, 5 not found, 6 the gate refused the tree \
                   (GATE_FAILED), 10 stopped at the time limit (TIMEOUT), 12 busy or a remote \
-                  unreachable (retry), 130/143 interrupted by SIGINT/SIGTERM (INTERRUPTED).",
+                  unreachable (retry), 130/143 cancelled by SIGINT/SIGTERM (CANCELLED).",
     propagate_version = true
 )]
 pub struct Cli {

@@ -85,8 +85,8 @@ fn exit_codes() -> Value {
         "6": e("GATE_FAILED", "The gate decided the tree may not ship (a decision, not an error)", false, "none"),
         "10": e("TIMEOUT", "Stopped at the time limit (--timeout, --command-timeout or ELENCH_TIMEOUT); what was reported as done is stored", false, "partial"),
         "12": e("UNAVAILABLE", "Another elench process holds the store, or git could not reach a remote; retry", true, "none"),
-        "130": e("INTERRUPTED_SIGINT", "Stopped by SIGINT after the work in hand; what was reported is stored", false, "partial"),
-        "143": e("INTERRUPTED_SIGTERM", "Stopped by SIGTERM after the work in hand; what was reported is stored", false, "partial"),
+        "130": e("CANCELLED_SIGINT", "Stopped by SIGINT after the work in hand; what was reported is stored", false, "partial"),
+        "143": e("CANCELLED_SIGTERM", "Stopped by SIGTERM after the work in hand; what was reported is stored", false, "partial"),
     })
 }
 
