@@ -653,11 +653,21 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
             "keys retire --{f}"
         );
     }
-    assert_eq!(commands["gate"]["exit_codes"]["6"]["name"], "GATE_FAILED");
-    assert_eq!(
-        codes["6"]["name"], "GATE_FAILED",
-        "the shared table keeps 6"
-    );
+    // REQ-F-001, REQ-C-001: GATE_FAILED is gate's own code, from the spec's command-specific
+    // range, declared on gate and nowhere else; 6 (the spec's CONFLICT) is not used.
+    assert_eq!(commands["gate"]["exit_codes"]["79"]["name"], "GATE_FAILED");
+    assert!(!codes.contains_key("6") && !codes.contains_key("79"), "{codes:?}");
+    for (path, c) in commands {
+        let own = c["exit_codes"].as_object().unwrap();
+        for k in own.keys() {
+            let n: u32 = k.parse().unwrap();
+            assert!(
+                [10].contains(&n) || (79..=125).contains(&n),
+                "{path} declares {n}, neither the spec's nor a command-specific code"
+            );
+        }
+        assert_eq!(own.contains_key("79"), path == "gate", "{path}");
+    }
     assert_eq!(codes["130"]["name"], "CANCELLED_SIGINT");
     assert_eq!(codes["143"]["name"], "CANCELLED_SIGTERM");
     // check --timeout is the per-claim limit, under the name it has always had; the old

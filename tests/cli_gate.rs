@@ -183,7 +183,7 @@ impl Fixture {
     /// Asserts the gate failed with exactly these (file, rule, status, applies) violations.
     fn fails(&self, policy: &str, want: &[(&str, &str, &str, &str)]) -> Value {
         let (code, out) = self.gate(policy);
-        assert_eq!(code, 6, "a failing gate exits 6: {out}");
+        assert_eq!(code, 79, "a failing gate exits 79: {out}");
         assert_eq!(out["error"]["code"], json!("GATE_FAILED"), "{out}");
         assert_eq!(out["data"]["pass"], json!(false), "{out}");
         let got: Vec<Value> = out["data"]["violations"]
@@ -376,7 +376,7 @@ fn same_envelopes_give_byte_identical_data_and_readable_text(f: &Fixture) {
             ],
         ),
     );
-    assert_eq!(run.code, 6, "{}", run.stderr);
+    assert_eq!(run.code, 79, "{}", run.stderr);
     let t = &run.stdout;
     assert!(t.starts_with("gate FAIL"), "{t}");
     for want in [

@@ -6,8 +6,11 @@ use super::interrupt::{self, TIMEOUT_SIGNAL};
 use crate::error::Rejection;
 use serde_json::{json, Value};
 
-/// The exit code of a gate that decided the tree may not ship; used by nothing else.
-pub const GATE_FAILED_EXIT: i32 = 6;
+/// The exit code of a gate that decided the tree may not ship; used by nothing else. It is
+/// `gate`'s own code, from the range the CLI Agent Spec keeps for command-specific codes
+/// (79–125, declared per command: REQ-F-001, REQ-C-001), so it means nothing the spec's
+/// shared table gives another meaning (6 there is CONFLICT).
+pub const GATE_FAILED_EXIT: i32 = 79;
 /// The exit code of a command stopped at its time limit (the CLI Agent Spec's `TIMEOUT`).
 pub const TIMEOUT_EXIT: i32 = 10;
 
@@ -89,7 +92,7 @@ pub enum Failure {
         path: String,
         error: crate::gate::PolicyError,
     },
-    /// The gate ran and the tree may not ship (exit 6): a decision, not an error of elench's,
+    /// The gate ran and the tree may not ship (exit [`GATE_FAILED_EXIT`], 79): a decision, not an error of elench's,
     /// so CI can tell "may not ship" from "could not decide".
     #[error("{0}")]
     GateFailed(String),

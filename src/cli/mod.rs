@@ -38,9 +38,10 @@ use std::time::{Duration, Instant};
                   A command line with errors is refused before anything runs, with every \
                   error on it (error.errors in JSON).\n\n\
                   Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
-                  3 partial, 4 precondition, 5 not found, 6 the gate refused the tree \
-                  (GATE_FAILED), 10 stopped at the time limit (TIMEOUT), 12 busy or a remote \
-                  unreachable (retry), 130/143 cancelled by SIGINT/SIGTERM (CANCELLED).",
+                  3 partial, 4 precondition, 5 not found, 10 stopped at the time limit \
+                  (TIMEOUT), 12 busy or a remote unreachable (retry), 130/143 cancelled by \
+                  SIGINT/SIGTERM (CANCELLED); gate's own: 79 the gate refused the tree \
+                  (GATE_FAILED).",
     propagate_version = true
 )]
 pub struct Cli {
@@ -104,7 +105,7 @@ pub enum Command {
     Reindex(commands::reindex::ReindexArgs),
     /// Print the log's state (n, chain), optionally signed, for a later `fsck --checkpoint`
     Checkpoint(commands::checkpoint::CheckpointArgs),
-    /// Decide from the log whether the tree may ship under a policy (exit 6 when not)
+    /// Decide from the log whether the tree may ship under a policy (exit 79 when not)
     Gate(commands::gate::GateArgs),
     /// Manage the git remotes the log is shared through
     #[command(subcommand)]

@@ -1,7 +1,8 @@
 //! `elench gate --policy FILE [--at DIR]`: may the tree at DIR ship, given the log?
 //!
-//! A failing gate is a decision, not an error: it exits with its own code (GATE_FAILED, 6),
-//! so CI can tell "may not ship" from "could not decide" (bad policy 2, no store 4, …).
+//! A failing gate is a decision, not an error: it exits with its own code (GATE_FAILED, 79,
+//! from the CLI Agent Spec's range for a command's own codes), so CI can tell "may not ship"
+//! from "could not decide" (bad policy 2, no store 4, …).
 
 use super::anchor::{tree_dir, tree_oid};
 use super::common::open_store;
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit codes: 0 the tree may ship; 6 it may not (GATE_FAILED, every \
+    after_help = "Exit codes: 0 the tree may ship; 79 it may not (GATE_FAILED, every \
                         violation listed); 2 the policy does not parse (BAD_POLICY, with line \
                         and column) or bad arguments; 4 no store."
 )]

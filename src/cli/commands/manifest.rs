@@ -61,8 +61,10 @@ fn own_exit_codes(path: &str) -> Value {
             "side_effects": if safe { "none" } else { "partial" },
         }
     });
+    // A code of gate's own, from the spec's command-specific range (79–125): declared here
+    // and nowhere else.
     if path == "gate" {
-        codes["6"] = json!({"name": "GATE_FAILED",
+        codes[crate::cli::failure::GATE_FAILED_EXIT.to_string()] = json!({"name": "GATE_FAILED",
             "description": "The gate decided the tree may not ship (a decision, not an error)",
             "retryable": false, "side_effects": "none"});
     }
@@ -82,7 +84,6 @@ fn exit_codes() -> Value {
         "3": e("PARTIAL_FAILURE", "Some inputs were accepted and stored, some rejected; data lists both", false, "partial"),
         "4": e("PRECONDITION", "No usable store (run elench init), or it is damaged or too new", false, "none"),
         "5": e("NOT_FOUND", "An unknown claim id, key or remote", false, "none"),
-        "6": e("GATE_FAILED", "The gate decided the tree may not ship (a decision, not an error)", false, "none"),
         "10": e("TIMEOUT", "Stopped at the time limit (--timeout, --command-timeout or ELENCH_TIMEOUT); what was reported as done is stored", false, "partial"),
         "12": e("UNAVAILABLE", "Another elench process holds the store, or git could not reach a remote; retry", true, "none"),
         "130": e("CANCELLED_SIGINT", "Stopped by SIGINT after the work in hand; what was reported is stored", false, "partial"),
