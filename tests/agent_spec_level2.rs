@@ -571,8 +571,8 @@ fn terminal_escapes_in_a_claim_never_reach_the_json() {
 #[test]
 fn every_mutating_command_says_what_it_did() {
     let s = KeyedStore::new();
-    // The spec's four values, and `retired`, which `keys retire` has always said.
-    let allowed = ["created", "updated", "deleted", "noop", "retired"];
+    // The spec's four values and nothing else.
+    let allowed = ["created", "updated", "deleted", "noop"];
     let effect = |args: &[&str]| {
         let (code, v) = s.run(args);
         assert_eq!(code, 0, "{args:?}: {v}");
@@ -599,11 +599,17 @@ fn every_mutating_command_says_what_it_did() {
     assert_eq!(effect(&["remote", "add", "origin", r]), "created");
     assert_eq!(effect(&["remote", "add", "origin", r]), "noop");
     let k = &s.keys.human.keyid;
+    // Retiring changes the key's state; `retired` says how.
+    let (code, v) = s.run(&["keys", "retire", k, "--dry-run"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["effect"], "would_update", "{v}");
     assert_eq!(
         effect(&["keys", "retire", k, "--confirm-destructive"]),
-        "retired"
+        "updated"
     );
-    assert_eq!(effect(&["keys", "retire", k, "--yes"]), "noop");
+    let (_, v) = s.run(&["keys", "retire", k, "--yes"]);
+    assert_eq!(v["data"]["effect"], "noop", "{v}");
+    assert_eq!(v["data"]["retired"], true, "{v}");
     // A dry run says what it would do.
     let d = ClaimBuilder::assertion("two").build_with_id();
     let dp = s.dir().join("two.dsse");

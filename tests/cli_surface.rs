@@ -535,7 +535,7 @@ fn keys_retire_refuses_without_yes_off_a_terminal_and_dry_run_changes_nothing() 
 
     let (code, out) = s.run(&["keys", "retire", "--dry-run", &keyid]);
     assert_eq!(code, 0, "{out}");
-    assert_eq!(out["data"]["effect"], "would_retire", "{out}");
+    assert_eq!(out["data"]["effect"], "would_update", "{out}");
     assert_eq!(retired(&s), Some(json!(false)));
 
     let (code, out) = s.run(&["keys", "retire", "--yes", &keyid]);

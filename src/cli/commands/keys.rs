@@ -289,7 +289,7 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
     if !key.retired {
         if a.dry_run {
             let mut report = Report::new(
-                json!({"keyid": key.keyid, "retired": false, "effect": "would_retire",
+                json!({"keyid": key.keyid, "retired": false, "effect": "would_update",
                        "would_affect": would_affect, "dry_run": true}),
                 format!(
                     "would retire {what}: envelopes signed only by it would be rejected from \
@@ -311,9 +311,11 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
             } else {
                 format!("key {} was already retired (nothing changed)\n", a.keyid)
             };
+            // Retiring changes the key's state: `updated`, one of the spec's four effects
+            // (REQ-C-003); `retired: true` says what the update was.
             let mut report = Report::new(
                 json!({"keyid": a.keyid, "retired": true,
-                       "effect": if changed { "retired" } else { "noop" }}),
+                       "effect": if changed { "updated" } else { "noop" }}),
                 text,
             );
             report.meta.insert("dry_run".into(), json!(false));
