@@ -656,7 +656,10 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
     // REQ-F-001, REQ-C-001: GATE_FAILED is gate's own code, from the spec's command-specific
     // range, declared on gate and nowhere else; 6 (the spec's CONFLICT) is not used.
     assert_eq!(commands["gate"]["exit_codes"]["79"]["name"], "GATE_FAILED");
-    assert!(!codes.contains_key("6") && !codes.contains_key("79"), "{codes:?}");
+    assert!(
+        !codes.contains_key("6") && !codes.contains_key("79"),
+        "{codes:?}"
+    );
     for (path, c) in commands {
         let own = c["exit_codes"].as_object().unwrap();
         for k in own.keys() {

@@ -917,7 +917,11 @@ fn argument_errors(v: &Value) -> Vec<(String, Option<String>)> {
         .as_array()
         .unwrap_or_else(|| panic!("error.errors is a list: {v}"));
     for e in errors {
-        assert_eq!(e["code"], "BAD_ARGUMENTS", "{v}");
+        // A made-up identifier has its own code and names the pattern; every other error
+        // is BAD_ARGUMENTS.
+        let made_up = e["code"] == "INVALID_AGENT_INPUT";
+        assert!(made_up || e["code"] == "BAD_ARGUMENTS", "{v}");
+        assert_eq!(e["rejected_pattern"].is_string(), made_up, "{v}");
         assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
     }
     errors
@@ -1012,6 +1016,16 @@ fn every_argument_error_of_a_line_is_reported_at_once_and_nothing_runs() {
             pair("--frobnicate", None),
             pair("<KEYID>", Some("../../etc/passwd"))
         ]
+    );
+    // The first error decides error.code; the made-up keyid keeps its own code in the list.
+    assert_eq!(v["error"]["code"], "BAD_ARGUMENTS", "{v}");
+    assert_eq!(
+        v["error"]["errors"][1]["code"], "INVALID_AGENT_INPUT",
+        "{v}"
+    );
+    assert_eq!(
+        v["error"]["errors"][1]["rejected_pattern"], "path_traversal",
+        "{v}"
     );
     let (code, v) = s.run(&["remote", "add", "bad/name", "", "--timeout", "soon"]);
     assert_eq!(code, 2, "{v}");
@@ -1206,4 +1220,114 @@ fn a_remote_that_never_answers_fails_within_the_connect_timeout() {
             "{c}: {f}"
         );
     }
+}
+
+// ---- REQ-F-045: identifiers an agent made up ----
+
+#[test]
+fn made_up_identifiers_are_invalid_agent_input_with_the_pattern_named() {
+    let (s, ids) = store_with(1);
+    let before = snapshot(s.dir());
+    let cases: [(&[&str], &str, &str); 10] = [
+        (
+            &["show", "../../etc/passwd"],
+            "../../etc/passwd",
+            "path_traversal",
+        ),
+        (
+            &["status", "cl_abcd/../x"],
+            "cl_abcd/../x",
+            "path_traversal",
+        ),
+        (
+            &["status", "cl_%2e%2e%2fetc%2fpasswd"],
+            "cl_%2e%2e%2fetc%2fpasswd",
+            "path_traversal",
+        ),
+        (&["blast", "cl_abcd%2e"], "cl_abcd%2e", "percent_encoded"),
+        (&["show", "cl_abcd?x=1"], "cl_abcd?x=1", "query"),
+        (&["status", "cl_abcd&x"], "cl_abcd&x", "query"),
+        (&["show", "cl_abcd#frag"], "cl_abcd#frag", "fragment"),
+        (
+            &["keys", "retire", "..%2fkeys", "--yes"],
+            "..%2fkeys",
+            "path_traversal",
+        ),
+        (&["pull", "origin?ref=main"], "origin?ref=main", "query"),
+        (&["push", "origin#main"], "origin#main", "fragment"),
+    ];
+    for (args, value, pattern) in cases {
+        let (code, v) = s.run(args);
+        assert_eq!(code, 2, "{args:?}: {v}");
+        let e = &v["error"];
+        assert_eq!(e["code"], "INVALID_AGENT_INPUT", "{args:?}: {v}");
+        assert_eq!(e["input_value"], value, "{args:?}: {v}");
+        assert_eq!(e["rejected_pattern"], pattern, "{args:?}: {v}");
+        assert_eq!(e["phase"], "validation", "{args:?}: {v}");
+        assert_eq!(e["retryable"], false, "{args:?}: {v}");
+        assert!(e["suggestion"].is_string(), "{args:?}: {v}");
+        assert_eq!(e["errors"][0]["code"], "INVALID_AGENT_INPUT", "{v}");
+        assert_eq!(e["errors"][0]["value"], value, "{v}");
+        assert_eq!(e["errors"][0]["rejected_pattern"], pattern, "{v}");
+        assert!(v["data"].is_null(), "nothing ran: {v}");
+    }
+    assert_eq!(
+        snapshot(s.dir()),
+        before,
+        "nothing was looked up or changed"
+    );
+
+    // Several errors: each keeps its code; the first decides error.code and the top-level
+    // value and pattern.
+    let (code, v) = s.run(&["status", "../x", "cl_bogus"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(v["error"]["code"], "INVALID_AGENT_INPUT", "{v}");
+    assert_eq!(v["error"]["input_value"], "../x", "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("<ID>", Some("../x")), pair("<ID>", Some("cl_bogus"))]
+    );
+    assert_eq!(v["error"]["errors"][1]["code"], "BAD_ARGUMENTS", "{v}");
+    let (code, v) = s.run(&["status", "cl_bogus", "cl_abcd?x=1"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(v["error"]["code"], "BAD_ARGUMENTS", "{v}");
+    assert!(v["error"].get("input_value").is_none(), "{v}");
+    assert_eq!(v["error"]["errors"][1]["rejected_pattern"], "query", "{v}");
+    // A malformed identifier with none of the patterns stays BAD_ARGUMENTS.
+    for args in [&["status", "cl_bogus"][..], &["pull", "bad/name"]] {
+        let (code, v) = s.run(args);
+        assert_eq!(code, 2, "{v}");
+        assert_eq!(v["error"]["code"], "BAD_ARGUMENTS", "{args:?}: {v}");
+        assert!(v["error"].get("rejected_pattern").is_none(), "{v}");
+    }
+    // People see the code on stderr.
+    let o = finish(
+        elench_cmd(s.dir())
+            .args(with_store(
+                &s.store,
+                &["--format", "text", "show", "cl_abcd#frag"],
+            ))
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(o.code, Some(2));
+    assert!(
+        o.stderr.contains("error[INVALID_AGENT_INPUT]"),
+        "{}",
+        o.stderr
+    );
+
+    // A file path is not an identifier: `../` to a real file is read as given.
+    let c = ClaimBuilder::assertion("reached through ../").build_with_id();
+    std::fs::write(s.dir().join("up.dsse"), envelope_text(&c, &s.keys.agent)).unwrap();
+    let sub = s.dir().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let (code, v) = common::elench(&sub, &with_store(&s.store, &["add", "../up.dsse"]));
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["data"]["effect"], "created", "{v}");
+    let (code, v) = s.run(&["show", &claim_id(&c)]);
+    assert_eq!(code, 0, "{v}");
+    // And a well-formed id still resolves.
+    let (code, v) = s.run(&["show", &ids[0]]);
+    assert_eq!(code, 0, "{v}");
 }

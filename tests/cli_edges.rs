@@ -29,13 +29,20 @@ fn malformed_ids_are_bad_arguments_not_unknown_claims() {
     for args in [
         vec!["status", "cl_bogus"],
         vec!["status", ""],
-        vec!["blast", "not an id/../x"],
         vec!["show", "CL_00"],
     ] {
         let (code, json) = s.run(&args);
         assert_eq!(code, 2, "{args:?}: {json}");
         assert_eq!(json["error"]["code"], "BAD_ARGUMENTS", "{args:?}");
     }
+    // One that holds a path is a made-up identifier (REQ-F-045), exit 2 all the same.
+    let (code, json) = s.run(&["blast", "not an id/../x"]);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["code"], "INVALID_AGENT_INPUT", "{json}");
+    assert_eq!(
+        json["error"]["rejected_pattern"], "path_traversal",
+        "{json}"
+    );
 }
 
 #[test]

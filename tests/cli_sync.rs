@@ -690,6 +690,10 @@ fn remotes_are_listed_and_bad_names_unknown_remotes_and_clashes_fail_with_their_
     assert_eq!(clash.json["error"]["code"], json!("REMOTE_EXISTS"));
     let bad = run(&s, &["remote", "add", "../up", "/x.git"]);
     assert_eq!(bad.code, 2);
+    assert_eq!(bad.json["error"]["code"], json!("INVALID_AGENT_INPUT"));
+    assert_eq!(bad.json["error"]["input_value"], json!("../up"));
+    let bad = run(&s, &["remote", "add", "a..b", "/x.git"]);
+    assert_eq!(bad.code, 2);
     assert_eq!(bad.json["error"]["code"], json!("BAD_ARGUMENTS"));
     let unknown = run(&s, &["pull", "nowhere"]);
     assert_eq!(unknown.code, 5);

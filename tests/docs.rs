@@ -298,6 +298,7 @@ fn documented_exit_codes_are_the_ones_the_binary_uses() {
     };
     probe(&["status", &unknown], "STORE_NOT_FOUND");
     probe(&["status", "not-a-claim-id"], "BAD_ARGUMENTS");
+    probe(&["status", "../not-a-claim-id"], "INVALID_AGENT_INPUT");
     probe(&["init"], "");
     probe(&["status", &unknown], "NOT_FOUND");
     probe(&["add", "no-such-file.dsse"], "IO_ERROR");

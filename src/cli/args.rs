@@ -21,8 +21,57 @@ use clap::Parser;
 use serde_json::{json, Value};
 use std::ffi::OsString;
 
-/// The code of every argument error; the response's `error.code` too.
+/// The code of an argument error; the response's `error.code` too, unless the first error is
+/// a made-up identifier ([`AGENT_INPUT_CODE`]).
 pub const CODE: &str = "BAD_ARGUMENTS";
+
+/// The code of an identifier (a claim id, a keyid, a remote name) refused because it holds a
+/// pattern no identifier has and an agent's made-up one often does: a path traversal,
+/// percent-encoding, a query or a fragment (the CLI Agent Spec's REQ-F-045).
+pub const AGENT_INPUT_CODE: &str = "INVALID_AGENT_INPUT";
+
+/// The pattern a refused identifier holds, by the name `error.rejected_pattern` gives it, if it
+/// holds one: `path_traversal` (`../`, `..\`, also percent-encoded: `..%2f`, `%2e%2e/`),
+/// `percent_encoded` (`%` and two hex digits), `query` (`?` or `&`) or `fragment` (`#`).
+/// Only ever asked about a value already refused: it decides the code, never whether a value
+/// is accepted. File paths are never asked about: they are the caller's own files, `../` and
+/// all.
+pub fn rejected_pattern(value: &str) -> Option<&'static str> {
+    let lower = value.to_ascii_lowercase();
+    let decoded = lower
+        .replace("%2e", ".")
+        .replace("%2f", "/")
+        .replace("%5c", "\\");
+    let traversal = decoded == ".."
+        || ["../", "..\\", "/..", "\\.."]
+            .iter()
+            .any(|t| decoded.contains(t));
+    let bytes = value.as_bytes();
+    let percent = bytes
+        .windows(3)
+        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit());
+    if traversal {
+        Some("path_traversal")
+    } else if percent {
+        Some("percent_encoded")
+    } else if value.contains(['?', '&']) {
+        Some("query")
+    } else if value.contains('#') {
+        Some("fragment")
+    } else {
+        None
+    }
+}
+
+/// What a rejected pattern is, for people.
+fn pattern_text(pattern: &str) -> &'static str {
+    match pattern {
+        "path_traversal" => "a path traversal (`..` beside a path separator)",
+        "percent_encoded" => "percent-encoding (`%` and two hex digits)",
+        "query" => "a query (`?` or `&`)",
+        _ => "a fragment (`#`)",
+    }
+}
 
 /// The most repairs one line gets; no real line has this many errors.
 pub const MAX_ROUNDS: usize = 32;
@@ -38,6 +87,9 @@ pub struct ArgError {
     pub value: Option<String>,
     /// What is wrong, and what to do.
     pub message: String,
+    /// For a made-up identifier, the pattern that gave it away ([`rejected_pattern`]); its
+    /// code is then [`AGENT_INPUT_CODE`].
+    pub pattern: Option<&'static str>,
 }
 
 impl ArgError {
@@ -46,15 +98,43 @@ impl ArgError {
             param: param.into(),
             value: value.map(str::to_owned),
             message: message.into(),
+            pattern: None,
         }
     }
 
-    /// One entry of `error.errors`: `{code, param, message, value?}` (the CLI Agent Spec's
-    /// validation error, REQ-C-006).
+    /// An identifier `param` refused as `value`: [`AGENT_INPUT_CODE`] when it holds a
+    /// [`rejected_pattern`], the message then saying which; else an ordinary argument error.
+    pub fn identifier(param: impl Into<String>, value: &str, message: impl Into<String>) -> Self {
+        let mut e = ArgError::new(param, Some(value), message);
+        if let Some(p) = rejected_pattern(value) {
+            e.message = format!(
+                "{}; it holds {}, which no identifier has",
+                e.message,
+                pattern_text(p)
+            );
+            e.pattern = Some(p);
+        }
+        e
+    }
+
+    /// `BAD_ARGUMENTS`, or `INVALID_AGENT_INPUT` for a made-up identifier.
+    pub fn code(&self) -> &'static str {
+        if self.pattern.is_some() {
+            AGENT_INPUT_CODE
+        } else {
+            CODE
+        }
+    }
+
+    /// One entry of `error.errors`: `{code, param, message, value?, rejected_pattern?}` (the
+    /// CLI Agent Spec's validation error, REQ-C-006; the pattern, REQ-F-045).
     pub fn to_json(&self) -> Value {
-        let mut v = json!({"code": CODE, "param": self.param, "message": self.message});
+        let mut v = json!({"code": self.code(), "param": self.param, "message": self.message});
         if let Some(value) = &self.value {
             v["value"] = json!(value);
+        }
+        if let Some(p) = self.pattern {
+            v["rejected_pattern"] = json!(p);
         }
         v
     }
@@ -550,6 +630,36 @@ mod tests {
             vec![("--limit", None)],
             "the second --limit is removed, the first checked"
         );
+    }
+
+    #[test]
+    fn made_up_identifiers_are_named_by_their_pattern() {
+        for (value, want) in [
+            ("../../etc/passwd", Some("path_traversal")),
+            ("x/..", Some("path_traversal")),
+            ("..", Some("path_traversal")),
+            ("..\\x", Some("path_traversal")),
+            ("..%2Fx", Some("path_traversal")),
+            ("%2e%2e", Some("path_traversal")),
+            ("cl_%2e%2e%2fetc", Some("path_traversal")),
+            ("cl_abcd%2e", Some("percent_encoded")),
+            ("me%40host", Some("percent_encoded")),
+            ("cl_abcd?x=1", Some("query")),
+            ("a&b", Some("query")),
+            ("cl_abcd#frag", Some("fragment")),
+            ("cl_bogus", None),
+            ("a..b", None),
+            ("bad/name", None),
+            ("100%", None),
+        ] {
+            assert_eq!(rejected_pattern(value), want, "{value}");
+        }
+        let e = ArgError::identifier("<ID>", "cl_abcd#x", "not a claim id");
+        assert_eq!(e.code(), AGENT_INPUT_CODE);
+        assert_eq!(e.to_json()["rejected_pattern"], "fragment");
+        let e = ArgError::identifier("<ID>", "cl_bogus", "not a claim id");
+        assert_eq!((e.code(), e.message.as_str()), (CODE, "not a claim id"));
+        assert!(e.to_json().get("rejected_pattern").is_none());
     }
 
     #[test]

@@ -130,7 +130,11 @@ impl Failure {
             Failure::Rejected { rejection, .. } => rejection.code.as_str(),
             Failure::AllRejected(_) => "ALL_REJECTED",
             Failure::ConfirmationRequired { .. } => "CONFIRMATION_REQUIRED",
-            Failure::Usage(_) | Failure::Arguments { .. } => crate::cli::args::CODE,
+            Failure::Usage(_) => crate::cli::args::CODE,
+            // The first error's: INVALID_AGENT_INPUT when it is a made-up identifier.
+            Failure::Arguments { errors, .. } => errors
+                .first()
+                .map_or(crate::cli::args::CODE, ArgError::code),
             Failure::Io { .. } => "IO_ERROR",
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }
@@ -207,6 +211,11 @@ impl Failure {
                 }
             }
             Failure::Arguments { errors, .. } => {
+                // REQ-F-045: a made-up identifier names the value and the pattern it holds.
+                if let Some(first) = errors.first().filter(|e| e.pattern.is_some()) {
+                    obj["input_value"] = json!(first.value);
+                    obj["rejected_pattern"] = json!(first.pattern);
+                }
                 obj["errors"] = Value::Array(errors.iter().map(ArgError::to_json).collect());
             }
             Failure::Io { path, .. } => obj["path"] = json!(path),
@@ -260,7 +269,7 @@ impl Failure {
         if let Failure::Arguments { errors, .. } = self {
             // Each further error on a line of its own, as the first.
             for e in errors.iter().skip(1) {
-                out.push_str(&format!("\nerror[{}]: {}", self.code(), e.message));
+                out.push_str(&format!("\nerror[{}]: {}", e.code(), e.message));
             }
         }
         if let Failure::Unavailable { .. } = self {
@@ -271,6 +280,13 @@ impl Failure {
 }
 
 impl Failure {
+    /// The failure of a command line with these argument errors (the first one's message is
+    /// the failure's), `None` when there are none.
+    pub fn arguments(errors: Vec<ArgError>) -> Option<Failure> {
+        let message = errors.first()?.message.clone();
+        Some(Failure::Arguments { message, errors })
+    }
+
     /// The error of a report that is partial without saying more.
     pub fn partial_default() -> Failure {
         Failure::Partial("partial success: some inputs were rejected; see data".into())

@@ -323,7 +323,7 @@ pub fn run() -> i32 {
         errors.push(e);
     }
     errors.extend(args::command_errors(&cli.command));
-    if let Some(f) = arguments_failure(errors) {
+    if let Some(f) = Failure::arguments(errors) {
         let report = Report {
             failure: Some(f),
             ..Report::default()
@@ -487,12 +487,6 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             emit(format, "elench", started, report)
         }
     }
-}
-
-/// The failure of a command line with these errors, `None` when there are none.
-fn arguments_failure(errors: Vec<ArgError>) -> Option<Failure> {
-    let message = errors.first()?.message.clone();
-    Some(Failure::Arguments { message, errors })
 }
 
 /// clap's text about the first error with every other error of the line after its first

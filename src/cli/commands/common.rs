@@ -82,8 +82,8 @@ pub fn claim_id_problem(arg: &str) -> Option<String> {
 /// Refuses arguments that cannot be claim ids or short ids (a bad argument, exit 2, rather
 /// than an id that is merely unknown, exit 5). Lets a command refuse before doing any work.
 pub fn require_claim_ids<'a>(ids: impl IntoIterator<Item = &'a String>) -> Result<(), Failure> {
-    match ids.into_iter().find_map(|id| claim_id_problem(id)) {
-        Some(message) => Err(Failure::Usage(message)),
+    match Failure::arguments(claim_id_errors("<ID>", ids)) {
+        Some(f) => Err(f),
         None => Ok(()),
     }
 }
@@ -95,7 +95,7 @@ pub fn claim_id_errors<'a>(
     ids: impl IntoIterator<Item = &'a String>,
 ) -> Vec<ArgError> {
     ids.into_iter()
-        .filter_map(|id| claim_id_problem(id).map(|m| ArgError::new(param, Some(id), m)))
+        .filter_map(|id| claim_id_problem(id).map(|m| ArgError::identifier(param, id, m)))
         .collect()
 }
 

@@ -119,9 +119,9 @@ pub fn keyid_error(keyid: &str) -> Option<ArgError> {
             .bytes()
             .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     (!ok).then(|| {
-        ArgError::new(
+        ArgError::identifier(
             "<KEYID>",
-            Some(keyid),
+            keyid,
             format!(
                 "{keyid:?} is not a keyid: give the 64 lowercase hex digits `elench keys list` \
                  shows"
@@ -270,8 +270,8 @@ fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
 }
 
 fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
-    if let Some(e) = keyid_error(&a.keyid) {
-        return Err(Failure::Usage(e.message));
+    if let Some(f) = Failure::arguments(keyid_error(&a.keyid).into_iter().collect()) {
+        return Err(f);
     }
     let store = open_store(g)?;
     let Some(key) = store.get_key(&a.keyid)? else {

@@ -40,7 +40,7 @@ pub struct AddArgs {
 pub fn name_error(param: &str, name: &str) -> Option<ArgError> {
     remote::check_name(name)
         .err()
-        .map(|e| ArgError::new(param, Some(name), e.to_string()))
+        .map(|e| ArgError::identifier(param, name, e.to_string()))
 }
 
 /// What `remote add` refuses whatever the store holds, both at once, for the check of the
