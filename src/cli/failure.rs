@@ -92,8 +92,8 @@ pub enum Failure {
         path: String,
         error: crate::gate::PolicyError,
     },
-    /// The gate ran and the tree may not ship (exit [`GATE_FAILED_EXIT`], 79): a decision, not an error of elench's,
-    /// so CI can tell "may not ship" from "could not decide".
+    /// The gate ran and the tree may not ship (exit [`GATE_FAILED_EXIT`], 79): a decision, not
+    /// an error of elench's, so CI can tell "may not ship" from "could not decide".
     #[error("{0}")]
     GateFailed(String),
     /// Stopped early, after finishing the work in hand: by SIGINT (exit 130) or SIGTERM
