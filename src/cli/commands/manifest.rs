@@ -163,10 +163,14 @@ pub fn manifest() -> Value {
             }
             let entry = flag_entry(arg);
             // A flag's other names (`--out` beside `--output`) work as well; each is listed
-            // under its own name too, so a name the manifest once gave never disappears.
+            // under its own name too, so a name the manifest once gave never disappears. The
+            // spec's flag entry has no field for "alias of", so the description says it.
             for alias in arg.get_visible_aliases().into_iter().flatten() {
                 let mut alias_entry = entry.clone();
-                alias_entry["alias_of"] = json!(long);
+                alias_entry["description"] = json!(format!(
+                    "Another name for --{long}: {}",
+                    entry["description"].as_str().unwrap_or_default()
+                ));
                 flags.insert(alias.to_owned(), alias_entry);
             }
             flags.insert(long.to_owned(), entry);
@@ -189,8 +193,6 @@ pub fn manifest() -> Value {
         }
         match path.as_str() {
             "keys.retire" => entry["interactive"] = json!(true),
-            // `-` reads stdin; --input-file PATH takes a file in its place.
-            "sign" | "verify" | "add" => entry["stdin_input"] = json!(true),
             // Talks to a remote through git: bounded by --timeout like every command, and its
             // first contact by --connect-timeout (listed with its flags).
             "push" | "pull" | "sync" => entry["has_network_io"] = json!(true),
