@@ -433,8 +433,25 @@ fn format_selects_json_jsonl_tsv_or_plain_and_output_paths_refuse_format_names()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 3, "{}", o.stdout);
+    assert_eq!(lines.len(), 4, "three rows and the summary: {}", o.stdout);
     assert_eq!(lines[0]["id"], json!(ids[0]));
+    assert!(lines[..3].iter().all(|l| l.get("_summary").is_none()));
+    // REQ-O-004: a successful answer ends on one summary line, with the page's pagination.
+    let summary = &lines[3];
+    assert_eq!(summary["_summary"], json!(true), "{summary}");
+    assert_eq!(summary["rows"], json!(3));
+    assert_eq!(summary["total"], json!(3));
+    assert_eq!(summary["has_more"], json!(false));
+    assert_eq!(summary["exit_code"], json!(0));
+    assert!(summary["duration_ms"].is_u64());
+    let o = run(&["log", "--format", "jsonl", "--limit", "2"]);
+    let last: Value = serde_json::from_str(o.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["rows"], &last["has_more"], &last["total"]),
+        (&json!(2), &json!(true), &json!(3)),
+        "{last}"
+    );
+    assert!(last["next_cursor"].is_string(), "{last}");
 
     let o = run(&["log", "--format", "tsv"]);
     assert_eq!(o.code, Some(0));
@@ -455,6 +472,11 @@ fn format_selects_json_jsonl_tsv_or_plain_and_output_paths_refuse_format_names()
     assert_eq!(o.code, Some(5));
     let last: Value = serde_json::from_str(o.stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["error"]["code"], "NOT_FOUND");
+    assert!(
+        !o.stdout.contains("_summary"),
+        "a failure has no summary: {}",
+        o.stdout
+    );
 
     // -o json is --format json mistyped: refused, no file named json.
     for args in [

@@ -226,13 +226,16 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             let mut envelope = envelope(&mut report, command, exit_code, duration_ms);
             let mut out = std::io::stdout().lock();
             if format == Format::Jsonl {
-                for row in rows(&envelope["data"], list) {
+                let rows = rows(&envelope["data"], list);
+                for row in &rows {
                     let _ = writeln!(out, "{row}");
                 }
                 warnings_to_stderr(&report.warnings);
                 if exit_code != 0 {
                     envelope["data"] = Value::Null;
                     let _ = writeln!(out, "{envelope}");
+                } else {
+                    let _ = writeln!(out, "{}", summary_line(&envelope, rows.len()));
                 }
             } else {
                 let (cap, note) = output_cap();
@@ -736,6 +739,23 @@ fn shell_quote(a: &str) -> String {
 }
 
 // ---- rows: jsonl and tsv ----
+
+/// The last line of a successful `jsonl` answer, the CLI Agent Spec's stream summary
+/// (REQ-O-004): `_summary: true`, how many rows came before it, a list page's pagination
+/// (`total`, `returned`, `truncated`, `has_more`, `next_cursor`), the exit code and the
+/// duration. A reader of rows learns that the answer is whole and where the next page
+/// starts; a failure ends on the error envelope instead.
+fn summary_line(envelope: &Value, rows: usize) -> Value {
+    let mut summary = json!({"_summary": true, "rows": rows});
+    if let Some(page) = envelope["meta"]["pagination"].as_object() {
+        for (k, v) in page {
+            summary[k] = v.clone();
+        }
+    }
+    summary["exit_code"] = envelope["meta"]["exit_code"].clone();
+    summary["duration_ms"] = envelope["meta"]["duration_ms"].clone();
+    summary
+}
 
 /// The rows of a result: the items of its list (the longest array of objects at the top of
 /// `data`), or `data` itself as one row. A page of a list command (`list`) has rows even
