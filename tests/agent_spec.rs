@@ -503,6 +503,34 @@ fn a_partial_success_exits_3_with_an_error_object() {
     assert_eq!(o.code, Some(3), "{env}");
     assert_eq!(env["error"]["code"], "PARTIAL_FAILURE", "{env}");
     assert_eq!(env["data"]["created"], 1, "{env}");
+    // In jsonl the accepted rows come first and the last line is the error envelope, which
+    // keeps data: the rejections are only there.
+    let mut jsonl = args.clone();
+    jsonl.extend(["--format".to_string(), "jsonl".to_string()]);
+    std::fs::write(
+        s.dir().join("good2.dsse"),
+        envelope_text(
+            &ClaimBuilder::assertion("newer and good").build_with_id(),
+            &s.keys.agent,
+        ),
+    )
+    .unwrap();
+    jsonl[1] = s.dir().join("good2.dsse").to_str().unwrap().to_string();
+    let o = execute(&s, &jsonl, Stdin::Closed, &[]);
+    assert_eq!(o.code, Some(3), "{}", o.stdout);
+    let lines: Vec<Value> = o
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", o.stdout);
+    assert_eq!(lines[0]["effect"], "created", "{}", o.stdout);
+    assert_eq!(lines[1]["error"]["code"], "PARTIAL_FAILURE");
+    assert_eq!(
+        lines[1]["data"]["rejections"][0]["code"], "BAD_ENVELOPE",
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]
@@ -772,6 +800,10 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
                 .as_str()
                 .is_some_and(|d| d.starts_with("Another name for --output")),
             "{c} --out"
+        );
+        assert!(
+            commands[c]["flags"]["out"].get("short").is_none(),
+            "{c} --out: -o belongs to --output"
         );
     }
     assert_eq!(commands["status"]["danger_level"], "safe");

@@ -452,6 +452,16 @@ fn format_selects_json_jsonl_tsv_or_plain_and_output_paths_refuse_format_names()
         "{last}"
     );
     assert!(last["next_cursor"].is_string(), "{last}");
+    // A result that is one empty list has no rows.
+    let o = run(&["remote", "list", "--format", "jsonl"]);
+    assert_eq!(o.code, Some(0));
+    let only: Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(
+        (&only["_summary"], &only["rows"]),
+        (&json!(true), &json!(0)),
+        "{}",
+        o.stdout
+    );
 
     let o = run(&["log", "--format", "tsv"]);
     assert_eq!(o.code, Some(0));

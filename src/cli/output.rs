@@ -155,6 +155,26 @@ static PRODUCT: AtomicBool = AtomicBool::new(false);
 /// `--format plain`: text without colour.
 static PLAIN: AtomicBool = AtomicBool::new(false);
 
+/// Progress bars and spinners on stderr that are still drawn. Each clears itself when its
+/// work ends; a command stopped in the middle of that work (SIGINT, the time limit) is
+/// answered while its bar still stands, so the report clears what is left first.
+static PROGRESS: std::sync::Mutex<Vec<indicatif::WeakProgressBar>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Records a progress bar that the report must clear if it is still drawn then.
+pub fn progress_shown(bar: &indicatif::ProgressBar) {
+    let mut shown = PROGRESS.lock().unwrap_or_else(|p| p.into_inner());
+    shown.retain(|b| b.upgrade().is_some());
+    shown.push(bar.downgrade());
+}
+
+fn clear_progress() {
+    let shown = std::mem::take(&mut *PROGRESS.lock().unwrap_or_else(|p| p.into_inner()));
+    for bar in shown.iter().filter_map(indicatif::WeakProgressBar::upgrade) {
+        bar.finish_and_clear();
+    }
+}
+
 /// Whether this invocation's report is written or being written.
 pub fn emitted() -> bool {
     EMITTED.load(Ordering::SeqCst)
@@ -189,6 +209,7 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             std::thread::park();
         }
     }
+    clear_progress();
     // What the store noticed on the way (a torn tail cut, an index rebuilt) is reported too.
     for (code, message) in crate::store::take_warnings() {
         report.warnings.push(Warning::new(&code, message));
@@ -232,7 +253,11 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
                 }
                 warnings_to_stderr(&report.warnings);
                 if exit_code != 0 {
-                    envelope["data"] = Value::Null;
+                    // A partial success keeps its data (the rejections are only there);
+                    // any other failure has none worth repeating.
+                    if !report.partial {
+                        envelope["data"] = Value::Null;
+                    }
                     let _ = writeln!(out, "{envelope}");
                 } else {
                     let _ = writeln!(out, "{}", summary_line(&envelope, rows.len()));
@@ -764,6 +789,19 @@ pub fn rows(data: &Value, list: bool) -> Vec<Value> {
     match data {
         Value::Null => Vec::new(),
         Value::Array(items) => items.clone(),
+        // A result that is one list (`{"remotes": [...]}`) has its items as rows, none when
+        // it is empty.
+        Value::Object(m)
+            if m.len() == 1
+                && m.values()
+                    .all(|v| v.as_array().is_some_and(|a| a.iter().all(Value::is_object))) =>
+        {
+            m.values()
+                .next()
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        }
         Value::Object(m) => {
             let longest = m
                 .values()

@@ -250,6 +250,7 @@ pub fn with_records_bar<R>(
         bar.set_style(style);
     }
     bar.set_message(verb.to_owned());
+    crate::cli::output::progress_shown(&bar);
     bar.enable_steady_tick(Duration::from_millis(200));
     let result = walk(Some(&|n| bar.set_position(n)));
     bar.finish_and_clear();
@@ -276,15 +277,21 @@ pub fn rebuild_spinner(what: &str) -> Option<crate::store::Progress> {
             return;
         }
         let bar = spinner.get_or_init(|| {
-            let bar = indicatif::ProgressBar::new_spinner()
-                .with_finish(indicatif::ProgressFinish::AndClear);
-            bar.set_position(n);
+            // Drawn only once its style, message and count are set: no bare first frame.
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::hidden(),
+            )
+            .with_finish(indicatif::ProgressFinish::AndClear);
             if let Ok(style) =
                 indicatif::ProgressStyle::with_template("{msg} {spinner} {pos} records")
             {
                 bar.set_style(style);
             }
             bar.set_message(what.clone());
+            bar.set_position(n);
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            crate::cli::output::progress_shown(&bar);
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });

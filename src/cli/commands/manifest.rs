@@ -167,6 +167,10 @@ pub fn manifest() -> Value {
             // spec's flag entry has no field for "alias of", so the description says it.
             for alias in arg.get_visible_aliases().into_iter().flatten() {
                 let mut alias_entry = entry.clone();
+                // The short name (`-o`) belongs to the flag itself.
+                if let Some(e) = alias_entry.as_object_mut() {
+                    e.remove("short");
+                }
                 alias_entry["description"] = json!(format!(
                     "Another name for --{long}: {}",
                     entry["description"].as_str().unwrap_or_default()
