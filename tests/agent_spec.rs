@@ -518,11 +518,7 @@ fn a_partial_success_exits_3_with_an_error_object() {
     jsonl[1] = s.dir().join("good2.dsse").to_str().unwrap().to_string();
     let o = execute(&s, &jsonl, Stdin::Closed, &[]);
     assert_eq!(o.code, Some(3), "{}", o.stdout);
-    let lines: Vec<Value> = o
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = common::json_lines(&o.stdout);
     assert_eq!(lines.len(), 2, "{}", o.stdout);
     assert_eq!(lines[0]["effect"], "created", "{}", o.stdout);
     assert_eq!(lines[1]["error"]["code"], "PARTIAL_FAILURE");

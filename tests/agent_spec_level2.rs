@@ -428,11 +428,7 @@ fn format_selects_json_jsonl_tsv_or_plain_and_output_paths_refuse_format_names()
     };
     let o = run(&["log", "--format", "jsonl"]);
     assert_eq!(o.code, Some(0));
-    let lines: Vec<Value> = o
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = common::json_lines(&o.stdout);
     assert_eq!(lines.len(), 4, "three rows and the summary: {}", o.stdout);
     assert_eq!(lines[0]["id"], json!(ids[0]));
     assert!(lines[..3].iter().all(|l| l.get("_summary").is_none()));

@@ -760,39 +760,55 @@ fn listen_on_this_thread(what: &str) -> Option<elench::store::Progress> {
     }))
 }
 
-/// Opening a store whose index is gone rebuilds it, and says how far it got as it goes (the
-/// CLI turns this into a spinner on a terminal), up to the log's last record.
+/// Opening a store whose index is gone, or in an older format, rebuilds it and says how far
+/// it got as it goes (the CLI turns this into a spinner on a terminal), up to the log's last
+/// record: the first through the catch-up from an empty index, the second through a rebuild.
 #[test]
 fn a_rebuild_on_open_reports_progress_up_to_the_last_record() {
-    let cs = claims(30, 11);
-    let (_tmp, store) = store_with(&cs);
-    // Counted by another process: this one would keep the deleted index open.
-    let records = run(&store, &["fsck"]).json["data"]["records"]
-        .as_u64()
-        .unwrap();
-    assert!(records >= 30, "{records}");
-    std::fs::remove_dir_all(store.join("index")).unwrap();
-    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    HEARD.with(|h| *h.borrow_mut() = Some(heard.clone()));
-    elench::store::report_rebuilds_to(Some(listen_on_this_thread));
-    let s = elench::store::Store::open(&store, std::time::Duration::from_secs(5)).unwrap();
-    HEARD.with(|h| *h.borrow_mut() = None);
-    assert_eq!(s.meta().unwrap().head.records, records);
-    let heard = std::mem::take(&mut *heard.lock().unwrap());
-    let counts: Vec<u64> = heard.iter().map(|(_, n)| *n).collect();
-    assert!(!counts.is_empty());
-    assert!(counts.windows(2).all(|w| w[0] < w[1]), "{heard:?}");
-    assert_eq!(counts.last(), Some(&records), "{heard:?}");
-    // The index was missing: a rebuild, not a catch-up of a few records.
-    assert!(
-        heard.iter().all(|(what, _)| what == "rebuilding the index"),
-        "{heard:?}"
-    );
-    let warned = elench::store::take_warnings();
-    assert!(
-        warned.iter().any(|(code, _)| code == "INDEX_REBUILT"),
-        "{warned:?}"
-    );
+    /// What is done to a store's index, named.
+    type Damage = (&'static str, fn(&Path));
+    let damages: [Damage; 2] = [
+        ("index deleted", |store| {
+            std::fs::remove_dir_all(store.join("index")).unwrap()
+        }),
+        ("index in an older format", |store| {
+            age_index(store, Some(1))
+        }),
+    ];
+    for (seed, (damage, make)) in damages.into_iter().enumerate() {
+        let cs = claims(30, 11 + seed as u64);
+        let (_tmp, store) = store_with(&cs);
+        // Counted by another process: this one would keep the index it reads open.
+        let records = run(&store, &["fsck"]).json["data"]["records"]
+            .as_u64()
+            .unwrap();
+        assert!(records >= 30, "{records}");
+        make(&store);
+        let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        HEARD.with(|h| *h.borrow_mut() = Some(heard.clone()));
+        elench::store::report_rebuilds_to(Some(listen_on_this_thread));
+        let s = elench::store::Store::open(&store, std::time::Duration::from_secs(5)).unwrap();
+        HEARD.with(|h| *h.borrow_mut() = None);
+        assert_eq!(s.meta().unwrap().head.records, records, "{damage}");
+        let heard = std::mem::take(&mut *heard.lock().unwrap());
+        let counts: Vec<u64> = heard.iter().map(|(_, n)| *n).collect();
+        assert!(!counts.is_empty(), "{damage}");
+        assert!(
+            counts.windows(2).all(|w| w[0] < w[1]),
+            "{damage}: {heard:?}"
+        );
+        assert_eq!(counts.last(), Some(&records), "{damage}: {heard:?}");
+        // A rebuild, not a catch-up of a few records.
+        assert!(
+            heard.iter().all(|(what, _)| what == "rebuilding the index"),
+            "{damage}: {heard:?}"
+        );
+        let warned = elench::store::take_warnings();
+        assert!(
+            warned.iter().any(|(code, _)| code == "INDEX_REBUILT"),
+            "{damage}: {warned:?}"
+        );
+    }
 }
 
 /// A store just made has an empty log and an index that was never written: they agree.

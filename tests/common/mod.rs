@@ -98,6 +98,13 @@ fn parse_one_object(run: &Run) -> Value {
     value
 }
 
+/// The lines of `--format jsonl` output, each read as one JSON value.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
 /// Asserts that a command failed as a rejection with `code`: exit 2, `ok:false`,
 /// `meta.exit_code == 2`, `error.code == code`. Returns the `error` object.
 pub fn assert_rejected(result: &(i32, Value), code: &str) -> Value {
