@@ -4,6 +4,7 @@ use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
 use crate::cli::Globals;
 use crate::store::{locate, Store};
+use indicatif::ProgressDrawTarget;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -243,15 +244,11 @@ pub fn with_records_bar<R>(
     if !std::io::stderr().is_terminal() {
         return walk(None);
     }
-    let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} records ({eta} left)")
-    {
-        bar.set_style(style);
-    }
-    bar.set_message(verb.to_owned());
-    crate::cli::output::progress_shown(&bar);
-    bar.enable_steady_tick(Duration::from_millis(200));
+    let bar = show_bar(
+        indicatif::ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden()),
+        "{msg} {bar:30} {pos}/{len} records ({eta} left)",
+        verb,
+    );
     let result = walk(Some(&|n| bar.set_position(n)));
     bar.finish_and_clear();
     result
@@ -277,24 +274,25 @@ pub fn rebuild_spinner(what: &str) -> Option<crate::store::Progress> {
             return;
         }
         let bar = spinner.get_or_init(|| {
-            // Drawn only once its style, message and count are set: no bare first frame.
-            let bar = indicatif::ProgressBar::with_draw_target(
-                None,
-                indicatif::ProgressDrawTarget::hidden(),
-            )
-            .with_finish(indicatif::ProgressFinish::AndClear);
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{msg} {spinner} {pos} records")
-            {
-                bar.set_style(style);
-            }
-            bar.set_message(what.clone());
+            let bar = indicatif::ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
+                .with_finish(indicatif::ProgressFinish::AndClear);
             bar.set_position(n);
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            crate::cli::output::progress_shown(&bar);
-            bar.enable_steady_tick(Duration::from_millis(200));
-            bar
+            show_bar(bar, "{msg} {spinner} {pos} records", &what)
         });
         bar.set_position(n);
     }))
+}
+
+/// Shows a bar made hidden on stderr, ticking, with its style and message set first (so its
+/// first frame is whole), and registered so that the report of a command stopped in the
+/// middle of its work clears it.
+fn show_bar(bar: indicatif::ProgressBar, template: &str, message: &str) -> indicatif::ProgressBar {
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar.set_message(message.to_owned());
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    crate::cli::output::progress_shown(&bar);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
 }

@@ -377,8 +377,7 @@ impl Apply for Audit<'_, '_> {
     ) -> Result<(), IndexError> {
         let entry = KeyEntry::added(pos, key)?;
         self.keys.entry(key.keyid.clone()).or_insert(entry);
-        self.meta.counts.trust_events += 1;
-        self.meta.advance(pos, chain, frame_len);
+        self.meta.advance_past_trust_event(pos, chain, frame_len);
         Ok(())
     }
 
@@ -392,8 +391,7 @@ impl Apply for Audit<'_, '_> {
         if let Some(entry) = self.keys.get_mut(keyid) {
             entry.retire(pos);
         }
-        self.meta.counts.trust_events += 1;
-        self.meta.advance(pos, chain, frame_len);
+        self.meta.advance_past_trust_event(pos, chain, frame_len);
         Ok(())
     }
 

@@ -406,6 +406,13 @@ impl Meta {
         self.last = Some(pos);
     }
 
+    /// Counts the trust event at `pos` and moves past it: what every applier does after
+    /// applying one, the writer and the audit alike.
+    pub fn advance_past_trust_event(&mut self, pos: Position, chain: Chain, frame_len: u64) {
+        self.counts.trust_events += 1;
+        self.advance(pos, chain, frame_len);
+    }
+
     pub const EMPTY: Meta = Meta {
         head: Head::EMPTY,
         last: None,
@@ -1090,8 +1097,7 @@ impl Apply for Writer<'_> {
                 .keys
                 .put(&mut self.txn, key.keyid.as_bytes(), &encode(&entry))?;
         }
-        self.meta.counts.trust_events += 1;
-        self.meta.advance(pos, chain, frame_len);
+        self.meta.advance_past_trust_event(pos, chain, frame_len);
         Ok(())
     }
 
@@ -1110,8 +1116,7 @@ impl Apply for Writer<'_> {
                     .put(&mut self.txn, keyid.as_bytes(), &encode(&entry))?;
             }
         }
-        self.meta.counts.trust_events += 1;
-        self.meta.advance(pos, chain, frame_len);
+        self.meta.advance_past_trust_event(pos, chain, frame_len);
         Ok(())
     }
 
