@@ -161,8 +161,14 @@ pub fn segment_name(first: u64) -> String {
     format!("{first:020}.seg")
 }
 
-pub fn next_chain(prev: &Chain, body: &[u8]) -> Chain {
-    chain_after(prev, Sha256::digest(body).into())
+/// A frame body's checksum and digest: the body is the kind byte and then the payload, taken
+/// in two parts so that neither writer nor reader has to join them in one buffer.
+fn body_sums(kind_byte: u8, payload: &[u8]) -> (u32, [u8; 32]) {
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&[kind_byte]), payload);
+    let mut digest = Sha256::new();
+    digest.update([kind_byte]);
+    digest.update(payload);
+    (crc, digest.finalize().into())
 }
 
 fn chain_after(prev: &Chain, body_digest: [u8; 32]) -> Chain {
@@ -175,21 +181,18 @@ fn chain_after(prev: &Chain, body_digest: [u8; 32]) -> Chain {
 /// Encodes one frame whose chain value follows `prev`. The body is the kind byte and the
 /// payload; it is hashed and checksummed in place, never copied twice.
 pub fn encode_frame(prev: &Chain, kind: Kind, payload: &[u8], out: &mut Vec<u8>) -> Chain {
-    let kind_byte = [kind as u8];
+    let kind_byte = kind as u8;
     let body_len = payload.len() + 1;
-    let mut digest = Sha256::new();
-    digest.update(kind_byte);
-    digest.update(payload);
-    let chain = chain_after(prev, digest.finalize().into());
+    let (body_crc, body_digest) = body_sums(kind_byte, payload);
+    let chain = chain_after(prev, body_digest);
     let start = out.len();
     out.reserve(HEADER_LEN + body_len);
     out.extend_from_slice(&(body_len as u32).to_le_bytes());
     out.extend_from_slice(&chain);
     let header_crc = crc32c::crc32c(&out[start..start + 36]);
     out.extend_from_slice(&header_crc.to_le_bytes());
-    let body_crc = crc32c::crc32c_append(crc32c::crc32c(&kind_byte), payload);
     out.extend_from_slice(&body_crc.to_le_bytes());
-    out.extend_from_slice(&kind_byte);
+    out.push(kind_byte);
     out.extend_from_slice(payload);
     chain
 }
@@ -455,22 +458,35 @@ impl Log {
                         },
                     ));
                 }
-                let mut body = vec![0u8; header.body_len];
-                reader.read_exact(&mut body).map_err(io(&path))?;
-                if crc32c::crc32c(&body) != header.body_crc {
+                // The kind byte apart from the payload: the payload is read straight into a
+                // buffer of its own size, never zeroed first nor shifted after.
+                let mut kind_byte = [0u8; 1];
+                reader.read_exact(&mut kind_byte).map_err(io(&path))?;
+                let payload_len = header.body_len - 1;
+                let mut payload = Vec::with_capacity(payload_len);
+                let read = (&mut reader)
+                    .take(payload_len as u64)
+                    .read_to_end(&mut payload)
+                    .map_err(io(&path))?;
+                if read != payload_len {
+                    return Err(io(&path)(std::io::ErrorKind::UnexpectedEof.into()));
+                }
+                let (body_crc, body_digest) = body_sums(kind_byte[0], &payload);
+                if body_crc != header.body_crc {
                     return Ok((head, damaged("record body checksum mismatch".into())));
                 }
-                let expected = next_chain(&head.chain, &body);
-                if expected != header.chain {
+                if chain_after(&head.chain, body_digest) != header.chain {
                     return Ok((
                         head,
                         damaged("chain value mismatch: a record before this one was changed, removed or reordered, or this one was".into()),
                     ));
                 }
-                let Some(kind) = Kind::from_byte(body[0]) else {
-                    return Ok((head, damaged(format!("unknown record kind {}", body[0]))));
+                let Some(kind) = Kind::from_byte(kind_byte[0]) else {
+                    return Ok((
+                        head,
+                        damaged(format!("unknown record kind {}", kind_byte[0])),
+                    ));
                 };
-                body.remove(0);
                 let record = Record {
                     pos: Position {
                         n: head.records,
@@ -478,7 +494,7 @@ impl Log {
                         offset,
                     },
                     kind,
-                    payload: body,
+                    payload,
                     chain: header.chain,
                     frame_len,
                 };
@@ -609,6 +625,14 @@ impl Appender {
 
     pub fn head(&self) -> Head {
         self.head
+    }
+
+    /// Makes room for records of `payload_bytes` in all, so that staging a large group
+    /// writes into one buffer instead of growing (and copying) it.
+    pub fn reserve(&mut self, records: usize, payload_bytes: usize) {
+        self.pending
+            .reserve(payload_bytes + records * (HEADER_LEN + 1));
+        self.pending_positions.reserve(records);
     }
 
     /// Head after the records staged so far.

@@ -934,7 +934,8 @@ impl Store {
         let mut trust: Option<TrustSet> = None;
         let mut outcomes: Vec<Result<Effect, Rejection>> = Vec::with_capacity(group.len());
         let mut appender = Appender::new(self.log.clone(), meta.head);
-        let mut to_apply: Vec<(log::Placed, Staged)> = Vec::new();
+        appender.reserve(group.len(), group.iter().map(|s| s.canonical.len()).sum());
+        let mut to_apply: Vec<(log::Placed, Staged)> = Vec::with_capacity(group.len());
         let mut seen_now: rustc_hash::FxHashSet<[u8; 32]> = Default::default();
         let mut new_claims: rustc_hash::FxHashSet<String> = Default::default();
         {

@@ -480,7 +480,7 @@ fn read_input(f: &InputFile, send: &mut dyn FnMut(Item) -> bool) -> bool {
 impl Batch {
     /// Appends one verified chunk (the lock is taken per group) and records the outcomes.
     fn commit(&mut self, store: &Store, chunk: Vec<Prepared>) -> Result<(), Failure> {
-        let mut ready = Vec::new();
+        let mut ready = Vec::with_capacity(chunk.len());
         let mut order = Vec::with_capacity(chunk.len());
         for p in chunk {
             match p {
