@@ -30,15 +30,16 @@ pub struct Accepted {
 
 /// Validates one envelope's bytes against the trust set.
 pub fn verify_envelope(bytes: &[u8], trust: &TrustSet) -> Result<Accepted, Rejection> {
-    verify_parsed(Envelope::parse(bytes)?, trust)
+    verify_read(Envelope::parse(bytes)?, trust)
 }
 
 /// Validates an envelope already read as JSON ([`Envelope::parse_json`]).
 pub fn verify_json(json: &serde_json::Value, trust: &TrustSet) -> Result<Accepted, Rejection> {
-    verify_parsed(Envelope::from_json(json)?, trust)
+    verify_read(Envelope::from_json(json)?, trust)
 }
 
-fn verify_parsed(envelope: Envelope, trust: &TrustSet) -> Result<Accepted, Rejection> {
+/// Validates an envelope already read (as [`Envelope::from_canonical`] reads one).
+pub fn verify_read(envelope: Envelope, trust: &TrustSet) -> Result<Accepted, Rejection> {
     let active: Vec<_> = trust.active().collect();
     let candidates: Vec<Candidate<'_>> = active
         .iter()

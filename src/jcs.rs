@@ -111,6 +111,191 @@ fn write_object(fields: &Map<String, Value>, skip: Option<&str>, out: &mut Vec<u
     Some(())
 }
 
+/// `text` without the whitespace JSON allows around a value, when what is left is already
+/// the canonical form of the JSON it holds ([`is_canonical`]). That slice is then the
+/// canonical bytes, with no value built or written; None leaves the text to a full reading.
+pub fn canonical_text(text: &[u8]) -> Option<&[u8]> {
+    let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let start = text.iter().position(|b| !is_space(b))?;
+    let end = text.iter().rposition(|b| !is_space(b))? + 1;
+    let trimmed = &text[start..end];
+    is_canonical(trimmed).then_some(trimmed)
+}
+
+/// Whether `text` is exactly what [`canonical`] writes for the JSON it holds, so that reading
+/// it (even strictly: no duplicate member, bounded nesting) and writing it again would give
+/// the same bytes. A conservative test: true only for texts made of what this module writes
+/// itself (integers up to 2^53, member names in ASCII without escapes) nested at most
+/// [`MAX_CHECKED_DEPTH`] deep; any other text, canonical or not, answers false.
+pub fn is_canonical(text: &[u8]) -> bool {
+    if std::str::from_utf8(text).is_err() {
+        return false;
+    }
+    let mut at = 0;
+    canonical_value(text, &mut at, 0) && at == text.len()
+}
+
+/// Deepest nesting [`is_canonical`] follows; the strict reader allows more, so a text that
+/// passes here never fails there for its depth.
+const MAX_CHECKED_DEPTH: usize = 64;
+
+fn canonical_value(t: &[u8], at: &mut usize, depth: usize) -> bool {
+    match t.get(*at) {
+        Some(b'{') => canonical_object(t, at, depth),
+        Some(b'[') => canonical_array(t, at, depth),
+        Some(b'"') => canonical_string(t, at, false),
+        Some(b't') => literal(t, at, b"true"),
+        Some(b'f') => literal(t, at, b"false"),
+        Some(b'n') => literal(t, at, b"null"),
+        Some(b'-' | b'0'..=b'9') => canonical_integer(t, at),
+        _ => false,
+    }
+}
+
+fn literal(t: &[u8], at: &mut usize, word: &[u8]) -> bool {
+    let found = t[*at..].starts_with(word);
+    if found {
+        *at += word.len();
+    }
+    found
+}
+
+fn canonical_object(t: &[u8], at: &mut usize, depth: usize) -> bool {
+    if depth >= MAX_CHECKED_DEPTH {
+        return false;
+    }
+    *at += 1;
+    if t.get(*at) == Some(&b'}') {
+        *at += 1;
+        return true;
+    }
+    let mut previous: Option<&[u8]> = None;
+    loop {
+        let start = *at;
+        if !canonical_string(t, at, true) {
+            return false;
+        }
+        // ASCII names without escapes: their bytes are their UTF-16 code units, so strictly
+        // ascending bytes are RFC 8785's order, and no name can repeat.
+        let name = &t[start + 1..*at - 1];
+        if previous.is_some_and(|p| p >= name) {
+            return false;
+        }
+        previous = Some(name);
+        if t.get(*at) != Some(&b':') {
+            return false;
+        }
+        *at += 1;
+        if !canonical_value(t, at, depth + 1) {
+            return false;
+        }
+        match t.get(*at) {
+            Some(b',') => *at += 1,
+            Some(b'}') => {
+                *at += 1;
+                return true;
+            }
+            _ => return false,
+        }
+    }
+}
+
+fn canonical_array(t: &[u8], at: &mut usize, depth: usize) -> bool {
+    if depth >= MAX_CHECKED_DEPTH {
+        return false;
+    }
+    *at += 1;
+    if t.get(*at) == Some(&b']') {
+        *at += 1;
+        return true;
+    }
+    loop {
+        if !canonical_value(t, at, depth + 1) {
+            return false;
+        }
+        match t.get(*at) {
+            Some(b',') => *at += 1,
+            Some(b']') => {
+                *at += 1;
+                return true;
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// A string as [`write_string`] writes it; a member name must also be ASCII without escapes.
+fn canonical_string(t: &[u8], at: &mut usize, member_name: bool) -> bool {
+    if t.get(*at) != Some(&b'"') {
+        return false;
+    }
+    let mut i = *at + 1;
+    loop {
+        let Some(next) = next_escape(t, i) else {
+            return false; // no closing quote
+        };
+        if member_name && !t[i..next].is_ascii() {
+            return false;
+        }
+        match t[next] {
+            b'"' => {
+                *at = next + 1;
+                return true;
+            }
+            b'\\' if !member_name => {
+                let Some(len) = canonical_escape(&t[next + 1..]) else {
+                    return false;
+                };
+                i = next + 1 + len;
+            }
+            _ => return false, // a raw control character, or an escape in a name
+        }
+    }
+}
+
+/// The length of the escape after a backslash when it is the one [`write_string`] writes.
+fn canonical_escape(rest: &[u8]) -> Option<usize> {
+    match rest.first()? {
+        b'"' | b'\\' | b'b' | b't' | b'n' | b'f' | b'r' => Some(1),
+        b'u' => {
+            let hex = rest.get(1..5)?;
+            let digit = |d: u8| match d {
+                b'0'..=b'9' => Some(d - b'0'),
+                b'a'..=b'f' => Some(d - b'a' + 10),
+                _ => None,
+            };
+            let code = (hex[0] == b'0' && hex[1] == b'0')
+                .then(|| Some(digit(hex[2])? << 4 | digit(hex[3])?))
+                .flatten()?;
+            // Only control characters without a short escape are written as \u00xx.
+            (code < 0x20 && !matches!(code, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)).then_some(5)
+        }
+        _ => None,
+    }
+}
+
+/// An integer as [`write_value`] writes it: plain decimal, no sign on zero, at most 2^53.
+fn canonical_integer(t: &[u8], at: &mut usize) -> bool {
+    let negative = t[*at] == b'-';
+    let start = *at + usize::from(negative);
+    let digits = t[start..].iter().take_while(|d| d.is_ascii_digit()).count();
+    let end = start + digits;
+    if digits == 0 || digits > 16 || matches!(t.get(end), Some(b'.' | b'e' | b'E')) {
+        return false;
+    }
+    if t[start] == b'0' && (digits > 1 || negative) {
+        return false;
+    }
+    let n = t[start..end]
+        .iter()
+        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+    if n > MAX_EXACT {
+        return false;
+    }
+    *at = end;
+    true
+}
+
 /// A JSON string as RFC 8785 writes it: `"` and `\` escaped, the control characters as `\b`,
 /// `\t`, `\n`, `\f`, `\r` or `\u00xx` (lowercase hex), everything else as itself.
 fn write_string(s: &str, out: &mut Vec<u8>) {
@@ -252,6 +437,135 @@ mod tests {
                     canonical_without(fields, &skip).unwrap(),
                     crate_form(&without(&v, &skip))
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn canonical_texts_are_recognised_and_near_misses_are_not() {
+        for yes in [
+            r#"{"a":[1,-2,0,9007199254740992,-9007199254740992],"b":{"c":null,"d":true}}"#,
+            r#"{"":"x","A":"\"\\\b\t\n\f\r\u001f\u0000","a":"é/😀"}"#,
+            r#"[]"#,
+            r#"{}"#,
+            r#""plain""#,
+            r#"false"#,
+        ] {
+            assert!(is_canonical(yes.as_bytes()), "{yes}");
+            let read = crate::json::parse_unique_keys(yes.as_bytes()).unwrap();
+            assert_eq!(canonical(&read).unwrap(), yes.as_bytes(), "{yes}");
+        }
+        for no in [
+            r#"{"b":1,"a":2}"#,      // members out of order
+            r#"{"a":1,"a":1}"#,      // a repeated member
+            r#"{"a": 1}"#,           // whitespace
+            r#"{"a":1} "#,           // whitespace after (canonical_text trims it)
+            r#"[-0]"#,               // a signed zero
+            r#"[01]"#,               // a leading zero
+            r#"[1.0]"#,              // a fraction
+            r#"[1e2]"#,              // an exponent
+            r#"[9007199254740993]"#, // beyond 2^53
+            r#"["\u0008"]"#,         // \b has a short escape
+            r#"["\u001F"]"#,         // upper-case hex
+            r#"["\u00e9"]"#,         // only control characters are escaped
+            r#"["\/"]"#,             // `/` is written as itself
+            "[\"\u{1}\"]",           // a raw control character
+            r#"{"é":1}"#,            // a name outside ASCII (left to the full reading)
+            r#"{"\n":1}"#,           // an escaped name (likewise)
+            r#"[1]x"#,               // text after the value
+            r#"[1,]"#,
+            r#"{"a"}"#,
+            r#"tru"#,
+            r#""open"#,
+        ] {
+            assert!(!is_canonical(no.as_bytes()), "{no}");
+        }
+        assert_eq!(canonical_text(b" \n{\"a\":1}\r\n"), Some(&b"{\"a\":1}"[..]));
+        assert_eq!(canonical_text(b" \n"), None);
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(is_canonical(deep(MAX_CHECKED_DEPTH).as_bytes()));
+        assert!(!is_canonical(deep(MAX_CHECKED_DEPTH + 1).as_bytes()));
+        assert!(!is_canonical(b"[\"\xff\"]"), "not UTF-8");
+    }
+
+    /// Values this module writes itself: names in ASCII, integers up to 2^53.
+    fn arb_plain_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-(MAX_EXACT as i64)..=MAX_EXACT as i64).prop_map(Value::from),
+            any::<String>().prop_map(Value::String),
+            "([A-Za-z0-9+/=]{0,40}[\"\\\\\\x00-\\x1f\\x7f\u{e9}]?){0,4}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map("[ -~&&[^\"\\\\]]{0,4}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn arb_small_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-20i64..=20).prop_map(Value::from),
+            "[ab\\\\\"\\x00-\\x02]{0,3}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-c]{0,2}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// What this module writes of such a value is recognised as canonical.
+        #[test]
+        fn written_text_is_recognised(v in arb_plain_value()) {
+            prop_assert!(is_canonical(&canonical(&v).unwrap()));
+        }
+
+        /// The law the fast readers rest on: a text recognised as canonical reads (strictly)
+        /// and writes back as the same bytes. Checked on canonical texts of small values
+        /// (few names, small numbers, so that edits make repeated or disordered names, signed
+        /// zeros and leading zeros) with up to two bytes inserted, replaced or removed.
+        #[test]
+        fn recognised_text_is_its_own_canonical_form(
+            v in arb_small_value(),
+            edits in prop::collection::vec(
+                (
+                    any::<prop::sample::Index>(),
+                    prop_oneof![
+                        any::<u8>(),
+                        prop::sample::select(b" ,:{}[]\"\\-0159abcetnu".to_vec()),
+                    ],
+                    0..3u8,
+                ),
+                1..3,
+            ),
+        ) {
+            let mut text = canonical(&v).unwrap();
+            for (at, byte, edit) in edits {
+                let i = at.index(text.len() + 1);
+                match edit {
+                    0 => text.insert(i, byte),
+                    1 if i < text.len() => text[i] = byte,
+                    _ if i < text.len() => {
+                        text.remove(i);
+                    }
+                    _ => {}
+                }
+            }
+            if is_canonical(&text) {
+                let read = crate::json::parse_strict(&text);
+                prop_assert!(read.is_ok(), "{:?} passed but does not read", String::from_utf8_lossy(&text));
+                prop_assert_eq!(canonical(&read.unwrap()).unwrap(), text);
             }
         }
     }

@@ -119,22 +119,70 @@ impl Envelope {
         let obj = value
             .as_object()
             .ok_or_else(|| bad("", "envelope must be a JSON object"))?;
-        let payload_type = match obj.get("payloadType") {
+        let payload = match obj.get("payload") {
+            Some(Value::String(s)) => Ok(s.as_str()),
+            Some(_) => Err(bad("/payload", "payload must be a string")),
+            None => Err(bad("/payload", "payload is missing")),
+        };
+        Self::from_members(obj.get("payloadType"), payload, obj.get("signatures"))
+    }
+
+    /// Reads an envelope whose text is already in canonical form (RFC 8785, as elench signs
+    /// and stores them) without building its JSON value, which is most of the cost of
+    /// reading one. Returns the envelope and its canonical bytes (`bytes` without the
+    /// whitespace around it). None when the text is not canonical or the envelope is not
+    /// well formed: [`Envelope::parse_json`] and [`Envelope::from_json`] then read it and say
+    /// what is wrong. When this answers, those two give the same envelope and its canonical
+    /// form is the same bytes.
+    pub fn from_canonical(bytes: &[u8]) -> Option<(Envelope, &[u8])> {
+        /// The members elench reads; the large one (the payload) is borrowed, not copied
+        /// (base64 needs no escapes; a string with one fails here and is read the long way).
+        /// Unknown members are skipped, as DSSE requires.
+        #[derive(serde::Deserialize)]
+        struct Members<'a> {
+            #[serde(rename = "payloadType")]
+            payload_type: Option<Value>,
+            #[serde(borrow)]
+            payload: Option<&'a str>,
+            signatures: Option<Value>,
+        }
+        if bytes.len() > MAX_ENVELOPE_BYTES {
+            return None;
+        }
+        let text = crate::jcs::canonical_text(bytes)?;
+        // An object (serde would also fill the struct from an array).
+        if text.first() != Some(&b'{') {
+            return None;
+        }
+        let members: Members<'_> = serde_json::from_slice(text).ok()?;
+        let payload = members.payload?;
+        let envelope = Self::from_members(
+            members.payload_type.as_ref(),
+            Ok(payload),
+            members.signatures.as_ref(),
+        )
+        .ok()?;
+        Some((envelope, text))
+    }
+
+    /// The envelope from its members, checked in the order [`Envelope::from_json`] reports.
+    fn from_members(
+        payload_type: Option<&Value>,
+        payload: Result<&str, Rejection>,
+        signatures: Option<&Value>,
+    ) -> Result<Envelope, Rejection> {
+        let payload_type = match payload_type {
             Some(Value::String(s)) => s.clone(),
             Some(_) => return Err(bad("/payloadType", "payloadType must be a string")),
             None => return Err(bad("/payloadType", "payloadType is missing")),
         };
-        let payload = match obj.get("payload") {
-            Some(Value::String(s)) => decode_base64(s).ok_or_else(|| {
-                bad(
-                    "/payload",
-                    "payload is not padded base64 (standard or URL-safe)",
-                )
-            })?,
-            Some(_) => return Err(bad("/payload", "payload must be a string")),
-            None => return Err(bad("/payload", "payload is missing")),
-        };
-        let sigs = match obj.get("signatures") {
+        let payload = decode_base64(payload?).ok_or_else(|| {
+            bad(
+                "/payload",
+                "payload is not padded base64 (standard or URL-safe)",
+            )
+        })?;
+        let sigs = match signatures {
             Some(Value::Array(a)) if a.len() > MAX_SIGNATURES => {
                 return Err(bad(
                     "/signatures",
@@ -291,9 +339,12 @@ impl Envelope {
 /// Signs `payload` as a one-signature envelope and returns its JSON text (standard base64).
 pub fn sign_envelope(payload_type: &str, payload: &[u8], key: &SigningKey, keyid: &str) -> String {
     let sig = key.sign(&pae(payload_type, payload));
+    // Members in RFC 8785 order, without whitespace: the envelope is written in the canonical
+    // form a store keeps, so it is stored as it was signed and read without building its
+    // JSON value (`Envelope::from_canonical`).
     let env = json!({
-        "payloadType": payload_type,
         "payload": STANDARD.encode(payload),
+        "payloadType": payload_type,
         "signatures": [{"keyid": keyid, "sig": STANDARD.encode(sig.to_bytes())}],
     });
     env.to_string()
@@ -426,5 +477,94 @@ mod tests {
         assert!(decode_base64("+_+/Pj8=").is_none());
         assert!(decode_base64("Pj8").is_none());
         assert_eq!(decode_base64("").unwrap(), Vec::<u8>::new());
+    }
+
+    fn signed() -> String {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        sign_envelope("application/x-test", b"{\"a\":1}", &key, "k1")
+    }
+
+    #[test]
+    fn signed_envelopes_are_canonical_and_read_without_a_json_value() {
+        let text = signed();
+        assert!(crate::jcs::is_canonical(text.as_bytes()), "{text}");
+        let (fast, canonical) = Envelope::from_canonical(text.as_bytes()).unwrap();
+        assert_eq!(fast, Envelope::parse(text.as_bytes()).unwrap());
+        assert_eq!(canonical, text.as_bytes());
+        // Whitespace around the text is not part of its canonical form.
+        let spaced = format!("\n{text}\n");
+        let (_, canonical) = Envelope::from_canonical(spaced.as_bytes()).unwrap();
+        assert_eq!(canonical, text.as_bytes());
+    }
+
+    #[test]
+    fn only_well_formed_canonical_envelopes_take_the_short_way() {
+        let text = signed();
+        let value: Value = serde_json::from_str(&text).unwrap();
+        let with = |edit: &dyn Fn(&mut Value)| {
+            let mut v = value.clone();
+            edit(&mut v);
+            crate::jcs::canonical(&v).unwrap()
+        };
+        // Unknown members and an absent, null or empty keyid read the same both ways.
+        for bytes in [
+            with(&|v| v["x-note"] = json!({"n": [1, "two"]})),
+            with(&|v| v["signatures"][0]["keyid"] = Value::Null),
+            with(&|v| v["signatures"][0]["keyid"] = json!("")),
+            with(&|v| {
+                v["signatures"][0].as_object_mut().unwrap().remove("keyid");
+            }),
+        ] {
+            let (fast, _) = Envelope::from_canonical(&bytes).expect("canonical and well formed");
+            assert_eq!(fast, Envelope::parse(&bytes).unwrap());
+        }
+        // Anything else is left to the full reading, which says what is wrong.
+        for bytes in [
+            text.replace(":", ": ").into_bytes(),
+            with(&|v| v["signatures"] = json!([])),
+            with(&|v| v["signatures"] = json!([["sig"]])),
+            with(&|v| v["signatures"][0]["sig"] = json!(5)),
+            with(&|v| v["payload"] = json!("@@")),
+            with(&|v| v["payloadType"] = Value::Null),
+            with(&|v| {
+                v.as_object_mut().unwrap().remove("payload");
+            }),
+            with(&|v| {
+                v["signatures"] = json!(vec![v["signatures"][0].clone(); MAX_SIGNATURES + 1])
+            }),
+            br#"["payload","payloadType",[]]"#.to_vec(),
+        ] {
+            assert!(
+                Envelope::from_canonical(&bytes).is_none(),
+                "{}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever one edit does to a signed envelope's text, when the short way reads it,
+        /// the full reading gives the same envelope and the same canonical bytes.
+        #[test]
+        fn the_short_way_agrees_with_the_full_reading(
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            byte in proptest::prelude::any::<u8>(),
+            edit in 0..3u8,
+        ) {
+            let mut text = signed().into_bytes();
+            let i = at.index(text.len());
+            match edit {
+                0 => text.insert(i, byte),
+                1 => text[i] = byte,
+                _ => { text.remove(i); }
+            }
+            if let Some((fast, canonical)) = Envelope::from_canonical(&text) {
+                proptest::prop_assert_eq!(Envelope::parse(&text).ok(), Some(fast));
+                proptest::prop_assert_eq!(
+                    crate::store::record::canonical_envelope(&text).unwrap(),
+                    canonical.to_vec()
+                );
+            }
+        }
     }
 }

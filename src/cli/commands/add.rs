@@ -18,7 +18,7 @@ use crate::cli::Globals;
 use crate::envelope::Envelope;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
-use crate::ingest::verify_json;
+use crate::ingest::{verify_json, verify_read};
 use crate::keys::TrustSet;
 use crate::store::{locate, record, Effect, Staged, Store};
 use rayon::prelude::*;
@@ -272,10 +272,15 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                 stored_as: None,
             },
             Item::Envelope { origin, bytes } => {
-                // Read the JSON once, for the checks and for the canonical form.
-                let (verdict, canonical) = match Envelope::parse_json(&bytes) {
-                    Ok(json) => (verify_json(&json, trust), record::canonical_of(&json).ok()),
-                    Err(rejection) => (Err(rejection), None),
+                // Text already in canonical form (as `elench sign` writes it) is its own
+                // canonical form; any other is read as JSON once, for the checks and for
+                // the canonical form.
+                let (verdict, canonical) = match Envelope::from_canonical(&bytes) {
+                    Some((envelope, text)) => (verify_read(envelope, trust), Some(text.to_vec())),
+                    None => match Envelope::parse_json(&bytes) {
+                        Ok(json) => (verify_json(&json, trust), record::canonical_of(&json).ok()),
+                        Err(rejection) => (Err(rejection), None),
+                    },
                 };
                 let digest = canonical.as_deref().map(record::envelope_digest);
                 match (verdict, canonical, digest) {
