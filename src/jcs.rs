@@ -161,16 +161,8 @@ fn literal(t: &[u8], at: &mut usize, word: &[u8]) -> bool {
 }
 
 fn canonical_object(t: &[u8], at: &mut usize, depth: usize) -> bool {
-    if depth >= MAX_CHECKED_DEPTH {
-        return false;
-    }
-    *at += 1;
-    if t.get(*at) == Some(&b'}') {
-        *at += 1;
-        return true;
-    }
     let mut previous: Option<&[u8]> = None;
-    loop {
+    canonical_elements(t, at, depth, b'}', |at| {
         let start = *at;
         if !canonical_string(t, at, true) {
             return false;
@@ -178,44 +170,43 @@ fn canonical_object(t: &[u8], at: &mut usize, depth: usize) -> bool {
         // ASCII names without escapes: their bytes are their UTF-16 code units, so strictly
         // ascending bytes are RFC 8785's order, and no name can repeat.
         let name = &t[start + 1..*at - 1];
-        if previous.is_some_and(|p| p >= name) {
+        if previous.is_some_and(|p| p >= name) || t.get(*at) != Some(&b':') {
             return false;
         }
         previous = Some(name);
-        if t.get(*at) != Some(&b':') {
-            return false;
-        }
         *at += 1;
-        if !canonical_value(t, at, depth + 1) {
-            return false;
-        }
-        match t.get(*at) {
-            Some(b',') => *at += 1,
-            Some(b'}') => {
-                *at += 1;
-                return true;
-            }
-            _ => return false,
-        }
-    }
+        canonical_value(t, at, depth + 1)
+    })
 }
 
 fn canonical_array(t: &[u8], at: &mut usize, depth: usize) -> bool {
+    canonical_elements(t, at, depth, b']', |at| canonical_value(t, at, depth + 1))
+}
+
+/// An object's members or an array's items: the opening bracket at `at`, elements read by
+/// `element` and separated by commas, then `close`.
+fn canonical_elements(
+    t: &[u8],
+    at: &mut usize,
+    depth: usize,
+    close: u8,
+    mut element: impl FnMut(&mut usize) -> bool,
+) -> bool {
     if depth >= MAX_CHECKED_DEPTH {
         return false;
     }
     *at += 1;
-    if t.get(*at) == Some(&b']') {
+    if t.get(*at) == Some(&close) {
         *at += 1;
         return true;
     }
     loop {
-        if !canonical_value(t, at, depth + 1) {
+        if !element(at) {
             return false;
         }
         match t.get(*at) {
             Some(b',') => *at += 1,
-            Some(b']') => {
+            Some(&c) if c == close => {
                 *at += 1;
                 return true;
             }

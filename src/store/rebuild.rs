@@ -8,7 +8,7 @@
 //! damage: the log is never silently reinterpreted.
 
 use super::index::{Apply, Audit, Difference, Index, Meta, Reader, Writer};
-use super::log::{Head, Kind, Log, LogError, Record, Tail};
+use super::log::{Head, Kind, Log, Record, Tail};
 use super::record;
 use super::{trust_set_of, StoreError};
 use crate::envelope::Envelope;
@@ -346,33 +346,44 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
     /// Reads every record after `from` into the sink. Damage before the end is an error;
     /// a torn or damaged tail is returned (everything before it has been applied).
     fn read(&mut self, log: &Log, from: Head) -> Result<Tail, StoreError> {
-        let mut failure: Option<StoreError> = None;
-        let scanned = log.scan(from, |rec| {
-            let step = match rec.kind {
-                Kind::Envelope => {
-                    self.batch.push(rec);
-                    if self.batch.len() >= VERIFY_BATCH {
-                        self.flush()
-                    } else {
-                        Ok(())
+        // The log is read (and its checksums and chain checked) on a thread of its own, up to
+        // a batch ahead: read between batches on this thread, it left both cores idle while
+        // the next batch was read.
+        let (records, received) = std::sync::mpsc::sync_channel::<Record>(VERIFY_BATCH);
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(move || {
+                // A closed channel means the records' user stopped: so does the reading.
+                log.scan(from, |rec| Ok(records.send(rec).is_ok()))
+            });
+            let mut failure: Option<StoreError> = None;
+            for rec in &received {
+                let step = match rec.kind {
+                    Kind::Envelope => {
+                        self.batch.push(rec);
+                        if self.batch.len() >= VERIFY_BATCH {
+                            self.flush()
+                        } else {
+                            Ok(())
+                        }
                     }
-                }
-                _ => self.event(&rec),
-            };
-            match step {
-                Ok(()) => Ok(true),
-                Err(e) => {
+                    _ => self.event(&rec),
+                };
+                if let Err(e) = step {
                     failure = Some(e);
-                    Ok(false)
+                    break;
                 }
             }
-        });
-        let (_, tail) = scanned.map_err(|e: LogError| StoreError::from(e))?;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        self.flush()?;
-        self.drain()?;
-        Ok(tail)
+            drop(received);
+            let scanned = reader
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            let (_, tail) = scanned.map_err(StoreError::from)?;
+            self.flush()?;
+            self.drain()?;
+            Ok(tail)
+        })
     }
 }
