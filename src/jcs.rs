@@ -138,6 +138,7 @@ pub fn is_canonical(text: &[u8]) -> bool {
 /// Deepest nesting [`is_canonical`] follows; the strict reader allows more, so a text that
 /// passes here never fails there for its depth.
 const MAX_CHECKED_DEPTH: usize = 64;
+const _: () = assert!(MAX_CHECKED_DEPTH < crate::json::MAX_DEPTH);
 
 fn canonical_value(t: &[u8], at: &mut usize, depth: usize) -> bool {
     match t.get(*at) {
@@ -440,6 +441,7 @@ mod tests {
             r#"[]"#,
             r#"{}"#,
             r#""plain""#,
+            "\"\\u000b\u{7f}\"", // \u000b has no short escape; DEL is written as itself
             r#"false"#,
         ] {
             assert!(is_canonical(yes.as_bytes()), "{yes}");
@@ -459,6 +461,7 @@ mod tests {
             r#"["\u0008"]"#,         // \b has a short escape
             r#"["\u001F"]"#,         // upper-case hex
             r#"["\u00e9"]"#,         // only control characters are escaped
+            r#"["\u007f"]"#,         // nor is DEL
             r#"["\/"]"#,             // `/` is written as itself
             "[\"\u{1}\"]",           // a raw control character
             r#"{"é":1}"#,            // a name outside ASCII (left to the full reading)

@@ -13,7 +13,7 @@ use std::fmt;
 /// Largest integer magnitude an IEEE 754 double represents exactly (2^53).
 const MAX_SAFE_INTEGER: u64 = 1 << 53;
 /// Deeper nesting than this is refused rather than risk the stack.
-const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JsonError {

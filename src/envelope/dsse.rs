@@ -540,6 +540,14 @@ mod tests {
                 String::from_utf8_lossy(&bytes)
             );
         }
+        // Canonical, but beyond what the short way follows (a member name outside ASCII):
+        // the full reading takes it, with the same outcome.
+        let unusual = with(&|v| v["signatures"][0]["é"] = json!(1));
+        assert!(Envelope::from_canonical(&unusual).is_none());
+        assert_eq!(
+            Envelope::parse(&unusual).unwrap(),
+            Envelope::parse(text.as_bytes()).unwrap()
+        );
     }
 
     proptest::proptest! {
