@@ -822,3 +822,31 @@ fn fsck_of_a_new_store_finds_nothing() {
     assert_eq!(out.json["data"]["problems"], json!([]));
     assert_eq!(out.json["data"]["records"], json!(0));
 }
+
+#[test]
+fn damage_found_while_the_log_is_read_ahead_stops_fsck_and_reindex() {
+    // More records than three batches of 4096: the repeated envelope is found as its batch is
+    // applied, while the next batch is verified; the reader thread is then a batch ahead and
+    // waiting on a full channel. It must stop with the command, which answers STORE_CORRUPT
+    // instead of hanging.
+    let cs = claims(13_000, 17);
+    let (_tmp, store) = store_with(&cs);
+    let mut recs = records(&store);
+    assert!(recs.len() > 3 * 4096);
+    let first_envelope = recs
+        .iter()
+        .position(|r| r.kind == elench::store::log::Kind::Envelope)
+        .unwrap();
+    recs.insert(100, recs[first_envelope].clone());
+    rewrite_chained(&store, &recs);
+    let out = run(&store, &["fsck"]);
+    corrupt(&out);
+    assert!(
+        out.json["data"]["problems"]
+            .to_string()
+            .contains("appears twice"),
+        "{}",
+        out.json
+    );
+    corrupt(&run(&store, &["reindex"]));
+}
