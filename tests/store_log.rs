@@ -280,6 +280,19 @@ fn fsck_repair_quarantines_the_damage_and_the_store_works_again() {
 }
 
 /// Rewrites the log from `recs` with the chain recomputed (a forger who knows the format).
+/// `fsck` answers STORE_CORRUPT naming an envelope that appears twice.
+fn fsck_finds_a_repeated_envelope(store: &Path) {
+    let out = run(store, &["fsck"]);
+    corrupt(&out);
+    assert!(
+        out.json["data"]["problems"]
+            .to_string()
+            .contains("appears twice"),
+        "{}",
+        out.json
+    );
+}
+
 fn rewrite_chained(store: &Path, recs: &[Record]) {
     let mut out = Vec::new();
     let mut chain = GENESIS;
@@ -356,15 +369,7 @@ fn an_envelope_repeated_in_a_rechained_log_is_damage() {
     recs.push(recs[last_envelope].clone());
     // The chain and checksums are right: only the repetition is wrong.
     rewrite_chained(&store, &recs);
-    let out = run(&store, &["fsck"]);
-    corrupt(&out);
-    assert!(
-        out.json["data"]["problems"]
-            .to_string()
-            .contains("appears twice"),
-        "{}",
-        out.json
-    );
+    fsck_finds_a_repeated_envelope(&store);
     let out = run(&store, &["reindex"]);
     assert_eq!(out.code, 4, "{}", out.json);
     assert_eq!(out.json["error"]["code"], json!("STORE_CORRUPT"));
@@ -839,14 +844,6 @@ fn damage_found_while_the_log_is_read_ahead_stops_fsck_and_reindex() {
         .unwrap();
     recs.insert(100, recs[first_envelope].clone());
     rewrite_chained(&store, &recs);
-    let out = run(&store, &["fsck"]);
-    corrupt(&out);
-    assert!(
-        out.json["data"]["problems"]
-            .to_string()
-            .contains("appears twice"),
-        "{}",
-        out.json
-    );
+    fsck_finds_a_repeated_envelope(&store);
     corrupt(&run(&store, &["reindex"]));
 }
