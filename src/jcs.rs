@@ -396,6 +396,27 @@ mod tests {
         );
     }
 
+    /// Long plain runs with the occasional escape, on either side of a 16-byte step.
+    const PLAIN_RUNS: &str = "([A-Za-z0-9+/=]{0,40}[\"\\\\\\x00-\\x1f\\x7f\u{e9}]?){0,4}";
+
+    /// Arrays and objects (member names drawn from `names`) over `leaf`, nested up to
+    /// `depth` deep, about `size` values in all, at most `width` items each.
+    fn nested(
+        leaf: impl Strategy<Value = Value> + 'static,
+        names: &'static str,
+        depth: u32,
+        size: u32,
+        width: usize,
+    ) -> impl Strategy<Value = Value> {
+        leaf.prop_recursive(depth, size, width as u32, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..width).prop_map(Value::Array),
+                prop::collection::btree_map(names, inner, 0..width)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
     fn arb_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -405,8 +426,7 @@ mod tests {
             (-1e6f64..1e6).prop_map(Value::from),
             any::<String>().prop_map(Value::String),
             "[\\x00-\\x7f]{0,8}".prop_map(Value::String),
-            // Long plain runs with the occasional escape, on either side of a 16-byte step.
-            "([A-Za-z0-9+/=]{0,40}[\"\\\\\\x00-\\x1f\\x7f\u{e9}]?){0,4}".prop_map(Value::String),
+            PLAIN_RUNS.prop_map(Value::String),
         ];
         leaf.prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
@@ -489,15 +509,9 @@ mod tests {
             any::<bool>().prop_map(Value::Bool),
             (-(MAX_EXACT as i64)..=MAX_EXACT as i64).prop_map(Value::from),
             any::<String>().prop_map(Value::String),
-            "([A-Za-z0-9+/=]{0,40}[\"\\\\\\x00-\\x1f\\x7f\u{e9}]?){0,4}".prop_map(Value::String),
+            PLAIN_RUNS.prop_map(Value::String),
         ];
-        leaf.prop_recursive(4, 48, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-                prop::collection::btree_map("[ -~&&[^\"\\\\]]{0,4}", inner, 0..6)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
+        nested(leaf, "[ -~&&[^\"\\\\]]{0,4}", 4, 48, 6)
     }
 
     fn arb_small_value() -> impl Strategy<Value = Value> {
@@ -507,13 +521,7 @@ mod tests {
             (-20i64..=20).prop_map(Value::from),
             "[ab\\\\\"\\x00-\\x02]{0,3}".prop_map(Value::String),
         ];
-        leaf.prop_recursive(3, 16, 4, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::btree_map("[a-c]{0,2}", inner, 0..4)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
+        nested(leaf, "[a-c]{0,2}", 3, 16, 4)
     }
 
     proptest! {
