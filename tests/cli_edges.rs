@@ -208,6 +208,53 @@ fn add_from_stdin_takes_the_store_only_when_an_envelope_arrives() {
 }
 
 #[test]
+fn add_from_stdin_appends_an_envelope_before_the_next_one_arrives() {
+    // An agent that writes one envelope and waits for it to be stored must not wait for
+    // its own next envelope: the chunk ends after a short silence and is appended.
+    let s = KeyedStore::new();
+    let (env, id) = sign_cli(
+        s.dir(),
+        &ClaimBuilder::assertion("acknowledged alone").build(),
+        &s.keys.agent,
+    );
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+        .current_dir(s.dir())
+        .env_remove("CI")
+        .env_remove("NO_COLOR")
+        .args(common::with_store(&s.store, &["add", "-"]))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let text = std::fs::read_to_string(&env).unwrap();
+    stdin
+        .write_all(format!("{}\n", text.trim_end()).as_bytes())
+        .unwrap();
+    stdin.flush().unwrap();
+    // stdin stays open and silent; the claim must be stored all the same.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, json) = s.run(&["status", id.as_str()]);
+        if code == 0 {
+            assert_eq!(json["data"]["claims"][0]["id"], id.as_str(), "{json}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the envelope is still not stored while its producer waits: {json}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["data"]["created"], 1, "{json}");
+}
+
+#[test]
 fn keys_generate_writes_a_private_key_only_its_owner_reads_and_never_overwrites() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();

@@ -53,6 +53,8 @@ const LOG_DIR: &str = "log";
 const INDEX_DIR: &str = "index";
 const LOCK_FILE: &str = "LOCK";
 pub const QUARANTINE_DIR: &str = "quarantine";
+/// Records per index transaction when a group is appended (see `commit_group_locked`).
+const INDEX_TRANSACTION: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -986,19 +988,23 @@ impl Store {
             return Ok(outcomes);
         }
         appender.commit()?;
-        // The group is durable from here; the index follows.
-        let mut w = self.index.write()?;
-        for (placed, staged) in &to_apply {
-            w.apply_envelope(
-                placed.pos,
-                placed.chain,
-                placed.frame_len,
-                &staged.digest,
-                &staged.accepted.claim,
-                &staged.accepted.signers,
-            )?;
+        // The group is durable from here; the index follows, in transactions of at most
+        // INDEX_TRANSACTION records: LMDB reuses the pages a commit frees only two commits
+        // later, so one transaction for a large group would grow the index file.
+        for part in to_apply.chunks(INDEX_TRANSACTION) {
+            let mut w = self.index.write()?;
+            for (placed, staged) in part {
+                w.apply_envelope(
+                    placed.pos,
+                    placed.chain,
+                    placed.frame_len,
+                    &staged.digest,
+                    &staged.accepted.claim,
+                    &staged.accepted.signers,
+                )?;
+            }
+            w.commit()?;
         }
-        w.commit()?;
         Ok(outcomes)
     }
 

@@ -1,10 +1,12 @@
 //! `elench add FILE…|DIR|-`: verify envelopes and append the accepted ones to the log.
 //!
 //! Each envelope is judged on its own; one bad envelope never stops the others. A thread reads
-//! the inputs; envelopes are verified in chunks on every core while the previous chunk is
-//! appended (one fsync per group: group commit), and an envelope is reported (on stderr as
-//! progress, and in the final report) only after its group's fsync. A group also commits
-//! after 100 ms without new input, so a slow producer's envelopes are acknowledged promptly.
+//! the inputs; envelopes are verified in chunks on every core while a thread of its own
+//! appends the chunks already verified (one fsync per group: group commit), and an envelope
+//! is reported (on stderr as progress, and in the final report) only after its group's
+//! fsync. A chunk ends after 100 ms without new input and is appended as soon as it is
+//! verified, so a slow producer's envelopes are acknowledged promptly, without waiting for
+//! the next one.
 //! With `-` among the inputs the store is opened only when the first envelope arrives. The
 //! writer lock is taken per group, so other writers interleave and readers never wait.
 //! Re-adding an envelope already in the log is a no-op without verifying it again, whatever
@@ -40,6 +42,11 @@ const FIRST_GROUP: usize = 256;
 const GROUP: usize = 1024;
 /// A group commits after this long without new input.
 const IDLE: Duration = Duration::from_millis(100);
+/// Verified chunks waiting to be appended: how far verifying may run ahead of the fsyncs.
+const AHEAD: usize = 4;
+/// At most this many envelopes are appended as one group when verified chunks have piled up
+/// behind a slow fsync.
+const MERGED: usize = 4 * GROUP;
 /// Accepted envelopes listed in `data.claims` unless `--list-all`: the report stays bounded
 /// however large the batch (counts and every rejection are always there).
 const LISTED: usize = 100;
@@ -164,64 +171,22 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         None
     };
     let rx = spawn_reader(files);
+    let mut input = Input {
+        rx,
+        group: FIRST_GROUP,
+        done: false,
+    };
+    // The store is taken once there is something to add (stdin may be slow to start).
+    let first = input.first_chunk(&interrupt);
     let mut fatal = None;
-    let mut pending: Option<Vec<Prepared>> = None;
-    let mut done = false;
-    let mut group = FIRST_GROUP;
-    loop {
-        if interrupt.received().is_some() {
-            break;
+    if first.is_some() && store.is_none() {
+        match Store::open(&root, wait) {
+            Ok(s) => store = Some(s),
+            Err(e) => fatal = Some(e.into()),
         }
-        let chunk = if done {
-            Vec::new()
-        } else {
-            let chunk = next_chunk(&rx, group, &mut done, &interrupt);
-            group = (group * 2).min(GROUP);
-            chunk
-        };
-        if chunk.is_empty() && pending.is_none() {
-            if done {
-                break;
-            }
-            continue;
-        }
-        if store.is_none() {
-            match Store::open(&root, wait) {
-                Ok(s) => store = Some(s),
-                Err(e) => {
-                    fatal = Some(e.into());
-                    break;
-                }
-            }
-        }
-        let Some(st) = store.as_ref() else { break };
-        let (trust, generation) = match st.trust_snapshot() {
-            Ok(t) => t,
-            Err(e) => {
-                fatal = Some(e.into());
-                break;
-            }
-        };
-        // Append the previous chunk while this one is verified.
-        let to_commit = pending.take();
-        let (committed, verified) = rayon::join(
-            || to_commit.map(|p| batch.commit(st, p)),
-            || verify_chunk(chunk, &trust, generation),
-        );
-        if let Some(Err(e)) = committed {
-            fatal = Some(e);
-            break;
-        }
-        pending = (!verified.is_empty()).then_some(verified);
     }
-    // What was verified but not yet appended is appended unless a failure stopped us; an
-    // interrupt lets the chunk in hand finish.
-    if fatal.is_none() {
-        if let (Some(p), Some(st)) = (pending.take(), store.as_ref()) {
-            if let Err(e) = batch.commit(st, p) {
-                fatal = Some(e);
-            }
-        }
+    if let (Some(first), Some(st)) = (first, store.as_ref()) {
+        fatal = append_all(st, &mut batch, first, &mut input, &interrupt);
     }
     if let Some(bar) = &batch.bar {
         bar.finish_and_clear();
@@ -236,29 +201,101 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
     batch.finish(as_of, fatal, interrupt.received())
 }
 
-/// Reads what is available: up to `limit` items, ending early after IDLE without input.
-fn next_chunk(
-    rx: &Receiver<Item>,
-    limit: usize,
-    done: &mut bool,
+/// The envelopes read so far, handed out in chunks that grow from FIRST_GROUP to GROUP.
+struct Input {
+    rx: Receiver<Item>,
+    group: usize,
+    /// Every input has been read.
+    done: bool,
+}
+
+impl Input {
+    /// Reads what is available: up to the current group size, ending early after IDLE
+    /// without input. Empty only when the inputs are done or an interrupt came.
+    fn next_chunk(&mut self, interrupt: &Interrupt) -> Vec<Item> {
+        let mut chunk = Vec::new();
+        while chunk.len() < self.group && !self.done {
+            match self.rx.recv_timeout(IDLE) {
+                Ok(item) => chunk.push(item),
+                Err(RecvTimeoutError::Timeout) => {
+                    if !chunk.is_empty() || interrupt.received().is_some() {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => self.done = true,
+            }
+        }
+        self.group = (self.group * 2).min(GROUP);
+        chunk
+    }
+
+    /// The first chunk, once one arrives; `None` when there is none (or an interrupt came).
+    fn first_chunk(&mut self, interrupt: &Interrupt) -> Option<Vec<Item>> {
+        let chunk = self.next_chunk(interrupt);
+        (!chunk.is_empty()).then_some(chunk)
+    }
+}
+
+/// Verifies chunk after chunk on the rayon pool while a thread of its own appends what is
+/// verified. The appender is not a pool thread on purpose: it spends much of its time
+/// waiting for fsync (from a few milliseconds to a second on a busy disk), and a pool thread
+/// blocked there is a core not verifying. When fsyncs fall behind, the chunks verified
+/// meanwhile are appended together as one group (one fsync, up to MERGED envelopes), so the
+/// appender catches up instead of paying one fsync per chunk. Returns the failure that
+/// stopped the batch, if one did.
+fn append_all(
+    store: &Store,
+    batch: &mut Batch,
+    first: Vec<Item>,
+    input: &mut Input,
     interrupt: &Interrupt,
-) -> Vec<Item> {
-    let mut chunk = Vec::new();
-    while chunk.len() < limit {
-        match rx.recv_timeout(IDLE) {
-            Ok(item) => chunk.push(item),
-            Err(RecvTimeoutError::Timeout) => {
-                if !chunk.is_empty() || interrupt.received().is_some() {
-                    break;
+) -> Option<Failure> {
+    let (verified, to_append) = sync_channel::<Vec<Prepared>>(AHEAD);
+    std::thread::scope(|scope| {
+        let appender = scope.spawn(move || -> Option<Failure> {
+            while let Ok(mut group) = to_append.recv() {
+                while group.len() < MERGED {
+                    match to_append.try_recv() {
+                        Ok(more) => group.extend(more),
+                        Err(_) => break,
+                    }
+                }
+                if let Err(e) = batch.commit(store, group) {
+                    // Dropping the receiver stops the verifying side at its next chunk.
+                    return Some(e);
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => {
-                *done = true;
+            None
+        });
+        let mut fatal = None;
+        let mut chunk = first;
+        loop {
+            let (trust, generation) = match store.trust_snapshot() {
+                Ok(t) => t,
+                Err(e) => {
+                    fatal = Some(e.into());
+                    break;
+                }
+            };
+            let prepared = verify_chunk(chunk, &trust, generation);
+            if !prepared.is_empty() && verified.send(prepared).is_err() {
+                break; // the appender stopped, and says why
+            }
+            // An interrupt lets the chunks in hand finish: they are appended and reported.
+            if interrupt.received().is_some() {
+                break;
+            }
+            chunk = input.next_chunk(interrupt);
+            if chunk.is_empty() {
                 break;
             }
         }
-    }
-    chunk
+        drop(verified);
+        let appended = appender
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        appended.or(fatal)
+    })
 }
 
 fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prepared> {
