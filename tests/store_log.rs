@@ -187,6 +187,57 @@ fn a_deleted_or_damaged_index_is_rebuilt_with_identical_status() {
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 
+/// The kernel's name for this boot, where it gives one.
+fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(id.trim().to_owned()).filter(|id| !id.is_empty())
+}
+
+#[test]
+fn an_index_written_in_an_earlier_boot_and_never_synced_is_rebuilt() {
+    let Some(boot) = boot_id() else {
+        return; // without boot ids LMDB syncs the index itself and no file is kept
+    };
+    let cs = claims(30, 5);
+    let (_tmp, store) = store_with(&cs);
+    let unsynced = store.join("index").join("UNSYNCED");
+    // A short batch leaves the index's writes to the kernel, and says so in this boot's name.
+    assert_eq!(std::fs::read_to_string(&unsynced).unwrap(), boot);
+    let (_, want, warnings) = statuses(&store);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // The same file, as a machine that stopped before the disk held those writes leaves it.
+    std::fs::write(&unsynced, "5f0c6f0e-0000-4000-8000-000000000000\n").unwrap();
+    let (code, got, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert_eq!(warnings, vec!["INDEX_REBUILT".to_owned()]);
+    assert_eq!(got, want);
+    // The rebuild ends with the index on disk: the file is gone, and nothing is rebuilt again.
+    assert!(!unsynced.exists());
+    let (_, again, warnings) = statuses(&store);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(again, want);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+    // The next write marks it again; `reindex` syncs and clears it.
+    let more = claims(5, 6);
+    let bundle = store.join("..").join("more.intoto.jsonl");
+    write_bundle(&bundle, &more);
+    assert_eq!(run(&store, &["add", bundle.to_str().unwrap()]).code, 0);
+    assert_eq!(std::fs::read_to_string(&unsynced).unwrap(), boot);
+    assert_eq!(run(&store, &["reindex"]).code, 0);
+    assert!(!unsynced.exists());
+}
+
+#[test]
+fn a_long_batch_ends_with_the_index_synced() {
+    if boot_id().is_none() {
+        return;
+    }
+    // More than one full group (1,024 envelopes).
+    let (_tmp, store) = store_with(&claims(1100, 7));
+    assert!(!store.join("index").join("UNSYNCED").exists());
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
 /// Rewrites the index's recorded format (None: remove it, as in an index from before formats
 /// were recorded) and adds a database only an earlier format had.
 fn age_index(store: &Path, format: Option<u32>) {

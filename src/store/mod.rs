@@ -469,6 +469,12 @@ impl Store {
 
     /// Compares the index with the log without reading more than one record.
     fn standing(&self) -> Result<Standing, StoreError> {
+        if let Some(boot) = self.index.unsynced_from_other_boot()? {
+            return Ok(Standing::Rebuild(format!(
+                "the machine has restarted since the index was last written (in boot {boot:?}), \
+                 and those writes may not have reached the disk"
+            )));
+        }
         let (meta, format) = {
             let r = self.index.read()?;
             (r.meta()?, r.format()?)
@@ -598,6 +604,7 @@ impl Store {
         let listener = rebuild_listener("rebuilding the index");
         let tail = rebuild::rebuild_all(&self.log, &self.index, listener.as_deref())?;
         drop(listener);
+        self.index.sync()?;
         let records = self.index.read()?.meta()?.head.records;
         warn(
             "INDEX_REBUILT",
@@ -916,6 +923,15 @@ impl Store {
         }
     }
 
+    /// Makes the index's writes durable, so that a machine that stops later does not make the
+    /// next command rebuild it (see `index::unsynced`). Worth one fsync after a long write.
+    pub fn sync_index(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            return Ok(());
+        }
+        Ok(self.index.sync()?)
+    }
+
     /// Appends a group of verified envelopes under the writer lock: one fsync for the group,
     /// then one index transaction. An envelope verified under an older trust state is
     /// verified again first. Returns each envelope's effect or rejection, in order.
@@ -1075,6 +1091,7 @@ impl Store {
     pub fn reindex(&self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
         let _lock = self.lock_unsettled()?;
         let tail = rebuild::rebuild_all(&self.log, &self.index, progress)?;
+        self.index.sync()?;
         self.handle_tail(tail)?;
         self.meta()
     }
@@ -1103,6 +1120,7 @@ impl Store {
             }
         };
         let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
+        self.index.sync()?;
         self.handle_tail(tail)?;
         Ok((damage, moved, dest))
     }

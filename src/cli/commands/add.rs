@@ -253,6 +253,7 @@ fn append_all(
     let (verified, to_append) = sync_channel::<Vec<Prepared>>(AHEAD);
     std::thread::scope(|scope| {
         let appender = scope.spawn(move || -> Option<Failure> {
+            let mut appended = 0;
             while let Ok(mut group) = to_append.recv() {
                 while group.len() < MERGED {
                     match to_append.try_recv() {
@@ -260,9 +261,18 @@ fn append_all(
                         Err(_) => break,
                     }
                 }
+                appended += group.len();
                 if let Err(e) = batch.commit(store, group) {
                     // Dropping the receiver stops the verifying side at its next chunk.
                     return Some(e);
+                }
+            }
+            // A long batch (a full group or more) ends with the index on disk (one fsync), so
+            // that a machine that stops later does not make the next command rebuild it; a
+            // short one leaves that to the kernel, as the log is what holds its envelopes.
+            if appended >= GROUP {
+                if let Err(e) = store.sync_index() {
+                    return Some(e.into());
                 }
             }
             None

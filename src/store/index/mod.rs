@@ -22,6 +22,7 @@
 //! wait for the writer.
 
 mod audit;
+pub mod unsynced;
 
 pub use audit::Audit;
 
@@ -490,6 +491,9 @@ pub struct Index {
     env: Env,
     dbs: Dbs,
     legacy: Vec<Db>,
+    /// The `UNSYNCED` file of a writable index where the system names its boots
+    /// ([`unsynced`]).
+    unsynced: Option<PathBuf>,
 }
 
 /// LMDB refuses to open one environment twice in a process; commands that open a store more
@@ -545,16 +549,20 @@ impl Index {
             None => {
                 let mut options = EnvOpenOptions::new();
                 options.map_size(1 << 40).max_dbs(16).max_readers(1024);
-                // SAFETY: NO_SYNC only drops the index's own fsyncs; the log is fsynced and
-                // an index that lost writes disagrees with the log's chain and is rebuilt.
-                // READ_ONLY with NO_LOCK is for stores nobody can write, so no writer can
-                // change the pages under the reader. The environment is opened once per
-                // process (the map above).
+                // SAFETY: NO_SYNC only drops the index's own fsyncs: the log is fsynced, a
+                // killed process leaves its writes in the page cache, and a machine that stopped
+                // before the disk held them is told by the `UNSYNCED` file (module
+                // `unsynced`), so the index is rebuilt. Without boot ids there is no such file
+                // and NO_META_SYNC keeps LMDB's own guarantee. READ_ONLY with NO_LOCK is for
+                // stores nobody can write, so no writer can change the pages under the
+                // reader. The environment is opened once per process (the map above).
                 let env = unsafe {
                     if read_only {
                         options.flags(EnvFlags::READ_ONLY | EnvFlags::NO_LOCK);
-                    } else {
+                    } else if unsynced::boot_id().is_some() {
                         options.flags(EnvFlags::NO_SYNC);
+                    } else {
+                        options.flags(EnvFlags::NO_META_SYNC);
                     }
                     options.open(&canonical)?
                 };
@@ -577,16 +585,34 @@ impl Index {
             }
             rtxn.commit()?;
         } else {
-            let mut wtxn = env.write_txn()?;
+            // Most opens find every database: a read transaction does, without waiting for a
+            // writer or writing anything.
+            let rtxn = env.read_txn()?;
             for name in DB_NAMES {
-                dbs.push(env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))?);
+                match env.open_database::<Bytes, Bytes>(&rtxn, Some(name))? {
+                    Some(db) => dbs.push(db),
+                    None => break,
+                }
             }
+            rtxn.commit()?;
+            if dbs.len() < DB_NAMES.len() {
+                dbs.clear();
+                let mut wtxn = env.write_txn()?;
+                for name in DB_NAMES {
+                    dbs.push(env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))?);
+                }
+                if let Some(path) = unsynced::path_in(&canonical) {
+                    unsynced::mark(&path)?;
+                }
+                wtxn.commit()?;
+            }
+            let rtxn = env.read_txn()?;
             for name in LEGACY_DB_NAMES {
-                if let Some(db) = env.open_database::<Bytes, Bytes>(&wtxn, Some(name))? {
+                if let Some(db) = env.open_database::<Bytes, Bytes>(&rtxn, Some(name))? {
                     legacy.push(db);
                 }
             }
-            wtxn.commit()?;
+            rtxn.commit()?;
         }
         let dbs = Dbs {
             meta: dbs[0],
@@ -597,7 +623,17 @@ impl Index {
             by_premise: dbs[5],
             keys: dbs[6],
         };
-        Ok(Index { env, dbs, legacy })
+        let unsynced = if read_only {
+            None
+        } else {
+            unsynced::path_in(&canonical)
+        };
+        Ok(Index {
+            env,
+            dbs,
+            legacy,
+            unsynced,
+        })
     }
 
     /// Forgets the process's handle on the environment in `dir` (before its files are
@@ -626,7 +662,35 @@ impl Index {
             dbs: self.dbs,
             legacy: self.legacy.clone(),
             meta,
+            unsynced: self.unsynced.as_deref(),
         })
+    }
+
+    /// Makes every committed write of the index durable and removes its `UNSYNCED` file
+    /// (module [`unsynced`]): after a long write (a rebuild, a bulk add), so that a machine
+    /// that stops later finds the index whole and does not rebuild it.
+    pub fn sync(&self) -> Result<(), IndexError> {
+        let Some(path) = &self.unsynced else {
+            return Ok(());
+        };
+        if !path.exists() {
+            return Ok(());
+        }
+        // Held so that no writer commits between the fsync and the removal.
+        let txn = self.env.write_txn()?;
+        self.env.force_sync()?;
+        unsynced::clear(path)?;
+        txn.abort();
+        Ok(())
+    }
+
+    /// The earlier boot in which the index was written and not synced, if any: writes made
+    /// then may be lost, and the index must be rebuilt.
+    pub fn unsynced_from_other_boot(&self) -> Result<Option<String>, IndexError> {
+        match &self.unsynced {
+            Some(path) => unsynced::from_other_boot(path),
+            None => Ok(None),
+        }
     }
 
     /// Bytes the index occupies on disk.
@@ -942,6 +1006,7 @@ pub struct Writer<'e> {
     dbs: Dbs,
     legacy: Vec<Db>,
     meta: Meta,
+    unsynced: Option<&'e Path>,
 }
 
 /// Where a log's records go, in log order: an index being written ([`Writer`]), or the live
@@ -1015,6 +1080,9 @@ impl Writer<'_> {
         self.dbs
             .meta
             .put(&mut self.txn, b"format", &encode(&FORMAT))?;
+        if let Some(path) = self.unsynced {
+            unsynced::mark(path)?;
+        }
         self.txn.commit()?;
         Ok(meta)
     }
