@@ -504,6 +504,33 @@ fn the_same_envelopes_give_the_same_commit_on_two_fresh_remotes() {
     }
 }
 
+#[test]
+fn a_long_pull_ends_with_the_index_synced_and_a_short_one_leaves_it_to_the_kernel() {
+    let booted = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").is_ok();
+    if !have_git() || !booted {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path(), "r.git", "sha1");
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
+    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    // More than one pull group (1,024 envelopes), then a few more.
+    let claims = shared_graph(&keys, 1030, 0x5eed, "long");
+    add(&a, &claims[..1025], &tmp.path().join("first.jsonl"));
+    exchange(&a, "push");
+    let unsynced = b.join("index").join("UNSYNCED");
+    let pulled = exchange(&b, "pull");
+    assert_eq!(pulled["created"].as_u64(), Some(1025), "{pulled}");
+    assert!(!unsynced.exists());
+    add(&a, &claims[1025..], &tmp.path().join("second.jsonl"));
+    exchange(&a, "push");
+    let pulled = exchange(&b, "pull");
+    assert_eq!(pulled["created"].as_u64(), Some(5), "{pulled}");
+    assert!(unsynced.exists());
+    assert_eq!(exported(&a, tmp.path()), exported(&b, tmp.path()));
+}
+
 /// Runs `elench --store STORE VERB` and SIGKILLs it after `delay` (if still running).
 /// Returns whether it was killed.
 fn kill_after(store: &Path, verb: &str, delay: Duration) -> bool {

@@ -150,6 +150,10 @@ impl Session<'_> {
         if let Some(f) = failure {
             return Err(f);
         }
+        // A long pull ends with the index on disk, as a long `add` does (store::index::unsynced).
+        if out.created + out.merged >= INGEST_GROUP {
+            store.sync_index()?;
+        }
         if out.interrupted {
             // Nothing recorded: the next pull looks at the same envelopes again and skips
             // the ones stored meanwhile.
