@@ -766,6 +766,26 @@ fn a_read_only_store_can_be_read_and_refuses_writes() {
     assert_eq!(out["error"]["code"], json!("STORE_READ_ONLY"));
     // Nothing changed; the writable store takes the same envelopes.
     assert_eq!(statuses(&store).1, want);
+    // An index written in an earlier boot and never synced cannot be rebuilt here: the
+    // command says so instead of reading pages that may be lost.
+    let unsynced = store.join("index").join("UNSYNCED");
+    if unsynced.exists() {
+        std::fs::write(&unsynced, "5f0c6f0e-0000-4000-8000-000000000000").unwrap();
+        let (code, out) = ro(&["status", "--all"]);
+        assert_eq!(code, 4, "{out}");
+        assert_eq!(out["error"]["code"], json!("STORE_READ_ONLY"));
+        let message = out["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("copy the store somewhere writable"),
+            "{out}"
+        );
+        assert!(message.contains("the machine has restarted"), "{out}");
+        // Where it can be written, the first command rebuilds the index.
+        let (code, got, warnings) = statuses(&store);
+        assert_eq!(code, 0);
+        assert_eq!(warnings, vec!["INDEX_REBUILT".to_owned()]);
+        assert_eq!(got, want);
+    }
     assert_eq!(run(&store, &["add", bundle.to_str().unwrap()]).code, 0);
 }
 

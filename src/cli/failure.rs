@@ -322,6 +322,12 @@ impl From<crate::store::StoreError> for Failure {
                 code: "STORE_READ_ONLY",
                 message: format!("{e}; copy it somewhere writable to change it"),
             },
+            E::ReadOnlyIndexStale { .. } => Failure::Precondition {
+                code: "STORE_READ_ONLY",
+                message: format!(
+                    "{e}; copy the store somewhere writable, where the first command rebuilds it"
+                ),
+            },
             E::FormatTooNew { .. } => Failure::Precondition {
                 code: "STORE_FORMAT_TOO_NEW",
                 message: e.to_string(),

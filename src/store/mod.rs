@@ -72,6 +72,9 @@ pub enum StoreError {
         "the store at {0} is read-only (file system or permissions): it can be read, not written"
     )]
     ReadOnly(PathBuf),
+    /// A read-only store whose index would have to be rebuilt before it can be read.
+    #[error("the store at {path} is read-only, and its index must be rebuilt before it can be read: {why}")]
+    ReadOnlyIndexStale { path: PathBuf, why: String },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -542,10 +545,10 @@ impl Store {
         if self.read_only {
             // Read what the last writer committed; nothing can be caught up or rebuilt.
             return match self.standing()? {
-                Standing::Rebuild(why) => Err(StoreError::Invalid(
-                    self.root.clone(),
-                    format!("{why}, and the store is read-only: copy it somewhere writable"),
-                )),
+                Standing::Rebuild(why) => Err(StoreError::ReadOnlyIndexStale {
+                    path: self.root.clone(),
+                    why,
+                }),
                 _ => Ok(()),
             };
         }

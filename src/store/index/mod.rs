@@ -491,8 +491,7 @@ pub struct Index {
     env: Env,
     dbs: Dbs,
     legacy: Vec<Db>,
-    /// The `UNSYNCED` file of a writable index where the system names its boots
-    /// ([`unsynced`]).
+    /// The `UNSYNCED` file where the system names its boots ([`unsynced`]).
     unsynced: Option<PathBuf>,
 }
 
@@ -623,11 +622,9 @@ impl Index {
             by_premise: dbs[5],
             keys: dbs[6],
         };
-        let unsynced = if read_only {
-            None
-        } else {
-            unsynced::path_in(&canonical)
-        };
+        // A read-only index is checked against the file too (it cannot be rebuilt, so a
+        // command says so instead of reading pages that may be lost).
+        let unsynced = unsynced::path_in(&canonical);
         Ok(Index {
             env,
             dbs,
