@@ -193,6 +193,26 @@ fn boot_id() -> Option<String> {
     Some(id.trim().to_owned()).filter(|id| !id.is_empty())
 }
 
+/// Removes one of the index's databases, as lost pages can.
+fn drop_database(store: &Path, name: &str) {
+    use heed::types::Bytes;
+    let env = unsafe {
+        heed::EnvOpenOptions::new()
+            .map_size(1 << 30)
+            .max_dbs(16)
+            .open(store.join("index"))
+            .unwrap()
+    };
+    let mut w = env.write_txn().unwrap();
+    let db = env
+        .open_database::<Bytes, Bytes>(&w, Some(name))
+        .unwrap()
+        .unwrap();
+    unsafe { db.remove(&mut w).unwrap() };
+    w.commit().unwrap();
+    env.prepare_for_closing().wait();
+}
+
 #[test]
 fn an_index_written_in_an_earlier_boot_and_never_synced_is_rebuilt() {
     let Some(boot) = boot_id() else {
@@ -216,6 +236,21 @@ fn an_index_written_in_an_earlier_boot_and_never_synced_is_rebuilt() {
     let (_, again, warnings) = statuses(&store);
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(again, want);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+    // Pages lost with that boot can make a database look missing, so that opening the index
+    // creates it again: that write must not erase the record of the other boot.
+    drop_database(&store, "claims");
+    std::fs::write(&unsynced, "5f0c6f0e-0000-4000-8000-000000000001").unwrap();
+    let (code, got, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert_eq!(warnings, vec!["INDEX_REBUILT".to_owned()]);
+    assert_eq!(got, want);
+    assert!(!unsynced.exists());
+    // A record left unfinished (no boot in it) asks for a rebuild too.
+    std::fs::write(&unsynced, "").unwrap();
+    let (_, got, warnings) = statuses(&store);
+    assert_eq!(warnings, vec!["INDEX_REBUILT".to_owned()]);
+    assert_eq!(got, want);
     assert_eq!(run(&store, &["fsck"]).code, 0);
     // The next write marks it again; `reindex` syncs and clears it.
     let more = claims(5, 6);

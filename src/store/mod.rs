@@ -51,6 +51,8 @@ pub const STORE_DIR: &str = ".elench";
 const FORMAT_FILE: &str = "FORMAT";
 const LOG_DIR: &str = "log";
 const INDEX_DIR: &str = "index";
+/// Records a catch-up applies before it ends with an fsync of the index.
+const SYNC_AFTER: u64 = 1024;
 const LOCK_FILE: &str = "LOCK";
 pub const QUARANTINE_DIR: &str = "quarantine";
 /// Records per index transaction when a group is appended (see `commit_group_locked`).
@@ -420,6 +422,26 @@ impl Store {
                 read_only: true,
             });
         }
+        // An index that may have lost pages with an earlier boot is rebuilt into fresh files
+        // before anything reads it: rebuilt in place, LMDB would walk its damaged trees to
+        // free their pages and hand those pages out again.
+        let marker = index::unsynced::path_in(&index_dir);
+        if index::unsynced::from_other_boot(&marker)?.is_some() {
+            let _lock = acquire_lock(root, wait)?;
+            // Another process may have rebuilt it meanwhile.
+            if let Some(other) = index::unsynced::from_other_boot(&marker)? {
+                let why = index::unsynced::reason(&other);
+                let index = Store::replace_index_locked(root, &log, wait, &why)?;
+                return Ok(Store {
+                    root: root.to_path_buf(),
+                    log,
+                    index,
+                    wait,
+                    trust_seen: AtomicU64::new(u64::MAX),
+                    read_only: false,
+                });
+            }
+        }
         let index = match open_index(&index_dir) {
             Ok(i) => i,
             Err(why) => {
@@ -428,23 +450,12 @@ impl Store {
                 // Another process may have rebuilt it meanwhile.
                 match open_index(&index_dir) {
                     Ok(i) => i,
-                    Err(_) => {
-                        Index::forget(&index_dir);
-                        let aside = root.join(format!("index.unopenable-{}", unix_time()));
-                        let _ = std::fs::rename(&index_dir, &aside);
-                        let _ = std::fs::remove_dir_all(&aside);
-                        let index = open_index(&index_dir).map_err(StoreError::Corrupt)?;
-                        let store = Store {
-                            root: root.to_path_buf(),
-                            log: log.clone(),
-                            index: index.clone(),
-                            wait,
-                            trust_seen: AtomicU64::new(u64::MAX),
-                            read_only: false,
-                        };
-                        store.rebuild_locked(&format!("the index could not be opened ({why})"))?;
-                        index
-                    }
+                    Err(_) => Store::replace_index_locked(
+                        root,
+                        &log,
+                        wait,
+                        &format!("the index could not be opened ({why})"),
+                    )?,
                 }
             }
         };
@@ -456,6 +467,32 @@ impl Store {
             trust_seen: AtomicU64::new(u64::MAX),
             read_only: false,
         })
+    }
+
+    /// Moves the index's files aside and rebuilds it from the log in fresh ones. The caller
+    /// holds the writer lock.
+    fn replace_index_locked(
+        root: &Path,
+        log: &Log,
+        wait: Duration,
+        why: &str,
+    ) -> Result<Index, StoreError> {
+        let index_dir = root.join(INDEX_DIR);
+        Index::forget(&index_dir);
+        let aside = root.join(format!("index.replaced-{}", unix_time()));
+        let _ = std::fs::rename(&index_dir, &aside);
+        let _ = std::fs::remove_dir_all(&aside);
+        let index = open_index(&index_dir).map_err(StoreError::Corrupt)?;
+        let store = Store {
+            root: root.to_path_buf(),
+            log: log.clone(),
+            index: index.clone(),
+            wait,
+            trust_seen: AtomicU64::new(u64::MAX),
+            read_only: false,
+        };
+        store.rebuild_locked(why)?;
+        Ok(index)
     }
 
     pub fn root(&self) -> &Path {
@@ -472,11 +509,8 @@ impl Store {
 
     /// Compares the index with the log without reading more than one record.
     fn standing(&self) -> Result<Standing, StoreError> {
-        if let Some(boot) = self.index.unsynced_from_other_boot()? {
-            return Ok(Standing::Rebuild(format!(
-                "the machine has restarted since the index was last written (in boot {boot:?}), \
-                 and those writes may not have reached the disk"
-            )));
+        if let Some(other) = self.index.unsynced_from_other_boot()? {
+            return Ok(Standing::Rebuild(index::unsynced::reason(&other)));
         }
         let (meta, format) = {
             let r = self.index.read()?;
@@ -593,6 +627,10 @@ impl Store {
         let tail = rebuild::apply_log(&self.log, &self.index, from.head, listener.as_deref())?;
         drop(listener);
         let now = self.index.read()?.meta()?.head.records;
+        // A long catch-up ends with the index on disk, as a rebuild does.
+        if now.saturating_sub(from.head.records) >= SYNC_AFTER {
+            self.index.sync()?;
+        }
         if from.head.records == 0 && now > 0 {
             warn(
                 "INDEX_REBUILT",

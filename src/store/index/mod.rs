@@ -17,9 +17,10 @@
 //! keep the index small beside the log (docs/benchmarks.md).
 //!
 //! Invariants: the index is written only under the store's writer lock, one transaction per
-//! group of log records, after the log's fsync; it is never synced itself (the log is the
-//! truth, and a disagreeing index is rebuilt). Readers use LMDB read transactions and never
-//! wait for the writer.
+//! group of log records, after the log's fsync; it is not synced per commit (the log is the
+//! truth, and a disagreeing index is rebuilt), and before a commit the disk may not hold,
+//! `index/UNSYNCED` names the boot that holds it ([`unsynced`]). Readers use LMDB read
+//! transactions and never wait for the writer.
 
 mod audit;
 pub mod unsynced;
@@ -491,8 +492,8 @@ pub struct Index {
     env: Env,
     dbs: Dbs,
     legacy: Vec<Db>,
-    /// The `UNSYNCED` file where the system names its boots ([`unsynced`]).
-    unsynced: Option<PathBuf>,
+    /// The `UNSYNCED` file ([`unsynced`]).
+    unsynced: PathBuf,
 }
 
 /// LMDB refuses to open one environment twice in a process; commands that open a store more
@@ -600,9 +601,7 @@ impl Index {
                 for name in DB_NAMES {
                     dbs.push(env.create_database::<Bytes, Bytes>(&mut wtxn, Some(name))?);
                 }
-                if let Some(path) = unsynced::path_in(&canonical) {
-                    unsynced::mark(&path)?;
-                }
+                unsynced::mark(&unsynced::path_in(&canonical))?;
                 wtxn.commit()?;
             }
             let rtxn = env.read_txn()?;
@@ -659,7 +658,7 @@ impl Index {
             dbs: self.dbs,
             legacy: self.legacy.clone(),
             meta,
-            unsynced: self.unsynced.as_deref(),
+            unsynced: &self.unsynced,
         })
     }
 
@@ -667,9 +666,7 @@ impl Index {
     /// (module [`unsynced`]): after a long write (a rebuild, a bulk add), so that a machine
     /// that stops later finds the index whole and does not rebuild it.
     pub fn sync(&self) -> Result<(), IndexError> {
-        let Some(path) = &self.unsynced else {
-            return Ok(());
-        };
+        let path = &self.unsynced;
         if !path.exists() {
             return Ok(());
         }
@@ -684,10 +681,7 @@ impl Index {
     /// The earlier boot in which the index was written and not synced, if any: writes made
     /// then may be lost, and the index must be rebuilt.
     pub fn unsynced_from_other_boot(&self) -> Result<Option<String>, IndexError> {
-        match &self.unsynced {
-            Some(path) => unsynced::from_other_boot(path),
-            None => Ok(None),
-        }
+        unsynced::from_other_boot(&self.unsynced)
     }
 
     /// Bytes the index occupies on disk.
@@ -1003,7 +997,7 @@ pub struct Writer<'e> {
     dbs: Dbs,
     legacy: Vec<Db>,
     meta: Meta,
-    unsynced: Option<&'e Path>,
+    unsynced: &'e Path,
 }
 
 /// Where a log's records go, in log order: an index being written ([`Writer`]), or the live
@@ -1077,9 +1071,7 @@ impl Writer<'_> {
         self.dbs
             .meta
             .put(&mut self.txn, b"format", &encode(&FORMAT))?;
-        if let Some(path) = self.unsynced {
-            unsynced::mark(path)?;
-        }
+        unsynced::mark(self.unsynced)?;
         self.txn.commit()?;
         Ok(meta)
     }

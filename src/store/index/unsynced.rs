@@ -6,14 +6,16 @@
 //! some pages and keep others, and LMDB then reads a tree that is neither the old one nor the
 //! new one, without any error. So before the first write the disk may not hold, the writer
 //! records durably, in the file `UNSYNCED` beside the index, the boot it is made in (the
-//! kernel's boot id). An fsync of the index ([`super::Index::sync`]) removes the file. An
-//! index whose `UNSYNCED` names another boot may have lost writes with that boot and is
-//! rebuilt from the log; within one boot the page cache holds every write, so it is read as
-//! it is.
+//! kernel's boot id). An fsync of the index ([`super::Index::sync`]) removes the file; nothing
+//! else does, and a later write never replaces a file naming another boot. An index whose
+//! `UNSYNCED` names another boot (or none) may have lost writes with that boot and is
+//! rebuilt from the log into fresh files; within one boot the page cache holds every write,
+//! so it is read as it is.
 //!
 //! Where the system gives no boot id the file is never written and LMDB syncs its own data
 //! pages at every commit instead (`NO_META_SYNC`), which keeps the index whole at the cost of
-//! one fsync per commit.
+//! one fsync per commit; a file found there (left by a system that has boot ids) still asks
+//! for a rebuild.
 
 use super::IndexError;
 use std::path::{Path, PathBuf};
@@ -57,25 +59,48 @@ fn recorded(path: &Path) -> Result<Option<String>, IndexError> {
     }
 }
 
-/// Where the file goes for the index in `dir`, when this system names its boots.
-pub fn path_in(dir: &Path) -> Option<PathBuf> {
-    boot_id().map(|_| dir.join(FILE))
+/// Where the file goes for the index in `dir`.
+pub fn path_in(dir: &Path) -> PathBuf {
+    dir.join(FILE)
 }
 
-/// Records durably that this boot may hold unsynced writes of the index, unless the file
-/// already says so. Called inside the write transaction, before its commit, so a concurrent
-/// [`clear`] cannot come between the check and the commit.
+/// Records durably that this boot may hold unsynced writes of the index. Called inside the
+/// write transaction, before its commit, so a concurrent [`clear`] cannot come between the
+/// check and the commit.
+///
+/// A file that names another boot, or none (an unfinished one), is left as it is: it says
+/// that pages may already be lost, which only a rebuild and [`clear`] may forget. The name is
+/// made durable before the boot is written into the file, so a file that names this boot is
+/// on disk; one that lost its content names no boot and asks for a rebuild.
 pub fn mark(path: &Path) -> Result<(), IndexError> {
+    use std::io::Write;
     let Some(boot) = boot_id() else {
         return Ok(());
     };
-    if recorded(path)?.as_deref() == Some(boot) {
+    if recorded(path)?.is_some() {
         return Ok(());
     }
-    crate::atomic_file::write(path, boot.as_bytes()).map_err(|source| IndexError::Io {
+    let io = |source| IndexError::Io {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let mut file = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) => return Err(io(e)),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io)?;
+    }
+    file.write_all(boot.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io)
 }
 
 /// Removes the file once the index's writes are on disk. A removal the disk loses leaves a
@@ -91,12 +116,28 @@ pub fn clear(path: &Path) -> Result<(), IndexError> {
     }
 }
 
-/// The boot the file names when it is not this one: writes made then may be lost.
+/// What the file names when the index's writes may be lost: another boot, or none (`""`:
+/// the file was left unfinished, or this system gives no boot id to compare with).
 pub fn from_other_boot(path: &Path) -> Result<Option<String>, IndexError> {
-    let Some(boot) = boot_id() else {
-        return Ok(None);
-    };
-    Ok(recorded(path)?.filter(|other| other != boot))
+    let found = recorded(path)?;
+    Ok(match boot_id() {
+        Some(boot) => found.filter(|other| other != boot),
+        None => found,
+    })
+}
+
+/// Why an index with such a file is rebuilt, for the `INDEX_REBUILT` warning.
+pub fn reason(other: &str) -> String {
+    if other.is_empty() {
+        "the index's record of writes not yet on disk (index/UNSYNCED) names no boot: a \
+         writer stopped while making it, or the machine stopped before the disk held it"
+            .to_owned()
+    } else {
+        format!(
+            "the machine has restarted since the index was last written (in boot {other:?}), \
+             and those writes may not have reached the disk"
+        )
+    }
 }
 
 #[cfg(test)]
@@ -104,27 +145,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn marks_once_clears_and_tells_another_boot() {
+    fn marks_once_keeps_another_boots_record_and_clears() {
         let Some(boot) = boot_id() else {
             return; // a system without boot ids never writes the file
         };
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(FILE);
+        let path = path_in(dir.path());
         assert_eq!(from_other_boot(&path).unwrap(), None);
         mark(&path).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), boot);
         assert_eq!(from_other_boot(&path).unwrap(), None);
+        mark(&path).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), boot);
+        // Another boot's record is the stronger one: writing again does not replace it.
         std::fs::write(&path, "an-earlier-boot\n").unwrap();
+        mark(&path).unwrap();
         assert_eq!(
             from_other_boot(&path).unwrap().as_deref(),
             Some("an-earlier-boot")
         );
-        std::fs::write(&path, [0xff, 0xfe]).unwrap();
-        assert_eq!(from_other_boot(&path).unwrap().as_deref(), Some(""));
-        mark(&path).unwrap();
-        assert_eq!(from_other_boot(&path).unwrap(), None);
+        // An unfinished record (empty, or not text) names no boot, and is kept too.
+        for unfinished in [&b""[..], &[0xff, 0xfe][..]] {
+            std::fs::write(&path, unfinished).unwrap();
+            mark(&path).unwrap();
+            assert_eq!(from_other_boot(&path).unwrap().as_deref(), Some(""));
+        }
+        assert!(reason("").contains("names no boot"));
+        assert!(reason("b").contains("restarted"));
         clear(&path).unwrap();
         assert!(!path.exists());
         clear(&path).unwrap();
+        mark(&path).unwrap();
+        assert_eq!(from_other_boot(&path).unwrap(), None);
     }
 }
