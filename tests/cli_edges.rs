@@ -137,10 +137,9 @@ fn add_refuses_what_verify_refuses_for_size() {
     assert_eq!(json["error"]["code"], "IO_ERROR");
 }
 
-#[test]
-fn a_signal_is_answered_while_add_waits_for_stdin() {
-    let s = KeyedStore::new();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+/// `elench add -` on the store, its stdin, stdout and stderr piped.
+fn add_from_stdin(s: &KeyedStore) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
         .current_dir(s.dir())
         .env_remove("CI")
         .env_remove("NO_COLOR")
@@ -149,7 +148,22 @@ fn a_signal_is_answered_while_add_waits_for_stdin() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// One signed assertion saying `text`: the envelope's path and the claim's id.
+fn signed_assertion(s: &KeyedStore, text: &str) -> (std::path::PathBuf, String) {
+    sign_cli(
+        s.dir(),
+        &ClaimBuilder::assertion(text).build(),
+        &s.keys.agent,
+    )
+}
+
+#[test]
+fn a_signal_is_answered_while_add_waits_for_stdin() {
+    let s = KeyedStore::new();
+    let mut child = add_from_stdin(&s);
     // Nothing arrives on stdin; the writer keeps it open.
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"").unwrap();
@@ -178,21 +192,8 @@ fn a_signal_is_answered_while_add_waits_for_stdin() {
 #[test]
 fn add_from_stdin_takes_the_store_only_when_an_envelope_arrives() {
     let s = KeyedStore::new();
-    let (env, id) = sign_cli(
-        s.dir(),
-        &ClaimBuilder::assertion("slow producer").build(),
-        &s.keys.agent,
-    );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
-        .current_dir(s.dir())
-        .env_remove("CI")
-        .env_remove("NO_COLOR")
-        .args(common::with_store(&s.store, &["add", "-"]))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (env, id) = signed_assertion(&s, "slow producer");
+    let mut child = add_from_stdin(&s);
     std::thread::sleep(Duration::from_millis(300));
     // While the producer is silent, other commands are not kept waiting.
     let (code, json) = s.run(&["--wait", "1", "status", "--all"]);
@@ -212,21 +213,8 @@ fn add_from_stdin_appends_an_envelope_before_the_next_one_arrives() {
     // An agent that writes one envelope and waits for it to be stored must not wait for
     // its own next envelope: the chunk ends after a short silence and is appended.
     let s = KeyedStore::new();
-    let (env, id) = sign_cli(
-        s.dir(),
-        &ClaimBuilder::assertion("acknowledged alone").build(),
-        &s.keys.agent,
-    );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
-        .current_dir(s.dir())
-        .env_remove("CI")
-        .env_remove("NO_COLOR")
-        .args(common::with_store(&s.store, &["add", "-"]))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (env, id) = signed_assertion(&s, "acknowledged alone");
+    let mut child = add_from_stdin(&s);
     let mut stdin = child.stdin.take().unwrap();
     let text = std::fs::read_to_string(&env).unwrap();
     stdin

@@ -504,17 +504,23 @@ fn the_same_envelopes_give_the_same_commit_on_two_fresh_remotes() {
     }
 }
 
+/// Two stores, `a` and `b`, trusting the same keys, with one bare SHA-1 remote as `origin`.
+fn two_stores_on_one_remote() -> (Keys, tempfile::TempDir, PathBuf, PathBuf) {
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path(), "remote.git", "sha1");
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
+    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    (keys, tmp, a, b)
+}
+
 #[test]
 fn a_long_pull_ends_with_the_index_synced_and_a_short_one_leaves_it_to_the_kernel() {
     let booted = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").is_ok();
     if !have_git() || !booted {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "r.git", "sha1");
-    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
-    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    let (keys, tmp, a, b) = two_stores_on_one_remote();
     // More than one pull group (1,024 envelopes), then a few more.
     let claims = shared_graph(&keys, 1030, 0x5eed, "long");
     add(&a, &claims[..1025], &tmp.path().join("first.jsonl"));
@@ -558,11 +564,7 @@ fn push_and_pull_killed_at_random_moments_then_run_again_lose_nothing() {
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha1");
-    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
-    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    let (keys, tmp, a, b) = two_stores_on_one_remote();
     let claims = shared_graph(&keys, 60, 0xdead, "killed");
     // How long a whole push of a wave and a whole pull take here (a loaded machine is
     // slower): kills land at uniform moments within that time.

@@ -225,14 +225,17 @@ fn an_index_written_in_an_earlier_boot_and_never_synced_is_rebuilt() {
     assert_eq!(std::fs::read_to_string(&unsynced).unwrap(), boot);
     let (_, want, warnings) = statuses(&store);
     assert!(warnings.is_empty(), "{warnings:?}");
-    // The same file, as a machine that stopped before the disk held those writes leaves it.
-    std::fs::write(&unsynced, "5f0c6f0e-0000-4000-8000-000000000000\n").unwrap();
-    let (code, got, warnings) = statuses(&store);
-    assert_eq!(code, 0);
-    assert_eq!(warnings, vec!["INDEX_REBUILT".to_owned()]);
-    assert_eq!(got, want);
-    // The rebuild ends with the index on disk: the file is gone, and nothing is rebuilt again.
-    assert!(!unsynced.exists());
+    // The file as a machine that stopped before the disk held those writes leaves it: the
+    // next command rebuilds the index, and the rebuild ends with it on disk (no file left).
+    let rebuilt_with = |marker: &str| {
+        std::fs::write(&unsynced, marker).unwrap();
+        let (code, got, warnings) = statuses(&store);
+        assert_eq!(code, 0);
+        assert_eq!(warnings, vec!["INDEX_REBUILT".to_owned()], "{marker:?}");
+        assert_eq!(got, want);
+        assert!(!unsynced.exists());
+    };
+    rebuilt_with("5f0c6f0e-0000-4000-8000-000000000000\n");
     let (_, again, warnings) = statuses(&store);
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(again, want);
@@ -240,17 +243,9 @@ fn an_index_written_in_an_earlier_boot_and_never_synced_is_rebuilt() {
     // Pages lost with that boot can make a database look missing, so that opening the index
     // creates it again: that write must not erase the record of the other boot.
     drop_database(&store, "claims");
-    std::fs::write(&unsynced, "5f0c6f0e-0000-4000-8000-000000000001").unwrap();
-    let (code, got, warnings) = statuses(&store);
-    assert_eq!(code, 0);
-    assert_eq!(warnings, vec!["INDEX_REBUILT".to_owned()]);
-    assert_eq!(got, want);
-    assert!(!unsynced.exists());
+    rebuilt_with("5f0c6f0e-0000-4000-8000-000000000001");
     // A record left unfinished (no boot in it) asks for a rebuild too.
-    std::fs::write(&unsynced, "").unwrap();
-    let (_, got, warnings) = statuses(&store);
-    assert_eq!(warnings, vec!["INDEX_REBUILT".to_owned()]);
-    assert_eq!(got, want);
+    rebuilt_with("");
     assert_eq!(run(&store, &["fsck"]).code, 0);
     // The next write marks it again; `reindex` syncs and clears it.
     let more = claims(5, 6);

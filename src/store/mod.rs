@@ -403,6 +403,17 @@ impl Store {
         acquire_lock(&self.root, self.wait)
     }
 
+    fn assemble(root: &Path, log: Log, index: Index, wait: Duration, read_only: bool) -> Store {
+        Store {
+            root: root.to_path_buf(),
+            log,
+            index,
+            wait,
+            trust_seen: AtomicU64::new(u64::MAX),
+            read_only,
+        }
+    }
+
     fn open_parts(root: &Path, wait: Duration) -> Result<Store, StoreError> {
         let log = Log::new(root.join(LOG_DIR));
         let index_dir = root.join(INDEX_DIR);
@@ -413,14 +424,7 @@ impl Store {
                     format!("the store is read-only and its index cannot be read ({e})"),
                 )
             })?;
-            return Ok(Store {
-                root: root.to_path_buf(),
-                log,
-                index,
-                wait,
-                trust_seen: AtomicU64::new(u64::MAX),
-                read_only: true,
-            });
+            return Ok(Store::assemble(root, log, index, wait, true));
         }
         // An index that may have lost pages with an earlier boot is rebuilt into fresh files
         // before anything reads it: rebuilt in place, LMDB would walk its damaged trees to
@@ -432,14 +436,7 @@ impl Store {
             if let Some(other) = index::unsynced::from_other_boot(&marker)? {
                 let why = index::unsynced::reason(&other);
                 let index = Store::replace_index_locked(root, &log, wait, &why)?;
-                return Ok(Store {
-                    root: root.to_path_buf(),
-                    log,
-                    index,
-                    wait,
-                    trust_seen: AtomicU64::new(u64::MAX),
-                    read_only: false,
-                });
+                return Ok(Store::assemble(root, log, index, wait, false));
             }
         }
         let index = match open_index(&index_dir) {
@@ -459,14 +456,7 @@ impl Store {
                 }
             }
         };
-        Ok(Store {
-            root: root.to_path_buf(),
-            log,
-            index,
-            wait,
-            trust_seen: AtomicU64::new(u64::MAX),
-            read_only: false,
-        })
+        Ok(Store::assemble(root, log, index, wait, false))
     }
 
     /// Moves the index's files aside and rebuilds it from the log in fresh ones. The caller
@@ -483,14 +473,7 @@ impl Store {
         let _ = std::fs::rename(&index_dir, &aside);
         let _ = std::fs::remove_dir_all(&aside);
         let index = open_index(&index_dir).map_err(StoreError::Corrupt)?;
-        let store = Store {
-            root: root.to_path_buf(),
-            log: log.clone(),
-            index: index.clone(),
-            wait,
-            trust_seen: AtomicU64::new(u64::MAX),
-            read_only: false,
-        };
+        let store = Store::assemble(root, log.clone(), index.clone(), wait, false);
         store.rebuild_locked(why)?;
         Ok(index)
     }
