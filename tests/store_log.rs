@@ -179,6 +179,17 @@ fn a_deleted_or_damaged_index_is_rebuilt_with_identical_status() {
         "{warnings:?}"
     );
     assert_eq!(got, want);
+    // A file where the index's folder belongs.
+    std::fs::remove_dir_all(store.join("index")).unwrap();
+    std::fs::write(store.join("index"), b"not a folder").unwrap();
+    let (code, got, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert!(
+        warnings.contains(&"INDEX_REBUILT".to_owned()),
+        "{warnings:?}"
+    );
+    assert_eq!(got, want);
+    assert!(store.join("index").is_dir());
     // On demand.
     let out = run(&store, &["reindex"]);
     assert_eq!(out.code, 0, "{}", out.json);

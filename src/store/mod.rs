@@ -417,7 +417,15 @@ impl Store {
     fn open_parts(root: &Path, wait: Duration) -> Result<Store, StoreError> {
         let log = Log::new(root.join(LOG_DIR));
         let index_dir = root.join(INDEX_DIR);
+        let marker = index::unsynced::path_in(&index_dir);
         if is_read_only(root) {
+            // Checked before LMDB reads a page that may be lost.
+            if let Ok(Some(other)) = index::unsynced::from_other_boot(&marker) {
+                return Err(StoreError::ReadOnlyIndexStale {
+                    path: root.to_path_buf(),
+                    why: index::unsynced::reason(&other),
+                });
+            }
             let index = Index::open_read_only(&index_dir).map_err(|e| {
                 StoreError::Invalid(
                     root.to_path_buf(),
@@ -429,11 +437,12 @@ impl Store {
         // An index that may have lost pages with an earlier boot is rebuilt into fresh files
         // before anything reads it: rebuilt in place, LMDB would walk its damaged trees to
         // free their pages and hand those pages out again.
-        let marker = index::unsynced::path_in(&index_dir);
-        if index::unsynced::from_other_boot(&marker)?.is_some() {
+        // (A record that cannot be read is left to opening the index, which says what is
+        // wrong or, for an index that is not a folder, replaces it.)
+        if let Ok(Some(_)) = index::unsynced::from_other_boot(&marker) {
             let _lock = acquire_lock(root, wait)?;
             // Another process may have rebuilt it meanwhile.
-            if let Some(other) = index::unsynced::from_other_boot(&marker)? {
+            if let Ok(Some(other)) = index::unsynced::from_other_boot(&marker) {
                 let why = index::unsynced::reason(&other);
                 let index = Store::replace_index_locked(root, &log, wait, &why)?;
                 return Ok(Store::assemble(root, log, index, wait, false));
@@ -469,9 +478,28 @@ impl Store {
     ) -> Result<Index, StoreError> {
         let index_dir = root.join(INDEX_DIR);
         Index::forget(&index_dir);
-        let aside = root.join(format!("index.replaced-{}", unix_time()));
-        let _ = std::fs::rename(&index_dir, &aside);
-        let _ = std::fs::remove_dir_all(&aside);
+        let aside = root.join(format!(
+            "index.replaced-{}-{}",
+            unix_time(),
+            std::process::id()
+        ));
+        match std::fs::rename(&index_dir, &aside) {
+            Ok(()) => {
+                let _ = std::fs::remove_dir_all(&aside).or_else(|_| std::fs::remove_file(&aside));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Never rebuilt in place: without the folder moved aside, its files go.
+            Err(_) => {
+                for name in ["data.mdb", "lock.mdb", index::unsynced::FILE] {
+                    let file = index_dir.join(name);
+                    match std::fs::remove_file(&file) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(source) => return Err(StoreError::Io { path: file, source }),
+                    }
+                }
+            }
+        }
         let index = open_index(&index_dir).map_err(StoreError::Corrupt)?;
         let store = Store::assemble(root, log.clone(), index.clone(), wait, false);
         store.rebuild_locked(why)?;

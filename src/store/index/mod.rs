@@ -494,11 +494,24 @@ pub struct Index {
     legacy: Vec<Db>,
     /// The `UNSYNCED` file ([`unsynced`]).
     unsynced: PathBuf,
+    /// The file the environment opened, to tell whether the directory still holds it.
+    data: Option<FileId>,
 }
 
 /// LMDB refuses to open one environment twice in a process; commands that open a store more
 /// than once (the demo, tests) share the first.
-static OPEN: Mutex<Option<HashMap<PathBuf, Env>>> = Mutex::new(None);
+static OPEN: Mutex<Option<HashMap<PathBuf, OpenEnv>>> = Mutex::new(None);
+
+/// An environment and the file it opened.
+type OpenEnv = (Env, Option<FileId>);
+
+/// Which file an environment opened: device and inode of its `data.mdb`.
+type FileId = (u64, u64);
+
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
 
 fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T, IndexError> {
     postcard::from_bytes(bytes).map_err(|e| IndexError::Decode {
@@ -544,8 +557,8 @@ impl Index {
         })?;
         let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
         let map = open.get_or_insert_with(HashMap::new);
-        let env = match map.get(&canonical) {
-            Some(env) => env.clone(),
+        let (env, data) = match map.get(&canonical) {
+            Some(entry) => entry.clone(),
             None => {
                 let mut options = EnvOpenOptions::new();
                 options.map_size(1 << 40).max_dbs(16).max_readers(1024);
@@ -566,8 +579,9 @@ impl Index {
                     }
                     options.open(&canonical)?
                 };
-                map.insert(canonical.clone(), env.clone());
-                env
+                let data = file_id(&canonical.join("data.mdb"));
+                map.insert(canonical.clone(), (env.clone(), data));
+                (env, data)
             }
         };
         let mut dbs = Vec::with_capacity(DB_NAMES.len());
@@ -629,6 +643,7 @@ impl Index {
             dbs,
             legacy,
             unsynced,
+            data,
         })
     }
 
@@ -668,6 +683,12 @@ impl Index {
     pub fn sync(&self) -> Result<(), IndexError> {
         let path = &self.unsynced;
         if !path.exists() {
+            return Ok(());
+        }
+        // An environment whose files another process moved aside (and rebuilt anew) syncs its
+        // own, orphaned file: the new index's record is not this one's to remove.
+        let here = path.parent().map(|dir| file_id(&dir.join("data.mdb")));
+        if self.data.is_none() || here != Some(self.data) {
             return Ok(());
         }
         // Held so that no writer commits between the fsync and the removal.
@@ -1192,6 +1213,33 @@ mod tests {
         k[..2].copy_from_slice(&n.to_be_bytes());
         k[31] = 7;
         k
+    }
+
+    #[test]
+    fn a_commit_marks_the_index_and_only_its_own_files_sync_clears_it() {
+        if unsynced::boot_id().is_none() {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("index");
+        let index = Index::open(&dir).unwrap();
+        let marker = dir.join(unsynced::FILE);
+        index.write().unwrap().commit().unwrap();
+        assert!(marker.exists());
+        index.sync().unwrap();
+        assert!(!marker.exists());
+        index.write().unwrap().commit().unwrap();
+        assert!(marker.exists());
+        // Another process moves these files aside and builds a new index in their place,
+        // with writes of its own not yet on disk: this environment's sync is of its own,
+        // orphaned file, and must leave the new index's record alone.
+        std::fs::rename(&dir, tmp.path().join("aside")).unwrap();
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("data.mdb"), b"another file").unwrap();
+        std::fs::write(&marker, unsynced::boot_id().unwrap()).unwrap();
+        index.sync().unwrap();
+        assert!(marker.exists());
+        Index::forget(&dir);
     }
 
     /// The borrowed decoding of an entry's leading fields agrees with decoding all of it.
