@@ -71,9 +71,10 @@ pub fn path_in(dir: &Path) -> PathBuf {
 /// A file that names another boot, or none, is left as it is: it says that pages may already
 /// be lost, which only a rebuild and [`clear`] may forget. A new file is written whole under
 /// a name of its own, synced, and linked into place, so `UNSYNCED` never shows less than a
-/// boot id; the folder is synced after the link, and again by every later writer that finds
-/// the file naming this boot (a writer killed between the two may have left the name only
-/// in the page cache; a folder already on disk syncs in about 0.1 ms).
+/// boot id; the folder is synced after the link, and again by every writer that finds the
+/// file naming this boot within a minute of its link (a writer killed between the link and
+/// the sync may have left the name only in the page cache, until the file system commits
+/// it by itself, within seconds).
 pub fn mark(path: &Path) -> Result<(), IndexError> {
     use std::io::Write;
     let Some(boot) = boot_id() else {
@@ -85,7 +86,12 @@ pub fn mark(path: &Path) -> Result<(), IndexError> {
         move |source| IndexError::Io { path: at, source }
     };
     match recorded(path)? {
-        Some(found) if found == boot => return sync_dir(dir).map_err(io(dir)),
+        Some(found) if found == boot => {
+            if recently_linked(path) {
+                sync_dir(dir).map_err(io(dir))?;
+            }
+            return Ok(());
+        }
         Some(_) => return Ok(()),
         None => {}
     }
@@ -101,6 +107,25 @@ pub fn mark(path: &Path) -> Result<(), IndexError> {
     linked.map_err(io(path))?;
     sync_dir(dir).map_err(io(dir))
 }
+
+/// Whether the file was linked so recently that its name may not be on disk yet if the
+/// writer that linked it was killed before syncing the folder. File systems commit such
+/// changes within seconds on their own (ext4's journal every 5 s by default), so an older
+/// file is taken as on disk and costs no sync.
+fn recently_linked(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return true;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(i64::MAX);
+    now.saturating_sub(meta.ctime()) < RECENT_SECS
+}
+
+/// How long after its link a file's name is synced again by the writers that find it.
+const RECENT_SECS: i64 = 60;
 
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
