@@ -131,9 +131,19 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
 
-/// Removes the file once the index's writes are on disk. A removal the disk loses leaves a
-/// file that only asks for a rebuild nobody needed.
+/// Removes the file once the index's writes are on disk, with any file a writer killed
+/// while making one left beside it (both are done under the index's write transaction, so
+/// no writer is making one now). A removal the disk loses leaves a file that only asks for
+/// a rebuild nobody needed.
 pub fn clear(path: &Path) -> Result<(), IndexError> {
+    if let Some(dir) = path.parent() {
+        let partial = format!(".{FILE}.");
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&partial) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -203,8 +213,12 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
         assert!(reason("b").contains("restarted"));
+        // What a writer killed while making the file leaves beside it goes with it.
+        let partial = dir.path().join(format!(".{FILE}.4242"));
+        std::fs::write(&partial, boot).unwrap();
         clear(&path).unwrap();
         assert!(!path.exists());
+        assert!(!partial.exists());
         clear(&path).unwrap();
         mark(&path).unwrap();
         assert_eq!(from_other_boot(&path).unwrap(), None);
