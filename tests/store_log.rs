@@ -155,40 +155,34 @@ fn a_record_cut_in_half_at_the_end_is_dropped_with_a_warning() {
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 
+/// The next command rebuilds the index from the log (`INDEX_REBUILT`), to the same statuses.
+fn assert_rebuilt(store: &Path, want: &Value, context: &str) {
+    let (code, got, warnings) = statuses(store);
+    assert_eq!(code, 0, "{context}");
+    assert!(
+        warnings.contains(&"INDEX_REBUILT".to_owned()),
+        "{context}: {warnings:?}"
+    );
+    assert_eq!(&got, want, "{context}");
+}
+
 #[test]
 fn a_deleted_or_damaged_index_is_rebuilt_with_identical_status() {
     let cs = claims(40, 3);
     let (_tmp, store) = store_with(&cs);
     let (_, want, _) = statuses(&store);
+    let rebuilt = || assert_rebuilt(&store, &want, "");
     std::fs::remove_dir_all(store.join("index")).unwrap();
-    let (code, got, warnings) = statuses(&store);
-    assert_eq!(code, 0);
-    assert!(
-        warnings.contains(&"INDEX_REBUILT".to_owned()),
-        "{warnings:?}"
-    );
-    assert_eq!(got, want);
+    rebuilt();
     let out = run(&store, &["fsck"]);
     assert_eq!(out.code, 0, "{}", out.json);
     // Garbage over the LMDB data file.
     std::fs::write(store.join("index").join("data.mdb"), vec![0x5a; 64 * 1024]).unwrap();
-    let (code, got, warnings) = statuses(&store);
-    assert_eq!(code, 0);
-    assert!(
-        warnings.contains(&"INDEX_REBUILT".to_owned()),
-        "{warnings:?}"
-    );
-    assert_eq!(got, want);
+    rebuilt();
     // A file where the index's folder belongs.
     std::fs::remove_dir_all(store.join("index")).unwrap();
     std::fs::write(store.join("index"), b"not a folder").unwrap();
-    let (code, got, warnings) = statuses(&store);
-    assert_eq!(code, 0);
-    assert!(
-        warnings.contains(&"INDEX_REBUILT".to_owned()),
-        "{warnings:?}"
-    );
-    assert_eq!(got, want);
+    rebuilt();
     assert!(store.join("index").is_dir());
     // On demand.
     let out = run(&store, &["reindex"]);
@@ -319,13 +313,7 @@ fn an_index_in_an_older_format_is_rebuilt_with_identical_status() {
     let (_, want, _) = statuses(&store);
     for format in [None, Some(1)] {
         age_index(&store, format);
-        let (code, got, warnings) = statuses(&store);
-        assert_eq!(code, 0);
-        assert!(
-            warnings.contains(&"INDEX_REBUILT".to_owned()),
-            "{format:?}: {warnings:?}"
-        );
-        assert_eq!(got, want);
+        assert_rebuilt(&store, &want, &format!("{format:?}"));
         // Rebuilt once: the next command finds it current.
         let (_, again, warnings) = statuses(&store);
         assert!(warnings.is_empty(), "{warnings:?}");
