@@ -656,7 +656,6 @@ impl Store {
         let listener = rebuild_listener("rebuilding the index");
         let tail = rebuild::rebuild_all(&self.log, &self.index, listener.as_deref())?;
         drop(listener);
-        self.index.sync()?;
         let records = self.index.read()?.meta()?.head.records;
         warn(
             "INDEX_REBUILT",
@@ -1143,7 +1142,6 @@ impl Store {
     pub fn reindex(&self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
         let _lock = self.lock_unsettled()?;
         let tail = rebuild::rebuild_all(&self.log, &self.index, progress)?;
-        self.index.sync()?;
         self.handle_tail(tail)?;
         self.meta()
     }
@@ -1172,7 +1170,6 @@ impl Store {
             }
         };
         let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
-        self.index.sync()?;
         self.handle_tail(tail)?;
         Ok((damage, moved, dest))
     }

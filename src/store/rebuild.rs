@@ -243,13 +243,15 @@ pub fn apply_log(
 
 /// Rebuilds `index` from the whole log. The old contents are cleared in the same
 /// transaction as the first records are applied, so a rebuild that fails early leaves the
-/// old index as it was.
+/// old index as it was. A rebuild ends with the index on disk ([`Index::sync`]).
 pub fn rebuild_all(
     log: &Log,
     index: &Index,
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<Tail, StoreError> {
-    apply(log, index, Head::EMPTY, true, progress)
+    let tail = apply(log, index, Head::EMPTY, true, progress)?;
+    index.sync()?;
+    Ok(tail)
 }
 
 fn apply(

@@ -88,7 +88,7 @@ pub fn mark(path: &Path) -> Result<(), IndexError> {
     match recorded(path)? {
         Some(found) if found == boot => {
             if recently_linked(path) {
-                sync_dir(dir).map_err(io(dir))?;
+                crate::atomic_file::sync_dir(dir).map_err(io(dir))?;
             }
             return Ok(());
         }
@@ -105,7 +105,7 @@ pub fn mark(path: &Path) -> Result<(), IndexError> {
     });
     let _ = std::fs::remove_file(&whole);
     linked.map_err(io(path))?;
-    sync_dir(dir).map_err(io(dir))
+    crate::atomic_file::sync_dir(dir).map_err(io(dir))
 }
 
 /// Whether the file was linked so recently that its name may not be on disk yet if the
@@ -126,10 +126,6 @@ fn recently_linked(path: &Path) -> bool {
 
 /// How long after its link a file's name is synced again by the writers that find it.
 const RECENT_SECS: i64 = 60;
-
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::File::open(dir)?.sync_all()
-}
 
 /// Removes the file once the index's writes are on disk, with any file a writer killed
 /// while making one left beside it (both are done under the index's write transaction, so
