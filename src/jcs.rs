@@ -290,7 +290,7 @@ fn canonical_integer(t: &[u8], at: &mut usize) -> bool {
 
 /// A JSON string as RFC 8785 writes it: `"` and `\` escaped, the control characters as `\b`,
 /// `\t`, `\n`, `\f`, `\r` or `\u00xx` (lowercase hex), everything else as itself.
-fn write_string(s: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_string(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
     let bytes = s.as_bytes();

@@ -52,11 +52,7 @@ fn check_anchor(obj: &Map<String, Value>) -> Result<(), Rejection> {
         return Ok(()); // the schema already requires it
     };
     let tree = anchor.get("tree").and_then(Value::as_str).unwrap_or("");
-    let is_oid = tree.len() == 64
-        && tree
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    if !is_oid {
+    if !is_tree_oid(tree) {
         return Err(Rejection::at(
             Code::SchemaViolation,
             "/anchor/tree",
@@ -68,20 +64,28 @@ fn check_anchor(obj: &Map<String, Value>) -> Result<(), Rejection> {
     if let Some(range) = anchor.get("range").and_then(Value::as_array) {
         let start = range.first().and_then(as_integer);
         let end = range.get(1).and_then(as_integer);
-        match (start, end) {
-            (Some(s), Some(e)) if 1 <= s && s <= e => {}
-            _ => {
-                return Err(Rejection::at(
-                    Code::SchemaViolation,
-                    "/anchor/range",
-                    format!(
-                        "anchor.range must be [start, end] with 1 <= start <= end; got {range:?}"
-                    ),
-                ))
-            }
+        if !is_line_range(start, end) {
+            return Err(Rejection::at(
+                Code::SchemaViolation,
+                "/anchor/range",
+                format!("anchor.range must be [start, end] with 1 <= start <= end; got {range:?}"),
+            ));
         }
     }
     Ok(())
+}
+
+/// Whether `tree` is an elench tree OID: 64 lowercase hex digits.
+pub(crate) fn is_tree_oid(tree: &str) -> bool {
+    tree.len() == 64
+        && tree
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Whether an anchor's range `[start, end]` names lines: `1 <= start <= end`.
+pub(crate) fn is_line_range(start: Option<i64>, end: Option<i64>) -> bool {
+    matches!((start, end), (Some(s), Some(e)) if 1 <= s && s <= e)
 }
 
 fn check_expression(obj: &Map<String, Value>) -> Result<(), Rejection> {
@@ -100,16 +104,31 @@ fn check_expression(obj: &Map<String, Value>) -> Result<(), Rejection> {
         ));
     };
     let source = expr.get("source").and_then(Value::as_str).unwrap_or("");
+    let language = expr.get("language").and_then(Value::as_str).unwrap_or("");
+    let digest = expr.get("digest").map(Value::as_str);
+    match expression_rejection(source, language, digest) {
+        Some(rejection) => Err(rejection),
+        None => Ok(()),
+    }
+}
+
+/// What is wrong with a predicate's expression, if anything: a blank source, an unknown
+/// language, a source that does not parse, or a `digest` (`Some(None)`: present but not a
+/// string) other than the SHA-256 of the source.
+pub(crate) fn expression_rejection(
+    source: &str,
+    language: &str,
+    digest: Option<Option<&str>>,
+) -> Option<Rejection> {
     if source.trim().is_empty() {
-        return Err(Rejection::at(
+        return Some(Rejection::at(
             Code::PredicateWithoutExpression,
             "/assertion/expression/source",
             "assertion.expression.source is empty",
         ));
     }
-    let language = expr.get("language").and_then(Value::as_str).unwrap_or("");
     if language != predicate::LANGUAGE {
-        return Err(Rejection::at(
+        return Some(Rejection::at(
             Code::UnknownPredicateLanguage,
             "/assertion/expression/language",
             format!(
@@ -119,23 +138,23 @@ fn check_expression(obj: &Map<String, Value>) -> Result<(), Rejection> {
         ));
     }
     if let Err(e) = predicate::parse(source) {
-        return Err(Rejection::at(
+        return Some(Rejection::at(
             Code::PredicateParseError,
             "/assertion/expression/source",
             format!("expression does not parse: {e} (byte offset {})", e.offset),
         ));
     }
-    if let Some(digest) = expr.get("digest") {
+    if let Some(digest) = digest {
         let want = hex::encode(Sha256::digest(source.as_bytes()));
-        if digest.as_str() != Some(want.as_str()) {
-            return Err(Rejection::at(
+        if digest != Some(want.as_str()) {
+            return Some(Rejection::at(
                 Code::PredicateDigestMismatch,
                 "/assertion/expression/digest",
                 format!("expression.digest must be the lowercase hex SHA-256 of source, {want}"),
             ));
         }
     }
-    Ok(())
+    None
 }
 
 /// An integer as JSON Schema counts one: `5` and `5.0` alike (both canonicalize to `5`).

@@ -12,7 +12,7 @@ use super::log::{Head, Kind, Log, Record, Tail};
 use super::record;
 use super::{trust_set_of, StoreError};
 use crate::envelope::Envelope;
-use crate::ingest::{verify_json, verify_read, Accepted};
+use crate::ingest::{verify_for_store, verify_json, Accepted};
 use crate::keys::TrustSet;
 use rayon::prelude::*;
 
@@ -67,7 +67,7 @@ fn verify_batch(batch: &[Record], trust: &TrustSet) -> Vec<Verdict> {
             // other text is read in full, which says what is wrong with it.
             let verdict = match Envelope::from_canonical(&rec.payload) {
                 Some((envelope, text)) if text.len() == rec.payload.len() => {
-                    verify_read(envelope, trust)
+                    verify_for_store(envelope, trust)
                 }
                 _ => {
                     // One reading of the JSON serves the canonical-form check and the checks.

@@ -20,7 +20,7 @@ use crate::cli::Globals;
 use crate::envelope::Envelope;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
-use crate::ingest::{verify_json, verify_read};
+use crate::ingest::{verify_for_store, verify_json};
 use crate::keys::TrustSet;
 use crate::store::{locate, record, Effect, Staged, Store};
 use rayon::prelude::*;
@@ -323,7 +323,9 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                 // canonical form; any other is read as JSON once, for the checks and for
                 // the canonical form.
                 let (verdict, canonical) = match Envelope::from_canonical(&bytes) {
-                    Some((envelope, text)) => (verify_read(envelope, trust), Some(text.to_vec())),
+                    Some((envelope, text)) => {
+                        (verify_for_store(envelope, trust), Some(text.to_vec()))
+                    }
                     None => match Envelope::parse_json(&bytes) {
                         Ok(json) => (verify_json(&json, trust), record::canonical_of(&json).ok()),
                         Err(rejection) => (Err(rejection), None),
