@@ -33,6 +33,16 @@ use std::marker::PhantomData;
 const MAX_INTEGER: u64 = 1 << 53;
 /// `assertion.text`'s `maxLength` in the schema, in code points.
 const MAX_TEXT_CHARS: usize = 2000;
+/// The schema's enums this reading checks as text (a test holds them to the schema).
+const FORMS: &[&str] = &["predicate", "annotation"];
+const STRATEGIES: &[&str] = &["path-range", "symbol", "content-digest", "multi"];
+const HERMETICITY: &[&str] = &["none", "container", "vm", "hermetic-derivation"];
+const EVIDENCE_KINDS: &[&str] = &[
+    "process-exit",
+    "test-report",
+    "artifact-digest",
+    "external-attestation",
+];
 
 /// Reads a verified payload of the common shape into a checked claim; `None` when the
 /// payload must be read the full way.
@@ -414,20 +424,16 @@ impl StatementView<'_> {
         };
         let producer = &c.origin.0.producer.0;
         let anchor = &c.anchor;
-        let form_ok = matches!(&*c.assertion.form, "predicate" | "annotation");
+        let form_ok = FORMS.contains(&&*c.assertion.form);
         let text_ok = c
             .assertion
             .text
             .as_ref()
             .is_none_or(|t| t.chars().count() <= MAX_TEXT_CHARS);
-        let evidence_ok = c.evidence.as_ref().is_none_or(|items| {
-            items.iter().all(|e| {
-                matches!(
-                    &*e.0.kind,
-                    "process-exit" | "test-report" | "artifact-digest" | "external-attestation"
-                )
-            })
-        });
+        let evidence_ok = c
+            .evidence
+            .as_ref()
+            .is_none_or(|items| items.iter().all(|e| EVIDENCE_KINDS.contains(&&*e.0.kind)));
         if !(is_claim_id(&c.id)
             && targets_ok
             && all_ids(c.target.as_ref())
@@ -435,14 +441,8 @@ impl StatementView<'_> {
             && form_ok
             && text_ok
             && evidence_ok
-            && one_of(
-                producer.hermeticity.as_ref(),
-                &["none", "container", "vm", "hermetic-derivation"],
-            )
-            && one_of(
-                anchor.strategy.as_ref(),
-                &["path-range", "symbol", "content-digest", "multi"],
-            )
+            && one_of(producer.hermeticity.as_ref(), HERMETICITY)
+            && one_of(anchor.strategy.as_ref(), STRATEGIES)
             && anchor.strategy.is_some()
             && anchor.range.as_ref().is_none_or(|r| r.len() == 2))
         {
@@ -841,6 +841,64 @@ mod tests {
         for bytes in [stale, twice, twice_in_anchor] {
             assert!(read(bytes.as_bytes()).is_none(), "{bytes}");
         }
+    }
+
+    /// This reading repeats the schema's rules by hand. Its enums and text limit are read
+    /// from the schema here; anything else the schema gains (a pattern, a required member,
+    /// a condition) changes the digest below, and this test then names the file to revisit.
+    #[test]
+    fn the_schema_is_the_one_this_reading_repeats() {
+        let schema: Value = serde_json::from_str(crate::claim::schema::CLAIM_SCHEMA).unwrap();
+        let p = &schema["properties"];
+        let names = |v: &Value| -> Vec<String> {
+            let mut n: Vec<String> = v
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        let sorted = |list: &[&str]| -> Vec<String> {
+            let mut n: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            n.sort();
+            n
+        };
+        let kinds = names(&p["kind"]["enum"]);
+        assert!(kinds.iter().all(|k| kind_of(k).is_some()));
+        assert_eq!(kinds.len(), 5);
+        let origins = names(&p["origin"]["properties"]["kind"]["enum"]);
+        assert!(origins.iter().all(|k| origin_of(k).is_some()));
+        assert_eq!(origins.len(), 3);
+        assert_eq!(
+            names(&p["assertion"]["properties"]["form"]["enum"]),
+            sorted(FORMS)
+        );
+        assert_eq!(
+            names(&p["anchor"]["properties"]["strategy"]["enum"]),
+            sorted(STRATEGIES)
+        );
+        assert_eq!(
+            names(&p["origin"]["properties"]["producer"]["properties"]["hermeticity"]["enum"]),
+            sorted(HERMETICITY)
+        );
+        assert_eq!(
+            names(&p["evidence"]["items"]["properties"]["kind"]["enum"]),
+            sorted(EVIDENCE_KINDS)
+        );
+        assert_eq!(
+            p["assertion"]["properties"]["text"]["maxLength"],
+            json!(MAX_TEXT_CHARS)
+        );
+        let digest = hex::encode(Sha256::digest(
+            crate::claim::schema::CLAIM_SCHEMA.as_bytes(),
+        ));
+        assert_eq!(
+            digest, "e07982049415c8fe6619a9713d5c8e976b81aa5554e9e82006cae0a9e00c7c24",
+            "claim.schema.json changed: bring ingest::typed (its checks and the members its \
+             canonical writer knows) in line with it, then record the new digest here"
+        );
     }
 
     /// A member of a claim: its usual value, or one of the things that could go wrong.
