@@ -8,7 +8,7 @@ use crate::claim::{self, Claim};
 use crate::envelope::statement::statement_bytes;
 use crate::envelope::{sign_envelope, Candidate, Envelope, Statement, PAYLOAD_TYPE};
 use crate::error::{Code, Rejection};
-use crate::keys::{check_authority, keyid, Role, TrustSet};
+use crate::keys::{check_authority, keyid, Role, TrustSet, TrustedKey};
 use ed25519_dalek::SigningKey;
 
 mod typed;
@@ -61,13 +61,7 @@ enum Body {
 
 fn verify_with(envelope: Envelope, trust: &TrustSet, body: Body) -> Result<Accepted, Rejection> {
     let active: Vec<_> = trust.active().collect();
-    let candidates: Vec<Candidate<'_>> = active
-        .iter()
-        .map(|k| Candidate {
-            keyid: &k.keyid,
-            key: &k.key,
-        })
-        .collect();
+    let candidates = candidates_of(&active);
     let verified = envelope
         .verify(&candidates, 1, &[PAYLOAD_TYPE])
         .map_err(|e| explain_retired(e, &envelope, trust))?;
@@ -108,6 +102,16 @@ fn verify_with(envelope: Envelope, trust: &TrustSet, body: Body) -> Result<Accep
         .within("/predicate"))
 }
 
+/// The keys an envelope's signatures are tried against.
+fn candidates_of<'k>(keys: &[&'k TrustedKey]) -> Vec<Candidate<'k>> {
+    keys.iter()
+        .map(|k| Candidate {
+            keyid: &k.keyid,
+            key: &k.key,
+        })
+        .collect()
+}
+
 /// The full reading of a verified payload: the Statement, the claim's every check, the
 /// subject.
 fn read_claim(payload: &[u8]) -> Result<Claim, Rejection> {
@@ -135,14 +139,7 @@ fn explain_retired(err: Rejection, envelope: &Envelope, trust: &TrustSet) -> Rej
         return err;
     }
     let retired: Vec<_> = trust.keys().iter().filter(|k| k.retired).collect();
-    let candidates: Vec<Candidate<'_>> = retired
-        .iter()
-        .map(|k| Candidate {
-            keyid: &k.keyid,
-            key: &k.key,
-        })
-        .collect();
-    match envelope.verify(&candidates, 1, &[PAYLOAD_TYPE]) {
+    match envelope.verify(&candidates_of(&retired), 1, &[PAYLOAD_TYPE]) {
         Ok(v) => {
             let names: Vec<String> = v
                 .verifying_keys
