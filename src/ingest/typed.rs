@@ -362,24 +362,22 @@ impl<'de> Deserialize<'de> for Range {
     }
 }
 
+/// A name as the type's own serde mapping reads it (`Kind`, `OriginKind`): the text is a
+/// plain string here, never the map form serde_json would also take for an enum.
+fn named<'t, T: Deserialize<'t>>(text: &'t str) -> Option<T> {
+    use serde::de::IntoDeserializer;
+    T::deserialize(IntoDeserializer::<de::value::Error>::into_deserializer(
+        text,
+    ))
+    .ok()
+}
+
 fn kind_of(text: &str) -> Option<Kind> {
-    Some(match text {
-        "assertion" => Kind::Assertion,
-        "falsification" => Kind::Falsification,
-        "verification" => Kind::Verification,
-        "supersession" => Kind::Supersession,
-        "residue-acceptance" => Kind::ResidueAcceptance,
-        _ => return None,
-    })
+    named(text)
 }
 
 fn origin_of(text: &str) -> Option<OriginKind> {
-    Some(match text {
-        "harness-observed" => OriginKind::HarnessObserved,
-        "agent-asserted" => OriginKind::AgentAsserted,
-        "human-asserted" => OriginKind::HumanAsserted,
-        _ => return None,
-    })
+    named(text)
 }
 
 fn one_of(text: Option<&Str<'_>>, allowed: &[&str]) -> bool {
