@@ -28,6 +28,10 @@ pub struct Accepted {
     pub signers: Vec<Signer>,
     /// Signatures in the envelope that no trusted key verified.
     pub unverified_signatures: usize,
+    /// What the store keeps of the claim's body, already written as the index's summary
+    /// text, when [`verify_for_store`] read the payload the fast way; the claim's `body` is
+    /// then empty. None otherwise, with the body whole.
+    pub summary: Option<String>,
 }
 
 /// Validates one envelope's bytes against the trust set.
@@ -45,15 +49,16 @@ pub fn verify_read(envelope: Envelope, trust: &TrustSet) -> Result<Accepted, Rej
     verify_with(envelope, trust, Body::Whole)
 }
 
-/// As [`verify_read`], for an envelope on its way into the store (`add`, rebuilds, `fsck`):
-/// `claim.body` holds only what the store keeps of it (the anchor and
-/// `assertion.{form,text}`), as claims read back from the store do. A payload of the common
-/// shape is read without building its JSON value (`typed`); the verdict is the same.
+/// As [`verify_read`], for an envelope on its way into the store (`add`, rebuilds, `fsck`).
+/// A payload of the common shape is read without building its JSON value (`typed`): the
+/// claim's `body` is then empty, and [`Accepted::summary`] holds what the store keeps of it.
+/// Any other payload is read in full. The verdict is the same either way.
 pub fn verify_for_store(envelope: Envelope, trust: &TrustSet) -> Result<Accepted, Rejection> {
     verify_with(envelope, trust, Body::Stored)
 }
 
-/// How much of the claim's body an [`Accepted`] carries.
+/// Whether the payload may be read the fast way, which leaves the claim's body empty and
+/// writes its summary instead ([`verify_for_store`]).
 enum Body {
     Whole,
     Stored,
@@ -70,9 +75,9 @@ fn verify_with(envelope: Envelope, trust: &TrustSet, body: Body) -> Result<Accep
         Body::Stored => typed::read(&verified.payload),
         Body::Whole => None,
     };
-    let claim = match fast {
-        Some(claim) => claim,
-        None => read_claim(&verified.payload)?,
+    let (claim, summary) = match fast {
+        Some((claim, summary)) => (claim, Some(summary)),
+        None => (read_claim(&verified.payload)?, None),
     };
     let signers: Vec<Signer> = verified
         .verifying_keys
@@ -92,6 +97,7 @@ fn verify_with(envelope: Envelope, trust: &TrustSet, body: Body) -> Result<Accep
                     claim,
                     signers,
                     unverified_signatures: verified.unverified_signatures,
+                    summary,
                 })
             }
             Err(e) => last_violation = Some(e),

@@ -1066,8 +1066,7 @@ impl Store {
                     placed.chain,
                     placed.frame_len,
                     &staged.digest,
-                    &staged.accepted.claim,
-                    &staged.accepted.signers,
+                    &staged.accepted,
                 )?;
             }
             w.commit()?;

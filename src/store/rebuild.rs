@@ -104,14 +104,7 @@ fn apply_verified(
             return Err(damaged(rec, "the claim id is not a claim id".into()));
         }
         // A repeated envelope is found by the insert itself (no lookup per envelope).
-        match w.apply_envelope(
-            rec.pos,
-            rec.chain,
-            rec.frame_len,
-            &digest,
-            &accepted.claim,
-            &accepted.signers,
-        ) {
+        match w.apply_envelope(rec.pos, rec.chain, rec.frame_len, &digest, &accepted) {
             Ok(_) => {}
             Err(super::index::IndexError::DuplicateEnvelope { .. }) => {
                 return Err(damaged(

@@ -24,7 +24,7 @@ use super::{
     decode, encode, pair, Apply, ClaimEntry, Db, Difference, IdKey, IndexError, KeyEntry, Meta,
     OrderEntry, Reader, FORMAT,
 };
-use crate::ingest::Signer;
+use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
@@ -308,10 +308,9 @@ impl Apply for Audit<'_, '_> {
         chain: Chain,
         frame_len: u64,
         digest: &[u8; 32],
-        claim: &crate::claim::Claim,
-        signers: &[Signer],
+        accepted: &Accepted,
     ) -> Result<(), IndexError> {
-        let (id, envelope) = self.meta.next_envelope(claim, digest)?;
+        let (id, envelope) = self.meta.next_envelope(&accepted.claim, digest)?;
         let number = envelope.number;
         self.expect(
             "envelope_order",
@@ -320,7 +319,7 @@ impl Apply for Audit<'_, '_> {
         );
         self.meta.counts.envelopes += 1;
         if self.seen.insert(id) {
-            let entry = ClaimEntry::first(claim, signers, pos, self.meta.counts.claims, envelope);
+            let entry = ClaimEntry::first(accepted, pos, self.meta.counts.claims, envelope);
             self.expect("arrivals", &entry.seq.to_be_bytes(), &id);
             self.targets += self.expect_pairs("by_target", &entry.target, &id);
             self.premises += self.expect_pairs("by_premise", &entry.depends_on, &id);
@@ -346,7 +345,7 @@ impl Apply for Audit<'_, '_> {
             }
         } else {
             match self.open.get_mut(&id) {
-                Some((entry, _)) => entry.add_envelope(&id, envelope, signers)?,
+                Some((entry, _)) => entry.add_envelope(&id, envelope, &accepted.signers)?,
                 None => {
                     // The live entry was found equal to the claim's entry with one envelope:
                     // it lacks this one, unless this one repeats it (damage in the log).
@@ -357,7 +356,7 @@ impl Apply for Audit<'_, '_> {
                     // Unreadable now (reported), or decoded: it held the claim's first
                     // envelope, so a repeat of it is damage in the log.
                     if let Some(mut entry) = live {
-                        entry.add_envelope(&id, envelope, signers)?;
+                        entry.add_envelope(&id, envelope, &accepted.signers)?;
                         self.report("claims", Difference::Changed(id.to_vec()));
                         self.open.insert(id, (entry, true));
                     }
@@ -405,6 +404,7 @@ mod tests {
     use super::super::{id_text, Index, Writer};
     use super::*;
     use crate::claim::{Claim, Kind, OriginKind};
+    use crate::ingest::Signer;
     use crate::keys::Role;
     use crate::store::record::KeyAdd;
     use proptest::prelude::*;
@@ -480,8 +480,12 @@ mod tests {
                         chain,
                         100,
                         &digest,
-                        &claim(c),
-                        &signers[..1 + usize::from(variant % 2)],
+                        &Accepted {
+                            claim: claim(c),
+                            signers: signers[..1 + usize::from(variant % 2)].to_vec(),
+                            unverified_signatures: 0,
+                            summary: None,
+                        },
                     )
                     .unwrap();
                 }

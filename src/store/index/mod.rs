@@ -29,7 +29,7 @@ pub use audit::Audit;
 
 use super::log::{Chain, Head, Position};
 use crate::claim::{Kind, OriginKind};
-use crate::ingest::Signer;
+use crate::ingest::{Accepted, Signer};
 use crate::keys::Role;
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, PutFlags, RoTxn, RwTxn, WithTls};
@@ -95,12 +95,17 @@ impl ClaimEntry {
     /// The entry a claim gets from its first envelope: `seq` is its arrival number among
     /// claims. Written by [`Writer::apply_envelope`], expected by [`audit::Audit`].
     pub fn first(
-        claim: &crate::claim::Claim,
-        signers: &[Signer],
+        accepted: &Accepted,
         pos: Position,
         seq: u64,
         envelope: EnvelopeRef,
     ) -> ClaimEntry {
+        let Accepted {
+            claim,
+            signers,
+            summary,
+            ..
+        } = accepted;
         let to_keys =
             |ids: &[String]| -> Vec<IdKey> { ids.iter().filter_map(|t| id_key(t)).collect() };
         let mut sorted = signers.to_vec();
@@ -117,7 +122,7 @@ impl ClaimEntry {
             seq,
             signers: sorted,
             first: pos,
-            summary: summary_of(&claim.body),
+            summary: summary.clone().unwrap_or_else(|| summary_of(&claim.body)),
             envelopes: vec![envelope],
         }
     }
@@ -1035,8 +1040,7 @@ pub trait Apply {
         chain: Chain,
         frame_len: u64,
         digest: &[u8; 32],
-        claim: &crate::claim::Claim,
-        signers: &[Signer],
+        accepted: &Accepted,
     ) -> Result<(), IndexError>;
     fn apply_key_add(
         &mut self,
@@ -1105,10 +1109,9 @@ impl Apply for Writer<'_> {
         chain: Chain,
         frame_len: u64,
         digest: &[u8; 32],
-        claim: &crate::claim::Claim,
-        signers: &[Signer],
+        accepted: &Accepted,
     ) -> Result<(), IndexError> {
-        let (id, envelope) = self.meta.next_envelope(claim, digest)?;
+        let (id, envelope) = self.meta.next_envelope(&accepted.claim, digest)?;
         let number = envelope.number;
         // Numbers only grow: append mode fills pages instead of splitting them.
         self.dbs.envelope_order.put_with_flags(
@@ -1118,7 +1121,7 @@ impl Apply for Writer<'_> {
             &encode(&OrderEntry { claim: id, pos }),
         )?;
         self.meta.counts.envelopes += 1;
-        let entry = ClaimEntry::first(claim, signers, pos, self.meta.counts.claims, envelope);
+        let entry = ClaimEntry::first(accepted, pos, self.meta.counts.claims, envelope);
         // Most envelopes bring a new claim: one insert that refuses to overwrite finds out,
         // without a lookup first.
         let inserted = self.dbs.claims.put_with_flags(
