@@ -115,11 +115,16 @@ fn write_object(fields: &Map<String, Value>, skip: Option<&str>, out: &mut Vec<u
 /// the canonical form of the JSON it holds ([`is_canonical`]). That slice is then the
 /// canonical bytes, with no value built or written; None leaves the text to a full reading.
 pub fn canonical_text(text: &[u8]) -> Option<&[u8]> {
+    let trimmed = trim_space(text)?;
+    is_canonical(trimmed).then_some(trimmed)
+}
+
+/// `text` without the whitespace JSON allows around a value; None when nothing else is left.
+pub(crate) fn trim_space(text: &[u8]) -> Option<&[u8]> {
     let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     let start = text.iter().position(|b| !is_space(b))?;
     let end = text.iter().rposition(|b| !is_space(b))? + 1;
-    let trimmed = &text[start..end];
-    is_canonical(trimmed).then_some(trimmed)
+    Some(&text[start..end])
 }
 
 /// Whether `text` is exactly what [`canonical`] writes for the JSON it holds, so that reading
