@@ -793,7 +793,8 @@ impl Reader<'_> {
     /// ascending without repeats, as `f(position in keys, entry key, entry value)`, in key
     /// order. One cursor moves forward through the table: a key near the last one is reached
     /// by stepping, a far one by a fresh seek after a few steps ([`Table`]), so the cost
-    /// grows with `keys` and what they hold, never with the table.
+    /// grows with `keys` and what they hold, never with the table. When the keys are sparse
+    /// in the claims table, whose keys are whole ids, each is looked up instead.
     pub fn walk_sorted<'t>(
         &'t self,
         table: Table,
