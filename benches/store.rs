@@ -361,8 +361,8 @@ fn bench(n: usize, only: &Only) {
         )
     };
 
-    // Bulk ingest with one core, then with both (on 100k at most for the one-core run).
-    if n <= CLOSURE && only.wants("ingest") {
+    // Bulk ingest with one core, then with both, at every size.
+    if only.wants("ingest") {
         // One verifying thread, and the whole process (its input reader too) on one CPU
         // where `taskset` exists, so "one core" is not helped by the other.
         let pinned = Command::new("taskset")
