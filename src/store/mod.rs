@@ -55,8 +55,20 @@ const INDEX_DIR: &str = "index";
 const SYNC_AFTER: u64 = 1024;
 const LOCK_FILE: &str = "LOCK";
 pub const QUARANTINE_DIR: &str = "quarantine";
-/// Records per index transaction when a group is appended (see `commit_group_locked`).
-const INDEX_TRANSACTION: usize = 1024;
+/// Records per index transaction when a group is appended, for an index of `claims` claims:
+/// 1/256 of them, at least 1,024 and at most 4,096. Each record inserts at random places of
+/// the claims and premise tables, and a transaction writes every page it touched once: in a
+/// large index nearly one page per insert, fewer when a transaction holds more records. But
+/// LMDB reuses the pages a commit frees only two commits later, so the file keeps about two
+/// transactions' pages beyond its contents: a fixed cost that a small index would feel. At a
+/// million claims, 4,096 instead of 1,024 halved the system time of a bulk `add` (kernel
+/// copies of written pages) for 5% more index; at 100,000, 2,048 already made the index 10%
+/// larger.
+fn index_transaction(claims: u64) -> usize {
+    usize::try_from(claims / 256)
+        .unwrap_or(usize::MAX)
+        .clamp(1024, 4096)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -1056,9 +1068,9 @@ impl Store {
         }
         appender.commit()?;
         // The group is durable from here; the index follows, in transactions of at most
-        // INDEX_TRANSACTION records: LMDB reuses the pages a commit frees only two commits
+        // `index_transaction` records: LMDB reuses the pages a commit frees only two commits
         // later, so one transaction for a large group would grow the index file.
-        for part in to_apply.chunks(INDEX_TRANSACTION) {
+        for part in to_apply.chunks(index_transaction(meta.counts.claims)) {
             let mut w = self.index.write()?;
             for (placed, staged) in part {
                 w.apply_envelope(

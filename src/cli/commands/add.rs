@@ -34,12 +34,13 @@ use std::time::Duration;
 
 /// Envelopes verified together and appended as one group (one fsync): the first group of a
 /// batch holds up to FIRST_GROUP, each later one up to twice its predecessor's limit, up to
-/// GROUP. The first envelopes are acknowledged early; a long batch pays few index commits.
-/// Larger groups are a little faster but leave the index larger (LMDB reuses the pages a
-/// commit frees only two commits later): at 100k envelopes, 512 / 1024 / 2048 gave
-/// 99 / 105 / 115 MB of index for 5.0 / 4.8 / 4.6 s of `add`.
+/// GROUP. The first envelopes are acknowledged early; a long batch pays few fsyncs. The store
+/// applies a group to the index in transactions sized to the index (`Store::commit_group`):
+/// up to 4,096 records in a large one, so a group holds that many.
 const FIRST_GROUP: usize = 256;
-const GROUP: usize = 1024;
+const GROUP: usize = 4096;
+/// A batch of this many envelopes or more ends with the index synced.
+const LONG_BATCH: usize = 1024;
 /// A group commits after this long without new input.
 const IDLE: Duration = Duration::from_millis(100);
 /// Verified chunks waiting to be appended: how far verifying may run ahead of the fsyncs.
@@ -267,10 +268,10 @@ fn append_all(
                     return Some(e);
                 }
             }
-            // A long batch (a full group or more) ends with the index on disk (one fsync), so
-            // that a machine that stops later does not make the next command rebuild it; a
-            // short one leaves that to the kernel, as the log is what holds its envelopes.
-            if appended >= GROUP {
+            // A long batch ends with the index on disk (one fsync), so that a machine that
+            // stops later does not make the next command rebuild it; a short one leaves that
+            // to the kernel, as the log is what holds its envelopes.
+            if appended >= LONG_BATCH {
                 if let Err(e) = store.sync_index() {
                     return Some(e.into());
                 }
