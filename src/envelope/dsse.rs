@@ -170,7 +170,7 @@ impl Envelope {
         if let Some(envelope) = Self::from_signed_text(trimmed) {
             return Some((envelope, trimmed));
         }
-        let text = crate::jcs::canonical_text(bytes)?;
+        let text = crate::jcs::canonical_text(trimmed)?;
         // An object (serde would also fill the struct from an array).
         if text.first() != Some(&b'{') {
             return None;

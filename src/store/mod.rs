@@ -51,8 +51,9 @@ pub const STORE_DIR: &str = ".elench";
 const FORMAT_FILE: &str = "FORMAT";
 const LOG_DIR: &str = "log";
 const INDEX_DIR: &str = "index";
-/// Records a catch-up applies before it ends with an fsync of the index.
-const SYNC_AFTER: u64 = 1024;
+/// Records a write applies to the index (a catch-up, a batch of `add`) from which it ends
+/// with an fsync of the index.
+pub const SYNC_AFTER: u64 = 1024;
 const LOCK_FILE: &str = "LOCK";
 pub const QUARANTINE_DIR: &str = "quarantine";
 /// Records per index transaction when a group is appended, for an index of `claims` claims:

@@ -151,7 +151,7 @@ impl Session<'_> {
             return Err(f);
         }
         // A long pull ends with the index on disk, as a long `add` does (store::index::unsynced).
-        if out.created + out.merged >= INGEST_GROUP {
+        if (out.created + out.merged) as u64 >= crate::store::SYNC_AFTER {
             store.sync_index()?;
         }
         if out.interrupted {

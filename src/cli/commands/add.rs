@@ -39,8 +39,6 @@ use std::time::Duration;
 /// up to 4,096 records in a large one, so a group holds that many.
 const FIRST_GROUP: usize = 256;
 const GROUP: usize = 4096;
-/// A batch of this many envelopes or more ends with the index synced.
-const LONG_BATCH: usize = 1024;
 /// A group commits after this long without new input.
 const IDLE: Duration = Duration::from_millis(100);
 /// Verified chunks waiting to be appended: how far verifying may run ahead of the fsyncs.
@@ -271,7 +269,7 @@ fn append_all(
             // A long batch ends with the index on disk (one fsync), so that a machine that
             // stops later does not make the next command rebuild it; a short one leaves that
             // to the kernel, as the log is what holds its envelopes.
-            if appended >= LONG_BATCH {
+            if appended as u64 >= crate::store::SYNC_AFTER {
                 if let Err(e) = store.sync_index() {
                     return Some(e.into());
                 }
