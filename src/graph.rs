@@ -19,7 +19,9 @@
 
 use crate::claim::Kind;
 use crate::fold::{ClaimSource, Fold, FoldError, Status};
-use crate::store::index::{id_key, id_text, EdgesRef, IdKey, IndexError, Reader, Table};
+use crate::store::index::{
+    id_key, id_text, second_node, EdgesRef, IdKey, IndexError, Node, Reader, Table,
+};
 use crate::store::{Store, StoreError};
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -482,16 +484,6 @@ struct Closure {
     own: Vec<Status>,
 }
 
-/// The second id of a pair key (`first ‖ second`) of the target or premise index.
-fn second_of(pair: &[u8]) -> Result<IdKey, IndexError> {
-    pair.get(32..)
-        .and_then(|b| IdKey::try_from(b).ok())
-        .ok_or_else(|| IndexError::Decode {
-            what: "pair key".into(),
-            why: format!("{} bytes", pair.len()),
-        })
-}
-
 /// The first 8 bytes of an id as a number, which orders ids as their bytes do when it
 /// differs; ids are hashes, so it almost always does.
 fn head(key: &IdKey) -> u64 {
@@ -523,42 +515,46 @@ fn id_order(keys: &[IdKey]) -> Vec<u32> {
 }
 
 /// Discovers the closure breadth-first through the premise index and reads each member's
-/// entry and the records targeting it, all in one read transaction. Every read goes through
-/// a layer's members in id order with [`Reader::walk_sorted`], so a dense layer is read by
-/// stepping through the tables rather than by one descent of the B-tree per member.
+/// entry and the records targeting it, all in one read transaction. The index keys claims
+/// and pairs by node, numbers that grow with arrival, so every read goes through a layer's
+/// members in node order with [`Reader::walk_sorted`]: a closure whose claims arrived near
+/// each other is read by stepping through the tables rather than by one descent of the
+/// B-tree per member. Members are then numbered by layer and by id within a layer.
 fn read_closure(
     r: &Reader<'_>,
     root: IdKey,
     max_depth: Option<usize>,
 ) -> Result<Closure, FoldError> {
-    if !ix(r.has_claim(&root))? {
+    let Some(root_node) = ix(r.claim_node(&root))? else {
         return Err(FoldError::NotFound(id_text(&root)));
-    }
-    let mut keys = vec![root];
-    let mut via = vec![NONE];
-    let mut index: HashMap<IdKey, u32> = HashMap::default();
-    index.insert(root, 0);
-    let mut layers = vec![0, 1];
+    };
+    // Members by discovery number: their nodes, and where each layer starts.
+    let mut nodes: Vec<Node> = vec![root_node];
+    let mut found_at: HashMap<Node, u32> = HashMap::default();
+    found_at.insert(root_node, 0);
+    let mut bounds = vec![0, 1];
     let mut truncated = false;
     let mut depth = 0;
     // Every premise pair of the index whose premise is a member is read once, here: the
-    // ones whose dependent is a member too are the edges inside the closure.
-    let mut inside: Vec<(u32, u32)> = Vec::new();
+    // ones whose dependent is a member too are the edges inside the closure, as (dependent,
+    // premise) discovery numbers.
+    let mut edges: Vec<(u32, u32)> = Vec::new();
     loop {
-        let (start, end) = (layers[depth], layers[depth + 1]);
+        let (start, end) = (bounds[depth], bounds[depth + 1]);
+        let mut layer: Vec<(Node, u32)> = (start..end).map(|j| (nodes[j], j as u32)).collect();
+        layer.sort_unstable();
+        let layer_nodes: Vec<Node> = layer.iter().map(|&(n, _)| n).collect();
         // Dependents not yet members, with the member (of this layer) that reaches them.
-        let mut found: Vec<(IdKey, u32)> = Vec::new();
-        ix(
-            r.walk_sorted(Table::Premises, &keys[start..end], |i, pair, _| {
-                let d = second_of(pair)?;
-                let p = (start + i) as u32;
-                match index.get(&d) {
-                    Some(&j) => inside.push((j, p)),
-                    None => found.push((d, p)),
-                }
-                Ok(())
-            }),
-        )?;
+        let mut found: Vec<(Node, u32)> = Vec::new();
+        ix(r.walk_sorted(Table::Premises, &layer_nodes, |i, pair, _| {
+            let d = second_node(pair)?;
+            let p = layer[i].1;
+            match found_at.get(&d) {
+                Some(&j) => edges.push((j, p)),
+                None => found.push((d, p)),
+            }
+            Ok(())
+        }))?;
         if max_depth.is_some_and(|m| depth >= m) {
             // Truncated only when some dependent was left out (one already discovered is
             // not beyond the cut).
@@ -568,40 +564,92 @@ fn read_closure(
         if found.is_empty() {
             break;
         }
-        // The new layer by id; of the members reaching a claim, the one with the smallest
-        // number, which is the smallest id, is its `via`.
-        found.sort_unstable_by(|a, b| key_cmp(&a.0, &b.0).then(a.1.cmp(&b.1)));
-        if keys.len() + found.len() >= NONE as usize {
+        found.sort_unstable();
+        if nodes.len() + found.len() >= NONE as usize {
             return Err(corrupt("the closure exceeds 2^32 claims".into()));
         }
         for reaching in found.chunk_by(|a, b| a.0 == b.0) {
-            let (key, v) = reaching[0];
-            let j = keys.len() as u32;
-            index.insert(key, j);
-            keys.push(key);
-            via.push(v);
-            inside.extend(reaching.iter().map(|&(_, p)| (j, p)));
+            let j = nodes.len() as u32;
+            found_at.insert(reaching[0].0, j);
+            nodes.push(reaching[0].0);
+            edges.extend(reaching.iter().map(|&(_, p)| (j, p)));
         }
-        layers.push(keys.len());
+        bounds.push(nodes.len());
         depth += 1;
     }
 
-    // Every member in id order, so one forward walk per table reads all their entries: in a
-    // large closure most steps land on the next entry, not a new descent of the B-tree.
-    let n = keys.len();
-    let mut waiting = vec![0u32; n];
-    for &(d, _) in &inside {
-        waiting[d as usize] += 1;
+    // Every member's entry, in node order: one forward walk through the claims table.
+    let n = nodes.len();
+    let mut by_node: Vec<(Node, u32)> = nodes
+        .iter()
+        .enumerate()
+        .map(|(j, &x)| (x, j as u32))
+        .collect();
+    by_node.sort_unstable();
+    let sorted_nodes: Vec<Node> = by_node.iter().map(|&(x, _)| x).collect();
+    let mut entries: Vec<Option<EdgesRef<'_>>> = vec![None; n];
+    ix(
+        r.walk_sorted(Table::Claims, &sorted_nodes, |pos, key, entry| {
+            entries[by_node[pos].1 as usize] = Some(EdgesRef::decode(key, entry)?);
+            Ok(())
+        }),
+    )?;
+    let entries = entries
+        .into_iter()
+        .enumerate()
+        .map(|(j, e)| {
+            e.ok_or_else(|| {
+                corrupt(format!(
+                    "the premise index names node {}, which is not a stored claim",
+                    nodes[j]
+                ))
+            })
+        })
+        .collect::<Result<Vec<EdgesRef<'_>>, FoldError>>()?;
+
+    // Member numbers: by layer, and by id within a layer.
+    let mut number = vec![0u32; n];
+    let mut layer_of = vec![0u32; n];
+    for (d, w) in bounds.windows(2).enumerate() {
+        let mut layer: Vec<u32> = (w[0] as u32..w[1] as u32).collect();
+        layer.sort_unstable_by(|&a, &b| key_cmp(entries[a as usize].id, entries[b as usize].id));
+        for (k, &j) in layer.iter().enumerate() {
+            number[j as usize] = (w[0] + k) as u32;
+            layer_of[j as usize] = d as u32;
+        }
     }
+    let mut keys = vec![[0u8; 32]; n];
+    let mut kinds = vec![Kind::Assertion; n];
+    let mut index: HashMap<IdKey, u32> = HashMap::default();
+    for (j, e) in entries.iter().enumerate() {
+        let m = number[j] as usize;
+        keys[m] = *e.id;
+        kinds[m] = e.kind;
+        index.insert(*e.id, m as u32);
+    }
+    // The premise a member was reached through: of those one layer up, the smallest id.
+    let mut via = vec![NONE; n];
+    let mut inside = Vec::with_capacity(edges.len());
+    let mut waiting = vec![0u32; n];
+    for &(d, p) in &edges {
+        let (dm, pm) = (number[d as usize], number[p as usize]);
+        inside.push((dm, pm));
+        waiting[dm as usize] += 1;
+        if layer_of[p as usize] + 1 == layer_of[d as usize] {
+            via[dm as usize] = via[dm as usize].min(pm);
+        }
+    }
+
+    // Premises outside the closure and targets, member by member in id order.
     let order = id_order(&keys);
-    let sorted: Vec<IdKey> = order.iter().map(|&i| keys[i as usize]).collect();
-    let mut kinds: Vec<Option<Kind>> = vec![None; n];
+    let mut member_entry = vec![0u32; n];
+    for (j, &m) in number.iter().enumerate() {
+        member_entry[m as usize] = j as u32;
+    }
     let mut outside = Vec::new();
     let mut targets = Vec::new();
-    ix(r.walk_sorted(Table::Claims, &sorted, |pos, key, entry| {
-        let i = order[pos];
-        let e = EdgesRef::decode(key, entry)?;
-        kinds[i as usize] = Some(e.kind);
+    for &i in &order {
+        let e = &entries[member_entry[i as usize] as usize];
         // The premise index, read above, pairs each premise with its dependents: when a
         // member names as many premises as it has inside the closure, it names no other
         // (a list with a premise twice is longer than its pairs, and is looked at closely).
@@ -618,29 +666,27 @@ fn read_closure(
             t.dedup();
             targets.push((i, t));
         }
-        Ok(())
-    }))?;
-    let kinds = kinds
-        .into_iter()
-        .zip(&keys)
-        .map(|(k, key)| k.ok_or_else(|| FoldError::NotFound(id_text(key))))
-        .collect::<Result<Vec<Kind>, FoldError>>()?;
-    // Records targeting members, grouped by member.
-    let mut targeting: Vec<(u32, IdKey)> = Vec::new();
-    ix(r.walk_sorted(Table::Targets, &sorted, |pos, pair, _| {
-        targeting.push((order[pos], second_of(pair)?));
-        Ok(())
-    }))?;
+    }
 
+    // Records targeting members, grouped by member.
+    let mut targeting: Vec<(u32, Node)> = Vec::new();
+    ix(
+        r.walk_sorted(Table::Targets, &sorted_nodes, |pos, pair, _| {
+            targeting.push((number[by_node[pos].1 as usize], second_node(pair)?));
+            Ok(())
+        }),
+    )?;
+    targeting.sort_unstable();
     let mut own = vec![Status::Unevaluated; n];
     let mut owns = Owns {
         r,
         memo: HashMap::default(),
     };
     for group in targeting.chunk_by(|a, b| a.0 == b.0) {
-        let recs: Vec<IdKey> = group.iter().map(|&(_, rec)| rec).collect();
+        let recs: Vec<Node> = group.iter().map(|&(_, rec)| rec).collect();
         own[group[0].0 as usize] = owns.decide(&recs)?;
     }
+    let layers = bounds;
 
     Ok(Closure {
         keys,
@@ -657,21 +703,21 @@ fn read_closure(
     })
 }
 
-/// Own statuses (docs/status.md) by id key, memoized over one read transaction: what the
+/// Own statuses (docs/status.md) by node, memoized over one read transaction: what the
 /// records targeting a member decide, and recursively what targets those records.
 struct Owns<'a, 'e> {
     r: &'a Reader<'e>,
-    /// own status, and the kind (None when the claim is not stored).
-    memo: HashMap<IdKey, (Status, Option<Kind>)>,
+    /// own status, and the kind (None when the node is no stored claim).
+    memo: HashMap<Node, (Status, Option<Kind>)>,
 }
 
 impl Owns<'_, '_> {
     /// What `recs` (every record targeting some claim) decide: the live falsifications,
     /// else the live supersessions, else the live verifications.
-    fn decide(&mut self, recs: &[IdKey]) -> Result<Status, FoldError> {
+    fn decide(&mut self, recs: &[Node]) -> Result<Status, FoldError> {
         let (mut falsified, mut superseded, mut verified) = (false, false, false);
-        for rec in recs {
-            let (status, kind) = self.own(*rec)?;
+        for &rec in recs {
+            let (status, kind) = self.own(rec)?;
             if !status.is_live() {
                 continue;
             }
@@ -679,8 +725,7 @@ impl Owns<'_, '_> {
             // never a status.
             let kind = kind.ok_or_else(|| {
                 corrupt(format!(
-                    "the target index names record {}, which is not stored",
-                    id_text(rec)
+                    "the target index names record node {rec}, which is not a stored claim"
                 ))
             })?;
             match kind {
@@ -701,15 +746,24 @@ impl Owns<'_, '_> {
         })
     }
 
-    /// own(id) and id's kind, after the own status of every record targeting it (an
+    /// A cycle through the node `node` (a stored record: only those target anything).
+    fn cycle_at(&self, node: Node) -> FoldError {
+        match ix(self.r.node_claim(node)) {
+            Ok(Some((id, _))) => cycle_at(&id),
+            Ok(None) => corrupt(format!("node {node} takes part in a cycle")),
+            Err(e) => e,
+        }
+    }
+
+    /// own(node) and its kind, after the own status of every record targeting it (an
     /// explicit post-order, so no chain of records can overflow the stack).
-    fn own(&mut self, id: IdKey) -> Result<(Status, Option<Kind>), FoldError> {
-        if let Some(&v) = self.memo.get(&id) {
+    fn own(&mut self, node: Node) -> Result<(Status, Option<Kind>), FoldError> {
+        if let Some(&v) = self.memo.get(&node) {
             return Ok(v);
         }
-        let mut stack = vec![(id, false)];
-        let mut in_progress: HashSet<IdKey> = HashSet::default();
-        let mut records: HashMap<IdKey, Vec<IdKey>> = HashMap::default();
+        let mut stack = vec![(node, false)];
+        let mut in_progress: HashSet<Node> = HashSet::default();
+        let mut records: HashMap<Node, Vec<Node>> = HashMap::default();
         while let Some((x, expanded)) = stack.pop() {
             if self.memo.contains_key(&x) {
                 continue;
@@ -717,25 +771,28 @@ impl Owns<'_, '_> {
             if expanded {
                 let recs = records.remove(&x).unwrap_or_default();
                 let status = self.decide(&recs)?;
-                let kind = ix(self.r.claim_kind(&x))?;
+                let kind = ix(self.r.node_claim(x))?.map(|(_, k)| k);
                 self.memo.insert(x, (status, kind));
                 in_progress.remove(&x);
                 continue;
             }
-            let recs = ix(self.r.records_targeting(&x))?;
+            let recs = ix(self.r.records_targeting_node(x))?;
             in_progress.insert(x);
             stack.push((x, true));
-            for k in &recs {
-                if in_progress.contains(k) {
-                    return Err(cycle_at(k));
+            for &k in &recs {
+                if in_progress.contains(&k) {
+                    return Err(self.cycle_at(k));
                 }
-                if !self.memo.contains_key(k) {
-                    stack.push((*k, false));
+                if !self.memo.contains_key(&k) {
+                    stack.push((k, false));
                 }
             }
             records.insert(x, recs);
         }
-        self.memo.get(&id).copied().ok_or_else(|| cycle_at(&id))
+        match self.memo.get(&node) {
+            Some(&v) => Ok(v),
+            None => Err(self.cycle_at(node)),
+        }
     }
 }
 

@@ -496,8 +496,14 @@ fn un_retiring_a_key_or_rewriting_signers_in_the_index_is_found_by_fsck() {
     assert!(out.json["data"]["problems"].to_string().contains("keys"));
     assert_eq!(run(&store, &["reindex"]).code, 0);
     assert_eq!(run(&store, &["fsck"]).code, 0);
-    let key = elench::store::index::id_key(&cs[0].id).unwrap();
-    edit_index(&store, "claims", &key, |v| {
+    // Claims are keyed by their node, which the `nodes` table gives.
+    let id = elench::store::index::id_key(&cs[0].id).unwrap();
+    let mut node = Vec::new();
+    edit_index(&store, "nodes", &id, |v| {
+        node = v.clone();
+        v
+    });
+    edit_index(&store, "claims", &node, |v| {
         let mut c: ClaimEntry = postcard::from_bytes(&v).unwrap();
         c.signers.clear();
         postcard::to_allocvec(&c).unwrap()

@@ -216,11 +216,24 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
     })
 }
 
+/// An index key as a reader knows it: an id, a keyid, or numbers (nodes, arrivals).
 fn describe(db: &str, key: &[u8]) -> String {
+    let number = |k: &[u8]| match <[u8; 8]>::try_from(k) {
+        Ok(b) => u64::from_be_bytes(b).to_string(),
+        Err(_) => hex::encode(k),
+    };
+    let id = crate::store::index::id_text;
+    // The audit names entries by id where it knows them; one only the index holds has nodes.
     match db {
-        "claims" | "by_target" | "by_premise" if key.len() >= 32 => {
-            crate::store::index::id_text(&key[..32])
+        "nodes" | "claims" if key.len() == 32 => id(key),
+        "claims" => format!("node {}", number(key)),
+        "by_target" | "by_premise" if key.len() == 64 => {
+            format!("{} ‖ {}", id(&key[..32]), id(&key[32..]))
         }
+        "by_target" | "by_premise" if key.len() == 16 => {
+            format!("node {} ‖ node {}", number(&key[..8]), number(&key[8..]))
+        }
+        "arrivals" | "envelope_order" => number(key),
         "keys" | "meta" => String::from_utf8_lossy(key).into_owned(),
         _ => hex::encode(key),
     }

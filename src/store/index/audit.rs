@@ -16,13 +16,14 @@
 //! million claims, a gigabyte of scratch space), and lookups in the live index cost less
 //! than writes.
 //!
-//! Memory: the ids of the claims seen so far (to tell a claim's first envelope from a later
-//! one whatever the index says), and the expected entries of the claims that have more than
-//! one envelope or already differ.
+//! Memory: every id the log has named with its node (numbered here as the writer numbers
+//! them), the claims seen so far (to tell a claim's first envelope from a later one whatever
+//! the index says), and the expected entries of the claims that have more than one envelope
+//! or already differ.
 
 use super::{
-    decode, encode, pair, Apply, ClaimEntry, Db, Difference, IdKey, IndexError, KeyEntry, Meta,
-    OrderEntry, Reader, FORMAT,
+    decode, encode, node_key, node_of_key, pair, Apply, ClaimEntry, Db, Difference, IdKey,
+    IndexError, KeyEntry, Meta, Node, OrderEntry, Reader, FORMAT,
 };
 use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
@@ -38,6 +39,10 @@ pub struct Audit<'r, 'e> {
     meta: Meta,
     /// The trust state: the fold of the trust events so far.
     keys: BTreeMap<String, KeyEntry>,
+    /// Every id the log named so far, with its node; `ids` is the reverse.
+    nodes: FxHashMap<IdKey, Node>,
+    ids: Vec<IdKey>,
+    /// The claims among them.
     seen: FxHashSet<IdKey>,
     /// Expected entries compared at the end rather than at the claim's first envelope: the
     /// live index gives the claim more than one envelope, or lacks it, or (`true`) was
@@ -61,6 +66,8 @@ impl<'r, 'e> Audit<'r, 'e> {
             limit,
             meta: Meta::EMPTY,
             keys: BTreeMap::new(),
+            nodes: FxHashMap::default(),
+            ids: Vec::new(),
             seen: FxHashSet::default(),
             open: FxHashMap::default(),
             targets: 0,
@@ -76,6 +83,7 @@ impl<'r, 'e> Audit<'r, 'e> {
         let d = &self.live.dbs;
         match name {
             "meta" => d.meta,
+            "nodes" => d.nodes,
             "claims" => d.claims,
             "envelope_order" => d.envelope_order,
             "arrivals" => d.arrivals,
@@ -123,21 +131,41 @@ impl<'r, 'e> Audit<'r, 'e> {
 
     /// Checks that `table` holds `value` under `key`.
     fn expect(&mut self, table: &'static str, key: &[u8], value: &[u8]) {
+        self.expect_named(table, key, value, key)
+    }
+
+    /// [`Audit::expect`], naming a difference by `name` (ids, where the key holds nodes).
+    fn expect_named(&mut self, table: &'static str, key: &[u8], value: &[u8], name: &[u8]) {
         match self.get(table, key) {
             Some(Some(v)) if v == value => {}
-            Some(Some(_)) => self.report(table, Difference::Changed(key.to_vec())),
-            Some(None) => self.report(table, Difference::Missing(key.to_vec())),
+            Some(Some(_)) => self.report(table, Difference::Changed(name.to_vec())),
+            Some(None) => self.report(table, Difference::Missing(name.to_vec())),
             None => {}
         }
     }
 
-    /// Checks the pairs `first ‖ id` of a pair table, each distinct pair once.
-    fn expect_pairs(&mut self, table: &'static str, firsts: &[IdKey], id: &IdKey) -> u64 {
-        let mut distinct: Vec<&IdKey> = firsts.iter().collect();
+    /// The node of `id`, numbered now (and its `nodes` entry checked) if the log never named
+    /// it before: the writer's numbering ([`super::Writer`]).
+    fn node_of(&mut self, id: &IdKey) -> Node {
+        if let Some(&n) = self.nodes.get(id) {
+            return n;
+        }
+        let n = self.ids.len() as Node;
+        self.nodes.insert(*id, n);
+        self.ids.push(*id);
+        self.expect("nodes", id, &node_key(n));
+        n
+    }
+
+    /// Numbers the ids of `firsts` in order, as the writer does, and checks the pairs
+    /// `first ‖ node` of a pair table, each distinct pair once.
+    fn expect_pairs(&mut self, table: &'static str, firsts: &[IdKey], node: Node) -> u64 {
+        let mut distinct: Vec<Node> = firsts.iter().map(|f| self.node_of(f)).collect();
         distinct.sort_unstable();
         distinct.dedup();
-        for f in &distinct {
-            self.expect(table, &pair(*f, id), &[]);
+        for &f in &distinct {
+            let name = pair(&self.ids[f as usize], &self.ids[node as usize]);
+            self.expect_named(table, &pair(&node_key(f), &node_key(node)), &[], &name);
         }
         distinct.len() as u64
     }
@@ -158,7 +186,8 @@ impl<'r, 'e> Audit<'r, 'e> {
         open.sort_by_key(|a| a.0);
         for (id, (entry, reported)) in &open {
             if !reported {
-                self.expect("claims", id, &encode(entry));
+                let node = self.nodes.get(id).copied().unwrap_or(Node::MAX);
+                self.expect_named("claims", &node_key(node), &encode(entry), id);
             }
         }
         let open: FxHashMap<IdKey, ClaimEntry> = open
@@ -180,22 +209,30 @@ impl<'r, 'e> Audit<'r, 'e> {
         self.audit_keys();
         let (claims, envelopes) = (self.meta.counts.claims, self.meta.counts.envelopes);
         let seen = std::mem::take(&mut self.seen);
+        let nodes = std::mem::take(&mut self.nodes);
+        let ids = std::mem::take(&mut self.ids);
+        // The id of a node the log named, if the key is one.
+        let id_of = |k: &[u8]| node_of_key(k).and_then(|n| ids.get(n as usize));
+        self.extra_entries("nodes", ids.len() as u64, |k| {
+            <&IdKey>::try_from(k).is_ok_and(|id| nodes.contains_key(id))
+        });
         self.extra_entries("claims", claims, |k| {
-            <&IdKey>::try_from(k).is_ok_and(|id| seen.contains(id))
+            id_of(k).is_some_and(|id| seen.contains(id))
         });
         let numbered = |count: u64| {
             move |k: &[u8]| <[u8; 8]>::try_from(k).is_ok_and(|n| u64::from_be_bytes(n) < count)
         };
         self.extra_entries("arrivals", claims, numbered(claims));
         self.extra_entries("envelope_order", envelopes, numbered(envelopes));
-        // A pair is the log's when its second id is a claim of the log that names the first:
-        // the expected entry where one is kept, else the live one (already found equal).
+        // A pair is the log's when its second node is a claim of the log that names the
+        // first: the expected entry where one is kept, else the live one (already found
+        // equal).
         let live = self.live;
         let names = |k: &[u8], of: fn(&ClaimEntry) -> &Vec<IdKey>| -> bool {
-            let (Ok(first), Ok(second)) = (
-                <&IdKey>::try_from(&k[..k.len().min(32)]),
-                <&IdKey>::try_from(&k[k.len().min(32)..]),
-            ) else {
+            if k.len() != 16 {
+                return false;
+            }
+            let (Some(first), Some(second)) = (id_of(&k[..8]), id_of(&k[8..])) else {
                 return false;
             };
             if !seen.contains(second) {
@@ -318,14 +355,16 @@ impl Apply for Audit<'_, '_> {
             &encode(&OrderEntry { claim: id, pos }),
         );
         self.meta.counts.envelopes += 1;
+        let node = self.node_of(&id);
+        let key = node_key(node);
         if self.seen.insert(id) {
-            let entry = ClaimEntry::first(accepted, pos, self.meta.counts.claims, envelope);
+            let entry = ClaimEntry::first(id, accepted, pos, self.meta.counts.claims, envelope);
             self.expect("arrivals", &entry.seq.to_be_bytes(), &id);
-            self.targets += self.expect_pairs("by_target", &entry.target, &id);
-            self.premises += self.expect_pairs("by_premise", &entry.depends_on, &id);
+            self.targets += self.expect_pairs("by_target", &entry.target, node);
+            self.premises += self.expect_pairs("by_premise", &entry.depends_on, node);
             self.meta.counts.claims += 1;
             let encoded = encode(&entry);
-            match self.get("claims", &id) {
+            match self.get("claims", &key) {
                 // Settled: the claim as the log has it so far, with one envelope.
                 Some(Some(v)) if v == encoded.as_slice() => {}
                 Some(Some(v)) => {
@@ -349,7 +388,7 @@ impl Apply for Audit<'_, '_> {
                 None => {
                     // The live entry was found equal to the claim's entry with one envelope:
                     // it lacks this one, unless this one repeats it (damage in the log).
-                    let live = match self.get("claims", &id) {
+                    let live = match self.get("claims", &key) {
                         Some(Some(v)) => decode::<ClaimEntry>(v, "claims").ok(),
                         _ => None,
                     };

@@ -1,20 +1,30 @@
 //! The index: LMDB (through heed) beside the log, rebuildable from it at any time.
 //!
-//! Databases (claim ids are keyed by their 32 hash bytes, keyids by their hex text):
+//! Every claim id the log names, as a claim or as a claim's target or premise, gets a
+//! [`Node`] number, in the order the log first names it. The other tables key claims by
+//! that number, so the claims of one stretch of the log sit together in them (numbers
+//! grow with arrival) instead of at random places in a B-tree keyed by hash.
+//!
+//! Databases (numbers are u64 big-endian, so key order is number order; claim ids are their
+//! 32 hash bytes, keyids their hex text):
 //! - `meta`: `meta` ([`Meta`]: the log head indexed up to, the position of the last indexed
 //!   record, counts of claims, envelopes and trust events) and `format` (the index's own
 //!   layout version, [`FORMAT`]; an index in another format is rebuilt)
-//! - `claims`: id → [`ClaimEntry`] (the claim's fields the fold reads, its signers, arrival
-//!   number, where its first envelope sits in the log, and the number and digest of each of
-//!   its envelopes: an envelope is found through its claim, so no table is keyed by digest)
-//! - `envelope_order`: envelope number (u64 BE) → [`OrderEntry`] (its claim and position)
-//! - `arrivals`: claim arrival number (u64 BE) → id
-//! - `by_target`: target ‖ record → (); `by_premise`: premise ‖ dependent → ()
+//! - `nodes`: id → node; the only table keyed by hash
+//! - `claims`: node → [`ClaimEntry`] (the claim's id, the fields the fold reads, its signers,
+//!   arrival number, where its first envelope sits in the log, and the number and digest of
+//!   each of its envelopes: an envelope is found through its claim, so no table is keyed by
+//!   digest). A node named only as a target or premise has no entry.
+//! - `envelope_order`: envelope number → [`OrderEntry`] (its claim and position)
+//! - `arrivals`: claim arrival number → id
+//! - `by_target`: target node ‖ record node → (); `by_premise`: premise node ‖ dependent
+//!   node → ()
 //! - `keys`: keyid → [`KeyEntry`] (the trust state: the fold of the log's trust events)
 //!
-//! The two databases keyed by a growing number are written with LMDB's append mode, so their
-//! pages are filled, not split in half; the summary leaves out what other fields hold. Both
-//! keep the index small beside the log (docs/benchmarks.md).
+//! Databases keyed by a growing number are written with LMDB's append mode, so their pages
+//! are filled, not split in half; the summary leaves out what other fields hold. Writing a
+//! claim dirties one page at a random place (in `nodes`) where keys by id dirtied one per
+//! table, which is most of what a large index costs to write (docs/benchmarks.md).
 //!
 //! Invariants: the index is written only under the store's writer lock, one transaction per
 //! group of log records, after the log's fsync; it is not synced per commit (the log is the
@@ -43,7 +53,7 @@ pub type IdKey = [u8; 32];
 
 /// The index's own layout version. An index written in another one (or before versions were
 /// recorded) is rebuilt from the log on open, like a damaged one: the log is unchanged.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// A claim id's 32 hash bytes; None when the text is not a claim id.
 pub fn id_key(id: &str) -> Option<IdKey> {
@@ -56,6 +66,19 @@ pub fn id_key(id: &str) -> Option<IdKey> {
     Some(out)
 }
 
+/// An id's number in the index (see the module comment).
+pub type Node = u64;
+
+/// The key of a node in the tables keyed by it.
+pub fn node_key(node: Node) -> [u8; 8] {
+    node.to_be_bytes()
+}
+
+/// The node whose key is `key`; None when it is not 8 bytes.
+fn node_of_key(key: &[u8]) -> Option<Node> {
+    <[u8; 8]>::try_from(key).ok().map(u64::from_be_bytes)
+}
+
 pub fn id_text(key: &[u8]) -> String {
     format!("{}{}", crate::claim::id::ID_PREFIX, hex::encode(key))
 }
@@ -63,6 +86,8 @@ pub fn id_text(key: &[u8]) -> String {
 /// What the index keeps of a claim. The claim's full text stays in the log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClaimEntry {
+    /// The claim's id (the table is keyed by its node).
+    pub id: IdKey,
     pub kind: Kind,
     pub origin: OriginKind,
     pub producer: String,
@@ -95,6 +120,7 @@ impl ClaimEntry {
     /// The entry a claim gets from its first envelope: `seq` is its arrival number among
     /// claims. Written by [`Writer::apply_envelope`], expected by [`audit::Audit`].
     pub fn first(
+        id: IdKey,
         accepted: &Accepted,
         pos: Position,
         seq: u64,
@@ -112,6 +138,7 @@ impl ClaimEntry {
         sorted.sort_by(|a, b| a.keyid.cmp(&b.keyid));
         sorted.dedup_by(|a, b| a.keyid == b.keyid);
         ClaimEntry {
+            id,
             kind: claim.kind,
             origin: claim.origin,
             producer: claim.producer.clone(),
@@ -159,22 +186,24 @@ impl ClaimEntry {
     }
 }
 
-/// What the blast radius reads of a claim: its kind and its edges, decoded from the leading
+/// What the blast radius reads of a claim: its id, kind and edges, decoded from the leading
 /// fields of its [`ClaimEntry`] without the rest (see [`EdgesRef`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimEdges {
+    pub id: IdKey,
     pub kind: Kind,
     pub target: Vec<IdKey>,
     pub depends_on: Vec<IdKey>,
 }
 
-/// A claim's kind and edges, borrowed from its encoded [`ClaimEntry`]. postcard writes a
-/// struct as its fields one after another, so the leading ones decode on their own: `kind`,
-/// `origin` and `producer` through serde, then `target` and `depends_on`, each a varint
-/// count and that many 32-byte ids (an `[u8; 32]` is 32 raw bytes), read as slices. Signers,
+/// A claim's id, kind and edges, borrowed from its encoded [`ClaimEntry`]. postcard writes a
+/// struct as its fields one after another, so the leading ones decode on their own: `id` (an
+/// `[u8; 32]` is 32 raw bytes), `kind`, `origin` and `producer` through serde, then `target`
+/// and `depends_on`, each a varint count and that many 32-byte ids, read as slices. Signers,
 /// summary and envelopes are never decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EdgesRef<'a> {
+    pub id: &'a IdKey,
     pub kind: Kind,
     target: &'a [u8],
     depends_on: &'a [u8],
@@ -187,18 +216,21 @@ fn ids_of(bytes: &[u8]) -> impl Iterator<Item = &IdKey> {
 }
 
 impl<'a> EdgesRef<'a> {
-    /// Decodes the leading fields of the entry stored for `id`.
-    pub fn decode(id: &[u8], entry: &'a [u8]) -> Result<EdgesRef<'a>, IndexError> {
+    /// Decodes the leading fields of the entry stored under the key `node`.
+    pub fn decode(node: &[u8], entry: &'a [u8]) -> Result<EdgesRef<'a>, IndexError> {
         let bad = |why: String| IndexError::Decode {
-            what: format!("claims/{}", id_text(id)),
+            what: format!("claims/{}", node_of_key(node).unwrap_or(u64::MAX)),
             why,
         };
+        let (id, rest) = take_ids(1, entry).map_err(&bad)?;
+        let id = <&IdKey>::try_from(id).map_err(|_| bad("no id".into()))?;
         let ((kind, _origin, _producer), rest) =
-            postcard::take_from_bytes::<(Kind, OriginKind, &str)>(entry)
+            postcard::take_from_bytes::<(Kind, OriginKind, &str)>(rest)
                 .map_err(|e| bad(e.to_string()))?;
-        let (target, rest) = take_ids(rest).map_err(&bad)?;
-        let (depends_on, _) = take_ids(rest).map_err(&bad)?;
+        let (target, rest) = take_counted_ids(rest).map_err(&bad)?;
+        let (depends_on, _) = take_counted_ids(rest).map_err(&bad)?;
         Ok(EdgesRef {
+            id,
             kind,
             target,
             depends_on,
@@ -224,6 +256,7 @@ impl<'a> EdgesRef<'a> {
 
     pub fn to_owned(&self) -> ClaimEdges {
         ClaimEdges {
+            id: *self.id,
             kind: self.kind,
             target: self.target().copied().collect(),
             depends_on: self.depends_on().copied().collect(),
@@ -232,22 +265,27 @@ impl<'a> EdgesRef<'a> {
 }
 
 /// A postcard `Vec<[u8; 32]>` at the start of `bytes`: its ids' bytes, and what follows.
-fn take_ids(bytes: &[u8]) -> Result<(&[u8], &[u8]), String> {
+fn take_counted_ids(bytes: &[u8]) -> Result<(&[u8], &[u8]), String> {
     let (count, rest) = postcard::take_from_bytes::<usize>(bytes).map_err(|e| e.to_string())?;
+    take_ids(count, rest)
+}
+
+/// `count` ids (32 bytes each) at the start of `bytes`, and what follows.
+fn take_ids(count: usize, bytes: &[u8]) -> Result<(&[u8], &[u8]), String> {
     match count.checked_mul(32) {
-        Some(len) if len <= rest.len() => Ok(rest.split_at(len)),
-        _ => Err(format!("{count} ids, {} bytes left", rest.len())),
+        Some(len) if len <= bytes.len() => Ok(bytes.split_at(len)),
+        _ => Err(format!("{count} ids, {} bytes left", bytes.len())),
     }
 }
 
-/// The tables [`Reader::walk_sorted`] reads, each keyed by a claim id or beginning with one.
+/// The tables [`Reader::walk_sorted`] reads, each keyed by a node or beginning with one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Table {
-    /// Claim entries by id.
+    /// Claim entries by node.
     Claims,
-    /// target ‖ record.
+    /// target node ‖ record node.
     Targets,
-    /// premise ‖ dependent.
+    /// premise node ‖ dependent node.
     Premises,
 }
 
@@ -470,6 +508,7 @@ pub enum Difference {
 #[derive(Clone, Copy)]
 struct Dbs {
     meta: Db,
+    nodes: Db,
     claims: Db,
     envelope_order: Db,
     arrivals: Db,
@@ -478,8 +517,9 @@ struct Dbs {
     keys: Db,
 }
 
-const DB_NAMES: [&str; 7] = [
+const DB_NAMES: [&str; 8] = [
     "meta",
+    "nodes",
     "claims",
     "envelope_order",
     "arrivals",
@@ -633,12 +673,13 @@ impl Index {
         }
         let dbs = Dbs {
             meta: dbs[0],
-            claims: dbs[1],
-            envelope_order: dbs[2],
-            arrivals: dbs[3],
-            by_target: dbs[4],
-            by_premise: dbs[5],
-            keys: dbs[6],
+            nodes: dbs[1],
+            claims: dbs[2],
+            envelope_order: dbs[3],
+            arrivals: dbs[4],
+            by_target: dbs[5],
+            by_premise: dbs[6],
+            keys: dbs[7],
         };
         // A read-only index is checked against the file too (it cannot be rebuilt, so a
         // command says so instead of reading pages that may be lost).
@@ -673,7 +714,9 @@ impl Index {
     pub fn write(&self) -> Result<Writer<'_>, IndexError> {
         let txn = self.env.write_txn()?;
         let meta = read_meta(&txn, &self.dbs)?;
+        let next_node = self.dbs.nodes.len(&txn)?;
         Ok(Writer {
+            next_node,
             txn,
             dbs: self.dbs,
             legacy: self.legacy.clone(),
@@ -735,11 +778,34 @@ fn read_meta(txn: &RoTxn, dbs: &Dbs) -> Result<Meta, IndexError> {
     }
 }
 
+/// The node of `id`, read in any transaction; None when the log never named it.
+fn node_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<Node>, IndexError> {
+    match dbs.nodes.get(txn, id)? {
+        None => Ok(None),
+        Some(v) => node_of_key(v).map(Some).ok_or_else(|| IndexError::Decode {
+            what: format!("nodes/{}", id_text(id)),
+            why: "not 8 bytes".into(),
+        }),
+    }
+}
+
+/// The encoded entry of the claim `id` (none when `id` is no stored claim) in any transaction.
+fn entry_bytes<'t>(
+    txn: &'t RoTxn,
+    dbs: &Dbs,
+    id: &IdKey,
+) -> Result<Option<(Node, &'t [u8])>, IndexError> {
+    let Some(node) = node_in(txn, dbs, id)? else {
+        return Ok(None);
+    };
+    Ok(dbs.claims.get(txn, &node_key(node))?.map(|b| (node, b)))
+}
+
 /// A claim's entry, read in any transaction (a reader's or the writer's).
 fn claim_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
-    match dbs.claims.get(txn, id)? {
+    match entry_bytes(txn, dbs, id)? {
         None => Ok(None),
-        Some(b) => decode(b, &format!("claims/{}", id_text(id))).map(Some),
+        Some((_, b)) => decode(b, &format!("claims/{}", id_text(id))).map(Some),
     }
 }
 
@@ -773,32 +839,52 @@ impl Reader<'_> {
         claim_in(&self.txn, &self.dbs, id)
     }
 
+    /// The node of `id`; None when the log never named it.
+    pub fn node(&self, id: &IdKey) -> Result<Option<Node>, IndexError> {
+        node_in(&self.txn, &self.dbs, id)
+    }
+
+    /// The node of the stored claim `id`; None when no such claim is stored.
+    pub fn claim_node(&self, id: &IdKey) -> Result<Option<Node>, IndexError> {
+        Ok(entry_bytes(&self.txn, &self.dbs, id)?.map(|(node, _)| node))
+    }
+
     /// A claim's kind, read from the leading fields of its entry.
     pub fn claim_kind(&self, id: &IdKey) -> Result<Option<Kind>, IndexError> {
-        match self.dbs.claims.get(&self.txn, id)? {
+        match entry_bytes(&self.txn, &self.dbs, id)? {
             None => Ok(None),
-            Some(b) => EdgesRef::decode(id, b).map(|e| Some(e.kind)),
+            Some((node, b)) => EdgesRef::decode(&node_key(node), b).map(|e| Some(e.kind)),
         }
     }
 
-    /// A claim's kind and edges (see [`ClaimEdges`]), without decoding the whole entry.
+    /// A claim's id, kind and edges (see [`ClaimEdges`]), without decoding the whole entry.
     pub fn claim_edges(&self, id: &IdKey) -> Result<Option<ClaimEdges>, IndexError> {
-        match self.dbs.claims.get(&self.txn, id)? {
+        match entry_bytes(&self.txn, &self.dbs, id)? {
             None => Ok(None),
-            Some(b) => EdgesRef::decode(id, b).map(|e| Some(e.to_owned())),
+            Some((node, b)) => EdgesRef::decode(&node_key(node), b).map(|e| Some(e.to_owned())),
         }
     }
 
-    /// Visits the entries of `table` whose keys begin with one of `keys`, which must be sorted
-    /// ascending without repeats, as `f(position in keys, entry key, entry value)`, in key
-    /// order. One cursor moves forward through the table: a key near the last one is reached
-    /// by stepping, a far one by a fresh seek after a few steps ([`Table`]), so the cost
-    /// grows with `keys` and what they hold, never with the table. When the keys are sparse
-    /// in the claims table, whose keys are whole ids, each is looked up instead.
+    /// The id and kind of the claim numbered `node`; None when that node is no stored claim
+    /// (an id named only as a target or premise).
+    pub fn node_claim(&self, node: Node) -> Result<Option<(IdKey, Kind)>, IndexError> {
+        let key = node_key(node);
+        match self.dbs.claims.get(&self.txn, &key)? {
+            None => Ok(None),
+            Some(b) => EdgesRef::decode(&key, b).map(|e| Some((*e.id, e.kind))),
+        }
+    }
+
+    /// Visits the entries of `table` whose keys begin with one of the nodes `keys`, which
+    /// must be sorted ascending without repeats, as `f(position in keys, entry key, entry
+    /// value)`, in key order. One cursor moves forward through the table: a key near the last
+    /// one is reached by stepping, a far one by a fresh seek after a few steps ([`Table`]),
+    /// so the cost grows with `keys` and what they hold, never with the table. When the keys
+    /// are sparse in the claims table, whose keys are whole nodes, each is looked up instead.
     pub fn walk_sorted<'t>(
         &'t self,
         table: Table,
-        keys: &[IdKey],
+        keys: &[Node],
         mut f: impl FnMut(usize, &[u8], &'t [u8]) -> Result<(), IndexError>,
     ) -> Result<(), IndexError> {
         let db = match table {
@@ -806,7 +892,7 @@ impl Reader<'_> {
             Table::Targets => self.dbs.by_target,
             Table::Premises => self.dbs.by_premise,
         };
-        let Some(first) = keys.first() else {
+        let Some(&first) = keys.first() else {
             return Ok(());
         };
         // When the keys are sparse in the table (on average more entries between two of them
@@ -817,27 +903,29 @@ impl Reader<'_> {
         } else {
             table.steps()
         };
-        // A claim's key is its whole id, so there a seek is a lookup, which needs no cursor of
-        // its own (a fresh cursor per seek was most of a sparse walk's cost).
+        // A claim's key is its whole node, so there a seek is a lookup, which needs no cursor
+        // of its own (a fresh cursor per seek was most of a sparse walk's cost).
         if max_steps == 0 && table == Table::Claims {
-            for (i, k) in keys.iter().enumerate() {
-                if let Some(v) = db.get(&self.txn, k)? {
-                    f(i, k, v)?;
+            for (i, &n) in keys.iter().enumerate() {
+                let k = node_key(n);
+                if let Some(v) = db.get(&self.txn, &k)? {
+                    f(i, &k, v)?;
                 }
             }
             return Ok(());
         }
         let seek = |k: &[u8]| db.range(&self.txn, &(Bound::Included(k), Bound::Unbounded));
-        let mut it = seek(first)?;
+        let mut it = seek(&node_key(first))?;
         let mut cur = it.next().transpose()?;
-        for (i, k) in keys.iter().enumerate() {
+        for (i, &n) in keys.iter().enumerate() {
+            let k = node_key(n);
             let mut steps = 0;
             while let Some((ek, _)) = cur {
                 if ek >= &k[..] {
                     break;
                 }
                 if steps == max_steps {
-                    it = seek(k)?;
+                    it = seek(&k)?;
                     cur = it.next().transpose()?;
                     break;
                 }
@@ -845,7 +933,7 @@ impl Reader<'_> {
                 cur = it.next().transpose()?;
             }
             while let Some((ek, ev)) = cur {
-                if !ek.starts_with(k) {
+                if !ek.starts_with(&k) {
                     break;
                 }
                 f(i, ek, ev)?;
@@ -860,7 +948,7 @@ impl Reader<'_> {
     }
 
     pub fn has_claim(&self, id: &IdKey) -> Result<bool, IndexError> {
-        Ok(self.dbs.claims.get(&self.txn, id)?.is_some())
+        Ok(entry_bytes(&self.txn, &self.dbs, id)?.is_some())
     }
 
     /// Whether the claim `id` is stored with the envelope whose digest is `digest`.
@@ -888,26 +976,41 @@ impl Reader<'_> {
         })
     }
 
-    /// Second halves of the pair keys starting with `first`.
-    fn pairs(&self, db: Db, first: &IdKey) -> Result<Vec<IdKey>, IndexError> {
+    /// Second halves of the pair keys starting with the node `first`.
+    fn paired_nodes(&self, db: Db, first: Node) -> Result<Vec<Node>, IndexError> {
         let mut out = Vec::new();
-        for item in db.prefix_iter(&self.txn, first)? {
+        for item in db.prefix_iter(&self.txn, &node_key(first))? {
             let (k, _) = item?;
-            let mut second = [0u8; 32];
-            if k.len() != 64 {
-                return Err(IndexError::Decode {
-                    what: "pair key".into(),
-                    why: format!("{} bytes", k.len()),
-                });
-            }
-            second.copy_from_slice(&k[32..]);
-            out.push(second);
+            out.push(second_node(k)?);
         }
+        Ok(out)
+    }
+
+    /// The ids of the claims paired with `first` in a pair table, sorted.
+    fn pairs(&self, db: Db, first: &IdKey) -> Result<Vec<IdKey>, IndexError> {
+        let Some(node) = self.node(first)? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for second in self.paired_nodes(db, node)? {
+            // The second of a pair is always a stored claim (the record or the dependent).
+            let (id, _) = self.node_claim(second)?.ok_or_else(|| IndexError::Decode {
+                what: format!("claims/{second}"),
+                why: "missing, though a pair names it".into(),
+            })?;
+            out.push(id);
+        }
+        out.sort_unstable();
         Ok(out)
     }
 
     pub fn records_targeting(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
         self.pairs(self.dbs.by_target, id)
+    }
+
+    /// The nodes of the records targeting the node `node`, in node order.
+    pub fn records_targeting_node(&self, node: Node) -> Result<Vec<Node>, IndexError> {
+        self.paired_nodes(self.dbs.by_target, node)
     }
 
     pub fn dependents(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
@@ -996,13 +1099,19 @@ impl Reader<'_> {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
-        for item in self.dbs.claims.prefix_iter(&self.txn, &bytes)? {
-            let (k, _) = item?;
-            if hex::encode(k).starts_with(hex_prefix) {
-                let id: IdKey = k.try_into().map_err(|_| IndexError::Decode {
-                    what: "claims key".into(),
-                    why: "not 32 bytes".into(),
-                })?;
+        for item in self.dbs.nodes.prefix_iter(&self.txn, &bytes)? {
+            let (k, v) = item?;
+            if !hex::encode(k).starts_with(hex_prefix) {
+                continue;
+            }
+            let bad = |why: &str| IndexError::Decode {
+                what: "nodes entry".into(),
+                why: why.into(),
+            };
+            let id: IdKey = k.try_into().map_err(|_| bad("key is not 32 bytes"))?;
+            let node = node_of_key(v).ok_or_else(|| bad("value is not 8 bytes"))?;
+            // Ids named only as targets or premises have a node and no claim.
+            if self.dbs.claims.get(&self.txn, &node_key(node))?.is_some() {
                 out.push(id);
                 if out.len() >= limit {
                     break;
@@ -1028,8 +1137,21 @@ impl Reader<'_> {
     }
 }
 
+/// The second node of a pair key (first node ‖ second node).
+pub fn second_node(pair: &[u8]) -> Result<Node, IndexError> {
+    Some(pair)
+        .filter(|p| p.len() == 16)
+        .and_then(|p| node_of_key(&p[8..]))
+        .ok_or_else(|| IndexError::Decode {
+            what: "pair key".into(),
+            why: format!("{} bytes", pair.len()),
+        })
+}
+
 /// One write transaction over the index, applying log records in order.
 pub struct Writer<'e> {
+    /// The number the next id the log names gets.
+    next_node: Node,
     txn: RwTxn<'e>,
     dbs: Dbs,
     legacy: Vec<Db>,
@@ -1084,6 +1206,7 @@ impl Writer<'_> {
     pub fn clear(&mut self) -> Result<(), IndexError> {
         for db in [
             self.dbs.meta,
+            self.dbs.nodes,
             self.dbs.claims,
             self.dbs.envelope_order,
             self.dbs.arrivals,
@@ -1097,7 +1220,25 @@ impl Writer<'_> {
             db.clear(&mut self.txn)?;
         }
         self.meta = Meta::EMPTY;
+        self.next_node = 0;
         Ok(())
+    }
+
+    /// The node of `id`, numbering it now if the log never named it before (then `true`).
+    fn node_of(&mut self, id: &IdKey) -> Result<(Node, bool), IndexError> {
+        let next = node_key(self.next_node);
+        match self.dbs.nodes.get_or_put(&mut self.txn, id, &next)? {
+            Some(v) => node_of_key(v)
+                .map(|n| (n, false))
+                .ok_or_else(|| IndexError::Decode {
+                    what: format!("nodes/{}", id_text(id)),
+                    why: "not 8 bytes".into(),
+                }),
+            None => {
+                self.next_node += 1;
+                Ok((self.next_node - 1, true))
+            }
+        }
     }
 
     /// Writes the meta entry and commits.
@@ -1132,17 +1273,25 @@ impl Apply for Writer<'_> {
             &encode(&OrderEntry { claim: id, pos }),
         )?;
         self.meta.counts.envelopes += 1;
-        let entry = ClaimEntry::first(accepted, pos, self.meta.counts.claims, envelope);
-        // Most envelopes bring a new claim: one insert that refuses to overwrite finds out,
-        // without a lookup first.
-        let inserted = self.dbs.claims.put_with_flags(
-            &mut self.txn,
-            PutFlags::NO_OVERWRITE,
-            &id,
-            &encode(&entry),
-        );
-        match inserted {
-            Ok(()) => {
+        let entry = ClaimEntry::first(id, accepted, pos, self.meta.counts.claims, envelope);
+        let (node, numbered_now) = self.node_of(&id)?;
+        let key = node_key(node);
+        // A claim the log never named before has the largest node: its entry goes at the end.
+        let stored = if numbered_now {
+            None
+        } else {
+            self.dbs.claims.get(&self.txn, &key)?
+        };
+        match stored {
+            None => {
+                let flags = if numbered_now {
+                    PutFlags::APPEND
+                } else {
+                    PutFlags::empty()
+                };
+                self.dbs
+                    .claims
+                    .put_with_flags(&mut self.txn, flags, &key, &encode(&entry))?;
                 self.dbs.arrivals.put_with_flags(
                     &mut self.txn,
                     PutFlags::APPEND,
@@ -1150,22 +1299,24 @@ impl Apply for Writer<'_> {
                     &id,
                 )?;
                 for t in &entry.target {
-                    self.dbs.by_target.put(&mut self.txn, &pair(t, &id), &[])?;
+                    let (t, _) = self.node_of(t)?;
+                    self.dbs
+                        .by_target
+                        .put(&mut self.txn, &pair(&node_key(t), &key), &[])?;
                 }
                 for p in &entry.depends_on {
-                    self.dbs.by_premise.put(&mut self.txn, &pair(p, &id), &[])?;
+                    let (p, _) = self.node_of(p)?;
+                    self.dbs
+                        .by_premise
+                        .put(&mut self.txn, &pair(&node_key(p), &key), &[])?;
                 }
                 self.meta.counts.claims += 1;
             }
-            Err(heed::Error::Mdb(heed::MdbError::KeyExist)) => {
-                let mut stored = self.claim(&id)?.ok_or_else(|| IndexError::Decode {
-                    what: format!("claims/{}", id_text(&id)),
-                    why: "an insert found it, a read did not".into(),
-                })?;
+            Some(b) => {
+                let mut stored: ClaimEntry = decode(b, &format!("claims/{}", id_text(&id)))?;
                 stored.add_envelope(&id, envelope, &entry.signers)?;
-                self.dbs.claims.put(&mut self.txn, &id, &encode(&stored))?;
+                self.dbs.claims.put(&mut self.txn, &key, &encode(&stored))?;
             }
-            Err(e) => return Err(e.into()),
         }
         self.meta.advance(pos, chain, frame_len);
         Ok(())
@@ -1260,6 +1411,7 @@ mod tests {
     #[test]
     fn edges_decode_from_the_entry_prefix() {
         let entry = |target: Vec<IdKey>, depends_on: Vec<IdKey>| ClaimEntry {
+            id: key(77),
             kind: Kind::Falsification,
             origin: OriginKind::AgentAsserted,
             producer: "p/1".repeat(50),
@@ -1288,20 +1440,22 @@ mod tests {
         ] {
             let e = entry(t, d);
             let bytes = encode(&e);
-            let got = EdgesRef::decode(&key(0), &bytes).unwrap().to_owned();
+            let got = EdgesRef::decode(&node_key(4), &bytes).unwrap().to_owned();
             assert_eq!(
                 got,
                 ClaimEdges {
+                    id: e.id,
                     kind: e.kind,
                     target: e.target.clone(),
                     depends_on: e.depends_on.clone(),
                 }
             );
             // A cut entry is an error, never a panic.
-            for cut in 0..bytes.len().min(40) {
-                let _ = EdgesRef::decode(&key(0), &bytes[..cut]);
+            for cut in 0..bytes.len().min(80) {
+                let _ = EdgesRef::decode(&node_key(4), &bytes[..cut]);
             }
-            assert!(EdgesRef::decode(&key(0), &bytes[..3]).is_err());
+            assert!(EdgesRef::decode(&node_key(4), &bytes[..3]).is_err());
+            assert!(EdgesRef::decode(&node_key(4), &bytes[..35]).is_err());
         }
     }
 
@@ -1320,22 +1474,23 @@ mod tests {
             {
                 let mut w = index.write().unwrap();
                 for (a, b) in &pairs {
-                    w.dbs.by_premise.put(&mut w.txn, &pair(&key(*a), &key(*b)), &[]).unwrap();
+                    let k = pair(&node_key(*a as Node), &node_key(*b as Node));
+                    w.dbs.by_premise.put(&mut w.txn, &k, &[]).unwrap();
                 }
                 w.commit().unwrap();
             }
             let r = index.read().unwrap();
-            let keys: Vec<IdKey> = wanted.iter().map(|&n| key(n)).collect();
-            let mut walked: Vec<(usize, IdKey)> = Vec::new();
+            let keys: Vec<Node> = wanted.iter().map(|&n| n as Node).collect();
+            let mut walked: Vec<(usize, Node)> = Vec::new();
             r.walk_sorted(Table::Premises, &keys, |i, k, v| {
                 assert!(v.is_empty());
-                walked.push((i, k[32..].try_into().unwrap()));
+                walked.push((i, second_node(k).unwrap()));
                 Ok(())
             })
             .unwrap();
             let mut looked_up = Vec::new();
-            for (i, k) in keys.iter().enumerate() {
-                for d in r.dependents(k).unwrap() {
+            for (i, &k) in keys.iter().enumerate() {
+                for d in r.paired_nodes(r.dbs.by_premise, k).unwrap() {
                     looked_up.push((i, d));
                 }
             }
@@ -1345,7 +1500,7 @@ mod tests {
             Index::forget(tmp.path());
         }
 
-        /// The same for the claims table, whose keys are whole ids: a walk of few keys looks
+        /// The same for the claims table, whose keys are whole nodes: a walk of few keys looks
         /// each one up, a walk of many steps through the table; both find what `get` finds.
         #[test]
         fn a_walk_of_claims_equals_a_lookup_per_key(
@@ -1357,12 +1512,12 @@ mod tests {
             {
                 let mut w = index.write().unwrap();
                 for n in &stored {
-                    w.dbs.claims.put(&mut w.txn, &key(*n), &n.to_be_bytes()).unwrap();
+                    w.dbs.claims.put(&mut w.txn, &node_key(*n as Node), &n.to_be_bytes()).unwrap();
                 }
                 w.commit().unwrap();
             }
             let r = index.read().unwrap();
-            let keys: Vec<IdKey> = wanted.iter().map(|&n| key(n)).collect();
+            let keys: Vec<Node> = wanted.iter().map(|&n| n as Node).collect();
             let mut walked: Vec<(usize, Vec<u8>, Vec<u8>)> = Vec::new();
             r.walk_sorted(Table::Claims, &keys, |i, k, v| {
                 walked.push((i, k.to_vec(), v.to_vec()));
@@ -1370,9 +1525,9 @@ mod tests {
             })
             .unwrap();
             let mut looked_up = Vec::new();
-            for (i, k) in keys.iter().enumerate() {
-                if let Some(v) = r.dbs.claims.get(&r.txn, k).unwrap() {
-                    looked_up.push((i, k.to_vec(), v.to_vec()));
+            for (i, &k) in keys.iter().enumerate() {
+                if let Some(v) = r.dbs.claims.get(&r.txn, &node_key(k)).unwrap() {
+                    looked_up.push((i, node_key(k).to_vec(), v.to_vec()));
                 }
             }
             prop_assert_eq!(walked, looked_up);
