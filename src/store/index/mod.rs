@@ -897,7 +897,10 @@ impl Reader<'_> {
         };
         // When the keys are sparse in the table (on average more entries between two of them
         // than steps allowed), stepping first would only add to every seek: seek at once.
-        let gap = db.len(&self.txn)? / keys.len() as u64;
+        // Nodes are numbered densely, and each numbers at most one claim and few pairs, so the
+        // span of the keys tells how far apart they lie, wherever they are in the table.
+        let span = keys.last().map_or(0, |&last| last.saturating_sub(first)) + 1;
+        let gap = span / keys.len() as u64;
         let max_steps = if gap > table.steps() as u64 {
             0
         } else {
