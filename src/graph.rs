@@ -618,15 +618,19 @@ fn read_closure(
             layer_of[j as usize] = d as u32;
         }
     }
-    let mut keys = vec![[0u8; 32]; n];
-    let mut kinds = vec![Kind::Assertion; n];
-    let mut index: HashMap<IdKey, u32> = HashMap::default();
-    for (j, e) in entries.iter().enumerate() {
-        let m = number[j] as usize;
-        keys[m] = *e.id;
-        kinds[m] = e.kind;
-        index.insert(*e.id, m as u32);
+    // The entries by member number.
+    let mut members: Vec<Option<EdgesRef<'_>>> = vec![None; n];
+    for (j, e) in entries.into_iter().enumerate() {
+        members[number[j] as usize] = Some(e);
     }
+    let members: Vec<EdgesRef<'_>> = members.into_iter().flatten().collect();
+    let keys: Vec<IdKey> = members.iter().map(|e| *e.id).collect();
+    let kinds: Vec<Kind> = members.iter().map(|e| e.kind).collect();
+    let index: HashMap<IdKey, u32> = keys
+        .iter()
+        .enumerate()
+        .map(|(m, k)| (*k, m as u32))
+        .collect();
     // The premise a member was reached through: of those one layer up, the smallest id.
     let mut via = vec![NONE; n];
     let mut inside = Vec::with_capacity(edges.len());
@@ -641,15 +645,10 @@ fn read_closure(
     }
 
     // Premises outside the closure and targets, member by member in id order.
-    let order = id_order(&keys);
-    let mut member_entry = vec![0u32; n];
-    for (j, &m) in number.iter().enumerate() {
-        member_entry[m as usize] = j as u32;
-    }
     let mut outside = Vec::new();
     let mut targets = Vec::new();
-    for &i in &order {
-        let e = &entries[member_entry[i as usize] as usize];
+    for i in id_order(&keys) {
+        let e = &members[i as usize];
         // The premise index, read above, pairs each premise with its dependents: when a
         // member names as many premises as it has inside the closure, it names no other
         // (a list with a premise twice is longer than its pairs, and is looked at closely).
@@ -686,12 +685,11 @@ fn read_closure(
         let recs: Vec<Node> = group.iter().map(|&(_, rec)| rec).collect();
         own[group[0].0 as usize] = owns.decide(&recs)?;
     }
-    let layers = bounds;
 
     Ok(Closure {
         keys,
         index,
-        layers,
+        layers: bounds,
         via,
         truncated,
         kinds,

@@ -57,14 +57,15 @@ pub const SYNC_AFTER: u64 = 1024;
 const LOCK_FILE: &str = "LOCK";
 pub const QUARANTINE_DIR: &str = "quarantine";
 /// Records per index transaction when a group is appended, for an index of `claims` claims:
-/// 1/256 of them, at least 1,024 and at most 4,096. Each record inserts at random places of
-/// the claims and premise tables, and a transaction writes every page it touched once: in a
-/// large index nearly one page per insert, fewer when a transaction holds more records. But
-/// LMDB reuses the pages a commit frees only two commits later, so the file keeps about two
-/// transactions' pages beyond its contents: a fixed cost that a small index would feel. At a
-/// million claims, 4,096 instead of 1,024 halved the system time of a bulk `add` (kernel
-/// copies of written pages) for 5% more index; at 100,000, 2,048 already made the index 10%
-/// larger.
+/// 1/256 of them, at least 1,024 and at most 4,096. Each new claim inserts at a random place
+/// of the `nodes` table, and a transaction writes every page it touched once: in a large
+/// index nearly one page per insert, fewer when a transaction holds more records. But LMDB
+/// reuses the pages a commit frees only two commits later, so the file keeps about two
+/// transactions' pages beyond its contents: a fixed cost that a small index would feel.
+/// Measured when claims and premise pairs were keyed by hash too (index format 2): at a
+/// million claims, 4,096 instead of 1,024 halved the system time of a bulk `add` for 5% more
+/// index; at 100,000, 2,048 made the index 10% larger. With format 3, 4,096 at 100,000 was
+/// within the noise (docs/benchmarks.md).
 fn index_transaction(claims: u64) -> usize {
     usize::try_from(claims / 256)
         .unwrap_or(usize::MAX)

@@ -19,9 +19,9 @@
 //! than writes.
 //!
 //! Memory: every id the log has named with its node (numbered here as the writer numbers
-//! them), the claims seen so far (to tell a claim's first envelope from a later one whatever
-//! the index says), and the expected entries of the claims that have more than one envelope
-//! or already differ.
+//! them) and whether it is a claim seen so far (to tell a claim's first envelope from a later
+//! one whatever the index says), and the expected entries of the claims that have more than
+//! one envelope or already differ.
 
 use super::{
     decode, encode, node_key, node_of_key, pair, Apply, ClaimEntry, Db, Difference, IdKey,
@@ -29,7 +29,7 @@ use super::{
 };
 use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
 /// The live index, checked record by record against the log (see the module comment).
@@ -41,11 +41,11 @@ pub struct Audit<'r, 'e> {
     meta: Meta,
     /// The trust state: the fold of the trust events so far.
     keys: BTreeMap<String, KeyEntry>,
-    /// Every id the log named so far, with its node; `ids` is the reverse.
+    /// Every id the log named so far, with its node; `ids` is the reverse, and `claimed` says
+    /// by node which of them the log holds as claims.
     nodes: FxHashMap<IdKey, Node>,
     ids: Vec<IdKey>,
-    /// The claims among them.
-    seen: FxHashSet<IdKey>,
+    claimed: Vec<bool>,
     /// Expected entries compared at the end rather than at the claim's first envelope: the
     /// live index gives the claim more than one envelope, or lacks it, or (`true`) was
     /// already reported to differ.
@@ -70,7 +70,7 @@ impl<'r, 'e> Audit<'r, 'e> {
             keys: BTreeMap::new(),
             nodes: FxHashMap::default(),
             ids: Vec::new(),
-            seen: FxHashSet::default(),
+            claimed: Vec::new(),
             open: FxHashMap::default(),
             targets: 0,
             premises: 0,
@@ -133,16 +133,24 @@ impl<'r, 'e> Audit<'r, 'e> {
 
     /// Checks that `table` holds `value` under `key`.
     fn expect(&mut self, table: &'static str, key: &[u8], value: &[u8]) {
-        self.expect_named(table, key, value, key)
+        if let Some(difference) = self.differs_from(table, key, value) {
+            self.report(table, difference(key.to_vec()));
+        }
     }
 
-    /// [`Audit::expect`], naming a difference by `name` (ids, where the key holds nodes).
-    fn expect_named(&mut self, table: &'static str, key: &[u8], value: &[u8], name: &[u8]) {
-        match self.get(table, key) {
-            Some(Some(v)) if v == value => {}
-            Some(Some(_)) => self.report(table, Difference::Changed(name.to_vec())),
-            Some(None) => self.report(table, Difference::Missing(name.to_vec())),
-            None => {}
+    /// How the entry of `table` under `key` differs from `value`, as the [`Difference`] to
+    /// report under the name the caller gives it (ids, where the key holds nodes); None when
+    /// it holds `value` or cannot be read (reported once).
+    fn differs_from(
+        &mut self,
+        table: &'static str,
+        key: &[u8],
+        value: &[u8],
+    ) -> Option<fn(Vec<u8>) -> Difference> {
+        match self.get(table, key)? {
+            Some(v) if v == value => None,
+            Some(_) => Some(Difference::Changed),
+            None => Some(Difference::Missing),
         }
     }
 
@@ -156,6 +164,7 @@ impl<'r, 'e> Audit<'r, 'e> {
         let n = self.ids.len() as Node;
         self.nodes.insert(*id, n);
         self.ids.push(*id);
+        self.claimed.push(false);
         n
     }
 
@@ -166,8 +175,11 @@ impl<'r, 'e> Audit<'r, 'e> {
         distinct.sort_unstable();
         distinct.dedup();
         for &f in &distinct {
-            let name = pair(&self.ids[f as usize], &self.ids[node as usize]);
-            self.expect_named(table, &pair(&node_key(f), &node_key(node)), &[], &name);
+            let key = pair(&node_key(f), &node_key(node));
+            if let Some(difference) = self.differs_from(table, &key, &[]) {
+                let name = pair(&self.ids[f as usize], &self.ids[node as usize]);
+                self.report(table, difference(name));
+            }
         }
         distinct.len() as u64
     }
@@ -189,7 +201,11 @@ impl<'r, 'e> Audit<'r, 'e> {
         for (id, (entry, reported)) in &open {
             if !reported {
                 let node = self.nodes.get(id).copied().unwrap_or(Node::MAX);
-                self.expect_named("claims", &node_key(node), &encode(entry), id);
+                if let Some(difference) =
+                    self.differs_from("claims", &node_key(node), &encode(entry))
+                {
+                    self.report("claims", difference(id.to_vec()));
+                }
             }
         }
         let open: FxHashMap<IdKey, ClaimEntry> = open
@@ -210,15 +226,15 @@ impl<'r, 'e> Audit<'r, 'e> {
         }
         self.audit_keys();
         let (claims, envelopes) = (self.meta.counts.claims, self.meta.counts.envelopes);
-        let seen = std::mem::take(&mut self.seen);
         let nodes = std::mem::take(&mut self.nodes);
         let ids = std::mem::take(&mut self.ids);
+        let claimed = std::mem::take(&mut self.claimed);
         // The id of a node the log named, if the key is one.
         let id_of = |k: &[u8]| node_of_key(k).and_then(|n| ids.get(n as usize));
+        let is_claim =
+            |k: &[u8]| node_of_key(k).is_some_and(|n| claimed.get(n as usize) == Some(&true));
         self.audit_nodes(&nodes);
-        self.extra_entries("claims", claims, |k| {
-            id_of(k).is_some_and(|id| seen.contains(id))
-        });
+        self.extra_entries("claims", claims, is_claim);
         let numbered = |count: u64| {
             move |k: &[u8]| <[u8; 8]>::try_from(k).is_ok_and(|n| u64::from_be_bytes(n) < count)
         };
@@ -235,7 +251,7 @@ impl<'r, 'e> Audit<'r, 'e> {
             let (Some(first), Some(second)) = (id_of(&k[..8]), id_of(&k[8..])) else {
                 return false;
             };
-            if !seen.contains(second) {
+            if !is_claim(&k[8..]) {
                 return false;
             }
             match open.get(second) {
@@ -395,7 +411,7 @@ impl Apply for Audit<'_, '_> {
         self.meta.counts.envelopes += 1;
         let node = self.node_of(&id);
         let key = node_key(node);
-        if self.seen.insert(id) {
+        if !std::mem::replace(&mut self.claimed[node as usize], true) {
             let entry = ClaimEntry::first(id, accepted, pos, self.meta.counts.claims, envelope);
             self.expect("arrivals", &entry.seq.to_be_bytes(), &id);
             self.targets += self.expect_pairs("by_target", &entry.target, node);

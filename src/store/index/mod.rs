@@ -79,6 +79,14 @@ fn node_of_key(key: &[u8]) -> Option<Node> {
     <[u8; 8]>::try_from(key).ok().map(u64::from_be_bytes)
 }
 
+/// The node a `nodes` entry gives `id`.
+fn node_value(id: &IdKey, value: &[u8]) -> Result<Node, IndexError> {
+    node_of_key(value).ok_or_else(|| IndexError::Decode {
+        what: format!("nodes/{}", id_text(id)),
+        why: "not 8 bytes".into(),
+    })
+}
+
 pub fn id_text(key: &[u8]) -> String {
     format!("{}{}", crate::claim::id::ID_PREFIX, hex::encode(key))
 }
@@ -780,13 +788,10 @@ fn read_meta(txn: &RoTxn, dbs: &Dbs) -> Result<Meta, IndexError> {
 
 /// The node of `id`, read in any transaction; None when the log never named it.
 fn node_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<Node>, IndexError> {
-    match dbs.nodes.get(txn, id)? {
-        None => Ok(None),
-        Some(v) => node_of_key(v).map(Some).ok_or_else(|| IndexError::Decode {
-            what: format!("nodes/{}", id_text(id)),
-            why: "not 8 bytes".into(),
-        }),
-    }
+    dbs.nodes
+        .get(txn, id)?
+        .map(|v| node_value(id, v))
+        .transpose()
 }
 
 /// The encoded entry of the claim `id` (none when `id` is no stored claim) in any transaction.
@@ -1107,12 +1112,11 @@ impl Reader<'_> {
             if !hex::encode(k).starts_with(hex_prefix) {
                 continue;
             }
-            let bad = |why: &str| IndexError::Decode {
+            let id: IdKey = k.try_into().map_err(|_| IndexError::Decode {
                 what: "nodes entry".into(),
-                why: why.into(),
-            };
-            let id: IdKey = k.try_into().map_err(|_| bad("key is not 32 bytes"))?;
-            let node = node_of_key(v).ok_or_else(|| bad("value is not 8 bytes"))?;
+                why: "key is not 32 bytes".into(),
+            })?;
+            let node = node_value(&id, v)?;
             // Ids named only as targets or premises have a node and no claim.
             if self.dbs.claims.get(&self.txn, &node_key(node))?.is_some() {
                 out.push(id);
@@ -1231,12 +1235,7 @@ impl Writer<'_> {
     fn node_of(&mut self, id: &IdKey) -> Result<(Node, bool), IndexError> {
         let next = node_key(self.next_node);
         match self.dbs.nodes.get_or_put(&mut self.txn, id, &next)? {
-            Some(v) => node_of_key(v)
-                .map(|n| (n, false))
-                .ok_or_else(|| IndexError::Decode {
-                    what: format!("nodes/{}", id_text(id)),
-                    why: "not 8 bytes".into(),
-                }),
+            Some(v) => node_value(id, v).map(|n| (n, false)),
             None => {
                 self.next_node += 1;
                 Ok((self.next_node - 1, true))
