@@ -274,7 +274,8 @@ fn a_long_batch_ends_with_the_index_synced() {
 }
 
 /// Rewrites the index's recorded format (None: remove it, as in an index from before formats
-/// were recorded) and adds a database only an earlier format had.
+/// were recorded) and adds a database only an earlier format had. Formats before 3 had no
+/// `nodes` table (claims were keyed by id): it is emptied, as an index of format 2 lacks it.
 fn age_index(store: &Path, format: Option<u32>) {
     use heed::types::Bytes;
     let dir = store.join("index");
@@ -298,6 +299,13 @@ fn age_index(store: &Path, format: Option<u32>) {
             meta.delete(&mut w, b"format").unwrap();
         }
     }
+    if format.is_none_or(|f| f < 3) {
+        let nodes = env
+            .open_database::<Bytes, Bytes>(&w, Some("nodes"))
+            .unwrap()
+            .unwrap();
+        nodes.clear(&mut w).unwrap();
+    }
     let old = env
         .create_database::<Bytes, Bytes>(&mut w, Some("claim_envelopes"))
         .unwrap();
@@ -311,7 +319,7 @@ fn an_index_in_an_older_format_is_rebuilt_with_identical_status() {
     let cs = claims(30, 3);
     let (_tmp, store) = store_with(&cs);
     let (_, want, _) = statuses(&store);
-    for format in [None, Some(1)] {
+    for format in [None, Some(1), Some(2)] {
         age_index(&store, format);
         assert_rebuilt(&store, &want, &format!("{format:?}"));
         // Rebuilt once: the next command finds it current.
