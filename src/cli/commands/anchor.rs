@@ -6,6 +6,7 @@ use crate::anchor::{self, Strategy};
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
+use crate::tree::Selection;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -22,13 +23,22 @@ pub struct AnchorArgs {
     /// file (the lines may move), content-digest in any file of the tree
     #[arg(long, default_value = "multi", value_parser = ["multi", "content-digest", "path-range"])]
     pub strategy: String,
+    /// Keep the files that .gitignore, .git/info/exclude and the global excludes leave out
+    /// of the tree (the tree is then what `git add -A --force` would commit)
+    #[arg(long)]
+    pub no_ignore: bool,
 }
 
 pub fn run(a: AnchorArgs, _g: &Globals) -> Result<Report, Failure> {
     let dir = tree_dir(a.at.as_deref())?;
     let strategy = Strategy::parse(&a.strategy)
         .ok_or_else(|| Failure::Usage(format!("unknown strategy {:?}", a.strategy)))?;
-    let anchor = anchor_at(&dir, &a.spec, strategy)?;
+    let anchor = anchor_at_with(
+        &dir,
+        &a.spec,
+        strategy,
+        Selection::from_no_ignore(a.no_ignore),
+    )?;
     let text = serde_json::to_string_pretty(&anchor)
         .map_err(|e| Failure::Internal(format!("cannot print the anchor: {e}")))?;
     Ok(Report::new(
@@ -37,13 +47,36 @@ pub fn run(a: AnchorArgs, _g: &Globals) -> Result<Report, Failure> {
     ))
 }
 
-/// The anchor object for `PATH[:START-END]` in `dir`, with `dir`'s tree OID.
+/// The anchor object for `PATH[:START-END]` in `dir`, with `dir`'s tree OID (ignore rules
+/// honoured).
 pub fn anchor_at(dir: &Path, spec: &str, strategy: Strategy) -> Result<Value, Failure> {
+    anchor_at_with(dir, spec, strategy, Selection::Committed)
+}
+
+/// [`anchor_at`] with a choice of the tree's files. A file the tree leaves out cannot be
+/// anchored: the claim would name a tree that does not hold it.
+pub fn anchor_at_with(
+    dir: &Path,
+    spec: &str,
+    strategy: Strategy,
+    selection: Selection,
+) -> Result<Value, Failure> {
     let (path, range) = anchor::parse_spec(spec).map_err(Failure::Usage)?;
     let rel = relative_to(dir, &path)?;
     // The file first, then the whole tree: a typo fails before the tree is hashed.
     let mut anchor = anchor::make(dir, "", &rel, range, strategy)?;
-    anchor.insert("tree".into(), Value::String(tree_oid(dir)?));
+    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    if let Some(Value::String(p)) = anchor.get("path") {
+        if !listing.has_file(p) {
+            return Err(anchor::AnchorError::Ignored {
+                path: p.clone(),
+                dir: dir.to_path_buf(),
+            }
+            .into());
+        }
+    }
+    let tree = listing.oid().map_err(tree_failure)?;
+    anchor.insert("tree".into(), Value::String(tree));
     Ok(Value::Object(anchor))
 }
 
@@ -69,12 +102,22 @@ pub fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
         .to_path_buf())
 }
 
-/// The elench tree OID of `dir`.
+/// The elench tree OID of `dir`, ignore rules honoured.
 pub fn tree_oid(dir: &Path) -> Result<String, Failure> {
-    crate::tree::tree_oid(dir).map_err(|e| Failure::Io {
-        path: dir.display().to_string(),
+    tree_oid_with(dir, Selection::Committed)
+}
+
+/// The elench tree OID of `dir` with a choice of files (`--no-ignore`).
+pub fn tree_oid_with(dir: &Path, selection: Selection) -> Result<String, Failure> {
+    crate::tree::tree_oid_with(dir, selection).map_err(tree_failure)
+}
+
+/// A tree that cannot be listed or hashed, naming the path at fault.
+pub fn tree_failure(e: crate::tree::TreeError) -> Failure {
+    Failure::Io {
+        path: e.path().display().to_string(),
         message: e.to_string(),
-    })
+    }
 }
 
 /// `path` as a path inside `dir`: relative paths are taken as they are; an absolute one must
