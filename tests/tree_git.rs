@@ -70,16 +70,10 @@ fn git(dir: &Path, home: &Path, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// What git says the tree id of `dir` is, or `None` (with a note on stderr)
-/// when git cannot be used here. `git init` happens inside `dir`; the
-/// resulting `.git` is skipped by `tree_oid`.
-fn git_write_tree(dir: &Path, add_args: &[&str]) -> Option<String> {
-    let home = tempfile::tempdir().expect("tempdir for HOME");
-    git_write_tree_in(dir, home.path(), add_args)
-}
-
-/// [`git_write_tree`] with the user configuration in `home`; reuses a repository already
-/// made in `dir` (so that its `info/exclude` counts).
+/// What git says the tree id of `dir` is (`git add ARGS && git write-tree`, with the user
+/// configuration in `home`), or `None` (with a note on stderr) when git cannot be used here.
+/// Reuses a repository already made in `dir` (so that its `info/exclude` counts); the
+/// `.git` it makes is skipped by `tree_oid`.
 fn git_write_tree_in(dir: &Path, home: &Path, add_args: &[&str]) -> Option<String> {
     git_init(dir, home)?;
     let mut add = vec!["add"];
