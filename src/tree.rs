@@ -404,7 +404,7 @@ mod unix {
             // A `.gitignore` that is a link (which could lead anywhere) is not read, as git
             // does not read it either.
             match fs::symlink_metadata(&file) {
-                Ok(m) if m.is_file() => load(&fixed.root.join(&rel), &file)?,
+                Ok(m) if m.is_file() => load(&fixed.root.join(&rel), &file, m.len())?,
                 _ => None,
             }
         } else {
@@ -437,14 +437,14 @@ mod unix {
     /// `info/exclude` of the git directory at `root` (if any), then the global excludes.
     fn outer_rules(root: &Path) -> Result<Vec<Gitignore>, TreeError> {
         let mut out = Vec::new();
-        if let Some(exclude) = git_dir(root).map(|g| g.join("info").join("exclude")) {
-            if fs::metadata(&exclude).is_ok_and(|m| m.is_file()) {
-                out.extend(load(root, &exclude)?);
-            }
-        }
-        if let Some(global) = ignore::gitignore::gitconfig_excludes_path() {
-            if fs::metadata(&global).is_ok_and(|m| m.is_file()) {
-                out.extend(load(root, &global)?);
+        let files = [
+            git_dir(root).map(|g| g.join("info").join("exclude")),
+            ignore::gitignore::gitconfig_excludes_path(),
+        ];
+        for file in files.into_iter().flatten() {
+            match fs::metadata(&file) {
+                Ok(m) if m.is_file() => out.extend(load(root, &file, m.len())?),
+                _ => {}
             }
         }
         Ok(out)
@@ -483,10 +483,16 @@ mod unix {
         Some(text)
     }
 
-    /// The rules of the ignore file `file`, matched against paths under `base`; None when it
-    /// has none. A pattern that does not parse matches nothing, as in git; a file that
-    /// cannot be read is an error.
-    fn load(base: &Path, file: &Path) -> Result<Option<Gitignore>, TreeError> {
+    /// Git does not read a pattern file larger than this (its `PATTERN_MAX_FILE_SIZE`).
+    const MAX_RULES_FILE: u64 = 100 << 20;
+
+    /// The rules of the ignore file `file` (`len` bytes), matched against paths under `base`;
+    /// None when it has none. A pattern that does not parse matches nothing, and a file
+    /// larger than git reads is not read, as in git; a file that cannot be read is an error.
+    fn load(base: &Path, file: &Path, len: u64) -> Result<Option<Gitignore>, TreeError> {
+        if len > MAX_RULES_FILE {
+            return Ok(None);
+        }
         let mut builder = GitignoreBuilder::new(base);
         if let Some(e) = builder.add(file) {
             if let Some(source) = io_failure(e) {
@@ -841,6 +847,39 @@ mod tests {
                 Err(TreeError::Io { path, .. }) => assert_eq!(path, locked),
                 other => panic!("expected Io error, got {other:?}"),
             }
+        }
+
+        #[test]
+        fn tree_listing_names_the_topmost_ignored_paths() {
+            let dir = tmp();
+            let d = dir.path();
+            fs::create_dir_all(d.join("build/a")).unwrap();
+            fs::create_dir_all(d.join("src")).unwrap();
+            fs::write(d.join(".gitignore"), "build/\n*.o\n!keep.o\n").unwrap();
+            fs::write(d.join("build/a/b.txt"), "").unwrap();
+            fs::write(d.join("src/x.o"), "").unwrap();
+            fs::write(d.join("src/keep.o"), "").unwrap();
+            fs::write(d.join("src/x.rs"), "").unwrap();
+            let names = |l: &Listing| -> Vec<String> {
+                l.files
+                    .iter()
+                    .map(|f| f.rel.display().to_string())
+                    .collect()
+            };
+            let l = list(d, Selection::Committed).unwrap();
+            assert_eq!(names(&l), [".gitignore", "src/keep.o", "src/x.rs"]);
+            assert_eq!(
+                l.ignored,
+                [PathBuf::from("build"), PathBuf::from("src/x.o")]
+            );
+            assert!(l.has_file("src/x.rs"));
+            assert!(!l.has_file("src/x.o"));
+            assert!(!l.has_file("build/a/b.txt"));
+            assert_eq!(l.oid().unwrap(), tree_oid(d).unwrap());
+            let all = list(d, Selection::All).unwrap();
+            assert!(all.ignored.is_empty());
+            assert_eq!(all.files.len(), 5);
+            assert_ne!(all.oid().unwrap(), l.oid().unwrap());
         }
 
         #[test]
