@@ -403,6 +403,53 @@ fn tree_equals_git_add_with_nested_ignores_negations_and_excludes() {
     assert_eq!(elench_tree(root, home.path(), &[]), ours);
 }
 
+/// The corners of git's pattern language: escapes, trailing spaces, `**` in each position,
+/// inner `/` anchoring, classes and `?`, a directory named like a file pattern, and a
+/// negation that re-includes files whose directory was never excluded.
+#[test]
+fn tree_equals_git_add_on_pattern_corners() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let home = tempfile::tempdir().expect("tempdir for HOME");
+    write(
+        root,
+        ".gitignore",
+        "\\!bang\ntrail  \nesc\\ \na/**/b\n**/foo\nbar/**\ndoc/frotz\n[xy]z.c\nq?.h\n\
+         *.txt\n!keep/**\nlogs/**/*.log\n!/root.txt\n",
+    );
+    for rel in [
+        "!bang",
+        "trail",
+        "trail  ",
+        "esc ",
+        "esc",
+        "a/b/f",
+        "a/x/y/b/f",
+        "c/foo/f",
+        "foo",
+        "bar/baz/f",
+        "bar/g",
+        "doc/frotz",
+        "sub/doc/frotz",
+        "xz.c",
+        "zz.c",
+        "q1.h",
+        "q12.h",
+        "t.txt",
+        "x.txt/inner",
+        "keep/d/e.txt",
+        "logs/1/2/a.log",
+        "logs/a.log",
+        "root.txt",
+    ] {
+        write(root, rel, "x\n");
+    }
+    let ours = elench_tree(root, home.path(), &[]);
+    if let Some(theirs) = git_write_tree_in(root, home.path(), &["-A"]) {
+        assert_eq!(ours, theirs, "elench tree differs from git add -A");
+    }
+}
+
 /// `core.excludesFile` in the user's ~/.gitconfig, with a `~` path, replaces the XDG file.
 #[test]
 fn tree_honours_core_excludes_file_like_git() {
