@@ -646,13 +646,18 @@ fn check_never_sees_an_ignored_file() {
     let ran = b.claim(
         r#"run("test -e ignored.bin || test -e secrets/key || grep -r SECRET .").exit == 1 && run("test -e src/lib.rs").exit == 0"#,
     );
+    // The sandbox's copy holds exactly the tree's files.
+    let copy = b.claim(
+        r#"run("find . -type f -o -type l | LC_ALL=C sort").stdout == "./.gitignore\n./src/lib.rs\n""#,
+    );
     let mut args = sandbox.to_vec();
-    args.extend([blind.as_str(), ran.as_str()]);
+    args.extend([blind.as_str(), ran.as_str(), copy.as_str()]);
     let (code, out) = b.check(&args);
     assert_eq!(code, 0, "{out}");
     assert_eq!(out["data"]["tree"], json!(b.tree_oid()));
     assert_eq!(outcome(&out, &blind), "verified", "{out}");
     assert_eq!(outcome(&out, &ran), "verified", "{out}");
+    assert_eq!(outcome(&out, &copy), "verified", "{out}");
 
     // With --no-ignore the tree is another one, holding the files.
     let all_tree = elench::tree::tree_oid_with(&b.tree, elench::tree::Selection::All).unwrap();
