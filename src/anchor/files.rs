@@ -105,4 +105,22 @@ mod tests {
             .collect();
         assert_eq!(names, ["b.rs", "src/deep/a.rs"]);
     }
+
+    #[test]
+    fn files_walk_leaves_out_what_the_ignore_rules_leave_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        fs::create_dir_all(d.join("target/debug")).unwrap();
+        fs::write(d.join(".gitignore"), "/target\n*.tmp\n").unwrap();
+        fs::write(d.join("target/debug/out.rs"), "x\n").unwrap();
+        fs::write(d.join("a.tmp"), "x\n").unwrap();
+        fs::write(d.join("a.rs"), "x\n").unwrap();
+        let names =
+            |s| -> Vec<String> { walk(d, s).unwrap().into_iter().map(|(r, _)| r).collect() };
+        assert_eq!(names(Selection::Committed), [".gitignore", "a.rs"]);
+        assert_eq!(
+            names(Selection::All),
+            [".gitignore", "a.rs", "a.tmp", "target/debug/out.rs"]
+        );
+    }
 }
