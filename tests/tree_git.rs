@@ -444,6 +444,13 @@ fn tree_equals_git_add_on_pattern_corners() {
     ] {
         write(root, rel, "x\n");
     }
+    // A .gitignore that is a symbolic link is not read (git refuses it), and a line's
+    // carriage return is not part of its pattern.
+    write(root, "rules", "*.o\n");
+    write(root, "sub/a.o", "x\n");
+    symlink("../rules", root.join("sub/.gitignore")).expect("symlink");
+    write(root, "crlf/.gitignore", "only\r\n");
+    write(root, "crlf/only", "x\n");
     let ours = elench_tree(root, home.path(), &[]);
     if let Some(theirs) = git_write_tree_in(root, home.path(), &["-A"]) {
         assert_eq!(ours, theirs, "elench tree differs from git add -A");
