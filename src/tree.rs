@@ -218,6 +218,22 @@ impl Listing {
     }
 }
 
+/// The files git's index in `dir` (when `dir` is a git work tree) tracks although this
+/// listing leaves them out as ignored: git keeps committing a tracked file whatever the
+/// rules say, so the commit holds files this tree does not. Empty when there are none or
+/// when no index can be read.
+pub fn tracked_but_ignored(dir: &Path, listing: &Listing) -> Vec<PathBuf> {
+    #[cfg(unix)]
+    {
+        unix::tracked_but_ignored(dir, &listing.ignored).unwrap_or_default()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, listing);
+        Vec::new()
+    }
+}
+
 /// Computes the git SHA-256 tree id of the directory `dir`, ignore rules honoured (see the
 /// module documentation for the exact rules).
 ///
@@ -453,10 +469,16 @@ mod unix {
     /// The git directory whose `info/exclude` applies to the work tree at `root`: `.git`,
     /// or for a linked work tree (`.git` is a file `gitdir: PATH`) the common directory.
     fn git_dir(root: &Path) -> Option<PathBuf> {
+        git_dirs(root).map(|(_, common)| common)
+    }
+
+    /// The work tree's own git directory (where its index is) and the common one (where
+    /// `info/exclude` and `config` are); the same directory unless it is a linked work tree.
+    fn git_dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {
         let dotgit = root.join(".git");
         let meta = fs::metadata(&dotgit).ok()?;
         if meta.is_dir() {
-            return Some(dotgit);
+            return Some((dotgit.clone(), dotgit));
         }
         if !meta.is_file() {
             return None;
@@ -464,23 +486,131 @@ mod unix {
         let text = read_small(&dotgit)?;
         let gitdir = root.join(text.strip_prefix("gitdir:")?.trim());
         match read_small(&gitdir.join("commondir")) {
-            Some(common) => Some(gitdir.join(common.trim())),
-            None => Some(gitdir),
+            Some(common) => {
+                let common = gitdir.join(common.trim());
+                Some((gitdir, common))
+            }
+            None => Some((gitdir.clone(), gitdir)),
         }
+    }
+
+    /// The paths git's index at `root` tracks that lie at or under one of `ignored`. None
+    /// when `root` holds no index elench can read (no `.git`, another index version, or
+    /// damage): the check is a courtesy, never a reason to fail.
+    pub(super) fn tracked_but_ignored(root: &Path, ignored: &[PathBuf]) -> Option<Vec<PathBuf>> {
+        use std::collections::HashSet;
+        use std::ffi::OsStr;
+        if ignored.is_empty() {
+            return Some(Vec::new());
+        }
+        let (own, common) = git_dirs(root)?;
+        let config = read_small_limit(&common.join("config"), 1 << 20).unwrap_or_default();
+        let sha256 = config.lines().any(|l| {
+            let l = l.trim().to_ascii_lowercase();
+            l.starts_with("objectformat") && l.contains("sha256")
+        });
+        let paths = index_paths(
+            &fs::read(own.join("index")).ok()?,
+            if sha256 { 32 } else { 20 },
+        )?;
+        let ignored: HashSet<&Path> = ignored.iter().map(PathBuf::as_path).collect();
+        let mut out: Vec<PathBuf> = paths
+            .iter()
+            .map(|p| Path::new(OsStr::from_bytes(p.strip_suffix(b"/").unwrap_or(p))))
+            .filter(|p| p.ancestors().any(|a| ignored.contains(a)))
+            .map(Path::to_path_buf)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    }
+
+    /// The paths of the entries of a git index file (versions 2 to 4; `hash` is the object
+    /// id length), or None when it is not one. Every read is bounds-checked: the file comes
+    /// with the tree and may be anything.
+    fn index_paths(data: &[u8], hash: usize) -> Option<Vec<Vec<u8>>> {
+        let u32_at = |at: usize| -> Option<u32> {
+            Some(u32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
+        };
+        if data.get(..4)? != b"DIRC" {
+            return None;
+        }
+        let version = u32_at(4)?;
+        if !(2..=4).contains(&version) {
+            return None;
+        }
+        let count = usize::try_from(u32_at(8)?).ok()?;
+        // An entry takes at least 40 + hash + 2 + 1 bytes: no more can fit.
+        if count > data.len() / (43 + hash) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(count);
+        let mut prev: Vec<u8> = Vec::new();
+        let mut pos = 12usize;
+        for _ in 0..count {
+            let start = pos;
+            let flags_at = start.checked_add(40 + hash)?;
+            let flags = u16::from_be_bytes(data.get(flags_at..flags_at + 2)?.try_into().ok()?);
+            pos = flags_at + 2;
+            if version >= 3 && flags & 0x4000 != 0 {
+                pos += 2;
+            }
+            let rest = data.get(pos..)?;
+            let path = if version == 4 {
+                // The name is the previous one minus N bytes, plus a NUL-terminated suffix.
+                let (strip, used) = varint(rest)?;
+                let rest = rest.get(used..)?;
+                let nul = rest.iter().position(|&b| b == 0)?;
+                let keep = prev.len().checked_sub(usize::try_from(strip).ok()?)?;
+                let mut path = prev[..keep].to_vec();
+                path.extend_from_slice(&rest[..nul]);
+                pos += used + nul + 1;
+                path
+            } else {
+                let nul = rest.iter().position(|&b| b == 0)?;
+                // The entry is NUL-padded (1 to 8 bytes) to a multiple of 8.
+                let len = pos - start + nul;
+                pos = start.checked_add((len + 8) & !7)?;
+                rest[..nul].to_vec()
+            };
+            prev.clone_from(&path);
+            out.push(path);
+        }
+        Some(out)
+    }
+
+    /// Git's offset varint (index version 4): the value and the bytes it took.
+    fn varint(data: &[u8]) -> Option<(u64, usize)> {
+        let mut value: u64 = 0;
+        for (i, &c) in data.iter().enumerate().take(10) {
+            if i > 0 {
+                value = value.checked_add(1)?.checked_mul(128)?;
+            }
+            value = value.checked_add(u64::from(c & 127))?;
+            if c & 128 == 0 {
+                return Some((value, i + 1));
+            }
+        }
+        None
     }
 
     /// A short text file (a pointer written by git), or None.
     fn read_small(path: &Path) -> Option<String> {
+        read_small_limit(path, 4096)
+    }
+
+    /// The first `limit` bytes of a regular text file, or None.
+    fn read_small_limit(path: &Path, limit: u64) -> Option<String> {
         if !fs::metadata(path).ok()?.is_file() {
             return None;
         }
-        let mut text = String::new();
+        let mut bytes = Vec::new();
         File::open(path)
             .ok()?
-            .take(4096)
-            .read_to_string(&mut text)
+            .take(limit)
+            .read_to_end(&mut bytes)
             .ok()?;
-        Some(text)
+        Some(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// Git does not read a pattern file larger than this (its `PATTERN_MAX_FILE_SIZE`).

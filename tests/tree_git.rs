@@ -103,6 +103,14 @@ fn git_init(dir: &Path, home: &Path) -> Option<()> {
 
 /// `elench tree ARGS DIR` through the binary, with the user configuration in `home`.
 fn elench_tree(dir: &Path, home: &Path, args: &[&str]) -> String {
+    let json = elench_tree_json(dir, home, args);
+    let oid = json["data"]["tree"].as_str().expect("a tree").to_owned();
+    assert_hex64(&oid);
+    oid
+}
+
+/// `elench tree ARGS DIR`'s whole JSON answer.
+fn elench_tree_json(dir: &Path, home: &Path, args: &[&str]) -> Value {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("elench"));
     isolate(&mut cmd, home);
     let out = cmd
@@ -114,9 +122,7 @@ fn elench_tree(dir: &Path, home: &Path, args: &[&str]) -> String {
         .expect("elench runs");
     let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(out.status.code(), Some(0), "{json}");
-    let oid = json["data"]["tree"].as_str().expect("a tree").to_owned();
-    assert_hex64(&oid);
-    oid
+    json
 }
 
 fn write(root: &Path, rel: &str, content: impl AsRef<[u8]>) {
@@ -694,4 +700,65 @@ fn tree_non_utf8_name_matches_git() {
     }
     write(root, "plain.txt", "plain\n");
     check_against_git(root, &["-A"]);
+}
+
+/// Git commits a tracked file whatever the ignore rules say; the tree leaves it out, and
+/// `tree` says so (`TRACKED_IGNORED`), for SHA-1 and SHA-256 repositories and index
+/// versions 2, 3 (an intent-to-add entry) and 4 (compressed paths).
+#[test]
+fn tracked_files_that_the_rules_leave_out_are_named() {
+    let home = tempfile::tempdir().expect("tempdir for HOME");
+    if git(home.path(), home.path(), &["--version"]).is_err() {
+        eprintln!("skipped: git not available on PATH");
+        return;
+    }
+    let warned = |json: &Value| -> Vec<String> {
+        json["warnings"]
+            .as_array()
+            .expect("warnings")
+            .iter()
+            .filter(|w| w["code"] == "TRACKED_IGNORED")
+            .map(|w| w["message"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for format in ["sha1", "sha256"] {
+        for version in ["2", "3", "4"] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let root = dir.path();
+            let g = |args: &[&str]| git(root, home.path(), args).expect("git");
+            let init = format!("--object-format={format}");
+            if git(root, home.path(), &["init", "-q", &init]).is_err() {
+                eprintln!("skipped: git cannot make a {format} repository");
+                continue;
+            }
+            write(root, "src/deep/er/a.rs", "a\n");
+            write(root, "src/deep/er/b.rs", "b\n");
+            write(root, "gen/out.rs", "generated, committed by mistake\n");
+            g(&["add", "-A"]);
+            if version == "3" {
+                // An intent-to-add entry carries the extended flags of version 3.
+                write(root, "src/new.rs", "n\n");
+                g(&["add", "-N", "src/new.rs"]);
+            }
+            g(&["update-index", "--index-version", version]);
+            let label = format!("{format} index v{version}");
+            assert!(
+                warned(&elench_tree_json(root, home.path(), &[])).is_empty(),
+                "{label}"
+            );
+            write(root, ".gitignore", "gen/\nb.rs\nnew.rs\n");
+            let msgs = warned(&elench_tree_json(root, home.path(), &[]));
+            let count = if version == "3" { 3 } else { 2 };
+            assert_eq!(msgs.len(), 1, "{label}: {msgs:?}");
+            assert!(
+                msgs[0].starts_with(&format!("{count} file(s) that git tracks")),
+                "{label}: {msgs:?}"
+            );
+            assert!(msgs[0].contains("(first: gen/out.rs)"), "{label}: {msgs:?}");
+            assert!(
+                warned(&elench_tree_json(root, home.path(), &["--no-ignore"])).is_empty(),
+                "{label}"
+            );
+        }
+    }
 }

@@ -4,7 +4,7 @@
 
 use crate::anchor::{self, Strategy};
 use crate::cli::failure::Failure;
-use crate::cli::output::Report;
+use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
 use crate::tree::Selection;
 use serde_json::{json, Value};
@@ -33,7 +33,7 @@ pub fn run(a: AnchorArgs, _g: &Globals) -> Result<Report, Failure> {
     let dir = tree_dir(a.at.as_deref())?;
     let strategy = Strategy::parse(&a.strategy)
         .ok_or_else(|| Failure::Usage(format!("unknown strategy {:?}", a.strategy)))?;
-    let anchor = anchor_at_with(
+    let (anchor, warning) = anchor_at_with(
         &dir,
         &a.spec,
         strategy,
@@ -41,26 +41,29 @@ pub fn run(a: AnchorArgs, _g: &Globals) -> Result<Report, Failure> {
     )?;
     let text = serde_json::to_string_pretty(&anchor)
         .map_err(|e| Failure::Internal(format!("cannot print the anchor: {e}")))?;
-    Ok(Report::new(
+    let mut report = Report::new(
         json!({"anchor": anchor, "dir": dir.display().to_string()}),
         format!("{text}\n"),
-    ))
+    );
+    report.warnings.extend(warning);
+    Ok(report)
 }
 
 /// The anchor object for `PATH[:START-END]` in `dir`, with `dir`'s tree OID (ignore rules
 /// honoured).
 pub fn anchor_at(dir: &Path, spec: &str, strategy: Strategy) -> Result<Value, Failure> {
-    anchor_at_with(dir, spec, strategy, Selection::Committed)
+    anchor_at_with(dir, spec, strategy, Selection::Committed).map(|(a, _)| a)
 }
 
-/// [`anchor_at`] with a choice of the tree's files. A file the tree leaves out cannot be
-/// anchored: the claim would name a tree that does not hold it.
+/// [`anchor_at`] with a choice of the tree's files, and `TRACKED_IGNORED` if it applies. A
+/// file the tree leaves out cannot be anchored: the claim would name a tree that does not
+/// hold it.
 pub fn anchor_at_with(
     dir: &Path,
     spec: &str,
     strategy: Strategy,
     selection: Selection,
-) -> Result<Value, Failure> {
+) -> Result<(Value, Option<Warning>), Failure> {
     let (path, range) = anchor::parse_spec(spec).map_err(Failure::Usage)?;
     let rel = relative_to(dir, &path)?;
     // The file first, then the whole tree: a typo fails before the tree is hashed.
@@ -77,7 +80,7 @@ pub fn anchor_at_with(
     }
     let tree = listing.oid().map_err(tree_failure)?;
     anchor.insert("tree".into(), Value::String(tree));
-    Ok(Value::Object(anchor))
+    Ok((Value::Object(anchor), tracked_ignored(dir, &listing)))
 }
 
 /// `--at DIR` or, without it, the enclosing checkout: the nearest directory from the working
@@ -110,6 +113,34 @@ pub fn tree_oid(dir: &Path) -> Result<String, Failure> {
 /// The elench tree OID of `dir` with a choice of files (`--no-ignore`).
 pub fn tree_oid_with(dir: &Path, selection: Selection) -> Result<String, Failure> {
     crate::tree::tree_oid_with(dir, selection).map_err(tree_failure)
+}
+
+/// The elench tree OID of `dir`, and `TRACKED_IGNORED` when git tracks files there that the
+/// tree leaves out.
+pub fn tree_of(dir: &Path, selection: Selection) -> Result<(String, Option<Warning>), Failure> {
+    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    let oid = listing.oid().map_err(tree_failure)?;
+    Ok((oid, tracked_ignored(dir, &listing)))
+}
+
+/// `TRACKED_IGNORED` when git's index in `dir` tracks files that the listing leaves out as
+/// ignored: git keeps committing them, so the commit holds code the tree (and every claim
+/// about it, and `check`) does not.
+pub fn tracked_ignored(dir: &Path, listing: &crate::tree::Listing) -> Option<Warning> {
+    let tracked = crate::tree::tracked_but_ignored(dir, listing);
+    let first = tracked.first()?;
+    Some(Warning::new(
+        "TRACKED_IGNORED",
+        format!(
+            "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
+             match them (first: {}); git still commits them, so claims about this tree and \
+             `check` do not cover them. Untrack them (git rm --cached), change the rules, or \
+             pass --no-ignore",
+            tracked.len(),
+            dir.display(),
+            first.display()
+        ),
+    ))
 }
 
 /// A tree that cannot be listed or hashed, naming the path at fault.

@@ -334,12 +334,12 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // One listing gives the tree OID and what the evaluation must not see, so the claim's
     // tree, what predicates read and the sandbox's copy are one set of files.
     let listing = crate::tree::list(&at, crate::tree::Selection::from_no_ignore(a.no_ignore))
-        .and_then(|l| Ok((l.oid()?, l.ignored)))
+        .and_then(|l| Ok((l.oid()?, super::anchor::tracked_ignored(&at, &l), l.ignored)))
         .map_err(|e| Failure::Invalid {
             code: "BAD_TREE",
             message: format!("--at {}: {e}", at.display()),
         })?;
-    let (tree_oid, ignored) = listing;
+    let (tree_oid, tracked, ignored) = listing;
 
     let store = open_store(g)?;
     let key = harness_key(&a.key, &store)?;
@@ -438,13 +438,16 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
             failure = Some(Failure::Interrupted { signal });
         }
     }
-    Ok(report(
+    let mut report = report(
         &tree_oid,
         &at,
         setup.sandbox.hermeticity(),
         checked,
         failure,
-    ))
+    );
+    // Not a partial result: the claims were decided, about a tree that lacks these files.
+    report.warnings.extend(tracked);
+    Ok(report)
 }
 
 /// The claims to evaluate, and the ones reported without evaluation (not applicable).

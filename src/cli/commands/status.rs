@@ -1,6 +1,6 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use super::anchor::{tree_dir, tree_oid_with};
+use super::anchor::{tree_dir, tree_of};
 use super::common::{
     claim_id_errors, open_store, pagination, require_claim_ids, resolve_claim_ids, Page,
 };
@@ -181,11 +181,13 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     let filters = Filters::from_args(&a)?;
     let store = open_store(g)?;
     let as_of = store.count()?;
+    let mut tracked = None;
     let mut resolver = match &a.at {
         Some(at) => {
             let dir = tree_dir(Some(at))?;
             let selection = Selection::from_no_ignore(a.no_ignore);
-            let tree = tree_oid_with(&dir, selection)?;
+            let (tree, warning) = tree_of(&dir, selection)?;
+            tracked = warning;
             Some(Resolver::new(&dir, &tree).with_selection(selection))
         }
         None => None,
@@ -224,7 +226,7 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     }
     let mut reports = Vec::with_capacity(ids.len());
     let mut proses = Vec::with_capacity(ids.len());
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<Warning> = tracked.into_iter().collect();
     for id in &ids {
         // Reading the claim's record from the log checks it: a damaged record is
         // STORE_CORRUPT, never a status. Its text is what people see beside the status.

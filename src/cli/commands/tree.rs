@@ -19,9 +19,11 @@ pub struct TreeArgs {
 
 pub fn run(args: TreeArgs, _g: &Globals) -> Result<Report, Failure> {
     let selection = crate::tree::Selection::from_no_ignore(args.no_ignore);
-    let oid = super::anchor::tree_oid_with(&args.dir, selection)?;
-    Ok(Report::new(
+    let (oid, warning) = super::anchor::tree_of(&args.dir, selection)?;
+    let mut report = Report::new(
         json!({"tree": oid, "path": args.dir.display().to_string()}),
         format!("{oid}\n"),
-    ))
+    );
+    report.warnings.extend(warning);
+    Ok(report)
 }
