@@ -528,7 +528,7 @@ mod unix {
     /// The paths of the entries of a git index file (versions 2 to 4; `hash` is the object
     /// id length), or None when it is not one. Every read is bounds-checked: the file comes
     /// with the tree and may be anything.
-    fn index_paths(data: &[u8], hash: usize) -> Option<Vec<Vec<u8>>> {
+    pub(super) fn index_paths(data: &[u8], hash: usize) -> Option<Vec<Vec<u8>>> {
         let u32_at = |at: usize| -> Option<u32> {
             Some(u32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
         };
@@ -1010,6 +1010,41 @@ mod tests {
             assert!(all.ignored.is_empty());
             assert_eq!(all.files.len(), 5);
             assert_ne!(all.oid().unwrap(), l.oid().unwrap());
+        }
+
+        #[test]
+        fn tree_index_paths_reads_entries_and_never_panics_on_damage() {
+            use super::super::unix::index_paths;
+            // A version 2 index by hand: two entries, SHA-1 ids, NUL-padded to 8 bytes.
+            let mut data = b"DIRC\0\0\0\x02\0\0\0\x02".to_vec();
+            for name in [&b"a/b"[..], b"gen/out.rs"] {
+                let start = data.len();
+                data.extend_from_slice(&[0u8; 40 + 20]);
+                data.extend_from_slice(&(name.len() as u16).to_be_bytes());
+                data.extend_from_slice(name);
+                let len = data.len() - start;
+                data.resize(start + ((len + 8) & !7), 0);
+            }
+            assert_eq!(
+                index_paths(&data, 20),
+                Some(vec![b"a/b".to_vec(), b"gen/out.rs".to_vec()])
+            );
+            for cut in 0..data.len() {
+                let _ = index_paths(&data[..cut], 20);
+            }
+            let mut x: u32 = 7;
+            for _ in 0..2000 {
+                let mut damaged = data.clone();
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                let at = (x as usize >> 4) % damaged.len();
+                damaged[at] ^= (x >> 24) as u8 | 1;
+                let _ = index_paths(&damaged, 20);
+                let _ = index_paths(&damaged, 32);
+            }
+            // A count larger than the file could hold is refused before any allocation.
+            let mut huge = data.clone();
+            huge[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
+            assert_eq!(index_paths(&huge, 20), None);
         }
 
         #[test]
