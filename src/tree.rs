@@ -509,10 +509,20 @@ mod unix {
             let l = l.trim().to_ascii_lowercase();
             l.starts_with("objectformat") && l.contains("sha256")
         });
-        let paths = index_paths(
-            &fs::read(own.join("index")).ok()?,
-            if sha256 { 32 } else { 20 },
-        )?;
+        // Only a regular file of a sane size: `.git` may come with the tree, and its index
+        // could be a link to a device that never ends.
+        let index = own.join("index");
+        let meta = fs::metadata(&index).ok()?;
+        if !meta.is_file() || meta.len() > MAX_INDEX {
+            return None;
+        }
+        let mut data = Vec::new();
+        File::open(&index)
+            .ok()?
+            .take(MAX_INDEX)
+            .read_to_end(&mut data)
+            .ok()?;
+        let paths = index_paths(&data, if sha256 { 32 } else { 20 })?;
         let ignored: HashSet<&Path> = ignored.iter().map(PathBuf::as_path).collect();
         let mut out: Vec<PathBuf> = paths
             .iter()
@@ -612,6 +622,9 @@ mod unix {
             .ok()?;
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }
+
+    /// A git index larger than this is not read (the warning it feeds is a courtesy).
+    const MAX_INDEX: u64 = 1 << 30;
 
     /// Git does not read a pattern file larger than this (its `PATTERN_MAX_FILE_SIZE`).
     const MAX_RULES_FILE: u64 = 100 << 20;
