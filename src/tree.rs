@@ -1,17 +1,39 @@
-//! Content identity of a directory: the "elench tree OID".
+//! Content identity of a directory: the "elench tree OID", and the one list of the files
+//! that make a directory's tree.
 //!
-//! [`tree_oid`] computes the object id that git (with SHA-256 object format)
-//! would give the directory's contents, i.e. exactly what
+//! [`list`] says which files of a directory are in its tree, and [`Listing::oid`] computes
+//! the object id that git (with SHA-256 object format) would give them, i.e. exactly what
 //!
 //! ```text
 //! git init --object-format=sha256 && git add -A && git write-tree
 //! ```
 //!
-//! prints when run inside that directory. Claims can therefore name a source
-//! tree by an id that anyone can reproduce with stock git, without elench, and
-//! without the directory having to be a git checkout at all.
+//! prints when run inside that directory. Claims can therefore name a source tree by an id
+//! that anyone can reproduce with stock git, without elench, and without the directory having
+//! to be a git checkout at all. `tree`, `anchor`, `status --at`, `gate --at` and `check`
+//! (its evaluation view and its sandbox copy) all take their files from [`list`], so they see
+//! one set.
 //!
-//! The id is computed purely from the file system, following git's rules:
+//! Which files (with [`Selection::Committed`], the default):
+//!
+//! * what `git add -A` would commit: a path that the ignore rules exclude is left out, and so
+//!   is everything under an excluded directory (a negation cannot re-include a file whose
+//!   directory is excluded, as in git). The rules are, highest precedence first: the
+//!   `.gitignore` files of the path's directory and of every directory above it up to DIR
+//!   (the nearest decides; within a file the last matching line decides; negations, `/`
+//!   anchors, `**` and trailing-`/` directory patterns as git reads them), then
+//!   `DIR/.git/info/exclude` (the common git directory's, for a linked work tree), then the
+//!   user's global excludes file (`core.excludesFile` in the user's git configuration, else
+//!   `$XDG_CONFIG_HOME/git/ignore` or `~/.config/git/ignore`);
+//! * `.gitignore` files are honoured whether or not DIR is a git work tree, and only those
+//!   at or below DIR (as for a repository made in DIR);
+//! * elench never reads git's index: a file that git already tracks but that the rules
+//!   exclude is left out, which is what `git add -A` in a fresh repository gives;
+//! * a `.gitignore` that is a symbolic link is not read (git refuses them too);
+//! * with [`Selection::All`] (`--no-ignore`) no rule is read and every file counts (this
+//!   matches `git add -A --force`).
+//!
+//! How they are hashed, following git's rules:
 //!
 //! * a blob object is `blob <len>\0<content>`; a tree object is
 //!   `tree <len>\0` followed by one entry `<mode> <name>\0<32 raw bytes>` per
@@ -32,8 +54,8 @@
 //!
 //! Deliberately **not** modelled, so the id matches git only without them:
 //!
-//! * `.gitignore`, `.git/info/exclude` and `core.excludesFile` are not
-//!   honoured: every file counts (this matches `git add -A --force`);
+//! * `core.excludesFile` set in the repository's own `.git/config`, and `.gitignore` lines
+//!   that are not UTF-8 (the rest of that file is then not read);
 //! * `.gitattributes`, `core.autocrlf` and clean filters are not applied:
 //!   blobs are the bytes on disk;
 //! * a subdirectory that is itself a git repository (which git would record
@@ -43,7 +65,7 @@
 //! * Unicode names are used as stored (no macOS-style precomposition).
 //!
 //! Only Unix is supported (git's modes come from Unix permission bits); on
-//! other platforms [`tree_oid`] returns [`TreeError::Unsupported`].
+//! other platforms [`list`] returns [`TreeError::Unsupported`].
 //!
 //! The walk is iterative, so very deep trees cannot overflow the stack, and
 //! every error names the path it concerns.
@@ -76,6 +98,14 @@ pub enum TreeError {
         /// The file that changed.
         path: PathBuf,
     },
+    /// An ignore file's patterns cannot be put together into a matcher.
+    #[error("cannot use the ignore rules in {}: {message}", path.display())]
+    Rules {
+        /// The ignore file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
     /// Tree OIDs are only computed on Unix.
     #[error("tree OIDs are only supported on Unix: {}", path.display())]
     Unsupported {
@@ -84,21 +114,137 @@ pub enum TreeError {
     },
 }
 
-/// Computes the git SHA-256 tree id of the directory `dir` (see the module
-/// documentation for the exact rules).
-///
-/// Returns 64 lowercase hex chars.
-pub fn tree_oid(dir: &Path) -> Result<String, TreeError> {
+impl TreeError {
+    /// The path the error concerns.
+    pub fn path(&self) -> &Path {
+        match self {
+            TreeError::NotADirectory { path }
+            | TreeError::Io { path, .. }
+            | TreeError::Changed { path }
+            | TreeError::Rules { path, .. }
+            | TreeError::Unsupported { path } => path,
+        }
+    }
+}
+
+/// Which files of a directory make its tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Selection {
+    /// What `git add -A` would commit: ignore rules honoured (the default).
+    #[default]
+    Committed,
+    /// Every file, ignore rules or not (`--no-ignore`; `git add -A --force`).
+    All,
+}
+
+impl Selection {
+    /// `--no-ignore` given or not.
+    pub fn from_no_ignore(no_ignore: bool) -> Selection {
+        if no_ignore {
+            Selection::All
+        } else {
+            Selection::Committed
+        }
+    }
+}
+
+/// What a tree entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A symbolic link (recorded as its target, never followed).
+    Symlink,
+}
+
+/// One file of a tree.
+#[derive(Debug, Clone)]
+pub struct TreeFile {
+    /// Its path relative to the directory (never empty, no `.` or `..`).
+    pub rel: PathBuf,
+    /// Its path on disk (the directory joined with `rel`).
+    pub path: PathBuf,
+    /// Regular file or symbolic link.
+    pub kind: FileKind,
+}
+
+/// The files of a directory's tree, and what the ignore rules left out.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    /// Every file of the tree, sorted by path (component by component, bytewise).
+    pub files: Vec<TreeFile>,
+    /// The topmost paths (relative to the directory) that the ignore rules left out: an
+    /// excluded directory stands for everything under it. `.git` and `.elench` are not
+    /// listed here. Empty with [`Selection::All`].
+    pub ignored: Vec<PathBuf>,
+}
+
+/// The files of the tree of `dir` (see the module documentation for which).
+pub fn list(dir: &Path, selection: Selection) -> Result<Listing, TreeError> {
     #[cfg(unix)]
     {
-        unix::tree_oid(dir).map(hex::encode)
+        unix::list(dir, selection)
     }
     #[cfg(not(unix))]
     {
+        let _ = selection;
         Err(TreeError::Unsupported {
             path: dir.to_path_buf(),
         })
     }
+}
+
+impl Listing {
+    /// The git SHA-256 tree id of these files, 64 lowercase hex chars.
+    pub fn oid(&self) -> Result<String, TreeError> {
+        #[cfg(unix)]
+        {
+            unix::hash_listing(&self.files).map(hex::encode)
+        }
+        #[cfg(not(unix))]
+        {
+            Err(TreeError::Unsupported {
+                path: PathBuf::new(),
+            })
+        }
+    }
+
+    /// Whether a regular file of the tree has this path (`/`-separated, relative).
+    pub fn has_file(&self, rel: &str) -> bool {
+        let rel = Path::new(rel);
+        self.files
+            .binary_search_by(|f| f.rel.as_path().cmp(rel))
+            .is_ok_and(|i| self.files[i].kind == FileKind::File)
+    }
+}
+
+/// The files git's index in `dir` (when `dir` is a git work tree) tracks although this
+/// listing leaves them out as ignored: git keeps committing a tracked file whatever the
+/// rules say, so the commit holds files this tree does not. Empty when there are none or
+/// when no index can be read.
+pub fn tracked_but_ignored(dir: &Path, listing: &Listing) -> Vec<PathBuf> {
+    #[cfg(unix)]
+    {
+        unix::tracked_but_ignored(dir, &listing.ignored).unwrap_or_default()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, listing);
+        Vec::new()
+    }
+}
+
+/// Computes the git SHA-256 tree id of the directory `dir`, ignore rules honoured (see the
+/// module documentation for the exact rules).
+///
+/// Returns 64 lowercase hex chars.
+pub fn tree_oid(dir: &Path) -> Result<String, TreeError> {
+    tree_oid_with(dir, Selection::Committed)
+}
+
+/// [`tree_oid`] with a choice of files.
+pub fn tree_oid_with(dir: &Path, selection: Selection) -> Result<String, TreeError> {
+    list(dir, selection)?.oid()
 }
 
 /// Raw SHA-256 object id.
@@ -164,7 +310,13 @@ mod unix {
     use std::os::unix::fs::PermissionsExt;
     use std::path::{Path, PathBuf};
 
-    use super::{object_hasher, object_oid, tree_object_oid, Entry, Oid, TreeError, MODE_TREE};
+    use ignore::gitignore::{Gitignore, GitignoreBuilder};
+    use ignore::Match;
+
+    use super::{
+        object_hasher, object_oid, tree_object_oid, Entry, FileKind, Listing, Oid, Selection,
+        TreeError, TreeFile, MODE_TREE,
+    };
 
     fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> TreeError + '_ {
         move |source| TreeError::Io {
@@ -175,36 +327,22 @@ mod unix {
 
     /// A directory being walked.
     struct Frame {
-        /// This directory's name in its parent (empty for the root).
-        name: Vec<u8>,
-        /// Children not yet visited: (name, full path).
-        pending: std::vec::IntoIter<(Vec<u8>, PathBuf)>,
-        /// Entries of the children already hashed.
-        done: Vec<Entry>,
+        /// This directory relative to the root (empty for the root).
+        rel: PathBuf,
+        /// Children not yet visited, in name order.
+        pending: std::vec::IntoIter<std::ffi::OsString>,
+        /// This directory's `.gitignore`, if it has rules.
+        rules: Option<Gitignore>,
     }
 
-    impl Frame {
-        fn open(path: &Path, name: Vec<u8>, top: bool) -> Result<Frame, TreeError> {
-            let mut children = Vec::new();
-            for entry in fs::read_dir(path).map_err(io_error(path))? {
-                let entry = entry.map_err(io_error(path))?;
-                let child_name = entry.file_name().as_bytes().to_vec();
-                if child_name == b".git" || (top && child_name == b".elench") {
-                    continue;
-                }
-                children.push((child_name, entry.path()));
-            }
-            // Visit in name order so that any error reported is deterministic.
-            children.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            Ok(Frame {
-                name,
-                pending: children.into_iter(),
-                done: Vec::new(),
-            })
-        }
+    /// The rules that hold for the whole walk: `.git/info/exclude` and the global excludes.
+    struct Fixed {
+        /// Absolute root, the base every matcher strips.
+        root: PathBuf,
+        outer: Vec<Gitignore>,
     }
 
-    pub(super) fn tree_oid(dir: &Path) -> Result<Oid, TreeError> {
+    pub(super) fn list(dir: &Path, selection: Selection) -> Result<Listing, TreeError> {
         // The root itself may be reached through a symbolic link.
         let meta = fs::metadata(dir).map_err(io_error(dir))?;
         if !meta.is_dir() {
@@ -212,48 +350,383 @@ mod unix {
                 path: dir.to_path_buf(),
             });
         }
-        let mut parents: Vec<Frame> = Vec::new();
-        let mut current = Frame::open(dir, Vec::new(), true)?;
-        loop {
-            match current.pending.next() {
-                Some((name, path)) => {
-                    let meta = fs::symlink_metadata(&path).map_err(io_error(&path))?;
-                    let kind = meta.file_type();
-                    if kind.is_dir() {
-                        let child = Frame::open(&path, name, false)?;
-                        parents.push(std::mem::replace(&mut current, child));
-                    } else if kind.is_symlink() {
-                        let target = fs::read_link(&path).map_err(io_error(&path))?;
-                        current.done.push(Entry {
-                            name,
-                            mode: "120000",
-                            oid: object_oid("blob", target.as_os_str().as_bytes()),
-                        });
-                    } else if kind.is_file() {
-                        let (oid, executable) = hash_file(&path)?;
-                        current.done.push(Entry {
-                            name,
-                            mode: if executable { "100755" } else { "100644" },
-                            oid,
-                        });
+        let honour = selection == Selection::Committed;
+        // Matchers strip their own directory from the paths they are given; absolute paths
+        // built from one base keep that exact.
+        let root = std::path::absolute(dir).map_err(io_error(dir))?;
+        let fixed = Fixed {
+            outer: if honour {
+                outer_rules(&root)?
+            } else {
+                Vec::new()
+            },
+            root,
+        };
+        let mut files = Vec::new();
+        let mut ignored = Vec::new();
+        let mut stack: Vec<Frame> = vec![open(dir, &fixed, PathBuf::new(), honour)?];
+        while let Some(top) = stack.last_mut() {
+            let Some(name) = top.pending.next() else {
+                stack.pop();
+                continue;
+            };
+            let rel = top.rel.join(&name);
+            let path = dir.join(&rel);
+            let meta = fs::symlink_metadata(&path).map_err(io_error(&path))?;
+            let kind = meta.file_type();
+            if !(kind.is_dir() || kind.is_file() || kind.is_symlink()) {
+                // Sockets, FIFOs and devices are not tracked by git.
+                continue;
+            }
+            // Git matches a symbolic link as a file, even one that leads to a directory.
+            if honour && is_ignored(&stack, &fixed, &rel, kind.is_dir()) {
+                ignored.push(rel);
+                continue;
+            }
+            if kind.is_dir() {
+                let frame = open(dir, &fixed, rel, honour)?;
+                stack.push(frame);
+            } else {
+                let kind = if kind.is_symlink() {
+                    FileKind::Symlink
+                } else {
+                    FileKind::File
+                };
+                files.push(TreeFile { rel, path, kind });
+            }
+        }
+        files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+        ignored.sort_unstable();
+        Ok(Listing { files, ignored })
+    }
+
+    /// Opens the directory `rel` of the walk: its children and its `.gitignore`.
+    fn open(dir: &Path, fixed: &Fixed, rel: PathBuf, honour: bool) -> Result<Frame, TreeError> {
+        let path = dir.join(&rel);
+        let top = rel.as_os_str().is_empty();
+        let mut children = Vec::new();
+        for entry in fs::read_dir(&path).map_err(io_error(&path))? {
+            let entry = entry.map_err(io_error(&path))?;
+            let name = entry.file_name();
+            if name == ".git" || (top && name == ".elench") {
+                continue;
+            }
+            children.push(name);
+        }
+        // Visit in name order so that any error reported is deterministic.
+        children.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        let rules = if honour {
+            let file = path.join(".gitignore");
+            // A `.gitignore` that is a link (which could lead anywhere) is not read, as git
+            // does not read it either.
+            match fs::symlink_metadata(&file) {
+                Ok(m) if m.is_file() => load(&fixed.root.join(&rel), &file, m.len())?,
+                _ => None,
+            }
+        } else {
+            None
+        };
+        Ok(Frame {
+            rel,
+            pending: children.into_iter(),
+            rules,
+        })
+    }
+
+    /// Whether git would leave `rel` out: the nearest `.gitignore` with a matching line
+    /// decides, then `info/exclude`, then the global excludes. Only called for entries
+    /// whose directories were not left out, which is how git never re-includes a file
+    /// below an excluded directory.
+    fn is_ignored(stack: &[Frame], fixed: &Fixed, rel: &Path, is_dir: bool) -> bool {
+        let abs = fixed.root.join(rel);
+        let nested = stack.iter().rev().filter_map(|f| f.rules.as_ref());
+        for rules in nested.chain(fixed.outer.iter()) {
+            match rules.matched(&abs, is_dir) {
+                Match::None => continue,
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+            }
+        }
+        false
+    }
+
+    /// `info/exclude` of the git directory at `root` (if any), then the global excludes.
+    fn outer_rules(root: &Path) -> Result<Vec<Gitignore>, TreeError> {
+        let mut out = Vec::new();
+        let files = [
+            git_dir(root).map(|g| g.join("info").join("exclude")),
+            ignore::gitignore::gitconfig_excludes_path(),
+        ];
+        for file in files.into_iter().flatten() {
+            match fs::metadata(&file) {
+                Ok(m) if m.is_file() => out.extend(load(root, &file, m.len())?),
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// The git directory whose `info/exclude` applies to the work tree at `root`: `.git`,
+    /// or for a linked work tree (`.git` is a file `gitdir: PATH`) the common directory.
+    fn git_dir(root: &Path) -> Option<PathBuf> {
+        git_dirs(root).map(|(_, common)| common)
+    }
+
+    /// The work tree's own git directory (where its index is) and the common one (where
+    /// `info/exclude` and `config` are); the same directory unless it is a linked work tree.
+    fn git_dirs(root: &Path) -> Option<(PathBuf, PathBuf)> {
+        let dotgit = root.join(".git");
+        let meta = fs::metadata(&dotgit).ok()?;
+        if meta.is_dir() {
+            return Some((dotgit.clone(), dotgit));
+        }
+        if !meta.is_file() {
+            return None;
+        }
+        let text = read_small(&dotgit)?;
+        let gitdir = root.join(text.strip_prefix("gitdir:")?.trim());
+        match read_small(&gitdir.join("commondir")) {
+            Some(common) => {
+                let common = gitdir.join(common.trim());
+                Some((gitdir, common))
+            }
+            None => Some((gitdir.clone(), gitdir)),
+        }
+    }
+
+    /// The paths git's index at `root` tracks that lie at or under one of `ignored`. None
+    /// when `root` holds no index elench can read (no `.git`, another index version, or
+    /// damage): the check is a courtesy, never a reason to fail.
+    pub(super) fn tracked_but_ignored(root: &Path, ignored: &[PathBuf]) -> Option<Vec<PathBuf>> {
+        use std::collections::HashSet;
+        use std::ffi::OsStr;
+        if ignored.is_empty() {
+            return Some(Vec::new());
+        }
+        let (own, common) = git_dirs(root)?;
+        let config = read_small_limit(&common.join("config"), 1 << 20).unwrap_or_default();
+        let sha256 = config.lines().any(|l| {
+            let l = l.trim().to_ascii_lowercase();
+            l.starts_with("objectformat") && l.contains("sha256")
+        });
+        // Only a regular file of a sane size: `.git` may come with the tree, and its index
+        // could be a link to a device that never ends.
+        let index = own.join("index");
+        let meta = fs::metadata(&index).ok()?;
+        if !meta.is_file() || meta.len() > MAX_INDEX {
+            return None;
+        }
+        let mut data = Vec::new();
+        File::open(&index)
+            .ok()?
+            .take(MAX_INDEX)
+            .read_to_end(&mut data)
+            .ok()?;
+        let paths = index_paths(&data, if sha256 { 32 } else { 20 })?;
+        let ignored: HashSet<&Path> = ignored.iter().map(PathBuf::as_path).collect();
+        let mut out: Vec<PathBuf> = paths
+            .iter()
+            .map(|p| Path::new(OsStr::from_bytes(p.strip_suffix(b"/").unwrap_or(p))))
+            .filter(|p| p.ancestors().any(|a| ignored.contains(a)))
+            .map(Path::to_path_buf)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    }
+
+    /// The paths of the entries of a git index file (versions 2 to 4; `hash` is the object
+    /// id length), or None when it is not one. Every read is bounds-checked: the file comes
+    /// with the tree and may be anything.
+    pub(super) fn index_paths(data: &[u8], hash: usize) -> Option<Vec<Vec<u8>>> {
+        let u32_at = |at: usize| -> Option<u32> {
+            Some(u32::from_be_bytes(data.get(at..at + 4)?.try_into().ok()?))
+        };
+        if data.get(..4)? != b"DIRC" {
+            return None;
+        }
+        let version = u32_at(4)?;
+        if !(2..=4).contains(&version) {
+            return None;
+        }
+        let count = usize::try_from(u32_at(8)?).ok()?;
+        // An entry takes at least 40 + hash + 2 + 1 bytes: no more can fit.
+        if count > data.len() / (43 + hash) {
+            return None;
+        }
+        let mut out = Vec::with_capacity(count);
+        let mut prev: Vec<u8> = Vec::new();
+        let mut pos = 12usize;
+        for _ in 0..count {
+            let start = pos;
+            let flags_at = start.checked_add(40 + hash)?;
+            let flags = u16::from_be_bytes(data.get(flags_at..flags_at + 2)?.try_into().ok()?);
+            pos = flags_at + 2;
+            if version >= 3 && flags & 0x4000 != 0 {
+                pos += 2;
+            }
+            let rest = data.get(pos..)?;
+            let path = if version == 4 {
+                // The name is the previous one minus N bytes, plus a NUL-terminated suffix.
+                let (strip, used) = varint(rest)?;
+                let rest = rest.get(used..)?;
+                let nul = rest.iter().position(|&b| b == 0)?;
+                let keep = prev.len().checked_sub(usize::try_from(strip).ok()?)?;
+                let mut path = prev[..keep].to_vec();
+                path.extend_from_slice(&rest[..nul]);
+                pos += used + nul + 1;
+                path
+            } else {
+                let nul = rest.iter().position(|&b| b == 0)?;
+                // The entry is NUL-padded (1 to 8 bytes) to a multiple of 8.
+                let len = pos - start + nul;
+                pos = start.checked_add((len + 8) & !7)?;
+                rest[..nul].to_vec()
+            };
+            prev.clone_from(&path);
+            out.push(path);
+        }
+        Some(out)
+    }
+
+    /// Git's offset varint (index version 4): the value and the bytes it took.
+    fn varint(data: &[u8]) -> Option<(u64, usize)> {
+        let mut value: u64 = 0;
+        for (i, &c) in data.iter().enumerate().take(10) {
+            if i > 0 {
+                value = value.checked_add(1)?.checked_mul(128)?;
+            }
+            value = value.checked_add(u64::from(c & 127))?;
+            if c & 128 == 0 {
+                return Some((value, i + 1));
+            }
+        }
+        None
+    }
+
+    /// A short text file (a pointer written by git), or None.
+    fn read_small(path: &Path) -> Option<String> {
+        read_small_limit(path, 4096)
+    }
+
+    /// The first `limit` bytes of a regular text file, or None.
+    fn read_small_limit(path: &Path, limit: u64) -> Option<String> {
+        if !fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        File::open(path)
+            .ok()?
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// A git index larger than this is not read (the warning it feeds is a courtesy).
+    const MAX_INDEX: u64 = 1 << 30;
+
+    /// Git does not read a pattern file larger than this (its `PATTERN_MAX_FILE_SIZE`).
+    const MAX_RULES_FILE: u64 = 100 << 20;
+
+    /// The rules of the ignore file `file` (`len` bytes), matched against paths under `base`;
+    /// None when it has none. A pattern that does not parse matches nothing, and a file
+    /// larger than git reads is not read, as in git; a file that cannot be read is an error.
+    fn load(base: &Path, file: &Path, len: u64) -> Result<Option<Gitignore>, TreeError> {
+        if len > MAX_RULES_FILE {
+            return Ok(None);
+        }
+        let mut builder = GitignoreBuilder::new(base);
+        if let Some(e) = builder.add(file) {
+            if let Some(source) = io_failure(e) {
+                return Err(TreeError::Io {
+                    path: file.to_path_buf(),
+                    source,
+                });
+            }
+        }
+        let rules = builder.build().map_err(|e| TreeError::Rules {
+            path: file.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Ok((!rules.is_empty()).then_some(rules))
+    }
+
+    /// The read failure inside an ignore-file error, if it is one. A line that is not UTF-8
+    /// is not a read failure (the lines before it still count).
+    fn io_failure(e: ignore::Error) -> Option<std::io::Error> {
+        match e {
+            ignore::Error::Partial(errs) => errs.into_iter().find_map(io_failure),
+            ignore::Error::WithLineNumber { err, .. }
+            | ignore::Error::WithPath { err, .. }
+            | ignore::Error::WithDepth { err, .. } => io_failure(*err),
+            ignore::Error::Io(e) if e.kind() != ErrorKind::InvalidData => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The tree id of `files` (sorted by path, as [`list`] gives them).
+    pub(super) fn hash_listing(files: &[TreeFile]) -> Result<Oid, TreeError> {
+        // One open directory per level of the current file's path: its name and the entries
+        // hashed so far. Files of one directory are adjacent in path order, so a directory is
+        // finished as soon as a file outside it comes.
+        let mut open: Vec<(Vec<u8>, Vec<Entry>)> = vec![(Vec::new(), Vec::new())];
+        for file in files {
+            let parts: Vec<&[u8]> = file.rel.iter().map(|c| c.as_bytes()).collect();
+            let Some((leaf, dirs)) = parts.split_last() else {
+                continue;
+            };
+            let common = open[1..]
+                .iter()
+                .zip(dirs.iter())
+                .take_while(|((name, _), d)| name.as_slice() == **d)
+                .count();
+            while open.len() > common + 1 {
+                close(&mut open);
+            }
+            for d in &dirs[common..] {
+                open.push((d.to_vec(), Vec::new()));
+            }
+            let entry = match file.kind {
+                FileKind::Symlink => {
+                    let target = fs::read_link(&file.path).map_err(io_error(&file.path))?;
+                    Entry {
+                        name: leaf.to_vec(),
+                        mode: "120000",
+                        oid: object_oid("blob", target.as_os_str().as_bytes()),
                     }
-                    // Anything else (socket, FIFO, device) is not tracked by git.
                 }
-                None => {
-                    let oid = tree_object_oid(&mut current.done);
-                    let Some(parent) = parents.pop() else {
-                        return Ok(oid);
-                    };
-                    let finished = std::mem::replace(&mut current, parent);
-                    // Git does not record directories without files.
-                    if !finished.done.is_empty() {
-                        current.done.push(Entry {
-                            name: finished.name,
-                            mode: MODE_TREE,
-                            oid,
-                        });
+                FileKind::File => {
+                    let (oid, executable) = hash_file(&file.path)?;
+                    Entry {
+                        name: leaf.to_vec(),
+                        mode: if executable { "100755" } else { "100644" },
+                        oid,
                     }
                 }
+            };
+            if let Some((_, entries)) = open.last_mut() {
+                entries.push(entry);
+            }
+        }
+        while open.len() > 1 {
+            close(&mut open);
+        }
+        let mut root = open.pop().map(|(_, e)| e).unwrap_or_default();
+        Ok(tree_object_oid(&mut root))
+    }
+
+    /// Finishes the innermost open directory into an entry of its parent. Every open
+    /// directory holds a file, so none is empty (git records no empty directory).
+    fn close(open: &mut Vec<(Vec<u8>, Vec<Entry>)>) {
+        if let Some((name, mut entries)) = open.pop() {
+            let oid = tree_object_oid(&mut entries);
+            if let Some((_, parent)) = open.last_mut() {
+                parent.push(Entry {
+                    name,
+                    mode: MODE_TREE,
+                    oid,
+                });
             }
         }
     }
@@ -517,6 +990,74 @@ mod tests {
                 Err(TreeError::Io { path, .. }) => assert_eq!(path, locked),
                 other => panic!("expected Io error, got {other:?}"),
             }
+        }
+
+        #[test]
+        fn tree_listing_names_the_topmost_ignored_paths() {
+            let dir = tmp();
+            let d = dir.path();
+            fs::create_dir_all(d.join("build/a")).unwrap();
+            fs::create_dir_all(d.join("src")).unwrap();
+            fs::write(d.join(".gitignore"), "build/\n*.o\n!keep.o\n").unwrap();
+            fs::write(d.join("build/a/b.txt"), "").unwrap();
+            fs::write(d.join("src/x.o"), "").unwrap();
+            fs::write(d.join("src/keep.o"), "").unwrap();
+            fs::write(d.join("src/x.rs"), "").unwrap();
+            let names = |l: &Listing| -> Vec<String> {
+                l.files
+                    .iter()
+                    .map(|f| f.rel.display().to_string())
+                    .collect()
+            };
+            let l = list(d, Selection::Committed).unwrap();
+            assert_eq!(names(&l), [".gitignore", "src/keep.o", "src/x.rs"]);
+            assert_eq!(
+                l.ignored,
+                [PathBuf::from("build"), PathBuf::from("src/x.o")]
+            );
+            assert!(l.has_file("src/x.rs"));
+            assert!(!l.has_file("src/x.o"));
+            assert!(!l.has_file("build/a/b.txt"));
+            assert_eq!(l.oid().unwrap(), tree_oid(d).unwrap());
+            let all = list(d, Selection::All).unwrap();
+            assert!(all.ignored.is_empty());
+            assert_eq!(all.files.len(), 5);
+            assert_ne!(all.oid().unwrap(), l.oid().unwrap());
+        }
+
+        #[test]
+        fn tree_index_paths_reads_entries_and_never_panics_on_damage() {
+            use super::super::unix::index_paths;
+            // A version 2 index by hand: two entries, SHA-1 ids, NUL-padded to 8 bytes.
+            let mut data = b"DIRC\0\0\0\x02\0\0\0\x02".to_vec();
+            for name in [&b"a/b"[..], b"gen/out.rs"] {
+                let start = data.len();
+                data.extend_from_slice(&[0u8; 40 + 20]);
+                data.extend_from_slice(&(name.len() as u16).to_be_bytes());
+                data.extend_from_slice(name);
+                let len = data.len() - start;
+                data.resize(start + ((len + 8) & !7), 0);
+            }
+            assert_eq!(
+                index_paths(&data, 20),
+                Some(vec![b"a/b".to_vec(), b"gen/out.rs".to_vec()])
+            );
+            for cut in 0..data.len() {
+                let _ = index_paths(&data[..cut], 20);
+            }
+            let mut x: u32 = 7;
+            for _ in 0..2000 {
+                let mut damaged = data.clone();
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                let at = (x as usize >> 4) % damaged.len();
+                damaged[at] ^= (x >> 24) as u8 | 1;
+                let _ = index_paths(&damaged, 20);
+                let _ = index_paths(&damaged, 32);
+            }
+            // A count larger than the file could hold is refused before any allocation.
+            let mut huge = data.clone();
+            huge[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
+            assert_eq!(index_paths(&huge, 20), None);
         }
 
         #[test]

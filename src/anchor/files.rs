@@ -1,8 +1,10 @@
 //! Reading a tree's files the way its tree OID sees them: regular files only, symbolic links
 //! never followed (a link could lead out of the tree), `.git` skipped everywhere and the store
-//! skipped at the top.
+//! skipped at the top, and (unless `--no-ignore`) what the ignore rules leave out of the tree
+//! left out here too: [`walk`] takes its files from [`crate::tree::list`].
 
 use super::AnchorError;
+use crate::tree::{FileKind, Selection};
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -50,33 +52,17 @@ pub fn read(dir: &Path, rel: &str) -> Result<Entry, AnchorError> {
     fs::read(&full).map(Entry::File).map_err(io(&full))
 }
 
-/// Every regular file under `dir` as (tree path, full path), sorted by tree path. Names that
-/// are not UTF-8 are left out: an anchor's path is JSON text and cannot name them.
-pub fn walk(dir: &Path) -> Result<Vec<(String, PathBuf)>, AnchorError> {
-    let mut out = Vec::new();
-    let mut pending: Vec<(String, PathBuf)> = vec![(String::new(), dir.to_path_buf())];
-    while let Some((prefix, path)) = pending.pop() {
-        for entry in fs::read_dir(&path).map_err(io(&path))? {
-            let entry = entry.map_err(io(&path))?;
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            if name == ".git" || (prefix.is_empty() && name == ".elench") {
-                continue;
-            }
-            let kind = entry.file_type().map_err(io(&entry.path()))?;
-            let rel = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if kind.is_dir() {
-                pending.push((rel, entry.path()));
-            } else if kind.is_file() {
-                out.push((rel, entry.path()));
-            }
-        }
-    }
+/// Every regular file of the tree of `dir` (as [`crate::tree::list`] selects them) as
+/// (tree path, full path), sorted by tree path. Names that are not UTF-8 are left out: an
+/// anchor's path is JSON text and cannot name them.
+pub fn walk(dir: &Path, selection: Selection) -> Result<Vec<(String, PathBuf)>, AnchorError> {
+    let listing = crate::tree::list(dir, selection)?;
+    let mut out: Vec<(String, PathBuf)> = listing
+        .files
+        .into_iter()
+        .filter(|f| f.kind == FileKind::File)
+        .filter_map(|f| Some((f.rel.to_str()?.to_owned(), f.path)))
+        .collect();
     out.sort();
     Ok(out)
 }
@@ -112,7 +98,29 @@ mod tests {
             assert!(matches!(read(d, "out/secret").unwrap(), Entry::Absent));
             assert!(matches!(read(d, "link.rs").unwrap(), Entry::Absent));
         }
-        let names: Vec<String> = walk(d).unwrap().into_iter().map(|(r, _)| r).collect();
+        let names: Vec<String> = walk(d, Selection::Committed)
+            .unwrap()
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
         assert_eq!(names, ["b.rs", "src/deep/a.rs"]);
+    }
+
+    #[test]
+    fn files_walk_leaves_out_what_the_ignore_rules_leave_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        fs::create_dir_all(d.join("target/debug")).unwrap();
+        fs::write(d.join(".gitignore"), "/target\n*.tmp\n").unwrap();
+        fs::write(d.join("target/debug/out.rs"), "x\n").unwrap();
+        fs::write(d.join("a.tmp"), "x\n").unwrap();
+        fs::write(d.join("a.rs"), "x\n").unwrap();
+        let names =
+            |s| -> Vec<String> { walk(d, s).unwrap().into_iter().map(|(r, _)| r).collect() };
+        assert_eq!(names(Selection::Committed), [".gitignore", "a.rs"]);
+        assert_eq!(
+            names(Selection::All),
+            [".gitignore", "a.rs", "a.tmp", "target/debug/out.rs"]
+        );
     }
 }

@@ -42,6 +42,12 @@ pub enum AnchorError {
         #[source]
         source: std::io::Error,
     },
+    /// The directory's tree cannot be listed.
+    #[error(transparent)]
+    Tree(#[from] crate::tree::TreeError),
+    /// The file is there but the ignore rules leave it out of the tree.
+    #[error("{path}: ignored (a .gitignore, .git/info/exclude or the global excludes leave it out of the tree of {}); anchor a file of the tree, or pass --no-ignore", dir.display())]
+    Ignored { path: String, dir: PathBuf },
     /// A stored claim's anchor is not what ingest lets through.
     #[error("claim {id}: {message}")]
     BadAnchor { id: String, message: String },

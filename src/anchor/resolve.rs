@@ -19,6 +19,7 @@ use super::files::{self, Entry};
 use super::model::{tree_path, Anchor, Strategy};
 use super::AnchorError;
 use crate::claim::Claim;
+use crate::tree::Selection;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;
@@ -101,6 +102,8 @@ pub struct Resolver {
     tree: String,
     files: HashMap<String, Option<Arc<Normalised>>>,
     all_paths: Option<Arc<Vec<String>>>,
+    /// Which files make the tree (ignore rules honoured unless `--no-ignore`).
+    selection: Selection,
 }
 
 /// A claim that must be looked for across the tree: its digest and span length.
@@ -117,7 +120,14 @@ impl Resolver {
             tree: dir_tree_oid.to_owned(),
             files: HashMap::new(),
             all_paths: None,
+            selection: Selection::Committed,
         }
+    }
+
+    /// Reads the tree with this choice of files (the one its tree OID was computed with).
+    pub fn with_selection(mut self, selection: Selection) -> Resolver {
+        self.selection = selection;
+        self
     }
 
     /// The directory's tree OID, as given.
@@ -268,7 +278,17 @@ impl Resolver {
         if let Some(f) = self.files.get(rel) {
             return Ok(f.clone());
         }
-        let f = match files::read(&self.dir, rel)? {
+        // A file the tree leaves out (ignored) is not there, whatever is on disk.
+        let listed = self
+            .all_paths()?
+            .binary_search_by(|p| p.as_str().cmp(rel))
+            .is_ok();
+        let entry = if listed {
+            files::read(&self.dir, rel)?
+        } else {
+            Entry::Absent
+        };
+        let f = match entry {
             // A binary file cannot hold the lines of a text anchor.
             Entry::File(bytes) => Normalised::new(&bytes).ok().map(Arc::new),
             Entry::Absent => None,
@@ -281,7 +301,7 @@ impl Resolver {
         if let Some(p) = &self.all_paths {
             return Ok(p.clone());
         }
-        let paths: Vec<String> = files::walk(&self.dir)?
+        let paths: Vec<String> = files::walk(&self.dir, self.selection)?
             .into_iter()
             .map(|(rel, _)| rel)
             .collect();

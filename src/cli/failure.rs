@@ -368,6 +368,11 @@ impl From<crate::anchor::AnchorError> for Failure {
                     .into(),
             },
             E::Io { path, source } => Failure::io(path.display(), source),
+            E::Tree(t) => Failure::Io {
+                path: t.path().display().to_string(),
+                message,
+            },
+            E::Ignored { .. } => Failure::Usage(message),
             E::Digest { source, .. } => match source {
                 D::Binary { .. } => Failure::Invalid {
                     code: "BINARY_FILE",

@@ -4,8 +4,9 @@
 
 use crate::anchor::{self, Strategy};
 use crate::cli::failure::Failure;
-use crate::cli::output::Report;
+use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
+use crate::tree::Selection;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -22,29 +23,64 @@ pub struct AnchorArgs {
     /// file (the lines may move), content-digest in any file of the tree
     #[arg(long, default_value = "multi", value_parser = ["multi", "content-digest", "path-range"])]
     pub strategy: String,
+    /// Keep the files that .gitignore, .git/info/exclude and the global excludes leave out
+    /// of the tree (the tree is then what `git add -A --force` would commit)
+    #[arg(long)]
+    pub no_ignore: bool,
 }
 
 pub fn run(a: AnchorArgs, _g: &Globals) -> Result<Report, Failure> {
     let dir = tree_dir(a.at.as_deref())?;
     let strategy = Strategy::parse(&a.strategy)
         .ok_or_else(|| Failure::Usage(format!("unknown strategy {:?}", a.strategy)))?;
-    let anchor = anchor_at(&dir, &a.spec, strategy)?;
+    let (anchor, warning) = anchor_at_with(
+        &dir,
+        &a.spec,
+        strategy,
+        Selection::from_no_ignore(a.no_ignore),
+    )?;
     let text = serde_json::to_string_pretty(&anchor)
         .map_err(|e| Failure::Internal(format!("cannot print the anchor: {e}")))?;
-    Ok(Report::new(
+    let mut report = Report::new(
         json!({"anchor": anchor, "dir": dir.display().to_string()}),
         format!("{text}\n"),
-    ))
+    );
+    report.warnings.extend(warning);
+    Ok(report)
 }
 
-/// The anchor object for `PATH[:START-END]` in `dir`, with `dir`'s tree OID.
+/// The anchor object for `PATH[:START-END]` in `dir`, with `dir`'s tree OID (ignore rules
+/// honoured).
 pub fn anchor_at(dir: &Path, spec: &str, strategy: Strategy) -> Result<Value, Failure> {
+    anchor_at_with(dir, spec, strategy, Selection::Committed).map(|(a, _)| a)
+}
+
+/// [`anchor_at`] with a choice of the tree's files, and `TRACKED_IGNORED` if it applies. A
+/// file the tree leaves out cannot be anchored: the claim would name a tree that does not
+/// hold it.
+pub fn anchor_at_with(
+    dir: &Path,
+    spec: &str,
+    strategy: Strategy,
+    selection: Selection,
+) -> Result<(Value, Option<Warning>), Failure> {
     let (path, range) = anchor::parse_spec(spec).map_err(Failure::Usage)?;
     let rel = relative_to(dir, &path)?;
     // The file first, then the whole tree: a typo fails before the tree is hashed.
     let mut anchor = anchor::make(dir, "", &rel, range, strategy)?;
-    anchor.insert("tree".into(), Value::String(tree_oid(dir)?));
-    Ok(Value::Object(anchor))
+    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    if let Some(Value::String(p)) = anchor.get("path") {
+        if !listing.has_file(p) {
+            return Err(anchor::AnchorError::Ignored {
+                path: p.clone(),
+                dir: dir.to_path_buf(),
+            }
+            .into());
+        }
+    }
+    let tree = listing.oid().map_err(tree_failure)?;
+    anchor.insert("tree".into(), Value::String(tree));
+    Ok((Value::Object(anchor), tracked_ignored(dir, &listing)))
 }
 
 /// `--at DIR` or, without it, the enclosing checkout: the nearest directory from the working
@@ -69,12 +105,50 @@ pub fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
         .to_path_buf())
 }
 
-/// The elench tree OID of `dir`.
+/// The elench tree OID of `dir`, ignore rules honoured.
 pub fn tree_oid(dir: &Path) -> Result<String, Failure> {
-    crate::tree::tree_oid(dir).map_err(|e| Failure::Io {
-        path: dir.display().to_string(),
+    tree_oid_with(dir, Selection::Committed)
+}
+
+/// The elench tree OID of `dir` with a choice of files (`--no-ignore`).
+pub fn tree_oid_with(dir: &Path, selection: Selection) -> Result<String, Failure> {
+    crate::tree::tree_oid_with(dir, selection).map_err(tree_failure)
+}
+
+/// The elench tree OID of `dir`, and `TRACKED_IGNORED` when git tracks files there that the
+/// tree leaves out.
+pub fn tree_of(dir: &Path, selection: Selection) -> Result<(String, Option<Warning>), Failure> {
+    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    let oid = listing.oid().map_err(tree_failure)?;
+    Ok((oid, tracked_ignored(dir, &listing)))
+}
+
+/// `TRACKED_IGNORED` when git's index in `dir` tracks files that the listing leaves out as
+/// ignored: git keeps committing them, so the commit holds code the tree (and every claim
+/// about it, and `check`) does not.
+pub fn tracked_ignored(dir: &Path, listing: &crate::tree::Listing) -> Option<Warning> {
+    let tracked = crate::tree::tracked_but_ignored(dir, listing);
+    let first = tracked.first()?;
+    Some(Warning::new(
+        "TRACKED_IGNORED",
+        format!(
+            "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
+             match them (first: {}); git still commits them, so claims about this tree and \
+             `check` do not cover them. Untrack them (git rm --cached), change the rules, or \
+             pass --no-ignore",
+            tracked.len(),
+            dir.display(),
+            first.display()
+        ),
+    ))
+}
+
+/// A tree that cannot be listed or hashed, naming the path at fault.
+pub fn tree_failure(e: crate::tree::TreeError) -> Failure {
+    Failure::Io {
+        path: e.path().display().to_string(),
         message: e.to_string(),
-    })
+    }
 }
 
 /// `path` as a path inside `dir`: relative paths are taken as they are; an absolute one must

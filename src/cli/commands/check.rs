@@ -41,6 +41,10 @@ pub struct CheckArgs {
     /// directory holding .git, else the working directory)
     #[arg(long, value_name = "DIR")]
     pub at: Option<PathBuf>,
+    /// Keep the files that .gitignore, .git/info/exclude and the global excludes leave out
+    /// of the tree: in its tree OID, in what predicates read and in the sandbox's copy
+    #[arg(long)]
+    pub no_ignore: bool,
     /// A harness private key (PEM PKCS#8) trusted in the store; records are signed with it
     #[arg(long, value_name = "HARNESS.pem")]
     pub key: PathBuf,
@@ -327,10 +331,15 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
             .map_err(|err| Failure::Usage(format!("--expose {}: {err}", e.display())))?;
         expose.push(abs);
     }
-    let tree_oid = crate::tree::tree_oid(&at).map_err(|e| Failure::Invalid {
-        code: "BAD_TREE",
-        message: format!("--at {}: {e}", at.display()),
-    })?;
+    // One listing gives the tree OID and what the evaluation must not see, so the claim's
+    // tree, what predicates read and the sandbox's copy are one set of files.
+    let listing = crate::tree::list(&at, crate::tree::Selection::from_no_ignore(a.no_ignore))
+        .and_then(|l| Ok((l.oid()?, super::anchor::tracked_ignored(&at, &l), l.ignored)))
+        .map_err(|e| Failure::Invalid {
+            code: "BAD_TREE",
+            message: format!("--at {}: {e}", at.display()),
+        })?;
+    let (tree_oid, tracked, ignored) = listing;
 
     let store = open_store(g)?;
     let key = harness_key(&a.key, &store)?;
@@ -341,6 +350,10 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         if let Some(rel) = inside(&at, hide) {
             tree = tree.hide(&rel);
         }
+    }
+    // Ignored files are not in the tree: build outputs and secrets next to the code.
+    for rel in &ignored {
+        tree = tree.hide(rel);
     }
 
     let (targets, mut checked) = select(&store, &a, &at, &tree_oid)?;
@@ -425,13 +438,16 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
             failure = Some(Failure::Interrupted { signal });
         }
     }
-    Ok(report(
+    let mut report = report(
         &tree_oid,
         &at,
         setup.sandbox.hermeticity(),
         checked,
         failure,
-    ))
+    );
+    // Not a partial result: the claims were decided, about a tree that lacks these files.
+    report.warnings.extend(tracked);
+    Ok(report)
 }
 
 /// The claims to evaluate, and the ones reported without evaluation (not applicable).
@@ -444,7 +460,8 @@ fn select(
     tree_oid: &str,
 ) -> Result<(Vec<Target>, Vec<Checked>), Failure> {
     let mut fold = Fold::new(store);
-    let mut resolver = Resolver::new(dir, tree_oid);
+    let mut resolver = Resolver::new(dir, tree_oid)
+        .with_selection(crate::tree::Selection::from_no_ignore(a.no_ignore));
     let mut targets = Vec::new();
     let mut skipped = Vec::new();
     let full = |id: &str| -> Result<Claim, Failure> {

@@ -4,7 +4,7 @@
 //! from the CLI Agent Spec's range for a command's own codes), so CI can tell "may not ship"
 //! from "could not decide" (bad policy 2, no store 4, …).
 
-use super::anchor::{tree_dir, tree_oid};
+use super::anchor::{tree_dir, tree_of};
 use super::common::open_store;
 use crate::anchor::Resolver;
 use crate::cli::failure::Failure;
@@ -12,6 +12,7 @@ use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
 use crate::fold::Fold;
 use crate::gate::{evaluate, Outcome, Policy, StaleRule};
+use crate::tree::Selection;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -30,6 +31,10 @@ pub struct GateArgs {
     /// upwards holding .git, else the working directory)
     #[arg(long, value_name = "DIR")]
     pub at: Option<PathBuf>,
+    /// Keep the files that .gitignore, .git/info/exclude and the global excludes leave out
+    /// of the tree (as `anchor --no-ignore` did)
+    #[arg(long)]
+    pub no_ignore: bool,
 }
 
 pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
@@ -49,13 +54,14 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
     })?;
     let dir = tree_dir(a.at.as_deref())?;
     let store = open_store(g)?;
-    let tree = tree_oid(&dir)?;
+    let selection = Selection::from_no_ignore(a.no_ignore);
+    let (tree, tracked) = tree_of(&dir, selection)?;
     let ids = store.claim_ids()?;
     let mut fold = Fold::new(&store);
-    let mut resolver = Resolver::new(&dir, &tree);
+    let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
     let outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
 
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<Warning> = tracked.into_iter().collect();
     if outcome.counts.in_scope == 0 {
         warnings.push(Warning::new(
             "EMPTY_SCOPE",

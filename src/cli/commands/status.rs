@@ -1,6 +1,6 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use super::anchor::{tree_dir, tree_oid};
+use super::anchor::{tree_dir, tree_of};
 use super::common::{
     claim_id_errors, open_store, pagination, require_claim_ids, resolve_claim_ids, Page,
 };
@@ -11,6 +11,7 @@ use crate::cli::output::{claim_text, short_id, Report, Style, Warning};
 use crate::cli::Globals;
 use crate::fold::{ClaimStatus, Fold, Status};
 use crate::store::{Store, StoredClaim};
+use crate::tree::Selection;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -30,6 +31,10 @@ pub struct StatusArgs {
     /// unanchored) and where its lines are there
     #[arg(long, value_name = "DIR")]
     pub at: Option<PathBuf>,
+    /// With --at: keep the files that .gitignore, .git/info/exclude and the global excludes
+    /// leave out of the tree (as `anchor --no-ignore` did)
+    #[arg(long, requires = "at")]
+    pub no_ignore: bool,
     /// With --all --at: only claims that apply this way (repeatable)
     #[arg(long, requires = "all", requires = "at", value_name = "HOW",
           value_parser = ["anchored", "carried", "stale", "unanchored"])]
@@ -176,11 +181,14 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     let filters = Filters::from_args(&a)?;
     let store = open_store(g)?;
     let as_of = store.count()?;
+    let mut tracked = None;
     let mut resolver = match &a.at {
         Some(at) => {
             let dir = tree_dir(Some(at))?;
-            let tree = tree_oid(&dir)?;
-            Some(Resolver::new(&dir, &tree))
+            let selection = Selection::from_no_ignore(a.no_ignore);
+            let (tree, warning) = tree_of(&dir, selection)?;
+            tracked = warning;
+            Some(Resolver::new(&dir, &tree).with_selection(selection))
         }
         None => None,
     };
@@ -218,7 +226,7 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     }
     let mut reports = Vec::with_capacity(ids.len());
     let mut proses = Vec::with_capacity(ids.len());
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<Warning> = tracked.into_iter().collect();
     for id in &ids {
         // Reading the claim's record from the log checks it: a damaged record is
         // STORE_CORRUPT, never a status. Its text is what people see beside the status.

@@ -11,15 +11,19 @@ pub struct TreeArgs {
     /// Directory to hash (default: the working directory)
     #[arg(default_value = ".")]
     pub dir: PathBuf,
+    /// Keep the files that .gitignore, .git/info/exclude and the global excludes leave out
+    /// (the tree is then what `git add -A --force` would commit)
+    #[arg(long)]
+    pub no_ignore: bool,
 }
 
 pub fn run(args: TreeArgs, _g: &Globals) -> Result<Report, Failure> {
-    let oid = crate::tree::tree_oid(&args.dir).map_err(|e| Failure::Io {
-        path: args.dir.display().to_string(),
-        message: e.to_string(),
-    })?;
-    Ok(Report::new(
+    let selection = crate::tree::Selection::from_no_ignore(args.no_ignore);
+    let (oid, warning) = super::anchor::tree_of(&args.dir, selection)?;
+    let mut report = Report::new(
         json!({"tree": oid, "path": args.dir.display().to_string()}),
         format!("{oid}\n"),
-    ))
+    );
+    report.warnings.extend(warning);
+    Ok(report)
 }
