@@ -363,6 +363,20 @@ pub enum Blob {
     Missing,
 }
 
+/// What a tree holds at a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum At {
+    /// Nothing (a path through a file also holds nothing: git cannot look below a file).
+    Nothing,
+    Blob {
+        oid: String,
+        size: u64,
+    },
+    Tree,
+    /// Another kind of object (a submodule's commit).
+    Other(String),
+}
+
 /// Whether a push landed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pushed {
@@ -482,18 +496,28 @@ impl Repo {
         Ok(true)
     }
 
-    /// Whether the repository holds commit `oid`.
+    /// Whether the repository holds commit `oid` (itself a commit: a tag that points at one
+    /// is not).
     pub fn has_commit(&self, oid: &str) -> Result<bool, GitError> {
+        Ok(self.object_type(oid)?.as_deref() == Some("commit"))
+    }
+
+    /// The type of object `oid` (`commit`, `tree`, `blob`, `tag`), or None when the
+    /// repository does not hold it.
+    pub fn object_type(&self, oid: &str) -> Result<Option<String>, GitError> {
         if ObjectFormat::from_oid(oid) != Some(self.format) || !is_hex(oid) {
-            return Ok(false);
+            return Ok(None);
         }
-        let status = self
+        let out = self
             .cmd()
-            .args(["cat-file", "-e", &format!("{oid}^{{commit}}")])
+            .args(["cat-file", "-t", oid])
             .stderr(Stdio::null())
-            .status()
+            .output()
             .map_err(|e| spawn_error("cat-file", e))?;
-        Ok(status.success())
+        if !out.status.success() {
+            return Ok(None);
+        }
+        Ok(Some(String::from_utf8_lossy(&out.stdout).trim().to_owned()))
     }
 
     /// Points `refname` at `oid` (keeping what it references safe from pruning).
@@ -700,8 +724,8 @@ impl Repo {
         Ok(entries)
     }
 
-    /// For each path, whether `commit`'s tree has a file there.
-    pub fn present(&self, commit: &str, paths: &[String]) -> Result<Vec<bool>, GitError> {
+    /// For each path, what `commit`'s tree holds there.
+    pub fn at(&self, commit: &str, paths: &[String]) -> Result<Vec<At>, GitError> {
         let requests: Vec<String> = paths.iter().map(|p| format!("{commit}:{p}\n")).collect();
         let mut answers = Vec::with_capacity(paths.len());
         self.batch("--batch-check", requests, |reader| {
@@ -710,7 +734,23 @@ impl Repo {
                 if reader.read_line(&mut line)? == 0 {
                     return Err(unexpected_eof());
                 }
-                answers.push(!line.trim_end().ends_with(" missing"));
+                let line = line.trim_end();
+                // "<oid> <type> <size>", or "<what was asked> missing" (nothing there, or
+                // a path through a file).
+                if line.ends_with(" missing") {
+                    answers.push(At::Nothing);
+                    continue;
+                }
+                let parts: Vec<&str> = line.split(' ').collect();
+                answers.push(match parts.as_slice() {
+                    [oid, "blob", size] => At::Blob {
+                        oid: (*oid).to_owned(),
+                        size: size.parse().map_err(|_| bad_header(line))?,
+                    },
+                    [_, "tree", _] => At::Tree,
+                    [_, kind, _] => At::Other((*kind).to_owned()),
+                    _ => return Err(bad_header(line)),
+                });
             }
             Ok(())
         })?;
@@ -1099,10 +1139,25 @@ mod tests {
             assert!(!repo.lost_any(&c1, &c2, "v1").unwrap());
             assert!(repo.lost_any(&c2, &c1, "v1").unwrap());
             assert_eq!(repo.list(&c2, "v1").unwrap().len(), 3);
-            let present = repo
-                .present(&c2, &["v1/aa/x/1".into(), "v1/dd/q/4".into()])
+            let at = repo
+                .at(
+                    &c2,
+                    &[
+                        "v1/aa/x/1".into(),
+                        "v1/dd/q/4".into(),
+                        "v1/aa".into(),
+                        "v1/aa/x/1/below".into(),
+                    ],
+                )
                 .unwrap();
-            assert_eq!(present, vec![true, false]);
+            assert!(matches!(&at[0], At::Blob { size: 3, .. }), "{at:?}");
+            assert_eq!(at[1..], [At::Nothing, At::Tree, At::Nothing]);
+            assert_eq!(repo.object_type(&c2).unwrap().as_deref(), Some("commit"));
+            let At::Blob { oid, .. } = &at[0] else {
+                unreachable!()
+            };
+            assert_eq!(repo.object_type(oid).unwrap().as_deref(), Some("blob"));
+            assert!(!repo.has_commit(oid).unwrap());
 
             let mut got = Vec::new();
             let oids = vec![added[0].blob.clone(), "0".repeat(c1.len())];
