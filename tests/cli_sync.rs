@@ -776,6 +776,15 @@ fn an_exchange_looks_only_at_what_is_new_since_the_last_one() {
 /// Commits `files` on top of the remote's log (or as its first commit) with git itself, as
 /// anyone with write access to the remote could.
 fn commit_on_log(remote: &Path, files: &[(String, String)]) {
+    let files: Vec<(&str, String, String)> = files
+        .iter()
+        .map(|(p, c)| ("100644", p.clone(), c.clone()))
+        .collect();
+    commit_on_log_with_modes(remote, &files);
+}
+
+/// As [`commit_on_log`], each file with its git mode.
+fn commit_on_log_with_modes(remote: &Path, files: &[(&str, String, String)]) {
     let parent = Command::new("git")
         .arg("--git-dir")
         .arg(remote)
@@ -789,9 +798,9 @@ fn commit_on_log(remote: &Path, files: &[(String, String)]) {
     if !parent.is_empty() {
         stream.push_str(&format!("from {parent}\n"));
     }
-    for (path, content) in files {
+    for (mode, path, content) in files {
         stream.push_str(&format!(
-            "M 100644 inline {path}\ndata {}\n{content}\n",
+            "M {mode} inline {path}\ndata {}\n{content}\n",
             content.len()
         ));
     }
@@ -912,6 +921,24 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
         .iter()
         .any(|w| w.contains(&f_path)));
     assert_eq!(status_of(&b, &x.id), "falsified");
+
+    // The envelope's very bytes at its path, as a symbolic link: push counts it as there,
+    // so pull reads it too.
+    let w = Spec::assertion("w", &[]).sign(&keys);
+    add(&a, std::slice::from_ref(&w), &tmp.path().join("w.jsonl"));
+    commit_on_log_with_modes(
+        &remote,
+        &[(
+            "120000",
+            path_of(&w.envelope, &w.id),
+            canonical(&w.envelope),
+        )],
+    );
+    let out = run(&a, &["push"]);
+    assert_eq!(out.json["data"]["pushed"], json!(0), "{}", out.json);
+    let pulled = exchange_allowing_rejections(&b, "pull");
+    assert_eq!(pulled["created"], json!(1), "{pulled}");
+    assert_eq!(run(&b, &["status", &w.id]).code, 0);
 
     // Another valid envelope at a path, junk at the first place beside it, and a file where
     // the folder of a third claim should be: each envelope lands at the next free place.

@@ -898,8 +898,11 @@ fn unique_ref(purpose: &str) -> String {
     format!("refs/elench/tmp/{purpose}-{}-{nanos}", std::process::id())
 }
 
+/// Entries whose blob a pull reads: files of either mode, and symbolic links, whose blob is
+/// bytes like any other. Push counts a path as an envelope's by its bytes whatever its mode,
+/// so pull must read every blob push could have counted.
 fn is_file_mode(mode: &str) -> bool {
-    mode == "100644" || mode == "100755"
+    matches!(mode, "100644" | "100755" | "120000")
 }
 
 fn unexpected_eof() -> std::io::Error {
