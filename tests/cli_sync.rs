@@ -945,7 +945,13 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     let y = Spec::assertion("y", &[]).sign(&keys);
     let g = Spec::assertion("g, at y's path", &[]).sign(&keys);
     let z = Spec::assertion("z", &[]).sign(&keys);
-    add(&a, &[y.clone(), z.clone()], &tmp.path().join("yz.jsonl"));
+    let u = Spec::assertion("u, whose path is a folder", &[]).sign(&keys);
+    add(
+        &a,
+        &[y.clone(), z.clone(), u.clone()],
+        &tmp.path().join("yzu.jsonl"),
+    );
+    let u_path = path_of(&u.envelope, &u.id);
     let y_path = path_of(&y.envelope, &y.id);
     let z_path = path_of(&z.envelope, &z.id);
     let z_folder = z_path.rsplit_once('/').unwrap().0.to_owned();
@@ -955,11 +961,12 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
             (y_path.clone(), canonical(&g.envelope)),
             (format!("{y_path}~1"), "more junk".into()),
             (z_folder.clone(), "a file, not a folder".into()),
+            (format!("{u_path}/inside"), "a file in a folder".into()),
         ],
     );
     let out = run(&a, &["push"]);
     assert_eq!(out.code, 0, "{}", out.json);
-    assert_eq!(out.json["data"]["pushed"], json!(2), "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(3), "{}", out.json);
     let mut placed: Vec<(String, String)> = out.json["data"]["conflicts"]
         .as_array()
         .unwrap()
@@ -976,6 +983,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     let mut expected = vec![
         (y_path.clone(), format!("{y_path}~2")),
         (z_folder.clone(), z_beside.clone()),
+        (u_path.clone(), format!("{u_path}~1")),
     ];
     expected.sort();
     assert_eq!(placed, expected, "{}", out.json);
@@ -983,11 +991,12 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     assert_eq!(files[&z_folder], "a file, not a folder");
     assert_eq!(canonical(&files[&z_beside]), canonical(&z.envelope));
     assert_eq!(canonical(&files[&y_path]), canonical(&g.envelope));
+    assert_eq!(files[&format!("{u_path}/inside")], "a file in a folder");
 
-    // `b` gets y, z and g (from y's path). g was pulled from a path not its own: b's next
+    // `b` gets y, z, u and g (from y's path). g was pulled from a path not its own: b's next
     // push writes it at its own path, where every other store looks for it.
     let pulled = exchange_allowing_rejections(&b, "pull");
-    assert_eq!(pulled["created"], json!(3), "{pulled}");
+    assert_eq!(pulled["created"], json!(4), "{pulled}");
     let pushed = run(&b, &["push"]);
     assert_eq!(pushed.code, 0, "{}", pushed.json);
     assert_eq!(pushed.json["data"]["pushed"], json!(1), "{}", pushed.json);

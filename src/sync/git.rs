@@ -372,7 +372,7 @@ pub enum At {
         oid: String,
         size: u64,
     },
-    Tree,
+    Tree(String),
     /// Another kind of object (a submodule's commit).
     Other(String),
 }
@@ -724,12 +724,20 @@ impl Repo {
         Ok(entries)
     }
 
-    /// For each path, what `commit`'s tree holds there.
-    pub fn at(&self, commit: &str, paths: &[String]) -> Result<Vec<At>, GitError> {
-        let requests: Vec<String> = paths.iter().map(|p| format!("{commit}:{p}\n")).collect();
-        let mut answers = Vec::with_capacity(paths.len());
+    /// For each path, what the tree of `treeish` (a commit or a tree) holds there.
+    pub fn at(&self, treeish: &str, paths: &[String]) -> Result<Vec<At>, GitError> {
+        let asked: Vec<(&str, &str)> = paths.iter().map(|p| (treeish, p.as_str())).collect();
+        self.at_each(&asked)
+    }
+
+    /// For each `(treeish, path)`, what the tree of `treeish` holds at `path`. Asking for one
+    /// name in a tree already found costs one tree read, where a path from the commit costs
+    /// one per folder on the way.
+    pub fn at_each(&self, asked: &[(&str, &str)]) -> Result<Vec<At>, GitError> {
+        let requests: Vec<String> = asked.iter().map(|(t, p)| format!("{t}:{p}\n")).collect();
+        let mut answers = Vec::with_capacity(asked.len());
         self.batch("--batch-check", requests, |reader| {
-            for _ in 0..paths.len() {
+            for _ in 0..asked.len() {
                 let mut line = String::new();
                 if reader.read_line(&mut line)? == 0 {
                     return Err(unexpected_eof());
@@ -747,7 +755,7 @@ impl Repo {
                         oid: (*oid).to_owned(),
                         size: size.parse().map_err(|_| bad_header(line))?,
                     },
-                    [_, "tree", _] => At::Tree,
+                    [oid, "tree", _] => At::Tree((*oid).to_owned()),
                     [_, kind, _] => At::Other((*kind).to_owned()),
                     _ => return Err(bad_header(line)),
                 });
@@ -1154,7 +1162,12 @@ mod tests {
                 )
                 .unwrap();
             assert!(matches!(&at[0], At::Blob { size: 3, .. }), "{at:?}");
-            assert_eq!(at[1..], [At::Nothing, At::Tree, At::Nothing]);
+            assert_eq!(at[1], At::Nothing);
+            assert!(
+                matches!(&at[2], At::Tree(oid) if oid.len() == c2.len()),
+                "{at:?}"
+            );
+            assert_eq!(at[3], At::Nothing);
             assert_eq!(repo.object_type(&c2).unwrap().as_deref(), Some("commit"));
             let At::Blob { oid, .. } = &at[0] else {
                 unreachable!()

@@ -221,53 +221,54 @@ enum Slot {
     Taken(String),
 }
 
-/// The folders on the way to `path`, shallowest first, then `path` itself.
-fn prefixes(path: &str) -> Vec<&str> {
-    path.match_indices('/')
-        .map(|(i, _)| &path[..i])
-        .chain([path])
-        .collect()
-}
-
 /// Where each envelope (path and bytes) stands in `commit`'s tree: a path counts as the
 /// envelope's only if it holds the same bytes (a remote is trusted for nothing but transport,
-/// so whatever its paths say, their content decides).
+/// so whatever its paths say, their content decides). The paths are walked one folder at a
+/// time for all envelopes together, each name looked up once in the tree found for its
+/// folder, so a folder shared by many envelopes is read once per page.
 fn slots(repo: &Repo, commit: &str, items: &[(String, &[u8])]) -> Result<Vec<Slot>, SyncError> {
-    let mut asked: HashMap<&str, usize> = HashMap::new();
-    let mut queries = Vec::new();
-    for (path, _) in items {
-        for p in prefixes(path) {
-            asked.entry(p).or_insert_with(|| {
-                queries.push(p.to_owned());
-                queries.len() - 1
-            });
-        }
-    }
-    let answers = repo.at(commit, &queries)?;
-    let mut slots = Vec::with_capacity(items.len());
+    let parts: Vec<Vec<&str>> = items.iter().map(|(p, _)| p.split('/').collect()).collect();
+    // Per item: the tree-ish its next name is looked up in, until its slot is known.
+    let mut walk: Vec<Result<String, Slot>> = vec![Ok(commit.to_owned()); items.len()];
     // (item, blob) pairs whose sizes agree: their content is compared.
     let mut compare: Vec<(usize, String)> = Vec::new();
-    for (i, (path, bytes)) in items.iter().enumerate() {
-        let on_the_way = prefixes(path);
-        let mut slot = Slot::Free;
-        for (k, p) in on_the_way.iter().enumerate() {
-            let last = k + 1 == on_the_way.len();
-            match &answers[asked[p]] {
-                At::Nothing => break,
-                At::Tree if !last => continue,
-                At::Blob { oid, size } if last && *size == bytes.len() as u64 => {
-                    compare.push((i, oid.clone()));
-                    slot = Slot::Taken(path.clone());
-                    break;
-                }
-                _ => {
-                    slot = Slot::Taken((*p).to_owned());
-                    break;
-                }
+    let depth = parts.iter().map(Vec::len).max().unwrap_or(0);
+    for d in 0..depth {
+        let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut asked: Vec<(&str, &str)> = Vec::new();
+        for (i, w) in walk.iter().enumerate() {
+            if let (Ok(treeish), Some(name)) = (w, parts[i].get(d)) {
+                index.entry((treeish.as_str(), name)).or_insert_with(|| {
+                    asked.push((treeish.as_str(), name));
+                    asked.len() - 1
+                });
             }
         }
-        slots.push(slot);
+        if asked.is_empty() {
+            break;
+        }
+        let answers = repo.at_each(&asked)?;
+        let mut next = walk.clone();
+        for (i, w) in walk.iter().enumerate() {
+            let Ok(treeish) = w else { continue };
+            let last = d + 1 == parts[i].len();
+            let taken = || Slot::Taken(parts[i][..=d].join("/"));
+            next[i] = match &answers[index[&(treeish.as_str(), parts[i][d])]] {
+                At::Nothing => Err(Slot::Free),
+                At::Tree(oid) if !last => Ok(oid.clone()),
+                At::Blob { oid, size } if last && *size == items[i].1.len() as u64 => {
+                    compare.push((i, oid.clone()));
+                    Err(taken())
+                }
+                _ => Err(taken()),
+            };
+        }
+        walk = next;
     }
+    let mut slots: Vec<Slot> = walk
+        .into_iter()
+        .map(|w| w.err().unwrap_or(Slot::Free))
+        .collect();
     let oids: Vec<String> = compare.iter().map(|(_, oid)| oid.clone()).collect();
     let limit = items.iter().map(|(_, b)| b.len()).max().unwrap_or(0) as u64;
     repo.read_blobs(&oids, limit, |j, blob| {
