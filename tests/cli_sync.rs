@@ -1011,6 +1011,21 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     );
     exchange_allowing_rejections(&a, "pull");
     assert_eq!(exported(&a, tmp.path()), exported(&b, tmp.path()));
+
+    // What `a` pushed long ago, overwritten: here by a symbolic link of other bytes, a
+    // change of type. `a` notices at its next push and puts the envelope back, beside it.
+    let x_path = path_of(&x.envelope, &x.id);
+    commit_on_log_with_modes(&remote, &[("120000", x_path.clone(), "junk".into())]);
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    assert!(warnings_with(&out.json, "REMOTE_CONFLICT")
+        .iter()
+        .any(|w| w.contains(&x_path)));
+    assert_eq!(
+        canonical(&remote_files(&remote)[&format!("{x_path}~1")]),
+        canonical(&x.envelope)
+    );
     assert_fsck_clean(&a);
     assert_fsck_clean(&b);
 }

@@ -626,7 +626,8 @@ impl Repo {
         })
     }
 
-    /// Entries under the layout folder that are in `new` and not (or not the same) in `old`.
+    /// Entries under the layout folder that are in `new` and not (or not the same, or not of
+    /// the same type: a file become a symbolic link) in `old`.
     pub fn added(&self, old: &str, new: &str, dir: &str) -> Result<Vec<Entry>, GitError> {
         let out = self.run(
             &[
@@ -634,7 +635,7 @@ impl Repo {
                 "-r",
                 "-z",
                 "--no-renames",
-                "--diff-filter=AM",
+                "--diff-filter=AMT",
                 old,
                 new,
                 "--",
@@ -671,7 +672,8 @@ impl Repo {
         Ok(out_entries)
     }
 
-    /// Whether anything under `dir` in `old` is missing from `new`.
+    /// Whether anything under `dir` in `old` is missing from `new`, or changed there (its
+    /// content, or its type).
     pub fn lost_any(&self, old: &str, new: &str, dir: &str) -> Result<bool, GitError> {
         let status = self
             .cmd()
@@ -680,7 +682,7 @@ impl Repo {
                 "-r",
                 "--quiet",
                 "--no-renames",
-                "--diff-filter=DM",
+                "--diff-filter=DMT",
                 old,
                 new,
                 "--",
@@ -1149,6 +1151,26 @@ mod tests {
             assert_eq!(added[0].path, "v1/cc/z/3");
             assert!(!repo.lost_any(&c1, &c2, "v1").unwrap());
             assert!(repo.lost_any(&c2, &c1, "v1").unwrap());
+            // A file become a symbolic link of the same bytes is a change both ways.
+            let mut fi = Command::new("git")
+                .arg("--git-dir")
+                .arg(&repo.dir)
+                .args(["fast-import", "--quiet", "--force"])
+                .stdin(Stdio::piped())
+                .spawn()
+                .unwrap();
+            write!(
+                fi.stdin.take().unwrap(),
+                "commit refs/x\ncommitter x <x@x> 0 +0000\ndata 0\nfrom {c2}\n\
+                 M 120000 inline v1/cc/z/3\ndata 5\nthree\n"
+            )
+            .unwrap();
+            assert!(fi.wait().unwrap().success());
+            let linked = repo.rev_parse("refs/x").unwrap();
+            assert!(repo.lost_any(&c2, &linked, "v1").unwrap());
+            let retyped = repo.added(&c2, &linked, "v1").unwrap();
+            assert_eq!(retyped.len(), 1, "{retyped:?}");
+            assert_eq!(repo.list(&linked, "v1").unwrap().len(), 3);
             assert_eq!(repo.list(&c2, "v1").unwrap().len(), 3);
             let at = repo
                 .at(

@@ -2,8 +2,10 @@
 //!
 //! Only what is new is looked at: the tree diff between the commit pulled last time and the
 //! remote's head, plus the envelopes refused last time (they may be accepted now that their
-//! key is trusted). Refused envelopes are reported and stay in the remote; nothing the remote
-//! says is believed except the bytes, which ingest judges against the local trust store.
+//! key is trusted). Refused envelopes are reported and stay in the remote; other kinds of
+//! attestation (another payloadType or predicateType) are counted as ignored, never refused.
+//! Nothing the remote says is believed except the bytes, which ingest judges against the
+//! local trust store: a path is taken as the envelope it names only if it holds its bytes.
 
 use super::git::{Blob, Entry};
 use super::local::{self, Ingested};

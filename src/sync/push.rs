@@ -2,8 +2,10 @@
 //!
 //! Only local envelopes after the position recorded at the last exchange are candidates
 //! (provided the remote still holds everything it held then), and each is looked up in the
-//! remote's tree by its path. If someone else pushed first, the remote refuses; the new head
-//! is fetched and the commit rebuilt on it, a bounded number of times.
+//! remote's tree by its path and then by its bytes: a path holding anything else (anyone may
+//! write to a remote) is reported and kept, and the envelope goes beside it, so no remote
+//! content can keep an envelope from other stores. If someone else pushed first, the remote
+//! refuses; the new head is fetched and the commit rebuilt on it, a bounded number of times.
 
 use super::git::{At, Blob, FastImport, Pushed, Repo};
 use super::{layout, local, Conflict, Outcome, Session, SyncError, PAGE, PROGRESS_FROM};
