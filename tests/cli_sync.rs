@@ -1319,3 +1319,32 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
     assert_eq!(out.code, 2, "{}", out.json);
     assert_ne!(out.json["error"]["code"], "FOREIGN_STATEMENT");
 }
+
+#[test]
+fn a_file_where_the_layout_folder_should_be_gives_way_to_the_envelopes() {
+    if !have_git() {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path(), "remote.git", "sha256");
+    commit_on_log(&remote, &[("v1".into(), "not a folder".into())]);
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
+    let x = Spec::assertion("x", &[]).sign(&keys);
+    add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    let x_path = path_of(&x.envelope, &x.id);
+    assert_eq!(
+        out.json["data"]["conflicts"],
+        json!([{"path": "v1", "envelope_path": x_path, "placed_at": x_path}])
+    );
+    assert_eq!(warnings_with(&out.json, "REMOTE_CONFLICT").len(), 1);
+    assert_eq!(
+        remote_files(&remote).keys().cloned().collect::<Vec<_>>(),
+        [x_path]
+    );
+    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    assert_eq!(exchange(&b, "pull")["created"], json!(1));
+}

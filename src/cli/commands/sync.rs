@@ -114,23 +114,26 @@ fn report(
     }
     let mut warnings = Vec::new();
     for c in o.conflicts.iter().take(LISTED) {
-        let placed = match &c.placed_at {
-            Some(p) if *p == c.envelope_path => "; the envelope was written at its own path, \
-                replacing it (nothing can go beside the layout's own folder)"
-                .to_owned(),
-            Some(p) => {
-                format!("; the envelope is at {p} beside it, so it still reaches every store")
-            }
-            None => String::new(),
-        };
-        warnings.push(Warning::new(
-            "REMOTE_CONFLICT",
-            format!(
-                "{} on the remote holds other bytes than envelope {}{placed}; whoever wrote \
-                 them there was not elench",
+        let message = match &c.placed_at {
+            // Pull: the path names an envelope its bytes are not.
+            None => format!(
+                "{} on the remote holds other bytes than the envelope its name gives (not \
+                 written by elench); they were judged like any others",
+                c.path
+            ),
+            Some(p) if *p == c.envelope_path => format!(
+                "{} on the remote is not a folder, so nothing can go beside it: envelope {} \
+                 was written at its own path, replacing it",
                 c.path, c.envelope_path
             ),
-        ));
+            Some(p) => format!(
+                "{} on the remote holds other bytes than envelope {} (not written by elench); \
+                 it is kept, and the envelope is at {p} beside it, so it still reaches every \
+                 store",
+                c.path, c.envelope_path
+            ),
+        };
+        warnings.push(Warning::new("REMOTE_CONFLICT", message));
     }
     if o.conflicts.len() > LISTED {
         warnings.push(Warning::new(
