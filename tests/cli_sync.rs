@@ -424,7 +424,7 @@ fn pull_refuses_tampered_and_untrusted_envelopes_and_takes_the_second_once_its_k
             })
             .collect()
     };
-    let first = exchange(&store, "pull");
+    let first = exchange_allowing_rejections(&store, "pull");
     assert_eq!(first["created"].as_u64(), Some(1), "{first}");
     assert_eq!(first["rejected"].as_u64(), Some(2), "{first}");
     assert_eq!(
@@ -439,7 +439,7 @@ fn pull_refuses_tampered_and_untrusted_envelopes_and_takes_the_second_once_its_k
         );
     }
     // Still refused, still reported, on the next pull.
-    let again = exchange(&store, "pull");
+    let again = exchange_allowing_rejections(&store, "pull");
     assert_eq!(again["created"].as_u64(), Some(0));
     assert_eq!(again["rejected"].as_u64(), Some(2), "{again}");
 
@@ -463,12 +463,12 @@ fn pull_refuses_tampered_and_untrusted_envelopes_and_takes_the_second_once_its_k
         ],
     );
     assert_eq!(out.code, 0, "{}", out.json);
-    let third = exchange(&store, "pull");
+    let third = exchange_allowing_rejections(&store, "pull");
     assert_eq!(third["created"].as_u64(), Some(1), "{third}");
     assert_eq!(codes(&third), BTreeSet::from(["BAD_SIGNATURE".to_owned()]));
     assert_eq!(run(&store, &["status", &stranger.id]).code, 0);
     assert_eq!(run(&store, &["status", &honest.id]).code, 5);
-    let fourth = exchange(&store, "pull");
+    let fourth = exchange_allowing_rejections(&store, "pull");
     assert_eq!(codes(&fourth), BTreeSet::from(["BAD_SIGNATURE".to_owned()]));
     assert_eq!(fourth["created"].as_u64(), Some(0));
     assert_fsck_clean(&store);
@@ -771,4 +771,580 @@ fn an_exchange_looks_only_at_what_is_new_since_the_last_one() {
     assert_eq!(counts(&exchange(&a, "sync")), (0, 3, 0, 3));
     assert_eq!(counts(&exchange(&b, "sync")), (3, 0, 3, 0));
     assert_eq!(counts(&exchange(&a, "sync")), (0, 0, 0, 0));
+}
+
+/// Commits `files` on top of the remote's log (or as its first commit) with git itself, as
+/// anyone with write access to the remote could.
+fn commit_on_log(remote: &Path, files: &[(String, String)]) {
+    let files: Vec<(&str, String, String)> = files
+        .iter()
+        .map(|(p, c)| ("100644", p.clone(), c.clone()))
+        .collect();
+    commit_on_log_with_modes(remote, &files);
+}
+
+/// As [`commit_on_log`], each file with its git mode.
+fn commit_on_log_with_modes(remote: &Path, files: &[(&str, String, String)]) {
+    let parent = Command::new("git")
+        .arg("--git-dir")
+        .arg(remote)
+        .args(["rev-parse", "--verify", "--quiet", "refs/elench/log"])
+        .output()
+        .unwrap();
+    let parent = String::from_utf8(parent.stdout).unwrap().trim().to_owned();
+    let mut stream = String::from(
+        "commit refs/elench/log\ncommitter someone <someone@example.org> 1700000000 +0000\ndata 8\nby hand\n",
+    );
+    if !parent.is_empty() {
+        stream.push_str(&format!("from {parent}\n"));
+    }
+    for (mode, path, content) in files {
+        stream.push_str(&format!(
+            "M {mode} inline {path}\ndata {}\n{content}\n",
+            content.len()
+        ));
+    }
+    let mut child = Command::new("git")
+        .arg("--git-dir")
+        .arg(remote)
+        .args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// Every file of the remote's log and its content.
+fn remote_files(remote: &Path) -> BTreeMap<String, String> {
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("--git-dir")
+            .arg(remote)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["ls-tree", "-r", "--name-only", "refs/elench/log"])
+        .lines()
+        .map(|p| {
+            (
+                p.to_owned(),
+                git(&["show", &format!("refs/elench/log:{p}")]),
+            )
+        })
+        .collect()
+}
+
+fn status_of(store: &Path, id: &str) -> String {
+    let out = run(store, &["status", id]);
+    assert_eq!(out.code, 0, "status {id}: {}", out.json);
+    out.json["data"]["claims"][0]["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn warnings_with(out: &Value, code: &str) -> Vec<String> {
+    out["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == code)
+        .map(|w| w["message"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Counts of a pull add up, every field there.
+fn assert_counts_add_up(d: &Value) {
+    let field = |f: &str| {
+        d[f].as_u64()
+            .unwrap_or_else(|| panic!("data lacks {f}: {d}"))
+    };
+    assert_eq!(
+        field("fetched"),
+        field("created") + field("merged") + field("noop") + field("rejected") + field("ignored"),
+        "{d}"
+    );
+}
+
+#[test]
+fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_every_store() {
+    if !have_git() {
+        return;
+    }
+    let (keys, tmp, a, b) = two_stores_on_one_remote();
+    let remote = tmp.path().join("remote.git");
+    let x = Spec::assertion("parse is total", &[]).sign(&keys);
+    let v = record(&keys, "verification", "tests pass", &[&x.id], &[]);
+    add(&a, &[x.clone(), v.clone()], &tmp.path().join("xv.jsonl"));
+    exchange(&a, "push");
+    exchange(&b, "sync");
+    assert_eq!(status_of(&b, &x.id), "verified");
+
+    // The falsification's path holds junk before `a` pushes it.
+    let f = record(&keys, "falsification", "a counterexample", &[&x.id], &[]);
+    add(&a, std::slice::from_ref(&f), &tmp.path().join("f.jsonl"));
+    let f_path = path_of(&f.envelope, &f.id);
+    commit_on_log(&remote, &[(f_path.clone(), "junk".into())]);
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    let conflicts = warnings_with(&out.json, "REMOTE_CONFLICT");
+    assert_eq!(conflicts.len(), 1, "{}", out.json);
+    assert!(conflicts[0].contains(&f_path), "{conflicts:?}");
+    let beside = format!("{f_path}~1");
+    assert_eq!(
+        out.json["data"]["conflicts"],
+        json!([{"path": f_path, "envelope_path": f_path, "placed_at": beside}])
+    );
+    let files = remote_files(&remote);
+    assert_eq!(files[&f_path], "junk", "what held the path is kept");
+    assert_eq!(canonical(&files[&beside]), canonical(&f.envelope));
+    // Found there next time: nothing more to write.
+    let again = run(&a, &["push"]);
+    assert_eq!(again.json["data"]["pushed"], json!(0), "{}", again.json);
+
+    // `b` takes the falsification from beside the junk; the junk is reported, and rejected.
+    let pulled = run(&b, &["pull"]);
+    assert_eq!(pulled.code, 3, "{}", pulled.json);
+    assert_eq!(pulled.json["data"]["created"], json!(1), "{}", pulled.json);
+    assert_counts_add_up(&pulled.json["data"]);
+    assert!(warnings_with(&pulled.json, "REMOTE_CONFLICT")
+        .iter()
+        .any(|w| w.contains(&f_path)));
+    assert_eq!(status_of(&b, &x.id), "falsified");
+
+    // The envelope's very bytes at its path, as a symbolic link: push counts it as there,
+    // so pull reads it too.
+    let w = Spec::assertion("w", &[]).sign(&keys);
+    add(&a, std::slice::from_ref(&w), &tmp.path().join("w.jsonl"));
+    commit_on_log_with_modes(
+        &remote,
+        &[(
+            "120000",
+            path_of(&w.envelope, &w.id),
+            canonical(&w.envelope),
+        )],
+    );
+    let out = run(&a, &["push"]);
+    assert_eq!(out.json["data"]["pushed"], json!(0), "{}", out.json);
+    let pulled = exchange_allowing_rejections(&b, "pull");
+    assert_eq!(pulled["created"], json!(1), "{pulled}");
+    assert_eq!(run(&b, &["status", &w.id]).code, 0);
+
+    // Another valid envelope at a path, junk at the first place beside it, and a file where
+    // the folder of a third claim should be: each envelope lands at the next free place.
+    let y = Spec::assertion("y", &[]).sign(&keys);
+    let g = Spec::assertion("g, at y's path", &[]).sign(&keys);
+    let z = Spec::assertion("z", &[]).sign(&keys);
+    let u = Spec::assertion("u, whose path is a folder", &[]).sign(&keys);
+    add(
+        &a,
+        &[y.clone(), z.clone(), u.clone()],
+        &tmp.path().join("yzu.jsonl"),
+    );
+    let u_path = path_of(&u.envelope, &u.id);
+    let y_path = path_of(&y.envelope, &y.id);
+    let z_path = path_of(&z.envelope, &z.id);
+    let z_folder = z_path.rsplit_once('/').unwrap().0.to_owned();
+    commit_on_log(
+        &remote,
+        &[
+            (y_path.clone(), canonical(&g.envelope)),
+            (format!("{y_path}~1"), "more junk".into()),
+            (z_folder.clone(), "a file, not a folder".into()),
+            (format!("{u_path}/inside"), "a file in a folder".into()),
+        ],
+    );
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(3), "{}", out.json);
+    let mut placed: Vec<(String, String)> = out.json["data"]["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().to_owned(),
+                c["placed_at"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    placed.sort();
+    let z_beside = format!("{z_folder}~1/{}", z_path.rsplit_once('/').unwrap().1);
+    let mut expected = vec![
+        (y_path.clone(), format!("{y_path}~2")),
+        (z_folder.clone(), z_beside.clone()),
+        (u_path.clone(), format!("{u_path}~1")),
+    ];
+    expected.sort();
+    assert_eq!(placed, expected, "{}", out.json);
+    let files = remote_files(&remote);
+    assert_eq!(files[&z_folder], "a file, not a folder");
+    assert_eq!(canonical(&files[&z_beside]), canonical(&z.envelope));
+    assert_eq!(canonical(&files[&y_path]), canonical(&g.envelope));
+    assert_eq!(files[&format!("{u_path}/inside")], "a file in a folder");
+
+    // `b` gets y, z, u and g (from y's path). g was pulled from a path not its own: b's next
+    // push writes it at its own path, where every other store looks for it.
+    let pulled = exchange_allowing_rejections(&b, "pull");
+    assert_eq!(pulled["created"], json!(4), "{pulled}");
+    let pushed = run(&b, &["push"]);
+    assert_eq!(pushed.code, 0, "{}", pushed.json);
+    assert_eq!(pushed.json["data"]["pushed"], json!(1), "{}", pushed.json);
+    let g_path = path_of(&g.envelope, &g.id);
+    assert_eq!(
+        canonical(&remote_files(&remote)[&g_path]),
+        canonical(&g.envelope)
+    );
+    assert_eq!(
+        exported(&a, tmp.path()).len() + 1,
+        exported(&b, tmp.path()).len()
+    );
+    exchange_allowing_rejections(&a, "pull");
+    assert_eq!(exported(&a, tmp.path()), exported(&b, tmp.path()));
+
+    // What `a` pushed long ago, overwritten: here by a symbolic link of other bytes, a
+    // change of type. `a` notices at its next push and puts the envelope back, beside it.
+    let x_path = path_of(&x.envelope, &x.id);
+    commit_on_log_with_modes(&remote, &[("120000", x_path.clone(), "junk".into())]);
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    assert!(warnings_with(&out.json, "REMOTE_CONFLICT")
+        .iter()
+        .any(|w| w.contains(&x_path)));
+    assert_eq!(
+        canonical(&remote_files(&remote)[&format!("{x_path}~1")]),
+        canonical(&x.envelope)
+    );
+    assert_fsck_clean(&a);
+    assert_fsck_clean(&b);
+}
+
+/// A pull or sync that may leave rejected envelopes on the remote (exit 0 or 3): its data.
+fn exchange_allowing_rejections(store: &Path, verb: &str) -> Value {
+    let out = run(store, &[verb]);
+    assert!(
+        out.code == 0 || (out.code == 3 && out.json["error"]["code"] == "PARTIAL_FAILURE"),
+        "{verb}: {}\n{}",
+        out.json,
+        out.stderr
+    );
+    assert_counts_add_up(&out.json["data"]);
+    out.json["data"].clone()
+}
+
+/// An in-toto statement of another predicate type (SLSA provenance), signed by a key no
+/// store trusts; and a DSSE envelope of another payload type.
+fn foreign_envelopes(keys: &Keys) -> (String, String) {
+    let key = &keys.stranger;
+    let keyid = elench::keys::keyid(&key.verifying_key());
+    let slsa = json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": "elench", "digest": {"sha256": "ab".repeat(32)}}],
+        "predicateType": "https://slsa.dev/provenance/v1",
+        "predicate": {"buildDefinition": {"buildType": "https://example.org/build"}},
+    });
+    let slsa = elench::envelope::sign_envelope(
+        elench::envelope::PAYLOAD_TYPE,
+        slsa.to_string().as_bytes(),
+        key,
+        &keyid,
+    );
+    let sbom = elench::envelope::sign_envelope(
+        "application/vnd.cyclonedx+json",
+        br#"{"bomFormat":"CycloneDX"}"#,
+        key,
+        &keyid,
+    );
+    (slsa, sbom)
+}
+
+/// The envelope with a second signature, by a key no store trusts.
+fn cosigned_by_stranger(keys: &Keys, envelope: &str) -> String {
+    let mut v: Value = serde_json::from_str(envelope).unwrap();
+    let payload = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        v["payload"].as_str().unwrap(),
+    )
+    .unwrap();
+    let other: Value = serde_json::from_str(&elench::envelope::sign_envelope(
+        v["payloadType"].as_str().unwrap(),
+        &payload,
+        &keys.stranger,
+        &elench::keys::keyid(&keys.stranger.verifying_key()),
+    ))
+    .unwrap();
+    v["signatures"]
+        .as_array_mut()
+        .unwrap()
+        .push(other["signatures"][0].clone());
+    v.to_string()
+}
+
+#[test]
+fn a_pull_that_leaves_rejections_is_partial_and_its_counts_add_up_whatever_the_remote_holds() {
+    if !have_git() {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path(), "remote.git", "sha1");
+    let good = Spec::assertion("good", &[]).sign(&keys);
+    let cosigned = cosigned_by_stranger(
+        &keys,
+        &Spec::assertion("cosigned", &[]).sign(&keys).envelope,
+    );
+    let cosigned_id = serde_json::from_slice::<Value>(
+        &base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            serde_json::from_str::<Value>(&cosigned).unwrap()["payload"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap(),
+    )
+    .unwrap()["predicate"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (slsa, sbom) = foreign_envelopes(&keys);
+    commit_on_log(
+        &remote,
+        &[
+            (path_of(&good.envelope, &good.id), canonical(&good.envelope)),
+            // The same blob again, at a path of no layout shape.
+            ("v1/elsewhere/copy".into(), canonical(&good.envelope)),
+            ("v1/junk".into(), "not json".into()),
+            ("v1/provenance/slsa".into(), slsa),
+            ("v1/provenance/sbom".into(), sbom),
+            (path_of(&cosigned, &cosigned_id), canonical(&cosigned)),
+        ],
+    );
+    let store = store_with_remote(tmp.path(), "s", &keys, &remote);
+    for verb in ["pull", "sync"] {
+        let out = run(&store, &[verb]);
+        assert_eq!(out.code, 3, "{verb}: {}", out.json);
+        assert_eq!(out.json["ok"], json!(false));
+        assert_eq!(out.json["error"]["code"], "PARTIAL_FAILURE", "{}", out.json);
+        assert!(
+            out.json["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("v1/junk"),
+            "{}",
+            out.json
+        );
+        let d = &out.json["data"];
+        assert_counts_add_up(d);
+        assert_eq!(d["rejected"], json!(1), "{d}");
+        assert_eq!(d["rejections"][0]["path"], "v1/junk", "{d}");
+        if verb == "pull" {
+            assert_eq!(d["fetched"], json!(6), "{d}");
+            assert_eq!(d["created"], json!(2), "{d}");
+            assert_eq!(d["noop"], json!(1), "{d}");
+            assert_eq!(d["ignored"], json!(2), "{d}");
+            let foreign = warnings_with(&out.json, "FOREIGN_STATEMENT");
+            assert_eq!(foreign.len(), 1, "{}", out.json);
+            for p in ["v1/provenance/slsa", "v1/provenance/sbom"] {
+                assert!(foreign[0].contains(p), "{foreign:?}");
+            }
+            let unverified = warnings_with(&out.json, "UNVERIFIED_SIGNATURE");
+            assert_eq!(unverified.len(), 1, "{}", out.json);
+            assert!(unverified[0].contains(&cosigned_id), "{unverified:?}");
+        } else {
+            // Only what was refused is looked at again; foreign entries are not.
+            assert_eq!(d["fetched"], json!(1), "{d}");
+            assert_eq!(d["ignored"], json!(0), "{d}");
+        }
+    }
+    // A remote with nothing refused: exit 0.
+    let clean = bare(tmp.path(), "clean.git", "sha1");
+    let other = Spec::assertion("other", &[]).sign(&keys);
+    commit_on_log(
+        &clean,
+        &[(
+            path_of(&other.envelope, &other.id),
+            canonical(&other.envelope),
+        )],
+    );
+    let out = run(&store, &["remote", "add", "clean", clean.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let out = run(&store, &["pull", "clean"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["error"], Value::Null);
+    assert_counts_add_up(&out.json["data"]);
+}
+
+#[test]
+fn a_remote_log_ref_that_names_no_commit_is_refused() {
+    if !have_git() {
+        return;
+    }
+    let (keys, tmp, a, _) = two_stores_on_one_remote();
+    let remote = tmp.path().join("remote.git");
+    let x = Spec::assertion("x", &[]).sign(&keys);
+    add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
+    exchange(&a, "push");
+    let git = |args: &[&str], input: Option<&str>| -> String {
+        let mut child = Command::new("git")
+            .arg("--git-dir")
+            .arg(&remote)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        if let Some(i) = input {
+            stdin.write_all(i.as_bytes()).unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let commit = git(&["rev-parse", "refs/elench/log"], None);
+    let tree = git(&["rev-parse", "refs/elench/log^{tree}"], None);
+    let tag = git(
+        &["mktag"],
+        Some(&format!(
+            "object {commit}\ntype commit\ntag t\ntagger someone <s@example.org> 1700000000 +0000\n\na tag\n"
+        )),
+    );
+    // A fresh store each time: nothing of the real log is known there beforehand.
+    for (i, (kind, oid)) in [("tree", &tree), ("tag", &tag)].into_iter().enumerate() {
+        git(&["update-ref", "refs/elench/log", oid], None);
+        let fresh = store_with_remote(tmp.path(), &format!("fresh{i}"), &keys, &remote);
+        add(
+            &fresh,
+            &[Spec::assertion(format!("mine {i}"), &[]).sign(&keys)],
+            &tmp.path().join("mine.jsonl"),
+        );
+        for verb in ["pull", "push", "sync"] {
+            let out = run(&fresh, &[verb]);
+            assert_eq!(out.code, 2, "{kind} {verb}: {}", out.json);
+            assert_eq!(
+                out.json["error"]["code"], "REMOTE_NOT_A_LOG",
+                "{}",
+                out.json
+            );
+            let message = out.json["error"]["message"].as_str().unwrap();
+            assert!(message.contains(&format!("a {kind}")), "{message}");
+        }
+        assert_eq!(run(&fresh, &["status", &x.id]).code, 5, "nothing taken");
+        assert_eq!(
+            git(&["rev-parse", "refs/elench/log"], None),
+            *oid,
+            "nothing written"
+        );
+    }
+}
+
+#[test]
+fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("s");
+    cli_store(&store, &keys, &tmp.path().join("pems"));
+    let (slsa, sbom) = foreign_envelopes(&keys);
+    let x = Spec::assertion("x", &[]).sign(&keys);
+    let y = Spec::assertion("y", &[]).sign(&keys);
+    let mixed = tmp.path().join("mixed.intoto.jsonl");
+    std::fs::write(
+        &mixed,
+        format!("{slsa}\n{}\n{sbom}\n{}\n", x.envelope, y.envelope),
+    )
+    .unwrap();
+    let out = run(&store, &["add", mixed.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let d = &out.json["data"];
+    assert_eq!(
+        (
+            d["created"].clone(),
+            d["rejected"].clone(),
+            d["ignored"].clone()
+        ),
+        (json!(2), json!(0), json!(2)),
+        "{d}"
+    );
+    let lines: Vec<u64> = d["foreign"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [1, 3]);
+    let w = warnings_with(&out.json, "FOREIGN_STATEMENT");
+    assert_eq!(w.len(), 1, "{}", out.json);
+    assert!(w[0].contains("line(s) 1 (predicateType https://slsa.dev/provenance/v1), 3 (payloadType application/vnd.cyclonedx+json)"), "{w:?}");
+
+    // Nothing but other attestations: nothing to do, nothing wrong.
+    let only = tmp.path().join("only.intoto.jsonl");
+    std::fs::write(&only, format!("{slsa}\n{sbom}\n")).unwrap();
+    let out = run(&store, &["add", only.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["ignored"], json!(2));
+
+    // An elench line that fails still fails, beside the ignored ones.
+    let stranger = keys.sign(
+        &Spec::assertion("by a stranger", &[]).to_json(),
+        support_envelopes::Signer::Stranger,
+    );
+    let z = Spec::assertion("z", &[]).sign(&keys);
+    let partial = tmp.path().join("partial.intoto.jsonl");
+    std::fs::write(
+        &partial,
+        format!("{slsa}\n{}\n{}\n", stranger.envelope, z.envelope),
+    )
+    .unwrap();
+    let out = run(&store, &["add", partial.to_str().unwrap()]);
+    assert_eq!(out.code, 3, "{}", out.json);
+    assert_eq!(out.json["data"]["ignored"], json!(1));
+    assert_eq!(out.json["data"]["rejections"][0]["line"], json!(2));
+
+    // A lone file of another type was handed to elench as a claim: still refused.
+    let lone = tmp.path().join("provenance.dsse");
+    std::fs::write(&lone, &slsa).unwrap();
+    let out = run(&store, &["add", lone.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}", out.json);
+    assert_ne!(out.json["error"]["code"], "FOREIGN_STATEMENT");
+}
+
+#[test]
+fn a_file_where_the_layout_folder_should_be_gives_way_to_the_envelopes() {
+    if !have_git() {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path(), "remote.git", "sha256");
+    commit_on_log(&remote, &[("v1".into(), "not a folder".into())]);
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
+    let x = Spec::assertion("x", &[]).sign(&keys);
+    add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    let x_path = path_of(&x.envelope, &x.id);
+    assert_eq!(
+        out.json["data"]["conflicts"],
+        json!([{"path": "v1", "envelope_path": x_path, "placed_at": x_path}])
+    );
+    assert_eq!(warnings_with(&out.json, "REMOTE_CONFLICT").len(), 1);
+    assert_eq!(
+        remote_files(&remote).keys().cloned().collect::<Vec<_>>(),
+        [x_path]
+    );
+    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    assert_eq!(exchange(&b, "pull")["created"], json!(1));
 }

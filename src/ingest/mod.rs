@@ -13,6 +13,26 @@ use ed25519_dalek::SigningKey;
 
 mod typed;
 
+/// What a DSSE envelope carries when it is another kind of attestation than an elench
+/// claim: `payloadType X` when its payloadType is not in-toto's, `predicateType X` when it
+/// is an in-toto statement of another predicate type (SLSA provenance, say). None for
+/// everything else, an elench claim or bytes of no such shape (those get the ordinary
+/// rejection). Both fields are readable before any signature is checked, so the answer
+/// does not depend on keys: a bundle or a remote may carry attestations of every kind, and
+/// the in-toto bundle convention asks consumers to pass over what they do not recognise.
+pub fn foreign_kind(bytes: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let payload_type = v.get("payloadType")?.as_str()?;
+    if payload_type != PAYLOAD_TYPE {
+        return Some(format!("payloadType {payload_type}"));
+    }
+    let payload = crate::envelope::dsse::decode_base64(v.get("payload")?.as_str()?)?;
+    let statement: serde_json::Value = serde_json::from_slice(&payload).ok()?;
+    let predicate_type = statement.get("predicateType")?.as_str()?;
+    (predicate_type != crate::envelope::PREDICATE_TYPE)
+        .then(|| format!("predicateType {predicate_type}"))
+}
+
 /// A key that verified an envelope's signature.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Signer {
@@ -162,5 +182,46 @@ fn explain_retired(err: Rejection, envelope: &Envelope, trust: &TrustSet) -> Rej
             )
         }
         Err(_) => err,
+    }
+}
+
+#[cfg(test)]
+mod foreign_tests {
+    use super::foreign_kind;
+    use base64::Engine;
+
+    fn envelope(payload_type: &str, payload: &serde_json::Value) -> Vec<u8> {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(payload.to_string());
+        serde_json::json!({"payloadType": payload_type, "payload": b64, "signatures": []})
+            .to_string()
+            .into_bytes()
+    }
+
+    #[test]
+    fn other_payload_and_predicate_types_are_foreign_and_nothing_else_is() {
+        let slsa = serde_json::json!({"_type": "https://in-toto.io/Statement/v1",
+            "predicateType": "https://slsa.dev/provenance/v1", "subject": [], "predicate": {}});
+        let ours = serde_json::json!({"_type": "https://in-toto.io/Statement/v1",
+            "predicateType": crate::envelope::PREDICATE_TYPE, "predicate": {}});
+        assert_eq!(
+            foreign_kind(&envelope(super::PAYLOAD_TYPE, &slsa)).as_deref(),
+            Some("predicateType https://slsa.dev/provenance/v1")
+        );
+        assert_eq!(
+            foreign_kind(&envelope("application/vnd.cyclonedx+json", &ours)).as_deref(),
+            Some("payloadType application/vnd.cyclonedx+json")
+        );
+        assert_eq!(foreign_kind(&envelope(super::PAYLOAD_TYPE, &ours)), None);
+        for other in [&b"not json"[..], b"{}", b"[1]", br#"{"payloadType": 7}"#] {
+            assert_eq!(foreign_kind(other), None);
+        }
+        // An in-toto payload that is not JSON, or has no predicateType, is not recognisably
+        // foreign: the ordinary rejection says what is wrong with it.
+        let b64 = base64::engine::general_purpose::STANDARD.encode("nope");
+        let junk = format!(
+            r#"{{"payloadType":"{}","payload":"{b64}"}}"#,
+            super::PAYLOAD_TYPE
+        );
+        assert_eq!(foreign_kind(junk.as_bytes()), None);
     }
 }

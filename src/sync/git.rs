@@ -363,6 +363,20 @@ pub enum Blob {
     Missing,
 }
 
+/// What a tree holds at a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum At {
+    /// Nothing (a path through a file also holds nothing: git cannot look below a file).
+    Nothing,
+    Blob {
+        oid: String,
+        size: u64,
+    },
+    Tree(String),
+    /// Another kind of object (a submodule's commit).
+    Other(String),
+}
+
 /// Whether a push landed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pushed {
@@ -482,18 +496,28 @@ impl Repo {
         Ok(true)
     }
 
-    /// Whether the repository holds commit `oid`.
+    /// Whether the repository holds commit `oid` (itself a commit: a tag that points at one
+    /// is not).
     pub fn has_commit(&self, oid: &str) -> Result<bool, GitError> {
+        Ok(self.object_type(oid)?.as_deref() == Some("commit"))
+    }
+
+    /// The type of object `oid` (`commit`, `tree`, `blob`, `tag`), or None when the
+    /// repository does not hold it.
+    pub fn object_type(&self, oid: &str) -> Result<Option<String>, GitError> {
         if ObjectFormat::from_oid(oid) != Some(self.format) || !is_hex(oid) {
-            return Ok(false);
+            return Ok(None);
         }
-        let status = self
+        let out = self
             .cmd()
-            .args(["cat-file", "-e", &format!("{oid}^{{commit}}")])
+            .args(["cat-file", "-t", oid])
             .stderr(Stdio::null())
-            .status()
+            .output()
             .map_err(|e| spawn_error("cat-file", e))?;
-        Ok(status.success())
+        if !out.status.success() {
+            return Ok(None);
+        }
+        Ok(Some(String::from_utf8_lossy(&out.stdout).trim().to_owned()))
     }
 
     /// Points `refname` at `oid` (keeping what it references safe from pruning).
@@ -602,7 +626,8 @@ impl Repo {
         })
     }
 
-    /// Entries under the layout folder that are in `new` and not (or not the same) in `old`.
+    /// Entries under the layout folder that are in `new` and not (or not the same, or not of
+    /// the same type: a file become a symbolic link) in `old`.
     pub fn added(&self, old: &str, new: &str, dir: &str) -> Result<Vec<Entry>, GitError> {
         let out = self.run(
             &[
@@ -610,7 +635,7 @@ impl Repo {
                 "-r",
                 "-z",
                 "--no-renames",
-                "--diff-filter=AM",
+                "--diff-filter=AMT",
                 old,
                 new,
                 "--",
@@ -647,7 +672,8 @@ impl Repo {
         Ok(out_entries)
     }
 
-    /// Whether anything under `dir` in `old` is missing from `new`.
+    /// Whether anything under `dir` in `old` is missing from `new`, or changed there (its
+    /// content, or its type).
     pub fn lost_any(&self, old: &str, new: &str, dir: &str) -> Result<bool, GitError> {
         let status = self
             .cmd()
@@ -656,7 +682,7 @@ impl Repo {
                 "-r",
                 "--quiet",
                 "--no-renames",
-                "--diff-filter=DM",
+                "--diff-filter=DMT",
                 old,
                 new,
                 "--",
@@ -700,17 +726,41 @@ impl Repo {
         Ok(entries)
     }
 
-    /// For each path, whether `commit`'s tree has a file there.
-    pub fn present(&self, commit: &str, paths: &[String]) -> Result<Vec<bool>, GitError> {
-        let requests: Vec<String> = paths.iter().map(|p| format!("{commit}:{p}\n")).collect();
-        let mut answers = Vec::with_capacity(paths.len());
+    /// For each path, what the tree of `treeish` (a commit or a tree) holds there.
+    pub fn at(&self, treeish: &str, paths: &[String]) -> Result<Vec<At>, GitError> {
+        let asked: Vec<(&str, &str)> = paths.iter().map(|p| (treeish, p.as_str())).collect();
+        self.at_each(&asked)
+    }
+
+    /// For each `(treeish, path)`, what the tree of `treeish` holds at `path`. Asking for one
+    /// name in a tree already found costs one tree read, where a path from the commit costs
+    /// one per folder on the way.
+    pub fn at_each(&self, asked: &[(&str, &str)]) -> Result<Vec<At>, GitError> {
+        let requests: Vec<String> = asked.iter().map(|(t, p)| format!("{t}:{p}\n")).collect();
+        let mut answers = Vec::with_capacity(asked.len());
         self.batch("--batch-check", requests, |reader| {
-            for _ in 0..paths.len() {
+            for _ in 0..asked.len() {
                 let mut line = String::new();
                 if reader.read_line(&mut line)? == 0 {
                     return Err(unexpected_eof());
                 }
-                answers.push(!line.trim_end().ends_with(" missing"));
+                let line = line.trim_end();
+                // "<oid> <type> <size>", or "<what was asked> missing" (nothing there, or
+                // a path through a file).
+                if line.ends_with(" missing") {
+                    answers.push(At::Nothing);
+                    continue;
+                }
+                let parts: Vec<&str> = line.split(' ').collect();
+                answers.push(match parts.as_slice() {
+                    [oid, "blob", size] => At::Blob {
+                        oid: (*oid).to_owned(),
+                        size: size.parse().map_err(|_| bad_header(line))?,
+                    },
+                    [oid, "tree", _] => At::Tree((*oid).to_owned()),
+                    [_, kind, _] => At::Other((*kind).to_owned()),
+                    _ => return Err(bad_header(line)),
+                });
             }
             Ok(())
         })?;
@@ -858,8 +908,11 @@ fn unique_ref(purpose: &str) -> String {
     format!("refs/elench/tmp/{purpose}-{}-{nanos}", std::process::id())
 }
 
+/// Entries whose blob a pull reads: files of either mode, and symbolic links, whose blob is
+/// bytes like any other. Push counts a path as an envelope's by its bytes whatever its mode,
+/// so pull must read every blob push could have counted.
 fn is_file_mode(mode: &str) -> bool {
-    mode == "100644" || mode == "100755"
+    matches!(mode, "100644" | "100755" | "120000")
 }
 
 fn unexpected_eof() -> std::io::Error {
@@ -1098,11 +1151,51 @@ mod tests {
             assert_eq!(added[0].path, "v1/cc/z/3");
             assert!(!repo.lost_any(&c1, &c2, "v1").unwrap());
             assert!(repo.lost_any(&c2, &c1, "v1").unwrap());
-            assert_eq!(repo.list(&c2, "v1").unwrap().len(), 3);
-            let present = repo
-                .present(&c2, &["v1/aa/x/1".into(), "v1/dd/q/4".into()])
+            // A file become a symbolic link of the same bytes is a change both ways.
+            let mut fi = Command::new("git")
+                .arg("--git-dir")
+                .arg(&repo.dir)
+                .args(["fast-import", "--quiet", "--force"])
+                .stdin(Stdio::piped())
+                .spawn()
                 .unwrap();
-            assert_eq!(present, vec![true, false]);
+            write!(
+                fi.stdin.take().unwrap(),
+                "commit refs/x\ncommitter x <x@x> 0 +0000\ndata 0\nfrom {c2}\n\
+                 M 120000 inline v1/cc/z/3\ndata 5\nthree\n"
+            )
+            .unwrap();
+            assert!(fi.wait().unwrap().success());
+            let linked = repo.rev_parse("refs/x").unwrap();
+            assert!(repo.lost_any(&c2, &linked, "v1").unwrap());
+            let retyped = repo.added(&c2, &linked, "v1").unwrap();
+            assert_eq!(retyped.len(), 1, "{retyped:?}");
+            assert_eq!(repo.list(&linked, "v1").unwrap().len(), 3);
+            assert_eq!(repo.list(&c2, "v1").unwrap().len(), 3);
+            let at = repo
+                .at(
+                    &c2,
+                    &[
+                        "v1/aa/x/1".into(),
+                        "v1/dd/q/4".into(),
+                        "v1/aa".into(),
+                        "v1/aa/x/1/below".into(),
+                    ],
+                )
+                .unwrap();
+            assert!(matches!(&at[0], At::Blob { size: 3, .. }), "{at:?}");
+            assert_eq!(at[1], At::Nothing);
+            assert!(
+                matches!(&at[2], At::Tree(oid) if oid.len() == c2.len()),
+                "{at:?}"
+            );
+            assert_eq!(at[3], At::Nothing);
+            assert_eq!(repo.object_type(&c2).unwrap().as_deref(), Some("commit"));
+            let At::Blob { oid, .. } = &at[0] else {
+                unreachable!()
+            };
+            assert_eq!(repo.object_type(oid).unwrap().as_deref(), Some("blob"));
+            assert!(!repo.has_commit(oid).unwrap());
 
             let mut got = Vec::new();
             let oids = vec![added[0].blob.clone(), "0".repeat(c1.len())];

@@ -25,7 +25,14 @@ pub struct LocalEnvelope {
 /// What ingesting one envelope did.
 #[derive(Debug)]
 pub enum Ingested {
-    Stored(Effect),
+    Stored {
+        effect: Effect,
+        claim_id: String,
+        /// Lowercase hex SHA-256 of its canonical form.
+        digest: String,
+        /// Signatures in it that no trusted key verified.
+        unverified: usize,
+    },
     Rejected(Rejection),
 }
 
@@ -109,8 +116,13 @@ pub fn ingest_batch(
     for v in verdicts {
         out.push(match v {
             Err(r) => Ingested::Rejected(r),
-            Ok(_) => match stored.next() {
-                Some(Ok(effect)) => Ingested::Stored(effect),
+            Ok(staged) => match stored.next() {
+                Some(Ok(effect)) => Ingested::Stored {
+                    effect,
+                    claim_id: staged.accepted.claim.id,
+                    digest: hex::encode(staged.digest),
+                    unverified: staged.accepted.unverified_signatures,
+                },
                 Some(Err(r)) => Ingested::Rejected(r),
                 None => {
                     return Err(StoreError::Corrupt(

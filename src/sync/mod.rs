@@ -47,6 +47,18 @@ pub enum SyncError {
     #[error("the remote refused the push {attempts} times (last: {reason}); others are pushing too, try again")]
     PushRejected { attempts: usize, reason: String },
     #[error(
+        "{ref_name} on remote {name} ({url}) points at {oid}, a {kind}, not a commit: a log is a \
+         commit, so nothing was taken from it or written to it; whoever keeps the remote must point \
+         the ref at a log commit again (or delete it: `git update-ref -d {ref_name}` in the remote)",
+        ref_name = layout::LOG_REF
+    )]
+    NotALog {
+        name: String,
+        url: String,
+        oid: String,
+        kind: String,
+    },
+    #[error(
         "remote {name} ({url}) did not answer within the connect timeout of {} s{}; make sure \
          it is up and reachable from here (its address, the network, a firewall or VPN), then \
          run again, or give it longer with --connect-timeout SECONDS (0 for no limit)",
@@ -71,6 +83,36 @@ pub struct Rejected {
     pub message: String,
 }
 
+/// A remote path holding other bytes than the envelope that belongs there.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Conflict {
+    /// The path that holds something else (the envelope's own path, or a file where the
+    /// layout needs a folder on the way to it).
+    pub path: String,
+    /// The envelope's own path.
+    pub envelope_path: String,
+    /// Push: where the envelope was written instead, or found from an earlier push. None
+    /// for pull, which only reports it.
+    pub placed_at: Option<String>,
+}
+
+/// An entry of the remote that is another kind of attestation than an elench claim: never
+/// ingested, never a rejection.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Ignored {
+    pub path: String,
+    pub blob: String,
+    /// What it is (its payloadType, or its predicateType).
+    pub kind: String,
+}
+
+/// An accepted envelope with signatures no trusted key verified.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Unverified {
+    pub id: String,
+    pub signatures: usize,
+}
+
 /// What an exchange did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Outcome {
@@ -82,6 +124,13 @@ pub struct Outcome {
     pub noop: usize,
     pub rejected: usize,
     pub rejections: Vec<Rejected>,
+    /// Of those, how many are other attestations than elench claims (foreign statements).
+    pub ignored: usize,
+    pub ignored_entries: Vec<Ignored>,
+    /// Remote paths found holding other bytes than the envelope they name.
+    pub conflicts: Vec<Conflict>,
+    /// Envelopes taken with signatures no trusted key verified.
+    pub unverified: Vec<Unverified>,
     /// Envelopes this store added to the remote.
     pub pushed: usize,
     /// Commits built and offered to the remote (more than one when others pushed first).
@@ -204,12 +253,23 @@ impl<'a> Session<'a> {
     }
 
     /// Makes commit `head` (or wherever the remote's log has moved since) available locally.
+    /// The ref must name a commit: a tree, blob or tag there is refused, since a tree would
+    /// be read as a log's tree and then fail every push, and a tag is nothing elench writes.
     fn bring(&self, repo: &Repo, head: &str) -> Result<String, SyncError> {
         if repo.has_commit(head)? {
             self.track(repo, head);
             return Ok(head.to_owned());
         }
-        Ok(repo.fetch(&self.remote.url, layout::LOG_REF, &self.tracking_ref())?)
+        let fetched = repo.fetch(&self.remote.url, layout::LOG_REF, &self.tracking_ref())?;
+        match repo.object_type(&fetched)? {
+            Some(kind) if kind == "commit" => Ok(fetched),
+            kind => Err(SyncError::NotALog {
+                name: self.remote.name.clone(),
+                url: self.remote.url.clone(),
+                oid: fetched,
+                kind: kind.unwrap_or_else(|| "missing object".into()),
+            }),
+        }
     }
 
     /// Records the remote's last known head in the private repository, for people looking
@@ -233,6 +293,7 @@ impl<'a> Session<'a> {
         }
         let pushed = self.push()?;
         out.pushed = pushed.pushed;
+        out.conflicts.extend(pushed.conflicts);
         out.attempts = pushed.attempts;
         out.compared = pushed.compared;
         out.remote_head = pushed.remote_head;

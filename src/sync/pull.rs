@@ -2,20 +2,33 @@
 //!
 //! Only what is new is looked at: the tree diff between the commit pulled last time and the
 //! remote's head, plus the envelopes refused last time (they may be accepted now that their
-//! key is trusted). Refused envelopes are reported and stay in the remote; nothing the remote
-//! says is believed except the bytes, which ingest judges against the local trust store.
+//! key is trusted). Refused envelopes are reported and stay in the remote; other kinds of
+//! attestation (another payloadType or predicateType) are counted as ignored, never refused.
+//! Nothing the remote says is believed except the bytes, which ingest judges against the
+//! local trust store: a path is taken as the envelope it names only if it holds its bytes.
 
 use super::git::{Blob, Entry};
 use super::local::{self, Ingested};
 use super::remote::PendingEntry;
-use super::{layout, Outcome, Rejected, Session, SyncError, PROGRESS_FROM};
+use super::{
+    layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified, PROGRESS_FROM,
+};
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::Code;
 use crate::store::Effect;
 
+use std::collections::BTreeSet;
+
 /// Envelopes verified and appended together (one fsync).
 const INGEST_GROUP: usize = 1024;
-use std::collections::BTreeSet;
+
+/// An entry of the remote to look at, with the envelope its path names (claim id and
+/// digest) when it has the layout's shape, and whether the store holds that envelope.
+struct Wanted {
+    entry: Entry,
+    named: Option<(String, String)>,
+    held: bool,
+}
 
 impl Session<'_> {
     pub fn pull(&mut self) -> Result<Outcome, SyncError> {
@@ -53,52 +66,111 @@ impl Session<'_> {
         entries.retain(|e| seen.insert((e.path.clone(), e.blob.clone())));
         out.examined = entries.len();
 
-        // Skip what the store holds already, judged by the path; the content decides the rest.
+        // What the store holds already is skipped, judged by the path and then by the bytes:
+        // a path counts as the envelope it names only if it holds that envelope's canonical
+        // bytes (whatever the remote's paths say, their content decides).
         let mut wanted = Vec::new();
         for e in entries {
-            if let Some((id, digest)) = layout::parse_path(&e.path) {
-                if local::has_envelope(store, id, digest)? {
-                    continue;
-                }
-            }
-            wanted.push(e);
+            let named = layout::parse_path(&e.path).map(|(id, d)| (id.to_owned(), d.to_owned()));
+            let held = match &named {
+                Some((id, digest)) => local::has_envelope(store, id, digest)?,
+                None => false,
+            };
+            wanted.push(Wanted {
+                entry: e,
+                named,
+                held,
+            });
         }
         if wanted.len() >= PROGRESS_FROM {
             self.note(&format!("pull: {} envelopes to check", wanted.len()));
         }
 
         let trust = local::trust(store)?;
-        let oids: Vec<String> = wanted.iter().map(|e| e.blob.clone()).collect();
+        let oids: Vec<String> = wanted.iter().map(|w| w.entry.blob.clone()).collect();
         let mut failure: Option<SyncError> = None;
         let stop = self.stop;
         let progress = self.progress && wanted.len() >= PROGRESS_FROM;
+        // Whether an envelope was stored from a path other than its own (or in other bytes
+        // than its canonical form): the remote does not hold it where push looks for it.
+        let mut elsewhere = false;
         // Envelopes are ingested in groups: verified on every core, appended with one fsync.
         let mut pending: Vec<(usize, Vec<u8>)> = Vec::new();
-        let flush =
-            |pending: &mut Vec<(usize, Vec<u8>)>, out: &mut Outcome| -> Result<(), SyncError> {
-                if pending.is_empty() {
-                    return Ok(());
-                }
-                let (indexes, bytes): (Vec<usize>, Vec<Vec<u8>>) = pending.drain(..).unzip();
-                let results = local::ingest_batch(store, &trust, &bytes)?;
-                for (i, result) in indexes.into_iter().zip(results) {
-                    let entry = &wanted[i];
-                    match result {
-                        Ingested::Rejected(r) => out.rejections.push(Rejected {
-                            path: entry.path.clone(),
-                            blob: entry.blob.clone(),
+        let flush = |pending: &mut Vec<(usize, Vec<u8>)>,
+                     out: &mut Outcome,
+                     elsewhere: &mut bool|
+         -> Result<(), SyncError> {
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let (indexes, bytes): (Vec<usize>, Vec<Vec<u8>>) = pending.drain(..).unzip();
+            let results = local::ingest_batch(store, &trust, &bytes)?;
+            for ((i, result), raw) in indexes.into_iter().zip(results).zip(&bytes) {
+                let w = &wanted[i];
+                match result {
+                    Ingested::Rejected(r) => match crate::ingest::foreign_kind(raw) {
+                        // Another kind of attestation: passed over, never a rejection.
+                        Some(kind) => {
+                            out.ignored += 1;
+                            out.ignored_entries.push(Ignored {
+                                path: w.entry.path.clone(),
+                                blob: w.entry.blob.clone(),
+                                kind,
+                            });
+                        }
+                        None => out.rejections.push(Rejected {
+                            path: w.entry.path.clone(),
+                            blob: w.entry.blob.clone(),
                             code: r.code.as_str().to_owned(),
                             message: r.message,
                         }),
-                        Ingested::Stored(Effect::Created) => out.created += 1,
-                        Ingested::Stored(Effect::Merged) => out.merged += 1,
-                        Ingested::Stored(Effect::Noop) => out.noop += 1,
+                    },
+                    Ingested::Stored {
+                        effect,
+                        claim_id,
+                        digest,
+                        unverified,
+                    } => {
+                        match effect {
+                            Effect::Created => out.created += 1,
+                            Effect::Merged => out.merged += 1,
+                            Effect::Noop => out.noop += 1,
+                        }
+                        if unverified > 0 {
+                            out.unverified.push(Unverified {
+                                id: claim_id.clone(),
+                                signatures: unverified,
+                            });
+                        }
+                        let own = w.named.as_ref() == Some(&(claim_id, digest.clone()))
+                            && local::digest_hex(raw) == digest;
+                        if effect != Effect::Noop && !own {
+                            *elsewhere = true;
+                        }
                     }
                 }
-                Ok(())
-            };
+            }
+            Ok(())
+        };
         repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |i, blob| {
-            let entry = &wanted[i];
+            let w = &wanted[i];
+            let entry = &w.entry;
+            if let (Blob::Content(bytes), Some((_, digest))) = (&blob, &w.named) {
+                if local::digest_hex(bytes) == *digest {
+                    if w.held {
+                        // The envelope the path names, which the store holds.
+                        return Ok(true);
+                    }
+                } else {
+                    // Other bytes than the envelope the path names: report them, then let
+                    // ingest judge them like any others.
+                    out.conflicts.push(Conflict {
+                        path: entry.path.clone(),
+                        envelope_path: entry.path.clone(),
+                        placed_at: None,
+                    });
+                }
+            }
             let reject = |out: &mut Outcome, code: Code, message: String| {
                 out.rejections.push(Rejected {
                     path: entry.path.clone(),
@@ -125,7 +197,7 @@ impl Session<'_> {
                 Blob::Content(bytes) => {
                     pending.push((i, bytes));
                     if pending.len() >= INGEST_GROUP {
-                        if let Err(e) = flush(&mut pending, &mut out) {
+                        if let Err(e) = flush(&mut pending, &mut out, &mut elsewhere) {
                             failure = Some(e);
                             return Ok(false);
                         }
@@ -142,7 +214,7 @@ impl Session<'_> {
             Ok(true)
         })?;
         if failure.is_none() {
-            if let Err(e) = flush(&mut pending, &mut out) {
+            if let Err(e) = flush(&mut pending, &mut out, &mut elsewhere) {
                 failure = Some(e);
             }
         }
@@ -163,7 +235,8 @@ impl Session<'_> {
         // If the remote held every local envelope before this pull, and every envelope
         // appended since came from this pull (none from another writer), it holds them all
         // now: the next push need not look at what was just pulled.
-        if all_pushed && after == count + (out.created + out.merged) as u64 {
+        // Not so if one came from another path than its own: the next push writes it there.
+        if all_pushed && !elsewhere && after == count + (out.created + out.merged) as u64 {
             self.state.pushed = Some(head.clone());
             self.state.pushed_pos = after;
         }

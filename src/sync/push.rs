@@ -2,11 +2,14 @@
 //!
 //! Only local envelopes after the position recorded at the last exchange are candidates
 //! (provided the remote still holds everything it held then), and each is looked up in the
-//! remote's tree by its path. If someone else pushed first, the remote refuses; the new head
-//! is fetched and the commit rebuilt on it, a bounded number of times.
+//! remote's tree by its path and then by its bytes: a path holding anything else (anyone may
+//! write to a remote) is reported and kept, and the envelope goes beside it, so no remote
+//! content can keep an envelope from other stores. If someone else pushed first, the remote
+//! refuses; the new head is fetched and the commit rebuilt on it, a bounded number of times.
 
-use super::git::{FastImport, Pushed, Repo};
-use super::{layout, local, Outcome, Session, SyncError, PAGE, PROGRESS_FROM};
+use super::git::{At, Blob, FastImport, Pushed, Repo};
+use super::{layout, local, Conflict, Outcome, Session, SyncError, PAGE, PROGRESS_FROM};
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// How many times a refused push is rebuilt and tried again.
@@ -21,6 +24,8 @@ struct Built {
     compared: usize,
     /// Stopped by a signal before the commit was written.
     interrupted: bool,
+    /// Paths of the parent holding other bytes than the envelope that belongs there.
+    conflicts: Vec<Conflict>,
 }
 
 impl Session<'_> {
@@ -34,6 +39,7 @@ impl Session<'_> {
                 object_format: Some(repo.format.as_str()),
                 attempts: attempt,
                 compared: built.compared,
+                conflicts: built.conflicts,
                 ..Outcome::default()
             };
             if built.interrupted {
@@ -115,6 +121,7 @@ impl Session<'_> {
     /// `parent`'s tree lacks.
     fn build(&self, repo: &Repo, parent: Option<&str>, from: u64) -> Result<Built, SyncError> {
         let mut import: Option<FastImport> = None;
+        let mut conflicts = Vec::new();
         let mut pos = from;
         let total = local::envelope_count(self.store)?.saturating_sub(from) as usize;
         let progress = self.progress && total >= PROGRESS_FROM;
@@ -129,6 +136,7 @@ impl Session<'_> {
                     end: pos,
                     compared: (pos - from) as usize,
                     interrupted: true,
+                    conflicts,
                 });
             }
             let page = local::local_envelopes_since(self.store, pos, PAGE)?;
@@ -138,14 +146,41 @@ impl Session<'_> {
                 .iter()
                 .map(|e| layout::envelope_path(&e.claim_id, &e.digest))
                 .collect();
-            let present = match parent {
-                Some(p) => repo.present(p, &paths)?,
-                None => vec![false; paths.len()],
-            };
-            for ((e, path), there) in page.iter().zip(&paths).zip(present) {
-                if there {
-                    continue;
+            let slots = match parent {
+                Some(p) => {
+                    let items: Vec<(String, &[u8])> = paths
+                        .iter()
+                        .zip(&page)
+                        .map(|(path, e)| (path.clone(), e.bytes.as_slice()))
+                        .collect();
+                    slots(repo, p, &items)?
                 }
+                None => vec![Slot::Free; paths.len()],
+            };
+            for ((e, path), slot) in page.iter().zip(&paths).zip(slots) {
+                let write_at = match slot {
+                    Slot::Ours => continue,
+                    Slot::Free => path.clone(),
+                    Slot::Taken(at) => {
+                        // Something else holds the path (or a file stands where a folder on
+                        // the way to it should be): keep it, say so, and put the envelope
+                        // beside it so that it still reaches every store.
+                        let beside = match parent {
+                            Some(p) => beside(repo, p, path, &at, &e.bytes)?,
+                            None => None,
+                        };
+                        let (place, there) = beside.unwrap_or((path.clone(), false));
+                        conflicts.push(Conflict {
+                            path: at,
+                            envelope_path: path.clone(),
+                            placed_at: Some(place.clone()),
+                        });
+                        if there {
+                            continue;
+                        }
+                        place
+                    }
+                };
                 let fi = match import.as_mut() {
                     Some(fi) => fi,
                     None => {
@@ -154,7 +189,7 @@ impl Session<'_> {
                         import.insert(fi)
                     }
                 };
-                fi.add(path, &e.bytes)?;
+                fi.add(&write_at, &e.bytes)?;
             }
             if progress {
                 eprintln!("push: compared {}/{total}", (pos - from).min(total as u64));
@@ -172,7 +207,121 @@ impl Session<'_> {
             end: pos,
             compared: (pos - from) as usize,
             interrupted: false,
+            conflicts,
         })
+    }
+}
+
+/// Where an envelope stands in a tree at a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Slot {
+    /// Its very bytes are there.
+    Ours,
+    /// Nothing is there, nor a file where a folder on the way to it should be.
+    Free,
+    /// This path (the envelope's, or a folder's on the way to it) holds something else.
+    Taken(String),
+}
+
+/// Where each envelope (path and bytes) stands in `commit`'s tree: a path counts as the
+/// envelope's only if it holds the same bytes (a remote is trusted for nothing but transport,
+/// so whatever its paths say, their content decides). The paths are walked one folder at a
+/// time for all envelopes together, each name looked up once in the tree found for its
+/// folder, so a folder shared by many envelopes is read once per page.
+fn slots(repo: &Repo, commit: &str, items: &[(String, &[u8])]) -> Result<Vec<Slot>, SyncError> {
+    let parts: Vec<Vec<&str>> = items.iter().map(|(p, _)| p.split('/').collect()).collect();
+    // Per item: the tree-ish its next name is looked up in, until its slot is known.
+    let mut walk: Vec<Result<String, Slot>> = vec![Ok(commit.to_owned()); items.len()];
+    // (item, blob) pairs whose sizes agree: their content is compared.
+    let mut compare: Vec<(usize, String)> = Vec::new();
+    let depth = parts.iter().map(Vec::len).max().unwrap_or(0);
+    for d in 0..depth {
+        let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut asked: Vec<(&str, &str)> = Vec::new();
+        for (i, w) in walk.iter().enumerate() {
+            if let (Ok(treeish), Some(name)) = (w, parts[i].get(d)) {
+                index.entry((treeish.as_str(), name)).or_insert_with(|| {
+                    asked.push((treeish.as_str(), name));
+                    asked.len() - 1
+                });
+            }
+        }
+        if asked.is_empty() {
+            break;
+        }
+        let answers = repo.at_each(&asked)?;
+        let mut next = walk.clone();
+        for (i, w) in walk.iter().enumerate() {
+            let Ok(treeish) = w else { continue };
+            let last = d + 1 == parts[i].len();
+            let taken = || Slot::Taken(parts[i][..=d].join("/"));
+            next[i] = match &answers[index[&(treeish.as_str(), parts[i][d])]] {
+                At::Nothing => Err(Slot::Free),
+                At::Tree(oid) if !last => Ok(oid.clone()),
+                At::Blob { oid, size } if last && *size == items[i].1.len() as u64 => {
+                    compare.push((i, oid.clone()));
+                    Err(taken())
+                }
+                _ => Err(taken()),
+            };
+        }
+        walk = next;
+    }
+    let mut slots: Vec<Slot> = walk
+        .into_iter()
+        .map(|w| w.err().unwrap_or(Slot::Free))
+        .collect();
+    let oids: Vec<String> = compare.iter().map(|(_, oid)| oid.clone()).collect();
+    let limit = items.iter().map(|(_, b)| b.len()).max().unwrap_or(0) as u64;
+    repo.read_blobs(&oids, limit, |j, blob| {
+        let i = compare[j].0;
+        if matches!(blob, Blob::Content(b) if b == items[i].1) {
+            slots[i] = Slot::Ours;
+        }
+        Ok(true)
+    })?;
+    Ok(slots)
+}
+
+/// A place for an envelope whose path `taken` blocks (`taken` is its path or a file on the
+/// way to it): the blocked part of the path gets a suffix `~1`, `~2`, … and the first of
+/// those that holds the envelope already (an earlier push put it there) or nothing at all
+/// is the place; `(place, true)` when the envelope is there already. None when the layout's
+/// own folder is blocked: nothing can go beside it.
+fn beside(
+    repo: &Repo,
+    commit: &str,
+    path: &str,
+    taken: &str,
+    bytes: &[u8],
+) -> Result<Option<(String, bool)>, SyncError> {
+    let depth = taken.matches('/').count();
+    if depth == 0 {
+        return Ok(None);
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let candidate = |k: usize| -> String {
+        let mut p = parts.clone();
+        let blocked = format!("{}~{k}", parts[depth]);
+        p[depth] = &blocked;
+        p.join("/")
+    };
+    // Asked in growing rounds: however much a remote piles up, it is a bounded number of
+    // git calls per conflict, and the tree is finite, so a free place is always found.
+    let (mut next, mut round) = (1usize, 8usize);
+    loop {
+        let items: Vec<(String, &[u8])> = (next..next + round)
+            .map(|k| (candidate(k), bytes))
+            .collect();
+        for ((place, _), slot) in items.iter().zip(slots(repo, commit, &items)?) {
+            match slot {
+                Slot::Ours => return Ok(Some((place.clone(), true))),
+                Slot::Free => return Ok(Some((place.clone(), false))),
+                Slot::Taken(_) => {}
+            }
+        }
+        next += round;
+        round = round.saturating_mul(2);
     }
 }
 

@@ -49,6 +49,8 @@ const MERGED: usize = 4 * GROUP;
 /// Accepted envelopes listed in `data.claims` unless `--list-all`: the report stays bounded
 /// however large the batch (counts and every rejection are always there).
 const LISTED: usize = 100;
+/// Ignored bundle lines listed in `data.foreign`; the rest are counted in `data.ignored`.
+const FOREIGN_LISTED: usize = 1000;
 /// DANGLING_REFERENCE warnings listed; the rest are counted.
 const WARNED: usize = 100;
 
@@ -110,6 +112,12 @@ enum Prepared {
     Skipped {
         message: String,
     },
+    /// A bundle line holding another kind of attestation (`kind`: its payloadType or
+    /// predicateType): passed over, as the in-toto bundle convention asks of consumers.
+    Foreign {
+        origin: Origin,
+        kind: String,
+    },
 }
 
 struct Batch {
@@ -123,6 +131,10 @@ struct Batch {
     noop: usize,
     /// Unsigned claim JSONs found in directories and left alone.
     skipped: usize,
+    /// Bundle lines of other attestations, passed over: how many, and the first
+    /// [`FOREIGN_LISTED`] as `{source, line, kind}`.
+    ignored: usize,
+    foreign: Vec<Value>,
     /// `--dry-run`: judge, never store; the claims and envelopes this run would have added.
     dry_run: Option<(HashSet<String>, HashSet<[u8; 32]>)>,
     last_rejection: Option<Failure>,
@@ -152,6 +164,8 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         merged: 0,
         noop: 0,
         skipped: 0,
+        ignored: 0,
+        foreign: Vec::new(),
         dry_run: a.dry_run.then(Default::default),
         last_rejection: None,
         ack_lines: is_batch && !on_terminal,
@@ -349,6 +363,19 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                         ),
                         stored_as: None,
                     },
+                    // A bundle may carry other attestations beside elench's claims; what
+                    // they are is readable without any key, so they are passed over whoever
+                    // signed them. A lone file of another type is still refused: it was
+                    // given to elench as a claim.
+                    (Err(_), _, _)
+                        if origin.line.is_some()
+                            && crate::ingest::foreign_kind(&bytes).is_some() =>
+                    {
+                        Prepared::Foreign {
+                            kind: crate::ingest::foreign_kind(&bytes).unwrap_or_default(),
+                            origin,
+                        }
+                    }
                     (Err(mut rejection), _, digest) => {
                         let stored_as =
                             digest.and_then(|d| record::claimed_id(&bytes).map(|id| (id, d)));
@@ -541,6 +568,20 @@ impl Batch {
                     self.skipped += 1;
                     self.warnings
                         .push(Warning::new("SKIPPED_UNSIGNED_CLAIM", message));
+                }
+                Prepared::Foreign { origin, kind } => {
+                    if self.ack_lines {
+                        let _ =
+                            writeln!(self.ack_buffer, "ignored {} ({kind})", origin_text(&origin));
+                    }
+                    self.ignored += 1;
+                    if self.foreign.len() < FOREIGN_LISTED {
+                        self.foreign.push(json!({
+                            "source": origin.source,
+                            "line": origin.line,
+                            "kind": kind,
+                        }));
+                    }
                 }
                 Prepared::Ready { origin, staged } => {
                     order.push((origin, None));
@@ -751,10 +792,14 @@ impl Batch {
     ) -> Result<Report, Failure> {
         let rejected = self.rejections.len();
         let accepted = self.created + self.merged + self.noop;
+        let ignored = self.ignored;
         let failure = if fatal.is_some() {
             fatal
         } else if let Some(signal) = signal {
             Some(Failure::Interrupted { signal })
+        } else if accepted == 0 && rejected == 0 && ignored > 0 {
+            // Only other attestations: nothing to do, and nothing wrong.
+            None
         } else if accepted == 0 && rejected == 0 && self.skipped > 0 {
             Some(Failure::Usage(format!(
                 "no envelopes found in the inputs, only {} unsigned claim(s): sign each with \
@@ -787,8 +832,14 @@ impl Batch {
                 ),
             ));
         }
+        if ignored > 0 {
+            self.warnings.push(Warning::new(
+                "FOREIGN_STATEMENT",
+                foreign_message(ignored, &self.foreign),
+            ));
+        }
         let mut text = format!(
-            "{}{}{}\n",
+            "{}{}{}{}\n",
             if self.dry_run.is_some() {
                 "dry run, nothing stored: would be "
             } else {
@@ -797,6 +848,11 @@ impl Batch {
             self.counts_text(),
             if self.skipped > 0 {
                 format!(", {} unsigned claim(s) skipped", self.skipped)
+            } else {
+                String::new()
+            },
+            if ignored > 0 {
+                format!(", {ignored} other attestation(s) ignored")
             } else {
                 String::new()
             }
@@ -832,6 +888,8 @@ impl Batch {
                 "noop": self.noop,
                 "rejected": rejected,
                 "skipped": self.skipped,
+                "ignored": ignored,
+                "foreign": self.foreign,
                 "dry_run": self.dry_run.is_some(),
                 "claims": self.claims,
                 "claims_truncated": truncated,
@@ -845,6 +903,39 @@ impl Batch {
             ..Report::default()
         })
     }
+}
+
+/// The FOREIGN_STATEMENT warning: which lines of which bundles were passed over, and what
+/// they are.
+fn foreign_message(ignored: usize, foreign: &[Value]) -> String {
+    let mut by_source: Vec<(&str, Vec<String>)> = Vec::new();
+    for f in foreign.iter().take(LISTED) {
+        let source = f["source"].as_str().unwrap_or_default();
+        let line = format!(
+            "{} ({})",
+            f["line"].as_u64().unwrap_or_default(),
+            f["kind"].as_str().unwrap_or_default()
+        );
+        match by_source.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, lines)) => lines.push(line),
+            None => by_source.push((source, vec![line])),
+        }
+    }
+    let listed: Vec<String> = by_source
+        .into_iter()
+        .map(|(s, lines)| format!("{s} line(s) {}", lines.join(", ")))
+        .collect();
+    let more = ignored.saturating_sub(foreign.len().min(LISTED));
+    format!(
+        "{ignored} bundle line(s) hold other attestations than elench claims and were ignored, \
+         as the in-toto bundle convention asks: {}{} (see data.foreign)",
+        listed.join("; "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// When `bytes` are a claim's JSON rather than an envelope, the role of key that may sign

@@ -97,8 +97,9 @@ fn report(
     let mut text = format!("{verb} {name} ({url})\n");
     if direction != Direction::Push {
         text.push_str(&format!(
-            "  fetched {} new envelope(s): {} created, {} merged, {} already held, {} rejected\n",
-            o.fetched, o.created, o.merged, o.noop, o.rejected
+            "  fetched {} new envelope(s): {} created, {} merged, {} already held, {} rejected, \
+             {} ignored\n",
+            o.fetched, o.created, o.merged, o.noop, o.rejected, o.ignored
         ));
     }
     if direction != Direction::Pull {
@@ -112,13 +113,66 @@ fn report(
         ));
     }
     let mut warnings = Vec::new();
-    if o.rejected > 0 {
+    for c in o.conflicts.iter().take(LISTED) {
+        let message = match &c.placed_at {
+            // Pull: the path names an envelope its bytes are not.
+            None => format!(
+                "{} on the remote holds other bytes than the envelope its name gives (not \
+                 written by elench); they were judged like any others",
+                c.path
+            ),
+            Some(p) if *p == c.envelope_path => format!(
+                "{} on the remote is not a folder, so nothing can go beside it: envelope {} \
+                 was written at its own path, replacing it",
+                c.path, c.envelope_path
+            ),
+            Some(p) => format!(
+                "{} on the remote holds other bytes than envelope {} (not written by elench); \
+                 it is kept, and the envelope is at {p} beside it, so it still reaches every \
+                 store",
+                c.path, c.envelope_path
+            ),
+        };
+        warnings.push(Warning::new("REMOTE_CONFLICT", message));
+    }
+    if o.conflicts.len() > LISTED {
         warnings.push(Warning::new(
-            "ENVELOPES_REJECTED",
+            "REMOTE_CONFLICT",
             format!(
-                "{} envelopes in the remote were rejected and left there (see data.rejections); \
-                 the next pull offers them again, e.g. after `elench keys add` of their key",
-                o.rejected
+                "{} more remote paths hold other bytes than their envelopes (see data.conflicts)",
+                o.conflicts.len() - LISTED
+            ),
+        ));
+    }
+    if o.ignored > 0 {
+        let paths: Vec<String> = o
+            .ignored_entries
+            .iter()
+            .take(LISTED)
+            .map(|i| format!("{} ({})", i.path, i.kind))
+            .collect();
+        let more = o.ignored.saturating_sub(paths.len());
+        warnings.push(Warning::new(
+            "FOREIGN_STATEMENT",
+            format!(
+                "{} entries of the remote are other attestations than elench claims, ignored as \
+                 the in-toto bundle convention asks: {}{}",
+                o.ignored,
+                paths.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    for u in o.unverified.iter().take(LISTED) {
+        warnings.push(Warning::new(
+            "UNVERIFIED_SIGNATURE",
+            format!(
+                "{}: {} signature(s) in the envelope were not verified by any trusted key",
+                u.id, u.signatures
             ),
         ));
     }
@@ -126,6 +180,28 @@ fn report(
         Some(Failure::Interrupted {
             signal: interrupt.received().unwrap_or(2),
         })
+    } else if o.rejected > 0 {
+        // The remote holds envelopes this store refused: a partial exchange (exit 3), named
+        // one by one so that a script sees which without reading data.
+        let listed: Vec<String> = o
+            .rejections
+            .iter()
+            .take(LISTED)
+            .map(|r| format!("{} ({})", r.path, r.code))
+            .collect();
+        let more = o.rejected.saturating_sub(listed.len());
+        Some(Failure::Partial(format!(
+            "{} envelope(s) of the remote were rejected and left there: {}{}; see \
+             data.rejections. The next pull offers them again, e.g. after `elench keys add` of \
+             their key",
+            o.rejected,
+            listed.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )))
     } else {
         None
     };
@@ -139,7 +215,10 @@ fn report(
             "merged": o.merged,
             "noop": o.noop,
             "rejected": o.rejected,
+            "ignored": o.ignored,
             "rejections": o.rejections,
+            "foreign": o.ignored_entries,
+            "conflicts": o.conflicts,
             "pushed": o.pushed,
             "attempts": o.attempts,
             "examined": o.examined,
@@ -150,10 +229,14 @@ fn report(
         }),
         text,
         warnings,
+        partial: o.rejected > 0,
         failure,
         ..Report::default()
     }
 }
+
+/// Warnings listed one by one; the rest are counted.
+const LISTED: usize = 100;
 
 /// The failure a sync error is reported as.
 pub fn sync_failure(e: SyncError) -> Failure {
@@ -195,6 +278,10 @@ pub fn sync_failure(e: SyncError) -> Failure {
         },
         SyncError::Unreachable { .. } => Failure::Unavailable {
             code: "REMOTE_UNREACHABLE",
+            message,
+        },
+        SyncError::NotALog { .. } => Failure::Invalid {
+            code: "REMOTE_NOT_A_LOG",
             message,
         },
     }
