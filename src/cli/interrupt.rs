@@ -82,7 +82,50 @@ pub struct Watch {
     pub store: Option<PathBuf>,
 }
 
-/// Catches SIGINT and SIGTERM for the rest of the process and starts the watchdog.
+/// A SIGINT or SIGTERM that arrived before [`state`] registered its handlers.
+static EARLY: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn record_early(sig: libc::c_int) {
+    // Only an atomic store: all a signal handler may do.
+    EARLY.store(sig as usize, Ordering::SeqCst);
+}
+
+/// Records SIGINT and SIGTERM from the process's first instructions on. The elench binary
+/// runs this as an ELF constructor, before `main` and before Rust's runtime starts, since a
+/// debug build spends milliseconds there and the default action would end the process
+/// unanswered. The handler only records; [`catch_signals`] takes what it recorded over.
+/// (Only the binary installs it: a test process linking the library keeps its own signals.)
+pub extern "C" fn catch_before_main() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid initial value; the handler is
+        // async-signal-safe (one atomic store) and has the signature sa_handler expects.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = record_early as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Catches SIGINT and SIGTERM for the rest of the process: the first thing elench's `run`
+/// does, so that a stop in its first milliseconds is recorded (and answered by the watchdog
+/// once [`start`] knows the command) instead of ending the process unanswered.
+pub fn catch_signals() {
+    let st = state();
+    // A stop that came before the handlers: signal-hook has replaced (and chains to) the
+    // early handler, so nothing more lands in EARLY after this.
+    let early = EARLY.load(Ordering::SeqCst);
+    if early != 0 {
+        let _ = st
+            .stop
+            .compare_exchange(0, early, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+/// Starts the watchdog, which answers for a stop (a signal caught since [`catch_signals`],
+/// or the time limit).
 pub fn start(w: Watch) {
     let st = state();
     let ms = w

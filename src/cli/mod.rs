@@ -273,6 +273,8 @@ impl Globals {
 /// Runs elench with the process's arguments and returns the exit code.
 pub fn run() -> i32 {
     let started = Instant::now();
+    // Before anything else: a SIGINT or SIGTERM from here on gets a JSON answer.
+    interrupt::catch_signals();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Bare `elench` is a request for help, not a mistake.
     if args.len() <= 1 {

@@ -12,6 +12,20 @@ pub fn keyid(key: &VerifyingKey) -> String {
     hex::encode(Sha256::digest(key.as_bytes()))
 }
 
+/// The text of a key file. A PEM file is ASCII: bytes that are not UTF-8 are not a key
+/// (BAD_KEY, like any other file that is not one), not a failure to read.
+pub fn pem_text(bytes: &[u8]) -> Result<&str, Rejection> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        Rejection::new(
+            Code::BadKey,
+            format!(
+                "not a PEM key: the file is not text (byte {} is not UTF-8)",
+                e.valid_up_to()
+            ),
+        )
+    })
+}
+
 pub fn read_public_key_pem(text: &str) -> Result<VerifyingKey, Rejection> {
     VerifyingKey::from_public_key_pem(text.trim()).map_err(|e| {
         Rejection::new(

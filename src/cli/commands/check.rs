@@ -227,7 +227,7 @@ fn now_secs() -> i64 {
 /// Reads the harness key and checks that the store trusts it as a harness.
 pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
     let shown = path.display().to_string();
-    let pem = std::fs::read_to_string(path).map_err(|e| Failure::io(&shown, e))?;
+    let pem = crate::cli::files::read_key_file(path)?;
     let sk = read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(shown.clone())))?;
     let kid = keyid(&sk.verifying_key());
     let trust = store.trust_set()?;

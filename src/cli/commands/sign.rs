@@ -98,7 +98,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let (claim, _) = claim::with_id(&value).map_err(reject)?;
 
     let key_path = a.key.display().to_string();
-    let pem = std::fs::read_to_string(&a.key).map_err(|e| Failure::io(&key_path, e))?;
+    let pem = crate::cli::files::read_key_file(&a.key)?;
     let sk =
         read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path.clone())))?;
     let kid = keyid(&sk.verifying_key());

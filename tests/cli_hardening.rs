@@ -1,0 +1,266 @@
+//! Trust and start-up edges found in review: who may vouch for a checkpoint, key files that are
+//! not text, and a stop that arrives while elench is still starting.
+
+mod common;
+
+use common::{elench, make_key, with_store, KeyedStore};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn checkpoint(s: &KeyedStore, key: &Path, out: &Path) -> Value {
+    let (code, json) = s.run(&[
+        "checkpoint",
+        "-o",
+        out.to_str().unwrap(),
+        "--key",
+        key.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{json}");
+    json
+}
+
+fn fsck(s: &KeyedStore, checkpoint: &Path, key: Option<&Path>) -> (i32, Value) {
+    let mut args = vec![
+        "fsck".to_owned(),
+        "--checkpoint".to_owned(),
+        checkpoint.display().to_string(),
+    ];
+    if let Some(k) = key {
+        args.extend(["--key".to_owned(), k.display().to_string()]);
+    }
+    s.run(&args)
+}
+
+fn problems(json: &Value) -> String {
+    json["data"]["problems"].to_string()
+}
+
+/// Whoever can write the store can add a key to its trust set and sign a checkpoint with it;
+/// only a key the person running fsck names can vouch for a checkpoint.
+#[test]
+fn a_checkpoint_is_checked_against_the_key_given_never_the_stores() {
+    let s = KeyedStore::new();
+    // The operator's key is kept away from the store, which never trusts it.
+    let ops = make_key(s.dir(), "human", "ops");
+    let good = s.dir().join("good.json");
+    checkpoint(&s, &ops.private, &good);
+    let (code, json) = fsck(&s, &good, Some(&ops.public));
+    assert_eq!(
+        code, 0,
+        "a key the store does not trust vouches for its checkpoint: {json}"
+    );
+
+    // The forger adds a key of their own to the store and signs a checkpoint with it.
+    let mallory = make_key(s.dir(), "human", "mallory");
+    let (code, json) = s.run(&[
+        "keys",
+        "add",
+        "--role",
+        "human",
+        "--name",
+        "mallory",
+        mallory.public.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{json}");
+    let forged = s.dir().join("forged.json");
+    checkpoint(&s, &mallory.private, &forged);
+    let (code, json) = fsck(&s, &forged, Some(&ops.public));
+    assert_eq!(
+        code, 4,
+        "a checkpoint signed by a key the store trusts is not the operator's: {json}"
+    );
+    assert_eq!(json["error"]["code"], "FSCK_PROBLEMS", "{json}");
+    assert!(problems(&json).contains("CHECKPOINT_SIGNATURE"), "{json}");
+    assert!(
+        problems(&json).contains(&mallory.keyid),
+        "names the file's signer: {json}"
+    );
+
+    // Without --key nothing vouches for the signature, and the answer says so.
+    let (code, json) = fsck(&s, &forged, None);
+    assert_eq!(code, 0, "{json}");
+    let warnings = json["warnings"].to_string();
+    assert!(warnings.contains("CHECKPOINT_UNVERIFIED"), "{json}");
+
+    // A key named for an unsigned checkpoint finds no signature.
+    let mut c: Value = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
+    c.as_object_mut().unwrap().remove("signature");
+    let unsigned = s.dir().join("unsigned.json");
+    std::fs::write(&unsigned, c.to_string()).unwrap();
+    let (code, json) = fsck(&s, &unsigned, Some(&ops.public));
+    assert_eq!(code, 4, "{json}");
+    assert!(problems(&json).contains("not signed"), "{json}");
+
+    // --key alone is an argument error.
+    let (code, json) = s.run(&["fsck", "--key", ops.public.to_str().unwrap()]);
+    assert_eq!(code, 2, "{json}");
+}
+
+/// The chain is one exact text: another spelling of the value is not the checkpoint.
+#[test]
+fn a_checkpoint_chain_must_be_canonical_lowercase_hex() {
+    let s = KeyedStore::new();
+    let ops = make_key(s.dir(), "human", "ops");
+    let good = s.dir().join("good.json");
+    let made = checkpoint(&s, &ops.private, &good);
+    let chain = made["data"]["chain"].as_str().unwrap().to_owned();
+    for bad in [
+        chain.to_uppercase(),
+        format!("{}{}", &chain[..63].to_owned(), "G"),
+        format!(" {}", &chain[1..]),
+        format!("+{}", &chain[1..]),
+    ] {
+        let mut c: Value = serde_json::from_slice(&std::fs::read(&good).unwrap()).unwrap();
+        c["chain"] = json!(bad);
+        let path = s.dir().join("bad.json");
+        std::fs::write(&path, c.to_string()).unwrap();
+        let (code, json) = fsck(&s, &path, Some(&ops.public));
+        assert_eq!(code, 2, "{bad:?}: {json}");
+        assert_eq!(json["error"]["code"], "BAD_CHECKPOINT", "{bad:?}: {json}");
+        assert!(
+            json["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("lowercase"),
+            "{json}"
+        );
+    }
+}
+
+/// A key file that is not text is not a key: BAD_KEY naming the file, from every command that
+/// reads one.
+#[test]
+fn a_key_file_that_is_not_utf8_is_bad_key() {
+    let s = KeyedStore::new();
+    let junk = s.dir().join("junk.pem");
+    std::fs::write(&junk, b"-----BEGIN PRIVATE KEY-----\n\xff\xfe\x00\x80\n").unwrap();
+    let junk_s = junk.to_str().unwrap();
+    let claim = common::ClaimBuilder::assertion("a claim").build();
+    let claim_path = s.dir().join("claim.json");
+    std::fs::write(&claim_path, claim.to_string()).unwrap();
+    let cp = s.dir().join("cp.json");
+    let (code, json) = s.run(&["checkpoint", "-o", cp.to_str().unwrap()]);
+    assert_eq!(code, 0, "{json}");
+    let runs: Vec<Vec<String>> = vec![
+        vec![
+            "sign".into(),
+            claim_path.display().to_string(),
+            "--key".into(),
+            junk_s.into(),
+        ],
+        vec!["checkpoint".into(), "--key".into(), junk_s.into()],
+        vec![
+            "keys".into(),
+            "add".into(),
+            "--role".into(),
+            "human".into(),
+            "--name".into(),
+            "x".into(),
+            junk_s.into(),
+        ],
+        vec![
+            "fsck".into(),
+            "--checkpoint".into(),
+            cp.display().to_string(),
+            "--key".into(),
+            junk_s.into(),
+        ],
+        vec![
+            "check".into(),
+            "--all".into(),
+            "--key".into(),
+            junk_s.into(),
+        ],
+    ];
+    for args in runs {
+        let (code, json) = s.run(&args);
+        assert_eq!(code, 2, "{args:?}: {json}");
+        assert_eq!(json["error"]["code"], "BAD_KEY", "{args:?}: {json}");
+        assert!(
+            json.to_string().contains("junk.pem"),
+            "names the file: {json}"
+        );
+    }
+    // As a --trust key of a command without a store.
+    let (code, json) = elench(
+        s.dir(),
+        &[
+            "verify",
+            claim_path.to_str().unwrap(),
+            "--trust",
+            &format!("human:x:{junk_s}"),
+        ],
+    );
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["code"], "BAD_KEY", "{json}");
+}
+
+/// Whether the process has started Rust's runtime, which ignores SIGPIPE before `main`: its
+/// SigIgn mask in /proc has SIGPIPE. False once it has ended.
+fn runtime_started(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return true;
+    };
+    let ignored = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        .unwrap_or(0);
+    // A zombie has no masks worth reading; it has run.
+    status.contains("State:\tZ") || ignored & (1 << (libc::SIGPIPE - 1)) != 0
+}
+
+/// SIGTERM sent the moment elench's own code runs (as soon as Rust's runtime has started,
+/// before `main`; earlier still the dynamic loader is at work and the default action ends
+/// any program): every run answers in JSON with exit 143, or finished its work first and
+/// exits 0. None dies of the signal unanswered.
+#[test]
+fn sigterm_right_after_spawn_always_gets_an_answer() {
+    let s = KeyedStore::new();
+    let mut cancelled = 0;
+    for i in 0..50 {
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+            .current_dir(s.dir())
+            .env_remove("ELENCH_STORE")
+            .env_remove("CI")
+            .args(with_store(&s.store, &["status", "--all"]))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let asked = std::time::Instant::now();
+        while !runtime_started(child.id()) {
+            assert!(
+                asked.elapsed().as_secs() < 30,
+                "run {i}: elench never started"
+            );
+            std::hint::spin_loop();
+        }
+        // SAFETY: kill(2) on the child we spawned and have not waited for (its pid is ours).
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let code = out.status.code();
+        assert!(
+            code.is_some(),
+            "run {i}: killed by the signal without an answer ({:?}); stderr {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("run {i}: stdout is not one JSON answer ({e}): {stdout:?}"));
+        match code {
+            Some(143) => {
+                assert_eq!(json["error"]["code"], "CANCELLED", "run {i}: {json}");
+                assert_eq!(json["meta"]["exit_code"], 143, "run {i}: {json}");
+                cancelled += 1;
+            }
+            Some(0) => assert_eq!(json["ok"], true, "run {i}: {json}"),
+            other => panic!("run {i}: exit {other:?}: {json}"),
+        }
+    }
+    assert!(cancelled > 0, "no run saw the signal at all");
+}
