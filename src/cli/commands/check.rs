@@ -106,12 +106,12 @@ pub fn applicability(claim: &Claim, resolver: &mut Resolver) -> Result<Applies, 
         AnchorApplies::Anchored => Applies::Anchored,
         AnchorApplies::Carried => Applies::Carried(r),
         AnchorApplies::Stale => Applies::NotApplicable(format!(
-            "anchored to tree {}; the lines it is about changed or are gone here (stale)",
+            "anchored to tree {}; the lines it is about changed or are gone here, or it has no \
+             content digest to show them unchanged (stale)",
             claim.anchor_tree
         )),
         AnchorApplies::Unanchored => Applies::NotApplicable(format!(
-            "anchored to tree {}, not to the checked tree {}, with no content digest to carry \
-             it over (unanchored)",
+            "a claim about the whole tree {}, not the checked tree {} (unanchored)",
             claim.anchor_tree,
             resolver.tree()
         )),

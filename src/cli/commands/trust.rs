@@ -24,7 +24,15 @@ pub fn parse_trust_arg(arg: &str) -> Result<TrustedKey, Failure> {
 /// The keys a command trusts: the store's, when there is one, and those given with
 /// `--trust`.
 pub fn for_command(g: &crate::cli::Globals, args: &[String]) -> Result<TrustSet, Failure> {
-    let mut keys = match super::common::open_store_if_any(g)? {
+    with_store(super::common::open_store_if_any(g)?.as_ref(), args)
+}
+
+/// The keys of `store` (if any) and those given on the command line.
+pub fn with_store(
+    store: Option<&crate::store::Store>,
+    args: &[String],
+) -> Result<TrustSet, Failure> {
+    let mut keys = match store {
         Some(store) => store.trust_set()?.keys().to_vec(),
         None => Vec::new(),
     };
