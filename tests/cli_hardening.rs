@@ -264,3 +264,49 @@ fn sigterm_right_after_spawn_always_gets_an_answer() {
     }
     assert!(cancelled > 0, "no run saw the signal at all");
 }
+
+/// `keys generate` writes the private key in the form OpenSSL writes (PKCS#8 v1, RFC 8410),
+/// which OpenSSL 3.0 reads and signs with; the signature verifies under elench's public key.
+#[test]
+fn a_generated_private_key_is_read_and_used_by_openssl() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = make_key(tmp.path(), "agent", "coder");
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let private = key.private.to_str().unwrap();
+    let public = key.public.to_str().unwrap();
+    let text = openssl(&["pkey", "-in", private, "-noout", "-text"]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("ED25519"),
+        "{}",
+        String::from_utf8_lossy(&text.stdout)
+    );
+    // The public key openssl derives is the one elench wrote.
+    let derived = openssl(&["pkey", "-in", private, "-pubout"]);
+    assert_eq!(
+        String::from_utf8_lossy(&derived.stdout),
+        std::fs::read_to_string(&key.public).unwrap()
+    );
+    std::fs::write(tmp.path().join("msg"), b"signed by openssl").unwrap();
+    openssl(&[
+        "pkeyutl", "-sign", "-rawin", "-inkey", private, "-in", "msg", "-out", "sig",
+    ]);
+    openssl(&[
+        "pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", public, "-in", "msg", "-sigfile", "sig",
+    ]);
+    // And elench still signs with it.
+    let claim = common::ClaimBuilder::assertion("a claim").build();
+    let (env, _) = common::sign_cli(tmp.path(), &claim, &key);
+    assert!(env.exists());
+}
