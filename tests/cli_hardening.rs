@@ -310,3 +310,75 @@ fn a_generated_private_key_is_read_and_used_by_openssl() {
     let (env, _) = common::sign_cli(tmp.path(), &claim, &key);
     assert!(env.exists());
 }
+
+/// DSSE's keyid is a hint: another tool's keyid for a trusted key still verifies (every
+/// trusted key is tried), and when nothing verifies, the error says so without claiming the
+/// signer is unknown, since an altered envelope looks the same.
+#[test]
+fn a_foreign_keyid_is_only_a_hint() {
+    use elench::envelope::{sign_envelope, statement::statement_bytes, PAYLOAD_TYPE};
+    let s = KeyedStore::new();
+    let agent = &s.keys.agent;
+    let claim = common::ClaimBuilder::assertion("signed by another tool").build_with_id();
+    let payload = statement_bytes(claim.as_object().unwrap(), common::TREE);
+    // securesystemslib names keys by its own digest of the key's metadata.
+    let foreign = "9d4f0e0c2c1b5f3f6b6a8f0c1e2d3b4a5968778695a4b3c2d1e0f9e8d7c6b5a4";
+    let text = sign_envelope(PAYLOAD_TYPE, &payload, &agent.signing_key(), foreign);
+    let good = s.dir().join("foreign.dsse");
+    std::fs::write(&good, &text).unwrap();
+    let (code, json) = s.run(&["verify", good.to_str().unwrap()]);
+    assert_eq!(
+        code, 0,
+        "a trusted key's signature verifies whatever its keyid: {json}"
+    );
+
+    // Altered after signing: the payload of another claim under the same signature.
+    let other = common::ClaimBuilder::assertion("something else").build_with_id();
+    let other_payload = statement_bytes(other.as_object().unwrap(), common::TREE);
+    let mut env: Value = serde_json::from_str(&text).unwrap();
+    use base64::Engine;
+    env["payload"] = json!(base64::engine::general_purpose::STANDARD.encode(other_payload));
+    let bad = s.dir().join("altered.dsse");
+    std::fs::write(&bad, env.to_string()).unwrap();
+    let (code, json) = s.run(&["verify", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{json}");
+    let message = json["error"]["message"].as_str().unwrap();
+    assert!(message.contains("no trusted key verifies"), "{json}");
+    assert!(
+        message.contains("altered"),
+        "says it may have been altered: {json}"
+    );
+    assert!(!message.contains("that are not trusted"), "{json}");
+}
+
+/// `sign` beside a store warns about a premise the store lacks, as `add` does.
+#[test]
+fn sign_warns_about_a_premise_the_store_lacks() {
+    let s = KeyedStore::new();
+    let known = common::ClaimBuilder::assertion("known").build();
+    let (env, known_id) = common::sign_cli(s.dir(), &known, &s.keys.agent);
+    assert_eq!(s.run(&["add", env.to_str().unwrap()]).0, 0);
+    let missing = common::some_id(9);
+    let claim = common::ClaimBuilder::assertion("built on two")
+        .depends_on(&[&known_id, &missing])
+        .build();
+    let path = s.dir().join("built.json");
+    std::fs::write(&path, claim.to_string()).unwrap();
+    let (code, json) = s.run(&[
+        "sign",
+        path.to_str().unwrap(),
+        "--key",
+        s.keys.agent.private.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{json}");
+    for warnings in [&json["warnings"], &json["data"]["warnings"]] {
+        let list = warnings.as_array().unwrap();
+        assert_eq!(list.len(), 1, "only the missing premise: {json}");
+        assert_eq!(list[0]["code"], "DANGLING_REFERENCE", "{json}");
+        let message = list[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&missing) && message.contains("dependsOn"),
+            "{json}"
+        );
+    }
+}
