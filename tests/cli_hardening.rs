@@ -382,3 +382,53 @@ fn sign_warns_about_a_premise_the_store_lacks() {
         );
     }
 }
+
+/// An ambiguous short id names its candidates in the error's data, and an argument error
+/// names the command it was given to.
+#[test]
+fn ambiguous_ids_list_candidates_as_data_and_argument_errors_name_their_command() {
+    let s = KeyedStore::new();
+    // Two claims whose ids share their first 4 hex digits.
+    let mut seen: std::collections::HashMap<String, Value> = Default::default();
+    let (a, b) = (0..)
+        .find_map(|i| {
+            let c = common::ClaimBuilder::assertion(&format!("claim number {i}")).build_with_id();
+            let prefix = common::claim_id(&c)[..7].to_owned();
+            match seen.remove(&prefix) {
+                Some(other) => Some((other, c)),
+                None => {
+                    seen.insert(prefix, c);
+                    None
+                }
+            }
+        })
+        .unwrap();
+    let mut ids = Vec::new();
+    for c in [a, b] {
+        let (env, id) = common::sign_cli(s.dir(), &c, &s.keys.agent);
+        assert_eq!(s.run(&["add", env.to_str().unwrap()]).0, 0);
+        ids.push(id);
+    }
+    ids.sort();
+    let (code, json) = s.run(&["show", &ids[0][..7]]);
+    assert_eq!(code, 2, "{json}");
+    let e = &json["error"];
+    assert_eq!(e["code"], "AMBIGUOUS_ID", "{json}");
+    assert_eq!(e["candidates"], json!(ids), "{json}");
+    assert_eq!(e["candidates_truncated"], json!(false), "{json}");
+    assert_eq!(e["input_value"], json!(&ids[0][..7]), "{json}");
+
+    for (args, command) in [
+        (vec!["status", "--no-such-flag"], "status"),
+        (
+            vec!["--wait", "3", "keys", "generate", "--rolee", "x"],
+            "keys generate",
+        ),
+        (vec!["log", "--limit", "many"], "log"),
+        (vec!["no-such-command"], "elench"),
+    ] {
+        let (code, json) = s.run(&args);
+        assert_eq!(code, 2, "{args:?}: {json}");
+        assert_eq!(json["meta"]["command"], command, "{args:?}: {json}");
+    }
+}

@@ -67,6 +67,14 @@ pub enum Failure {
     /// Stored or supplied data is wrong in a way other than one refused input (exit 2).
     #[error("{message}")]
     Invalid { code: &'static str, message: String },
+    /// A short claim id matches several claims (exit 2): `candidates` are the first of them,
+    /// `more` says whether there are others.
+    #[error("{input} matches several claims: {}{}; give more digits", .candidates.join(", "), if *.more { ", and more" } else { "" })]
+    Ambiguous {
+        input: String,
+        candidates: Vec<String>,
+        more: bool,
+    },
     /// A destructive command was not confirmed (exit 2, nothing changed); `would_affect` says
     /// what it would have changed.
     #[error("{message}")]
@@ -145,6 +153,7 @@ impl Failure {
             Failure::Partial(_) => "PARTIAL_FAILURE",
             Failure::BadPolicy { .. } => "BAD_POLICY",
             Failure::GateFailed(_) => "GATE_FAILED",
+            Failure::Ambiguous { .. } => "AMBIGUOUS_ID",
             Failure::Internal(_) => "INTERNAL",
             Failure::Corrupt(_) => "STORE_CORRUPT",
         }
@@ -159,7 +168,8 @@ impl Failure {
             | Failure::Io { .. }
             | Failure::Invalid { .. }
             | Failure::ConfirmationRequired { .. }
-            | Failure::BadPolicy { .. } => 2,
+            | Failure::BadPolicy { .. }
+            | Failure::Ambiguous { .. } => 2,
             Failure::GateFailed(_) => GATE_FAILED_EXIT,
             Failure::Internal(_) => 1,
             Failure::Corrupt(_) => 4,
@@ -219,6 +229,16 @@ impl Failure {
                 obj["errors"] = Value::Array(errors.iter().map(ArgError::to_json).collect());
             }
             Failure::Io { path, .. } => obj["path"] = json!(path),
+            // An agent picks from the candidates without parsing the message.
+            Failure::Ambiguous {
+                input,
+                candidates,
+                more,
+            } => {
+                obj["input_value"] = json!(input);
+                obj["candidates"] = json!(candidates);
+                obj["candidates_truncated"] = json!(more);
+            }
             Failure::BadPolicy { path, error } => {
                 obj["path"] = json!(path);
                 obj["line"] = json!(error.line);

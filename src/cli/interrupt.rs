@@ -124,6 +124,13 @@ pub fn catch_signals() {
     }
 }
 
+/// Records the time limit of a command that will not run (its line did not parse), so that
+/// its answer still says the limit in force, like every other.
+pub fn record_limit(limit: Option<Duration>) {
+    let ms = limit.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX - 1));
+    state().limit_ms.store(ms, Ordering::SeqCst);
+}
+
 /// Starts the watchdog, which answers for a stop (a signal caught since [`catch_signals`],
 /// or the time limit).
 pub fn start(w: Watch) {
