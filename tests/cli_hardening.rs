@@ -1,6 +1,7 @@
 //! Trust and start-up edges found in review: who may vouch for a checkpoint, key files that are
 //! not text, and a stop that arrives while elench is still starting.
 
+mod check_support;
 mod common;
 
 use common::{elench, make_key, with_store, KeyedStore};
@@ -431,4 +432,34 @@ fn ambiguous_ids_list_candidates_as_data_and_argument_errors_name_their_command(
         assert_eq!(code, 2, "{args:?}: {json}");
         assert_eq!(json["meta"]["command"], command, "{args:?}: {json}");
     }
+}
+
+/// `check`'s exit 3 says what it means there: claims inconclusive, how many were decided, and
+/// what to do, never `data.rejections` (which `check` does not have).
+#[test]
+fn check_partial_says_what_was_and_was_not_decided() {
+    let b = check_support::Bench::new(&[("src/lib.rs", "pub fn parse() {}\n")]);
+    // test() without a runner decides nothing; grep needs no process.
+    let undecided = b.claim(r#"test("t").passed"#);
+    let (code, json) = b.check(&[&undecided]);
+    assert_eq!(code, 3, "{json}");
+    let e = &json["error"];
+    assert_eq!(e["code"], "PARTIAL_FAILURE", "{json}");
+    let message = e["message"].as_str().unwrap();
+    assert!(message.contains("no claim was decided"), "{json}");
+    assert!(!message.contains("others are decided"), "{json}");
+    let suggestion = e["suggestion"].as_str().unwrap();
+    assert!(!suggestion.contains("rejections"), "{json}");
+    assert!(suggestion.contains("INCONCLUSIVE"), "{json}");
+
+    let decided = b.claim(r#"grep("parse", "src/lib.rs") == 1"#);
+    let (code, json) = b.check(&[&undecided, &decided]);
+    assert_eq!(code, 3, "{json}");
+    assert!(
+        json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 other claim(s) were decided"),
+        "{json}"
+    );
 }

@@ -94,6 +94,14 @@ pub enum Failure {
     /// Some inputs were accepted and some rejected (exit 3); `data` says which.
     #[error("{0}")]
     Partial(String),
+    /// Exit 3 from a command whose partial result is not rejected inputs (`check`: claims
+    /// that came out inconclusive), with what to do about it in place of the manual's
+    /// suggestion for `PARTIAL_FAILURE`, which speaks of `data.rejections`.
+    #[error("{message}")]
+    PartialWith {
+        message: String,
+        suggestion: &'static str,
+    },
     /// A policy file that does not parse or says something impossible (exit 2).
     #[error("{path}: {error}")]
     BadPolicy {
@@ -150,7 +158,7 @@ impl Failure {
             | Failure::Unavailable { code, .. } => code,
             Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => "TIMEOUT",
             Failure::Interrupted { .. } => "CANCELLED",
-            Failure::Partial(_) => "PARTIAL_FAILURE",
+            Failure::Partial(_) | Failure::PartialWith { .. } => "PARTIAL_FAILURE",
             Failure::BadPolicy { .. } => "BAD_POLICY",
             Failure::GateFailed(_) => "GATE_FAILED",
             Failure::Ambiguous { .. } => "AMBIGUOUS_ID",
@@ -175,7 +183,7 @@ impl Failure {
             Failure::Corrupt(_) => 4,
             Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
             Failure::Interrupted { signal } => 128 + signal,
-            Failure::Partial(_) => 3,
+            Failure::Partial(_) | Failure::PartialWith { .. } => 3,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
             Failure::Unavailable { .. } => 12,
@@ -229,6 +237,7 @@ impl Failure {
                 obj["errors"] = Value::Array(errors.iter().map(ArgError::to_json).collect());
             }
             Failure::Io { path, .. } => obj["path"] = json!(path),
+            Failure::PartialWith { suggestion, .. } => obj["suggestion"] = json!(suggestion),
             // An agent picks from the candidates without parsing the message.
             Failure::Ambiguous {
                 input,

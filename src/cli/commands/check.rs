@@ -761,11 +761,35 @@ fn report(
     let partial = !warnings.is_empty();
     // Exit 3 carries an error object that says what it means here.
     let failure = match failure {
-        None if partial => Some(Failure::Partial(format!(
-            "{} claim(s) came out inconclusive or flaky and nothing was recorded for them \
-             (see warnings); the others are decided",
-            warnings.len()
-        ))),
+        None if partial => {
+            let count = |outcomes: &[&str]| {
+                checked
+                    .iter()
+                    .filter(|c| outcomes.contains(&c.outcome))
+                    .count()
+            };
+            let decided = count(&["verified", "falsified", "unchanged"]);
+            let not_applicable = count(&["not-applicable"]);
+            let rest = match (decided, not_applicable) {
+                (0, 0) => "no claim was decided".to_owned(),
+                (0, n) => format!("no claim was decided ({n} not applicable at this tree)"),
+                (d, 0) => format!("{d} other claim(s) were decided"),
+                (d, n) => {
+                    format!("{d} other claim(s) were decided ({n} not applicable at this tree)")
+                }
+            };
+            Some(Failure::PartialWith {
+                message: format!(
+                    "{} claim(s) came out inconclusive or flaky and nothing was recorded for \
+                     them (see warnings); {rest}",
+                    warnings.len()
+                ),
+                suggestion:
+                    "Read the INCONCLUSIVE and FLAKY warnings (and data.checked[].reason): \
+                             each names a claim and why it was not decided; fix the cause (a \
+                             --runner, --expose, --timeout, a sandbox) and run check again",
+            })
+        }
         other => other,
     };
     Report {
