@@ -1009,14 +1009,26 @@ fn span_without_digest(a: &crate::ingest::Accepted) -> bool {
             .get("anchor")
             .is_some_and(crate::anchor::span_without_digest),
         Some(text) => {
+            // Only which members are there matters: read without building values, since a
+            // bulk add reads one summary per envelope.
+            use serde::de::IgnoredAny;
             #[derive(serde::Deserialize)]
             struct Summary {
-                anchor: Option<Value>,
+                anchor: Option<AnchorMembers>,
+            }
+            #[derive(serde::Deserialize)]
+            struct AnchorMembers {
+                path: Option<IgnoredAny>,
+                range: Option<IgnoredAny>,
+                #[serde(rename = "contentDigest")]
+                content_digest: Option<IgnoredAny>,
             }
             serde_json::from_str::<Summary>(text)
                 .ok()
                 .and_then(|s| s.anchor)
-                .is_some_and(|a| crate::anchor::span_without_digest(&a))
+                .is_some_and(|a| {
+                    (a.path.is_some() || a.range.is_some()) && a.content_digest.is_none()
+                })
         }
     }
 }
