@@ -265,11 +265,22 @@ fn each_rule_passes_and_fails(f: &Fixture) {
         &scope(&["stale.rs"]),
         &[("stale.rs", "stale", "unevaluated", "stale")],
     );
-    let out = f.passes(&format!(
+    // Ignored, a stale claim is judged by no rule: alone in scope, the gate judged nothing.
+    let (code, out) = f.gate(&format!(
         "{}[rules]\nstale = \"ignore\"\n",
         scope(&["stale.rs"])
     ));
+    assert_eq!(code, 79, "{out}");
+    assert_eq!(out["data"]["violations"][0]["rule"], json!("min_in_scope"));
+    let out = f.passes(&format!(
+        "{}[rules]\nstale = \"ignore\"\nmin_in_scope = 0\n",
+        scope(&["stale.rs"])
+    ));
     assert_eq!(out["data"]["counts"]["applies"]["stale"], json!(1));
+    f.passes(&format!(
+        "{}[rules]\nstale = \"ignore\"\n",
+        scope(&["stale.rs", "one.rs"])
+    ));
 
     // A claim made at another tree whose lines moved: carried, and it counts like any other.
     let out = f.passes(&format!(
@@ -622,6 +633,19 @@ fn gate_a_path_claim_without_digest_is_stale_not_left_aside() {
     assert_eq!(rules.len(), 2, "{out}");
     assert!(rules.contains(&(falsified.as_str(), "falsified")), "{out}");
     assert!(rules.contains(&(revoked.as_str(), "revoked")), "{out}");
+
+    // Stale claims the policy ignores are judged by no rule: nothing was judged, so it fails.
+    let (code, out) = gate("[rules]\nstale = \"ignore\"\n", &copy);
+    assert_eq!(code, 79, "{out}");
+    assert_eq!(out["data"]["counts"]["in_scope"], json!(3), "{out}");
+    assert_eq!(
+        out["data"]["violations"][0]["rule"],
+        json!("min_in_scope"),
+        "{out}"
+    );
+    let (code, out) = gate("[rules]\nstale = \"ignore\"\nmin_in_scope = 0\n", &copy);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["warnings"][0]["code"], json!("EMPTY_SCOPE"), "{out}");
 
     // Only the whole-tree claim left: nothing in scope, and that fails too.
     let (code, out) = gate("[scope]\norigins = [\"human-asserted\"]\n", &copy);

@@ -262,17 +262,24 @@ pub fn evaluate<S: ClaimSource>(
             violations.push(v);
         }
     }
-    if counts.in_scope < rules.min_in_scope {
+    // Stale claims under `stale = "ignore"` are in scope but judged by no rule: they do not
+    // make a scope that would otherwise be empty say anything about the tree.
+    let ignored = match rules.stale {
+        StaleRule::Ignore => counts.applies.stale,
+        StaleRule::Fail => 0,
+    };
+    let judged = counts.in_scope - ignored;
+    if judged < rules.min_in_scope {
         violations.push(Violation {
             id: None,
             rule: Rule::MinInScope,
             status: None,
             applies: None,
             message: format!(
-                "EMPTY_SCOPE: {} claim(s) in scope at this tree, the policy asks for at least {} \
-                 (left aside: {} unanchored, {} filtered out); a gate that judged nothing says \
-                 nothing about the tree",
-                counts.in_scope, rules.min_in_scope, counts.unanchored, counts.filtered_out
+                "EMPTY_SCOPE: {judged} claim(s) judged at this tree, the policy asks for at \
+                 least {} (left aside: {} unanchored, {} filtered out, {ignored} stale and \
+                 ignored); a gate that judged nothing says nothing about the tree",
+                rules.min_in_scope, counts.unanchored, counts.filtered_out
             ),
             path: None,
             range: None,

@@ -11,7 +11,7 @@
 //! max_unevaluated = 0           # residue a human accepted is counted apart, not here
 //! min_harness_keys = 1          # distinct harness keys behind each verified claim
 //! stale = "fail"                # or "ignore"
-//! min_in_scope = 1              # fewer claims in scope fails the gate (EMPTY_SCOPE)
+//! min_in_scope = 1              # fewer claims judged fails the gate (EMPTY_SCOPE)
 //! ```
 //!
 //! Unknown keys and wrong types are refused with their line and column, so a typo cannot

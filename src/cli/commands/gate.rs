@@ -57,13 +57,18 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
     let outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
 
     let mut warnings = Vec::new();
-    // Only with `min_in_scope = 0` can a gate with nothing in scope pass; say so.
-    if outcome.counts.in_scope == 0 && outcome.pass {
+    // Only with `min_in_scope = 0` can a gate that judged nothing pass; say so.
+    let ignored_stale = match policy.rules.stale {
+        StaleRule::Ignore => outcome.counts.applies.stale,
+        StaleRule::Fail => 0,
+    };
+    if outcome.counts.in_scope == ignored_stale && outcome.pass {
         warnings.push(Warning::new(
             "EMPTY_SCOPE",
-            "no claim is in scope at this tree and the policy allows it (min_in_scope = 0): the \
-             gate passes without judging anything; check the policy's [scope] and that the \
-             claims' anchors apply here",
+            "no claim in scope was judged at this tree (none in scope, or only stale ones the \
+             policy ignores) and the policy allows it (min_in_scope = 0): the gate passes \
+             without judging anything; check the policy's [scope] and that the claims' anchors \
+             apply here",
         ));
     }
     let text = render(&outcome, &tree, &shown, &policy);
@@ -78,8 +83,8 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
         let c = &outcome.counts.violations;
         let empty = if c.min_in_scope > 0 {
             format!(
-                "EMPTY_SCOPE: {} claim(s) in scope, the policy asks for at least {}; ",
-                outcome.counts.in_scope, policy.rules.min_in_scope
+                "EMPTY_SCOPE: fewer claims judged than the policy's min_in_scope ({}); ",
+                policy.rules.min_in_scope
             )
         } else {
             String::new()
