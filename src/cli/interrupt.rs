@@ -1,7 +1,10 @@
 //! Stopping a command before it is done: SIGINT, SIGTERM, and its time limit (`--timeout`).
 //!
-//! One mechanism serves all three. [`start`] runs once, before the command: it catches SIGINT
-//! and SIGTERM and starts a watchdog thread that knows the command's time limit. A stop is
+//! One mechanism serves all three. SIGINT and SIGTERM are caught from the process's first
+//! instructions ([`catch_before_main`], then [`catch_signals`] as `run` begins), so a stop
+//! that comes while elench is still starting is recorded too. [`start`] runs once, before the
+//! command: it starts a watchdog thread that knows the command's time limit and answers for
+//! a stop already recorded. A stop is
 //! recorded as a signal number, and the time limit counts as SIGALRM, the classic alarm, so
 //! that every place that asks "was I stopped?" asks it the same way.
 //!
@@ -218,8 +221,8 @@ pub struct Interrupt {
 
 impl Interrupt {
     /// Declares that the command stops at safe points and reports for itself, and returns
-    /// the handle it polls. (SIGINT and SIGTERM are caught from `start` on, or from here if
-    /// nothing started the watchdog.)
+    /// the handle it polls. (SIGINT and SIGTERM are caught from the start of `run`, or from
+    /// here if nothing caught them before.)
     pub fn install() -> Interrupt {
         let st = state();
         st.cooperative.store(true, Ordering::SeqCst);
