@@ -3,6 +3,13 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+// SIGINT and SIGTERM are recorded from before `main` on, so that a stop in elench's first
+// milliseconds is answered in JSON like any other (see `cli::interrupt`).
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static CATCH_SIGNALS_BEFORE_MAIN: extern "C" fn() = elench::cli::interrupt::catch_before_main;
+
 fn main() {
     std::process::exit(elench::cli::run());
 }

@@ -205,9 +205,24 @@ fn anchor_carry_over_through_the_binary() {
     let bare = ClaimBuilder::assertion("no digest").tree(&tree1).build();
     let (env, bare) = sign_cli(ks.dir(), &bare, &ks.keys.agent);
     assert_eq!(ks.run(&["add", env.to_str().unwrap()]).0, 0);
+    // A claim that names a path but no digest, as one writes by hand.
+    let path_only = ClaimBuilder::assertion("a path, no digest")
+        .set(
+            "anchor",
+            json!({"tree": tree1, "strategy": "multi", "path": "src/parse.rs"}),
+        )
+        .build();
+    let (env, path_only) = sign_cli(ks.dir(), &path_only, &ks.keys.agent);
+    let (code, out) = ks.run(&["add", env.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out["warnings"][0]["code"],
+        json!("NO_CONTENT_DIGEST"),
+        "{out}"
+    );
 
     // Its own tree: anchored, everything, digest or not.
-    for id in [&multi, &cd, &whole, &bare] {
+    for id in [&multi, &cd, &whole, &bare, &path_only] {
         let c = applies_at(&ks, id, &v1);
         assert_eq!(c["applies"], json!("anchored"), "{c}");
     }
@@ -236,6 +251,9 @@ fn anchor_carry_over_through_the_binary() {
     let c = applies_at(&ks, &bare, &v2);
     assert_eq!(c["applies"], json!("unanchored"), "{c}");
     assert_eq!(c["resolved"], Value::Null);
+    // A path without a digest: nothing shows its lines unchanged, so stale, not left aside.
+    let c = applies_at(&ks, &path_only, &v2);
+    assert_eq!(c["applies"], json!("stale"), "{c}");
 
     // An edit inside the span: stale.
     let v3 = ks.dir().join("v3");
@@ -283,7 +301,7 @@ fn anchor_carry_over_through_the_binary() {
         "--applies",
         "unanchored",
     ]);
-    assert_eq!(out["data"]["claims"].as_array().unwrap().len(), 2, "{out}");
+    assert_eq!(out["data"]["claims"].as_array().unwrap().len(), 3, "{out}");
     let (_, out) = ks.run(&[
         "status", "--all", "--at", v2s, "--path", "src/**", "--limit", "1",
     ]);
@@ -311,8 +329,8 @@ fn anchor_carry_over_through_the_binary() {
             .as_str()
             .map(str::to_owned);
     }
-    // Three claims name src/parse.rs; the bare one names no path.
-    assert_eq!(seen.len(), 3, "{seen:?}");
+    // Four claims name src/parse.rs; the bare one names no path.
+    assert_eq!(seen.len(), 4, "{seen:?}");
     assert!(!seen.contains(&json!(bare)));
     let (_, out) = ks.run(&["status", "--all", "--kind", "verification"]);
     assert_eq!(out["data"]["claims"], json!([]));
@@ -326,7 +344,7 @@ fn anchor_carry_over_through_the_binary() {
         "--origin",
         "agent-asserted",
     ]);
-    assert_eq!(out["data"]["claims"].as_array().unwrap().len(), 4, "{out}");
+    assert_eq!(out["data"]["claims"].as_array().unwrap().len(), 5, "{out}");
     let (_, out) = ks.run(&["status", "--all", "--origin", "human-asserted"]);
     assert_eq!(out["data"]["claims"], json!([]));
     // --applies needs --at.

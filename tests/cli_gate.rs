@@ -265,11 +265,22 @@ fn each_rule_passes_and_fails(f: &Fixture) {
         &scope(&["stale.rs"]),
         &[("stale.rs", "stale", "unevaluated", "stale")],
     );
-    let out = f.passes(&format!(
+    // Ignored, a stale claim is judged by no rule: alone in scope, the gate judged nothing.
+    let (code, out) = f.gate(&format!(
         "{}[rules]\nstale = \"ignore\"\n",
         scope(&["stale.rs"])
     ));
+    assert_eq!(code, 79, "{out}");
+    assert_eq!(out["data"]["violations"][0]["rule"], json!("min_in_scope"));
+    let out = f.passes(&format!(
+        "{}[rules]\nstale = \"ignore\"\nmin_in_scope = 0\n",
+        scope(&["stale.rs"])
+    ));
     assert_eq!(out["data"]["counts"]["applies"]["stale"], json!(1));
+    f.passes(&format!(
+        "{}[rules]\nstale = \"ignore\"\n",
+        scope(&["stale.rs", "one.rs"])
+    ));
 
     // A claim made at another tree whose lines moved: carried, and it counts like any other.
     let out = f.passes(&format!(
@@ -297,22 +308,52 @@ fn scope_defaults_fail_closed_and_narrowing_excludes(f: &Fixture) {
     assert_eq!(
         d["policy"]["rules"],
         json!({"forbid": ["falsified", "revoked"], "max_unevaluated": 0,
-               "min_harness_keys": 1, "stale": "fail"})
+               "min_harness_keys": 1, "stale": "fail", "min_in_scope": 1})
     );
     assert_eq!(d["counts"]["in_scope"], json!(7), "{d}");
     assert_eq!(
         d["counts"]["violations"],
-        json!({"forbid": 1, "max_unevaluated": 1, "min_harness_keys": 0, "stale": 1})
+        json!({"forbid": 1, "max_unevaluated": 1, "min_harness_keys": 0, "stale": 1,
+               "min_in_scope": 0})
     );
     assert_eq!(d["tree"].as_str().map(str::len), Some(64));
     let v = &d["violations"].as_array().unwrap()[0];
     assert!(v["text"].is_string() && v["message"].is_string(), "{v}");
     // A glob that leaves the bad claims out passes.
     f.passes(&scope(&["one.rs", "two.rs", "accepted.rs", "car*.rs"]));
-    // Producers and origins narrow too; an empty scope passes with a warning.
-    let out = f.passes("[scope]\nproducers = [\"someone-else/*\"]\n");
-    assert_eq!(out["warnings"][0]["code"], json!("EMPTY_SCOPE"), "{out}");
+    // Producers and origins narrow too. A gate that judged nothing fails (EMPTY_SCOPE), unless
+    // the policy allows it, and then it says so.
+    let nobody = "[scope]\nproducers = [\"someone-else/*\"]\n";
+    let (code, out) = f.gate(nobody);
+    assert_eq!(code, 79, "{out}");
+    assert_eq!(
+        out["data"]["violations"],
+        json!([{"id": null, "rule": "min_in_scope", "status": null, "applies": null,
+                "path": null, "range": null, "text": null,
+                "message": out["data"]["violations"][0]["message"]}]),
+        "{out}"
+    );
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("EMPTY_SCOPE"),
+        "{out}"
+    );
     assert_eq!(out["data"]["counts"]["filtered_out"], json!(7));
+    assert_eq!(
+        out["data"]["counts"]["violations"]["min_in_scope"],
+        json!(1)
+    );
+    let out = f.passes(&format!("{nobody}[rules]\nmin_in_scope = 0\n"));
+    assert_eq!(out["warnings"][0]["code"], json!("EMPTY_SCOPE"), "{out}");
+    // More than one claim asked for.
+    let (code, out) = f.gate(&format!(
+        "{}[rules]\nmin_in_scope = 2\n",
+        scope(&["one.rs"])
+    ));
+    assert_eq!(code, 79, "{out}");
+    assert_eq!(out["data"]["violations"][0]["rule"], json!("min_in_scope"));
     f.fails(
         "[scope]\nproducers = [\"bot/*\"]\norigins = [\"agent-asserted\"]\n",
         &[
@@ -321,9 +362,12 @@ fn scope_defaults_fail_closed_and_narrowing_excludes(f: &Fixture) {
             ("stale.rs", "stale", "unevaluated", "stale"),
         ],
     );
-    f.passes("[scope]\norigins = [\"human-asserted\"]\n");
+    // No human-asserted claim: nothing to judge.
+    let (code, out) = f.gate("[scope]\norigins = [\"human-asserted\"]\n");
+    assert_eq!(code, 79, "{out}");
+    assert_eq!(out["data"]["violations"][0]["rule"], json!("min_in_scope"));
 
-    // Claims about another tree with no digest are out of scope, not failures.
+    // Claims about the whole of another tree are out of scope, not failures.
     let other = ClaimBuilder::assertion("about some other tree").build();
     let (env, _) = sign_cli(f.ks.dir(), &other, &f.ks.keys.agent);
     assert_eq!(f.ks.run(&["add", env.to_str().unwrap()]).0, 0);
@@ -439,4 +483,182 @@ fn gate_bad_policy_is_exit_2_with_its_location_and_no_store_is_exit_4() {
         (4, &json!("STORE_NOT_FOUND")),
         "{out}"
     );
+}
+
+/// The README's own claim form, `"path": "lib.rs"` with no `contentDigest`, at a copy of its
+/// tree with one unrelated file added. Such a claim cannot be shown unchanged, so it is
+/// stale, not left aside: the gate fails and names it, falsified and revoked claims included.
+#[test]
+fn gate_a_path_claim_without_digest_is_stale_not_left_aside() {
+    let ks = KeyedStore::new();
+    let v1 = ks.dir().join("v1");
+    fs::create_dir_all(&v1).unwrap();
+    fs::write(v1.join("lib.rs"), "pub fn parse() {}\n").unwrap();
+    let (_, t) = elench(ks.dir(), &["tree", v1.to_str().unwrap()]);
+    let tree1 = t["data"]["tree"].as_str().unwrap().to_owned();
+    let path_only = |text: &str| {
+        ClaimBuilder::assertion(text).set(
+            "anchor",
+            json!({"tree": tree1, "strategy": "multi", "path": "lib.rs"}),
+        )
+    };
+    let add = |env: &Path| {
+        let (code, out) = ks.run(&["add", env.to_str().unwrap()]);
+        assert_eq!(code, 0, "{out}");
+        out
+    };
+    // Signing and adding such a claim warn.
+    let claim = path_only("parse is total").build();
+    let path = ks.dir().join("falsified.json");
+    fs::write(&path, claim.to_string()).unwrap();
+    let env = ks.dir().join("falsified.dsse");
+    let (code, out) = elench(
+        ks.dir(),
+        &with_store(
+            &ks.store,
+            &[
+                "sign",
+                path.to_str().unwrap(),
+                "--key",
+                ks.keys.agent.private.to_str().unwrap(),
+                "-o",
+                env.to_str().unwrap(),
+            ],
+        ),
+    );
+    assert_eq!(code, 0, "{out}");
+    let falsified = out["data"]["id"].as_str().unwrap().to_owned();
+    for w in [&out["warnings"], &out["data"]["warnings"]] {
+        assert!(w.to_string().contains("NO_CONTENT_DIGEST"), "{out}");
+    }
+    let out = add(&env);
+    assert!(
+        out["warnings"].to_string().contains("NO_CONTENT_DIGEST"),
+        "{out}"
+    );
+    assert!(out["warnings"].to_string().contains(&falsified), "{out}");
+    let (env, revoked) = sign_cli(
+        ks.dir(),
+        &path_only("parse feeds load")
+            .depends_on(&[&falsified])
+            .build(),
+        &ks.keys.agent,
+    );
+    add(&env);
+    let (env, _) = sign_cli(
+        ks.dir(),
+        &path_only("parse is fast").build(),
+        &ks.keys.agent,
+    );
+    add(&env);
+    let (env, _) = sign_cli(
+        ks.dir(),
+        &ClaimBuilder::record("falsification", &[&falsified])
+            .producer("ci/1")
+            .build(),
+        &ks.keys.agent,
+    );
+    add(&env);
+    // A whole-tree claim about v1: unanchored elsewhere, and out of scope.
+    let (env, _) = sign_cli(
+        ks.dir(),
+        &ClaimBuilder::assertion("the release builds")
+            .tree(&tree1)
+            .build(),
+        &ks.keys.agent,
+    );
+    let out = add(&env);
+    assert!(
+        !out["warnings"].to_string().contains("NO_CONTENT_DIGEST"),
+        "{out}"
+    );
+
+    // The copy: the same lib.rs, one unrelated file more.
+    let copy = ks.dir().join("copy");
+    fs::create_dir_all(&copy).unwrap();
+    fs::copy(v1.join("lib.rs"), copy.join("lib.rs")).unwrap();
+    fs::write(copy.join("NOTES"), "unrelated\n").unwrap();
+    let policy = ks.dir().join("policy.toml");
+    let gate = |policy_text: &str, at: &Path| {
+        fs::write(&policy, policy_text).unwrap();
+        ks.run(&[
+            "gate",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--at",
+            at.to_str().unwrap(),
+        ])
+    };
+    let (code, out) = gate("", &copy);
+    assert_eq!(code, 79, "{out}");
+    let d = &out["data"];
+    assert_eq!(d["counts"]["in_scope"], json!(3), "{d}");
+    assert_eq!(d["counts"]["applies"]["stale"], json!(3), "{d}");
+    assert_eq!(d["counts"]["unanchored"], json!(1), "{d}");
+    let violations = d["violations"].as_array().unwrap();
+    assert_eq!(violations.len(), 3, "{d}");
+    for v in violations {
+        assert_eq!(
+            (&v["rule"], &v["applies"]),
+            (&json!("stale"), &json!("stale")),
+            "{v}"
+        );
+        assert!(
+            v["message"].as_str().unwrap().contains("contentDigest"),
+            "{v}"
+        );
+    }
+    let named: Vec<&str> = violations
+        .iter()
+        .map(|v| v["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        named.contains(&falsified.as_str()) && named.contains(&revoked.as_str()),
+        "{d}"
+    );
+    // status --at agrees.
+    let (_, out) = ks.run(&["status", &falsified, "--at", copy.to_str().unwrap()]);
+    assert_eq!(out["data"]["claims"][0]["applies"], json!("stale"), "{out}");
+
+    // At its own tree the claims apply, and the falsified and revoked ones break `forbid`.
+    let (code, out) = gate("", &v1);
+    assert_eq!(code, 79, "{out}");
+    let rules: Vec<(&str, &str)> = out["data"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["rule"] == json!("forbid"))
+        .map(|v| (v["id"].as_str().unwrap(), v["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rules.len(), 2, "{out}");
+    assert!(rules.contains(&(falsified.as_str(), "falsified")), "{out}");
+    assert!(rules.contains(&(revoked.as_str(), "revoked")), "{out}");
+
+    // Stale claims the policy ignores are judged by no rule: nothing was judged, so it fails.
+    let (code, out) = gate("[rules]\nstale = \"ignore\"\n", &copy);
+    assert_eq!(code, 79, "{out}");
+    assert_eq!(out["data"]["counts"]["in_scope"], json!(3), "{out}");
+    assert_eq!(
+        out["data"]["violations"][0]["rule"],
+        json!("min_in_scope"),
+        "{out}"
+    );
+    let (code, out) = gate("[rules]\nstale = \"ignore\"\nmin_in_scope = 0\n", &copy);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["warnings"][0]["code"], json!("EMPTY_SCOPE"), "{out}");
+
+    // Only the whole-tree claim left: nothing in scope, and that fails too.
+    let (code, out) = gate("[scope]\norigins = [\"human-asserted\"]\n", &copy);
+    assert_eq!(code, 79, "{out}");
+    assert_eq!(
+        out["data"]["violations"][0]["rule"],
+        json!("min_in_scope"),
+        "{out}"
+    );
+    let (code, out) = gate(
+        "[scope]\norigins = [\"human-asserted\"]\n[rules]\nmin_in_scope = 0\n",
+        &copy,
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["warnings"][0]["code"], json!("EMPTY_SCOPE"), "{out}");
 }

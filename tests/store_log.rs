@@ -542,7 +542,25 @@ fn fsck_checkpoint_fails_once_anything_before_it_changed() {
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(out.json["data"]["n"], json!(9));
     assert!(out.json["data"]["signature"]["sig"].is_string());
-    let check = |store: &Path| run(store, &["fsck", "--checkpoint", cp.to_str().unwrap()]);
+    // The checkpoint's signature is checked against the key named here, never the store's.
+    let public = tmp.path().join("harness.pub");
+    std::fs::write(
+        &public,
+        elench::keys::public_key_pem(&keys.harness.verifying_key()).unwrap(),
+    )
+    .unwrap();
+    let check = |store: &Path| {
+        run(
+            store,
+            &[
+                "fsck",
+                "--checkpoint",
+                cp.to_str().unwrap(),
+                "--key",
+                public.to_str().unwrap(),
+            ],
+        )
+    };
     assert_eq!(check(&store).code, 0);
     // The log grows: it still extends the checkpoint.
     let more = tmp.path().join("more.intoto.jsonl");

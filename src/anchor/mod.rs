@@ -13,7 +13,7 @@ pub mod model;
 pub mod resolve;
 
 pub use digest::{content_digest, DigestError, Normalised};
-pub use model::{tree_path, Anchor, Strategy};
+pub use model::{span_without_digest, tree_path, Anchor, Strategy};
 pub use resolve::{resolve, Applies, Resolution, Resolver};
 
 use serde_json::{json, Map, Value};

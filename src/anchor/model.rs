@@ -106,6 +106,16 @@ impl Anchor {
     }
 }
 
+/// Whether an `anchor` object names a span (a path or a range) but carries no
+/// `contentDigest`: such a claim can never be shown unchanged at another tree, so it is
+/// `stale` everywhere but its own tree (`NO_CONTENT_DIGEST` warns when it is signed or added).
+pub fn span_without_digest(anchor: &Value) -> bool {
+    let Some(a) = anchor.as_object() else {
+        return false;
+    };
+    (a.contains_key("path") || a.contains_key("range")) && !a.contains_key("contentDigest")
+}
+
 /// A path inside a tree in the one form anchors use: relative, `/`-separated, no `.` or
 /// empty components. `None` when it cannot name a file of the tree: absolute, through `..`,
 /// into `.git`, or into the store at the top (the tree OID leaves both out).

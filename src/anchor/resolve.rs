@@ -7,8 +7,10 @@
 //! - `carried`: the claim has a `contentDigest` and the same normalised lines are found at
 //!   its path (at any range; the span keeps its length), or, with strategy `content-digest`,
 //!   in any file of the directory;
-//! - `stale`: it has a digest, but the lines are gone or changed;
-//! - `unanchored`: no digest and another tree: nothing shows it still holds.
+//! - `stale`: it has a digest, but the lines are gone or changed; or it names a span (a path,
+//!   a range) but carries no digest, so nothing can show that span unchanged;
+//! - `unanchored`: a whole-tree claim (no path, no range, no digest) about another tree: it
+//!   speaks of that tree only.
 //!
 //! Resolution reads only the directory's files and the claim, never the old tree. When the
 //! lines occur more than once in the file, the occurrence nearest the claim's own range wins
@@ -181,7 +183,15 @@ impl Resolver {
             ));
         }
         let Some(digest) = a.content_digest.as_deref() else {
-            return Ok((Resolution::not_here(Applies::Unanchored), None));
+            // A span without its digest can never be shown unchanged: stale, so that a gate
+            // sees it. Only a claim about the whole tree is about that tree alone.
+            let whole_tree = a.path.is_none() && a.range.is_none();
+            let applies = if whole_tree {
+                Applies::Unanchored
+            } else {
+                Applies::Stale
+            };
+            return Ok((Resolution::not_here(applies), None));
         };
         // A digest that is not 32 bytes of lowercase hex can match nothing.
         let raw: Option<[u8; 32]> = (digest.bytes().all(|b| !b.is_ascii_uppercase()))
@@ -406,7 +416,21 @@ mod tests {
                 range: Some([1, 2])
             }
         );
-        let c = claim(json!({"tree": OLD, "strategy": "multi", "path": "gone.rs"}));
+        // At another tree, a span without a digest is stale (nothing shows it unchanged),
+        // even where the file is still there; only a whole-tree claim is unanchored.
+        fs::write(tmp.path().join("gone.rs"), "fn a() {}\n").unwrap();
+        for a in [
+            json!({"tree": OLD, "strategy": "multi", "path": "gone.rs"}),
+            json!({"tree": OLD, "strategy": "multi", "path": "gone.rs", "range": [1, 1]}),
+            json!({"tree": OLD, "strategy": "content-digest", "path": "gone.rs"}),
+        ] {
+            assert_eq!(
+                resolve(&claim(a.clone()), tmp.path(), NEW).unwrap().applies,
+                Applies::Stale,
+                "{a}"
+            );
+        }
+        let c = claim(json!({"tree": OLD, "strategy": "multi"}));
         assert_eq!(
             resolve(&c, tmp.path(), NEW).unwrap().applies,
             Applies::Unanchored

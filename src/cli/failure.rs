@@ -67,6 +67,14 @@ pub enum Failure {
     /// Stored or supplied data is wrong in a way other than one refused input (exit 2).
     #[error("{message}")]
     Invalid { code: &'static str, message: String },
+    /// A short claim id matches several claims (exit 2): `candidates` are the first of them,
+    /// `more` says whether there are others.
+    #[error("{input} matches several claims: {}{}; give more digits", .candidates.join(", "), if *.more { ", and more" } else { "" })]
+    Ambiguous {
+        input: String,
+        candidates: Vec<String>,
+        more: bool,
+    },
     /// A destructive command was not confirmed (exit 2, nothing changed); `would_affect` says
     /// what it would have changed.
     #[error("{message}")]
@@ -86,6 +94,14 @@ pub enum Failure {
     /// Some inputs were accepted and some rejected (exit 3); `data` says which.
     #[error("{0}")]
     Partial(String),
+    /// Exit 3 from a command whose partial result is not rejected inputs (`check`: claims
+    /// that came out inconclusive), with what to do about it in place of the manual's
+    /// suggestion for `PARTIAL_FAILURE`, which speaks of `data.rejections`.
+    #[error("{message}")]
+    PartialWith {
+        message: String,
+        suggestion: &'static str,
+    },
     /// A policy file that does not parse or says something impossible (exit 2).
     #[error("{path}: {error}")]
     BadPolicy {
@@ -142,9 +158,10 @@ impl Failure {
             | Failure::Unavailable { code, .. } => code,
             Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => "TIMEOUT",
             Failure::Interrupted { .. } => "CANCELLED",
-            Failure::Partial(_) => "PARTIAL_FAILURE",
+            Failure::Partial(_) | Failure::PartialWith { .. } => "PARTIAL_FAILURE",
             Failure::BadPolicy { .. } => "BAD_POLICY",
             Failure::GateFailed(_) => "GATE_FAILED",
+            Failure::Ambiguous { .. } => "AMBIGUOUS_ID",
             Failure::Internal(_) => "INTERNAL",
             Failure::Corrupt(_) => "STORE_CORRUPT",
         }
@@ -159,13 +176,14 @@ impl Failure {
             | Failure::Io { .. }
             | Failure::Invalid { .. }
             | Failure::ConfirmationRequired { .. }
-            | Failure::BadPolicy { .. } => 2,
+            | Failure::BadPolicy { .. }
+            | Failure::Ambiguous { .. } => 2,
             Failure::GateFailed(_) => GATE_FAILED_EXIT,
             Failure::Internal(_) => 1,
             Failure::Corrupt(_) => 4,
             Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
             Failure::Interrupted { signal } => 128 + signal,
-            Failure::Partial(_) => 3,
+            Failure::Partial(_) | Failure::PartialWith { .. } => 3,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
             Failure::Unavailable { .. } => 12,
@@ -219,6 +237,17 @@ impl Failure {
                 obj["errors"] = Value::Array(errors.iter().map(ArgError::to_json).collect());
             }
             Failure::Io { path, .. } => obj["path"] = json!(path),
+            Failure::PartialWith { suggestion, .. } => obj["suggestion"] = json!(suggestion),
+            // An agent picks from the candidates without parsing the message.
+            Failure::Ambiguous {
+                input,
+                candidates,
+                more,
+            } => {
+                obj["input_value"] = json!(input);
+                obj["candidates"] = json!(candidates);
+                obj["candidates_truncated"] = json!(more);
+            }
             Failure::BadPolicy { path, error } => {
                 obj["path"] = json!(path);
                 obj["line"] = json!(error.line);

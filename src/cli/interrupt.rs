@@ -1,7 +1,10 @@
 //! Stopping a command before it is done: SIGINT, SIGTERM, and its time limit (`--timeout`).
 //!
-//! One mechanism serves all three. [`start`] runs once, before the command: it catches SIGINT
-//! and SIGTERM and starts a watchdog thread that knows the command's time limit. A stop is
+//! One mechanism serves all three. SIGINT and SIGTERM are caught from the process's first
+//! instructions ([`catch_before_main`], then [`catch_signals`] as `run` begins), so a stop
+//! that comes while elench is still starting is recorded too. [`start`] runs once, before the
+//! command: it starts a watchdog thread that knows the command's time limit and answers for
+//! a stop already recorded. A stop is
 //! recorded as a signal number, and the time limit counts as SIGALRM, the classic alarm, so
 //! that every place that asks "was I stopped?" asks it the same way.
 //!
@@ -82,7 +85,57 @@ pub struct Watch {
     pub store: Option<PathBuf>,
 }
 
-/// Catches SIGINT and SIGTERM for the rest of the process and starts the watchdog.
+/// A SIGINT or SIGTERM that arrived before [`state`] registered its handlers.
+static EARLY: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn record_early(sig: libc::c_int) {
+    // Only an atomic store: all a signal handler may do.
+    EARLY.store(sig as usize, Ordering::SeqCst);
+}
+
+/// Records SIGINT and SIGTERM from the process's first instructions on. The elench binary
+/// runs this as an ELF constructor, before `main` and before Rust's runtime starts, since a
+/// debug build spends milliseconds there and the default action would end the process
+/// unanswered. The handler only records; [`catch_signals`] takes what it recorded over.
+/// (Only the binary installs it: a test process linking the library keeps its own signals.)
+pub extern "C" fn catch_before_main() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid initial value; the handler is
+        // async-signal-safe (one atomic store) and has the signature sa_handler expects.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = record_early as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Catches SIGINT and SIGTERM for the rest of the process: the first thing elench's `run`
+/// does, so that a stop in its first milliseconds is recorded (and answered by the watchdog
+/// once [`start`] knows the command) instead of ending the process unanswered.
+pub fn catch_signals() {
+    let st = state();
+    // A stop that came before the handlers: signal-hook has replaced (and chains to) the
+    // early handler, so nothing more lands in EARLY after this.
+    let early = EARLY.load(Ordering::SeqCst);
+    if early != 0 {
+        let _ = st
+            .stop
+            .compare_exchange(0, early, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+/// Records the time limit of a command that will not run (its line did not parse), so that
+/// its answer still says the limit in force, like every other.
+pub fn record_limit(limit: Option<Duration>) {
+    let ms = limit.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX - 1));
+    state().limit_ms.store(ms, Ordering::SeqCst);
+}
+
+/// Starts the watchdog, which answers for a stop (a signal caught since [`catch_signals`],
+/// or the time limit).
 pub fn start(w: Watch) {
     let st = state();
     let ms = w
@@ -168,8 +221,8 @@ pub struct Interrupt {
 
 impl Interrupt {
     /// Declares that the command stops at safe points and reports for itself, and returns
-    /// the handle it polls. (SIGINT and SIGTERM are caught from `start` on, or from here if
-    /// nothing started the watchdog.)
+    /// the handle it polls. (SIGINT and SIGTERM are caught from the start of `run`, or from
+    /// here if nothing caught them before.)
     pub fn install() -> Interrupt {
         let st = state();
         st.cooperative.store(true, Ordering::SeqCst);

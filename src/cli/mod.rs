@@ -273,6 +273,8 @@ impl Globals {
 /// Runs elench with the process's arguments and returns the exit code.
 pub fn run() -> i32 {
     let started = Instant::now();
+    // Before anything else: a SIGINT or SIGTERM from here on gets a JSON answer.
+    interrupt::catch_signals();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Bare `elench` is a request for help, not a mistake.
     if args.len() <= 1 {
@@ -465,6 +467,18 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             let message = args::clap_message(&e);
             let collected = args::collect(e, args);
             let mut errors = collected.errors;
+            let command = match &collected.repaired {
+                Some(cli) => cli.command.name().to_owned(),
+                None => command_named(args),
+            };
+            if command != "elench" {
+                let limit = collected
+                    .repaired
+                    .as_ref()
+                    .and_then(|cli| command_limit(&command, cli.timeout, cli.command_timeout).ok())
+                    .unwrap_or(Some(default_timeout(&command)));
+                interrupt::record_limit(limit);
+            }
             if let Some(cli) = &collected.repaired {
                 let limit = command_limit(cli.command.name(), cli.timeout, cli.command_timeout);
                 errors.extend(limit.err());
@@ -484,8 +498,52 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 eprint!("{text}");
                 return 2;
             }
-            emit(format, "elench", started, report)
+            emit(format, &command, started, report)
         }
+    }
+}
+
+/// The command a line names (`status`, `keys generate`), read from the raw arguments when
+/// they do not parse, so that an argument error's `meta.command` says which command it was;
+/// `elench` only when the line names none.
+fn command_named(args: &[std::ffi::OsString]) -> String {
+    // The global options that take a value (`--store PATH`); their values are not commands.
+    const VALUED: [&str; 5] = [
+        "--store",
+        "--format",
+        "--wait",
+        "--timeout",
+        "--command-timeout",
+    ];
+    let root = Cli::command();
+    let mut cmd = &root;
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(arg) = rest.next() {
+        if arg == "--" {
+            break;
+        }
+        if arg.starts_with('-') {
+            if VALUED.contains(&arg.as_ref()) {
+                rest.next();
+            }
+            continue;
+        }
+        match cmd.find_subcommand(arg.as_ref()) {
+            Some(sub) => {
+                names.push(sub.get_name().to_owned());
+                cmd = sub;
+                if !cmd.has_subcommands() {
+                    break;
+                }
+            }
+            None => break,
+        }
+    }
+    if names.is_empty() {
+        "elench".to_owned()
+    } else {
+        names.join(" ")
     }
 }
 

@@ -390,12 +390,18 @@ impl Envelope {
             .iter()
             .any(|h| candidates.iter().any(|c| c.keyid == *h));
         if !hints.is_empty() && !names_trusted {
+            // Every trusted key was tried, so all that is known is that none verifies: the
+            // keyid is an unauthenticated hint (other tools write their own forms), and says
+            // nothing certain about who signed.
             Rejection::at(
                 Code::UntrustedSigner,
                 "/signatures",
                 format!(
-                    "no trusted key verifies any signature; the envelope names key(s) {} that \
-                     are not trusted (add one with `elench keys add`)",
+                    "no trusted key verifies the signature: the envelope was altered after \
+                     signing, or signed by a key this store does not trust. Its keyid hint(s) \
+                     {} name no trusted key (a keyid is only a hint; every trusted key was \
+                     tried). If the signer should be trusted, add its public key with \
+                     `elench keys add`",
                     hints.join(", ")
                 ),
             )

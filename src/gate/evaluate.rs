@@ -6,7 +6,10 @@
 //!
 //! Scope: assertions (records act through status, never in scope) that pass the policy's
 //! filters and apply at the tree (`anchored` or `carried`), plus, for the `stale` rule, those
-//! whose span changed. `unanchored` claims speak about other trees and are left out.
+//! whose span changed or cannot be shown unchanged (no `contentDigest`). `unanchored` claims
+//! (about the whole of another tree) are left out and counted. A gate with fewer claims in
+//! scope than `min_in_scope` fails: one that judged nothing says nothing about the tree, and
+//! never passes only because claims were left aside.
 
 use super::policy::{Form, Policy, StaleRule};
 use crate::anchor::{Anchor, AnchorError, Applies, Resolver};
@@ -34,6 +37,8 @@ pub enum Rule {
     MaxUnevaluated,
     MinHarnessKeys,
     Stale,
+    /// Fewer claims in scope than the policy asks for (`EMPTY_SCOPE`).
+    MinInScope,
 }
 
 impl Rule {
@@ -43,17 +48,19 @@ impl Rule {
             Rule::MaxUnevaluated => "max_unevaluated",
             Rule::MinHarnessKeys => "min_harness_keys",
             Rule::Stale => "stale",
+            Rule::MinInScope => "min_in_scope",
         }
     }
 }
 
-/// One claim breaking one rule.
+/// One claim breaking one rule; or the scope as a whole (`min_in_scope`), with no claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Violation {
-    pub id: String,
+    /// The claim; null for `min_in_scope`, which no single claim breaks.
+    pub id: Option<String>,
     pub rule: Rule,
-    pub status: Status,
-    pub applies: Applies,
+    pub status: Option<Status>,
+    pub applies: Option<Applies>,
     /// Why, in words.
     pub message: String,
     /// The path the claim is about at this tree (or was, when stale).
@@ -89,6 +96,7 @@ pub struct RuleCounts {
     pub max_unevaluated: u64,
     pub min_harness_keys: u64,
     pub stale: u64,
+    pub min_in_scope: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -96,7 +104,7 @@ pub struct Counts {
     /// Assertions in scope (applying or stale).
     pub in_scope: u64,
     pub applies: AppliesCounts,
-    /// Assertions left out because they speak about another tree with no digest.
+    /// Assertions left out because they speak about the whole of another tree.
     pub unanchored: u64,
     /// Assertions left out by the scope's filters.
     pub filtered_out: u64,
@@ -173,10 +181,10 @@ pub fn evaluate<S: ClaimSource>(
         counts.in_scope += 1;
         let status = fold.effective(&c.id)?.status;
         let violation = |rule: Rule, message: String| Violation {
-            id: c.id.clone(),
+            id: Some(c.id.clone()),
             rule,
-            status,
-            applies: res.applies,
+            status: Some(status),
+            applies: Some(res.applies),
             message,
             path: path.clone(),
             range,
@@ -185,9 +193,16 @@ pub fn evaluate<S: ClaimSource>(
         if res.applies == Applies::Stale {
             counts.applies.stale += 1;
             if rules.stale == StaleRule::Fail {
+                let no_digest = Anchor::of(c)?.content_digest.is_none();
                 violations.push(violation(
                     Rule::Stale,
-                    "the lines this claim is about changed or are gone at this tree".into(),
+                    if no_digest {
+                        "the claim names a path but carries no contentDigest: nothing can show \
+                         its lines unchanged at this tree"
+                            .into()
+                    } else {
+                        "the lines this claim is about changed or are gone at this tree".into()
+                    },
                 ));
             }
             continue;
@@ -247,13 +262,40 @@ pub fn evaluate<S: ClaimSource>(
             violations.push(v);
         }
     }
-    violations.sort_by(|a, b| (&a.id, a.rule).cmp(&(&b.id, b.rule)));
+    // Stale claims under `stale = "ignore"` are in scope but judged by no rule: they do not
+    // make a scope that would otherwise be empty say anything about the tree.
+    let ignored = match rules.stale {
+        StaleRule::Ignore => counts.applies.stale,
+        StaleRule::Fail => 0,
+    };
+    let judged = counts.in_scope - ignored;
+    if judged < rules.min_in_scope {
+        violations.push(Violation {
+            id: None,
+            rule: Rule::MinInScope,
+            status: None,
+            applies: None,
+            message: format!(
+                "EMPTY_SCOPE: {judged} claim(s) judged at this tree, the policy asks for at \
+                 least {} (left aside: {} unanchored, {} filtered out, {ignored} stale and \
+                 ignored); a gate that judged nothing says nothing about the tree",
+                rules.min_in_scope, counts.unanchored, counts.filtered_out
+            ),
+            path: None,
+            range: None,
+            text: None,
+        });
+    }
+    // Claims in id order, then the scope's own violation (no id) last.
+    violations
+        .sort_by(|a, b| (a.id.is_none(), &a.id, a.rule).cmp(&(b.id.is_none(), &b.id, b.rule)));
     for v in &violations {
         let slot = match v.rule {
             Rule::Forbid => &mut counts.violations.forbid,
             Rule::MaxUnevaluated => &mut counts.violations.max_unevaluated,
             Rule::MinHarnessKeys => &mut counts.violations.min_harness_keys,
             Rule::Stale => &mut counts.violations.stale,
+            Rule::MinInScope => &mut counts.violations.min_in_scope,
         };
         *slot += 1;
     }
@@ -427,7 +469,7 @@ mod tests {
         let got: Vec<(&str, &str)> = out
             .violations
             .iter()
-            .map(|v| (v.id.as_str(), v.rule.as_str()))
+            .map(|v| (v.id.as_deref().unwrap(), v.rule.as_str()))
             .collect();
         assert_eq!(
             got,
@@ -457,13 +499,24 @@ mod tests {
         let got: Vec<(&str, &str)> = out
             .violations
             .iter()
-            .map(|v| (v.id.as_str(), v.rule.as_str()))
+            .map(|v| (v.id.as_deref().unwrap(), v.rule.as_str()))
             .collect();
         assert_eq!(got, [("cl_b", "min_harness_keys"), ("cl_c", "forbid")]);
 
-        // Narrowed to a path no bad claim is about: passes.
+        // Narrowed to a path no bad claim is about: nothing judged, so it fails, unless the
+        // policy allows an empty scope.
         let out = run(&m, "[scope]\npaths = [\"docs/**\"]\n", tmp.path());
-        assert!(out.pass, "{out:?}");
+        assert!(!out.pass, "{out:?}");
         assert_eq!(out.counts.in_scope, 0);
+        assert_eq!(out.violations.len(), 1);
+        assert_eq!(out.violations[0].rule, Rule::MinInScope);
+        assert_eq!(out.violations[0].id, None);
+        assert_eq!(out.counts.violations.min_in_scope, 1);
+        let out = run(
+            &m,
+            "[scope]\npaths = [\"docs/**\"]\n[rules]\nmin_in_scope = 0\n",
+            tmp.path(),
+        );
+        assert!(out.pass, "{out:?}");
     }
 }

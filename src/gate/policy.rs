@@ -11,6 +11,7 @@
 //! max_unevaluated = 0           # residue a human accepted is counted apart, not here
 //! min_harness_keys = 1          # distinct harness keys behind each verified claim
 //! stale = "fail"                # or "ignore"
+//! min_in_scope = 1              # fewer claims judged fails the gate (EMPTY_SCOPE)
 //! ```
 //!
 //! Unknown keys and wrong types are refused with their line and column, so a typo cannot
@@ -107,6 +108,7 @@ struct RulesRepr {
     max_unevaluated: Option<u64>,
     min_harness_keys: Option<u64>,
     stale: Option<StaleRule>,
+    min_in_scope: Option<u64>,
 }
 
 /// A set of globs and the patterns it was made from.
@@ -138,6 +140,9 @@ pub struct Rules {
     pub max_unevaluated: u64,
     pub min_harness_keys: u64,
     pub stale: StaleRule,
+    /// Fewer claims in scope than this fails the gate: a gate that judged nothing says
+    /// nothing about the tree.
+    pub min_in_scope: u64,
 }
 
 impl Default for Rules {
@@ -147,6 +152,7 @@ impl Default for Rules {
             max_unevaluated: 0,
             min_harness_keys: 1,
             stale: StaleRule::Fail,
+            min_in_scope: 1,
         }
     }
 }
@@ -196,6 +202,7 @@ impl Policy {
                 max_unevaluated: rules.max_unevaluated.unwrap_or(defaults.max_unevaluated),
                 min_harness_keys: rules.min_harness_keys.unwrap_or(defaults.min_harness_keys),
                 stale: rules.stale.unwrap_or(defaults.stale),
+                min_in_scope: rules.min_in_scope.unwrap_or(defaults.min_in_scope),
             },
         })
     }
@@ -215,6 +222,7 @@ impl Policy {
                 "max_unevaluated": self.rules.max_unevaluated,
                 "min_harness_keys": self.rules.min_harness_keys,
                 "stale": self.rules.stale,
+                "min_in_scope": self.rules.min_in_scope,
             },
         })
     }
@@ -280,6 +288,7 @@ mod tests {
             assert_eq!(p.rules.max_unevaluated, 0);
             assert_eq!(p.rules.min_harness_keys, 1);
             assert_eq!(p.rules.stale, StaleRule::Fail);
+            assert_eq!(p.rules.min_in_scope, 1);
             assert!(p.scope.paths.is_none());
         }
     }
@@ -290,7 +299,7 @@ mod tests {
             "[scope]\npaths = [\"src/**\", \"*.rs\"]\norigins = [\"agent-asserted\"]\n\
              producers = [\"bot/*\"]\nforms = [\"predicate\"]\n\
              [rules]\nforbid = [\"revoked\", \"unevaluated\", \"revoked\"]\nmax_unevaluated = 3\n\
-             min_harness_keys = 2\nstale = \"ignore\"\n",
+             min_harness_keys = 2\nstale = \"ignore\"\nmin_in_scope = 0\n",
         )
         .unwrap();
         let paths = p.scope.paths.as_ref().unwrap();
@@ -312,6 +321,7 @@ mod tests {
             ),
             (3, 2, StaleRule::Ignore)
         );
+        assert_eq!(p.rules.min_in_scope, 0);
     }
 
     #[test]

@@ -126,6 +126,8 @@ struct Batch {
     rejections: Vec<Value>,
     warnings: Vec<Warning>,
     dangling: usize,
+    /// Created assertions whose anchor names a span without a contentDigest.
+    no_digest: usize,
     created: usize,
     merged: usize,
     noop: usize,
@@ -160,6 +162,7 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         rejections: Vec::new(),
         warnings: Vec::new(),
         dangling: 0,
+        no_digest: 0,
         created: 0,
         merged: 0,
         noop: 0,
@@ -615,6 +618,10 @@ impl Batch {
             .iter()
             .map(|s| s.accepted.unverified_signatures)
             .collect();
+        let no_digest: Vec<bool> = ready
+            .iter()
+            .map(|s| span_without_digest(&s.accepted))
+            .collect();
         let mut outcomes = if ready.is_empty() {
             Vec::new()
         } else if let Some((claims, envelopes)) = self.dry_run.as_mut() {
@@ -661,6 +668,12 @@ impl Batch {
                         Ok(effect) => {
                             if effect == Effect::Created {
                                 self.check_dangling(&present, &ids[k], &refs[k]);
+                                if no_digest[k] {
+                                    self.no_digest += 1;
+                                    if self.no_digest <= WARNED {
+                                        self.warnings.push(super::sign::no_content_digest(&ids[k]));
+                                    }
+                                }
                             }
                             if unverified[k] > 0 {
                                 self.warnings.push(Warning::new(
@@ -823,6 +836,15 @@ impl Batch {
         } else {
             None
         };
+        if self.no_digest > WARNED {
+            self.warnings.push(Warning::new(
+                "NO_CONTENT_DIGEST",
+                format!(
+                    "{} more assertions name a path in their anchor without a contentDigest",
+                    self.no_digest - WARNED
+                ),
+            ));
+        }
         if self.dangling > WARNED {
             self.warnings.push(Warning::new(
                 "DANGLING_REFERENCE",
@@ -1060,6 +1082,44 @@ fn skip_line<R: BufRead>(r: &mut R) -> std::io::Result<()> {
         let n = r.by_ref().take(64 * 1024).read_until(b'\n', &mut sink)?;
         if n == 0 || sink.ends_with(b"\n") {
             return Ok(());
+        }
+    }
+}
+
+/// Whether an accepted envelope holds an assertion whose anchor names a span (a path or a
+/// range) without a `contentDigest`. Read from the body, or from the summary the fast path
+/// kept of it (which holds the anchor's members but its tree).
+fn span_without_digest(a: &crate::ingest::Accepted) -> bool {
+    if a.claim.kind != crate::claim::Kind::Assertion {
+        return false;
+    }
+    match &a.summary {
+        None => a
+            .claim
+            .body
+            .get("anchor")
+            .is_some_and(crate::anchor::span_without_digest),
+        Some(text) => {
+            // Only which members are there matters: read without building values, since a
+            // bulk add reads one summary per envelope.
+            use serde::de::IgnoredAny;
+            #[derive(serde::Deserialize)]
+            struct Summary {
+                anchor: Option<AnchorMembers>,
+            }
+            #[derive(serde::Deserialize)]
+            struct AnchorMembers {
+                path: Option<IgnoredAny>,
+                range: Option<IgnoredAny>,
+                #[serde(rename = "contentDigest")]
+                content_digest: Option<IgnoredAny>,
+            }
+            serde_json::from_str::<Summary>(text)
+                .ok()
+                .and_then(|s| s.anchor)
+                .is_some_and(|a| {
+                    (a.path.is_some() || a.range.is_some()) && a.content_digest.is_none()
+                })
         }
     }
 }

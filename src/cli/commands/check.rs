@@ -110,12 +110,12 @@ pub fn applicability(claim: &Claim, resolver: &mut Resolver) -> Result<Applies, 
         AnchorApplies::Anchored => Applies::Anchored,
         AnchorApplies::Carried => Applies::Carried(r),
         AnchorApplies::Stale => Applies::NotApplicable(format!(
-            "anchored to tree {}; the lines it is about changed or are gone here (stale)",
+            "anchored to tree {}; the lines it is about changed or are gone here, or it has no \
+             content digest to show them unchanged (stale)",
             claim.anchor_tree
         )),
         AnchorApplies::Unanchored => Applies::NotApplicable(format!(
-            "anchored to tree {}, not to the checked tree {}, with no content digest to carry \
-             it over (unanchored)",
+            "a claim about the whole tree {}, not the checked tree {} (unanchored)",
             claim.anchor_tree,
             resolver.tree()
         )),
@@ -231,7 +231,7 @@ fn now_secs() -> i64 {
 /// Reads the harness key and checks that the store trusts it as a harness.
 pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
     let shown = path.display().to_string();
-    let pem = std::fs::read_to_string(path).map_err(|e| Failure::io(&shown, e))?;
+    let pem = crate::cli::files::read_key_file(path)?;
     let sk = read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(shown.clone())))?;
     let kid = keyid(&sk.verifying_key());
     let trust = store.trust_set()?;
@@ -778,11 +778,35 @@ fn report(
     let partial = !warnings.is_empty();
     // Exit 3 carries an error object that says what it means here.
     let failure = match failure {
-        None if partial => Some(Failure::Partial(format!(
-            "{} claim(s) came out inconclusive or flaky and nothing was recorded for them \
-             (see warnings); the others are decided",
-            warnings.len()
-        ))),
+        None if partial => {
+            let count = |outcomes: &[&str]| {
+                checked
+                    .iter()
+                    .filter(|c| outcomes.contains(&c.outcome))
+                    .count()
+            };
+            let decided = count(&["verified", "falsified", "unchanged"]);
+            let not_applicable = count(&["not-applicable"]);
+            let rest = match (decided, not_applicable) {
+                (0, 0) => "no claim was decided".to_owned(),
+                (0, n) => format!("no claim was decided ({n} not applicable at this tree)"),
+                (d, 0) => format!("{d} other claim(s) were decided"),
+                (d, n) => {
+                    format!("{d} other claim(s) were decided ({n} not applicable at this tree)")
+                }
+            };
+            Some(Failure::PartialWith {
+                message: format!(
+                    "{} claim(s) came out inconclusive or flaky and nothing was recorded for \
+                     them (see warnings); {rest}",
+                    warnings.len()
+                ),
+                suggestion:
+                    "Read the INCONCLUSIVE and FLAKY warnings (and data.checked[].reason): \
+                             each names a claim and why it was not decided; fix the cause (a \
+                             --runner, --expose, --timeout, a sandbox) and run check again",
+            })
+        }
         other => other,
     };
     Report {

@@ -9,9 +9,8 @@ use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::envelope::pae;
 use crate::keys::{keyid, read_signing_key_pem};
-use crate::store::Store;
 use base64::Engine;
-use ed25519_dalek::{Signature, Signer as _};
+use ed25519_dalek::{Signature, Signer as _, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -59,7 +58,7 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
     let signature = match &a.key {
         None => None,
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Failure::io(path, e))?;
+            let text = crate::cli::files::read_key_file(std::path::Path::new(path))?;
             let sk = read_signing_key_pem(&text)
                 .map_err(|r| Failure::rejected(r, Some(path.clone())))?;
             let sig = sk.sign(&signed_bytes(head.records, &chain));
@@ -95,38 +94,73 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
     Ok(Report::new(json!(data), text))
 }
 
-/// Reads a checkpoint file written by `checkpoint -o`.
+/// Reads a checkpoint file written by `checkpoint -o`. The chain must be exactly what
+/// `checkpoint` writes, 64 lowercase hex digits: the signature covers that text, and a
+/// second spelling of the same value would be a second text to sign or to compare.
 pub fn read_checkpoint(path: &str) -> Result<Checkpoint, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
     let c: Checkpoint = serde_json::from_slice(&bytes).map_err(|e| Failure::Invalid {
         code: "BAD_CHECKPOINT",
         message: format!("{path} is not a checkpoint (expected {{\"n\", \"chain\"}}): {e}"),
     })?;
-    if c.chain.len() != 64 || !c.chain.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if chain_bytes(&c.chain).is_none() {
         return Err(Failure::Invalid {
             code: "BAD_CHECKPOINT",
-            message: format!("{path}: chain must be 64 hex digits"),
+            message: format!(
+                "{path}: chain must be 64 lowercase hex digits, as `elench checkpoint` writes it; \
+                 got {:?}",
+                c.chain
+            ),
         });
     }
     Ok(c)
 }
 
-/// Checks a checkpoint's signature, if it has one, against every key the store has trusted.
-pub fn verify_signature(store: &Store, c: &Checkpoint) -> Result<(), String> {
+/// The chain value a checkpoint names, if it is spelled canonically (64 lowercase hex).
+pub fn chain_bytes(chain: &str) -> Option<[u8; 32]> {
+    if chain.len() != 64
+        || !chain
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(chain, &mut out).ok()?;
+    Some(out)
+}
+
+/// Checks a checkpoint's signature against `key`, the public key the person running fsck
+/// named. Never against a key from the store: whoever can write the store can add a key to
+/// its trust set and sign a checkpoint of a rewritten log with it.
+pub fn verify_signature(c: &Checkpoint, key: &VerifyingKey) -> Result<(), String> {
+    let expected = keyid(key);
     let Some(s) = &c.signature else {
-        return Ok(());
+        return Err(format!(
+            "the checkpoint is not signed, but --key asks for a signature by {expected}"
+        ));
     };
-    let trust = store.trust_set().map_err(|e| e.to_string())?;
-    let key = trust.get(&s.keyid).ok_or_else(|| {
-        format!(
-            "the checkpoint is signed by {}, a key this store never trusted",
-            s.keyid
-        )
-    })?;
     let sig_bytes = crate::envelope::dsse::decode_base64(&s.sig)
         .ok_or_else(|| "the checkpoint's signature is not base64".to_owned())?;
-    let sig = Signature::from_slice(&sig_bytes).map_err(|e| e.to_string())?;
-    key.key
+    let sig = Signature::from_slice(&sig_bytes)
+        .map_err(|e| format!("the checkpoint's signature is not an Ed25519 signature: {e}"))?;
+    if key
         .verify_strict(&signed_bytes(c.n, &c.chain), &sig)
-        .map_err(|_| "the checkpoint's signature does not verify".to_owned())
+        .is_ok()
+    {
+        return Ok(());
+    }
+    // The file's keyid is only a hint (it is not signed); it helps say what went wrong.
+    Err(if s.keyid != expected {
+        format!(
+            "the checkpoint's signature does not verify under the key given ({expected}); the \
+             file says it was signed by {}",
+            s.keyid
+        )
+    } else {
+        format!(
+            "the checkpoint's signature does not verify under the key given ({expected}): the \
+             file was changed after it was signed"
+        )
+    })
 }

@@ -112,18 +112,12 @@ pub fn resolve_claim_id(store: &Store, arg: &str) -> Result<String, Failure> {
         0 => Err(Failure::claim_not_found(&[arg.to_owned()])),
         1 => Ok(found.remove(0)),
         n => {
-            let more = if n > MAX_CANDIDATES {
-                found.truncate(MAX_CANDIDATES);
-                ", and more"
-            } else {
-                ""
-            };
-            Err(Failure::Invalid {
-                code: "AMBIGUOUS_ID",
-                message: format!(
-                    "{arg} matches several claims: {}{more}; give more digits",
-                    found.join(", ")
-                ),
+            let more = n > MAX_CANDIDATES;
+            found.truncate(MAX_CANDIDATES);
+            Err(Failure::Ambiguous {
+                input: arg.to_owned(),
+                candidates: found,
+                more,
             })
         }
     }

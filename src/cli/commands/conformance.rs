@@ -288,7 +288,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
     let (kind, text) = decide(&value, &c, &a.level)?;
 
     let key_path = a.key.display().to_string();
-    let pem = std::fs::read_to_string(&a.key).map_err(|e| Failure::io(&key_path, e))?;
+    let pem = crate::cli::files::read_key_file(&a.key)?;
     let sk =
         read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path.clone())))?;
     let kid = keyid(&sk.verifying_key());

@@ -6,14 +6,16 @@
 //! extends an earlier checkpoint. `--repair` moves everything from the first damaged record
 //! on into `quarantine/` and rebuilds the index.
 
-use super::checkpoint::{read_checkpoint, Checkpoint};
+use super::checkpoint::{chain_bytes, read_checkpoint, Checkpoint};
 use super::common::{open_store, open_store_unsettled};
 use crate::cli::failure::Failure;
-use crate::cli::output::Report;
+use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
+use crate::keys::read_public_key_pem;
 use crate::store::index::Difference;
 use crate::store::log::Head;
 use crate::store::{rebuild, Store, Tail};
+use ed25519_dalek::VerifyingKey;
 use serde_json::{json, Value};
 
 #[derive(Debug, clap::Args)]
@@ -25,6 +27,11 @@ pub struct FsckArgs {
     /// Also prove that the log still extends this checkpoint (from `elench checkpoint -o`)
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<String>,
+    /// The public key (PEM) that signed the checkpoint; its signature is checked against
+    /// this key only, never against the store's own keys (whoever can write the store can
+    /// add a key there)
+    #[arg(long, value_name = "PUB.pem", requires = "checkpoint")]
+    pub key: Option<std::path::PathBuf>,
 }
 
 struct Problems(Vec<Value>);
@@ -47,6 +54,29 @@ pub struct Findings {
 
 pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
     let checkpoint = a.checkpoint.as_deref().map(read_checkpoint).transpose()?;
+    let key = match &a.key {
+        None => None,
+        Some(path) => {
+            let pem = crate::cli::files::read_key_file(path)?;
+            Some(
+                read_public_key_pem(&pem)
+                    .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))?,
+            )
+        }
+    };
+    let mut warnings = Vec::new();
+    if let (Some(c), None) = (&checkpoint, &key) {
+        if let Some(s) = &c.signature {
+            warnings.push(Warning::new(
+                "CHECKPOINT_UNVERIFIED",
+                format!(
+                    "the checkpoint's signature (by {}) was not checked: pass --key PUB.pem, the \
+                     public key you expect to have signed it",
+                    s.keyid
+                ),
+            ));
+        }
+    }
     // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
     // warning); if the store is too damaged for that, fsck still looks and reports.
     let store = match open_store(g) {
@@ -76,7 +106,13 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
             "quarantine": if moved_any(&dest) { Some(dest.display().to_string()) } else { None },
         });
     }
-    let f = check(&store, checkpoint.as_ref())?;
+    let f = check(
+        &store,
+        checkpoint.as_ref().map(|c| CheckpointCheck {
+            checkpoint: c,
+            key: key.as_ref(),
+        }),
+    )?;
     text.push_str(&format!(
         "checked {} records ({} envelopes of {} claims): {} problem(s)\n",
         f.records,
@@ -123,6 +159,7 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         }),
         text,
         failure,
+        warnings,
         ..Report::default()
     })
 }
@@ -133,8 +170,15 @@ fn moved_any(dest: &std::path::Path) -> bool {
         .unwrap_or(false)
 }
 
+/// A checkpoint to hold the log to, and the key its signature must verify under (if any).
+#[derive(Clone, Copy)]
+pub struct CheckpointCheck<'a> {
+    pub checkpoint: &'a Checkpoint,
+    pub key: Option<&'a VerifyingKey>,
+}
+
 /// Checks the store: see the module comment.
-pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings, Failure> {
+pub fn check(store: &Store, checkpoint: Option<CheckpointCheck>) -> Result<Findings, Failure> {
     let mut p = Problems(Vec::new());
     let mut log_damaged = false;
     // The writer lock keeps the log still while it is read (readers are not held up).
@@ -240,10 +284,21 @@ fn describe(db: &str, key: &[u8]) -> String {
 }
 
 /// Returns whether the log still extends the checkpoint.
-fn check_checkpoint(store: &Store, c: &Checkpoint, p: &mut Problems) -> Result<bool, Failure> {
-    if let Err(why) = super::checkpoint::verify_signature(store, c) {
-        p.add("CHECKPOINT_SIGNATURE", why);
+fn check_checkpoint(store: &Store, cc: CheckpointCheck, p: &mut Problems) -> Result<bool, Failure> {
+    let c = cc.checkpoint;
+    if let Some(key) = cc.key {
+        if let Err(why) = super::checkpoint::verify_signature(c, key) {
+            p.add("CHECKPOINT_SIGNATURE", why);
+        }
     }
+    // read_checkpoint admitted only the canonical spelling; compared as bytes.
+    let want = chain_bytes(&c.chain).ok_or_else(|| Failure::Invalid {
+        code: "BAD_CHECKPOINT",
+        message: format!(
+            "the checkpoint's chain {:?} is not 64 lowercase hex digits",
+            c.chain
+        ),
+    })?;
     let mut at = None;
     if c.n == 0 {
         at = Some(Head::EMPTY);
@@ -265,7 +320,7 @@ fn check_checkpoint(store: &Store, c: &Checkpoint, p: &mut Problems) -> Result<b
                 c.n
             ),
         ),
-        Some(h) if hex::encode(h.chain) != c.chain => p.add(
+        Some(h) if h.chain != want => p.add(
             "CHECKPOINT_MISMATCH",
             format!(
                 "after {} records the log's chain is {}, not the checkpoint's {}: something \

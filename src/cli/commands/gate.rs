@@ -24,7 +24,8 @@ use std::path::PathBuf;
 )]
 pub struct GateArgs {
     /// The policy (TOML: [scope] paths, origins, producers, forms; [rules] forbid,
-    /// max_unevaluated, min_harness_keys, stale). Absent rules take their strictest value
+    /// max_unevaluated, min_harness_keys, stale, min_in_scope). Absent rules take their
+    /// strictest value
     #[arg(long, value_name = "FILE")]
     pub policy: PathBuf,
     /// The tree to decide on (default: the enclosing checkout, i.e. the nearest directory
@@ -62,11 +63,18 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
     let outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
 
     let mut warnings: Vec<Warning> = tracked.into_iter().collect();
-    if outcome.counts.in_scope == 0 {
+    // Only with `min_in_scope = 0` can a gate that judged nothing pass; say so.
+    let ignored_stale = match policy.rules.stale {
+        StaleRule::Ignore => outcome.counts.applies.stale,
+        StaleRule::Fail => 0,
+    };
+    if outcome.counts.in_scope == ignored_stale && outcome.pass {
         warnings.push(Warning::new(
             "EMPTY_SCOPE",
-            "no claim is in scope at this tree: the gate passes vacuously; check the policy's \
-             [scope] and that the claims' anchors apply here",
+            "no claim in scope was judged at this tree (none in scope, or only stale ones the \
+             policy ignores) and the policy allows it (min_in_scope = 0): the gate passes \
+             without judging anything; check the policy's [scope] and that the claims' anchors \
+             apply here",
         ));
     }
     let text = render(&outcome, &tree, &shown, &policy);
@@ -79,14 +87,23 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
     });
     let failure = (!outcome.pass).then(|| {
         let c = &outcome.counts.violations;
+        let empty = if c.min_in_scope > 0 {
+            format!(
+                "EMPTY_SCOPE: fewer claims judged than the policy's min_in_scope ({}); ",
+                policy.rules.min_in_scope
+            )
+        } else {
+            String::new()
+        };
         Failure::GateFailed(format!(
-            "the tree may not ship: {} violation(s) of {shown} (forbid {}, max_unevaluated {}, \
-             min_harness_keys {}, stale {})",
+            "the tree may not ship: {empty}{} violation(s) of {shown} (forbid {}, \
+             max_unevaluated {}, min_harness_keys {}, stale {}, min_in_scope {})",
             outcome.violations.len(),
             c.forbid,
             c.max_unevaluated,
             c.min_harness_keys,
-            c.stale
+            c.stale,
+            c.min_in_scope
         ))
     });
     Ok(Report {
@@ -128,7 +145,7 @@ fn render(o: &Outcome, tree: &str, policy_path: &str, policy: &Policy) -> String
     let v = &c.violations;
     t.push_str(&format!(
         "  rules     forbid [{}]: {}  ·  max_unevaluated {} (have {}): {}  ·  \
-         min_harness_keys {}: {}  ·  stale {}: {}\n",
+         min_harness_keys {}: {}  ·  stale {}: {}  ·  min_in_scope {} (have {}): {}\n",
         forbid.join(", "),
         v.forbid,
         r.max_unevaluated,
@@ -140,17 +157,20 @@ fn render(o: &Outcome, tree: &str, policy_path: &str, policy: &Policy) -> String
             StaleRule::Fail => "fail",
             StaleRule::Ignore => "ignore",
         },
-        v.stale
+        v.stale,
+        r.min_in_scope,
+        c.in_scope,
+        v.min_in_scope
     ));
     if !o.violations.is_empty() {
         t.push_str("violations:\n");
         for x in &o.violations {
             t.push_str(&format!(
                 "  {}  {:<16} {:<11} {:<8} {}\n",
-                short(&x.id, 15),
+                short(x.id.as_deref().unwrap_or("(the scope)"), 15),
                 x.rule.as_str(),
-                x.status.as_str(),
-                x.applies.as_str(),
+                x.status.map_or("-", |s| s.as_str()),
+                x.applies.map_or("-", |a| a.as_str()),
                 match (&x.path, x.range) {
                     (Some(p), Some([s, e])) => format!("{p}:{s}-{e}"),
                     (Some(p), None) => p.clone(),

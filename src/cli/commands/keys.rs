@@ -3,7 +3,6 @@
 use super::common::{open_store, Page};
 use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
-use crate::cli::files::read_text;
 use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::keys::{
@@ -219,7 +218,7 @@ fn key_json(k: &StoredKey) -> serde_json::Value {
 
 fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
     let path = a.pubkey.display().to_string();
-    let pem = read_text(&a.pubkey)?;
+    let pem = crate::cli::files::read_key_file(&a.pubkey)?;
     let vk = read_public_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(path.clone())))?;
     let key = TrustedKey::new(a.role, &a.name, vk).map_err(|r| Failure::rejected(r, Some(path)))?;
     let store = open_store(g)?;

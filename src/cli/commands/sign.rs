@@ -6,7 +6,7 @@ use crate::anchor::Strategy;
 use crate::claim;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited, write_atomically};
-use crate::cli::output::Report;
+use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
@@ -98,11 +98,12 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let (claim, _) = claim::with_id(&value).map_err(reject)?;
 
     let key_path = a.key.display().to_string();
-    let pem = std::fs::read_to_string(&a.key).map_err(|e| Failure::io(&key_path, e))?;
+    let pem = crate::cli::files::read_key_file(&a.key)?;
     let sk =
         read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path.clone())))?;
     let kid = keyid(&sk.verifying_key());
-    let trusted = trust::for_command(g, &a.trust)?;
+    let store = super::common::open_store_if_any(g)?;
+    let trusted = trust::with_store(store.as_ref(), &a.trust)?;
     let role = match (trusted.get(&kid), a.role) {
         (Some(k), Some(r)) if k.role != r => {
             return Err(Failure::Usage(format!(
@@ -121,13 +122,14 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     check_authority(role, &claim).map_err(reject)?;
 
     let (_, envelope) = seal(&value, &sk).map_err(reject)?;
+    let warnings = sign_warnings(&claim, &value, store.as_ref())?;
     let mut data = json!({
         "id": claim.id,
         "kind": claim.kind,
         "origin": claim.origin,
         "producer": claim.producer,
         "signers": [kid],
-        "warnings": [],
+        "warnings": warnings,
     });
     if a.anchor.is_some() {
         data["anchor"] = value.get("anchor").cloned().unwrap_or(Value::Null);
@@ -138,6 +140,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         crate::cli::files::product_to_stdout(format!("{envelope}\n").as_bytes())?;
         return Ok(Report {
             data,
+            warnings,
             stdout_taken: true,
             ..Report::default()
         });
@@ -163,7 +166,58 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     );
     data["envelope_path"] = json!(out.display().to_string());
     data["effect"] = json!("created");
-    Ok(Report::new(data, text))
+    Ok(Report {
+        warnings,
+        ..Report::new(data, text)
+    })
+}
+
+/// What `add` would warn about this claim, said at signing time, when it is still easy to
+/// fix: an assertion whose anchor names a span without its `contentDigest` (it can never carry
+/// to another tree), and, when there is a store, claims named in `target` or `dependsOn`
+/// that it has not seen.
+fn sign_warnings(
+    claim: &claim::Claim,
+    value: &Value,
+    store: Option<&crate::store::Store>,
+) -> Result<Vec<Warning>, Failure> {
+    let mut out = Vec::new();
+    if claim.kind == claim::Kind::Assertion
+        && value
+            .get("anchor")
+            .is_some_and(crate::anchor::span_without_digest)
+    {
+        out.push(no_content_digest(&claim.id));
+    }
+    if let Some(store) = store {
+        for (field, list) in [("target", &claim.target), ("dependsOn", &claim.depends_on)] {
+            let ids: Vec<&str> = list.iter().map(String::as_str).collect();
+            for (other, seen) in ids.iter().zip(store.contains_each(&ids)?) {
+                if !seen {
+                    out.push(Warning::new(
+                        "DANGLING_REFERENCE",
+                        format!(
+                            "{} names {other} in {field}, which the store has not seen yet",
+                            claim.id
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The `NO_CONTENT_DIGEST` warning for claim `id` (also given by `add`).
+pub fn no_content_digest(id: &str) -> Warning {
+    Warning::new(
+        "NO_CONTENT_DIGEST",
+        format!(
+            "{id}: its anchor names a path but carries no contentDigest, so it can never carry \
+             to another tree (it is stale there); fill the anchor with `elench sign --anchor \
+             PATH[:START-END]` or from `elench anchor`"
+        ),
+    )
 }
 
 /// `sign` never writes over the claim it read, and nothing but the store writes inside it.

@@ -2,7 +2,6 @@
 //! exists, its trusted keys).
 
 use crate::cli::failure::Failure;
-use crate::cli::files::read_text;
 use crate::keys::{read_public_key_pem, Role, TrustSet, TrustedKey};
 use std::path::Path;
 
@@ -17,7 +16,7 @@ pub fn parse_trust_arg(arg: &str) -> Result<TrustedKey, Failure> {
     let role: Role = role
         .parse()
         .map_err(|e| Failure::Usage(format!("--trust {arg:?}: {e}")))?;
-    let pem = read_text(Path::new(path))?;
+    let pem = crate::cli::files::read_key_file(Path::new(path))?;
     let key = read_public_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(path.to_owned())))?;
     TrustedKey::new(role, name, key).map_err(|r| Failure::rejected(r, Some(path.to_owned())))
 }
@@ -25,7 +24,15 @@ pub fn parse_trust_arg(arg: &str) -> Result<TrustedKey, Failure> {
 /// The keys a command trusts: the store's, when there is one, and those given with
 /// `--trust`.
 pub fn for_command(g: &crate::cli::Globals, args: &[String]) -> Result<TrustSet, Failure> {
-    let mut keys = match super::common::open_store_if_any(g)? {
+    with_store(super::common::open_store_if_any(g)?.as_ref(), args)
+}
+
+/// The keys of `store` (if any) and those given on the command line.
+pub fn with_store(
+    store: Option<&crate::store::Store>,
+    args: &[String],
+) -> Result<TrustSet, Failure> {
+    let mut keys = match store {
         Some(store) => store.trust_set()?.keys().to_vec(),
         None => Vec::new(),
     };
