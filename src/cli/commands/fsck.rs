@@ -47,6 +47,12 @@ pub struct Findings {
 
 pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
     let checkpoint = a.checkpoint.as_deref().map(read_checkpoint).transpose()?;
+    // A FORMAT naming an older layout than the log on disk keeps every command out, this
+    // one included: repaired first.
+    let format_repaired = a.repair && {
+        let root = crate::store::locate(g.store.as_deref())?;
+        Store::repair_format(&root, std::time::Duration::from_secs(g.wait))?
+    };
     // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
     // warning); if the store is too damaged for that, fsck still looks and reports.
     let store = match open_store(g) {
@@ -56,8 +62,18 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
     };
     let mut repaired = Value::Null;
     let mut text = String::new();
+    if format_repaired {
+        text.push_str(&format!(
+            "FORMAT named an older layout than the log on disk; it now names layout {}\n",
+            crate::store::current_version()
+        ));
+    }
     if a.repair {
-        let (damage, moved, dest) = store.repair()?;
+        let crate::store::Repaired {
+            damage,
+            moved,
+            quarantine: dest,
+        } = store.repair()?;
         text.push_str(&match &damage {
             Some(d) => format!(
                 "repaired: {d}; moved {} file(s) to {}; the index was rebuilt\n",
@@ -74,6 +90,7 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
             "damage": damage.map(|d| d.to_string()),
             "moved": moved,
             "quarantine": if moved_any(&dest) { Some(dest.display().to_string()) } else { None },
+            "format": format_repaired,
         });
     }
     let f = check(&store, checkpoint.as_ref())?;
@@ -144,6 +161,8 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
     } else {
         Some(store.lock_unsettled()?)
     };
+    // Asked before the audit's read transaction is open (one per thread).
+    let loss = store.acknowledged_loss();
     let live = store
         .index()
         .read()
@@ -154,7 +173,17 @@ pub fn check(store: &Store, checkpoint: Option<&Checkpoint>) -> Result<Findings,
     });
     let audited =
         audited.map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
+    // The index vouches for what was acknowledged: a log that ends before it (even in what
+    // reads as an unfinished append) lost acknowledged records.
+    let loss = match audited.tail {
+        Ok(Tail::Clean) | Ok(Tail::Torn { .. }) => loss,
+        _ => None,
+    };
     match audited.tail {
+        _ if loss.is_some() => {
+            log_damaged = true;
+            p.add("STORE_CORRUPT", loss.unwrap_or_default());
+        }
         Ok(Tail::Clean) => {}
         Ok(Tail::Torn {
             segment,
