@@ -1134,10 +1134,28 @@ fn a_migrated_store_whose_format_says_layout_1_again_keeps_every_claim() {
     corrupt(&out);
     assert!(error_message(&out).contains("FORMAT"), "{}", out.json);
     assert_eq!(files_under(&store.join("log")), log_before);
-    std::fs::write(store.join("FORMAT"), "elench-store 2\n").unwrap();
+    // `fsck --repair` makes FORMAT name the layout on disk; the log stays as it was.
+    let out = run(&store, &["fsck", "--repair"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["repaired"]["format"], json!(true));
+    assert_eq!(files_under(&store.join("log")), log_before);
     let (code, got, _) = statuses(&store);
     assert_eq!(code, 0);
     assert_eq!(got.as_array().unwrap().len(), 11);
+}
+
+#[test]
+fn an_empty_store_whose_format_names_layout_1_is_store_corrupt_until_repaired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    assert_eq!(run(&store, &["init"]).code, 0);
+    for format in ["elench-store 1\n", "elench-store 0\n"] {
+        std::fs::write(store.join("FORMAT"), format).unwrap();
+        corrupt(&run(&store, &["status", "--all"]));
+        let out = run(&store, &["fsck", "--repair"]);
+        assert_eq!(out.code, 0, "{format}: {}", out.json);
+        assert_eq!(run(&store, &["status", "--all"]).code, 0, "{format}");
+    }
 }
 
 #[test]

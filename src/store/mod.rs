@@ -383,28 +383,27 @@ impl Store {
         if found > supported {
             return Err(StoreError::FormatTooNew { found, supported });
         }
+        if let Some(why) = migrate::disagreement(root, found) {
+            // Said before any lock is taken: a read-only store gets the same answer.
+            return Err(StoreError::Corrupt(why));
+        }
         if found < supported {
             let lock = acquire_lock(root, wait)?;
             migrate::migrate(root, found)?;
             drop(lock);
-        } else if let Some(why) = migrate::disagreement(root, found) {
-            return Err(StoreError::Corrupt(why));
         }
         let store = Store::open_parts(root, wait)?;
         store.settle(None)?;
         Ok(store)
     }
 
-    /// `fsck --repair` of a FORMAT that names an older layout than the one on disk: when no
-    /// layout 1 database waits in `db/` and `log/` holds a log, FORMAT is made to name the
-    /// current layout (the log is the store; nothing else changes). Returns whether it did.
+    /// `fsck --repair` of a store that cannot be opened because FORMAT names an older layout
+    /// than the one on disk: when no layout 1 database waits in `db/` (unmigrated), FORMAT is
+    /// made to name the current layout (the log, if any, is the store; nothing else
+    /// changes). Returns whether it did.
     pub fn repair_format(root: &Path, wait: Duration) -> Result<bool, StoreError> {
         let found = read_format_file(root)?;
-        let supported = current_version();
-        if found >= supported
-            || root.join("db").is_dir()
-            || !std::fs::read_dir(root.join(LOG_DIR)).is_ok_and(|mut d| d.next().is_some())
-        {
+        if found >= current_version() || root.join("db").is_dir() {
             return Ok(false);
         }
         let _lock = acquire_lock(root, wait)?;
@@ -702,6 +701,7 @@ impl Store {
             return Ok(Standing::Behind);
         }
         let how = match tail {
+            Tail::Clean if head.records == 0 => "the log holds no records".to_owned(),
             Tail::Clean => format!(
                 "the log ends after record {} (log segment {} at byte {})",
                 head.records.wrapping_sub(1),

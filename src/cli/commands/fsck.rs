@@ -47,17 +47,30 @@ pub struct Findings {
 
 pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
     let checkpoint = a.checkpoint.as_deref().map(read_checkpoint).transpose()?;
-    // A FORMAT naming an older layout than the log on disk keeps every command out, this
-    // one included: repaired first.
-    let format_repaired = a.repair && {
-        let root = crate::store::locate(g.store.as_deref())?;
-        Store::repair_format(&root, std::time::Duration::from_secs(g.wait))?
-    };
     // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
-    // warning); if the store is too damaged for that, fsck still looks and reports.
+    // warning); if the store is too damaged for that, fsck still looks and reports. A FORMAT
+    // naming an older layout than the one on disk keeps every command out, this one
+    // included: `--repair` mends it first.
+    let mut format_repaired = false;
     let store = match open_store(g) {
         Ok(s) => s,
-        Err(Failure::Corrupt(_)) => open_store_unsettled(g)?,
+        Err(Failure::Corrupt(why)) => {
+            if a.repair {
+                let root = crate::store::locate(g.store.as_deref())?;
+                format_repaired =
+                    Store::repair_format(&root, std::time::Duration::from_secs(g.wait))?;
+            }
+            match (format_repaired, open_store(g)) {
+                (true, Ok(s)) => s,
+                (true, Err(Failure::Corrupt(_))) | (false, _) => match open_store_unsettled(g) {
+                    Ok(s) => s,
+                    // The store cannot be opened at all: say why the first attempt failed.
+                    Err(Failure::Corrupt(_)) => return Err(Failure::Corrupt(why)),
+                    Err(e) => return Err(e),
+                },
+                (true, Err(e)) => return Err(e),
+            }
+        }
         Err(e) => return Err(e),
     };
     let mut repaired = Value::Null;
