@@ -1443,3 +1443,26 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
     }
 }
+
+#[test]
+fn a_wrong_record_of_trust_events_in_the_index_is_rebuilt_never_blamed_on_the_log() {
+    let cs = claims(6, 34);
+    let (_tmp, store) = store_with(&cs);
+    let (_, want, _) = statuses(&store);
+    let recs = records(&store);
+    // The index says an envelope record is a trust event.
+    let wrong = vec![(recs[5].pos, recs[5].chain)];
+    edit_index(&store, "meta", b"trust_events", |_| {
+        postcard::to_allocvec(&wrong).unwrap()
+    });
+    let out = run(&store, &["status", "--all", "--limit", "10000"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
+    assert_eq!(out.json["data"]["claims"], want);
+    // Unreadable, the same.
+    edit_index(&store, "meta", b"trust_events", |_| vec![0xff; 3]);
+    let out = run(&store, &["status", "--all", "--limit", "10000"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}

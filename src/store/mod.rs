@@ -569,7 +569,12 @@ impl Store {
         }
         let (meta, format, origin, trust_events) = {
             let r = self.index.read()?;
-            (r.meta()?, r.format()?, r.origin()?, r.trust_events()?)
+            let (Ok(origin), Ok(trust_events)) = (r.origin(), r.trust_events()) else {
+                return Ok(Standing::Rebuild(
+                    "the index's record of which log it indexes cannot be read".into(),
+                ));
+            };
+            (r.meta()?, r.format()?, origin, trust_events)
         };
         let segments = self.log.segments()?;
         if meta.head.records == 0 {
@@ -608,25 +613,41 @@ impl Store {
         // The trust state every writer verifies against rests on these records: damage in
         // one stops every command, as it stops `fsck`.
         for (pos, chain) in events {
-            let why = match self.log.read_at(pos) {
+            match self.log.read_at(pos) {
                 Ok(r) if r.chain == chain && r.kind != Kind::Envelope => continue,
-                Ok(_) => "it is not the trust event the index applied there".to_owned(),
-                Err(log::LogError::Damaged(d)) => d.reason,
+                Ok(_) | Err(log::LogError::Damaged(_)) => {
+                    return self.trust_event_failed(&meta, pos)
+                }
                 Err(e) => return Err(e.into()),
-            };
-            return Err(StoreError::Corrupt(format!(
-                "log segment {} at byte {}: the trust event (record {}) the trust state rests \
-                 on is damaged: {why}; `elench fsck --repair` moves the damaged part aside",
-                log::segment_name(pos.segment),
-                pos.offset,
-                pos.n
-            )));
+            }
         }
         let len = self.log.segment_len(meta.head.segment)?;
         if len > meta.head.end || segments.iter().any(|&s| s > meta.head.segment) {
             return Ok(Standing::Behind);
         }
         Ok(Standing::Current)
+    }
+
+    /// A trust event the index names did not read back as the index saw it. The log is read
+    /// up to the index's head to tell damage to the log (`STORE_CORRUPT`, where the reading
+    /// stopped) from an index whose record of its trust events is wrong (rebuilt).
+    fn trust_event_failed(&self, meta: &Meta, at: Position) -> Result<Standing, StoreError> {
+        let (head, tail) = self
+            .log
+            .scan(Head::EMPTY, |rec| Ok(rec.pos.n + 1 < meta.head.records))?;
+        match tail {
+            Tail::Damaged(d) => Err(StoreError::Corrupt(format!(
+                "{d}; the trust state every new envelope is verified against rests on the \
+                 records up to record {} (a trust event), so nothing can be added; \
+                 `elench fsck --repair` moves the damaged part aside",
+                at.n
+            ))),
+            _ if head.records < meta.head.records => self.lost_or_other(meta, None),
+            _ => Ok(Standing::Rebuild(format!(
+                "the index names a trust event at record {} that the log does not hold there",
+                at.n
+            ))),
+        }
     }
 
     /// Why the log no longer holds records the index saw (acknowledged records lost or
