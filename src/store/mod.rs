@@ -350,6 +350,9 @@ enum Standing {
     Behind,
     /// The index must be rebuilt: why.
     Rebuild(String),
+    /// The log no longer holds what the index saw (acknowledged records lost, or a trust
+    /// event damaged): `STORE_CORRUPT`, why.
+    Lost(String),
 }
 
 impl Store {
@@ -636,7 +639,7 @@ impl Store {
             .log
             .scan(Head::EMPTY, |rec| Ok(rec.pos.n + 1 < meta.head.records))?;
         match tail {
-            Tail::Damaged(d) => Err(StoreError::Corrupt(format!(
+            Tail::Damaged(d) => Ok(Standing::Lost(format!(
                 "{d}; the trust state every new envelope is verified against rests on the \
                  records up to record {} (a trust event), so nothing can be added; \
                  `elench fsck --repair` moves the damaged part aside",
@@ -655,7 +658,7 @@ impl Store {
     /// even where the log alone would read as ending in an unfinished append.
     pub fn acknowledged_loss(&self) -> Option<String> {
         match self.standing() {
-            Err(StoreError::Corrupt(why)) => Some(why),
+            Ok(Standing::Lost(why)) | Err(StoreError::Corrupt(why)) => Some(why),
             _ => None,
         }
     }
@@ -739,7 +742,7 @@ impl Store {
             ),
             Tail::Damaged(d) => format!("record {} is damaged: {d}", head.records),
         };
-        Err(StoreError::Corrupt(format!(
+        Ok(Standing::Lost(format!(
             "{how}, but the index has seen {} records: acknowledged records are missing or \
              damaged; `elench fsck --repair` moves the damaged part aside and rebuilds from \
              what is left",
@@ -757,22 +760,37 @@ impl Store {
                     path: self.root.clone(),
                     why,
                 }),
+                Standing::Lost(why) => Err(StoreError::Corrupt(why)),
                 _ => Ok(()),
             };
         }
         match self.standing()? {
             Standing::Current => Ok(()),
+            Standing::Lost(why) => {
+                if lock.is_some() {
+                    return Err(StoreError::Corrupt(why));
+                }
+                // A writer may be part-way through changing the log (`fsck --repair` cuts it
+                // before it rebuilds the index): judged again once it is done.
+                let _l = acquire_lock(&self.root, self.wait)?;
+                match self.standing()? {
+                    Standing::Lost(why) => Err(StoreError::Corrupt(why)),
+                    Standing::Rebuild(why) => self.rebuild_locked(&why),
+                    Standing::Behind => self.catch_up_locked(),
+                    Standing::Current => Ok(()),
+                }
+            }
             Standing::Behind => {
                 if lock.is_some() {
                     return self.catch_up_locked();
                 }
                 match try_lock(&self.root)? {
-                    Some(_l) => {
-                        if let Standing::Behind = self.standing()? {
-                            self.catch_up_locked()?;
-                        }
-                        Ok(())
-                    }
+                    Some(_l) => match self.standing()? {
+                        Standing::Behind => self.catch_up_locked(),
+                        Standing::Lost(why) => Err(StoreError::Corrupt(why)),
+                        Standing::Rebuild(why) => self.rebuild_locked(&why),
+                        Standing::Current => Ok(()),
+                    },
                     // A writer is at work; it will catch up. Read what it committed.
                     None => Ok(()),
                 }
@@ -786,6 +804,7 @@ impl Store {
                     Standing::Rebuild(why) => self.rebuild_locked(&why),
                     Standing::Behind => self.catch_up_locked(),
                     Standing::Current => Ok(()),
+                    Standing::Lost(why) => Err(StoreError::Corrupt(why)),
                 }
             }
         }
