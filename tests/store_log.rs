@@ -132,6 +132,10 @@ fn an_unfinished_append_the_index_never_saw_is_dropped_with_a_warning() {
     assert!(warnings.contains(&"TORN_TAIL".to_owned()), "{warnings:?}");
     assert_eq!(after, before);
     assert_eq!(std::fs::metadata(segment(&store)).unwrap().len(), whole);
+    // Cut off, and kept.
+    let kept = files_under(&store.join("quarantine"));
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].1, vec![7, 0, 0, 0, 1, 2, 3]);
     assert_eq!(run(&store, &["fsck"]).code, 0);
     // Half of a frame, as a crash between two writes of one group leaves it.
     let extra = records(&store)[5].clone();

@@ -15,9 +15,10 @@
 //! The chain before the first record is 32 zero bytes, so `(n, chain_n)` names the whole log.
 //!
 //! Invariants:
-//! - Nothing here rewrites or deletes a byte that was acknowledged. The only truncation is
-//!   [`Log::cut_torn_tail`], of a final frame that was never complete (so never acknowledged),
-//!   and quarantine (`fsck --repair`), which moves bytes elsewhere instead of deleting them.
+//! - Nothing here rewrites or deletes a byte that was acknowledged. The store truncates the
+//!   log only through quarantine ([`Log::quarantine_from`]: a torn final frame, and what
+//!   `fsck --repair` cannot use), which moves the bytes elsewhere instead of deleting them;
+//!   [`Log::cut_torn_tail`] is for tests and tools that want the bytes gone.
 //! - A frame is acknowledged only after the fsync of the segment it was written to
 //!   ([`Appender::commit`]).
 //! - Damage before the tail is never skipped: it is [`Damage`] naming segment and offset.

@@ -854,14 +854,17 @@ impl Store {
                 offset,
                 bytes,
             } => {
-                self.log.cut_torn_tail(segment, offset)?;
+                // Cut off, but kept: nothing elench does deletes bytes of the log.
+                let dest = fresh_quarantine(&self.root);
+                self.log.quarantine_from(segment, offset, &dest)?;
                 warn(
                     "TORN_TAIL",
                     format!(
                         "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
                          segment {}), left by an interrupted append that was never acknowledged; \
-                         it was cut off",
-                        log::segment_name(segment)
+                         it was cut off and kept in {}",
+                        log::segment_name(segment),
+                        dest.display()
                     ),
                 );
                 Ok(())
