@@ -118,7 +118,46 @@ fn a_flipped_byte_is_store_corrupt_from_fsck_and_from_commands_that_read_it() {
 }
 
 #[test]
-fn a_record_cut_in_half_at_the_end_is_dropped_with_a_warning() {
+fn an_unfinished_append_the_index_never_saw_is_dropped_with_a_warning() {
+    let cs = claims(12, 2);
+    let (_tmp, store) = store_with(&cs);
+    let (_, before, _) = statuses(&store);
+    // An append interrupted mid-write (a crash): bytes after the last record the index saw.
+    let mut bytes = std::fs::read(segment(&store)).unwrap();
+    let whole = bytes.len() as u64;
+    bytes.extend_from_slice(&[7, 0, 0, 0, 1, 2, 3]);
+    std::fs::write(segment(&store), &bytes).unwrap();
+    let (code, after, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert!(warnings.contains(&"TORN_TAIL".to_owned()), "{warnings:?}");
+    assert_eq!(after, before);
+    assert_eq!(std::fs::metadata(segment(&store)).unwrap().len(), whole);
+    // Cut off, and kept.
+    let kept = files_under(&store.join("quarantine"));
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].1, vec![7, 0, 0, 0, 1, 2, 3]);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+    // Half of a frame, as a crash between two writes of one group leaves it.
+    let extra = records(&store)[5].clone();
+    let mut frame = Vec::new();
+    encode_frame(
+        &records(&store).last().unwrap().chain,
+        extra.kind,
+        &extra.payload,
+        &mut frame,
+    );
+    let mut bytes = std::fs::read(segment(&store)).unwrap();
+    bytes.extend_from_slice(&frame[..frame.len() / 2]);
+    std::fs::write(segment(&store), &bytes).unwrap();
+    let (code, again, warnings) = statuses(&store);
+    assert_eq!(code, 0);
+    assert!(warnings.contains(&"TORN_TAIL".to_owned()), "{warnings:?}");
+    assert_eq!(again, before);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+#[test]
+fn a_record_the_index_saw_cut_in_half_is_store_corrupt_until_repaired() {
     let cs = claims(12, 2);
     let (_tmp, store) = store_with(&cs);
     let (_, before, _) = statuses(&store);
@@ -130,28 +169,26 @@ fn a_record_cut_in_half_at_the_end_is_dropped_with_a_warning() {
         .unwrap();
     f.set_len(last.pos.offset + last.frame_len / 2).unwrap();
     drop(f);
-    let (code, after, warnings) = statuses(&store);
+    let out = run(&store, &["status", "--all"]);
+    corrupt(&out);
+    assert!(error_message(&out).contains("acknowledged"), "{}", out.json);
+    // Repaired: the cut record is moved aside, and reported as damage.
+    let out = run(&store, &["fsck", "--repair"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(
+        out.json["data"]["repaired"]["damage"].is_string(),
+        "{}",
+        out.json
+    );
+    let (code, after, _) = statuses(&store);
     assert_eq!(code, 0);
-    assert!(warnings.contains(&"TORN_TAIL".to_owned()), "{warnings:?}");
     let before = before.as_array().unwrap();
     let after = after.as_array().unwrap();
     assert_eq!(after.len() + 1, before.len());
-    // Everything before it stays (the last claim had no dependents among the others, or
-    // their status reflects its absence: compare ids only).
     let ids_before: BTreeSet<&str> = before.iter().map(|c| c["id"].as_str().unwrap()).collect();
     for c in after {
         assert!(ids_before.contains(c["id"].as_str().unwrap()));
     }
-    let out = run(&store, &["fsck"]);
-    assert_eq!(out.code, 0, "{}", out.json);
-    // An unfinished append the index never saw (a crash mid-write) is cut the same way.
-    let mut bytes = std::fs::read(segment(&store)).unwrap();
-    bytes.extend_from_slice(&[7, 0, 0, 0, 1, 2, 3]);
-    std::fs::write(segment(&store), &bytes).unwrap();
-    let (code, again, warnings) = statuses(&store);
-    assert_eq!(code, 0);
-    assert!(warnings.contains(&"TORN_TAIL".to_owned()), "{warnings:?}");
-    assert_eq!(&again, &Value::Array(after.clone()));
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 
@@ -978,4 +1015,476 @@ fn damage_found_while_the_log_is_read_ahead_stops_fsck_and_reindex() {
     rewrite_chained(&store, &recs);
     fsck_finds_a_repeated_envelope(&store);
     corrupt(&run(&store, &["reindex"]));
+}
+
+// ---- issue 23, items 8 to 11: what the index vouches for, FORMAT, repair ----
+
+fn segment_n(store: &Path, first: u64) -> PathBuf {
+    store.join("log").join(format!("{first:020}.seg"))
+}
+
+/// Every file under `dir` with its bytes, sorted by path (what "nothing was deleted" compares).
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn error_message(out: &support_envelopes::Out) -> String {
+    out.json["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn warning_codes(out: &support_envelopes::Out) -> Vec<String> {
+    out.json["warnings"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .map(|w| w["code"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_format_naming_layout_1_over_a_current_store_is_store_corrupt_and_keeps_the_log() {
+    let cs = claims(10, 21);
+    let (tmp, store) = store_with(&cs);
+    let (_, before, _) = statuses(&store);
+    let log_before = files_under(&store.join("log"));
+    std::fs::write(store.join("FORMAT"), "elench-store 1\n").unwrap();
+    let bundle = tmp.path().join("more.intoto.jsonl");
+    write_bundle(&bundle, &claims(2, 22));
+    for args in [
+        vec!["status", "--all"],
+        vec!["status", "--all"],
+        vec!["add", bundle.to_str().unwrap()],
+        vec!["fsck"],
+    ] {
+        let out = run(&store, &args);
+        corrupt(&out);
+        let message = error_message(&out);
+        assert!(message.contains("FORMAT"), "{args:?}: {message}");
+        assert!(message.contains("layout 1"), "{args:?}: {message}");
+        // Nothing was deleted, moved or appended.
+        assert_eq!(files_under(&store.join("log")), log_before, "{args:?}");
+        assert!(store.join("index").is_dir(), "{args:?}");
+    }
+    // `fsck --repair` makes FORMAT agree with the log on disk, and deletes nothing.
+    let out = run(&store, &["fsck", "--repair"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(
+        std::fs::read_to_string(store.join("FORMAT"))
+            .unwrap()
+            .trim(),
+        format!("elench-store {}", elench::store::current_version())
+    );
+    assert_eq!(files_under(&store.join("log")), log_before);
+    let (code, after, _) = statuses(&store);
+    assert_eq!(code, 0);
+    assert_eq!(after, before);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+/// A layout 1 (sled) store holding `cs`, as elench 0.1 left it.
+fn layout1_store(store: &Path, keys: &Keys, cs: &[Signed]) {
+    let db = sled::open(store.join("db")).unwrap();
+    let keys_tree = db.open_tree("keys").unwrap();
+    for k in keys.trusted() {
+        keys_tree
+            .insert(
+                k.keyid.as_bytes(),
+                serde_json::to_vec(&json!({
+                    "keyid": k.keyid, "role": k.role.as_str(), "name": k.name,
+                    "public_key": hex::encode(k.key.as_bytes()), "retired": false,
+                }))
+                .unwrap(),
+            )
+            .unwrap();
+    }
+    let envelopes = db.open_tree("envelopes").unwrap();
+    let arrivals = db.open_tree("arrivals").unwrap();
+    for (i, c) in cs.iter().enumerate() {
+        envelopes
+            .insert(c.id.as_bytes(), c.envelope.as_bytes())
+            .unwrap();
+        arrivals
+            .insert((i as u64).to_be_bytes(), c.id.as_bytes())
+            .unwrap();
+    }
+    db.flush().unwrap();
+    std::fs::write(store.join("FORMAT"), "elench-store 1\n").unwrap();
+}
+
+#[test]
+fn a_migrated_store_whose_format_says_layout_1_again_keeps_every_claim() {
+    let keys = Keys::new();
+    let cs = claims(8, 23);
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    layout1_store(&store, &keys, &cs);
+    assert_eq!(statuses(&store).0, 0);
+    assert!(store.join("db.layout1").is_dir());
+    // The log grows past what layout 1 held; then FORMAT is set back.
+    let bundle = tmp.path().join("more.intoto.jsonl");
+    let more: Vec<Signed> = (0..3)
+        .map(|i| Spec::assertion(format!("after the migration {i}"), &[]).sign(&keys))
+        .collect();
+    write_bundle(&bundle, &more);
+    let added = run(&store, &["add", bundle.to_str().unwrap()]);
+    assert_eq!(added.json["data"]["created"], json!(3), "{}", added.json);
+    let log_before = files_under(&store.join("log"));
+    std::fs::write(store.join("FORMAT"), "elench-store 1\n").unwrap();
+    let out = run(&store, &["status", "--all"]);
+    corrupt(&out);
+    assert!(error_message(&out).contains("FORMAT"), "{}", out.json);
+    assert_eq!(files_under(&store.join("log")), log_before);
+    // `fsck --repair` makes FORMAT name the layout on disk; the log stays as it was.
+    let out = run(&store, &["fsck", "--repair"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["repaired"]["format"], json!(true));
+    assert_eq!(files_under(&store.join("log")), log_before);
+    let (code, got, _) = statuses(&store);
+    assert_eq!(code, 0);
+    assert_eq!(got.as_array().unwrap().len(), 11);
+}
+
+#[test]
+fn an_empty_store_whose_format_names_layout_1_is_store_corrupt_until_repaired() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    assert_eq!(run(&store, &["init"]).code, 0);
+    for format in ["elench-store 1\n", "elench-store 0\n"] {
+        std::fs::write(store.join("FORMAT"), format).unwrap();
+        corrupt(&run(&store, &["status", "--all"]));
+        let out = run(&store, &["fsck", "--repair"]);
+        assert_eq!(out.code, 0, "{format}: {}", out.json);
+        assert_eq!(run(&store, &["status", "--all"]).code, 0, "{format}");
+    }
+}
+
+#[test]
+fn a_migration_interrupted_after_part_of_the_log_was_written_finishes_it() {
+    let keys = Keys::new();
+    let cs = claims(8, 25);
+    let tmp = tempfile::tempdir().unwrap();
+    // What the migration writes, from a copy.
+    let copy = tmp.path().join("copy");
+    layout1_store(&copy, &keys, &cs);
+    assert_eq!(statuses(&copy).0, 0);
+    let full = std::fs::read(segment(&copy)).unwrap();
+    let recs = records(&copy);
+    // The same layout 1 store, with the first six records of that log already written.
+    let store = tmp.path().join("store");
+    layout1_store(&store, &keys, &cs);
+    std::fs::create_dir_all(store.join("log")).unwrap();
+    std::fs::write(segment(&store), &full[..recs[6].pos.offset as usize]).unwrap();
+    let (code, got, _) = statuses(&store);
+    assert_eq!(code, 0);
+    assert_eq!(got.as_array().unwrap().len(), cs.len());
+    assert_eq!(std::fs::read(segment(&store)).unwrap(), full);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+#[test]
+fn a_cut_inside_the_last_acknowledged_record_is_store_corrupt_never_a_torn_tail() {
+    let cs = claims(12, 26);
+    let (_tmp, store) = store_with(&cs);
+    let original = std::fs::read(segment(&store)).unwrap();
+    let last = records(&store).pop().unwrap();
+    for cut in [
+        last.pos.offset + 1,
+        last.pos.offset + 43,
+        last.pos.offset + 44,
+        last.pos.offset + last.frame_len / 2,
+        last.pos.offset + last.frame_len - 1,
+    ] {
+        std::fs::write(segment(&store), &original[..cut as usize]).unwrap();
+        for args in [vec!["status", "--all"], vec!["fsck"]] {
+            let out = run(&store, &args);
+            corrupt(&out);
+            assert!(
+                !warning_codes(&out).contains(&"TORN_TAIL".to_owned()),
+                "cut at {cut}: {}",
+                out.json
+            );
+        }
+        // Nothing was cut: the log is as the cut left it.
+        assert_eq!(std::fs::metadata(segment(&store)).unwrap().len(), cut);
+        std::fs::write(segment(&store), &original).unwrap();
+        assert_eq!(run(&store, &["fsck"]).code, 0, "cut at {cut}");
+    }
+}
+
+#[test]
+fn a_cut_keys_retire_never_lets_the_retired_key_sign_again() {
+    let keys = Keys::new();
+    let cs = claims(5, 27);
+    let (tmp, store) = store_with(&cs);
+    let agent = elench::keys::keyid(&keys.agent.verifying_key());
+    assert_eq!(run(&store, &["keys", "retire", "--yes", &agent]).code, 0);
+    let last = records(&store).pop().unwrap();
+    assert_eq!(last.kind, elench::store::log::Kind::KeyRetire);
+    let bytes = std::fs::read(segment(&store)).unwrap();
+    std::fs::write(
+        segment(&store),
+        &bytes[..(last.pos.offset + last.frame_len / 2) as usize],
+    )
+    .unwrap();
+    let fresh = Spec::assertion("signed after retirement", &[]).sign(&keys);
+    let bundle = tmp.path().join("fresh.intoto.jsonl");
+    write_bundle(&bundle, [&fresh]);
+    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    corrupt(&out);
+    let out = run(&store, &["keys", "list"]);
+    corrupt(&out);
+    // Repaired, the retirement is gone for good (quarantined): that is said, not hidden.
+    let out = run(&store, &["fsck", "--repair"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(
+        out.json["data"]["repaired"]["damage"].is_string(),
+        "{}",
+        out.json
+    );
+}
+
+#[test]
+fn damage_inside_a_trust_event_stops_add_as_it_stops_fsck() {
+    let keys = Keys::new();
+    let cs = claims(6, 28);
+    let (tmp, store) = store_with(&cs);
+    let recs = records(&store);
+    assert_eq!(recs[1].kind, elench::store::log::Kind::KeyAdd);
+    let mut bytes = std::fs::read(segment(&store)).unwrap();
+    bytes[(recs[1].pos.offset + 50) as usize] ^= 0x08;
+    std::fs::write(segment(&store), &bytes).unwrap();
+    let len = bytes.len() as u64;
+    corrupt(&run(&store, &["fsck"]));
+    let fresh = Spec::assertion("after the damage", &[]).sign(&keys);
+    let bundle = tmp.path().join("fresh.intoto.jsonl");
+    write_bundle(&bundle, [&fresh]);
+    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    corrupt(&out);
+    assert!(
+        error_message(&out).contains(&format!("at byte {}", recs[1].pos.offset)),
+        "{}",
+        out.json
+    );
+    let pems = keys.write_public_pems(&tmp.path().join("pems2"));
+    let (role, pem) = &pems[0];
+    corrupt(&run(
+        &store,
+        &[
+            "keys",
+            "add",
+            "--role",
+            role,
+            "--name",
+            "again",
+            pem.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(std::fs::metadata(segment(&store)).unwrap().len(), len);
+}
+
+/// Splits the one segment into segments starting at the given record numbers (as a log that
+/// grew past the segment size would be), and rebuilds the index over them.
+fn split_segments(store: &Path, at: &[u64]) {
+    let recs = records(store);
+    let bytes = std::fs::read(segment(store)).unwrap();
+    let mut starts = vec![0u64];
+    starts.extend_from_slice(at);
+    for (i, &first) in starts.iter().enumerate() {
+        let from = recs[first as usize].pos.offset as usize;
+        let to = match starts.get(i + 1) {
+            Some(&next) => recs[next as usize].pos.offset as usize,
+            None => bytes.len(),
+        };
+        std::fs::write(segment_n(store, first), &bytes[from..to]).unwrap();
+    }
+    let out = run(store, &["reindex"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(run(store, &["fsck"]).code, 0);
+}
+
+/// `fsck --repair` exits 0, moves (never deletes) what it cannot use, and leaves a store that
+/// opens and passes `fsck`.
+fn repair_leaves_a_working_store(store: &Path, context: &str) -> Value {
+    let before: usize = files_under(&store.join("log"))
+        .iter()
+        .chain(files_under(&store.join("quarantine")).iter())
+        .map(|(_, b)| b.len())
+        .sum();
+    let out = run(store, &["fsck", "--repair"]);
+    assert_eq!(out.code, 0, "{context}: {}", out.json);
+    let after: usize = files_under(&store.join("log"))
+        .iter()
+        .chain(files_under(&store.join("quarantine")).iter())
+        .map(|(_, b)| b.len())
+        .sum();
+    assert!(
+        after >= before,
+        "{context}: {before} bytes before, {after} after"
+    );
+    let (code, got, _) = statuses(store);
+    assert_eq!(code, 0, "{context}");
+    let out = run(store, &["fsck"]);
+    assert_eq!(out.code, 0, "{context}: {}", out.json);
+    got
+}
+
+#[test]
+fn fsck_repair_repairs_a_record_that_is_whole_but_no_longer_verifies() {
+    let cs = claims(10, 29);
+    let (_tmp, store) = store_with(&cs);
+    let mut recs = records(&store);
+    // A base64 letter of the payload changed: the frame and chain are right, the signature
+    // is not.
+    let r = &mut recs[7];
+    let text = String::from_utf8(r.payload.clone()).unwrap();
+    let at = text.find("\"payload\":\"").unwrap() + 20;
+    let mut payload = r.payload.clone();
+    payload[at] = if payload[at] == b'A' { b'B' } else { b'A' };
+    r.payload = payload;
+    rewrite_chained(&store, &recs);
+    corrupt(&run(&store, &["fsck"]));
+    let got = repair_leaves_a_working_store(&store, "whole but unverifiable");
+    // Records 0..7: three trust events and four envelopes.
+    assert_eq!(got.as_array().unwrap().len(), 4);
+    // A repeated envelope, chained right, is repaired the same way.
+    let mut recs = records(&store);
+    recs.push(recs[4].clone());
+    rewrite_chained(&store, &recs);
+    fsck_finds_a_repeated_envelope(&store);
+    let got = repair_leaves_a_working_store(&store, "repeated envelope");
+    assert_eq!(got.as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn fsck_repair_repairs_deleted_misnumbered_and_empty_segments() {
+    type Break = fn(&Path);
+    let cases: [(&str, Break, usize); 5] = [
+        (
+            "first segment deleted",
+            |s| std::fs::remove_file(segment_n(s, 0)).unwrap(),
+            0,
+        ),
+        (
+            "middle segment deleted",
+            |s| std::fs::remove_file(segment_n(s, 8)).unwrap(),
+            5,
+        ),
+        (
+            "segment misnumbered",
+            |s| std::fs::rename(segment_n(s, 8), segment_n(s, 9)).unwrap(),
+            5,
+        ),
+        (
+            "middle segment emptied",
+            |s| std::fs::write(segment_n(s, 8), b"").unwrap(),
+            5,
+        ),
+        (
+            "empty segment after the last",
+            |s| std::fs::write(segment_n(s, 40), b"").unwrap(),
+            10,
+        ),
+    ];
+    for (what, break_it, left) in cases {
+        let cs = claims(10, 30);
+        let (_tmp, store) = store_with(&cs);
+        split_segments(&store, &[8, 11]);
+        break_it(&store);
+        let got = repair_leaves_a_working_store(&store, what);
+        assert_eq!(got.as_array().unwrap().len(), left, "{what}");
+    }
+}
+
+#[test]
+fn an_index_of_another_log_is_rebuilt_never_read_as_damage() {
+    // Both logs start with the same three trust events (the same keys, added alike).
+    for (index_claims, log_claims) in [(12, 5), (5, 12), (8, 8)] {
+        let (_t1, a) = store_with(&claims(index_claims, 31));
+        let (_t2, b) = store_with(&claims(log_claims, 32));
+        let (_, want, _) = statuses(&b);
+        std::fs::remove_dir_all(b.join("index")).unwrap();
+        copy_dir(&a.join("index"), &b.join("index"));
+        let out = run(&b, &["status", "--all", "--limit", "10000"]);
+        let context = format!("index of {index_claims} claims, log of {log_claims}");
+        assert_eq!(out.code, 0, "{context}: {}", out.json);
+        assert!(
+            warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()),
+            "{context}: {}",
+            out.json
+        );
+        assert_eq!(out.json["data"]["claims"], want, "{context}");
+        assert_eq!(run(&b, &["fsck"]).code, 0, "{context}");
+    }
+}
+
+#[test]
+fn an_index_of_a_log_rewritten_before_its_head_is_rebuilt() {
+    let cs = claims(12, 33);
+    let (_tmp, store) = store_with(&cs);
+    let mut recs = records(&store);
+    // Record 6 taken out and the chain made right again: the log diverges at record 6.
+    recs.remove(6);
+    rewrite_chained(&store, &recs);
+    let out = run(&store, &["status", "--all", "--limit", "10000"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
+    assert_eq!(out.json["data"]["claims"].as_array().unwrap().len(), 11);
+    assert_eq!(run(&store, &["fsck"]).code, 0);
+    // A strict prefix of what the index saw is acknowledged loss, not another log.
+    let recs = records(&store);
+    rewrite_chained(&store, &recs[..recs.len() - 2]);
+    corrupt(&run(&store, &["status", "--all"]));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn a_wrong_record_of_trust_events_in_the_index_is_rebuilt_never_blamed_on_the_log() {
+    let cs = claims(6, 34);
+    let (_tmp, store) = store_with(&cs);
+    let (_, want, _) = statuses(&store);
+    let recs = records(&store);
+    // The index says an envelope record is a trust event.
+    let wrong = vec![(recs[5].pos, recs[5].chain)];
+    edit_index(&store, "meta", b"trust_events", |_| {
+        postcard::to_allocvec(&wrong).unwrap()
+    });
+    let out = run(&store, &["status", "--all", "--limit", "10000"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
+    assert_eq!(out.json["data"]["claims"], want);
+    // Unreadable, the same.
+    edit_index(&store, "meta", b"trust_events", |_| vec![0xff; 3]);
+    let out = run(&store, &["status", "--all", "--limit", "10000"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
+    assert_eq!(run(&store, &["fsck"]).code, 0);
 }

@@ -365,7 +365,9 @@ impl From<crate::store::StoreError> for Failure {
                 code: "STORE_INVALID",
                 message: format!("cannot use the store: {e}"),
             },
-            E::Corrupt(_) => Failure::Corrupt(format!("{e} (`elench fsck` says more)")),
+            E::Corrupt(_) | E::Damaged(_) => {
+                Failure::Corrupt(format!("{e} (`elench fsck` says more)"))
+            }
             E::Rejected(rejection) => Failure::Rejected {
                 rejection,
                 input: None,

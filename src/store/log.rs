@@ -15,9 +15,10 @@
 //! The chain before the first record is 32 zero bytes, so `(n, chain_n)` names the whole log.
 //!
 //! Invariants:
-//! - Nothing here rewrites or deletes a byte that was acknowledged. The only truncation is
-//!   [`Log::cut_torn_tail`], of a final frame that was never complete (so never acknowledged),
-//!   and quarantine (`fsck --repair`), which moves bytes elsewhere instead of deleting them.
+//! - Nothing here rewrites or deletes a byte that was acknowledged. The store truncates the
+//!   log only through quarantine ([`Log::quarantine_from`]: a torn final frame, and what
+//!   `fsck --repair` cannot use), which moves the bytes elsewhere instead of deleting them;
+//!   [`Log::cut_torn_tail`] is for tests and tools that want the bytes gone.
 //! - A frame is acknowledged only after the fsync of the segment it was written to
 //!   ([`Appender::commit`]).
 //! - Damage before the tail is never skipped: it is [`Damage`] naming segment and offset.
@@ -288,8 +289,6 @@ impl Log {
     /// `pos`. Used for random access through the index.
     pub fn read_at(&self, pos: Position) -> Result<Record, LogError> {
         let path = self.segment_path(pos.segment);
-        let mut f = File::open(&path).map_err(io(&path))?;
-        f.seek(SeekFrom::Start(pos.offset)).map_err(io(&path))?;
         let damaged = |reason: String| {
             LogError::Damaged(Damage {
                 segment: pos.segment,
@@ -297,6 +296,16 @@ impl Log {
                 reason,
             })
         };
+        let mut f = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(damaged(
+                    "the segment holding the record the index points at is missing".into(),
+                ))
+            }
+            Err(e) => return Err(io(&path)(e)),
+        };
+        f.seek(SeekFrom::Start(pos.offset)).map_err(io(&path))?;
         let mut h = [0u8; HEADER_LEN];
         read_full(&mut f, &mut h)
             .map_err(io(&path))?
@@ -534,13 +543,26 @@ impl Log {
         std::fs::create_dir_all(dest).map_err(io(dest))?;
         let mut moved = Vec::new();
         let path = self.segment_path(segment);
-        if path.exists() {
+        if offset == 0 && path.exists() {
+            // The whole segment goes: moved, so that no empty (or misnumbered) file of it
+            // stays behind to break the log again.
+            let to = dest.join(segment_name(segment));
+            if to.exists() {
+                return Err(io(&to)(std::io::ErrorKind::AlreadyExists.into()));
+            }
+            std::fs::rename(&path, &to).map_err(io(&path))?;
+            moved.push(segment_name(segment));
+        } else if path.exists() {
             let mut f = File::open(&path).map_err(io(&path))?;
             f.seek(SeekFrom::Start(offset)).map_err(io(&path))?;
             let mut rest = Vec::new();
             f.read_to_end(&mut rest).map_err(io(&path))?;
             let name = format!("{}.from-{offset}", segment_name(segment));
             let out = dest.join(&name);
+            if out.exists() {
+                // Never written over: what is there was moved aside before.
+                return Err(io(&out)(std::io::ErrorKind::AlreadyExists.into()));
+            }
             crate::atomic_file::write(&out, &rest).map_err(io(&out))?;
             moved.push(name);
             let w = OpenOptions::new()
@@ -553,6 +575,9 @@ impl Log {
         for s in self.segments()?.into_iter().filter(|&s| s > segment) {
             let from = self.segment_path(s);
             let to = dest.join(segment_name(s));
+            if to.exists() {
+                return Err(io(&to)(std::io::ErrorKind::AlreadyExists.into()));
+            }
             std::fs::rename(&from, &to).map_err(io(&from))?;
             moved.push(segment_name(s));
         }

@@ -82,6 +82,10 @@ pub enum StoreError {
     FormatTooNew { found: u32, supported: u32 },
     #[error("store is damaged: {0}")]
     Corrupt(String),
+    /// A record of the log that is whole (checksums, chain) but cannot be used: it does not
+    /// verify, is not canonical, or repeats an envelope.
+    #[error("store is damaged: {0}; `elench fsck --repair` moves the damaged part aside")]
+    Damaged(Damage),
     #[error("{0} is not an elench store: {1}")]
     Invalid(PathBuf, String),
     #[error(
@@ -346,6 +350,9 @@ enum Standing {
     Behind,
     /// The index must be rebuilt: why.
     Rebuild(String),
+    /// The log no longer holds what the index saw (acknowledged records lost, or a trust
+    /// event damaged): `STORE_CORRUPT`, why.
+    Lost(String),
 }
 
 impl Store {
@@ -379,6 +386,10 @@ impl Store {
         if found > supported {
             return Err(StoreError::FormatTooNew { found, supported });
         }
+        if let Some(why) = migrate::disagreement(root, found) {
+            // Said before any lock is taken: a read-only store gets the same answer.
+            return Err(StoreError::Corrupt(why));
+        }
         if found < supported {
             let lock = acquire_lock(root, wait)?;
             migrate::migrate(root, found)?;
@@ -389,12 +400,30 @@ impl Store {
         Ok(store)
     }
 
+    /// `fsck --repair` of a store that cannot be opened because FORMAT names an older layout
+    /// than the one on disk: when no layout 1 database waits in `db/` (unmigrated), FORMAT is
+    /// made to name the current layout (the log, if any, is the store; nothing else
+    /// changes). Returns whether it did.
+    pub fn repair_format(root: &Path, wait: Duration) -> Result<bool, StoreError> {
+        let found = read_format_file(root)?;
+        if found >= current_version() || root.join("db").is_dir() {
+            return Ok(false);
+        }
+        let _lock = acquire_lock(root, wait)?;
+        write_format_file(root)?;
+        Ok(true)
+    }
+
     /// Opens a store without bringing the index level with the log (for `fsck`, which
     /// reports what it finds instead).
     pub fn open_unsettled(root: &Path, wait: Duration) -> Result<Store, StoreError> {
         Store::check(root)?;
-        if read_format_file(root)? < current_version() {
+        let found = read_format_file(root)?;
+        if found < current_version() {
             return Store::open(root, wait);
+        }
+        if let Some(why) = migrate::disagreement(root, found) {
+            return Err(StoreError::Corrupt(why));
         }
         Store::open_parts(root, wait)
     }
@@ -532,14 +561,23 @@ impl Store {
         &self.index
     }
 
-    /// Compares the index with the log without reading more than one record.
+    /// Compares the index with the log. On the usual path it reads the index's last record
+    /// and the trust events; only a log that no longer holds what the index saw is compared
+    /// with the index record by record ([`Store::lost_or_other`]).
     fn standing(&self) -> Result<Standing, StoreError> {
         if let Some(other) = self.index.unsynced_from_other_boot()? {
+            // Pages written in that boot may be lost: the index cannot vouch for anything,
+            // and the log's own rule (a torn final frame was never acknowledged) decides.
             return Ok(Standing::Rebuild(index::unsynced::reason(&other)));
         }
-        let (meta, format) = {
+        let (meta, format, origin, trust_events) = {
             let r = self.index.read()?;
-            (r.meta()?, r.format()?)
+            let (Ok(origin), Ok(trust_events)) = (r.origin(), r.trust_events()) else {
+                return Ok(Standing::Rebuild(
+                    "the index's record of which log it indexes cannot be read".into(),
+                ));
+            };
+            (r.meta()?, r.format()?, origin, trust_events)
         };
         let segments = self.log.segments()?;
         if meta.head.records == 0 {
@@ -561,41 +599,155 @@ impl Store {
         let Some(last) = meta.last else {
             return Ok(Standing::Rebuild("the index names no last record".into()));
         };
-        if !segments.contains(&meta.head.segment) {
-            return Err(StoreError::Corrupt(format!(
-                "log segment {} is missing, though the index has seen {} records in it; \
-                 `elench fsck --repair` rebuilds from what is left",
-                log::segment_name(meta.head.segment),
-                meta.head.records
-            )));
+        if !self.log_holds_head(&meta, last, &segments)? {
+            return self.lost_or_other(&meta, origin);
+        }
+        // The log holds what the index saw. An index from before the index recorded which
+        // log it indexes is rebuilt once (a read-only store is read as it is).
+        let (Some(_), Some(events)) = (origin, trust_events) else {
+            if self.read_only {
+                return Ok(Standing::Current);
+            }
+            return Ok(Standing::Rebuild(
+                "the index does not record which log it indexes (an earlier elench wrote it)"
+                    .into(),
+            ));
+        };
+        // The trust state every writer verifies against rests on these records: damage in
+        // one stops every command, as it stops `fsck`.
+        for (pos, chain) in events {
+            match self.log.read_at(pos) {
+                Ok(r) if r.chain == chain && r.kind != Kind::Envelope => continue,
+                Ok(_) | Err(log::LogError::Damaged(_)) => {
+                    return self.trust_event_failed(&meta, pos)
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
         let len = self.log.segment_len(meta.head.segment)?;
-        if len < meta.head.end && last.segment == meta.head.segment && len > last.offset {
-            // The last record is cut short: a torn tail, though the index saw it whole.
-            return Ok(Standing::Rebuild(format!(
-                "the log's last record (record {}) is cut short",
-                last.n
-            )));
-        }
-        if len < meta.head.end {
-            return Err(StoreError::Corrupt(format!(
-                "log segment {} ends at byte {len}, before the {} bytes the index has seen: \
-                 acknowledged records are missing; `elench fsck --repair` rebuilds from what is left",
-                log::segment_name(meta.head.segment),
-                meta.head.end
-            )));
-        }
-        let record = self.log.read_at(last)?;
-        if record.chain != meta.head.chain {
-            return Ok(Standing::Rebuild(format!(
-                "the index's chain value disagrees with the log at record {}",
-                last.n
-            )));
-        }
         if len > meta.head.end || segments.iter().any(|&s| s > meta.head.segment) {
             return Ok(Standing::Behind);
         }
         Ok(Standing::Current)
+    }
+
+    /// A trust event the index names did not read back as the index saw it. The log is read
+    /// up to the index's head to tell damage to the log (`STORE_CORRUPT`, where the reading
+    /// stopped) from an index whose record of its trust events is wrong (rebuilt).
+    fn trust_event_failed(&self, meta: &Meta, at: Position) -> Result<Standing, StoreError> {
+        let (head, tail) = self
+            .log
+            .scan(Head::EMPTY, |rec| Ok(rec.pos.n + 1 < meta.head.records))?;
+        match tail {
+            Tail::Damaged(d) => Ok(Standing::Lost(format!(
+                "{d}; the trust state every new envelope is verified against rests on the \
+                 records up to record {} (a trust event), so nothing can be added; \
+                 `elench fsck --repair` moves the damaged part aside",
+                at.n
+            ))),
+            _ if head.records < meta.head.records => self.lost_or_other(meta, None),
+            _ => Ok(Standing::Rebuild(format!(
+                "the index names a trust event at record {} that the log does not hold there",
+                at.n
+            ))),
+        }
+    }
+
+    /// Why the log no longer holds records the index saw (acknowledged records lost or
+    /// damaged, or a damaged trust event), if that is so: what `fsck` reports as damage
+    /// even where the log alone would read as ending in an unfinished append.
+    pub fn acknowledged_loss(&self) -> Option<String> {
+        match self.standing() {
+            Ok(Standing::Lost(why)) | Err(StoreError::Corrupt(why)) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// Whether the log still holds the index's head: its segment is as long as the index
+    /// saw, and the last record the index applied is there, whole, with the index's chain.
+    fn log_holds_head(
+        &self,
+        meta: &Meta,
+        last: Position,
+        segments: &[u64],
+    ) -> Result<bool, StoreError> {
+        if !segments.contains(&meta.head.segment)
+            || self.log.segment_len(meta.head.segment)? < meta.head.end
+        {
+            return Ok(false);
+        }
+        match self.log.read_at(last) {
+            Ok(r) => Ok(r.chain == meta.head.chain),
+            Err(log::LogError::Damaged(_)) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The log does not hold the index's head. If every record the log still has is what the
+    /// index saw there, acknowledged records were lost or damaged: `STORE_CORRUPT`, whatever
+    /// the log's end looks like (a record cut inside is never taken for a torn tail, which
+    /// only an append the index never saw leaves). If the log differs from what the index
+    /// saw (another log, or one rewritten before the index's head), the index is rebuilt.
+    fn lost_or_other(
+        &self,
+        meta: &Meta,
+        origin: Option<log::Chain>,
+    ) -> Result<Standing, StoreError> {
+        let r = self.index.read()?;
+        let mut envelopes = 0u64;
+        let mut differs: Option<String> = None;
+        let (head, tail) = self.log.scan(Head::EMPTY, |rec| {
+            if rec.pos.n >= meta.head.records {
+                return Ok(false);
+            }
+            let same = if rec.pos.n == 0 && origin.is_some_and(|o| o != rec.chain) {
+                false
+            } else {
+                indexed_as(&r, &rec, envelopes).unwrap_or(false)
+            };
+            if rec.kind == Kind::Envelope {
+                envelopes += 1;
+            }
+            if !same {
+                differs = Some(format!(
+                    "the log differs from what the index saw at record {} (the index is of \
+                     another log, or of one rewritten since)",
+                    rec.pos.n
+                ));
+            }
+            Ok(same)
+        })?;
+        if let Some(why) = differs {
+            return Ok(Standing::Rebuild(why));
+        }
+        if head.records >= meta.head.records {
+            // Every record the index saw is there after all.
+            return Ok(Standing::Behind);
+        }
+        let how = match tail {
+            Tail::Clean if head.records == 0 => "the log holds no records".to_owned(),
+            Tail::Clean => format!(
+                "the log ends after record {} (log segment {} at byte {})",
+                head.records.wrapping_sub(1),
+                log::segment_name(head.segment),
+                head.end
+            ),
+            Tail::Torn {
+                segment, offset, ..
+            } => format!(
+                "the log ends inside record {} (log segment {} at byte {offset}), which was \
+                 acknowledged: it is cut short, not an unfinished append",
+                head.records,
+                log::segment_name(segment)
+            ),
+            Tail::Damaged(d) => format!("record {} is damaged: {d}", head.records),
+        };
+        Ok(Standing::Lost(format!(
+            "{how}, but the index has seen {} records: acknowledged records are missing or \
+             damaged; `elench fsck --repair` moves the damaged part aside and rebuilds from \
+             what is left",
+            meta.head.records
+        )))
     }
 
     /// Brings the index level with the log. With `lock` (a writer) always; without, only if
@@ -608,22 +760,37 @@ impl Store {
                     path: self.root.clone(),
                     why,
                 }),
+                Standing::Lost(why) => Err(StoreError::Corrupt(why)),
                 _ => Ok(()),
             };
         }
         match self.standing()? {
             Standing::Current => Ok(()),
+            Standing::Lost(why) => {
+                if lock.is_some() {
+                    return Err(StoreError::Corrupt(why));
+                }
+                // A writer may be part-way through changing the log (`fsck --repair` cuts it
+                // before it rebuilds the index): judged again once it is done.
+                let _l = acquire_lock(&self.root, self.wait)?;
+                match self.standing()? {
+                    Standing::Lost(why) => Err(StoreError::Corrupt(why)),
+                    Standing::Rebuild(why) => self.rebuild_locked(&why),
+                    Standing::Behind => self.catch_up_locked(),
+                    Standing::Current => Ok(()),
+                }
+            }
             Standing::Behind => {
                 if lock.is_some() {
                     return self.catch_up_locked();
                 }
                 match try_lock(&self.root)? {
-                    Some(_l) => {
-                        if let Standing::Behind = self.standing()? {
-                            self.catch_up_locked()?;
-                        }
-                        Ok(())
-                    }
+                    Some(_l) => match self.standing()? {
+                        Standing::Behind => self.catch_up_locked(),
+                        Standing::Lost(why) => Err(StoreError::Corrupt(why)),
+                        Standing::Rebuild(why) => self.rebuild_locked(&why),
+                        Standing::Current => Ok(()),
+                    },
                     // A writer is at work; it will catch up. Read what it committed.
                     None => Ok(()),
                 }
@@ -637,6 +804,7 @@ impl Store {
                     Standing::Rebuild(why) => self.rebuild_locked(&why),
                     Standing::Behind => self.catch_up_locked(),
                     Standing::Current => Ok(()),
+                    Standing::Lost(why) => Err(StoreError::Corrupt(why)),
                 }
             }
         }
@@ -686,14 +854,17 @@ impl Store {
                 offset,
                 bytes,
             } => {
-                self.log.cut_torn_tail(segment, offset)?;
+                // Cut off, but kept: nothing elench does deletes bytes of the log.
+                let dest = fresh_quarantine(&self.root);
+                self.log.quarantine_from(segment, offset, &dest)?;
                 warn(
                     "TORN_TAIL",
                     format!(
                         "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
                          segment {}), left by an interrupted append that was never acknowledged; \
-                         it was cut off",
-                        log::segment_name(segment)
+                         it was cut off and kept in {}",
+                        log::segment_name(segment),
+                        dest.display()
                     ),
                 );
                 Ok(())
@@ -1160,36 +1331,83 @@ impl Store {
     }
 
     /// `fsck --repair`: moves everything from the first damaged record on into
-    /// `quarantine/<time>/` and rebuilds the index from what is left. Returns the damage
-    /// found (None when the log was sound) and the files moved.
-    pub fn repair(&self) -> Result<(Option<Damage>, Vec<String>, PathBuf), StoreError> {
+    /// `quarantine/<time>/` and rebuilds the index from what is left, until the log reads
+    /// whole and every record of it applies: a frame that is whole but does not verify (or
+    /// repeats an envelope) is damage too, and so is a segment that is missing, misnumbered
+    /// or empty before the end. Nothing is deleted. Returns the first damage found (None
+    /// when the log was sound or only ended in an unfinished append) and the files moved.
+    pub fn repair(&self) -> Result<Repaired, StoreError> {
         let _lock = self.lock_unsettled()?;
-        let (_, tail) = self.log.scan(Head::EMPTY, |_| Ok(true))?;
-        let dest = self
-            .root
-            .join(QUARANTINE_DIR)
-            .join(format!("{}", unix_time()));
-        let (damage, moved) = match tail {
-            Tail::Clean => (None, Vec::new()),
-            Tail::Torn {
-                segment, offset, ..
-            } => {
-                let moved = self.log.quarantine_from(segment, offset, &dest)?;
-                (None, moved)
-            }
-            Tail::Damaged(d) => {
-                let moved = self.log.quarantine_from(d.segment, d.offset, &dest)?;
-                (Some(d), moved)
-            }
+        // What the index vouches for, before it is rebuilt: a log cut inside a record the
+        // index saw lost an acknowledged record, which is damage, not an unfinished append.
+        let acknowledged_loss = self.acknowledged_loss();
+        let dest = fresh_quarantine(&self.root);
+        let mut out = Repaired {
+            damage: None,
+            moved: Vec::new(),
+            quarantine: dest.clone(),
         };
-        let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
-        self.handle_tail(tail)?;
-        Ok((damage, moved, dest))
+        let mut last_cut: Option<(u64, u64)> = None;
+        loop {
+            let (_, tail) = self.log.scan(Head::EMPTY, |_| Ok(true))?;
+            let (cut, is_damage) = match tail {
+                Tail::Clean => match rebuild::rebuild_all(&self.log, &self.index, None) {
+                    Ok(Tail::Clean) => break,
+                    // The log changed under the rebuild (it cannot: the lock is held); look
+                    // again.
+                    Ok(_) => continue,
+                    Err(StoreError::Damaged(d)) => (d, true),
+                    Err(e) => return Err(e),
+                },
+                Tail::Torn {
+                    segment,
+                    offset,
+                    bytes,
+                } => (
+                    Damage {
+                        segment,
+                        offset,
+                        reason: match &acknowledged_loss {
+                            Some(why) => why.clone(),
+                            None => format!("an unfinished final record ({bytes} bytes)"),
+                        },
+                    },
+                    acknowledged_loss.is_some(),
+                ),
+                Tail::Damaged(d) => (d, true),
+            };
+            // Every cut moves bytes out of the log, so this ends; the same cut twice would
+            // mean the move did nothing.
+            if last_cut == Some((cut.segment, cut.offset)) {
+                return Err(StoreError::Corrupt(format!(
+                    "{cut}: moving it aside did not remove it"
+                )));
+            }
+            last_cut = Some((cut.segment, cut.offset));
+            out.moved
+                .extend(self.log.quarantine_from(cut.segment, cut.offset, &dest)?);
+            if out.damage.is_none() && is_damage {
+                out.damage = Some(cut);
+            }
+        }
+        Ok(out)
     }
 
     pub fn index_dir(&self) -> PathBuf {
         self.root.join(INDEX_DIR)
     }
+}
+
+/// What `fsck --repair` did.
+#[derive(Debug)]
+pub struct Repaired {
+    /// The first damage found (None when the log was sound or only ended in an unfinished
+    /// append, which was moved aside too).
+    pub damage: Option<Damage>,
+    /// The files written into (or moved to) the quarantine folder.
+    pub moved: Vec<String>,
+    /// `quarantine/<time>/`.
+    pub quarantine: PathBuf,
 }
 
 /// Whether nobody can write the store: its LOCK file cannot be opened for writing because
@@ -1208,6 +1426,19 @@ fn is_read_only(root: &Path) -> bool {
             std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
         ),
     }
+}
+
+/// A folder of `quarantine/` no earlier repair used (two repairs in one second get two).
+fn fresh_quarantine(root: &Path) -> PathBuf {
+    let base = root.join(QUARANTINE_DIR);
+    let time = unix_time();
+    (0u32..)
+        .map(|k| match k {
+            0 => base.join(time.to_string()),
+            k => base.join(format!("{time}-{k}")),
+        })
+        .find(|d| !d.exists())
+        .unwrap_or_else(|| base.join(format!("{time}-{}", std::process::id())))
 }
 
 fn unix_time() -> u64 {
@@ -1280,4 +1511,42 @@ fn claim_body(envelope: &[u8]) -> Result<serde_json::Value, String> {
     let env = crate::envelope::Envelope::parse(envelope).map_err(|r| r.message)?;
     let statement = crate::envelope::Statement::parse(&env.payload).map_err(|r| r.message)?;
     Ok(statement.predicate)
+}
+
+/// Whether the index applied `rec` (the log's record `rec.pos.n`, whose envelopes before it
+/// number `envelopes`) as it is: the same envelope at the same place, or the same trust event
+/// at the same record number.
+fn indexed_as(
+    r: &index::Reader<'_>,
+    rec: &log::Record,
+    envelopes: u64,
+) -> Result<bool, StoreError> {
+    Ok(match rec.kind {
+        Kind::Envelope => {
+            let Some(e) = r.envelope_order(envelopes, 1)?.pop() else {
+                return Ok(false);
+            };
+            e.number == envelopes
+                && e.pos == rec.pos
+                && r.holds_envelope(&e.claim, &record::envelope_digest(&rec.payload))?
+        }
+        Kind::KeyAdd => {
+            let Ok(event) = record::decode_event::<record::KeyAdd>(&rec.payload) else {
+                return Ok(false);
+            };
+            r.key(&event.keyid)?.is_some_and(|k| {
+                k.added_at == rec.pos.n
+                    && k.role == event.role
+                    && k.name == event.name
+                    && hex::encode(k.public_key) == event.public_key
+            })
+        }
+        Kind::KeyRetire => {
+            let Ok(event) = record::decode_event::<record::KeyRetire>(&rec.payload) else {
+                return Ok(false);
+            };
+            r.key(&event.keyid)?
+                .is_some_and(|k| k.retired_at.is_some_and(|at| at <= rec.pos.n))
+        }
+    })
 }

@@ -47,15 +47,14 @@ struct Run<'i, 'r, 'e> {
 /// What verifying a stored envelope found.
 type Verdict = Result<Accepted, String>;
 
+/// A record that is whole but cannot be applied: where it is, so that `fsck --repair` can
+/// move it (and what follows) aside.
 fn damaged(rec: &Record, reason: String) -> StoreError {
-    StoreError::Corrupt(
-        super::log::Damage {
-            segment: rec.pos.segment,
-            offset: rec.pos.offset,
-            reason,
-        }
-        .to_string(),
-    )
+    StoreError::Damaged(super::log::Damage {
+        segment: rec.pos.segment,
+        offset: rec.pos.offset,
+        reason,
+    })
 }
 
 /// Verifies stored envelopes on every core.

@@ -78,16 +78,45 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         }
     }
     // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
-    // warning); if the store is too damaged for that, fsck still looks and reports.
+    // warning); if the store is too damaged for that, fsck still looks and reports. A FORMAT
+    // naming an older layout than the one on disk keeps every command out, this one
+    // included: `--repair` mends it first.
+    let mut format_repaired = false;
     let store = match open_store(g) {
         Ok(s) => s,
-        Err(Failure::Corrupt(_)) => open_store_unsettled(g)?,
+        Err(Failure::Corrupt(why)) => {
+            if a.repair {
+                let root = crate::store::locate(g.store.as_deref())?;
+                format_repaired =
+                    Store::repair_format(&root, std::time::Duration::from_secs(g.wait))?;
+            }
+            match (format_repaired, open_store(g)) {
+                (true, Ok(s)) => s,
+                (true, Err(Failure::Corrupt(_))) | (false, _) => match open_store_unsettled(g) {
+                    Ok(s) => s,
+                    // The store cannot be opened at all: say why the first attempt failed.
+                    Err(Failure::Corrupt(_)) => return Err(Failure::Corrupt(why)),
+                    Err(e) => return Err(e),
+                },
+                (true, Err(e)) => return Err(e),
+            }
+        }
         Err(e) => return Err(e),
     };
     let mut repaired = Value::Null;
     let mut text = String::new();
+    if format_repaired {
+        text.push_str(&format!(
+            "FORMAT named an older layout than the log on disk; it now names layout {}\n",
+            crate::store::current_version()
+        ));
+    }
     if a.repair {
-        let (damage, moved, dest) = store.repair()?;
+        let crate::store::Repaired {
+            damage,
+            moved,
+            quarantine: dest,
+        } = store.repair()?;
         text.push_str(&match &damage {
             Some(d) => format!(
                 "repaired: {d}; moved {} file(s) to {}; the index was rebuilt\n",
@@ -104,6 +133,7 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
             "damage": damage.map(|d| d.to_string()),
             "moved": moved,
             "quarantine": if moved_any(&dest) { Some(dest.display().to_string()) } else { None },
+            "format": format_repaired,
         });
     }
     let f = check(
@@ -188,6 +218,8 @@ pub fn check(store: &Store, checkpoint: Option<CheckpointCheck>) -> Result<Findi
     } else {
         Some(store.lock_unsettled()?)
     };
+    // Asked before the audit's read transaction is open (one per thread).
+    let loss = store.acknowledged_loss();
     let live = store
         .index()
         .read()
@@ -198,7 +230,17 @@ pub fn check(store: &Store, checkpoint: Option<CheckpointCheck>) -> Result<Findi
     });
     let audited =
         audited.map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
+    // The index vouches for what was acknowledged: a log that ends before it (even in what
+    // reads as an unfinished append) lost acknowledged records.
+    let loss = match audited.tail {
+        Ok(Tail::Clean) | Ok(Tail::Torn { .. }) => loss,
+        _ => None,
+    };
     match audited.tail {
+        _ if loss.is_some() => {
+            log_damaged = true;
+            p.add("STORE_CORRUPT", loss.unwrap_or_default());
+        }
         Ok(Tail::Clean) => {}
         Ok(Tail::Torn {
             segment,

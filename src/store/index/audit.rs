@@ -25,7 +25,8 @@
 
 use super::{
     decode, encode, node_key, node_of_key, pair, Apply, ClaimEntry, Db, Difference, IdKey,
-    IndexError, KeyEntry, Meta, Node, OrderEntry, Reader, FORMAT,
+    IndexError, KeyEntry, Meta, Node, OrderEntry, Reader, TrustEventAt, FORMAT, ORIGIN_KEY,
+    TRUST_EVENTS_KEY,
 };
 use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
@@ -41,6 +42,10 @@ pub struct Audit<'r, 'e> {
     meta: Meta,
     /// The trust state: the fold of the trust events so far.
     keys: BTreeMap<String, KeyEntry>,
+    /// The first record's chain value, and the trust events so far (`meta/origin`,
+    /// `meta/trust_events`).
+    origin: Option<Chain>,
+    trust_events: Vec<TrustEventAt>,
     /// Every id the log named so far, with its node; `ids` is the reverse, and `claimed` says
     /// by node which of them the log holds as claims.
     nodes: FxHashMap<IdKey, Node>,
@@ -68,6 +73,8 @@ impl<'r, 'e> Audit<'r, 'e> {
             limit,
             meta: Meta::EMPTY,
             keys: BTreeMap::new(),
+            origin: None,
+            trust_events: Vec::new(),
             nodes: FxHashMap::default(),
             ids: Vec::new(),
             claimed: Vec::new(),
@@ -77,6 +84,16 @@ impl<'r, 'e> Audit<'r, 'e> {
             found: Vec::new(),
             counted: BTreeMap::new(),
             broken: false,
+        }
+    }
+
+    /// What the writer's `note_record` writes, kept to be compared at the end.
+    fn note_record(&mut self, pos: Position, chain: Chain, trust_event: bool) {
+        if pos.n == 0 {
+            self.origin = Some(chain);
+        }
+        if trust_event {
+            self.trust_events.push((pos, chain));
         }
     }
 
@@ -222,7 +239,14 @@ impl<'r, 'e> Audit<'r, 'e> {
         } else {
             self.expect("meta", b"meta", &encode(&self.meta));
             self.expect("meta", b"format", &encode(&FORMAT));
-            self.extra_entries("meta", 2, |k| k == b"meta" || k == b"format");
+            let mut known: Vec<&[u8]> = vec![b"meta", b"format"];
+            if let Some(origin) = self.origin {
+                self.expect("meta", ORIGIN_KEY, &encode(&origin));
+                let events = encode(&self.trust_events);
+                self.expect("meta", TRUST_EVENTS_KEY, &events);
+                known.extend([ORIGIN_KEY, TRUST_EVENTS_KEY]);
+            }
+            self.extra_entries("meta", known.len() as u64, |k| known.contains(&k));
         }
         self.audit_keys();
         let (claims, envelopes) = (self.meta.counts.claims, self.meta.counts.envelopes);
@@ -457,6 +481,7 @@ impl Apply for Audit<'_, '_> {
             }
         }
         self.meta.advance(pos, chain, frame_len);
+        self.note_record(pos, chain, false);
         Ok(())
     }
 
@@ -470,6 +495,7 @@ impl Apply for Audit<'_, '_> {
         let entry = KeyEntry::added(pos, key)?;
         self.keys.entry(key.keyid.clone()).or_insert(entry);
         self.meta.advance_past_trust_event(pos, chain, frame_len);
+        self.note_record(pos, chain, true);
         Ok(())
     }
 
@@ -484,6 +510,7 @@ impl Apply for Audit<'_, '_> {
             entry.retire(pos);
         }
         self.meta.advance_past_trust_event(pos, chain, frame_len);
+        self.note_record(pos, chain, true);
         Ok(())
     }
 

@@ -391,6 +391,15 @@ pub struct Counts {
     pub trust_events: u64,
 }
 
+/// `meta` key of the chain value of the log's first record: which log the index indexes.
+pub const ORIGIN_KEY: &[u8] = b"origin";
+/// `meta` key of the trust events the index applied, in log order: where each sits and its
+/// chain value, so that a writer can check the records the trust state rests on.
+pub const TRUST_EVENTS_KEY: &[u8] = b"trust_events";
+
+/// A trust event as the index saw it.
+pub type TrustEventAt = (Position, Chain);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Meta {
     pub head: Head,
@@ -840,6 +849,26 @@ impl Reader<'_> {
         read_format(&self.txn, &self.dbs)
     }
 
+    /// The chain value of the first record of the log the index was built from (None: an
+    /// empty log, or an index written before this was recorded).
+    pub fn origin(&self) -> Result<Option<Chain>, IndexError> {
+        self.dbs
+            .meta
+            .get(&self.txn, ORIGIN_KEY)?
+            .map(|b| decode(b, "meta/origin"))
+            .transpose()
+    }
+
+    /// The trust events applied, in log order (None: an index written before they were
+    /// recorded).
+    pub fn trust_events(&self) -> Result<Option<Vec<TrustEventAt>>, IndexError> {
+        self.dbs
+            .meta
+            .get(&self.txn, TRUST_EVENTS_KEY)?
+            .map(|b| decode(b, "meta/trust_events"))
+            .transpose()
+    }
+
     pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
         claim_in(&self.txn, &self.dbs, id)
     }
@@ -1243,6 +1272,36 @@ impl Writer<'_> {
         }
     }
 
+    /// Records what says which log this is: the first record's chain value, and where each
+    /// trust event sits.
+    fn note_record(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        trust_event: bool,
+    ) -> Result<(), IndexError> {
+        // Envelopes after the first record write nothing here: a bulk add pays no lookup.
+        if pos.n != 0 && !trust_event {
+            return Ok(());
+        }
+        if pos.n == 0 {
+            self.dbs
+                .meta
+                .put(&mut self.txn, ORIGIN_KEY, &encode(&chain))?;
+        }
+        let mut events: Vec<TrustEventAt> = match self.dbs.meta.get(&self.txn, TRUST_EVENTS_KEY)? {
+            Some(b) if pos.n != 0 => decode(b, "meta/trust_events")?,
+            _ => Vec::new(),
+        };
+        if trust_event {
+            events.push((pos, chain));
+        }
+        self.dbs
+            .meta
+            .put(&mut self.txn, TRUST_EVENTS_KEY, &encode(&events))?;
+        Ok(())
+    }
+
     /// Writes the meta entry and commits.
     pub fn commit(mut self) -> Result<Meta, IndexError> {
         let meta = self.meta;
@@ -1321,7 +1380,7 @@ impl Apply for Writer<'_> {
             }
         }
         self.meta.advance(pos, chain, frame_len);
-        Ok(())
+        self.note_record(pos, chain, false)
     }
 
     fn apply_key_add(
@@ -1343,7 +1402,7 @@ impl Apply for Writer<'_> {
                 .put(&mut self.txn, key.keyid.as_bytes(), &encode(&entry))?;
         }
         self.meta.advance_past_trust_event(pos, chain, frame_len);
-        Ok(())
+        self.note_record(pos, chain, true)
     }
 
     fn apply_key_retire(
@@ -1362,7 +1421,7 @@ impl Apply for Writer<'_> {
             }
         }
         self.meta.advance_past_trust_event(pos, chain, frame_len);
-        Ok(())
+        self.note_record(pos, chain, true)
     }
 
     fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
