@@ -121,6 +121,8 @@ pub struct Output {
     pub stderr: Vec<u8>,
     /// Some output beyond [`OUTPUT_CAP`] was dropped.
     pub truncated: bool,
+    /// The process's writes filled its scratch space (its writes may have failed).
+    pub scratch_full: bool,
 }
 
 /// One process to run.
@@ -373,6 +375,7 @@ impl Sandbox {
             stdout: Vec::new(),
             stderr: Vec::new(),
             truncated: false,
+            scratch_full: false,
         };
         if Instant::now() >= job.deadline {
             return Output {
@@ -380,6 +383,7 @@ impl Sandbox {
                 stdout: Vec::new(),
                 stderr: Vec::new(),
                 truncated: false,
+                scratch_full: false,
             };
         }
         // The process's own writable view of the pristine copy.
@@ -486,6 +490,17 @@ impl Sandbox {
                 return not_started(format!("cannot start {}: {e}", job.argv.join(" ")));
             }
         };
+        // A hold on the process's tmpfs (through its mount namespace), to see at the end
+        // whether its writes filled it.
+        let layer_fs = overlay.as_ref().and_then(|m| {
+            use std::os::unix::fs::OpenOptionsExt;
+            let p = format!("/proc/{}/root{}", child.id(), m.layer_path.display());
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                .open(p)
+                .ok()
+        });
         // Read on the side: if the report never comes, the deadline still holds.
         let (pid_tx, pid_rx) = mpsc::channel();
         if info[0] >= 0 {
@@ -583,6 +598,7 @@ impl Sandbox {
             stdout,
             stderr,
             truncated,
+            scratch_full: layer_fs.is_some_and(|f| is_full(&f)),
         }
     }
 }
@@ -662,6 +678,18 @@ fn wait_gone(pid: i32) {
     }
 }
 
+/// Whether a filesystem has (almost) no room or no inodes left.
+fn is_full(f: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fstatfs fills the zeroed struct it is given, from a descriptor we own.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(f.as_raw_fd(), &mut st) } != 0 {
+        return false;
+    }
+    let free = (st.f_bavail as u64).saturating_mul(st.f_bsize as u64);
+    free < 64 << 10 || (st.f_files > 0 && st.f_ffree == 0)
+}
+
 /// A directory removed (without following links) when this is dropped.
 struct RemoveOnDrop(PathBuf);
 
@@ -722,8 +750,12 @@ impl OverlayMounts {
             work: sub("work")?,
             tmp: sub("tmp")?,
             merged: sub("merged")?,
-            tmpfs_opts: CString::new(format!("size={size},mode=0755"))
-                .map_err(|e| e.to_string())?,
+            // Inodes bounded too: each costs kernel memory that `size` does not count.
+            tmpfs_opts: CString::new(format!(
+                "size={size},nr_inodes={},mode=0755",
+                (size / 4096).clamp(1024, 1 << 20)
+            ))
+            .map_err(|e| e.to_string())?,
             overlay_opts: CString::new(opts).map_err(|_| "a NUL byte in a path".to_owned())?,
             uid,
             layer_path: layer,

@@ -229,9 +229,15 @@ fn record(argv: Vec<String>, o: &Output, junit: Option<&[u8]>) -> ProcessRecord 
     }
 }
 
-/// Why a process that did not end on its own decides nothing.
-fn unfinished(e: &Ending) -> Option<String> {
-    match e {
+/// Why a process that did not end on its own, or ran out of room, decides nothing.
+fn unfinished(o: &Output, scratch: u64) -> Option<String> {
+    if o.scratch_full && matches!(o.ending, Ending::Exited(_)) {
+        return Some(format!(
+            "its writes filled the {} MiB of scratch space a process has (--scratch)",
+            scratch >> 20
+        ));
+    }
+    match &o.ending {
         Ending::TimedOut => Some("the time limit ended it".into()),
         Ending::Cancelled => Some("check was interrupted".into()),
         Ending::Signaled(s) => Some(format!("it was ended by signal {s}")),
@@ -257,7 +263,7 @@ impl Processes for Workspace<'_> {
             Err(why) => return (RunResult::Inconclusive(why), None),
         };
         let rec = record(argv, &o, None);
-        let result = match (&o.ending, unfinished(&o.ending)) {
+        let result = match (&o.ending, unfinished(&o, self.sandbox.limits.scratch)) {
             (_, Some(why)) => RunResult::Inconclusive(format!("run({cmd:?}): {why}")),
             // The shell's own codes for a command it could not find or execute.
             (Ending::Exited(c @ (126 | 127)), _) => RunResult::Inconclusive(format!(
@@ -315,7 +321,7 @@ impl Processes for Workspace<'_> {
                 Some(rec),
             );
         }
-        if let Some(why) = unfinished(&o.ending) {
+        if let Some(why) = unfinished(&o, self.sandbox.limits.scratch) {
             return (
                 TestResult::Inconclusive(format!("test({name:?}): {why}")),
                 Some(rec),
