@@ -120,7 +120,7 @@ pub fn evaluate_claim(setup: &Setup, claim_id: &str, source: &str, expr: &Expr) 
             truncated: budget.cut.then(|| {
                 format!(
                     "this transcript keeps at most {TRANSCRIPT_CAP} bytes of output, reports \
-                     and results; what came after was cut (the evaluation saw all of it)"
+                     and results; what came after was cut (the values the predicate compared were not)"
                 )
             }),
             runs,
