@@ -507,3 +507,34 @@ fn grep_streams_and_refuses_an_endless_line_in_bounded_memory() {
     assert_eq!(outcome(&out, &many), "verified", "{out}");
     assert!(peak < 256 << 10, "elench's peak RSS was {peak} KiB");
 }
+
+#[test]
+fn unconfined_processes_still_get_a_layer_of_their_own() {
+    let b = Bench::new(FILES);
+    let later = b.claim(
+        r#"run("echo changed > src/lib.rs").exit == 0 && run("cat src/lib.rs").stdout == "original\n" && grep("changed", "src") == 0"#,
+    );
+    let tmp = b.claim(
+        r#"run("echo x > \"$TMPDIR/m\" && cat \"$TMPDIR/m\" && echo \"$TMPDIR\"").exit == 0"#,
+    );
+    let (code, out) = b.check(&["--no-sandbox", &later, &tmp]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(outcome(&out, &later), "verified", "{out}");
+    assert_eq!(outcome(&out, &tmp), "verified", "{out}");
+    let rec = entry(&out, &tmp)["record"].as_str().unwrap().to_owned();
+    let (_, shown) = b.ks.run(&["show", &rec, "--evidence"]);
+    let stdout = shown["data"]["evidence"][0]["blob"]["runs"][0]["calls"][0]["process"]["stdout"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let dir = stdout.lines().nth(1).unwrap();
+    // The process's TMPDIR went with it.
+    assert!(!std::path::Path::new(dir).join("m").exists(), "{dir}");
+    if is_root() {
+        assert!(dir.ends_with("/layer/tmp"), "{dir}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(b.tree.join("src/lib.rs")).unwrap(),
+        "original\n"
+    );
+}

@@ -182,7 +182,7 @@ impl Sandbox {
     /// writes in its tree, with an overlay where elench may mount one, else with a copy.
     /// Err says why no sandbox can be made.
     pub fn probe(&mut self) -> Result<(), String> {
-        if matches!(self.confinement, Confinement::Bwrap(_)) && is_root() {
+        if is_root() {
             self.layer = Layer::Overlay;
             if self.probe_once().is_ok() {
                 return Ok(());
@@ -387,15 +387,17 @@ impl Sandbox {
             };
         }
         // The process's own writable view of the pristine copy.
-        let overlay = match (&self.confinement, self.layer) {
-            (Confinement::Bwrap(_), Layer::Overlay) => {
+        let overlay = match self.layer {
+            Layer::Overlay => {
                 match OverlayMounts::new(job.tree, job.work, job.uid, self.limits.scratch) {
                     Ok(m) => Some(m),
                     Err(why) => return not_started(why),
                 }
             }
-            _ => None,
+            Layer::Copy => None,
         };
+        // Unconfined, the process itself moves into its layer (bubblewrap does it otherwise).
+        let enter = matches!(self.confinement, Confinement::None);
         let mut _copy: Option<RemoveOnDrop> = None;
         let view: PathBuf = match &overlay {
             Some(m) => m.merged_path.clone(),
@@ -435,9 +437,18 @@ impl Sandbox {
                     return not_started("nothing to run".into());
                 };
                 let mut c = Command::new(prog);
-                c.args(args).current_dir(&view).env_clear();
+                c.args(args).env_clear();
+                if overlay.is_none() {
+                    // (With an overlay, the process moves there itself once it is mounted.)
+                    c.current_dir(&view);
+                }
                 let tree = view.display().to_string();
                 c.envs(self.environment(&job.env, &tree));
+                if let Some(m) = &overlay {
+                    // Its /tmp is the host's; its own is in the tmpfs of its layer.
+                    let tmp = m.layer_path.join("tmp").display().to_string();
+                    c.env("TMPDIR", &tmp).env("HOME", &tmp);
+                }
                 c
             }
         };
@@ -465,7 +476,7 @@ impl Sandbox {
                 // No single file beyond the scratch space, wherever it is written.
                 set(libc::RLIMIT_FSIZE, limits.scratch);
                 if let Some(m) = &mounts {
-                    m.mount()?;
+                    m.mount(enter)?;
                 }
                 if info_w >= 0 && libc::dup2(info_w, 3) < 0 {
                     return Err(std::io::Error::last_os_error());
@@ -762,8 +773,9 @@ impl OverlayMounts {
         })
     }
 
-    /// In the child between fork and exec: system calls only.
-    fn mount(&self) -> std::io::Result<()> {
+    /// In the child between fork and exec: system calls only. `enter`: also make the overlay
+    /// the working directory (for a process that runs without bubblewrap).
+    fn mount(&self, enter: bool) -> std::io::Result<()> {
         let ok = |r: libc::c_int| {
             if r == 0 {
                 Ok(())
@@ -805,6 +817,9 @@ impl OverlayMounts {
                 flags,
                 self.overlay_opts.as_ptr().cast(),
             ))?;
+            if enter {
+                ok(libc::chdir(self.merged.as_ptr()))?;
+            }
         }
         Ok(())
     }

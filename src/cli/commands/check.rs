@@ -371,6 +371,10 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         },
         layer: Layer::Copy,
     };
+    if needs_processes && a.no_sandbox {
+        // Only to choose how each process gets its own layer; unconfined, a copy always works.
+        let _ = sandbox.probe();
+    }
     if needs_processes && !a.no_sandbox {
         if let Err(why) = sandbox.probe() {
             return Err(Failure::Precondition {
