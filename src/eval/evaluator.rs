@@ -504,4 +504,30 @@ mod tests {
         assert!(calls[1].reason.is_some());
         assert_eq!(calls[2].result["exit"], 1);
     }
+
+    #[test]
+    fn the_budget_keeps_what_fits_counted_as_stored() {
+        let mut b = Budget {
+            left: 10,
+            cut: false,
+        };
+        let mut s = "abcd".to_owned();
+        b.clip(&mut s);
+        assert_eq!((s.as_str(), b.left, b.cut), ("abcd", 6, false));
+        // A control character costs six (\u0000), a quote two.
+        let mut s = "\0\"x".to_owned();
+        b.clip(&mut s);
+        assert_eq!((s.as_str(), b.left, b.cut), ("\0", 0, true));
+        let mut s = "more".to_owned();
+        b.clip(&mut s);
+        assert_eq!(s, "");
+        // Never inside a character.
+        let mut b = Budget {
+            left: 3,
+            cut: false,
+        };
+        let mut s = "aé€".to_owned();
+        b.clip(&mut s);
+        assert_eq!(s, "aé");
+    }
 }

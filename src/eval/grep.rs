@@ -281,4 +281,56 @@ mod tests {
         assert!(!exists(&t, "src/sub/c.rs").unwrap());
         assert!(!exists(&t, ".git/c").unwrap());
     }
+
+    #[test]
+    fn streaming_counts_as_the_whole_file_would() {
+        let s = crate::scratch::ScratchDir::new("elench-grep");
+        std::fs::create_dir_all(s.path()).unwrap();
+        let t = Tree::new(s.path());
+        let lit = Pattern::literal("ab").unwrap();
+        let re = Pattern::regex("^a.*b$").unwrap();
+        // Lines that straddle the reader's 64 KiB buffer, and endings of every kind.
+        let long = "x".repeat(70_000);
+        for body in [
+            String::new(),
+            "\n".into(),
+            "ab".into(),
+            "ab\n".into(),
+            "ab\n\nab".into(),
+            format!("a{long}b\nab\n{long}ab"),
+            format!("{long}\n{long}\nab\n"),
+        ] {
+            std::fs::write(s.path().join("f"), &body).unwrap();
+            for p in [&lit, &re] {
+                assert_eq!(
+                    grep(&t, p, "f", None).unwrap(),
+                    p.count_lines(body.as_bytes()),
+                    "{:?}",
+                    &body[..body.len().min(20)]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_bound_is_refused_and_a_past_deadline_stops_reading() {
+        let s = crate::scratch::ScratchDir::new("elench-grep");
+        std::fs::create_dir_all(s.path()).unwrap();
+        let t = Tree::new(s.path());
+        let f = std::fs::File::create(s.path().join("big")).unwrap();
+        f.set_len(MAX_LINE as u64 + 1).unwrap();
+        let lit = Pattern::literal("x").unwrap();
+        assert!(matches!(
+            grep(&t, &lit, "big", None),
+            Err(ReadError::LineTooLong { .. })
+        ));
+        let lines = "a\n".repeat(1 << 20);
+        std::fs::write(s.path().join("many"), &lines).unwrap();
+        let past = Instant::now();
+        assert!(matches!(
+            grep(&t, &lit, "many", Some(past)),
+            Err(ReadError::TimedOut { .. })
+        ));
+        assert_eq!(grep(&t, &lit, "many", None).unwrap(), 0);
+    }
 }

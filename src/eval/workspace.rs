@@ -337,3 +337,69 @@ impl Processes for Workspace<'_> {
         (result, Some(rec))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out_dir() -> ScratchDir {
+        let s = ScratchDir::new("elench-report");
+        std::fs::create_dir_all(s.path()).unwrap();
+        s
+    }
+
+    #[test]
+    fn a_regular_report_is_read_and_an_empty_one_is_none() {
+        let s = out_dir();
+        assert_eq!(read_report(s.path()), Ok(None));
+        fresh_report(s.path(), sandbox_uid()).unwrap();
+        assert_eq!(read_report(s.path()), Ok(None));
+        std::fs::write(s.path().join(JUNIT_FILE), "<testsuite/>").unwrap();
+        assert_eq!(read_report(s.path()), Ok(Some(b"<testsuite/>".to_vec())));
+        // The next test starts from an empty file again.
+        fresh_report(s.path(), sandbox_uid()).unwrap();
+        assert_eq!(read_report(s.path()), Ok(None));
+    }
+
+    #[test]
+    fn links_fifos_directories_hard_links_and_large_reports_are_refused() {
+        let secret_dir = out_dir();
+        let secret = secret_dir.path().join("key.pem");
+        std::fs::write(&secret, "BEGIN PRIVATE KEY").unwrap();
+        let report = |s: &ScratchDir| s.path().join(JUNIT_FILE);
+
+        let s = out_dir();
+        std::os::unix::fs::symlink(&secret, report(&s)).unwrap();
+        assert!(read_report(s.path()).unwrap_err().contains("symbolic link"));
+        std::fs::remove_file(report(&s)).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", report(&s)).unwrap();
+        assert!(read_report(s.path()).is_err());
+
+        let s = out_dir();
+        let p = std::ffi::CString::new(report(&s).to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid path.
+        assert_eq!(unsafe { libc::mkfifo(p.as_ptr(), 0o644) }, 0);
+        // Refused at once, without waiting for a writer.
+        assert!(read_report(s.path())
+            .unwrap_err()
+            .contains("not a regular file"));
+        fresh_report(s.path(), sandbox_uid()).unwrap();
+        assert_eq!(read_report(s.path()), Ok(None));
+
+        let s = out_dir();
+        std::fs::create_dir(report(&s)).unwrap();
+        assert!(read_report(s.path()).is_err());
+        fresh_report(s.path(), sandbox_uid()).unwrap();
+
+        let s = out_dir();
+        let linked = s.path().join("key.pem");
+        std::fs::write(&linked, "BEGIN PRIVATE KEY").unwrap();
+        std::fs::hard_link(&linked, report(&s)).unwrap();
+        assert!(read_report(s.path()).unwrap_err().contains("links"));
+
+        let s = out_dir();
+        let f = std::fs::File::create(report(&s)).unwrap();
+        f.set_len(MAX_REPORT + 1).unwrap();
+        assert!(read_report(s.path()).unwrap_err().contains("more than"));
+    }
+}
