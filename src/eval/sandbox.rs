@@ -11,8 +11,9 @@
 //!
 //! The per-process layer is an overlay (the pristine copy underneath, the process's writes
 //! in a size-limited tmpfs above) mounted in a mount namespace of the process's own before
-//! bubblewrap starts; where overlays cannot be mounted (elench does not run as root), each
-//! process gets a fresh copy of the pristine copy instead, removed when it ends.
+//! bubblewrap (or, unconfined, the process itself) starts; where overlays cannot be mounted
+//! (elench does not run as root), each process gets a fresh copy of the pristine copy
+//! instead, removed when it ends.
 //!
 //! The reference confinement is bubblewrap: new PID, network, IPC and UTS namespaces; killing
 //! the sandbox's first process makes the kernel end every other process in its namespace.
@@ -45,7 +46,8 @@ pub const SCRATCH_DEFAULT: u64 = 1 << 30;
 /// claim's evaluated beside it. The uids come from a range no account uses.
 const SANDBOX_UID_BASE: u32 = 3_000_000_000;
 
-/// A uid for one sandbox: distinct across the sandboxes of this process, and (through the
+/// A uid for one job slot (whose processes run one at a time): distinct across the slots
+/// of this process, and (through the
 /// process id) unlikely to meet another `check` running at the same time.
 pub fn sandbox_uid() -> u32 {
     use std::sync::atomic::AtomicU32;
