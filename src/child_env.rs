@@ -181,3 +181,30 @@ pub fn no_inherited_fds(cmd: &mut std::process::Command) {
         cmd.pre_exec(|| cloexec_from(3));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The descriptors a child started with `cmd` holds.
+    fn child_fds(mut cmd: std::process::Command) -> String {
+        cmd.args(["-c", "ls /proc/$$/fd; true"]);
+        String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn a_child_inherits_no_descriptor_but_0_1_2() {
+        // An inheritable descriptor, as a library might leave one (LMDB's, before a fix).
+        // SAFETY: dup of stdin gives a new descriptor without close-on-exec, closed below.
+        let fd = unsafe { libc::dup(0) };
+        assert!(fd > 2);
+        let leaked = child_fds(std::process::Command::new("sh"));
+        let mut cmd = std::process::Command::new("sh");
+        no_inherited_fds(&mut cmd);
+        let clean = child_fds(cmd);
+        // SAFETY: closing the descriptor dup made above, once.
+        unsafe { libc::close(fd) };
+        assert!(leaked.lines().any(|l| l == fd.to_string()), "{leaked}");
+        assert_eq!(clean, "0\n1\n2\n");
+    }
+}
