@@ -135,3 +135,76 @@ pub fn end_all() {
         kill(*pid, *group);
     }
 }
+
+/// Marks every descriptor from `first` up as close-on-exec, in a child between fork and
+/// exec: whatever elench holds open (the store's database, a pipe to another child, a key
+/// file being read on another thread) must not reach a program it starts. Marking rather
+/// than closing keeps the standard library's own exec-error pipe working until the exec.
+/// Only system calls: safe in a `pre_exec` closure.
+pub fn cloexec_from(first: i32) -> std::io::Result<()> {
+    let first = first.max(0) as libc::c_uint;
+    // SAFETY: close_range(2) with CLOSE_RANGE_CLOEXEC only changes descriptor flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            first,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    // Kernels before 5.11: every descriptor below the limit, one by one.
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct it is given.
+    let top = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        lim.rlim_cur.min(1 << 20) as libc::c_int
+    } else {
+        1 << 16
+    };
+    for fd in first as libc::c_int..top {
+        // SAFETY: F_SETFD on a descriptor that is not open fails with EBADF, harmlessly.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
+}
+
+/// Makes `cmd` start with only the descriptors it is given (0, 1, 2): see [`cloexec_from`].
+pub fn no_inherited_fds(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure makes system calls only; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| cloexec_from(3));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The descriptors a child started with `cmd` holds.
+    fn child_fds(mut cmd: std::process::Command) -> String {
+        cmd.args(["-c", "ls /proc/$$/fd; true"]);
+        String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+    }
+
+    #[test]
+    fn a_child_inherits_no_descriptor_but_0_1_2() {
+        // An inheritable descriptor, as a library might leave one (LMDB's, before a fix).
+        // SAFETY: dup of stdin gives a new descriptor without close-on-exec, closed below.
+        let fd = unsafe { libc::dup(0) };
+        assert!(fd > 2);
+        let leaked = child_fds(std::process::Command::new("sh"));
+        let mut cmd = std::process::Command::new("sh");
+        no_inherited_fds(&mut cmd);
+        let clean = child_fds(cmd);
+        // SAFETY: closing the descriptor dup made above, once.
+        unsafe { libc::close(fd) };
+        assert!(leaked.lines().any(|l| l == fd.to_string()), "{leaked}");
+        assert_eq!(clean, "0\n1\n2\n");
+    }
+}

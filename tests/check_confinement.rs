@@ -228,3 +228,313 @@ fn memory_beyond_the_limit_is_not_granted() {
     let (_, out) = b.check(&["--memory", "100", &id]);
     not_verified(&out, &id);
 }
+
+/// `elench check` with extra environment and, optionally, a descriptor elench inherits open
+/// (as fd 7, not close-on-exec) as if it held it itself: (exit code, JSON, elench's peak
+/// resident memory in KiB as /proc last showed it).
+fn check_with(
+    b: &Bench,
+    args: &[&str],
+    env: &[(&str, &str)],
+    held: Option<&std::path::Path>,
+) -> (i32, serde_json::Value, u64) {
+    use std::os::unix::io::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let mut all: Vec<String> = vec![
+        "--store".into(),
+        b.ks.store.display().to_string(),
+        "check".into(),
+        "--at".into(),
+        b.tree.display().to_string(),
+        "--key".into(),
+        b.ks.keys.harness.private.display().to_string(),
+    ];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"));
+    cmd.current_dir(b.dir())
+        .env_remove("ELENCH_STORE")
+        .args(&all)
+        .stdout(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let file = held.map(|p| {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(p)
+            .unwrap()
+    });
+    if let Some(f) = &file {
+        let fd = f.as_raw_fd();
+        // SAFETY: dup2 only, between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(fd, 7) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(file);
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        stdout.read_to_end(&mut v).unwrap();
+        v
+    });
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kb);
+            }
+        }
+        if start.elapsed() > Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("check did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let code = child.wait().unwrap().code().unwrap_or(-1);
+    let out = reader.join().unwrap();
+    let json = serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)));
+    (code, json, peak)
+}
+
+/// The transcript a record's evidence points at, as stored.
+fn blob_of(b: &Bench, out: &serde_json::Value, id: &str) -> Vec<u8> {
+    let digest = entry(out, id)["evidence"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no evidence for {id}: {out}"))
+        .to_owned();
+    std::fs::read(
+        b.ks.store
+            .join("blobs/sha256")
+            .join(&digest[..2])
+            .join(&digest),
+    )
+    .unwrap()
+}
+
+const FD_CLAIM: &str = r#"run("ls /proc/$$/fd; true").stdout == "0\n1\n2\n""#;
+
+#[test]
+fn no_descriptor_of_elench_reaches_a_sandboxed_process() {
+    let Some(b) = sandboxed_bench() else { return };
+    // elench holding the index read-write is what let a process rewrite it.
+    let index = b.ks.store.join("index/data.mdb");
+    assert!(index.is_file());
+    let ids: Vec<String> = (0..3)
+        .map(|i| b.claim(&format!("{FD_CLAIM} && {i} == {i}")))
+        .collect();
+    let mut args: Vec<&str> = vec!["--jobs", "2"];
+    args.extend(ids.iter().map(String::as_str));
+    let (code, out, _) = check_with(&b, &args, &[], Some(&index));
+    assert_eq!(code, 0, "{out}");
+    for id in &ids {
+        assert_eq!(outcome(&out, id), "verified", "{out}");
+    }
+}
+
+#[test]
+fn no_descriptor_of_elench_reaches_an_unconfined_process() {
+    let b = Bench::new(FILES);
+    let index = b.ks.store.join("index/data.mdb");
+    let id = b.claim(FD_CLAIM);
+    let (code, out, _) = check_with(&b, &["--no-sandbox", &id], &[], Some(&index));
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(outcome(&out, &id), "verified", "{out}");
+}
+
+#[test]
+fn a_report_that_is_a_link_or_a_fifo_is_refused_and_never_read() {
+    let Some(b) = sandboxed_bench() else { return };
+    let key = b.ks.keys.harness.private.display().to_string();
+    let index = b.ks.store.join("index/data.mdb").display().to_string();
+    let script = format!(
+        "case \"$ELENCH_TEST\" in\n\
+         key) ln -sf {key} \"$ELENCH_JUNIT\" ;;\n\
+         store) ln -sf {index} \"$ELENCH_JUNIT\" ;;\n\
+         environ) ln -sf /proc/self/environ \"$ELENCH_JUNIT\" ;;\n\
+         fifo) rm -f \"$ELENCH_JUNIT\"; mkfifo \"$ELENCH_JUNIT\" ;;\n\
+         esac\nexit 0\n"
+    );
+    check_support::write_files(&b.tree, &[("mk.sh", &script)]);
+    let names = ["key", "store", "environ", "fifo"];
+    // `|| true` decides the claim whatever the test does, so its transcript is kept.
+    let ids: Vec<String> = names
+        .iter()
+        .map(|n| b.claim(&format!(r#"test("{n}").passed || true"#)))
+        .collect();
+    let mut args: Vec<&str> = vec!["--runner", "junit:sh ./mk.sh", "--timeout", "60"];
+    args.extend(ids.iter().map(String::as_str));
+    let marker = "elench-environ-marker-5e1f";
+    let (code, out, _) = check_with(&b, &args, &[("ELENCH_MARKER", marker)], None);
+    assert_eq!(code, 0, "{out}");
+    let key_text = std::fs::read_to_string(&b.ks.keys.harness.private).unwrap();
+    let key_body = key_text.lines().nth(1).unwrap().to_owned();
+    for (n, id) in names.iter().zip(&ids) {
+        assert_eq!(outcome(&out, id), "verified", "{n}: {out}");
+        let blob = blob_of(&b, &out, id);
+        let text = String::from_utf8_lossy(&blob);
+        assert!(!text.contains("PRIVATE KEY"), "{n}: {text}");
+        assert!(!text.contains(&key_body), "{n}: {text}");
+        assert!(!text.contains(marker), "{n}: {text}");
+        assert!(!text.contains("\"junit\""), "{n}: {text}");
+        let t: serde_json::Value = serde_json::from_slice(&blob).unwrap();
+        let call = &t["runs"][0]["calls"][0];
+        assert_eq!(call["call"], "test", "{n}: {text}");
+        assert!(call["result"].is_null(), "{n}: {text}");
+        assert!(
+            call["reason"].as_str().unwrap().contains("report"),
+            "{n}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_process_cannot_change_what_later_reads_and_processes_see() {
+    let Some(b) = sandboxed_bench() else { return };
+    check_support::write_files(&b.tree, &[("src/x.rs", "unsafe fn f() {}\n")]);
+    let sed =
+        b.claim(r#"run("sed -i s/unsafe// src/x.rs").exit == 0 && grep("unsafe", "src") == 0"#);
+    let gone = b.claim(r#"run("rm -rf src").exit == 0 && exists("src/x.rs") && !exists("made")"#);
+    let later = b.claim(
+        r#"run("echo changed > src/lib.rs && touch made").exit == 0 && run("cat src/lib.rs; ls").stdout == "original\nsrc\n""#,
+    );
+    // Run as root, each process's tree is an overlay (nothing copied per process).
+    let overlay =
+        b.claim(r#"run("grep ' /tree ' /proc/self/mountinfo").stdout.contains("overlay")"#);
+    let (code, out) = b.check(&[&sed, &gone, &later, &overlay]);
+    if is_root() {
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(outcome(&out, &overlay), "verified", "{out}");
+    }
+    assert_eq!(outcome(&out, &sed), "falsified", "{out}");
+    assert_eq!(outcome(&out, &gone), "verified", "{out}");
+    assert_eq!(outcome(&out, &later), "verified", "{out}");
+    assert_eq!(
+        std::fs::read_to_string(b.tree.join("src/x.rs")).unwrap(),
+        "unsafe fn f() {}\n"
+    );
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn writes_beyond_the_scratch_space_fail_in_tmp_and_in_the_tree() {
+    let Some(b) = sandboxed_bench() else { return };
+    let tmp = b.claim(
+        r#"run("head -c 40000000 /dev/zero > /tmp/big && echo wrote").stdout.contains("wrote")"#,
+    );
+    let tree = b
+        .claim(r#"run("head -c 40000000 /dev/zero > big && echo wrote").stdout.contains("wrote")"#);
+    // Many files each under the bound, together over it.
+    let many = b.claim(
+        r#"run("for i in 1 2 3 4 5 6 7 8; do head -c 4000000 /dev/zero > f$i || exit 1; head -c 4000000 /dev/zero > /tmp/f$i || exit 1; done; echo wrote").stdout.contains("wrote")"#,
+    );
+    let small = b.claim(r#"run("head -c 1000000 /dev/zero > /tmp/a && head -c 1000000 /dev/zero > b && echo wrote").stdout.contains("wrote")"#);
+    let (_, out) = b.check(&["--scratch", "16", &tmp, &tree, &many, &small]);
+    not_verified(&out, &tmp);
+    not_verified(&out, &tree);
+    if is_root() {
+        // The overlay's tmpfs bounds the sum (without root each process gets a copy on disk,
+        // bounded per file only), and a full one makes the claim inconclusive.
+        for id in [&tmp, &tree, &many] {
+            assert_eq!(outcome(&out, id), "inconclusive", "{out}");
+            let why = entry(&out, id)["reason"].as_str().unwrap();
+            assert!(why.contains("filled the 16 MiB of scratch space"), "{out}");
+        }
+    }
+    assert_eq!(outcome(&out, &small), "verified", "{out}");
+}
+
+#[test]
+fn the_transcript_is_bounded_and_says_it_was_cut() {
+    let Some(b) = sandboxed_bench() else { return };
+    let calls: Vec<&str> = (0..12)
+        .map(|_| r#"run("head -c 1048576 /dev/zero; head -c 1048576 /dev/zero >&2").exit == 0"#)
+        .collect();
+    let id = b.claim(&calls.join(" && "));
+    let (code, out, peak) = check_with(&b, &[&id], &[], None);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(outcome(&out, &id), "verified", "{out}");
+    let blob = blob_of(&b, &out, &id);
+    assert!(blob.len() < 9 << 20, "a transcript of {} bytes", blob.len());
+    let t: serde_json::Value = serde_json::from_slice(&blob).unwrap();
+    assert!(
+        t["truncated"].as_str().unwrap().contains("cut"),
+        "{}",
+        t["truncated"]
+    );
+    assert!(peak < 256 << 10, "elench's peak RSS was {peak} KiB");
+}
+
+#[test]
+fn grep_streams_and_refuses_an_endless_line_in_bounded_memory() {
+    let b = Bench::new(FILES);
+    // 300 MB of zero bytes without a newline (sparse: nothing is written to disk).
+    let f = std::fs::File::create(b.tree.join("huge.bin")).unwrap();
+    f.set_len(300_000_000).unwrap();
+    drop(f);
+    let lines: String = (0..200_000).map(|i| format!("line {i} unsafe\n")).collect();
+    check_support::write_files(&b.tree, &[("many.txt", &lines)]);
+    let huge = b.claim(r#"grep("x", "huge.bin") == 0"#);
+    let many = b.claim(r#"grep("unsafe", "many.txt") == 200000"#);
+    let (code, out, peak) = check_with(&b, &[&huge, &many], &[], None);
+    assert_eq!(code, 3, "{out}");
+    assert_eq!(outcome(&out, &huge), "inconclusive", "{out}");
+    assert!(
+        entry(&out, &huge)["reason"]
+            .as_str()
+            .unwrap()
+            .contains("longer than"),
+        "{out}"
+    );
+    assert_eq!(outcome(&out, &many), "verified", "{out}");
+    assert!(peak < 256 << 10, "elench's peak RSS was {peak} KiB");
+}
+
+#[test]
+fn unconfined_processes_still_get_a_layer_of_their_own() {
+    let b = Bench::new(FILES);
+    let later = b.claim(
+        r#"run("echo changed > src/lib.rs").exit == 0 && run("cat src/lib.rs").stdout == "original\n" && grep("changed", "src") == 0"#,
+    );
+    let tmp = b.claim(
+        r#"run("echo x > \"$TMPDIR/m\" && cat \"$TMPDIR/m\" && echo \"$TMPDIR\"").exit == 0"#,
+    );
+    let (code, out) = b.check(&["--no-sandbox", &later, &tmp]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(outcome(&out, &later), "verified", "{out}");
+    assert_eq!(outcome(&out, &tmp), "verified", "{out}");
+    let rec = entry(&out, &tmp)["record"].as_str().unwrap().to_owned();
+    let (_, shown) = b.ks.run(&["show", &rec, "--evidence"]);
+    let stdout = shown["data"]["evidence"][0]["blob"]["runs"][0]["calls"][0]["process"]["stdout"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let dir = stdout.lines().nth(1).unwrap();
+    // The process's TMPDIR went with it.
+    assert!(!std::path::Path::new(dir).join("m").exists(), "{dir}");
+    if is_root() {
+        assert!(dir.ends_with("/layer/tmp"), "{dir}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(b.tree.join("src/lib.rs")).unwrap(),
+        "original\n"
+    );
+}

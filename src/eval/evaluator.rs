@@ -10,6 +10,52 @@ use super::paths::Tree;
 use super::transcript::{Call, ProcessRecord};
 use crate::claim::predicate::{Arg, CmpOp, Expr, Field, Func, Method};
 use serde_json::json;
+use std::time::Instant;
+
+/// The most text (process output, reports, results; counted as stored, JSON escapes
+/// included) one claim's transcript keeps, over all its calls and repeats.
+pub const TRANSCRIPT_CAP: usize = 8 << 20;
+
+/// What is left of a claim's transcript allowance, and whether anything was cut.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    pub left: usize,
+    pub cut: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            left: TRANSCRIPT_CAP,
+            cut: false,
+        }
+    }
+}
+
+impl Budget {
+    /// Keeps as much of `s` as the allowance has room for (cut at a character boundary).
+    fn clip(&mut self, s: &mut String) {
+        let mut cost = 0usize;
+        let mut end = s.len();
+        for (i, c) in s.char_indices() {
+            let n = match c {
+                '"' | '\\' => 2,
+                c if (c as u32) < 0x20 => 6,
+                c => c.len_utf8(),
+            };
+            if cost + n > self.left {
+                end = i;
+                break;
+            }
+            cost += n;
+        }
+        if end < s.len() {
+            s.truncate(end);
+            self.cut = true;
+        }
+        self.left -= cost;
+    }
+}
 
 /// What a process-starting primitive observed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,8 +73,12 @@ pub enum TestResult {
 
 /// Where primitives read and run: the tree and (for `test`/`run`) confined processes.
 pub trait Processes {
-    /// The tree reads see (the claim's copy once a process has run in it).
+    /// The tree reads see: the tree being checked, which no process can change.
     fn view(&self) -> &Tree;
+    /// When reads must stop (the claim's deadline), if ever.
+    fn deadline(&self) -> Option<Instant> {
+        None
+    }
     fn test(&mut self, name: &str) -> (TestResult, Option<ProcessRecord>);
     fn run(&mut self, cmd: &str) -> (RunResult, Option<ProcessRecord>);
 }
@@ -61,11 +111,13 @@ enum Val {
     Unknown(String),
 }
 
-/// Evaluates `expr` and returns its truth and the calls made, in order.
-pub fn evaluate<P: Processes>(expr: &Expr, p: &mut P) -> (Truth, Vec<Call>) {
+/// Evaluates `expr` and returns its truth and the calls made, in order; the text the calls
+/// keep is bounded by `budget`.
+pub fn evaluate<P: Processes>(expr: &Expr, p: &mut P, budget: &mut Budget) -> (Truth, Vec<Call>) {
     let mut ev = Evaluator {
         p,
         calls: Vec::new(),
+        budget,
     };
     let truth = match ev.eval(expr) {
         Val::Bool(true) => Truth::True,
@@ -80,6 +132,7 @@ pub fn evaluate<P: Processes>(expr: &Expr, p: &mut P) -> (Truth, Vec<Call>) {
 struct Evaluator<'a, P: Processes> {
     p: &'a mut P,
     calls: Vec<Call>,
+    budget: &'a mut Budget,
 }
 
 fn type_error(what: &str) -> Val {
@@ -172,10 +225,12 @@ impl<P: Processes> Evaluator<'_, P> {
                     None => return type_error("grep takes a pattern"),
                 };
                 match (pattern, str_arg(1)) {
-                    (Ok(pat), Some(path)) => match grep::grep(self.p.view(), &pat, path) {
-                        Ok(n) => (Val::Int(n), None),
-                        Err(e) => (Val::Unknown(e.to_string()), None),
-                    },
+                    (Ok(pat), Some(path)) => {
+                        match grep::grep(self.p.view(), &pat, path, self.p.deadline()) {
+                            Ok(n) => (Val::Int(n), None),
+                            Err(e) => (Val::Unknown(e.to_string()), None),
+                        }
+                    }
                     (Err(e), _) => (Val::Unknown(e.to_string()), None),
                     (_, None) => (type_error("grep takes a path"), None),
                 }
@@ -203,11 +258,26 @@ impl<P: Processes> Evaluator<'_, P> {
                 None => (type_error("run takes a command"), None),
             },
         };
+        // What the transcript keeps is bounded; the value the predicate sees is not cut.
+        let mut process = process;
+        if let Some(p) = process.as_mut() {
+            let before = self.budget.cut;
+            self.budget.clip(&mut p.stdout);
+            self.budget.clip(&mut p.stderr);
+            if let Some(j) = p.junit.as_mut() {
+                self.budget.clip(j);
+            }
+            p.truncated |= self.budget.cut && !before;
+        }
         let (result, reason) = match &val {
             Val::Int(i) => (json!(i), None),
             Val::Bool(b) => (json!(b), None),
             Val::Test(passed) => (json!({ "passed": passed }), None),
-            Val::Run { exit, stdout } => (json!({ "exit": exit, "stdout": stdout }), None),
+            Val::Run { exit, stdout } => {
+                let mut kept = stdout.clone();
+                self.budget.clip(&mut kept);
+                (json!({ "exit": exit, "stdout": kept }), None)
+            }
             Val::Str(s) => (json!(s), None),
             Val::Unknown(why) => (json!(null), Some(why.clone())),
         };
@@ -331,7 +401,7 @@ mod tests {
     fn eval(src: &str) -> (Truth, Vec<String>) {
         let (_s, mut f) = fake();
         let expr = parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
-        let (t, _) = evaluate(&expr, &mut f);
+        let (t, _) = evaluate(&expr, &mut f, &mut Budget::default());
         (t, f.started)
     }
 
@@ -427,11 +497,37 @@ mod tests {
         let (_s, mut f) = fake();
         let expr =
             parse(r#"exists("src") && grep("x", "nope") == 0 || run("false").exit == 1"#).unwrap();
-        let (t, calls) = evaluate(&expr, &mut f);
+        let (t, calls) = evaluate(&expr, &mut f, &mut Budget::default());
         assert_eq!(t, Truth::True);
         let names: Vec<&str> = calls.iter().map(|c| c.call).collect();
         assert_eq!(names, vec!["exists", "grep", "run"]);
         assert!(calls[1].reason.is_some());
         assert_eq!(calls[2].result["exit"], 1);
+    }
+
+    #[test]
+    fn the_budget_keeps_what_fits_counted_as_stored() {
+        let mut b = Budget {
+            left: 10,
+            cut: false,
+        };
+        let mut s = "abcd".to_owned();
+        b.clip(&mut s);
+        assert_eq!((s.as_str(), b.left, b.cut), ("abcd", 6, false));
+        // A control character costs six (\u0000), a quote two.
+        let mut s = "\0\"x".to_owned();
+        b.clip(&mut s);
+        assert_eq!((s.as_str(), b.left, b.cut), ("\0", 0, true));
+        let mut s = "more".to_owned();
+        b.clip(&mut s);
+        assert_eq!(s, "");
+        // Never inside a character.
+        let mut b = Budget {
+            left: 3,
+            cut: false,
+        };
+        let mut s = "aé€".to_owned();
+        b.clip(&mut s);
+        assert_eq!(s, "aé");
     }
 }

@@ -3,12 +3,21 @@
 //! on bytes; a string pattern is a literal substring, a `/…/` pattern a Rust regex. Under a
 //! directory, every regular file counts, in byte order of names, recursively; symbolic links
 //! inside a directory are not followed, and what the tree id leaves out is skipped.
+//!
+//! Files are read as a stream, one line at a time, so memory stays bounded whatever their
+//! size: a line longer than [`MAX_LINE`] makes the call inconclusive, and so does the
+//! claim's deadline passing while a large tree is read.
 
 use super::paths::{PathError, Tree};
 use regex::bytes::Regex;
 use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::time::Instant;
+
+/// The longest line `grep` matches against, bytes.
+pub const MAX_LINE: usize = 8 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -22,6 +31,10 @@ pub enum ReadError {
     Regex { pattern: String, message: String },
     #[error("cannot read {path}: {message}")]
     Io { path: String, message: String },
+    #[error("{path:?} has a line longer than {MAX_LINE} bytes, the most grep matches against")]
+    LineTooLong { path: String },
+    #[error("the claim's time limit ended grep while it read {path:?}")]
+    TimedOut { path: String },
 }
 
 /// A compiled grep pattern.
@@ -58,10 +71,71 @@ pub fn exists(tree: &Tree, path: &str) -> Result<bool, ReadError> {
     Ok(tree.resolve(path)?.is_some())
 }
 
+impl Pattern {
+    /// Matching lines in the file at `p` (`shown` in errors), read as a stream.
+    fn count_file(
+        &self,
+        p: &Path,
+        shown: &str,
+        deadline: Option<Instant>,
+    ) -> Result<i64, ReadError> {
+        let io = |e: std::io::Error| ReadError::Io {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        };
+        let mut r = BufReader::with_capacity(64 << 10, std::fs::File::open(p).map_err(io)?);
+        let mut line: Vec<u8> = Vec::new();
+        let mut count = 0i64;
+        let mut since_check = 0usize;
+        loop {
+            let buf = r.fill_buf().map_err(io)?;
+            if buf.is_empty() {
+                // A final line without LF counts.
+                if !line.is_empty() && self.0.is_match(&line) {
+                    count += 1;
+                }
+                return Ok(count);
+            }
+            let (take, ended) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (buf.len(), false),
+            };
+            if line.len() + take > MAX_LINE {
+                return Err(ReadError::LineTooLong {
+                    path: shown.to_owned(),
+                });
+            }
+            line.extend_from_slice(&buf[..take]);
+            let used = take + usize::from(ended);
+            r.consume(used);
+            if ended {
+                if self.0.is_match(&line) {
+                    count += 1;
+                }
+                line.clear();
+            }
+            since_check += used;
+            if since_check >= 1 << 20 {
+                since_check = 0;
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Err(ReadError::TimedOut {
+                        path: shown.to_owned(),
+                    });
+                }
+            }
+        }
+    }
+}
+
 /// `grep(pattern, path)`: the number of matching lines in the file at `path`, or in every
 /// regular file under the directory at `path`. Nothing at `path` is an error (a mistyped
-/// path must not count as "no matches").
-pub fn grep(tree: &Tree, pattern: &Pattern, path: &str) -> Result<i64, ReadError> {
+/// path must not count as "no matches"). `deadline`: the claim's, past which it stops.
+pub fn grep(
+    tree: &Tree,
+    pattern: &Pattern,
+    path: &str,
+    deadline: Option<Instant>,
+) -> Result<i64, ReadError> {
     let (real, parts) = tree
         .resolve(path)?
         .ok_or_else(|| ReadError::Missing(path.to_owned()))?;
@@ -71,8 +145,7 @@ pub fn grep(tree: &Tree, pattern: &Pattern, path: &str) -> Result<i64, ReadError
     };
     let meta = std::fs::metadata(&real).map_err(|e| io(&real, e))?;
     if meta.is_file() {
-        let bytes = std::fs::read(&real).map_err(|e| io(&real, e))?;
-        return Ok(pattern.count_lines(&bytes));
+        return pattern.count_file(&real, path, deadline);
     }
     if !meta.is_dir() {
         return Err(ReadError::NotAFile(path.to_owned()));
@@ -97,8 +170,12 @@ pub fn grep(tree: &Tree, pattern: &Pattern, path: &str) -> Result<i64, ReadError
             }
             let p = dir.join(&name);
             if ft.is_file() {
-                let bytes = std::fs::read(&p).map_err(|e| io(&p, e))?;
-                total = total.saturating_add(pattern.count_lines(&bytes));
+                let shown: Vec<String> = child
+                    .iter()
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .collect();
+                let n = pattern.count_file(&p, &shown.join("/"), deadline)?;
+                total = total.saturating_add(n);
             } else if ft.is_dir() {
                 subdirs.push((p, child));
             }
@@ -134,19 +211,22 @@ mod tests {
     fn counts_matching_lines_in_a_file() {
         let (_s, t) = setup();
         let lit = Pattern::literal("unsafe").unwrap();
-        assert_eq!(grep(&t, &lit, "src/a.rs").unwrap(), 2);
+        assert_eq!(grep(&t, &lit, "src/a.rs", None).unwrap(), 2);
         assert_eq!(
-            grep(&t, &Pattern::literal("nowhere").unwrap(), "src/a.rs").unwrap(),
+            grep(&t, &Pattern::literal("nowhere").unwrap(), "src/a.rs", None).unwrap(),
             0
         );
         let re = Pattern::regex(r"^unsafe\s").unwrap();
-        assert_eq!(grep(&t, &re, "src/a.rs").unwrap(), 2);
+        assert_eq!(grep(&t, &re, "src/a.rs", None).unwrap(), 2);
         // A literal is not a regex.
         assert_eq!(
-            grep(&t, &Pattern::literal("y.unwrap()").unwrap(), "src").unwrap(),
+            grep(&t, &Pattern::literal("y.unwrap()").unwrap(), "src", None).unwrap(),
             1
         );
-        assert_eq!(grep(&t, &Pattern::literal("(").unwrap(), "src").unwrap(), 2);
+        assert_eq!(
+            grep(&t, &Pattern::literal("(").unwrap(), "src", None).unwrap(),
+            2
+        );
     }
 
     #[test]
@@ -155,9 +235,9 @@ mod tests {
         let lit = Pattern::literal("unsafe").unwrap();
         // a.rs: 2, sub/b.rs: 1 (its last line has no LF); the link out is not followed,
         // .git is not part of the tree.
-        assert_eq!(grep(&t, &lit, "src").unwrap(), 3);
-        assert_eq!(grep(&t, &lit, "").unwrap(), 3);
-        assert_eq!(grep(&t, &lit, "empty").unwrap(), 0);
+        assert_eq!(grep(&t, &lit, "src", None).unwrap(), 3);
+        assert_eq!(grep(&t, &lit, "", None).unwrap(), 3);
+        assert_eq!(grep(&t, &lit, "empty", None).unwrap(), 0);
     }
 
     #[test]
@@ -165,11 +245,11 @@ mod tests {
         let (_s, t) = setup();
         // "a\r", "\r", "b": the empty pattern matches every line.
         assert_eq!(
-            grep(&t, &Pattern::literal("").unwrap(), "crlf.txt").unwrap(),
+            grep(&t, &Pattern::literal("").unwrap(), "crlf.txt", None).unwrap(),
             3
         );
         assert_eq!(
-            grep(&t, &Pattern::regex("^$").unwrap(), "crlf.txt").unwrap(),
+            grep(&t, &Pattern::regex("^$").unwrap(), "crlf.txt", None).unwrap(),
             0
         );
         assert_eq!(Pattern::literal("").unwrap().count_lines(b""), 0);
@@ -180,22 +260,77 @@ mod tests {
     fn missing_and_escaping_paths_are_errors() {
         let (_s, t) = setup();
         let lit = Pattern::literal("unsafe").unwrap();
-        assert!(matches!(grep(&t, &lit, "nope"), Err(ReadError::Missing(_))));
         assert!(matches!(
-            grep(&t, &lit, "src/sub/out"),
+            grep(&t, &lit, "nope", None),
+            Err(ReadError::Missing(_))
+        ));
+        assert!(matches!(
+            grep(&t, &lit, "src/sub/out", None),
             Err(ReadError::Path(_))
         ));
         assert!(matches!(
-            grep(&t, &lit, "../outside"),
+            grep(&t, &lit, "../outside", None),
             Err(ReadError::Path(_))
         ));
         assert!(matches!(
-            grep(&t, &lit, "/etc/passwd"),
+            grep(&t, &lit, "/etc/passwd", None),
             Err(ReadError::Path(_))
         ));
         assert!(matches!(exists(&t, "src/sub/out"), Err(ReadError::Path(_))));
         assert!(exists(&t, "src/sub/b.rs").unwrap());
         assert!(!exists(&t, "src/sub/c.rs").unwrap());
         assert!(!exists(&t, ".git/c").unwrap());
+    }
+
+    #[test]
+    fn streaming_counts_as_the_whole_file_would() {
+        let s = crate::scratch::ScratchDir::new("elench-grep");
+        std::fs::create_dir_all(s.path()).unwrap();
+        let t = Tree::new(s.path());
+        let lit = Pattern::literal("ab").unwrap();
+        let re = Pattern::regex("^a.*b$").unwrap();
+        // Lines that straddle the reader's 64 KiB buffer, and endings of every kind.
+        let long = "x".repeat(70_000);
+        for body in [
+            String::new(),
+            "\n".into(),
+            "ab".into(),
+            "ab\n".into(),
+            "ab\n\nab".into(),
+            format!("a{long}b\nab\n{long}ab"),
+            format!("{long}\n{long}\nab\n"),
+        ] {
+            std::fs::write(s.path().join("f"), &body).unwrap();
+            for p in [&lit, &re] {
+                assert_eq!(
+                    grep(&t, p, "f", None).unwrap(),
+                    p.count_lines(body.as_bytes()),
+                    "{:?}",
+                    &body[..body.len().min(20)]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_bound_is_refused_and_a_past_deadline_stops_reading() {
+        let s = crate::scratch::ScratchDir::new("elench-grep");
+        std::fs::create_dir_all(s.path()).unwrap();
+        let t = Tree::new(s.path());
+        let f = std::fs::File::create(s.path().join("big")).unwrap();
+        f.set_len(MAX_LINE as u64 + 1).unwrap();
+        let lit = Pattern::literal("x").unwrap();
+        assert!(matches!(
+            grep(&t, &lit, "big", None),
+            Err(ReadError::LineTooLong { .. })
+        ));
+        let lines = "a\n".repeat(1 << 20);
+        std::fs::write(s.path().join("many"), &lines).unwrap();
+        let past = Instant::now();
+        assert!(matches!(
+            grep(&t, &lit, "many", Some(past)),
+            Err(ReadError::TimedOut { .. })
+        ));
+        assert_eq!(grep(&t, &lit, "many", None).unwrap(), 0);
     }
 }

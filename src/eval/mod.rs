@@ -11,7 +11,7 @@ pub mod transcript;
 pub mod workspace;
 
 use crate::claim::predicate::{Expr, Func};
-use evaluator::{evaluate, Truth};
+use evaluator::{evaluate, Budget, Truth, TRANSCRIPT_CAP};
 use paths::Tree;
 use runners::Runner;
 use sandbox::Sandbox;
@@ -33,6 +33,8 @@ pub struct Setup {
     pub repeat: u32,
     /// Set to end running processes and start no more (an interrupted `check`).
     pub cancel: AtomicBool,
+    /// The job slots (each a pristine copy of the tree) made so far, free for the next claim.
+    pub slots: workspace::Slots,
 }
 
 /// What evaluating a claim came to.
@@ -77,6 +79,7 @@ pub fn uses_processes(expr: &Expr) -> bool {
 pub fn evaluate_claim(setup: &Setup, claim_id: &str, source: &str, expr: &Expr) -> Evaluation {
     let mut runs = Vec::new();
     let mut truths = Vec::new();
+    let mut budget = Budget::default();
     for _ in 0..setup.repeat.max(1) {
         let deadline = Instant::now() + setup.timeout;
         let mut ws = workspace::Workspace::new(
@@ -86,8 +89,9 @@ pub fn evaluate_claim(setup: &Setup, claim_id: &str, source: &str, expr: &Expr) 
             deadline,
             setup.denied.clone(),
             &setup.cancel,
+            &setup.slots,
         );
-        let (truth, calls) = evaluate(expr, &mut ws);
+        let (truth, calls) = evaluate(expr, &mut ws, &mut budget);
         drop(ws);
         runs.push(Run {
             calls,
@@ -113,6 +117,12 @@ pub fn evaluate_claim(setup: &Setup, claim_id: &str, source: &str, expr: &Expr) 
             expression: source.to_owned(),
             hermeticity: setup.sandbox.hermeticity().to_owned(),
             runner: setup.runner.as_ref().map(Runner::describe),
+            truncated: budget.cut.then(|| {
+                format!(
+                    "this transcript keeps at most {TRANSCRIPT_CAP} bytes of output, reports \
+                     and results; what came after was cut (the values the predicate compared were not)"
+                )
+            }),
             runs,
         },
     }

@@ -1,11 +1,19 @@
 //! Confinement for every process a predicate starts (`test`, `run`).
 //!
-//! Each claim gets a private copy of the tree in a scratch directory; processes see only that
-//! copy (writable), a read-only view of the system (`/usr`, `/etc`, the library and binary
-//! directories), a private `/tmp`, and whatever the operator exposes read-only (toolchains,
-//! caches). No network, no home directory, no store, no keys. Limits: wall time (the claim's
-//! deadline), address space, process count. At the deadline the whole sandbox is killed and
+//! A `check` copies the tree once per job slot (a pristine copy nothing writes to); every
+//! process sees that copy as its working directory through a writable layer of its own that
+//! is thrown away when it ends ([`Layer`]), a read-only view of the system (`/usr`, `/etc`,
+//! the library and binary directories), a private `/tmp`, and whatever the operator exposes
+//! read-only (toolchains, caches). No network, no home directory, no store, no keys, no
+//! descriptor of elench's. Limits: wall time (the claim's deadline), address space, process
+//! count, and the space its writes may take. At the deadline the whole sandbox is killed and
 //! `run` returns only once every process in it is gone.
+//!
+//! The per-process layer is an overlay (the pristine copy underneath, the process's writes
+//! in a size-limited tmpfs above) mounted in a mount namespace of the process's own before
+//! bubblewrap (or, unconfined, the process itself) starts; where overlays cannot be mounted
+//! (elench does not run as root), each process gets a fresh copy of the pristine copy
+//! instead, removed when it ends.
 //!
 //! The reference confinement is bubblewrap: new PID, network, IPC and UTS namespaces; killing
 //! the sandbox's first process makes the kernel end every other process in its namespace.
@@ -31,18 +39,31 @@ pub const TREE_INSIDE: &str = "/tree";
 pub const OUT_INSIDE: &str = "/elench-out";
 /// How much of each output stream is kept.
 pub const OUTPUT_CAP: usize = 1 << 20;
+/// Default space for one process's writes (its layer over the tree, and `/tmp`), bytes.
+pub const SCRATCH_DEFAULT: u64 = 1 << 30;
 /// A root-run sandbox drops to an unprivileged uid of its own, so that the process limit
 /// (which the kernel counts per user) counts only that sandbox's processes, never another
 /// claim's evaluated beside it. The uids come from a range no account uses.
 const SANDBOX_UID_BASE: u32 = 3_000_000_000;
 
-/// A uid for one sandbox: distinct across the sandboxes of this process, and (through the
+/// A uid for one job slot (whose processes run one at a time): distinct across the slots
+/// of this process, and (through the
 /// process id) unlikely to meet another `check` running at the same time.
 pub fn sandbox_uid() -> u32 {
     use std::sync::atomic::AtomicU32;
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed) % 1000;
     SANDBOX_UID_BASE + (std::process::id() % 1_000_000) * 1000 + n
+}
+
+/// How each process gets its own writable view of the pristine copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// An overlay over the pristine copy with its writes in a tmpfs (size-limited), in a
+    /// mount namespace of the process's own: nothing is copied per process.
+    Overlay,
+    /// A fresh copy of the pristine copy per process, removed when it ends.
+    Copy,
 }
 
 #[derive(Debug, Clone)]
@@ -59,6 +80,9 @@ pub struct Limits {
     pub memory: u64,
     /// Processes (threads count too) the sandbox may have at once.
     pub processes: u64,
+    /// Space for one process's writes: its layer over the tree and its `/tmp` together
+    /// (a tmpfs of this size), and the largest file any process may write, bytes.
+    pub scratch: u64,
 }
 
 impl Default for Limits {
@@ -66,6 +90,7 @@ impl Default for Limits {
         Limits {
             memory: 2 << 30,
             processes: 256,
+            scratch: SCRATCH_DEFAULT,
         }
     }
 }
@@ -76,6 +101,8 @@ pub struct Sandbox {
     /// Host paths made visible read-only at the same place (absolute).
     pub expose: Vec<PathBuf>,
     pub limits: Limits,
+    /// Set by [`Sandbox::probe`] to the best this machine allows.
+    pub layer: Layer,
 }
 
 /// How a process ended.
@@ -96,6 +123,8 @@ pub struct Output {
     pub stderr: Vec<u8>,
     /// Some output beyond [`OUTPUT_CAP`] was dropped.
     pub truncated: bool,
+    /// The process's writes filled its scratch space (its writes may have failed).
+    pub scratch_full: bool,
 }
 
 /// One process to run.
@@ -104,10 +133,12 @@ pub struct Job<'a> {
     pub argv: Vec<String>,
     /// Environment beyond the sandbox's own (PATH, HOME, TMPDIR, LANG).
     pub env: Vec<(String, String)>,
-    /// The claim's scratch copy of the tree (host path).
+    /// The pristine copy of the tree (host path): never written, whatever the process does.
     pub tree: &'a Path,
-    /// The claim's report directory (host path).
+    /// The report directory (host path).
     pub out: &'a Path,
+    /// A directory of the slot's own where the process's writable layer is made.
+    pub work: &'a Path,
     pub deadline: Instant,
     /// Set when `check` is interrupted: the process is ended as at the deadline.
     pub cancel: Option<&'a AtomicBool>,
@@ -141,19 +172,29 @@ impl Sandbox {
         }
     }
 
-    /// Paths as the process sees them: (tree, report directory).
-    pub fn inside(&self, job_tree: &Path, job_out: &Path) -> (String, String) {
+    /// The report directory as the process sees it.
+    pub fn out_inside(&self, job_out: &Path) -> String {
         match self.confinement {
-            Confinement::Bwrap(_) => (TREE_INSIDE.to_owned(), OUT_INSIDE.to_owned()),
-            Confinement::None => (
-                job_tree.display().to_string(),
-                job_out.display().to_string(),
-            ),
+            Confinement::Bwrap(_) => OUT_INSIDE.to_owned(),
+            Confinement::None => job_out.display().to_string(),
         }
     }
 
-    /// Whether a sandbox can be made here: runs `true` in one. Err says why not.
-    pub fn probe(&self) -> Result<(), String> {
+    /// Whether a sandbox can be made here, and with which [`Layer`]: runs a process that
+    /// writes in its tree, with an overlay where elench may mount one, else with a copy.
+    /// Err says why no sandbox can be made.
+    pub fn probe(&mut self) -> Result<(), String> {
+        if is_root() {
+            self.layer = Layer::Overlay;
+            if self.probe_once().is_ok() {
+                return Ok(());
+            }
+        }
+        self.layer = Layer::Copy;
+        self.probe_once()
+    }
+
+    fn probe_once(&self) -> Result<(), String> {
         if let Confinement::Bwrap(_) = self.confinement {
             if is_root() && !Path::new("/usr/bin/setpriv").is_file() {
                 return Err(
@@ -167,15 +208,22 @@ impl Sandbox {
         let uid = sandbox_uid();
         let tree = scratch.path().join("tree");
         let out = scratch.path().join("out");
-        for d in [&tree, &out] {
+        let work = scratch.path().join("work");
+        for d in [&tree, &out, &work] {
             std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
-            give_away(d, uid)?;
         }
+        give_away(&tree, uid)?;
+        give_away(&out, uid)?;
         let o = self.run(Job {
-            argv: vec!["sh".into(), "-c".into(), "exit 0".into()],
+            argv: vec![
+                "sh".into(),
+                "-c".into(),
+                "echo x > probe && test -s probe && echo y > /tmp/probe".into(),
+            ],
             env: Vec::new(),
             tree: &tree,
             out: &out,
+            work: &work,
             deadline: Instant::now() + Duration::from_secs(30),
             cancel: None,
             uid,
@@ -218,7 +266,7 @@ impl Sandbox {
         env
     }
 
-    fn bwrap_args(&self, job: &Job<'_>) -> Vec<String> {
+    fn bwrap_args(&self, job: &Job<'_>, view: &Path, overlay: Option<&Path>) -> Vec<String> {
         let mut a: Vec<String> = [
             "--unshare-ipc",
             "--unshare-pid",
@@ -258,7 +306,22 @@ impl Sandbox {
             }
         }
         a.extend(s(&["--proc", "/proc", "--dev", "/dev"]));
-        a.extend(s(&["--perms", "1777", "--tmpfs", "/tmp"]));
+        match overlay {
+            // The process's /tmp shares the size-limited tmpfs of its layer.
+            Some(layer) => a.extend(s(&[
+                "--bind",
+                &layer.join("tmp").display().to_string(),
+                "/tmp",
+            ])),
+            None => a.extend(s(&[
+                "--size",
+                &self.limits.scratch.to_string(),
+                "--perms",
+                "1777",
+                "--tmpfs",
+                "/tmp",
+            ])),
+        }
         let mut made: Vec<PathBuf> = Vec::new();
         for e in &self.expose {
             if !e.exists() || ["/usr", "/etc"].iter().any(|s| e.starts_with(s)) {
@@ -280,7 +343,7 @@ impl Sandbox {
         }
         a.extend(s(&[
             "--bind",
-            &job.tree.display().to_string(),
+            &view.display().to_string(),
             TREE_INSIDE,
             "--bind",
             &job.out.display().to_string(),
@@ -314,6 +377,7 @@ impl Sandbox {
             stdout: Vec::new(),
             stderr: Vec::new(),
             truncated: false,
+            scratch_full: false,
         };
         if Instant::now() >= job.deadline {
             return Output {
@@ -321,8 +385,37 @@ impl Sandbox {
                 stdout: Vec::new(),
                 stderr: Vec::new(),
                 truncated: false,
+                scratch_full: false,
             };
         }
+        // The process's own writable view of the pristine copy.
+        let overlay = match self.layer {
+            Layer::Overlay => {
+                match OverlayMounts::new(job.tree, job.work, job.uid, self.limits.scratch) {
+                    Ok(m) => Some(m),
+                    Err(why) => return not_started(why),
+                }
+            }
+            Layer::Copy => None,
+        };
+        // Unconfined, the process itself moves into its layer (bubblewrap does it otherwise).
+        let enter = matches!(self.confinement, Confinement::None);
+        let mut _copy: Option<RemoveOnDrop> = None;
+        let view: PathBuf = match &overlay {
+            Some(m) => m.merged_path.clone(),
+            None => {
+                use std::sync::atomic::AtomicU64;
+                static NEXT: AtomicU64 = AtomicU64::new(0);
+                let d = job
+                    .work
+                    .join(format!("p{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+                _copy = Some(RemoveOnDrop(d.clone()));
+                if let Err(why) = clone_dir(job.tree, &d, job.uid) {
+                    return not_started(format!("cannot copy the tree for the process: {why}"));
+                }
+                d
+            }
+        };
         let mut info = [-1i32; 2];
         let mut cmd = match &self.confinement {
             Confinement::Bwrap(bwrap) => {
@@ -334,7 +427,11 @@ impl Sandbox {
                     ));
                 }
                 let mut c = Command::new(bwrap);
-                c.args(self.bwrap_args(&job));
+                c.args(self.bwrap_args(
+                    &job,
+                    &view,
+                    overlay.as_ref().map(|m| m.layer_path.as_path()),
+                ));
                 c
             }
             Confinement::None => {
@@ -342,9 +439,18 @@ impl Sandbox {
                     return not_started("nothing to run".into());
                 };
                 let mut c = Command::new(prog);
-                c.args(args).current_dir(job.tree).env_clear();
-                let tree = job.tree.display().to_string();
+                c.args(args).env_clear();
+                if overlay.is_none() {
+                    // (With an overlay, the process moves there itself once it is mounted.)
+                    c.current_dir(&view);
+                }
+                let tree = view.display().to_string();
                 c.envs(self.environment(&job.env, &tree));
+                if let Some(m) = &overlay {
+                    // Its /tmp is the host's; its own is in the tmpfs of its layer.
+                    let tmp = m.layer_path.join("tmp").display().to_string();
+                    c.env("TMPDIR", &tmp).env("HOME", &tmp);
+                }
                 c
             }
         };
@@ -354,8 +460,9 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        // SAFETY: between fork and exec the closure only calls async-signal-safe functions
-        // (setrlimit, dup2) and allocates nothing.
+        let mounts = overlay.clone();
+        // SAFETY: between fork and exec the closure only makes system calls (setrlimit,
+        // unshare, mount, mkdir, dup2, close_range) and allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
                 let set = |res, v: u64| {
@@ -368,10 +475,17 @@ impl Sandbox {
                 set(libc::RLIMIT_NPROC, limits.processes);
                 set(libc::RLIMIT_AS, limits.memory);
                 set(libc::RLIMIT_CORE, 0);
+                // No single file beyond the scratch space, wherever it is written.
+                set(libc::RLIMIT_FSIZE, limits.scratch);
+                if let Some(m) = &mounts {
+                    m.mount(enter)?;
+                }
                 if info_w >= 0 && libc::dup2(info_w, 3) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                Ok(())
+                // Nothing else of elench's reaches the process (bubblewrap closes the
+                // info descriptor before it starts the command).
+                crate::child_env::cloexec_from(if info_w >= 0 { 4 } else { 3 })
             });
         }
         let spawned = cmd.spawn();
@@ -389,6 +503,17 @@ impl Sandbox {
                 return not_started(format!("cannot start {}: {e}", job.argv.join(" ")));
             }
         };
+        // A hold on the process's tmpfs (through its mount namespace), to see at the end
+        // whether its writes filled it.
+        let layer_fs = overlay.as_ref().and_then(|m| {
+            use std::os::unix::fs::OpenOptionsExt;
+            let p = format!("/proc/{}/root{}", child.id(), m.layer_path.display());
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_PATH | libc::O_DIRECTORY)
+                .open(p)
+                .ok()
+        });
         // Read on the side: if the report never comes, the deadline still holds.
         let (pid_tx, pid_rx) = mpsc::channel();
         if info[0] >= 0 {
@@ -486,6 +611,7 @@ impl Sandbox {
             stdout,
             stderr,
             truncated,
+            scratch_full: layer_fs.is_some_and(|f| is_full(&f)),
         }
     }
 }
@@ -565,6 +691,171 @@ fn wait_gone(pid: i32) {
     }
 }
 
+/// Whether a filesystem has (almost) no room or no inodes left.
+fn is_full(f: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fstatfs fills the zeroed struct it is given, from a descriptor we own.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(f.as_raw_fd(), &mut st) } != 0 {
+        return false;
+    }
+    let free = (st.f_bavail as u64).saturating_mul(st.f_bsize as u64);
+    free < 64 << 10 || (st.f_files > 0 && st.f_ffree == 0)
+}
+
+/// A directory removed (without following links) when this is dropped.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The mounts that give one process its writable layer: a tmpfs of the scratch size at
+/// `layer` holding the overlay's upper and work directories and the process's `/tmp`, and
+/// the overlay of the pristine copy at `layer/merged`. Made in the child, in a mount
+/// namespace of its own, so they vanish with the sandbox and never touch the host's mounts.
+#[derive(Clone)]
+struct OverlayMounts {
+    layer_path: PathBuf,
+    merged_path: PathBuf,
+    layer: std::ffi::CString,
+    upper: std::ffi::CString,
+    work: std::ffi::CString,
+    tmp: std::ffi::CString,
+    merged: std::ffi::CString,
+    tmpfs_opts: std::ffi::CString,
+    overlay_opts: std::ffi::CString,
+    uid: u32,
+}
+
+impl OverlayMounts {
+    fn new(lower: &Path, work: &Path, uid: u32, size: u64) -> Result<OverlayMounts, String> {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let layer = work.join("layer");
+        std::fs::create_dir_all(&layer).map_err(|e| format!("{}: {e}", layer.display()))?;
+        let c = |p: &Path| {
+            CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| format!("{}: a NUL byte in the path", p.display()))
+        };
+        // overlayfs splits its options at `,` and `:`, and treats `\` as an escape.
+        for p in [lower, &layer] {
+            if p.as_os_str().as_bytes().iter().any(|b| b",:\\".contains(b)) {
+                return Err(format!(
+                    "{}: an overlay cannot name a path holding `,`, `:` or `\\`",
+                    p.display()
+                ));
+            }
+        }
+        let sub = |n: &str| c(&layer.join(n));
+        let opts = format!(
+            "lowerdir={},upperdir={},workdir={}",
+            lower.display(),
+            layer.join("upper").display(),
+            layer.join("work").display()
+        );
+        Ok(OverlayMounts {
+            merged_path: layer.join("merged"),
+            layer: c(&layer)?,
+            upper: sub("upper")?,
+            work: sub("work")?,
+            tmp: sub("tmp")?,
+            merged: sub("merged")?,
+            // Inodes bounded too: each costs kernel memory that `size` does not count.
+            tmpfs_opts: CString::new(format!(
+                "size={size},nr_inodes={},mode=0755",
+                (size / 4096).clamp(1024, 1 << 20)
+            ))
+            .map_err(|e| e.to_string())?,
+            overlay_opts: CString::new(opts).map_err(|_| "a NUL byte in a path".to_owned())?,
+            uid,
+            layer_path: layer,
+        })
+    }
+
+    /// In the child between fork and exec: system calls only. `enter`: also make the overlay
+    /// the working directory (for a process that runs without bubblewrap).
+    fn mount(&self, enter: bool) -> std::io::Result<()> {
+        let ok = |r: libc::c_int| {
+            if r == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        };
+        let null = std::ptr::null::<libc::c_char>();
+        let flags = libc::MS_NOSUID | libc::MS_NODEV;
+        // SAFETY: every pointer is a NUL-terminated string owned by `self`, or null where
+        // mount(2) allows it.
+        unsafe {
+            ok(libc::unshare(libc::CLONE_NEWNS))?;
+            // Nothing mounted here propagates back to the host.
+            ok(libc::mount(
+                null,
+                c"/".as_ptr(),
+                null,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ))?;
+            ok(libc::mount(
+                c"tmpfs".as_ptr(),
+                self.layer.as_ptr(),
+                c"tmpfs".as_ptr(),
+                flags,
+                self.tmpfs_opts.as_ptr().cast(),
+            ))?;
+            ok(libc::mkdir(self.upper.as_ptr(), 0o755))?;
+            ok(libc::chown(self.upper.as_ptr(), self.uid, self.uid))?;
+            ok(libc::mkdir(self.work.as_ptr(), 0o700))?;
+            ok(libc::mkdir(self.tmp.as_ptr(), 0o700))?;
+            ok(libc::chmod(self.tmp.as_ptr(), 0o1777))?;
+            ok(libc::mkdir(self.merged.as_ptr(), 0o755))?;
+            ok(libc::mount(
+                c"overlay".as_ptr(),
+                self.merged.as_ptr(),
+                c"overlay".as_ptr(),
+                flags,
+                self.overlay_opts.as_ptr().cast(),
+            ))?;
+            if enter {
+                ok(libc::chdir(self.merged.as_ptr()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Copies a directory made by [`copy_tree`] as it is (its content is already the tree's):
+/// regular files with their mode, links as links, directories.
+pub fn clone_dir(from: &Path, to: &Path, uid: u32) -> Result<(), String> {
+    let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir(to).map_err(|e| err(to, e))?;
+    give_away(to, uid)?;
+    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
+    while let Some((src_dir, dst_dir)) = stack.pop() {
+        for e in std::fs::read_dir(&src_dir).map_err(|e| err(&src_dir, e))? {
+            let e = e.map_err(|e| err(&src_dir, e))?;
+            let (src, dst) = (e.path(), dst_dir.join(e.file_name()));
+            let ft = e.file_type().map_err(|e| err(&src, e))?;
+            if ft.is_symlink() {
+                let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
+                std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
+            } else if ft.is_dir() {
+                std::fs::create_dir(&dst).map_err(|e| err(&dst, e))?;
+                stack.push((src, dst.clone()));
+            } else if ft.is_file() {
+                std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
+            } else {
+                continue;
+            }
+            give_away(&dst, uid)?;
+        }
+    }
+    Ok(())
+}
+
 /// Makes a scratch path usable by the unprivileged account a root-run sandbox drops to.
 pub fn give_away(p: &Path, uid: u32) -> Result<(), String> {
     if is_root() {
@@ -632,15 +923,23 @@ mod tests {
             confinement: Confinement::None,
             expose: Vec::new(),
             limits: Limits::default(),
+            layer: Layer::Copy,
         }
     }
 
+    /// `dir` holds the pristine tree at `dir/tree` and per-process layers under `dir/work`.
     fn job<'a>(cmd: &str, dir: &'a Path, secs: u64) -> Job<'a> {
+        for d in ["tree", "work"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        let tree: &'a Path = Box::leak(dir.join("tree").into_boxed_path());
+        let work: &'a Path = Box::leak(dir.join("work").into_boxed_path());
         Job {
             argv: vec!["sh".into(), "-c".into(), cmd.into()],
             env: vec![("EXTRA".into(), "yes".into())],
-            tree: dir,
+            tree,
             out: dir,
+            work,
             deadline: Instant::now() + Duration::from_secs(secs),
             cancel: None,
             uid: sandbox_uid(),

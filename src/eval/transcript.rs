@@ -56,6 +56,9 @@ pub struct Transcript {
     pub hermeticity: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runner: Option<String>,
+    /// Set when output was cut to keep the transcript within its bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<String>,
     pub runs: Vec<Run>,
 }
 

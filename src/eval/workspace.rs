@@ -1,5 +1,6 @@
-//! One evaluation's workspace: the tree it reads, and (made on first need) its private
-//! scratch copy in which `test` and `run` start confined processes.
+//! One evaluation's workspace: the tree its reads see (always the tree being checked, never
+//! anything a process wrote), and, on first need, a job slot whose pristine copy of the tree
+//! every process starts over, each through a writable layer of its own.
 
 use super::evaluator::{Processes, RunResult, TestResult};
 use super::paths::Tree;
@@ -7,12 +8,62 @@ use super::runners::{Runner, TestVerdict, JUNIT_FILE};
 use super::sandbox::{copy_tree, give_away, sandbox_uid, Ending, Job, Output, Sandbox};
 use super::transcript::ProcessRecord;
 use crate::scratch::ScratchDir;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
-/// JUnit reports larger than this are not read.
-const MAX_REPORT: u64 = 16 << 20;
+/// JUnit reports larger than this are refused.
+pub const MAX_REPORT: u64 = 16 << 20;
+
+/// A job slot: a pristine copy of the tree made once per `check` for each claim evaluated at
+/// the same time, with the uid its processes run as (the copy's owner) and its report
+/// directory. A claim takes a free slot and gives it back when it is done, so the copy is
+/// made once per slot, never per claim or per process.
+pub struct Slot {
+    // Removed when the slot is dropped.
+    _dir: ScratchDir,
+    tree: PathBuf,
+    out: PathBuf,
+    work: PathBuf,
+    uid: u32,
+}
+
+/// The free slots of one `check`.
+#[derive(Default)]
+pub struct Slots(Mutex<Vec<Slot>>);
+
+impl Slots {
+    fn take(&self) -> Option<Slot> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).pop()
+    }
+    fn give_back(&self, s: Slot) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+    }
+}
+
+fn new_slot(source: &Tree) -> Result<Slot, String> {
+    let dir = ScratchDir::new("elench-check");
+    std::fs::create_dir_all(dir.path())
+        .map_err(|e| format!("cannot make a scratch directory: {e}"))?;
+    let tree = dir.path().join("tree");
+    let out = dir.path().join("out");
+    let work = dir.path().join("work");
+    let uid = sandbox_uid();
+    copy_tree(source, &tree, uid).map_err(|e| format!("cannot copy the tree: {e}"))?;
+    // The report directory stays elench's (a root-run sandbox cannot add to it or swap its
+    // report for a link); only the report file itself is handed to the sandbox's user.
+    for d in [&out, &work] {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    Ok(Slot {
+        _dir: dir,
+        tree,
+        out,
+        work,
+        uid,
+    })
+}
 
 pub struct Workspace<'a> {
     source: &'a Tree,
@@ -22,16 +73,16 @@ pub struct Workspace<'a> {
     /// Why processes may not start here (no sandbox and no `--no-sandbox`), if so.
     denied: Option<String>,
     cancel: &'a AtomicBool,
-    copy: Option<Copy>,
+    slots: &'a Slots,
+    slot: Option<Slot>,
 }
 
-struct Copy {
-    // Removed when the workspace is dropped.
-    _dir: ScratchDir,
-    tree: Tree,
-    out: PathBuf,
-    /// Who the sandbox runs as (and owns the copy).
-    uid: u32,
+impl Drop for Workspace<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.slot.take() {
+            self.slots.give_back(s);
+        }
+    }
 }
 
 impl<'a> Workspace<'a> {
@@ -42,6 +93,7 @@ impl<'a> Workspace<'a> {
         deadline: Instant,
         denied: Option<String>,
         cancel: &'a AtomicBool,
+        slots: &'a Slots,
     ) -> Workspace<'a> {
         Workspace {
             source,
@@ -50,58 +102,107 @@ impl<'a> Workspace<'a> {
             deadline,
             denied,
             cancel,
-            copy: None,
+            slots,
+            slot: None,
         }
     }
 
-    fn ensure_copy(&mut self) -> Result<(PathBuf, PathBuf, u32), String> {
-        if self.copy.is_none() {
-            let dir = ScratchDir::new("elench-check");
-            std::fs::create_dir_all(dir.path())
-                .map_err(|e| format!("cannot make a scratch directory: {e}"))?;
-            let tree_dir = dir.path().join("tree");
-            let out = dir.path().join("out");
-            let uid = sandbox_uid();
-            copy_tree(self.source, &tree_dir, uid)
-                .map_err(|e| format!("cannot copy the tree: {e}"))?;
-            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-            give_away(&out, uid)?;
-            self.copy = Some(Copy {
-                tree: self.source.with_root(&tree_dir),
-                _dir: dir,
-                out,
-                uid,
-            });
+    fn ensure_slot(&mut self) -> Result<&Slot, String> {
+        if self.slot.is_none() {
+            let s = match self.slots.take() {
+                Some(s) => s,
+                None => new_slot(self.source)?,
+            };
+            self.slot = Some(s);
         }
-        match &self.copy {
-            Some(c) => Ok((c.tree.root().to_path_buf(), c.out.clone(), c.uid)),
-            None => Err("no scratch copy".into()),
-        }
+        self.slot.as_ref().ok_or_else(|| "no job slot".to_owned())
     }
 
-    fn start(
-        &mut self,
-        argv: Vec<String>,
-        env: Vec<(String, String)>,
-    ) -> Result<(Output, PathBuf), String> {
+    fn start(&mut self, argv: Vec<String>, env: Vec<(String, String)>) -> Result<Output, String> {
         if let Some(why) = &self.denied {
             return Err(why.clone());
         }
         if self.cancel.load(Ordering::SeqCst) {
             return Err("check was interrupted".into());
         }
-        let (tree, out, uid) = self.ensure_copy()?;
-        let o = self.sandbox.run(Job {
+        let (deadline, cancel, sandbox) = (self.deadline, self.cancel, self.sandbox);
+        let slot = self.ensure_slot()?;
+        Ok(sandbox.run(Job {
             argv,
             env,
-            tree: &tree,
-            out: &out,
-            deadline: self.deadline,
-            cancel: Some(self.cancel),
-            uid,
-        });
-        Ok((o, out))
+            tree: &slot.tree,
+            out: &slot.out,
+            work: &slot.work,
+            deadline,
+            cancel: Some(cancel),
+            uid: slot.uid,
+        }))
     }
+}
+
+/// Makes an empty report file for the next test, owned by the sandbox's user, in place of
+/// whatever the last one left.
+fn fresh_report(out: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let p = out.join(JUNIT_FILE);
+    match std::fs::symlink_metadata(&p) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
+        Ok(_) => std::fs::remove_file(&p),
+        Err(_) => Ok(()),
+    }
+    .map_err(|e| format!("{}: {e}", p.display()))?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&p)
+        .map_err(|e| format!("{}: {e}", p.display()))?;
+    give_away(&p, uid)
+}
+
+/// The report a test process left: read only as a regular file of one link, never through
+/// a symbolic link, never blocking on a FIFO, and never more than [`MAX_REPORT`] bytes, all
+/// through one descriptor. `Ok(None)` when it wrote nothing; Err says why it is refused.
+pub fn read_report(out: &Path) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let p = out.join(JUNIT_FILE);
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(&p)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err("it is a symbolic link".into())
+        }
+        Err(e) => return Err(format!("it cannot be opened: {e}")),
+    };
+    let m = f
+        .metadata()
+        .map_err(|e| format!("it cannot be read: {e}"))?;
+    if !m.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if m.nlink() != 1 {
+        return Err(format!("it has {} links, not one", m.nlink()));
+    }
+    if m.len() > MAX_REPORT {
+        return Err(format!(
+            "it is {} bytes, more than the {MAX_REPORT} a report may have",
+            m.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_REPORT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("it cannot be read: {e}"))?;
+    if bytes.len() as u64 > MAX_REPORT {
+        return Err(format!("it is more than {MAX_REPORT} bytes"));
+    }
+    Ok(if bytes.is_empty() { None } else { Some(bytes) })
 }
 
 fn record(argv: Vec<String>, o: &Output, junit: Option<&[u8]>) -> ProcessRecord {
@@ -128,9 +229,15 @@ fn record(argv: Vec<String>, o: &Output, junit: Option<&[u8]>) -> ProcessRecord 
     }
 }
 
-/// Why a process that did not end on its own decides nothing.
-fn unfinished(e: &Ending) -> Option<String> {
-    match e {
+/// Why a process that did not end on its own, or ran out of room, decides nothing.
+fn unfinished(o: &Output, scratch: u64) -> Option<String> {
+    if o.scratch_full && matches!(o.ending, Ending::Exited(_)) {
+        return Some(format!(
+            "its writes filled the {} MiB of scratch space a process has (--scratch)",
+            scratch >> 20
+        ));
+    }
+    match &o.ending {
         Ending::TimedOut => Some("the time limit ended it".into()),
         Ending::Cancelled => Some("check was interrupted".into()),
         Ending::Signaled(s) => Some(format!("it was ended by signal {s}")),
@@ -141,20 +248,22 @@ fn unfinished(e: &Ending) -> Option<String> {
 
 impl Processes for Workspace<'_> {
     fn view(&self) -> &Tree {
-        match &self.copy {
-            Some(c) => &c.tree,
-            None => self.source,
-        }
+        // Always the tree being checked: no process can change what a read sees.
+        self.source
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        Some(self.deadline)
     }
 
     fn run(&mut self, cmd: &str) -> (RunResult, Option<ProcessRecord>) {
         let argv = vec!["sh".to_owned(), "-c".to_owned(), cmd.to_owned()];
-        let (o, _) = match self.start(argv.clone(), Vec::new()) {
+        let o = match self.start(argv.clone(), Vec::new()) {
             Ok(x) => x,
             Err(why) => return (RunResult::Inconclusive(why), None),
         };
         let rec = record(argv, &o, None);
-        let result = match (&o.ending, unfinished(&o.ending)) {
+        let result = match (&o.ending, unfinished(&o, self.sandbox.limits.scratch)) {
             (_, Some(why)) => RunResult::Inconclusive(format!("run({cmd:?}): {why}")),
             // The shell's own codes for a command it could not find or execute.
             (Ending::Exited(c @ (126 | 127)), _) => RunResult::Inconclusive(format!(
@@ -184,24 +293,35 @@ impl Processes for Workspace<'_> {
         if let Some(why) = &self.denied {
             return (TestResult::Inconclusive(why.clone()), None);
         }
-        let (tree, out, _) = match self.ensure_copy() {
+        let (out, uid) = match self.ensure_slot() {
+            Ok(slot) => (slot.out.clone(), slot.uid),
+            Err(why) => return (TestResult::Inconclusive(why), None),
+        };
+        if let Err(why) = fresh_report(&out, uid) {
+            return (
+                TestResult::Inconclusive(format!("test({name:?}): no report file: {why}")),
+                None,
+            );
+        }
+        let (argv, env) = runner.command(name, &self.sandbox.out_inside(&out));
+        let o = match self.start(argv.clone(), env) {
             Ok(x) => x,
             Err(why) => return (TestResult::Inconclusive(why), None),
         };
-        let (_, out_inside) = self.sandbox.inside(&tree, &out);
-        let report = out.join(JUNIT_FILE);
-        let _ = std::fs::remove_file(&report);
-        let (argv, env) = runner.command(name, &out_inside);
-        let (o, _) = match self.start(argv.clone(), env) {
-            Ok(x) => x,
-            Err(why) => return (TestResult::Inconclusive(why), None),
+        let (junit, refused) = match read_report(&out) {
+            Ok(j) => (j, None),
+            Err(why) => (None, Some(why)),
         };
-        let junit = std::fs::metadata(&report)
-            .ok()
-            .filter(|m| m.is_file() && m.len() <= MAX_REPORT)
-            .and_then(|_| std::fs::read(&report).ok());
         let rec = record(argv, &o, junit.as_deref());
-        if let Some(why) = unfinished(&o.ending) {
+        if let Some(why) = refused {
+            return (
+                TestResult::Inconclusive(format!(
+                    "test({name:?}): the report at $ELENCH_JUNIT is refused: {why}"
+                )),
+                Some(rec),
+            );
+        }
+        if let Some(why) = unfinished(&o, self.sandbox.limits.scratch) {
             return (
                 TestResult::Inconclusive(format!("test({name:?}): {why}")),
                 Some(rec),
@@ -215,5 +335,71 @@ impl Processes for Workspace<'_> {
             }
         };
         (result, Some(rec))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out_dir() -> ScratchDir {
+        let s = ScratchDir::new("elench-report");
+        std::fs::create_dir_all(s.path()).unwrap();
+        s
+    }
+
+    #[test]
+    fn a_regular_report_is_read_and_an_empty_one_is_none() {
+        let s = out_dir();
+        assert_eq!(read_report(s.path()), Ok(None));
+        fresh_report(s.path(), sandbox_uid()).unwrap();
+        assert_eq!(read_report(s.path()), Ok(None));
+        std::fs::write(s.path().join(JUNIT_FILE), "<testsuite/>").unwrap();
+        assert_eq!(read_report(s.path()), Ok(Some(b"<testsuite/>".to_vec())));
+        // The next test starts from an empty file again.
+        fresh_report(s.path(), sandbox_uid()).unwrap();
+        assert_eq!(read_report(s.path()), Ok(None));
+    }
+
+    #[test]
+    fn links_fifos_directories_hard_links_and_large_reports_are_refused() {
+        let secret_dir = out_dir();
+        let secret = secret_dir.path().join("key.pem");
+        std::fs::write(&secret, "BEGIN PRIVATE KEY").unwrap();
+        let report = |s: &ScratchDir| s.path().join(JUNIT_FILE);
+
+        let s = out_dir();
+        std::os::unix::fs::symlink(&secret, report(&s)).unwrap();
+        assert!(read_report(s.path()).unwrap_err().contains("symbolic link"));
+        std::fs::remove_file(report(&s)).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", report(&s)).unwrap();
+        assert!(read_report(s.path()).is_err());
+
+        let s = out_dir();
+        let p = std::ffi::CString::new(report(&s).to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid path.
+        assert_eq!(unsafe { libc::mkfifo(p.as_ptr(), 0o644) }, 0);
+        // Refused at once, without waiting for a writer.
+        assert!(read_report(s.path())
+            .unwrap_err()
+            .contains("not a regular file"));
+        fresh_report(s.path(), sandbox_uid()).unwrap();
+        assert_eq!(read_report(s.path()), Ok(None));
+
+        let s = out_dir();
+        std::fs::create_dir(report(&s)).unwrap();
+        assert!(read_report(s.path()).is_err());
+        fresh_report(s.path(), sandbox_uid()).unwrap();
+
+        let s = out_dir();
+        let linked = s.path().join("key.pem");
+        std::fs::write(&linked, "BEGIN PRIVATE KEY").unwrap();
+        std::fs::hard_link(&linked, report(&s)).unwrap();
+        assert!(read_report(s.path()).unwrap_err().contains("links"));
+
+        let s = out_dir();
+        let f = std::fs::File::create(report(&s)).unwrap();
+        f.set_len(MAX_REPORT + 1).unwrap();
+        assert!(read_report(s.path()).unwrap_err().contains("more than"));
     }
 }

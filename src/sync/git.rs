@@ -83,6 +83,8 @@ fn git() -> Command {
         cmd.env("GIT_TERMINAL_PROMPT", "0");
     }
     cmd.stdin(Stdio::null());
+    // No descriptor of elench's (the store's database) reaches git or its helpers.
+    crate::child_env::no_inherited_fds(&mut cmd);
     cmd
 }
 

@@ -14,7 +14,7 @@ use crate::cli::Globals;
 use crate::error::{Code, Rejection};
 use crate::eval::paths::Tree;
 use crate::eval::runners::Runner;
-use crate::eval::sandbox::{find_bwrap, Confinement, Limits, Sandbox};
+use crate::eval::sandbox::{find_bwrap, Confinement, Layer, Limits, Sandbox};
 use crate::eval::transcript::evidence_kind;
 use crate::eval::{evaluate_claim, uses_processes, Evaluation, Outcome, Setup};
 use crate::fold::{Fold, Status};
@@ -82,6 +82,10 @@ pub struct CheckArgs {
     /// Process limit for one claim's sandbox
     #[arg(long, default_value_t = 256, value_name = "N")]
     pub processes: u64,
+    /// Space for each process's writes (its layer over the tree and its /tmp), and the
+    /// largest file it may write, in MiB
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub scratch: u64,
     /// Run processes without a sandbox (records then say hermeticity: none)
     #[arg(long)]
     pub no_sandbox: bool,
@@ -272,6 +276,7 @@ fn zero_limits(a: &CheckArgs) -> Vec<(&'static str, String)> {
         ("--jobs", a.jobs as u64),
         ("--memory", a.memory),
         ("--processes", a.processes),
+        ("--scratch", a.scratch),
     ] {
         if value == 0 {
             zero.push((flag, "0".to_owned()));
@@ -305,7 +310,8 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     require_claim_ids(&a.ids)?;
     if !zero_limits(&a).is_empty() {
         return Err(Failure::Usage(
-            "--timeout, --repeat, --jobs, --memory and --processes must be more than 0".into(),
+            "--timeout, --repeat, --jobs, --memory, --processes and --scratch must be more than 0"
+                .into(),
         ));
     }
     let runner = a
@@ -368,14 +374,20 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     } else {
         Confinement::Bwrap(find_bwrap().unwrap_or_else(|| PathBuf::from("bwrap")))
     };
-    let sandbox = Sandbox {
+    let mut sandbox = Sandbox {
         confinement,
         expose,
         limits: Limits {
             memory: a.memory.saturating_mul(1 << 20),
             processes: a.processes,
+            scratch: a.scratch.saturating_mul(1 << 20),
         },
+        layer: Layer::Copy,
     };
+    if needs_processes && a.no_sandbox {
+        // Only to choose how each process gets its own layer; unconfined, a copy always works.
+        let _ = sandbox.probe();
+    }
     if needs_processes && !a.no_sandbox {
         if let Err(why) = sandbox.probe() {
             return Err(Failure::Precondition {
@@ -397,6 +409,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         timeout: a.claim_timeout,
         repeat: a.repeat,
         cancel: AtomicBool::new(false),
+        slots: Default::default(),
     };
     let signer = Signer {
         key,

@@ -336,12 +336,14 @@ impl Demo {
                 confinement: Confinement::None,
                 expose: Vec::new(),
                 limits: Limits::default(),
+                layer: crate::eval::sandbox::Layer::Copy,
             },
             denied: Some("the demo starts no processes".into()),
             runner: None,
             timeout: Duration::from_secs(30),
             repeat: 1,
             cancel: std::sync::atomic::AtomicBool::new(false),
+            slots: Default::default(),
         };
         let signer = check::Signer {
             key,
