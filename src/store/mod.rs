@@ -96,6 +96,14 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The index's bytes are damaged (a cache of the log): it is marked, and the next command
+    /// rebuilds it.
+    #[error("{0}")]
+    IndexDamaged(String),
+    /// The index could not be mapped or grown: the process ran short of memory or address
+    /// space. Not damage.
+    #[error("the index could not be used: {0}")]
+    IndexUnavailable(String),
     /// The trust state changed between verifying an envelope and appending it, and under the
     /// new state the envelope is refused.
     #[error("{}", .0.message)]
@@ -113,6 +121,19 @@ impl From<log::LogError> for StoreError {
 
 impl From<index::IndexError> for StoreError {
     fn from(e: index::IndexError) -> StoreError {
+        if e.is_damage() {
+            // The next command rebuilds it without reading it.
+            index::fault::mark_watched();
+            return StoreError::IndexDamaged(format!(
+                "the index is damaged ({e}); it is a cache of the log: the next command \
+                 rebuilds it, or run `elench reindex`"
+            ));
+        }
+        if e.is_resource() {
+            return StoreError::IndexUnavailable(format!(
+                "{e}; the index is not damaged: give elench more memory or address space"
+            ));
+        }
         StoreError::Corrupt(format!(
             "{e} (`elench reindex` rebuilds the index from the log)"
         ))
@@ -385,8 +406,22 @@ impl Store {
             drop(lock);
         }
         let store = Store::open_parts(root, wait)?;
-        store.settle(None)?;
-        Ok(store)
+        match store.settle(None) {
+            Ok(()) => Ok(store),
+            // Damage found on the way is rebuilt into fresh files, never read again.
+            Err(StoreError::IndexDamaged(why)) if !store.read_only => {
+                drop(store);
+                let index_dir = root.join(INDEX_DIR);
+                Index::forget(&index_dir);
+                let _lock = acquire_lock(root, wait)?;
+                let log = Log::new(root.join(LOG_DIR));
+                let index = Store::replace_index_locked(root, &log, wait, &why)?;
+                let store = Store::assemble(root, log, index, wait, false);
+                store.settle(Some(&_lock))?;
+                Ok(store)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Opens a store without bringing the index level with the log (for `fsck`, which
@@ -453,6 +488,19 @@ impl Store {
         // free their pages and hand those pages out again.
         // (A record that cannot be read is left to opening the index, which says what is
         // wrong or, for an index that is not a folder, replaces it.)
+        // An index a command found damaged (`index::fault`) is never read again.
+        if index::fault::marked(&index_dir) {
+            let _lock = acquire_lock(root, wait)?;
+            if index::fault::marked(&index_dir) {
+                let index = Store::replace_index_locked(
+                    root,
+                    &log,
+                    wait,
+                    "an earlier command found the index damaged",
+                )?;
+                return Ok(Store::assemble(root, log, index, wait, false));
+            }
+        }
         if let Ok(Some(_)) = index::unsynced::from_other_boot(&marker) {
             let _lock = acquire_lock(root, wait)?;
             // Another process may have rebuilt it meanwhile.
@@ -464,6 +512,11 @@ impl Store {
         }
         let index = match open_index(&index_dir) {
             Ok(i) => i,
+            Err(why) if why.starts_with(RESOURCE) => {
+                return Err(StoreError::IndexUnavailable(
+                    why[RESOURCE.len()..].to_owned(),
+                ))
+            }
             Err(why) => {
                 // Unopenable: only the writer may replace it.
                 let _lock = acquire_lock(root, wait)?;
@@ -539,7 +592,15 @@ impl Store {
         }
         let (meta, format) = {
             let r = self.index.read()?;
-            (r.meta()?, r.format()?)
+            // The format first: an index in another one may not read as this one.
+            let format = r.format()?;
+            if format != 0 && format != index::FORMAT {
+                return Ok(Standing::Rebuild(format!(
+                    "the index is in format {format}, and this elench reads format {}",
+                    index::FORMAT
+                )));
+            }
+            (r.meta()?, format)
         };
         let segments = self.log.segments()?;
         if meta.head.records == 0 {
@@ -679,29 +740,7 @@ impl Store {
     }
 
     fn handle_tail(&self, tail: Tail) -> Result<(), StoreError> {
-        match tail {
-            Tail::Clean => Ok(()),
-            Tail::Torn {
-                segment,
-                offset,
-                bytes,
-            } => {
-                self.log.cut_torn_tail(segment, offset)?;
-                warn(
-                    "TORN_TAIL",
-                    format!(
-                        "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
-                         segment {}), left by an interrupted append that was never acknowledged; \
-                         it was cut off",
-                        log::segment_name(segment)
-                    ),
-                );
-                Ok(())
-            }
-            Tail::Damaged(d) => Err(StoreError::Corrupt(format!(
-                "{d}; `elench fsck --repair` moves the damaged part aside"
-            ))),
-        }
+        handle_tail_of(&self.log, tail)
     }
 
     /// Takes the writer lock (waiting up to `--wait`) and brings the index level with the log.
@@ -713,6 +752,23 @@ impl Store {
     }
 
     // ---- reading ----
+
+    /// Makes every read of this thread one snapshot of the index until the pin is dropped:
+    /// a command that answers from many reads (`status --all`, `gate`, `blast`) answers as
+    /// of one state of the log, whatever a writer commits meanwhile.
+    pub fn pin(&self) -> Result<index::Pin, StoreError> {
+        Ok(self.index.pin()?)
+    }
+
+    /// The index contradicts itself (`why`): it is marked damaged, so that the next command
+    /// rebuilds it, and this is the error to end with.
+    pub fn index_damaged(&self, why: &str) -> StoreError {
+        index::fault::mark(&self.index_dir());
+        StoreError::IndexDamaged(format!(
+            "the index is damaged ({why}); it is a cache of the log: the next command \
+             rebuilds it, or run `elench reindex`"
+        ))
+    }
 
     /// Number of claims in the log (the next arrival number).
     pub fn count(&self) -> Result<u64, StoreError> {
@@ -1152,44 +1208,160 @@ impl Store {
 
     /// `elench reindex`: rebuild the index from the log, under the writer lock.
     /// `progress` hears how many log records are read and applied so far.
-    pub fn reindex(&self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
-        let _lock = self.lock_unsettled()?;
-        let tail = rebuild::rebuild_all(&self.log, &self.index, progress)?;
-        self.handle_tail(tail)?;
-        self.meta()
+    /// The index is rebuilt into fresh files (never reading the old ones, which may be
+    /// damaged), so the store is consumed: open it again to read the new index.
+    pub fn reindex(self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
+        let (root, wait) = self.close();
+        Store::reindex_at(&root, wait, progress)
+    }
+
+    /// [`Store::reindex`] of the store at `root`, without opening its index at all (a damaged
+    /// one can fault when read).
+    pub fn reindex_at(
+        root: &Path,
+        wait: Duration,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<Meta, StoreError> {
+        let log = Store::unopened(root, wait)?;
+        let _lock = acquire_lock(root, wait)?;
+        rebuild_aside_locked(root, &log, progress)
+    }
+
+    /// Lets go of this store's index (so that its files can be replaced) and says where the
+    /// store is.
+    fn close(self) -> (PathBuf, Duration) {
+        Index::forget(&self.index_dir());
+        (self.root.clone(), self.wait)
+    }
+
+    /// The log of the store at `root`, checked (format, layout migrated, writable) without
+    /// opening the index.
+    fn unopened(root: &Path, wait: Duration) -> Result<Log, StoreError> {
+        Store::check(root)?;
+        if read_format_file(root)? < current_version() {
+            let (root, _) = Store::open(root, wait)?.close();
+            return Ok(Log::new(root.join(LOG_DIR)));
+        }
+        if is_read_only(root) {
+            return Err(StoreError::ReadOnly(root.to_path_buf()));
+        }
+        Ok(Log::new(root.join(LOG_DIR)))
     }
 
     /// `fsck --repair`: moves everything from the first damaged record on into
     /// `quarantine/<time>/` and rebuilds the index from what is left. Returns the damage
     /// found (None when the log was sound) and the files moved.
-    pub fn repair(&self) -> Result<(Option<Damage>, Vec<String>, PathBuf), StoreError> {
-        let _lock = self.lock_unsettled()?;
-        let (_, tail) = self.log.scan(Head::EMPTY, |_| Ok(true))?;
-        let dest = self
-            .root
-            .join(QUARANTINE_DIR)
-            .join(format!("{}", unix_time()));
+    /// The index is rebuilt into fresh files, so the store is consumed: open it again.
+    pub fn repair(self) -> Result<(Option<Damage>, Vec<String>, PathBuf), StoreError> {
+        let (root, wait) = self.close();
+        Store::repair_at(&root, wait)
+    }
+
+    /// [`Store::repair`] of the store at `root`, without opening its index.
+    pub fn repair_at(
+        root: &Path,
+        wait: Duration,
+    ) -> Result<(Option<Damage>, Vec<String>, PathBuf), StoreError> {
+        let log = Store::unopened(root, wait)?;
+        let _lock = acquire_lock(root, wait)?;
+        let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
+        let dest = root.join(QUARANTINE_DIR).join(format!("{}", unix_time()));
         let (damage, moved) = match tail {
             Tail::Clean => (None, Vec::new()),
             Tail::Torn {
                 segment, offset, ..
             } => {
-                let moved = self.log.quarantine_from(segment, offset, &dest)?;
+                let moved = log.quarantine_from(segment, offset, &dest)?;
                 (None, moved)
             }
             Tail::Damaged(d) => {
-                let moved = self.log.quarantine_from(d.segment, d.offset, &dest)?;
+                let moved = log.quarantine_from(d.segment, d.offset, &dest)?;
                 (Some(d), moved)
             }
         };
-        let tail = rebuild::rebuild_all(&self.log, &self.index, None)?;
-        self.handle_tail(tail)?;
+        rebuild_aside_locked(root, &log, None)?;
         Ok((damage, moved, dest))
     }
 
     pub fn index_dir(&self) -> PathBuf {
         self.root.join(INDEX_DIR)
     }
+}
+
+fn handle_tail_of(log: &Log, tail: Tail) -> Result<(), StoreError> {
+    match tail {
+        Tail::Clean => Ok(()),
+        Tail::Torn {
+            segment,
+            offset,
+            bytes,
+        } => {
+            log.cut_torn_tail(segment, offset)?;
+            warn(
+                "TORN_TAIL",
+                format!(
+                    "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
+                     segment {}), left by an interrupted append that was never acknowledged; \
+                     it was cut off",
+                    log::segment_name(segment)
+                ),
+            );
+            Ok(())
+        }
+        Tail::Damaged(d) => Err(StoreError::Corrupt(format!(
+            "{d}; `elench fsck --repair` moves the damaged part aside"
+        ))),
+    }
+}
+
+/// Rebuilds the index from the log into a fresh folder beside it and puts that in its
+/// place; the old files are removed unread. The caller holds the writer lock, and no index
+/// of this store is open in the process.
+fn rebuild_aside_locked(
+    root: &Path,
+    log: &Log,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Meta, StoreError> {
+    let index_dir = root.join(INDEX_DIR);
+    let fresh = root.join(format!("index.new-{}-{}", unix_time(), std::process::id()));
+    let _ = std::fs::remove_dir_all(&fresh);
+    let meta = {
+        let index = Index::open(&fresh)?;
+        let tail = rebuild::rebuild_all(log, &index, progress);
+        let meta = index.read().and_then(|r| r.meta());
+        Index::forget(&fresh);
+        drop(index);
+        handle_tail_of(log, tail?)?;
+        meta?
+    };
+    Index::forget(&index_dir);
+    let aside = root.join(format!(
+        "index.replaced-{}-{}",
+        unix_time(),
+        std::process::id()
+    ));
+    let moved = match std::fs::rename(&index_dir, &aside) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: index_dir,
+                source,
+            })
+        }
+    };
+    std::fs::rename(&fresh, &index_dir).map_err(|source| StoreError::Io {
+        path: fresh.clone(),
+        source,
+    })?;
+    crate::atomic_file::sync_dir(root).map_err(|source| StoreError::Io {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    if moved {
+        let _ = std::fs::remove_dir_all(&aside).or_else(|_| std::fs::remove_file(&aside));
+    }
+    Ok(meta)
 }
 
 /// Whether nobody can write the store: its LOCK file cannot be opened for writing because
@@ -1219,13 +1391,26 @@ fn unix_time() -> u64 {
 
 /// Opens the index, turning any failure, a panic inside LMDB's wrapper included, into a
 /// reason to rebuild.
+/// A shortage of memory or address space (never damage: the index is kept) is told by
+/// this prefix.
+const RESOURCE: &str = "resource: ";
+
 fn open_index(dir: &Path) -> Result<Index, String> {
+    let why = |e: index::IndexError| {
+        if e.is_resource() {
+            format!(
+                "{RESOURCE}{e}; the index is not damaged: give elench more memory or address space"
+            )
+        } else {
+            e.to_string()
+        }
+    };
     match std::panic::catch_unwind(|| Index::open(dir)) {
         Ok(Ok(i)) => match i.read().and_then(|r| r.meta()) {
             Ok(_) => Ok(i),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(why(e)),
         },
-        Ok(Err(e)) => Err(e.to_string()),
+        Ok(Err(e)) => Err(why(e)),
         Err(_) => Err("opening it panicked".into()),
     }
 }

@@ -47,17 +47,14 @@ pub struct Findings {
 
 pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
     let checkpoint = a.checkpoint.as_deref().map(read_checkpoint).transpose()?;
-    // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
-    // warning); if the store is too damaged for that, fsck still looks and reports.
-    let store = match open_store(g) {
-        Ok(s) => s,
-        Err(Failure::Corrupt(_)) => open_store_unsettled(g)?,
-        Err(e) => return Err(e),
-    };
     let mut repaired = Value::Null;
     let mut text = String::new();
     if a.repair {
-        let (damage, moved, dest) = store.repair()?;
+        // Before the store is opened: the index is rebuilt into fresh files, never read (a
+        // damaged one can fault when read).
+        let root = crate::store::locate(g.store.as_deref())?;
+        let (damage, moved, dest) =
+            Store::repair_at(&root, std::time::Duration::from_secs(g.wait))?;
         text.push_str(&match &damage {
             Some(d) => format!(
                 "repaired: {d}; moved {} file(s) to {}; the index was rebuilt\n",
@@ -76,6 +73,13 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
             "quarantine": if moved_any(&dest) { Some(dest.display().to_string()) } else { None },
         });
     }
+    // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
+    // warning); if the store is too damaged for that, fsck still looks and reports.
+    let store = match open_store(g) {
+        Ok(s) => s,
+        Err(Failure::Corrupt(_)) => open_store_unsettled(g)?,
+        Err(e) => return Err(e),
+    };
     let f = check(&store, checkpoint.as_ref())?;
     text.push_str(&format!(
         "checked {} records ({} envelopes of {} claims): {} problem(s)\n",
