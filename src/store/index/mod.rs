@@ -1332,10 +1332,7 @@ impl Reader<'_> {
         // A range, not a prefix walk: the entry after the last pair is read (and its checksum
         // checked) too, so a pair whose first half a flipped bit moved out of the prefix is
         // found damaged instead of silently missing.
-        for item in db.range(
-            &self.txn,
-            &(Bound::Included(&prefix[..]), Bound::Unbounded),
-        )? {
+        for item in db.range(&self.txn, &(Bound::Included(&prefix[..]), Bound::Unbounded))? {
             let (k, _) = item?;
             if !k.starts_with(&prefix) {
                 break;

@@ -275,3 +275,170 @@ fn a_fault_reading_the_index_ends_with_index_damaged_and_the_next_command_rebuil
     assert_eq!(raw(&store, &["fsck"]).answered()["meta"]["exit_code"], 0);
     assert_eq!(statuses_of(raw(&store, &all).answered()), want);
 }
+
+/// Runs elench under `ulimit -v` (KiB of address space), through the shell.
+fn limited(kib: u64, store: &Path, args: &[&str]) -> Raw {
+    let mut line = format!("ulimit -v {kib} && exec \"$0\" --store \"$1\"");
+    for i in 0..args.len() {
+        line.push_str(&format!(" \"${}\"", i + 2));
+    }
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .arg(elench_path())
+        .arg(store)
+        .args(args)
+        .env_remove("ELENCH_STORE")
+        .env_remove("CI")
+        .output()
+        .expect("sh runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    Raw {
+        code: out.status.code(),
+        signal: out.status.signal(),
+        json: serde_json::from_str(stdout.trim()).ok(),
+        stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn every_command_works_within_a_gigabyte_of_address_space() {
+    const KIB: u64 = 1 << 20;
+    let tmp = tempfile::tempdir().unwrap();
+    let claims = graph(&Keys::new(), 300, 5, "limit");
+    let store = store_with(tmp.path(), &claims[..100]);
+    let ok = |r: &Raw| {
+        let json = r.answered();
+        assert_eq!(json["meta"]["exit_code"], 0, "{}", r.describe());
+        assert!(!r.warned("INDEX_REBUILT"), "{}", r.describe());
+        json.clone()
+    };
+    let bundle = tmp.path().join("more.intoto.jsonl");
+    write_bundle(&bundle, &claims[100..]);
+    ok(&limited(KIB, &store, &["add", bundle.to_str().unwrap()]));
+    let all = ["status", "--all", "--limit", "1000"];
+    let answer = ok(&limited(KIB, &store, &all));
+    assert_eq!(answer["data"]["as_of"], 300);
+    assert_eq!(
+        statuses_of(&answer),
+        statuses_of(raw(&store, &all).answered())
+    );
+    ok(&limited(KIB, &store, &["blast", &claims[0].id]));
+    ok(&limited(KIB, &store, &["log", "--limit", "5"]));
+    ok(&limited(KIB, &store, &["fsck"]));
+    let r = ok(&limited(KIB, &store, &["reindex"]));
+    assert_eq!(r["data"]["claims"], 300);
+    // An index that cannot be mapped is never called damage, nor replaced: with far too
+    // little address space the command fails, and the index is still there, unchanged.
+    let data = store.join("index").join("data.mdb");
+    let before = std::fs::read(&data).unwrap();
+    let starved = limited(64 * 1024, &store, &["status", "--all"]);
+    if let Some(json) = &starved.json {
+        assert_ne!(
+            json["error"]["code"],
+            "STORE_CORRUPT",
+            "{}",
+            starved.describe()
+        );
+        assert_ne!(
+            json["error"]["code"],
+            "INDEX_DAMAGED",
+            "{}",
+            starved.describe()
+        );
+    }
+    assert!(!store.join("index").join("DAMAGED").exists());
+    assert_eq!(std::fs::read(&data).unwrap(), before);
+    let after = ok(&limited(KIB, &store, &all));
+    assert_eq!(statuses_of(&after), statuses_of(&answer));
+}
+
+/// Every claim id a status answer names (the claims themselves, what decided them, their
+/// history, acceptances, revocations).
+fn named_ids(claim: &Value, out: &mut Vec<String>) {
+    for key in ["decided_by", "accepted_by"] {
+        for id in claim[key].as_array().into_iter().flatten() {
+            out.push(id.as_str().unwrap_or_default().to_owned());
+        }
+    }
+    for h in claim["history"].as_array().into_iter().flatten() {
+        out.push(h["id"].as_str().unwrap_or_default().to_owned());
+    }
+    for r in claim["revoked_by"].as_array().into_iter().flatten() {
+        out.push(r["root"].as_str().unwrap_or_default().to_owned());
+    }
+}
+
+#[test]
+fn status_answers_under_a_writer_are_snapshots_as_of_their_as_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let claims = graph(&Keys::new(), 700, 6, "snapshot");
+    let store = store_with(tmp.path(), &claims[..100]);
+    let chunks: Vec<PathBuf> = claims[100..]
+        .chunks(8)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let path = tmp.path().join(format!("chunk{i}.intoto.jsonl"));
+            write_bundle(&path, chunk);
+            path
+        })
+        .collect();
+    let writer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            for chunk in chunks {
+                let out = run(&store, &["add", chunk.to_str().unwrap()]);
+                assert_eq!(out.code, 0, "{}", out.json);
+            }
+        })
+    };
+    let order: std::collections::HashMap<&str, usize> = claims
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.as_str(), i))
+        .collect();
+    let mut answers = 0;
+    let mut moved = std::collections::BTreeSet::new();
+    while !writer.is_finished() || answers < 5 {
+        let s = raw(&store, &["status", "--all", "--limit", "10000"]);
+        let json = s.answered();
+        assert_eq!(json["ok"], true, "{}", s.describe());
+        let as_of = json["data"]["as_of"].as_u64().unwrap() as usize;
+        let listed = json["data"]["claims"].as_array().unwrap();
+        // The claims are the first `as_of` of the log, no more and no fewer…
+        assert_eq!(listed.len(), as_of, "answer {answers}");
+        assert_eq!(
+            json["meta"]["pagination"]["total"], as_of,
+            "answer {answers}"
+        );
+        let ids: std::collections::HashSet<&str> =
+            listed.iter().map(|c| c["id"].as_str().unwrap()).collect();
+        for c in listed {
+            assert!(
+                order[c["id"].as_str().unwrap()] < as_of,
+                "answer {answers}: {c}"
+            );
+        }
+        // …and every record a status names is one of them.
+        let mut named = Vec::new();
+        for c in listed {
+            named_ids(c, &mut named);
+        }
+        for id in &named {
+            let dangling = id.starts_with("cl_0000000000000000000000000000");
+            assert!(
+                ids.contains(id.as_str()) || dangling,
+                "answer {answers} (as of {as_of}) names {id}, which is not among its claims"
+            );
+        }
+        moved.insert(as_of);
+        answers += 1;
+        if answers > 400 {
+            break;
+        }
+    }
+    writer.join().unwrap();
+    // The answers saw the log grow (else the test proved nothing).
+    assert!(moved.len() >= 3, "{moved:?}");
+}
