@@ -1007,8 +1007,17 @@ impl Index {
         let info = self.env.info();
         let page = self.env.stat().page_size as u64;
         let used = (info.last_page_number as u64 + 1) * page;
-        if (info.map_size as u64).saturating_sub(used) < headroom(used) / 2 {
-            self.resize(map_size_for(used))?;
+        let left = (info.map_size as u64).saturating_sub(used);
+        if left >= headroom(used) / 2 {
+            return Ok(());
+        }
+        // Readers on other threads are short and never wait for this one: when little room
+        // is left, wait for a moment without any (bounded: this thread may hold one itself).
+        for _ in 0..1000 {
+            if self.resize(map_size_for(used))? || left >= headroom(used) / 4 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         Ok(())
     }
@@ -1748,6 +1757,58 @@ mod tests {
         k[..2].copy_from_slice(&n.to_be_bytes());
         k[31] = 7;
         k
+    }
+
+    #[test]
+    fn the_map_grows_before_a_write_that_could_fill_it_and_a_flipped_value_is_damage() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("index");
+        let index = Index::open(&dir).unwrap();
+        // As if opened by a process that mapped the file when it was small. (Other tests'
+        // transactions in this process hold a resize off for a moment.)
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !index.resize(1 << 20).unwrap() {
+            assert!(std::time::Instant::now() < deadline);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(index.env.info().map_size, 1 << 20);
+        let value = vec![0x5a; 2000];
+        for round in 0..4u64 {
+            let mut w = index.write().unwrap();
+            for n in 0..1000u64 {
+                let k = (round * 1000 + n).to_be_bytes();
+                w.dbs.envelope_order.put(&mut w.txn, &k, &value).unwrap();
+            }
+            w.commit().unwrap();
+        }
+        let info = index.env.info();
+        assert!(info.map_size >= map_size_for(8 << 20), "{}", info.map_size);
+        let r = index.read().unwrap();
+        let stored = r
+            .dbs
+            .envelope_order
+            .get(&r.txn, &7u64.to_be_bytes())
+            .unwrap();
+        assert_eq!(stored, Some(&value[..]));
+        drop(r);
+        // A value written without its checksum (a flipped byte reads the same) is damage.
+        let mut w = index.write().unwrap();
+        w.dbs
+            .envelope_order
+            .0
+            .put(&mut w.txn, &7u64.to_be_bytes(), &value)
+            .unwrap();
+        w.commit().unwrap();
+        let r = index.read().unwrap();
+        let err = r
+            .dbs
+            .envelope_order
+            .get(&r.txn, &7u64.to_be_bytes())
+            .unwrap_err();
+        assert!(err.is_damage(), "{err}");
+        assert!(!err.is_resource());
+        drop(r);
+        Index::forget(&dir);
     }
 
     #[test]
