@@ -181,20 +181,25 @@ fn write_all(fd: libc::c_int, mut bytes: &[u8]) {
 
 /// Held while the map is resized: taken only when no transaction is open, and no
 /// transaction begins until it is dropped.
-pub(super) struct Exclusive(());
+pub(super) struct Exclusive {
+    /// The [`Active`]s the taker holds itself (with no transaction open yet), given back on
+    /// drop.
+    held: usize,
+}
 
 impl Exclusive {
-    pub(super) fn take() -> Option<Exclusive> {
+    /// Taken when the only [`Active`]s are the `held` ones of the caller.
+    pub(super) fn take(held: usize) -> Option<Exclusive> {
         ACTIVE
-            .compare_exchange(0, EXCLUSIVE, Ordering::SeqCst, Ordering::SeqCst)
+            .compare_exchange(held, EXCLUSIVE, Ordering::SeqCst, Ordering::SeqCst)
             .ok()
-            .map(|_| Exclusive(()))
+            .map(|_| Exclusive { held })
     }
 }
 
 impl Drop for Exclusive {
     fn drop(&mut self) {
-        ACTIVE.store(0, Ordering::SeqCst);
+        ACTIVE.store(self.held, Ordering::SeqCst);
     }
 }
 

@@ -977,12 +977,19 @@ impl Index {
         })
     }
 
-    /// Begins a transaction; when another process grew the file past this process's map
+    /// Begins a transaction (the caller holds one [`fault::Active`] for it, and no
+    /// transaction yet); when another process grew the file past this process's map
     /// (MDB_MAP_RESIZED), adopts the new size and begins again.
     fn begin<'s, T>(&'s self, f: impl Fn(&'s Env) -> heed::Result<T>) -> Result<T, IndexError> {
         match f(&self.env) {
             Err(heed::Error::Mdb(heed::MdbError::MapResized)) => {
-                self.resize(0)?;
+                // Other threads' transactions are short: wait for a moment without any.
+                for _ in 0..1000 {
+                    if self.resize_holding(0, 1)? {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
                 Ok(f(&self.env)?)
             }
             other => Ok(other?),
@@ -992,7 +999,13 @@ impl Index {
     /// Remaps the environment at `size` bytes (0: the size the file's writer recorded), when
     /// no transaction of this process is open (LMDB requires that); false when one is.
     fn resize(&self, size: usize) -> Result<bool, IndexError> {
-        let Some(_excl) = fault::Exclusive::take() else {
+        self.resize_holding(size, 0)
+    }
+
+    /// [`Index::resize`] by a caller that holds `held` [`fault::Active`]s without a
+    /// transaction.
+    fn resize_holding(&self, size: usize, held: usize) -> Result<bool, IndexError> {
+        let Some(_excl) = fault::Exclusive::take(held) else {
             return Ok(false);
         };
         // SAFETY: no transaction of this process is open, and none can begin until `_excl`
