@@ -7,8 +7,9 @@
 //! advance ([`prepare`]: the command's error envelope, `INDEX_DAMAGED`, naming `elench
 //! reindex`), leaves the file `index/DAMAGED` so that the next command rebuilds the index
 //! into fresh files without reading it, and ends the process with exit code 4. A fault with
-//! no transaction open is not the index's: the handler puts back the one it replaced (Rust's
-//! stack-overflow report, or the default) and returns, so the fault happens again there.
+//! no transaction open, or at the stack pointer (a stack overflow), is not the index's: the
+//! handler puts back the one it replaced (Rust's stack-overflow report, or the default) and
+//! returns, so the fault happens again there.
 //!
 //! Everything the handler touches is made before it can run (leaked, never freed) and read
 //! through atomics; it calls only `open`, `close`, `write`, `sigaction` and `_exit`, which
@@ -127,10 +128,42 @@ fn install() {
     });
 }
 
-extern "C" fn handler(sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+/// Whether a SIGSEGV at `info`'s address is a stack overflow (the address within reach of
+/// the stack pointer): Rust's own handler reports those, and the index is not at fault.
+///
+/// # Safety
+/// `info` and `ctx` are the handler's arguments.
+unsafe fn stack_overflow(info: *mut libc::siginfo_t, ctx: *mut libc::c_void) -> bool {
+    if info.is_null() || ctx.is_null() {
+        return false;
+    }
+    // SAFETY: the kernel passes a valid siginfo and ucontext to an SA_SIGINFO handler.
+    let (addr, sp) = unsafe {
+        let addr = (*info).si_addr() as usize;
+        let uc = &*(ctx as *const libc::ucontext_t);
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+        let sp = uc.uc_mcontext.gregs[libc::REG_RSP as usize] as usize;
+        #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+        let sp = uc.uc_mcontext.sp as usize;
+        #[cfg(not(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )))]
+        let sp = {
+            let _ = uc;
+            return false;
+        };
+        (addr, sp)
+    };
+    // A guard page is hit by a frame that starts near it.
+    addr.abs_diff(sp) < 1 << 20
+}
+
+extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: only async-signal-safe calls; the pointers were leaked before they were stored.
     unsafe {
-        if ACTIVE.load(Ordering::SeqCst) == 0 {
+        let overflow = sig == libc::SIGSEGV && stack_overflow(info, ctx);
+        if overflow || ACTIVE.load(Ordering::SeqCst) == 0 {
             if let Some(i) = SIGNALS.iter().position(|&s| s == sig) {
                 let previous = std::ptr::addr_of!(PREVIOUS[i]);
                 libc::sigaction(sig, (*previous).as_ptr(), std::ptr::null_mut());
