@@ -409,13 +409,14 @@ impl Store {
         match store.settle(None) {
             Ok(()) => Ok(store),
             // Damage found on the way is rebuilt into fresh files, never read again.
-            Err(StoreError::IndexDamaged(why)) if !store.read_only => {
+            Err(StoreError::IndexDamaged(_)) if !store.read_only => {
                 drop(store);
                 let index_dir = root.join(INDEX_DIR);
                 Index::forget(&index_dir);
                 let _lock = acquire_lock(root, wait)?;
                 let log = Log::new(root.join(LOG_DIR));
-                let index = Store::replace_index_locked(root, &log, wait, &why)?;
+                let why = "the index was found damaged when it was opened";
+                let index = Store::replace_index_locked(root, &log, wait, why)?;
                 let store = Store::assemble(root, log, index, wait, false);
                 store.settle(Some(&_lock))?;
                 Ok(store)
@@ -483,12 +484,8 @@ impl Store {
             })?;
             return Ok(Store::assemble(root, log, index, wait, true));
         }
-        // An index that may have lost pages with an earlier boot is rebuilt into fresh files
-        // before anything reads it: rebuilt in place, LMDB would walk its damaged trees to
-        // free their pages and hand those pages out again.
-        // (A record that cannot be read is left to opening the index, which says what is
-        // wrong or, for an index that is not a folder, replaces it.)
-        // An index a command found damaged (`index::fault`) is never read again.
+        // An index a command found damaged (`index::fault`) is never read again: it
+        // is rebuilt into fresh files.
         if index::fault::marked(&index_dir) {
             let _lock = acquire_lock(root, wait)?;
             if index::fault::marked(&index_dir) {
@@ -501,6 +498,11 @@ impl Store {
                 return Ok(Store::assemble(root, log, index, wait, false));
             }
         }
+        // An index that may have lost pages with an earlier boot is rebuilt into fresh files
+        // before anything reads it: rebuilt in place, LMDB would walk its damaged trees to
+        // free their pages and hand those pages out again.
+        // (A record that cannot be read is left to opening the index, which says what is
+        // wrong or, for an index that is not a folder, replaces it.)
         if let Ok(Some(_)) = index::unsynced::from_other_boot(&marker) {
             let _lock = acquire_lock(root, wait)?;
             // Another process may have rebuilt it meanwhile.
