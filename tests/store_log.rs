@@ -512,8 +512,14 @@ fn edit_index(store: &Path, db: &str, key: &[u8], edit: impl FnOnce(Vec<u8>) -> 
     let mut wtxn = env.write_txn().unwrap();
     let d: heed::Database<heed::types::Bytes, heed::types::Bytes> =
         env.open_database(&wtxn, Some(db)).unwrap().unwrap();
-    let old = d.get(&wtxn, key).unwrap().unwrap().to_vec();
-    d.put(&mut wtxn, key, &edit(old)).unwrap();
+    // Each value ends in a CRC32C of its key and value (index format 4): the editor here
+    // knows that and writes a value that checks, so only comparing with the log finds it.
+    let stored = d.get(&wtxn, key).unwrap().unwrap().to_vec();
+    let old = stored[..stored.len() - 4].to_vec();
+    let mut new = edit(old);
+    let check = crc32c::crc32c_append(crc32c::crc32c(key), &new);
+    new.extend_from_slice(&check.to_le_bytes());
+    d.put(&mut wtxn, key, &new).unwrap();
     wtxn.commit().unwrap();
     env.prepare_for_closing().wait();
 }

@@ -368,6 +368,14 @@ impl From<crate::store::StoreError> for Failure {
             E::Corrupt(_) | E::Damaged(_) => {
                 Failure::Corrupt(format!("{e} (`elench fsck` says more)"))
             }
+            E::IndexDamaged(_) => Failure::Precondition {
+                code: "INDEX_DAMAGED",
+                message: e.to_string(),
+            },
+            E::IndexUnavailable(_) => Failure::Precondition {
+                code: "INDEX_UNAVAILABLE",
+                message: e.to_string(),
+            },
             E::Rejected(rejection) => Failure::Rejected {
                 rejection,
                 input: None,

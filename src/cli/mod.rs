@@ -332,6 +332,16 @@ pub fn run() -> i32 {
         };
         return emit(answer_in, name, started, report);
     }
+    // A damaged index can make LMDB fault: the process then ends with this answer.
+    let (stdout, stderr) = output::prepared_failure(
+        format,
+        name,
+        Failure::Precondition {
+            code: "INDEX_DAMAGED",
+            message: crate::store::index::fault::MESSAGE.to_owned(),
+        },
+    );
+    crate::store::index::fault::prepare(stdout, stderr);
     let globals = Globals {
         store: cli.store.clone(),
         wait: cli.wait,

@@ -360,6 +360,25 @@ fn emit_streamed(report: &mut Report, command: &str, exit_code: i32, duration_ms
     }
 }
 
+/// What a process ended by a fault in the index writes (`store::index::fault`), made before
+/// the command runs: (stdout, stderr). JSON formats get the error envelope on stdout (one
+/// line, `--format jsonl` too), the others the error's text on stderr.
+pub fn prepared_failure(format: Format, command: &str, failure: Failure) -> (Vec<u8>, Vec<u8>) {
+    let text = format!("{}\n", failure.to_text()).into_bytes();
+    let mut report = Report {
+        failure: Some(failure),
+        ..Report::default()
+    };
+    let exit_code = report.exit_code();
+    match format {
+        Format::Json | Format::Jsonl => {
+            let envelope = envelope(&mut report, command, exit_code, 0);
+            (format!("{envelope}\n").into_bytes(), Vec::new())
+        }
+        _ => (Vec::new(), text),
+    }
+}
+
 /// The response envelope, with every string free of terminal escapes.
 fn envelope(report: &mut Report, command: &str, exit_code: i32, duration_ms: u64) -> Value {
     // Field names as the CLI Agent Spec's ResponseMeta has them.

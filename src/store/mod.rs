@@ -100,6 +100,14 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The index's bytes are damaged (a cache of the log): it is marked, and the next command
+    /// rebuilds it.
+    #[error("{0}")]
+    IndexDamaged(String),
+    /// The index could not be mapped or grown: the process ran short of memory or address
+    /// space. Not damage.
+    #[error("the index could not be used: {0}")]
+    IndexUnavailable(String),
     /// The trust state changed between verifying an envelope and appending it, and under the
     /// new state the envelope is refused.
     #[error("{}", .0.message)]
@@ -117,6 +125,19 @@ impl From<log::LogError> for StoreError {
 
 impl From<index::IndexError> for StoreError {
     fn from(e: index::IndexError) -> StoreError {
+        if e.is_damage() {
+            // The next command rebuilds it without reading it.
+            index::fault::mark_watched();
+            return StoreError::IndexDamaged(format!(
+                "the index is damaged ({e}); it is a cache of the log: the next command \
+                 rebuilds it, or run `elench reindex`"
+            ));
+        }
+        if e.is_resource() {
+            return StoreError::IndexUnavailable(format!(
+                "{e}; the index is not damaged: give elench more memory or address space"
+            ));
+        }
         StoreError::Corrupt(format!(
             "{e} (`elench reindex` rebuilds the index from the log)"
         ))
@@ -396,8 +417,23 @@ impl Store {
             drop(lock);
         }
         let store = Store::open_parts(root, wait)?;
-        store.settle(None)?;
-        Ok(store)
+        match store.settle(None) {
+            Ok(()) => Ok(store),
+            // Damage found on the way is rebuilt into fresh files, never read again.
+            Err(StoreError::IndexDamaged(_)) if !store.read_only => {
+                drop(store);
+                let index_dir = root.join(INDEX_DIR);
+                Index::forget(&index_dir);
+                let _lock = acquire_lock(root, wait)?;
+                let log = Log::new(root.join(LOG_DIR));
+                let why = "the index was found damaged when it was opened";
+                let index = Store::replace_index_locked(root, &log, wait, why)?;
+                let store = Store::assemble(root, log, index, wait, false);
+                store.settle(Some(&_lock))?;
+                Ok(store)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// `fsck --repair` of a store that cannot be opened because FORMAT names an older layout
@@ -477,6 +513,20 @@ impl Store {
             })?;
             return Ok(Store::assemble(root, log, index, wait, true));
         }
+        // An index a command found damaged (`index::fault`) is never read again: it
+        // is rebuilt into fresh files.
+        if index::fault::marked(&index_dir) {
+            let _lock = acquire_lock(root, wait)?;
+            if index::fault::marked(&index_dir) {
+                let index = Store::replace_index_locked(
+                    root,
+                    &log,
+                    wait,
+                    "an earlier command found the index damaged",
+                )?;
+                return Ok(Store::assemble(root, log, index, wait, false));
+            }
+        }
         // An index that may have lost pages with an earlier boot is rebuilt into fresh files
         // before anything reads it: rebuilt in place, LMDB would walk its damaged trees to
         // free their pages and hand those pages out again.
@@ -493,6 +543,11 @@ impl Store {
         }
         let index = match open_index(&index_dir) {
             Ok(i) => i,
+            Err(why) if why.starts_with(RESOURCE) => {
+                return Err(StoreError::IndexUnavailable(
+                    why[RESOURCE.len()..].to_owned(),
+                ))
+            }
             Err(why) => {
                 // Unopenable: only the writer may replace it.
                 let _lock = acquire_lock(root, wait)?;
@@ -572,12 +627,20 @@ impl Store {
         }
         let (meta, format, origin, trust_events) = {
             let r = self.index.read()?;
+            // The format first: an index in another one may not read as this one.
+            let format = r.format()?;
+            if format != 0 && format != index::FORMAT {
+                return Ok(Standing::Rebuild(format!(
+                    "the index is in format {format}, and this elench reads format {}",
+                    index::FORMAT
+                )));
+            }
             let (Ok(origin), Ok(trust_events)) = (r.origin(), r.trust_events()) else {
                 return Ok(Standing::Rebuild(
                     "the index's record of which log it indexes cannot be read".into(),
                 ));
             };
-            (r.meta()?, r.format()?, origin, trust_events)
+            (r.meta()?, format, origin, trust_events)
         };
         let segments = self.log.segments()?;
         if meta.head.records == 0 {
@@ -847,32 +910,7 @@ impl Store {
     }
 
     fn handle_tail(&self, tail: Tail) -> Result<(), StoreError> {
-        match tail {
-            Tail::Clean => Ok(()),
-            Tail::Torn {
-                segment,
-                offset,
-                bytes,
-            } => {
-                // Cut off, but kept: nothing elench does deletes bytes of the log.
-                let dest = fresh_quarantine(&self.root);
-                self.log.quarantine_from(segment, offset, &dest)?;
-                warn(
-                    "TORN_TAIL",
-                    format!(
-                        "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
-                         segment {}), left by an interrupted append that was never acknowledged; \
-                         it was cut off and kept in {}",
-                        log::segment_name(segment),
-                        dest.display()
-                    ),
-                );
-                Ok(())
-            }
-            Tail::Damaged(d) => Err(StoreError::Corrupt(format!(
-                "{d}; `elench fsck --repair` moves the damaged part aside"
-            ))),
-        }
+        handle_tail_of(&self.root, &self.log, tail)
     }
 
     /// Takes the writer lock (waiting up to `--wait`) and brings the index level with the log.
@@ -884,6 +922,23 @@ impl Store {
     }
 
     // ---- reading ----
+
+    /// Makes every read of this thread one snapshot of the index until the pin is dropped:
+    /// a command that answers from many reads (`status --all`, `gate`, `blast`) answers as
+    /// of one state of the log, whatever a writer commits meanwhile.
+    pub fn pin(&self) -> Result<index::Pin, StoreError> {
+        Ok(self.index.pin()?)
+    }
+
+    /// The index contradicts itself (`why`): it is marked damaged, so that the next command
+    /// rebuilds it, and this is the error to end with.
+    pub fn index_damaged(&self, why: &str) -> StoreError {
+        index::fault::mark(&self.index_dir());
+        StoreError::IndexDamaged(format!(
+            "the index is damaged ({why}); it is a cache of the log: the next command \
+             rebuilds it, or run `elench reindex`"
+        ))
+    }
 
     /// Number of claims in the log (the next arrival number).
     pub fn count(&self) -> Result<u64, StoreError> {
@@ -1323,11 +1378,44 @@ impl Store {
 
     /// `elench reindex`: rebuild the index from the log, under the writer lock.
     /// `progress` hears how many log records are read and applied so far.
-    pub fn reindex(&self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
-        let _lock = self.lock_unsettled()?;
-        let tail = rebuild::rebuild_all(&self.log, &self.index, progress)?;
-        self.handle_tail(tail)?;
-        self.meta()
+    /// The index is rebuilt into fresh files (never reading the old ones, which may be
+    /// damaged), so the store is consumed: open it again to read the new index.
+    pub fn reindex(self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
+        let (root, wait) = self.close();
+        Store::reindex_at(&root, wait, progress)
+    }
+
+    /// [`Store::reindex`] of the store at `root`, without opening its index at all (a damaged
+    /// one can fault when read).
+    pub fn reindex_at(
+        root: &Path,
+        wait: Duration,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<Meta, StoreError> {
+        let log = Store::unopened(root, wait)?;
+        let _lock = acquire_lock(root, wait)?;
+        rebuild_aside_locked(root, &log, progress)
+    }
+
+    /// Lets go of this store's index (so that its files can be replaced) and says where the
+    /// store is.
+    fn close(self) -> (PathBuf, Duration) {
+        Index::forget(&self.index_dir());
+        (self.root.clone(), self.wait)
+    }
+
+    /// The log of the store at `root`, checked (format, layout migrated, writable) without
+    /// opening the index.
+    fn unopened(root: &Path, wait: Duration) -> Result<Log, StoreError> {
+        Store::check(root)?;
+        if read_format_file(root)? < current_version() {
+            let (root, _) = Store::open(root, wait)?.close();
+            return Ok(Log::new(root.join(LOG_DIR)));
+        }
+        if is_read_only(root) {
+            return Err(StoreError::ReadOnly(root.to_path_buf()));
+        }
+        Ok(Log::new(root.join(LOG_DIR)))
     }
 
     /// `fsck --repair`: moves everything from the first damaged record on into
@@ -1336,12 +1424,34 @@ impl Store {
     /// repeats an envelope) is damage too, and so is a segment that is missing, misnumbered
     /// or empty before the end. Nothing is deleted. Returns the first damage found (None
     /// when the log was sound or only ended in an unfinished append) and the files moved.
-    pub fn repair(&self) -> Result<Repaired, StoreError> {
-        let _lock = self.lock_unsettled()?;
+    /// The index is rebuilt into fresh files, so the store is consumed: open it again.
+    pub fn repair(self) -> Result<Repaired, StoreError> {
+        let (root, wait) = self.close();
+        Store::repair_at(&root, wait)
+    }
+
+    /// [`Store::repair`] of the store at `root`. Its index is read only to learn what it
+    /// vouches for, and not at all when a command found it damaged (`index::fault`): the
+    /// rebuilt index is written into fresh files.
+    pub fn repair_at(root: &Path, wait: Duration) -> Result<Repaired, StoreError> {
         // What the index vouches for, before it is rebuilt: a log cut inside a record the
         // index saw lost an acknowledged record, which is damage, not an unfinished append.
-        let acknowledged_loss = self.acknowledged_loss();
-        let dest = fresh_quarantine(&self.root);
+        // (Asked before the writer lock is taken here: opening may take it itself.)
+        let acknowledged_loss = if index::fault::marked(&root.join(INDEX_DIR)) {
+            None
+        } else {
+            match Store::open_unsettled(root, wait) {
+                Ok(store) => {
+                    let why = store.acknowledged_loss();
+                    store.close();
+                    why
+                }
+                Err(_) => None,
+            }
+        };
+        let log = Store::unopened(root, wait)?;
+        let _lock = acquire_lock(root, wait)?;
+        let dest = fresh_quarantine(root);
         let mut out = Repaired {
             damage: None,
             moved: Vec::new(),
@@ -1349,13 +1459,10 @@ impl Store {
         };
         let mut last_cut: Option<(u64, u64)> = None;
         loop {
-            let (_, tail) = self.log.scan(Head::EMPTY, |_| Ok(true))?;
+            let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
             let (cut, is_damage) = match tail {
-                Tail::Clean => match rebuild::rebuild_all(&self.log, &self.index, None) {
-                    Ok(Tail::Clean) => break,
-                    // The log changed under the rebuild (it cannot: the lock is held); look
-                    // again.
-                    Ok(_) => continue,
+                Tail::Clean => match rebuild_aside_locked(root, &log, None) {
+                    Ok(_) => break,
                     Err(StoreError::Damaged(d)) => (d, true),
                     Err(e) => return Err(e),
                 },
@@ -1385,7 +1492,7 @@ impl Store {
             }
             last_cut = Some((cut.segment, cut.offset));
             out.moved
-                .extend(self.log.quarantine_from(cut.segment, cut.offset, &dest)?);
+                .extend(log.quarantine_from(cut.segment, cut.offset, &dest)?);
             if out.damage.is_none() && is_damage {
                 out.damage = Some(cut);
             }
@@ -1408,6 +1515,95 @@ pub struct Repaired {
     pub moved: Vec<String>,
     /// `quarantine/<time>/`.
     pub quarantine: PathBuf,
+}
+
+fn handle_tail_of(root: &Path, log: &Log, tail: Tail) -> Result<(), StoreError> {
+    match tail {
+        Tail::Clean => Ok(()),
+        Tail::Torn {
+            segment,
+            offset,
+            bytes,
+        } => {
+            // Cut off, but kept: nothing elench does deletes bytes of the log.
+            let dest = fresh_quarantine(root);
+            log.quarantine_from(segment, offset, &dest)?;
+            warn(
+                "TORN_TAIL",
+                format!(
+                    "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
+                     segment {}), left by an interrupted append that was never acknowledged; \
+                     it was cut off and kept in {}",
+                    log::segment_name(segment),
+                    dest.display()
+                ),
+            );
+            Ok(())
+        }
+        Tail::Damaged(d) => Err(StoreError::Corrupt(format!(
+            "{d}; `elench fsck --repair` moves the damaged part aside"
+        ))),
+    }
+}
+
+/// Rebuilds the index from the log into a fresh folder beside it and puts that in its
+/// place; the old files are removed unread. The caller holds the writer lock, and no index
+/// of this store is open in the process.
+fn rebuild_aside_locked(
+    root: &Path,
+    log: &Log,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Meta, StoreError> {
+    let index_dir = root.join(INDEX_DIR);
+    let fresh = root.join(format!("index.new-{}-{}", unix_time(), std::process::id()));
+    let _ = std::fs::remove_dir_all(&fresh);
+    let built = (|| {
+        let index = Index::open(&fresh)?;
+        let tail = rebuild::rebuild_all(log, &index, progress);
+        let meta = index.read().and_then(|r| r.meta());
+        Index::forget(&fresh);
+        drop(index);
+        handle_tail_of(root, log, tail?)?;
+        Ok::<Meta, StoreError>(meta?)
+    })();
+    // A rebuild that stopped (damage `fsck --repair` moves aside, say) leaves no half-built
+    // folder in the store: it holds nothing the log does not.
+    let meta = match built {
+        Ok(meta) => meta,
+        Err(e) => {
+            Index::forget(&fresh);
+            let _ = std::fs::remove_dir_all(&fresh);
+            return Err(e);
+        }
+    };
+    Index::forget(&index_dir);
+    let aside = root.join(format!(
+        "index.replaced-{}-{}",
+        unix_time(),
+        std::process::id()
+    ));
+    let moved = match std::fs::rename(&index_dir, &aside) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: index_dir,
+                source,
+            })
+        }
+    };
+    std::fs::rename(&fresh, &index_dir).map_err(|source| StoreError::Io {
+        path: fresh.clone(),
+        source,
+    })?;
+    crate::atomic_file::sync_dir(root).map_err(|source| StoreError::Io {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    if moved {
+        let _ = std::fs::remove_dir_all(&aside).or_else(|_| std::fs::remove_file(&aside));
+    }
+    Ok(meta)
 }
 
 /// Whether nobody can write the store: its LOCK file cannot be opened for writing because
@@ -1450,13 +1646,26 @@ fn unix_time() -> u64 {
 
 /// Opens the index, turning any failure, a panic inside LMDB's wrapper included, into a
 /// reason to rebuild.
+/// A shortage of memory or address space (never damage: the index is kept) is told by
+/// this prefix.
+const RESOURCE: &str = "resource: ";
+
 fn open_index(dir: &Path) -> Result<Index, String> {
+    let why = |e: index::IndexError| {
+        if e.is_resource() {
+            format!(
+                "{RESOURCE}{e}; the index is not damaged: give elench more memory or address space"
+            )
+        } else {
+            e.to_string()
+        }
+    };
     match std::panic::catch_unwind(|| Index::open(dir)) {
         Ok(Ok(i)) => match i.read().and_then(|r| r.meta()) {
             Ok(_) => Ok(i),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(why(e)),
         },
-        Ok(Err(e)) => Err(e.to_string()),
+        Ok(Err(e)) => Err(why(e)),
         Err(_) => Err("opening it panicked".into()),
     }
 }

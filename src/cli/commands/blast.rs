@@ -28,6 +28,8 @@ pub struct BlastArgs {
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     require_claim_ids([&a.id])?;
     let store = open_store(g)?;
+    // One read transaction for the whole answer: a snapshot as of one state of the log.
+    let _snapshot = store.pin()?;
     let id = resolve_claim_id(&store, &a.id)?;
     let bulk = blast_bulk(&store, &id, a.depth)?;
     if g.mode != Mode::Text {

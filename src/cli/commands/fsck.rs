@@ -77,46 +77,26 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
             ));
         }
     }
-    // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
-    // warning); if the store is too damaged for that, fsck still looks and reports. A FORMAT
-    // naming an older layout than the one on disk keeps every command out, this one
-    // included: `--repair` mends it first.
-    let mut format_repaired = false;
-    let store = match open_store(g) {
-        Ok(s) => s,
-        Err(Failure::Corrupt(why)) => {
-            if a.repair {
-                let root = crate::store::locate(g.store.as_deref())?;
-                format_repaired =
-                    Store::repair_format(&root, std::time::Duration::from_secs(g.wait))?;
-            }
-            match (format_repaired, open_store(g)) {
-                (true, Ok(s)) => s,
-                (true, Err(Failure::Corrupt(_))) | (false, _) => match open_store_unsettled(g) {
-                    Ok(s) => s,
-                    // The store cannot be opened at all: say why the first attempt failed.
-                    Err(Failure::Corrupt(_)) => return Err(Failure::Corrupt(why)),
-                    Err(e) => return Err(e),
-                },
-                (true, Err(e)) => return Err(e),
-            }
-        }
-        Err(e) => return Err(e),
-    };
+    let wait = std::time::Duration::from_secs(g.wait);
     let mut repaired = Value::Null;
     let mut text = String::new();
-    if format_repaired {
-        text.push_str(&format!(
-            "FORMAT named an older layout than the log on disk; it now names layout {}\n",
-            crate::store::current_version()
-        ));
-    }
     if a.repair {
+        // Before the store is opened: a FORMAT naming an older layout than the one on disk
+        // keeps every command out, and the index is rebuilt into fresh files, never read when
+        // a command found it damaged (a damaged one can fault when read).
+        let root = crate::store::locate(g.store.as_deref())?;
+        let format_repaired = Store::repair_format(&root, wait)?;
+        if format_repaired {
+            text.push_str(&format!(
+                "FORMAT named an older layout than the log on disk; it now names layout {}\n",
+                crate::store::current_version()
+            ));
+        }
         let crate::store::Repaired {
             damage,
             moved,
             quarantine: dest,
-        } = store.repair()?;
+        } = Store::repair_at(&root, wait)?;
         text.push_str(&match &damage {
             Some(d) => format!(
                 "repaired: {d}; moved {} file(s) to {}; the index was rebuilt\n",
@@ -136,6 +116,18 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
             "format": format_repaired,
         });
     }
+    // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
+    // warning); if the store is too damaged for that, fsck still looks and reports.
+    let store = match open_store(g) {
+        Ok(s) => s,
+        Err(Failure::Corrupt(why)) => match open_store_unsettled(g) {
+            Ok(s) => s,
+            // The store cannot be opened at all: say why the first attempt failed.
+            Err(Failure::Corrupt(_)) => return Err(Failure::Corrupt(why)),
+            Err(e) => return Err(e),
+        },
+        Err(e) => return Err(e),
+    };
     let f = check(
         &store,
         checkpoint.as_ref().map(|c| CheckpointCheck {

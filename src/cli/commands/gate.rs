@@ -55,6 +55,8 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
     })?;
     let dir = tree_dir(a.at.as_deref())?;
     let store = open_store(g)?;
+    // One read transaction for the whole answer: a snapshot as of one state of the log.
+    let _snapshot = store.pin()?;
     let selection = Selection::from_no_ignore(a.no_ignore);
     let (tree, tracked) = tree_of(&dir, selection)?;
     let ids = store.claim_ids()?;

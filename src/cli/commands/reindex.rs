@@ -1,20 +1,22 @@
 //! `elench reindex`: rebuild the index from the log (it is never the source of truth).
 
-use super::common::open_store_unsettled;
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
+use crate::store::Store;
 use serde_json::json;
 
 #[derive(Debug, clap::Args)]
 pub struct ReindexArgs {}
 
 pub fn run(_a: ReindexArgs, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store_unsettled(g)?;
-    // The index being replaced says how long the log was; a guess only if it is damaged.
-    let total = store.meta().map(|m| m.head.records).unwrap_or(0);
-    let meta =
-        super::common::with_records_bar("reindexing", total, |progress| store.reindex(progress));
+    let root = crate::store::locate(g.store.as_deref())?;
+    let wait = std::time::Duration::from_secs(g.wait);
+    // The index being replaced is never read (it may be damaged): the bar counts records
+    // without knowing how many there are.
+    let meta = super::common::with_records_bar("reindexing", 0, |progress| {
+        Store::reindex_at(&root, wait, progress)
+    });
     let meta = meta?;
     Ok(Report::new(
         json!({

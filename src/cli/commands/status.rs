@@ -180,6 +180,8 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     require_claim_ids(&a.ids)?;
     let filters = Filters::from_args(&a)?;
     let store = open_store(g)?;
+    // One read transaction for the whole answer: a snapshot as of one state of the log.
+    let _snapshot = store.pin()?;
     let as_of = store.count()?;
     let mut tracked = None;
     let mut resolver = match &a.at {
@@ -220,6 +222,11 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         if fold.claim(id)?.is_none() {
             unknown.push(id.clone());
         }
+    }
+    if !unknown.is_empty() && a.all {
+        // The index listed them itself.
+        let why = format!("it lists claim {} and has no entry for it", unknown[0]);
+        return Err(store.index_damaged(&why).into());
     }
     if !unknown.is_empty() {
         return Err(Failure::claim_not_found(&unknown));

@@ -24,7 +24,7 @@
 //! one envelope or already differ.
 
 use super::{
-    decode, encode, node_key, node_of_key, pair, Apply, ClaimEntry, Db, Difference, IdKey,
+    decode, encode, node_key, node_of_key, pair, Apply, Checked, ClaimEntry, Difference, IdKey,
     IndexError, KeyEntry, Meta, Node, OrderEntry, Reader, TrustEventAt, FORMAT, ORIGIN_KEY,
     TRUST_EVENTS_KEY,
 };
@@ -98,7 +98,7 @@ impl<'r, 'e> Audit<'r, 'e> {
     }
 
     /// A table of the index, by the name `fsck` reports.
-    fn table(&self, name: &'static str) -> Db {
+    fn table(&self, name: &'static str) -> Checked {
         let d = &self.live.dbs;
         match name {
             "meta" => d.meta,

@@ -33,6 +33,7 @@
 //! transactions and never wait for the writer.
 
 mod audit;
+pub mod fault;
 pub mod unsynced;
 
 pub use audit::Audit;
@@ -44,16 +45,18 @@ use crate::keys::Role;
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, PutFlags, RoTxn, RwTxn, WithTls};
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Mutex;
 
 pub type IdKey = [u8; 32];
 
 /// The index's own layout version. An index written in another one (or before versions were
 /// recorded) is rebuilt from the log on open, like a damaged one: the log is unchanged.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 
 /// A claim id's 32 hash bytes; None when the text is not a claim id.
 pub fn id_key(id: &str) -> Option<IdKey> {
@@ -503,7 +506,224 @@ pub enum IndexError {
     DuplicateEnvelope { claim: String },
 }
 
+impl IndexError {
+    /// Whether the process ran short of memory or address space (or of LMDB's own slots):
+    /// never a sign of damage, and never a reason to replace the index.
+    pub fn is_resource(&self) -> bool {
+        use heed::MdbError as M;
+        let io = |e: &std::io::Error| {
+            e.kind() == std::io::ErrorKind::OutOfMemory
+                || matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOMEM | libc::EAGAIN | libc::ENOSPC)
+                )
+        };
+        match self {
+            IndexError::Lmdb(heed::Error::Io(e)) | IndexError::Io { source: e, .. } => io(e),
+            IndexError::Lmdb(heed::Error::Mdb(e)) => matches!(
+                e,
+                M::MapFull
+                    | M::ReadersFull
+                    | M::TlsFull
+                    | M::TxnFull
+                    | M::CursorFull
+                    | M::MapResized
+            ),
+            _ => false,
+        }
+    }
+
+    /// Whether the error says the index's bytes are damaged (rather than that the process
+    /// ran out of something, or the file system failed it): then the index is rebuilt.
+    pub fn is_damage(&self) -> bool {
+        use heed::MdbError as M;
+        match self {
+            IndexError::Decode { .. } => true,
+            IndexError::Lmdb(heed::Error::Decoding(_)) => true,
+            IndexError::Lmdb(heed::Error::Mdb(e)) => matches!(
+                e,
+                M::PageNotFound
+                    | M::Corrupted
+                    | M::Panic
+                    | M::VersionMismatch
+                    | M::Invalid
+                    | M::Incompatible
+                    | M::BadTxn
+                    | M::PageFull
+                    | M::BadValSize
+            ),
+            _ => false,
+        }
+    }
+}
+
 type Db = Database<Bytes, Bytes>;
+
+/// Bytes of the checksum that ends every value ([`Checked`]).
+const CHECK_LEN: usize = 4;
+
+/// The checksum of an entry: CRC32C of its key and value. LMDB keeps no checksums, and a
+/// flipped bit in a page would otherwise be read as another value (a signer, a status) or
+/// another key (an edge): an entry whose checksum fails is damage, and the index is rebuilt.
+fn check_of(key: &[u8], value: &[u8]) -> [u8; CHECK_LEN] {
+    crc32c::crc32c_append(crc32c::crc32c(key), value).to_le_bytes()
+}
+
+fn with_check(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(value.len() + CHECK_LEN);
+    v.extend_from_slice(value);
+    v.extend_from_slice(&check_of(key, value));
+    v
+}
+
+/// The value of an entry without its checksum; an error when the checksum fails.
+fn checked<'t>(key: &[u8], stored: &'t [u8]) -> Result<&'t [u8], IndexError> {
+    let split = stored
+        .len()
+        .checked_sub(CHECK_LEN)
+        .ok_or_else(|| damaged(key, "too short"))?;
+    let (value, check) = stored.split_at(split);
+    if check != check_of(key, value) {
+        return Err(damaged(key, "its checksum does not match"));
+    }
+    Ok(value)
+}
+
+fn damaged(key: &[u8], why: &str) -> IndexError {
+    IndexError::Decode {
+        what: format!("entry {}", hex::encode(&key[..key.len().min(40)])),
+        why: why.to_owned(),
+    }
+}
+
+type Entry<'t> = (&'t [u8], &'t [u8]);
+
+fn checked_item<'t>(item: heed::Result<Entry<'t>>) -> Result<Entry<'t>, IndexError> {
+    let (k, v) = item?;
+    Ok((k, checked(k, v)?))
+}
+
+/// A table whose every value ends in the checksum of its entry ([`check_of`]): written and
+/// checked here, so no reader sees a value that was not written.
+#[derive(Clone, Copy)]
+pub(crate) struct Checked(Db);
+
+impl Checked {
+    fn get<'t>(&self, txn: &'t RoTxn, key: &[u8]) -> Result<Option<&'t [u8]>, IndexError> {
+        match self.0.get(txn, key)? {
+            None => Ok(None),
+            Some(v) => checked(key, v).map(Some),
+        }
+    }
+
+    fn put(&self, txn: &mut RwTxn, key: &[u8], value: &[u8]) -> Result<(), IndexError> {
+        Ok(self.0.put(txn, key, &with_check(key, value))?)
+    }
+
+    fn put_with_flags(
+        &self,
+        txn: &mut RwTxn,
+        flags: PutFlags,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<(), IndexError> {
+        Ok(self
+            .0
+            .put_with_flags(txn, flags, key, &with_check(key, value))?)
+    }
+
+    /// The value under `key`, or None after putting `value` there.
+    fn get_or_put(
+        &self,
+        txn: &mut RwTxn,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<Option<Vec<u8>>, IndexError> {
+        let stored = with_check(key, value);
+        match self.0.get_or_put(txn, key, &stored)? {
+            None => Ok(None),
+            Some(v) => checked(key, v).map(|v| Some(v.to_vec())),
+        }
+    }
+
+    #[cfg(test)]
+    fn delete(&self, txn: &mut RwTxn, key: &[u8]) -> Result<bool, IndexError> {
+        Ok(self.0.delete(txn, key)?)
+    }
+
+    fn iter<'t>(
+        &self,
+        txn: &'t RoTxn,
+    ) -> Result<impl Iterator<Item = Result<Entry<'t>, IndexError>>, IndexError> {
+        Ok(self.0.iter(txn)?.map(checked_item))
+    }
+
+    fn range<'t>(
+        &self,
+        txn: &'t RoTxn,
+        range: &(Bound<&[u8]>, Bound<&[u8]>),
+    ) -> Result<impl Iterator<Item = Result<Entry<'t>, IndexError>>, IndexError> {
+        Ok(self.0.range(txn, range)?.map(checked_item))
+    }
+
+    fn prefix_iter<'t>(
+        &self,
+        txn: &'t RoTxn,
+        prefix: &[u8],
+    ) -> Result<impl Iterator<Item = Result<Entry<'t>, IndexError>>, IndexError> {
+        Ok(self.0.prefix_iter(txn, prefix)?.map(checked_item))
+    }
+
+    fn len(&self, txn: &RoTxn) -> Result<u64, IndexError> {
+        Ok(self.0.len(txn)?)
+    }
+
+    fn clear(&self, txn: &mut RwTxn) -> Result<(), IndexError> {
+        Ok(self.0.clear(txn)?)
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Room to leave in the map beyond `used` bytes: as much again, at least 256 MiB (far more
+/// than one transaction of the writer dirties).
+fn headroom(used: u64) -> u64 {
+    used.max(256 * MIB)
+}
+
+/// The map size for an index of `used` bytes: with headroom, in whole 64 MiB (a multiple of
+/// any page size).
+fn map_size_for(used: u64) -> usize {
+    let want = used.saturating_add(headroom(used));
+    let rounded = want.div_ceil(64 * MIB).saturating_mul(64 * MIB);
+    usize::try_from(rounded).unwrap_or(usize::MAX & !(64 * MIB as usize - 1))
+}
+
+/// Sets close-on-exec on every descriptor of this process open on a file under `dir` (LMDB's
+/// data file is opened without it).
+pub fn close_on_exec_under(dir: &Path) {
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    for fd in fds.flatten() {
+        let Some(n) = fd.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(target) = std::fs::read_link(fd.path()) else {
+            continue;
+        };
+        if target.starts_with(dir) {
+            // SAFETY: fcntl on a descriptor number; a closed or reused one fails or gets a flag
+            // it should have anyway.
+            unsafe {
+                let flags = libc::fcntl(n, libc::F_GETFD);
+                if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                    libc::fcntl(n, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+                }
+            }
+        }
+    }
+}
 
 /// How the index differs from what the log gives it ([`Audit`]); each holds the entry's key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -524,14 +744,14 @@ pub enum Difference {
 
 #[derive(Clone, Copy)]
 struct Dbs {
-    meta: Db,
-    nodes: Db,
-    claims: Db,
-    envelope_order: Db,
-    arrivals: Db,
-    by_target: Db,
-    by_premise: Db,
-    keys: Db,
+    meta: Checked,
+    nodes: Checked,
+    claims: Checked,
+    envelope_order: Checked,
+    arrivals: Checked,
+    by_target: Checked,
+    by_premise: Checked,
+    keys: Checked,
 }
 
 const DB_NAMES: [&str; 8] = [
@@ -553,7 +773,7 @@ const LEGACY_DB_NAMES: [&str; 2] = ["claim_envelopes", "envelopes"];
 pub struct Index {
     env: Env,
     dbs: Dbs,
-    legacy: Vec<Db>,
+    legacy: Vec<Checked>,
     /// The `UNSYNCED` file ([`unsynced`]).
     unsynced: PathBuf,
     /// The file the environment opened, to tell whether the directory still holds it.
@@ -623,7 +843,14 @@ impl Index {
             Some(entry) => entry.clone(),
             None => {
                 let mut options = EnvOpenOptions::new();
-                options.map_size(1 << 40).max_dbs(16).max_readers(1024);
+                // The map is sized to the file with room to grow (grown before a write that
+                // could need more, `Index::make_room`), not a fixed reservation: under a
+                // limit on address space (`ulimit -v`) a terabyte cannot be mapped.
+                let file = std::fs::metadata(canonical.join("data.mdb")).map_or(0, |m| m.len());
+                options
+                    .map_size(map_size_for(file))
+                    .max_dbs(16)
+                    .max_readers(1024);
                 // SAFETY: NO_SYNC only drops the index's own fsyncs: the log is fsynced, a
                 // killed process leaves its writes in the page cache, and a machine that stopped
                 // before the disk held them is told by the `UNSYNCED` file (module
@@ -641,11 +868,16 @@ impl Index {
                     }
                     options.open(&canonical)?
                 };
+                // LMDB opens data.mdb without close-on-exec: a child process (a predicate's
+                // runner) would inherit a descriptor that writes the index.
+                close_on_exec_under(&canonical);
                 let data = file_id(&canonical.join("data.mdb"));
                 map.insert(canonical.clone(), (env.clone(), data));
                 (env, data)
             }
         };
+        fault::watch(&canonical);
+        let _active = fault::Active::new();
         let mut dbs = Vec::with_capacity(DB_NAMES.len());
         let mut legacy = Vec::new();
         if read_only {
@@ -683,20 +915,20 @@ impl Index {
             let rtxn = env.read_txn()?;
             for name in LEGACY_DB_NAMES {
                 if let Some(db) = env.open_database::<Bytes, Bytes>(&rtxn, Some(name))? {
-                    legacy.push(db);
+                    legacy.push(Checked(db));
                 }
             }
             rtxn.commit()?;
         }
         let dbs = Dbs {
-            meta: dbs[0],
-            nodes: dbs[1],
-            claims: dbs[2],
-            envelope_order: dbs[3],
-            arrivals: dbs[4],
-            by_target: dbs[5],
-            by_premise: dbs[6],
-            keys: dbs[7],
+            meta: Checked(dbs[0]),
+            nodes: Checked(dbs[1]),
+            claims: Checked(dbs[2]),
+            envelope_order: Checked(dbs[3]),
+            arrivals: Checked(dbs[4]),
+            by_target: Checked(dbs[5]),
+            by_premise: Checked(dbs[6]),
+            keys: Checked(dbs[7]),
         };
         // A read-only index is checked against the file too (it cannot be rebuilt, so a
         // command says so instead of reading pages that may be lost).
@@ -722,14 +954,100 @@ impl Index {
     }
 
     pub fn read(&self) -> Result<Reader<'_>, IndexError> {
+        let pinned = PINNED.with(|p| {
+            p.borrow()
+                .iter()
+                .find(|(dir, _)| dir.as_path() == self.env.path())
+                .map(|(_, txn)| txn.clone())
+        });
+        let active = fault::Active::new();
+        let txn = match pinned {
+            Some(txn) => Txn::Pinned(txn),
+            None => Txn::Own(self.begin(|env| env.read_txn())?),
+        };
         Ok(Reader {
-            txn: self.env.read_txn()?,
+            txn,
             dbs: self.dbs,
+            _active: active,
         })
     }
 
+    /// Makes every read of this index on this thread one transaction, until the [`Pin`] is
+    /// dropped: what a command answers is then one state of the index, whatever a writer
+    /// commits meanwhile.
+    pub fn pin(&self) -> Result<Pin, IndexError> {
+        let dir = self.env.path().to_path_buf();
+        let active = fault::Active::new();
+        let txn = self.begin(|env| env.clone().static_read_txn())?;
+        PINNED.with(|p| p.borrow_mut().push((dir.clone(), Rc::new(txn))));
+        Ok(Pin {
+            dir,
+            _active: active,
+        })
+    }
+
+    /// Begins a transaction (the caller holds one [`fault::Active`] for it, and no
+    /// transaction yet); when another process grew the file past this process's map
+    /// (MDB_MAP_RESIZED), adopts the new size and begins again.
+    fn begin<'s, T>(&'s self, f: impl Fn(&'s Env) -> heed::Result<T>) -> Result<T, IndexError> {
+        match f(&self.env) {
+            Err(heed::Error::Mdb(heed::MdbError::MapResized)) => {
+                // Other threads' transactions are short: wait for a moment without any.
+                for _ in 0..1000 {
+                    if self.resize_holding(0, 1)? {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Ok(f(&self.env)?)
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// Remaps the environment at `size` bytes (0: the size the file's writer recorded), when
+    /// no transaction of this process is open (LMDB requires that); false when one is.
+    fn resize(&self, size: usize) -> Result<bool, IndexError> {
+        self.resize_holding(size, 0)
+    }
+
+    /// [`Index::resize`] by a caller that holds `held` [`fault::Active`]s without a
+    /// transaction.
+    fn resize_holding(&self, size: usize, held: usize) -> Result<bool, IndexError> {
+        let Some(_excl) = fault::Exclusive::take(held) else {
+            return Ok(false);
+        };
+        // SAFETY: no transaction of this process is open, and none can begin until `_excl`
+        // is dropped (fault::Exclusive).
+        unsafe { self.env.resize(size)? };
+        Ok(true)
+    }
+
+    /// Grows the map before a write when what is left of it could be too little for one
+    /// transaction: the map is sized to the data, never a fixed address-space reservation.
+    fn make_room(&self) -> Result<(), IndexError> {
+        let info = self.env.info();
+        let page = self.env.stat().page_size as u64;
+        let used = (info.last_page_number as u64 + 1) * page;
+        let left = (info.map_size as u64).saturating_sub(used);
+        if left >= headroom(used) / 2 {
+            return Ok(());
+        }
+        // Readers on other threads are short and never wait for this one: when little room
+        // is left, wait for a moment without any (bounded: this thread may hold one itself).
+        for _ in 0..1000 {
+            if self.resize(map_size_for(used))? || left >= headroom(used) / 4 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
     pub fn write(&self) -> Result<Writer<'_>, IndexError> {
-        let txn = self.env.write_txn()?;
+        self.make_room()?;
+        let active = fault::Active::new();
+        let txn = self.begin(|env| env.write_txn())?;
         let meta = read_meta(&txn, &self.dbs)?;
         let next_node = self.dbs.nodes.len(&txn)?;
         Ok(Writer {
@@ -739,6 +1057,7 @@ impl Index {
             legacy: self.legacy.clone(),
             meta,
             unsynced: &self.unsynced,
+            _active: active,
         })
     }
 
@@ -782,9 +1101,17 @@ impl Index {
 
 /// The index format recorded in `meta` (0 when none is: an index from before formats).
 fn read_format(txn: &RoTxn, dbs: &Dbs) -> Result<u32, IndexError> {
-    match dbs.meta.get(txn, b"format")? {
-        None => Ok(0),
-        Some(b) => decode(b, "format"),
+    let Some(raw) = dbs.meta.0.get(txn, b"format")? else {
+        return Ok(0);
+    };
+    match checked(b"format", raw) {
+        Ok(b) => decode(b, "format"),
+        // Formats before 4 kept no checksums: the number alone, so that such an index is
+        // rebuilt for its format, not reported as damaged.
+        Err(e) => match postcard::take_from_bytes::<u32>(raw) {
+            Ok((old, [])) if old < 4 => Ok(old),
+            _ => Err(e),
+        },
     }
 }
 
@@ -835,8 +1162,44 @@ fn keys_in(txn: &RoTxn, dbs: &Dbs) -> Result<Vec<KeyEntry>, IndexError> {
 
 /// A consistent view of the index (one LMDB read transaction).
 pub struct Reader<'e> {
-    txn: RoTxn<'e, WithTls>,
+    txn: Txn<'e>,
     dbs: Dbs,
+    _active: fault::Active,
+}
+
+/// A read transaction of the reader's own, or the one pinned for the thread ([`Index::pin`]).
+enum Txn<'e> {
+    Own(RoTxn<'e, WithTls>),
+    Pinned(Rc<RoTxn<'static, WithTls>>),
+}
+
+impl<'e> std::ops::Deref for Txn<'e> {
+    type Target = RoTxn<'e, WithTls>;
+    fn deref(&self) -> &RoTxn<'e, WithTls> {
+        match self {
+            Txn::Own(t) => t,
+            Txn::Pinned(t) => t,
+        }
+    }
+}
+
+thread_local! {
+    /// The read transaction pinned on this thread, by the environment's folder.
+    static PINNED: RefCell<Vec<(PathBuf, Rc<RoTxn<'static, WithTls>>)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// While it lives, every read of its index on this thread is one transaction: a command's
+/// answer is a snapshot of one state of the index ([`Index::pin`]).
+pub struct Pin {
+    dir: PathBuf,
+    _active: fault::Active,
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        PINNED.with(|p| p.borrow_mut().retain(|(dir, _)| dir != &self.dir));
+    }
 }
 
 impl Reader<'_> {
@@ -1014,17 +1377,24 @@ impl Reader<'_> {
     }
 
     /// Second halves of the pair keys starting with the node `first`.
-    fn paired_nodes(&self, db: Db, first: Node) -> Result<Vec<Node>, IndexError> {
+    fn paired_nodes(&self, db: Checked, first: Node) -> Result<Vec<Node>, IndexError> {
         let mut out = Vec::new();
-        for item in db.prefix_iter(&self.txn, &node_key(first))? {
+        let prefix = node_key(first);
+        // A range, not a prefix walk: the entry after the last pair is read (and its checksum
+        // checked) too, so a pair whose first half a flipped bit moved out of the prefix is
+        // found damaged instead of silently missing.
+        for item in db.range(&self.txn, &(Bound::Included(&prefix[..]), Bound::Unbounded))? {
             let (k, _) = item?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
             out.push(second_node(k)?);
         }
         Ok(out)
     }
 
     /// The ids of the claims paired with `first` in a pair table, sorted.
-    fn pairs(&self, db: Db, first: &IdKey) -> Result<Vec<IdKey>, IndexError> {
+    fn pairs(&self, db: Checked, first: &IdKey) -> Result<Vec<IdKey>, IndexError> {
         let Some(node) = self.node(first)? else {
             return Ok(Vec::new());
         };
@@ -1068,14 +1438,22 @@ impl Reader<'_> {
 
     /// Values of a database keyed by a big-endian number, from number `from` on, at most
     /// `limit`, each decoded by `value`.
+    /// The numbers run from 0 to `total` - 1 without a gap: any other key, or fewer entries,
+    /// is damage.
+    #[allow(clippy::too_many_arguments)]
     fn numbered<T>(
         &self,
-        db: Db,
+        db: Checked,
         what: &str,
+        total: u64,
         from: u64,
         limit: usize,
         value: impl Fn(&[u8]) -> Result<T, IndexError>,
     ) -> Result<Vec<(u64, T)>, IndexError> {
+        let gap = |n: u64| IndexError::Decode {
+            what: format!("{what}/{n}"),
+            why: "missing: the numbers have a gap".into(),
+        };
         let mut out = Vec::new();
         let start = from.to_be_bytes();
         for item in db
@@ -1087,14 +1465,23 @@ impl Reader<'_> {
                 what: what.to_owned(),
                 why: "key is not 8 bytes".into(),
             })?);
+            let want = from + out.len() as u64;
+            if n != want {
+                return Err(gap(want));
+            }
             out.push((n, value(v)?));
+        }
+        let want = total.saturating_sub(from).min(limit as u64);
+        if (out.len() as u64) < want {
+            return Err(gap(from + out.len() as u64));
         }
         Ok(out)
     }
 
     /// Claim ids in arrival order from arrival number `from`, at most `limit`.
     pub fn arrivals(&self, from: u64, limit: usize) -> Result<Vec<(u64, IdKey)>, IndexError> {
-        self.numbered(self.dbs.arrivals, "arrivals", from, limit, |v| {
+        let total = self.meta()?.counts.claims;
+        self.numbered(self.dbs.arrivals, "arrivals", total, from, limit, |v| {
             v.try_into().map_err(|_| IndexError::Decode {
                 what: "arrivals".into(),
                 why: "value is not 32 bytes".into(),
@@ -1108,10 +1495,12 @@ impl Reader<'_> {
         from: u64,
         limit: usize,
     ) -> Result<Vec<EnvelopeEntry>, IndexError> {
+        let total = self.meta()?.counts.envelopes;
         Ok(self
             .numbered(
                 self.dbs.envelope_order,
                 "envelope_order",
+                total,
                 from,
                 limit,
                 |v| decode::<OrderEntry>(v, "envelope_order"),
@@ -1169,7 +1558,7 @@ impl Reader<'_> {
     }
 
     pub fn claim_count(&self) -> Result<u64, IndexError> {
-        Ok(self.dbs.claims.len(&self.txn)?)
+        self.dbs.claims.len(&self.txn)
     }
 }
 
@@ -1190,9 +1579,10 @@ pub struct Writer<'e> {
     next_node: Node,
     txn: RwTxn<'e>,
     dbs: Dbs,
-    legacy: Vec<Db>,
+    legacy: Vec<Checked>,
     meta: Meta,
     unsynced: &'e Path,
+    _active: fault::Active,
 }
 
 /// Where a log's records go, in log order: an index being written ([`Writer`]), or the live
@@ -1264,7 +1654,7 @@ impl Writer<'_> {
     fn node_of(&mut self, id: &IdKey) -> Result<(Node, bool), IndexError> {
         let next = node_key(self.next_node);
         match self.dbs.nodes.get_or_put(&mut self.txn, id, &next)? {
-            Some(v) => node_value(id, v).map(|n| (n, false)),
+            Some(v) => node_value(id, &v).map(|n| (n, false)),
             None => {
                 self.next_node += 1;
                 Ok((self.next_node - 1, true))
@@ -1439,6 +1829,58 @@ mod tests {
         k[..2].copy_from_slice(&n.to_be_bytes());
         k[31] = 7;
         k
+    }
+
+    #[test]
+    fn the_map_grows_before_a_write_that_could_fill_it_and_a_flipped_value_is_damage() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("index");
+        let index = Index::open(&dir).unwrap();
+        // As if opened by a process that mapped the file when it was small. (Other tests'
+        // transactions in this process hold a resize off for a moment.)
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !index.resize(1 << 20).unwrap() {
+            assert!(std::time::Instant::now() < deadline);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(index.env.info().map_size, 1 << 20);
+        let value = vec![0x5a; 2000];
+        for round in 0..4u64 {
+            let mut w = index.write().unwrap();
+            for n in 0..1000u64 {
+                let k = (round * 1000 + n).to_be_bytes();
+                w.dbs.envelope_order.put(&mut w.txn, &k, &value).unwrap();
+            }
+            w.commit().unwrap();
+        }
+        let info = index.env.info();
+        assert!(info.map_size >= map_size_for(8 << 20), "{}", info.map_size);
+        let r = index.read().unwrap();
+        let stored = r
+            .dbs
+            .envelope_order
+            .get(&r.txn, &7u64.to_be_bytes())
+            .unwrap();
+        assert_eq!(stored, Some(&value[..]));
+        drop(r);
+        // A value written without its checksum (a flipped byte reads the same) is damage.
+        let mut w = index.write().unwrap();
+        w.dbs
+            .envelope_order
+            .0
+            .put(&mut w.txn, &7u64.to_be_bytes(), &value)
+            .unwrap();
+        w.commit().unwrap();
+        let r = index.read().unwrap();
+        let err = r
+            .dbs
+            .envelope_order
+            .get(&r.txn, &7u64.to_be_bytes())
+            .unwrap_err();
+        assert!(err.is_damage(), "{err}");
+        assert!(!err.is_resource());
+        drop(r);
+        Index::forget(&dir);
     }
 
     #[test]
