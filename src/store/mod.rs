@@ -1434,22 +1434,25 @@ impl Store {
     /// vouches for, and not at all when a command found it damaged (`index::fault`): the
     /// rebuilt index is written into fresh files.
     pub fn repair_at(root: &Path, wait: Duration) -> Result<Repaired, StoreError> {
+        let log = Store::unopened(root, wait)?;
         // What the index vouches for, before it is rebuilt: a log cut inside a record the
         // index saw lost an acknowledged record, which is damage, not an unfinished append.
-        // (Asked before the writer lock is taken here: opening may take it itself.)
-        let acknowledged_loss = if index::fault::marked(&root.join(INDEX_DIR)) {
-            None
-        } else {
-            match Store::open_unsettled(root, wait) {
-                Ok(store) => {
-                    let why = store.acknowledged_loss();
-                    store.close();
-                    why
+        // Only a log that ends in a torn record needs the answer, so only then is the old
+        // index read (before the writer lock is taken here: opening may take it itself).
+        let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
+        let acknowledged_loss = match tail {
+            Tail::Torn { .. } if !index::fault::marked(&root.join(INDEX_DIR)) => {
+                match Store::open_unsettled(root, wait) {
+                    Ok(store) => {
+                        let why = store.acknowledged_loss();
+                        store.close();
+                        why
+                    }
+                    Err(_) => None,
                 }
-                Err(_) => None,
             }
+            _ => None,
         };
-        let log = Store::unopened(root, wait)?;
         let _lock = acquire_lock(root, wait)?;
         let dest = fresh_quarantine(root);
         let mut out = Repaired {
