@@ -281,3 +281,135 @@ fn keys_generate_writes_a_private_key_only_its_owner_reads_and_never_overwrites(
     assert_eq!(code, 2, "{json}");
     assert_eq!(std::fs::read(dir.path().join("bot.pem")).unwrap(), before);
 }
+
+// ---- output: pages that say there is more, rows that carry the text, streams that stop ----
+
+/// Adds `n` agent assertions (one bundle, one `add`); their ids in arrival order.
+fn add_many(s: &KeyedStore, n: usize) -> Vec<String> {
+    let mut bundle = String::new();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let claim = ClaimBuilder::assertion(&format!("claim number {i}"))
+            .set(
+                "anchor",
+                serde_json::json!({"tree": common::TREE, "strategy": "multi", "path": format!("src/f{i}.rs")}),
+            )
+            .build_with_id();
+        ids.push(common::claim_id(&claim));
+        bundle.push_str(&common::envelope_text(&claim, &s.keys.agent));
+        bundle.push('\n');
+    }
+    let path = s.dir().join(common::fresh_name("many", "intoto.jsonl"));
+    std::fs::write(&path, bundle).unwrap();
+    let (code, out) = s.run(&["add", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    ids
+}
+
+#[test]
+fn status_all_says_how_to_get_the_rest_in_text_and_tsv() {
+    let s = KeyedStore::new();
+    add_many(&s, 23);
+    let store = s.store.to_str().unwrap();
+    let text = run_raw(
+        s.dir(),
+        &["--store", store, "--format", "plain", "status", "--all"],
+    );
+    assert_eq!(text.code, 0, "{text:?}");
+    assert!(
+        text.stdout.contains("(more: --cursor 20)"),
+        "{}",
+        text.stdout
+    );
+    let tsv = run_raw(
+        s.dir(),
+        &["--store", store, "--format", "tsv", "status", "--all"],
+    );
+    assert_eq!(tsv.code, 0, "{tsv:?}");
+    assert_eq!(tsv.stdout.lines().count(), 21, "a header and 20 rows");
+    assert!(tsv.stderr.contains("more: --cursor 20"), "{tsv:?}");
+    let log = run_raw(s.dir(), &["--store", store, "--format", "tsv", "log"]);
+    assert!(log.stderr.contains("more: --cursor 20"), "{log:?}");
+    // The last page says nothing more.
+    let last = run_raw(
+        s.dir(),
+        &[
+            "--store", store, "--format", "plain", "status", "--all", "--cursor", "20",
+        ],
+    );
+    assert!(!last.stdout.contains("more:"), "{}", last.stdout);
+}
+
+#[test]
+fn status_rows_carry_the_claim_text_and_anchor_path() {
+    let s = KeyedStore::new();
+    let ids = add_many(&s, 2);
+    let (code, out) = s.run(&["status", &ids[1]]);
+    assert_eq!(code, 0, "{out}");
+    let row = &out["data"]["claims"][0];
+    assert_eq!(row["text"], "claim number 1", "{out}");
+    assert_eq!(row["anchor_path"], "src/f1.rs", "{out}");
+    let store = s.store.to_str().unwrap();
+    let tsv = run_raw(
+        s.dir(),
+        &["--store", store, "--format", "tsv", "status", "--all"],
+    );
+    let header: Vec<&str> = tsv.stdout.lines().next().unwrap().split('\t').collect();
+    let first: Vec<&str> = tsv.stdout.lines().nth(1).unwrap().split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    assert_eq!(first[col("text")], "claim number 0");
+    assert_eq!(first[col("anchor_path")], "src/f0.rs");
+}
+
+/// `log --format jsonl` of many claims, read 5 lines, then `signal`: the stream stops and
+/// ends on the CANCELLED error line with 128 + the signal.
+fn stream_stops_on(signal: i32) {
+    let s = KeyedStore::new();
+    add_many(&s, 1500);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+        .current_dir(s.dir())
+        .env_remove("CI")
+        .args(common::with_store(
+            &s.store,
+            &["log", "--limit", "10000", "--format", "jsonl"],
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    use std::io::BufRead;
+    for _ in 0..5 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        lines.push(line);
+    }
+    // SAFETY: kill(2) on the child's own pid.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    let all: Vec<&str> = lines
+        .iter()
+        .map(String::as_str)
+        .chain(rest.lines())
+        .collect();
+    assert!(all.len() < 1500, "stopped early: {} lines", all.len());
+    let last: serde_json::Value = serde_json::from_str(all.last().unwrap()).unwrap();
+    assert_eq!(last["error"]["code"], "CANCELLED", "{last}");
+    assert_eq!(last["ok"], false);
+    assert_eq!(last["meta"]["exit_code"], 128 + signal);
+    assert!(!rest.contains("_summary"), "no summary after a stop");
+    assert_eq!(status.code(), Some(128 + signal));
+}
+
+#[test]
+fn a_jsonl_stream_stops_on_sigint() {
+    stream_stops_on(libc::SIGINT);
+}
+
+#[test]
+fn a_jsonl_stream_stops_on_sigterm() {
+    stream_stops_on(libc::SIGTERM);
+}

@@ -732,9 +732,13 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         coloured.contains('\u{1b}'),
         "colour on a terminal: {coloured:?}"
     );
-    // NO_COLOR: the output contract makes it JSON, and never coloured.
+    // NO_COLOR removes colour and changes nothing else: text stays text on a terminal.
     let plain = on_tty(true);
     assert!(!plain.contains('\u{1b}'), "{plain:?}");
+    assert!(
+        plain.contains("falsified") && !plain.trim_start().starts_with('{'),
+        "text, not JSON: {plain:?}"
+    );
     let line = format!("{line} --format text");
     let mut cmd = std::process::Command::new("script");
     cmd.args(["-qec", &line, "/dev/null"])
