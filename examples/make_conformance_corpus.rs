@@ -552,6 +552,7 @@ fn specs() -> Vec<(&'static str, Vec<u8>)> {
         "unknownFields": "ignored",
         "checks": [
             {"check": "the envelope is at most maxEnvelopeBytes bytes", "code": "TOO_LARGE"},
+            {"check": "the envelope text is JSON at all (the error gives its line and column)", "code": "BAD_JSON"},
             {"check": "the envelope is a JSON object with string payloadType, base64 payload and a non-empty signatures array of objects with a base64 sig", "code": "BAD_ENVELOPE"},
             {"check": "no JSON object (envelope, Statement or claim) has duplicate keys", "code": "DUPLICATE_KEY"},
             {"check": "at least one signature verifies under a trusted key that is not retired; a signature only from keys that are not trusted", "code": "UNTRUSTED_SIGNER"},
@@ -929,14 +930,14 @@ fn envelope_cases(k: &Keys, out: &mut Vec<Case>) {
 
     let mut c = Case::new(
         "envelope__not-json",
-        "an envelope that is not JSON is rejected: BAD_ENVELOPE",
+        "an envelope that is not JSON is rejected: BAD_JSON",
     )
     .trust(bot);
     c.input(
         "garbage",
         b"DSSEv1 28 application/vnd.in-toto+json 2 {}\n".to_vec(),
     );
-    out.push(c.verdicts(vec![Some("BAD_ENVELOPE")]));
+    out.push(c.verdicts(vec![Some("BAD_JSON")]));
 
     let mut c = Case::new(
         "envelope__empty-signatures",

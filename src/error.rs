@@ -9,6 +9,8 @@ use std::fmt;
 /// A stable, UPPER_SNAKE error code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Code {
+    /// The text is not JSON at all (with its line and column).
+    BadJson,
     BadEnvelope,
     BadSignature,
     UntrustedSigner,
@@ -34,6 +36,7 @@ pub enum Code {
 impl Code {
     pub fn as_str(self) -> &'static str {
         match self {
+            Code::BadJson => "BAD_JSON",
             Code::BadEnvelope => "BAD_ENVELOPE",
             Code::BadSignature => "BAD_SIGNATURE",
             Code::UntrustedSigner => "UNTRUSTED_SIGNER",

@@ -17,8 +17,14 @@ pub(crate) const MAX_DEPTH: usize = 128;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JsonError {
-    #[error("not valid JSON: {0}")]
-    Syntax(String),
+    /// Not JSON at all; `line` and `column` count from 1 over the bytes given (the column in
+    /// bytes, as serde_json counts it).
+    #[error("not JSON: {message} at line {line} column {column}")]
+    Syntax {
+        message: String,
+        line: usize,
+        column: usize,
+    },
     #[error("duplicate object key {key:?} at {pointer}")]
     DuplicateKey { pointer: String, key: String },
     #[error("not I-JSON at {pointer}: {reason}")]
@@ -29,12 +35,42 @@ impl JsonError {
     /// The JSON pointer of the offending member, when there is one.
     pub fn pointer(&self) -> Option<&str> {
         match self {
-            JsonError::Syntax(_) => None,
+            JsonError::Syntax { .. } => None,
             JsonError::DuplicateKey { pointer, .. } | JsonError::NotIJson { pointer, .. } => {
                 Some(pointer)
             }
         }
     }
+}
+
+impl JsonError {
+    /// The same error for text that started `lines` lines and (on its first line) `columns`
+    /// bytes into a file: where a reader cut leading whitespace, the position is the file's.
+    pub fn shifted(self, lines: usize, columns: usize) -> JsonError {
+        match self {
+            JsonError::Syntax {
+                message,
+                line,
+                column,
+            } => JsonError::Syntax {
+                message,
+                column: if line == 1 { column + columns } else { column },
+                line: line + lines,
+            },
+            other => other,
+        }
+    }
+}
+
+/// Where text starts in a file after `skipped` was cut from its front: the lines and the
+/// bytes on the last of them, for [`JsonError::shifted`].
+pub fn offset_of(skipped: &[u8]) -> (usize, usize) {
+    let lines = skipped.iter().filter(|&&b| b == b'\n').count();
+    let columns = match skipped.iter().rposition(|&b| b == b'\n') {
+        Some(i) => skipped.len() - i - 1,
+        None => skipped.len(),
+    };
+    (lines, columns)
 }
 
 /// Parses `bytes` as one strict JSON value.
@@ -62,8 +98,61 @@ fn parse_with(bytes: &[u8], exact_numbers: bool) -> Result<Value, JsonError> {
     match (result, failure) {
         (Ok(v), None) => Ok(v),
         (_, Some(f)) => Err(f),
-        (Err(e), None) => Err(JsonError::Syntax(e.to_string())),
+        (Err(e), None) => Err(syntax_error(bytes, &e)),
     }
+}
+
+/// serde_json's syntax error with its position as members, and a true message where its
+/// own misleads: a lone UTF-16 surrogate escape (`"\ud800"`) is reported by serde_json as
+/// "unexpected end of hex escape" although the escape is whole.
+fn syntax_error(bytes: &[u8], e: &serde_json::Error) -> JsonError {
+    let full = e.to_string();
+    // serde_json appends " at line L column C" to its message; the position is kept apart.
+    let mut message = match full.rfind(" at line ") {
+        Some(i) => full[..i].to_owned(),
+        None => full,
+    };
+    if message.contains("hex escape") {
+        if let Some(unit) = escape_before(bytes, e.line(), e.column()) {
+            if (0xD800..=0xDBFF).contains(&unit) {
+                message = format!(
+                    "lone surrogate \\u{unit:04x}: a high surrogate escape must be followed by \
+                     a low one (\\udc00 to \\udfff); JSON text must be Unicode"
+                );
+            } else if (0xDC00..=0xDFFF).contains(&unit) {
+                message = format!(
+                    "lone surrogate \\u{unit:04x}: a low surrogate escape must follow a high \
+                     one (\\ud800 to \\udbff); JSON text must be Unicode"
+                );
+            }
+        }
+    }
+    JsonError::Syntax {
+        message,
+        line: e.line(),
+        column: e.column(),
+    }
+}
+
+/// The code unit of the last `\uXXXX` escape that starts at or before line `line`, column
+/// `column` (1-based, in bytes), if there is one within the 12 bytes before.
+fn escape_before(bytes: &[u8], line: usize, column: usize) -> Option<u32> {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        bytes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'\n')
+            .nth(line - 2)
+            .map(|(i, _)| i + 1)?
+    };
+    let at = (line_start + column).min(bytes.len());
+    let from = at.saturating_sub(12);
+    let window = &bytes[from..at];
+    let i = window.windows(2).rposition(|w| w == b"\\u")?;
+    let hex = window.get(i + 2..i + 6)?;
+    u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
 }
 
 /// Escapes one reference token of a JSON pointer (RFC 6901).
@@ -262,11 +351,11 @@ mod tests {
         assert!(parse_strict(br#"{"t":1.5e3}"#).is_ok());
         assert!(matches!(
             parse_strict(br#"{} x"#),
-            Err(JsonError::Syntax(_))
+            Err(JsonError::Syntax { .. })
         ));
         assert!(matches!(
             parse_strict(br#""\ud800""#),
-            Err(JsonError::Syntax(_))
+            Err(JsonError::Syntax { .. })
         ));
     }
 
@@ -283,6 +372,58 @@ mod tests {
         assert!(parse_unique_keys("[".repeat(100_000).as_bytes()).is_err());
         // The strict mode is unchanged.
         assert!(parse_strict(br#"{"a":1e300}"#).is_err());
+    }
+
+    #[test]
+    fn lone_surrogates_are_named_and_positions_kept() {
+        for (text, unit) in [
+            (r#""\ud800""#, "d800"),
+            (r#"{"a":"x\uDBFFy"}"#, "dbff"),
+            (r#"["\udc00"]"#, "dc00"),
+        ] {
+            let err = parse_strict(text.as_bytes()).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("lone surrogate \\u{unit}")),
+                "{text}: {err}"
+            );
+        }
+        // A high surrogate followed by another escape: serde_json's words are true then.
+        let err = parse_strict(b"[\n\"\\ud800\\u0041\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("lone leading surrogate"), "{err}");
+        // A truncated escape keeps serde_json's own words.
+        let err = parse_strict(br#""\u12""#).unwrap_err().to_string();
+        assert!(!err.contains("surrogate"), "{err}");
+        let err = parse_strict(b"{\n  x\n}").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                JsonError::Syntax {
+                    line: 2,
+                    column: 3,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(offset_of(b"\n\n  "), (2, 2));
+        assert!(matches!(
+            err.clone().shifted(2, 2),
+            JsonError::Syntax {
+                line: 4,
+                column: 3,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_strict(b"{x}").unwrap_err().shifted(0, 4),
+            JsonError::Syntax {
+                line: 1,
+                column: 6,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -700,15 +700,19 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
             c["required_scopes"].is_array() && c["exit_codes"].is_object(),
             "{path}"
         );
-        for (name, f) in c["flags"].as_object().unwrap() {
+        // The manifest alone drives the CLI: every command lists the global options it
+        // accepts, marked global.
+        for global in ["store", "format", "wait", "command-timeout"] {
+            let f = &c["flags"][global];
             assert!(
-                !name.starts_with('-')
-                    && !["store", "format", "wait", "command-timeout"].contains(&name.as_str()),
-                "{path} {name}: global flags are listed once"
+                f["description"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("global")),
+                "{path} --{global}: {f}"
             );
-            // The global --timeout is not repeated either; check's own (its per-claim limit,
-            // the name it has always had) is check's flag.
-            assert!(name != "timeout" || path == "check", "{path} {name}");
+        }
+        for (name, f) in c["flags"].as_object().unwrap() {
+            assert!(!name.starts_with('-'), "{path} {name}");
             let t = f["type"].as_str().unwrap();
             assert!(["string", "integer", "number", "boolean", "array", "enum"].contains(&t));
             assert!(
@@ -725,6 +729,34 @@ fn the_manifest_lists_every_command_with_flags_danger_and_exit_codes() {
         }
     }
     assert_eq!(commands["keys.retire"]["danger_level"], "destructive");
+    // Positional arguments are listed as `<NAME>`, bare, as `--help` names them.
+    for (path, name, kind, required) in [
+        ("status", "<IDS>", "array", false),
+        ("add", "<INPUT>", "array", false),
+        ("sign", "<CLAIM.json>", "string", false),
+        ("verify", "<ENVELOPE>", "string", false),
+        ("keys.add", "<PUBKEY>", "string", true),
+    ] {
+        let f = &commands[path]["flags"][name];
+        assert_eq!(f["type"], kind, "{path} {name}: {f}");
+        assert_eq!(f["required"], required, "{path} {name}: {f}");
+        assert!(
+            f["description"]
+                .as_str()
+                .unwrap()
+                .starts_with("Positional argument"),
+            "{path} {name}: {f}"
+        );
+    }
+    // check's --timeout is its own (the per-claim limit), not the global one.
+    assert!(!commands["check"]["flags"]["timeout"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("global"));
+    assert!(commands["status"]["flags"]["timeout"]["description"]
+        .as_str()
+        .unwrap()
+        .contains("global"));
     // REQ-C-001 and REQ-F-011: each command declares its time limit as its TIMEOUT entry.
     for (path, c) in commands {
         let t = &c["exit_codes"]["10"];

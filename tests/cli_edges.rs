@@ -281,3 +281,363 @@ fn keys_generate_writes_a_private_key_only_its_owner_reads_and_never_overwrites(
     assert_eq!(code, 2, "{json}");
     assert_eq!(std::fs::read(dir.path().join("bot.pem")).unwrap(), before);
 }
+
+// ---- output: pages that say there is more, rows that carry the text, streams that stop ----
+
+/// Adds `n` agent assertions (one bundle, one `add`); their ids in arrival order.
+fn add_many(s: &KeyedStore, n: usize) -> Vec<String> {
+    let mut bundle = String::new();
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let claim = ClaimBuilder::assertion(&format!("claim number {i}"))
+            .set(
+                "anchor",
+                serde_json::json!({"tree": common::TREE, "strategy": "multi", "path": format!("src/f{i}.rs")}),
+            )
+            .build_with_id();
+        ids.push(common::claim_id(&claim));
+        bundle.push_str(&common::envelope_text(&claim, &s.keys.agent));
+        bundle.push('\n');
+    }
+    let path = s.dir().join(common::fresh_name("many", "intoto.jsonl"));
+    std::fs::write(&path, bundle).unwrap();
+    let (code, out) = s.run(&["add", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    ids
+}
+
+#[test]
+fn status_all_says_how_to_get_the_rest_in_text_and_tsv() {
+    let s = KeyedStore::new();
+    add_many(&s, 23);
+    let store = s.store.to_str().unwrap();
+    let text = run_raw(
+        s.dir(),
+        &["--store", store, "--format", "plain", "status", "--all"],
+    );
+    assert_eq!(text.code, 0, "{text:?}");
+    assert!(
+        text.stdout.contains("(more: --cursor 20)"),
+        "{}",
+        text.stdout
+    );
+    let tsv = run_raw(
+        s.dir(),
+        &["--store", store, "--format", "tsv", "status", "--all"],
+    );
+    assert_eq!(tsv.code, 0, "{tsv:?}");
+    assert_eq!(tsv.stdout.lines().count(), 21, "a header and 20 rows");
+    assert!(tsv.stderr.contains("more: --cursor 20"), "{tsv:?}");
+    let log = run_raw(s.dir(), &["--store", store, "--format", "tsv", "log"]);
+    assert!(log.stderr.contains("more: --cursor 20"), "{log:?}");
+    // The last page says nothing more.
+    let last = run_raw(
+        s.dir(),
+        &[
+            "--store", store, "--format", "plain", "status", "--all", "--cursor", "20",
+        ],
+    );
+    assert!(!last.stdout.contains("more:"), "{}", last.stdout);
+}
+
+#[test]
+fn status_rows_carry_the_claim_text_and_anchor_path() {
+    let s = KeyedStore::new();
+    let ids = add_many(&s, 2);
+    let (code, out) = s.run(&["status", &ids[1]]);
+    assert_eq!(code, 0, "{out}");
+    let row = &out["data"]["claims"][0];
+    assert_eq!(row["text"], "claim number 1", "{out}");
+    assert_eq!(row["anchor_path"], "src/f1.rs", "{out}");
+    let store = s.store.to_str().unwrap();
+    let tsv = run_raw(
+        s.dir(),
+        &["--store", store, "--format", "tsv", "status", "--all"],
+    );
+    let header: Vec<&str> = tsv.stdout.lines().next().unwrap().split('\t').collect();
+    let first: Vec<&str> = tsv.stdout.lines().nth(1).unwrap().split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    assert_eq!(first[col("text")], "claim number 0");
+    assert_eq!(first[col("anchor_path")], "src/f0.rs");
+}
+
+/// `log --format jsonl` of many claims, read 5 lines, then `signal`: the stream stops and
+/// ends on the CANCELLED error line with 128 + the signal.
+fn stream_stops_on(signal: i32) {
+    let s = KeyedStore::new();
+    add_many(&s, 1500);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+        .current_dir(s.dir())
+        .env_remove("CI")
+        .args(common::with_store(
+            &s.store,
+            &["log", "--limit", "10000", "--format", "jsonl"],
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    use std::io::BufRead;
+    for _ in 0..5 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        lines.push(line);
+    }
+    // SAFETY: kill(2) on the child's own pid.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    let all: Vec<&str> = lines
+        .iter()
+        .map(String::as_str)
+        .chain(rest.lines())
+        .collect();
+    assert!(all.len() < 1500, "stopped early: {} lines", all.len());
+    let last: serde_json::Value = serde_json::from_str(all.last().unwrap()).unwrap();
+    assert_eq!(last["error"]["code"], "CANCELLED", "{last}");
+    assert_eq!(last["ok"], false);
+    assert_eq!(last["meta"]["exit_code"], 128 + signal);
+    assert!(!rest.contains("_summary"), "no summary after a stop");
+    assert_eq!(status.code(), Some(128 + signal));
+}
+
+#[test]
+fn a_jsonl_stream_stops_on_sigint() {
+    stream_stops_on(libc::SIGINT);
+}
+
+#[test]
+fn a_jsonl_stream_stops_on_sigterm() {
+    stream_stops_on(libc::SIGTERM);
+}
+
+// ---- text that is not JSON: BAD_JSON, at the same place from every command ----
+
+#[test]
+fn text_that_is_not_json_is_bad_json_at_the_same_place_everywhere() {
+    let s = KeyedStore::new();
+    let agent = s.keys.agent.private.to_str().unwrap().to_owned();
+    // Leading blank lines and indentation: `add` used to count from the first non-blank byte.
+    let path = s.dir().join("broken.json");
+    std::fs::write(&path, "\n\n  {\"a\": 1,\n   x}\n").unwrap();
+    let file = path.to_str().unwrap();
+    let mut messages = Vec::new();
+    for args in [
+        vec!["verify", file],
+        vec!["add", file],
+        vec!["sign", file, "--key", &agent],
+    ] {
+        let (code, out) = s.run(&args);
+        assert_eq!(code, 2, "{args:?}: {out}");
+        assert_eq!(out["error"]["code"], "BAD_JSON", "{args:?}: {out}");
+        let message = out["error"]["message"].as_str().unwrap().to_owned();
+        assert!(
+            message.contains("at line 4 column 4"),
+            "{args:?}: {message}"
+        );
+        messages.push(message);
+    }
+    // A bundle's line: the position is the file's too.
+    let claim = ClaimBuilder::assertion("fine").build_with_id();
+    let bundle = s.dir().join("mixed.intoto.jsonl");
+    std::fs::write(
+        &bundle,
+        format!(
+            "{}\n\n   {{x}}\n",
+            common::envelope_text(&claim, &s.keys.agent)
+        ),
+    )
+    .unwrap();
+    let (code, out) = s.run(&["add", bundle.to_str().unwrap()]);
+    assert_eq!(code, 3, "{out}");
+    let r = &out["data"]["rejections"][0];
+    assert_eq!(r["code"], "BAD_JSON", "{out}");
+    assert_eq!(r["line"], 3, "{out}");
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .contains("at line 3 column 5"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_lone_surrogate_is_called_one() {
+    let s = KeyedStore::new();
+    let path = s.dir().join("surrogate.dsse");
+    std::fs::write(
+        &path,
+        r#"{"payloadType":"x\ud800","payload":"","signatures":[]}"#,
+    )
+    .unwrap();
+    let (code, out) = s.run(&["verify", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "BAD_JSON", "{out}");
+    let message = out["error"]["message"].as_str().unwrap();
+    assert!(message.contains("lone surrogate \\ud800"), "{message}");
+    assert!(!message.contains("end of hex escape"), "{message}");
+}
+
+#[test]
+fn a_number_beyond_2_53_in_a_claim_is_a_schema_violation_from_every_command() {
+    let s = KeyedStore::new();
+    let claim = ClaimBuilder::assertion("big").timestamp(1).build_with_id();
+    let text = claim
+        .to_string()
+        .replace(r#""timestamp":1"#, r#""timestamp":9007199254740993"#);
+    assert!(text.contains("9007199254740993"));
+    let claim_path = s.dir().join("big.json");
+    std::fs::write(&claim_path, &text).unwrap();
+    let agent = s.keys.agent.private.to_str().unwrap();
+    let (code, out) = s.run(&["sign", claim_path.to_str().unwrap(), "--key", agent]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "SCHEMA_VIOLATION", "sign: {out}");
+    // The same claim signed by hand: verify and add say the same.
+    let statement = serde_json::json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": "tree", "digest": {"gitTree": common::TREE}}],
+        "predicateType": "https://elench.dev/claim/v0.1",
+        "predicate": "PLACEHOLDER",
+    })
+    .to_string()
+    .replace(r#""PLACEHOLDER""#, &text);
+    let env = common::sign_payload_raw(
+        s.dir(),
+        elench::envelope::PAYLOAD_TYPE,
+        statement.as_bytes(),
+        &s.keys.agent,
+    );
+    for command in ["verify", "add"] {
+        let (code, out) = s.run(&[command, env.to_str().unwrap()]);
+        assert_eq!(code, 2, "{command}: {out}");
+        assert_eq!(out["error"]["code"], "SCHEMA_VIOLATION", "{command}: {out}");
+        assert_eq!(
+            out["error"]["pointer"], "/predicate/timestamp",
+            "{command}: {out}"
+        );
+    }
+}
+
+// ---- the manual's recipes and rules, against the binary ----
+
+/// `elench anchor SPEC --at DIR`'s anchor object.
+fn anchor_of(dir: &std::path::Path, spec: &str) -> serde_json::Value {
+    let (code, out) = elench(dir, &["anchor", spec, "--at", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{spec}: {out}");
+    out["data"]["anchor"].clone()
+}
+
+#[test]
+fn the_documented_digest_recipe_gives_what_anchor_gives() {
+    let manual = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/carry-over.md"),
+    )
+    .unwrap();
+    let recipes: Vec<&str> = manual
+        .lines()
+        .filter(|l| l.starts_with("awk ") && l.contains("sha256sum"))
+        .collect();
+    assert_eq!(recipes.len(), 2, "a range recipe and a whole-file one");
+    let dir = tempfile::tempdir().unwrap();
+    let files: [(&str, &[u8]); 5] = [
+        ("empty.txt", b""),
+        ("one-blank.txt", b"\n"),
+        ("no-final-lf.txt", b"a  \r\nb"),
+        ("crlf.txt", b"x\t\r\ny \r\n"),
+        ("eight.txt", b"1\n2 \n3\n4\n5\t\n6\r\n7\n8"),
+    ];
+    for (name, bytes) in files {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let recipe = |recipe: &str, file: &str| {
+        let line = recipe
+            .split('#')
+            .next()
+            .unwrap()
+            .replace("src/lib.rs", file);
+        let out = std::process::Command::new("sh")
+            .args(["-c", &line])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{line}");
+        String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+    };
+    for (name, _) in files {
+        let whole = anchor_of(dir.path(), name);
+        assert_eq!(whole["contentDigest"], recipe(recipes[1], name), "{name}");
+    }
+    let empty = anchor_of(dir.path(), "empty.txt");
+    assert_eq!(
+        empty["contentDigest"],
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    let six = anchor_of(dir.path(), "eight.txt:1-6");
+    assert_eq!(six["contentDigest"], recipe(recipes[0], "eight.txt"));
+}
+
+#[test]
+fn anchor_paths_are_written_in_one_form() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "fn f() {}\n").unwrap();
+    let abs = dir.path().join("src/lib.rs");
+    for spec in [
+        "src/lib.rs",
+        "./src/lib.rs",
+        "src//lib.rs",
+        "src/./lib.rs",
+        abs.to_str().unwrap(),
+    ] {
+        assert_eq!(anchor_of(dir.path(), spec)["path"], "src/lib.rs", "{spec}");
+    }
+    for spec in ["src/../src/lib.rs", ".git/config"] {
+        let (code, out) = elench(
+            dir.path(),
+            &["anchor", spec, "--at", dir.path().to_str().unwrap()],
+        );
+        assert_eq!(code, 2, "{spec}: {out}");
+        assert_eq!(out["error"]["code"], "BAD_ARGUMENTS", "{spec}: {out}");
+    }
+}
+
+#[test]
+fn seventeen_signatures_are_a_bad_envelope_from_verify_and_add() {
+    let s = KeyedStore::new();
+    let claim = ClaimBuilder::assertion("many signers").build_with_id();
+    let mut env: serde_json::Value =
+        serde_json::from_str(&common::envelope_text(&claim, &s.keys.agent)).unwrap();
+    let one = env["signatures"][0].clone();
+    let sigs: Vec<serde_json::Value> = (0..17)
+        .map(|i| {
+            let mut sig = one.clone();
+            if i > 0 {
+                sig["keyid"] = serde_json::json!(format!("other-{i}"));
+            }
+            sig
+        })
+        .collect();
+    env["signatures"] = serde_json::json!(sigs);
+    let path = s.dir().join("seventeen.dsse");
+    std::fs::write(&path, env.to_string()).unwrap();
+    for command in ["verify", "add"] {
+        let (code, out) = s.run(&[command, path.to_str().unwrap()]);
+        assert_eq!(code, 2, "{command}: {out}");
+        assert_eq!(out["error"]["code"], "BAD_ENVELOPE", "{command}: {out}");
+        assert_eq!(out["error"]["pointer"], "/signatures", "{command}: {out}");
+    }
+    // The manual says so, in both places.
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let envelope = std::fs::read_to_string(docs.join("envelope.md")).unwrap();
+    assert!(envelope.contains("most 16 signatures (`BAD_ENVELOPE`"));
+    let errors = std::fs::read_to_string(docs.join("errors.md")).unwrap();
+    let row = errors
+        .lines()
+        .find(|l| l.starts_with("| `BAD_ENVELOPE`"))
+        .unwrap();
+    assert!(row.contains("more than 16"), "{row}");
+}

@@ -887,11 +887,7 @@ fn a_batch_of_good_and_bad_files_is_partial_and_names_each_rejection() {
                 "BAD_SIGNATURE".to_owned()
             ),
             (p(&forged).to_owned(), Value::Null, "ID_MISMATCH".to_owned()),
-            (
-                p(&garbage).to_owned(),
-                Value::Null,
-                "BAD_ENVELOPE".to_owned()
-            ),
+            (p(&garbage).to_owned(), Value::Null, "BAD_JSON".to_owned()),
         ],
         "{json}"
     );
@@ -974,7 +970,7 @@ fn a_bundle_with_a_bad_line_names_that_line() {
     let rej = &data["rejections"][0];
     assert_eq!(rej["source"], json!(src), "{json}");
     assert_eq!(rej["line"], json!(4), "{json}");
-    assert_eq!(rej["code"], json!("BAD_ENVELOPE"), "{json}");
+    assert_eq!(rej["code"], json!("BAD_JSON"), "{json}");
     // Store b now holds exactly what a holds.
     assert!(export_bundle(a.dir(), &store_b) == a.export());
 
@@ -988,7 +984,7 @@ fn a_bundle_with_a_bad_line_names_that_line() {
     )
     .unwrap();
     let result = rejecting(&a, &["add", p(&only_bad)]);
-    let error = assert_rejected(&result, "BAD_ENVELOPE");
+    let error = assert_rejected(&result, "BAD_JSON");
     assert_eq!(
         result.1["data"]["rejections"][0]["line"],
         json!(2),
@@ -1031,7 +1027,7 @@ fn add_dash_reads_a_bundle_on_stdin() {
     let rej = &json["data"]["rejections"][0];
     assert_eq!(
         (&rej["source"], &rej["line"], &rej["code"]),
-        (&json!("<stdin>"), &json!(3), &json!("BAD_ENVELOPE")),
+        (&json!("<stdin>"), &json!(3), &json!("BAD_JSON")),
         "{json}"
     );
     assert!(export_bundle(a.dir(), &store_c) == before);

@@ -732,9 +732,13 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         coloured.contains('\u{1b}'),
         "colour on a terminal: {coloured:?}"
     );
-    // NO_COLOR: the output contract makes it JSON, and never coloured.
+    // NO_COLOR removes colour and changes nothing else: text stays text on a terminal.
     let plain = on_tty(true);
     assert!(!plain.contains('\u{1b}'), "{plain:?}");
+    assert!(
+        plain.contains("falsified") && !plain.trim_start().starts_with('{'),
+        "text, not JSON: {plain:?}"
+    );
     let line = format!("{line} --format text");
     let mut cmd = std::process::Command::new("script");
     cmd.args(["-qec", &line, "/dev/null"])
@@ -757,10 +761,17 @@ fn man_pages_and_completions_are_generated_from_the_definitions() {
     assert!(run.stdout.contains(".TH elench 1"), "roff on stdout");
     assert!(run.stdout.contains("blast"), "lists the commands");
 
-    let pages = dir.path().join("man1");
-    std::fs::create_dir(&pages).unwrap();
+    // The directory is made when it does not exist yet, parents included.
+    let pages = dir.path().join("share/man/man1");
     let (code, out) = elench(dir.path(), &["man", "-o", pages.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
+    assert!(pages.is_dir());
+    // A file in the way is an error that names it.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let (code, out) = elench(dir.path(), &["man", "-o", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "IO_ERROR", "{out}");
     for name in [
         "elench.1",
         "elench-status.1",

@@ -533,11 +533,11 @@ fn rejected_input_never_changes_the_store() {
         ("schema", schema_violation, "SCHEMA_VIOLATION"),
         ("id", id_mismatch, "ID_MISMATCH"),
         ("role", agent_verifies.envelope.clone(), "ROLE_VIOLATION"),
-        ("nonjson", "this is not JSON {".to_owned(), "BAD_ENVELOPE"),
+        ("nonjson", "this is not JSON {".to_owned(), "BAD_JSON"),
         (
             "truncated",
             fresh.envelope[..fresh.envelope.len() / 2].to_owned(),
-            "BAD_ENVELOPE",
+            "BAD_JSON",
         ),
     ];
     let mut all_bad = String::new();

@@ -46,9 +46,9 @@ impl Format {
             _ => {
                 let piped = !std::io::stdout().is_terminal();
                 let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
-                // NO_COLOR counts when present at all, empty included.
-                let no_color = std::env::var_os("NO_COLOR").is_some();
-                if piped || ci || no_color {
+                // NO_COLOR only removes colour (see `colour_forbidden`): a person at a
+                // terminal still gets text.
+                if piped || ci {
                     Format::Json
                 } else {
                     Format::Text
@@ -248,7 +248,12 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             let mut out = std::io::stdout().lock();
             if format == Format::Jsonl {
                 let rows = rows(&envelope["data"], list);
+                let stop = StopWatch::new(&report);
                 for row in &rows {
+                    if let Some(signal) = stop.received() {
+                        drop(out);
+                        return stopped_stream(format, command, started, &report, signal);
+                    }
                     let _ = writeln!(out, "{row}");
                 }
                 warnings_to_stderr(&report.warnings);
@@ -277,26 +282,106 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
         }
         Format::Tsv => {
             let data = sanitized(std::mem::take(&mut report.data));
-            let mut out = std::io::stdout().lock();
-            let _ = write!(out, "{}", tsv(&rows(&data, report.pagination.is_some())));
-            let _ = out.flush();
+            let text = tsv(&rows(&data, report.pagination.is_some()));
+            if let Some(signal) = write_lines(&text, &StopWatch::new(&report)) {
+                return stopped_stream(format, command, started, &report, signal);
+            }
             warnings_to_stderr(&report.warnings);
+            // The rows alone cannot say that a page was cut: stderr says how to go on.
+            if let Some(next) = report
+                .pagination
+                .as_ref()
+                .and_then(|p| p["next_cursor"].as_str())
+            {
+                let mut err = std::io::stderr().lock();
+                let _ = writeln!(err, "more: --cursor {next}");
+            }
             failure_to_stderr(&report, exit_code);
         }
         Format::Text | Format::Plain => {
             if !report.text.is_empty() {
-                let mut out = std::io::stdout().lock();
-                let _ = write!(out, "{}", report.text);
-                if !report.text.ends_with('\n') {
-                    let _ = writeln!(out);
+                let mut text = std::mem::take(&mut report.text);
+                if !text.ends_with('\n') {
+                    text.push('\n');
                 }
-                let _ = out.flush();
+                if let Some(signal) = write_lines(&text, &StopWatch::new(&report)) {
+                    return stopped_stream(format, command, started, &report, signal);
+                }
             }
             warnings_to_stderr(&report.warnings);
             failure_to_stderr(&report, exit_code);
         }
     }
     exit_code
+}
+
+/// The stop (SIGINT, SIGTERM) as seen while a result is written line by line. Once the
+/// report is being written the watchdog no longer answers for the command, so a long stream
+/// looks for the stop itself between lines. A report that is already a failure is written
+/// whole.
+struct StopWatch(Option<super::interrupt::Interrupt>);
+
+impl StopWatch {
+    fn new(report: &Report) -> StopWatch {
+        // The watchdog has seen `emitted()` and leaves the answer to this thread.
+        StopWatch(
+            report
+                .failure
+                .is_none()
+                .then(super::interrupt::Interrupt::install),
+        )
+    }
+
+    fn received(&self) -> Option<i32> {
+        self.0
+            .as_ref()
+            .and_then(super::interrupt::Interrupt::received)
+    }
+}
+
+/// Writes `text` to stdout a line at a time, stopping before the next line once a signal
+/// has come; returns that signal.
+fn write_lines(text: &str, stop: &StopWatch) -> Option<i32> {
+    let mut out = std::io::stdout().lock();
+    for line in text.split_inclusive('\n') {
+        if let Some(signal) = stop.received() {
+            let _ = out.flush();
+            return Some(signal);
+        }
+        // A closed stdout (e.g. `| head`) is not worth a panic.
+        let _ = out.write_all(line.as_bytes());
+    }
+    let _ = out.flush();
+    None
+}
+
+/// Ends a stream cut short by a signal as any stopped command ends: the `CANCELLED` error
+/// (the last line of a `jsonl` stream, on stderr otherwise), exit 130 or 143.
+fn stopped_stream(
+    format: Format,
+    command: &str,
+    started: Instant,
+    report: &Report,
+    signal: i32,
+) -> i32 {
+    let mut stopped = Report {
+        data: json!({"partial": true}),
+        failure: Some(Failure::Interrupted { signal }),
+        warnings: report.warnings.clone(),
+        ..Report::default()
+    };
+    let code = stopped.exit_code();
+    if format == Format::Jsonl {
+        let duration_ms = started.elapsed().as_millis() as u64;
+        let envelope = envelope(&mut stopped, command, code, duration_ms);
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{envelope}");
+        let _ = out.flush();
+    } else {
+        warnings_to_stderr(&stopped.warnings);
+        failure_to_stderr(&stopped, code);
+    }
+    code
 }
 
 /// Counts the bytes written to it.

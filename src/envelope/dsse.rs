@@ -115,20 +115,28 @@ impl Envelope {
         // number of any size there is no reason to refuse it; the payload (the claim) keeps
         // the strict I-JSON rules that protect ids. Duplicate keys stay refused: they would
         // let two readers see different payloads.
-        parse_unique_keys(bytes).map_err(|e| match e {
-            JsonError::DuplicateKey { .. } => Rejection {
-                code: Code::DuplicateKey,
-                pointer: e.pointer().map(str::to_owned),
-                message: format!("envelope: {e}"),
-                details: Vec::new(),
-            },
-            other => Rejection {
-                code: Code::BadEnvelope,
-                pointer: other.pointer().map(str::to_owned),
-                message: format!("envelope is not a DSSE JSON envelope: {other}"),
-                details: Vec::new(),
-            },
-        })
+        parse_unique_keys(bytes).map_err(Envelope::json_rejection)
+    }
+
+    /// Why envelope text was refused as JSON: `BAD_JSON` for text that is not JSON at all
+    /// (the same, with line and column, from every command), `DUPLICATE_KEY`, or
+    /// `BAD_ENVELOPE` for JSON that no envelope can be (nested too deep).
+    pub fn json_rejection(e: JsonError) -> Rejection {
+        let code = match e {
+            JsonError::Syntax { .. } => Code::BadJson,
+            JsonError::DuplicateKey { .. } => Code::DuplicateKey,
+            JsonError::NotIJson { .. } => Code::BadEnvelope,
+        };
+        let message = match code {
+            Code::BadEnvelope => format!("envelope is not a DSSE JSON envelope: {e}"),
+            _ => format!("envelope: {e}"),
+        };
+        Rejection {
+            code,
+            pointer: e.pointer().map(str::to_owned),
+            message,
+            details: Vec::new(),
+        }
     }
 
     /// The envelope in JSON read by [`Envelope::parse_json`].

@@ -36,6 +36,23 @@ impl Statement {
                 message: format!("payload: {e}"),
                 details: Vec::new(),
             },
+            // A number beyond ±2^53 (or nesting too deep) inside the claim breaks a rule of
+            // the claim, as `elench sign` reports it of the same claim: SCHEMA_VIOLATION,
+            // with the field's pointer. Elsewhere the Statement itself is at fault.
+            JsonError::NotIJson { ref pointer, .. }
+                if pointer == "/predicate" || pointer.starts_with("/predicate/") =>
+            {
+                let at = pointer.clone();
+                Rejection {
+                    code: Code::SchemaViolation,
+                    message: format!("claim: {e}"),
+                    details: vec![crate::error::Violation {
+                        pointer: at.clone(),
+                        message: e.to_string(),
+                    }],
+                    pointer: Some(at),
+                }
+            }
             other => Rejection {
                 code: Code::BadStatement,
                 pointer: other.pointer().map(str::to_owned),

@@ -85,15 +85,16 @@ enum Item {
     Envelope {
         origin: Origin,
         bytes: Vec<u8>,
+        /// Where `bytes` start in the file, as lines and bytes (whitespace cut from the
+        /// front, a bundle's earlier lines), so that a position in them is the file's.
+        lead: (usize, usize),
     },
     Refused {
         origin: Origin,
         rejection: Rejection,
     },
     /// A claim JSON (not an envelope) found in a directory: left alone, with a hint.
-    Skipped {
-        message: String,
-    },
+    Skipped { message: String },
 }
 
 /// One input after verification.
@@ -334,7 +335,11 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                 rejection,
                 stored_as: None,
             },
-            Item::Envelope { origin, bytes } => {
+            Item::Envelope {
+                origin,
+                bytes,
+                lead,
+            } => {
                 // Text already in canonical form (as `elench sign` writes it) is its own
                 // canonical form; any other is read as JSON once, for the checks and for
                 // the canonical form.
@@ -344,6 +349,14 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                     }
                     None => match Envelope::parse_json(&bytes) {
                         Ok(json) => (verify_json(&json, trust), record::canonical_of(&json).ok()),
+                        // The position of text that is not JSON is the file's, as `verify`
+                        // gives it.
+                        Err(rejection) if rejection.code == Code::BadJson => {
+                            let shifted = crate::json::parse_unique_keys(&bytes)
+                                .err()
+                                .map(|e| Envelope::json_rejection(e.shifted(lead.0, lead.1)));
+                            (Err(shifted.unwrap_or(rejection)), None)
+                        }
                         Err(rejection) => (Err(rejection), None),
                     },
                 };
@@ -519,7 +532,9 @@ fn read_input(f: &InputFile, send: &mut dyn FnMut(Item) -> bool) -> bool {
                 rejection: too_large(),
             });
         }
-        let bytes = bytes.trim_ascii();
+        let all = bytes.as_slice();
+        let bytes = all.trim_ascii();
+        let lead = crate::json::offset_of(&all[..all.len() - all.trim_ascii_start().len()]);
         if f.from_dir {
             if let Some(role) = unsigned_claim_role(bytes) {
                 return send(Item::Skipped {
@@ -534,6 +549,7 @@ fn read_input(f: &InputFile, send: &mut dyn FnMut(Item) -> bool) -> bool {
         return send(Item::Envelope {
             origin,
             bytes: bytes.to_vec(),
+            lead,
         });
     }
     let mut lines = Lines::new(reader);
@@ -543,9 +559,14 @@ fn read_input(f: &InputFile, send: &mut dyn FnMut(Item) -> bool) -> bool {
             line: Some(line),
         };
         let item = match item {
-            LineRead::Envelope { line, bytes } => Item::Envelope {
+            LineRead::Envelope {
+                line,
+                bytes,
+                indent,
+            } => Item::Envelope {
                 origin: origin(line),
                 bytes,
+                lead: (line - 1, indent),
             },
             LineRead::TooLarge { line } => Item::Refused {
                 origin: origin(line),
@@ -1005,9 +1026,19 @@ fn too_large() -> Rejection {
 
 /// One line of a bundle, as read.
 enum LineRead {
-    Envelope { line: usize, bytes: Vec<u8> },
-    TooLarge { line: usize },
-    Failed { line: usize, message: String },
+    /// `indent`: the bytes of whitespace cut from the front of the line.
+    Envelope {
+        line: usize,
+        bytes: Vec<u8>,
+        indent: usize,
+    },
+    TooLarge {
+        line: usize,
+    },
+    Failed {
+        line: usize,
+        message: String,
+    },
 }
 
 /// Reads a bundle line by line, never holding more than the size limit of one line; blank
@@ -1068,6 +1099,7 @@ impl Lines {
                 return Some(LineRead::Envelope {
                     line,
                     bytes: trimmed.to_vec(),
+                    indent: content.len() - content.trim_ascii_start().len(),
                 });
             }
         }

@@ -94,7 +94,7 @@ fn read_report(path: &str) -> Result<(Vec<u8>, Value), Failure> {
     let bytes = read_limited(path, MAX_REPORT_BYTES)?;
     let value = crate::json::parse_strict(&bytes).map_err(|e| Failure::Invalid {
         code: "BAD_REPORT",
-        message: format!("{source} is not JSON: {e}"),
+        message: format!("{source}: {e}"),
     })?;
     Ok((bytes, value))
 }

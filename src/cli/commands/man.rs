@@ -12,7 +12,8 @@ use std::path::Path;
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {
     /// Write one page per command (elench.1, elench-status.1, elench-keys-generate.1, …)
-    /// into DIR, which must exist; without it, elench.1 goes to stdout in place of the report
+    /// into DIR, made if it does not exist; without it, elench.1 goes to stdout in place of
+    /// the report
     #[arg(short = 'o', long = "output-dir", visible_alias = "out", value_name = "DIR",
           value_parser = crate::cli::files::output_path)]
     pub out: Option<String>,
@@ -63,10 +64,17 @@ pub fn run(a: ManArgs, g: &Globals) -> Result<Report, Failure> {
         }
         Some(dir) => {
             let dir = Path::new(dir);
+            // Made as `mkdir -p` would; something else already there is named.
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return Err(Failure::Io {
+                    path: dir.display().to_string(),
+                    message: format!("cannot make the directory: {e}"),
+                });
+            }
             if !dir.is_dir() {
                 return Err(Failure::Io {
                     path: dir.display().to_string(),
-                    message: "not a directory (create it first)".into(),
+                    message: "not a directory".into(),
                 });
             }
             let pages = pages()?;

@@ -12,16 +12,8 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, clap::Args)]
 pub struct ManifestArgs {}
 
-/// Options every command takes; listed once, not per command.
-const GLOBAL: [&str; 7] = [
-    "store",
-    "format",
-    "wait",
-    "timeout",
-    "command-timeout",
-    "help",
-    "version",
-];
+/// Options clap adds to every command; `--help` and `--version` need no listing.
+const BUILT_IN: [&str; 2] = ["help", "version"];
 
 /// What a command may change: read-only, writes (files, the store, a remote), or cannot be
 /// undone. `fsck` writes only with `--repair`, `checkpoint`, `man` and `completions` only
@@ -140,6 +132,28 @@ fn flag_entry(arg: &clap::Arg) -> Value {
     entry
 }
 
+/// One positional argument as a FlagEntry, named `<NAME>` (its value name, as `--help`
+/// shows it) so that no one takes it for a `--` flag: it is given bare, in place.
+fn positional_entry(arg: &clap::Arg) -> (String, Value) {
+    let name = arg
+        .get_value_names()
+        .and_then(|v| v.first())
+        .map_or_else(|| arg.get_id().as_str().to_uppercase(), |n| n.to_string());
+    let mut entry = flag_entry(arg);
+    let many = arg.get_num_args().is_some_and(|n| n.max_values() > 1)
+        || matches!(arg.get_action(), clap::ArgAction::Append);
+    if many {
+        entry["type"] = json!("array");
+        entry.as_object_mut().map(|e| e.remove("enum_values"));
+    }
+    let help = entry["description"].as_str().unwrap_or_default().to_owned();
+    entry["description"] = json!(format!(
+        "Positional argument, given bare in place (no flag name){}: {help}",
+        if many { ", repeatable" } else { "" }
+    ));
+    (format!("<{name}>"), entry)
+}
+
 /// The ManifestResponse.
 pub fn manifest() -> Value {
     let mut root = Cli::command();
@@ -154,14 +168,25 @@ pub fn manifest() -> Value {
             continue;
         }
         let mut flags = Map::new();
+        // The manifest alone must drive the CLI: every command lists every argument it takes,
+        // the global options (accepted on any command) and the positional arguments too.
         for arg in cmd.get_arguments() {
-            let Some(long) = arg.get_long() else { continue };
-            // A global option is listed once, not per command; `check --timeout` is
-            // check's own (its per-claim limit), not the global one.
-            if arg.is_global_set() || (GLOBAL.contains(&long) && long != "timeout") {
+            if arg.is_positional() {
+                let (name, entry) = positional_entry(arg);
+                flags.insert(name, entry);
                 continue;
             }
-            let entry = flag_entry(arg);
+            let Some(long) = arg.get_long() else { continue };
+            if BUILT_IN.contains(&long) {
+                continue;
+            }
+            let mut entry = flag_entry(arg);
+            if arg.is_global_set() {
+                entry["description"] = json!(format!(
+                    "{} (global: accepted by every command, anywhere on the line)",
+                    entry["description"].as_str().unwrap_or_default()
+                ));
+            }
             // A flag's other names (`--out` beside `--output`) work as well; each is listed
             // under its own name too, so a name the manifest once gave never disappears. The
             // spec's flag entry has no field for "alias of", so the description says it.

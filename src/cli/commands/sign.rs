@@ -79,6 +79,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let value = parse_strict(&bytes).map_err(|e| {
         let code = match e {
             JsonError::DuplicateKey { .. } => Code::DuplicateKey,
+            JsonError::Syntax { .. } => Code::BadJson,
             _ => Code::SchemaViolation,
         };
         reject(Rejection {

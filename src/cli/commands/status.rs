@@ -233,16 +233,28 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     }
     let mut reports = Vec::with_capacity(ids.len());
     let mut proses = Vec::with_capacity(ids.len());
+    // What the text shows beside each status, whole, for the JSON rows: the claim's text
+    // and the path its anchor names.
+    let mut about = Vec::with_capacity(ids.len());
     let mut warnings: Vec<Warning> = tracked.into_iter().collect();
     for id in &ids {
         // Reading the claim's record from the log checks it: a damaged record is
         // STORE_CORRUPT, never a status. Its text is what people see beside the status.
+        let stored = store.get(id)?;
         proses.push(
-            store
-                .get(id)?
+            stored
+                .as_ref()
                 .map(|c| claim_text(&c.claim.body))
                 .unwrap_or_default(),
         );
+        about.push(match &stored {
+            // A shown field never fails the status: an anchor that cannot be read shows none.
+            Some(c) => (
+                c.claim.body.pointer("/assertion/text").cloned(),
+                Anchor::of(&c.claim).ok().and_then(|a| a.path),
+            ),
+            None => (None, None),
+        });
         let r = fold.report(id)?;
         for d in &r.decided_by_revoked {
             let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();
@@ -266,7 +278,7 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         .zip(&proses)
         .map(|(r, prose)| text_of(r, prose, &style))
         .collect();
-    let (claims, text) = match resolver.as_mut() {
+    let (mut claims, mut text) = match resolver.as_mut() {
         None => (
             serde_json::to_value(&reports)
                 .map_err(|e| Failure::Internal(format!("status report: {e}")))?,
@@ -274,6 +286,19 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         ),
         Some(resolver) => with_applies(&mut fold, resolver, &reports, &texts)?,
     };
+    if let Value::Array(rows) = &mut claims {
+        for (row, (prose, path)) in rows.iter_mut().zip(about) {
+            row["text"] = prose.unwrap_or(Value::Null);
+            row["anchor_path"] = json!(path);
+        }
+    }
+    // A page that is not the whole list says how to get the rest, as `log` does.
+    if let Some(next) = pagination_meta
+        .as_ref()
+        .and_then(|p| p["next_cursor"].as_str())
+    {
+        text.push_str(&format!("(more: --cursor {next})\n"));
+    }
     let mut data = json!({"claims": claims, "as_of": as_of});
     if let Some(r) = &resolver {
         data["tree"] = json!(r.tree());
