@@ -29,19 +29,6 @@ impl Tok {
     }
 }
 
-/// A token and the byte offset where it starts.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Token {
-    pub(super) kind: Tok,
-    pub(super) start: usize,
-}
-
-impl Token {
-    fn at(kind: Tok, start: usize) -> Token {
-        Token { kind, start }
-    }
-}
-
 pub(super) struct Lexer<'a> {
     pub(super) src: &'a str,
     pos: usize,
@@ -64,9 +51,7 @@ impl<'a> Lexer<'a> {
 
     fn eat(&mut self, expected: char) -> bool {
         let hit = self.peek() == Some(expected);
-        if hit {
-            self.pos += expected.len_utf8();
-        }
+        self.pos += usize::from(hit) * expected.len_utf8();
         hit
     }
 
@@ -74,13 +59,14 @@ impl<'a> Lexer<'a> {
         ParseError::new(self.src, offset, message)
     }
 
-    pub(super) fn next_token(&mut self) -> Result<Token, ParseError> {
+    /// The next token and the byte offset where it starts.
+    pub(super) fn next_token(&mut self) -> Result<(Tok, usize), ParseError> {
         while matches!(self.peek(), Some(' ' | '\t' | '\n' | '\r')) {
             self.bump();
         }
         let start = self.pos;
         let Some(c) = self.bump() else {
-            return Ok(Token::at(Tok::Eof, start));
+            return Ok((Tok::Eof, start));
         };
         let kind = match c {
             '(' => Tok::Punct("("),
@@ -110,7 +96,7 @@ impl<'a> Lexer<'a> {
             }
             other => return Err(self.error(start, format!("unexpected character {other:?}"))),
         };
-        Ok(Token::at(kind, start))
+        Ok((kind, start))
     }
 
     /// The digits from `start` (the first already consumed); must fit in an `i64`.

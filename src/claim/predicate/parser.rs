@@ -2,31 +2,28 @@
 //! Only `(` recurses (`!` and the `&&`/`||` chains are loops), and the depth counter stops
 //! it at [`MAX_DEPTH`], so native stack use is bounded whatever the input.
 
-use super::lexer::{Lexer, Tok, Token};
+use super::lexer::{Lexer, Tok};
 use super::{
     Arg, CmpOp, Expr, Field, Func, Method, ParseError, MAX_DEPTH, MAX_REGEXES, MAX_REGEX_BYTES,
 };
 
 pub(super) fn parse(source: &str) -> Parsed<Expr> {
     let mut lexer = Lexer::new(source);
-    let tok = lexer.next_token()?;
-    let (depth, regexes) = (0, 0);
+    let (tok, at) = lexer.next_token()?;
     let mut p = Parser {
         lexer,
         tok,
-        depth,
-        regexes,
+        at,
+        depth: 0,
+        regexes: 0,
     };
-    if p.tok.kind == Tok::Eof {
-        return p.fail(p.tok.start, "empty predicate");
+    if p.tok == Tok::Eof {
+        return p.fail(p.at, "empty predicate");
     }
     let expr = p.expr()?;
-    if p.tok.kind != Tok::Eof {
-        let found = p.tok.kind.describe();
-        return p.fail(
-            p.tok.start,
-            format!("unexpected {found} after end of expression"),
-        );
+    if p.tok != Tok::Eof {
+        let msg = format!("unexpected {} after end of expression", p.tok.describe());
+        return p.fail(p.at, msg);
     }
     if expr.ty != Ty::Bool {
         let msg = format!("predicate must be Bool, found {:?}", expr.ty);
@@ -72,13 +69,11 @@ impl Ty {
     }
 }
 
-/// The `||` and `&&` chains `expr` is building, and where each starts.
+/// A `||` or `&&` chain being built, and where it starts.
 #[derive(Default)]
-struct Chains {
-    ors: Vec<Expr>,
-    ands: Vec<Expr>,
-    or_start: usize,
-    and_start: usize,
+struct Chain {
+    items: Vec<Expr>,
+    start: Option<usize>,
 }
 
 /// An expression together with its static type and start offset.
@@ -100,7 +95,9 @@ type Parsed<T> = Result<T, ParseError>;
 
 struct Parser<'a> {
     lexer: Lexer<'a>,
-    tok: Token,
+    /// The current token and its offset.
+    tok: Tok,
+    at: usize,
     /// Open `(` and `!` around the current token, at most [`MAX_DEPTH`].
     depth: usize,
     /// Regular expressions seen so far, at most [`MAX_REGEXES`].
@@ -113,7 +110,7 @@ impl Parser<'_> {
     }
 
     fn advance(&mut self) -> Parsed<()> {
-        self.tok = self.lexer.next_token()?;
+        (self.tok, self.at) = self.lexer.next_token()?;
         Ok(())
     }
 
@@ -127,10 +124,14 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn expect_bool(&self, operand: &Typed, what: &str) -> Parsed<()> {
+    /// The operand of `op` (`!`, `&&`, `||`) must be Bool.
+    fn expect_bool(&self, operand: &Typed, op: &str) -> Parsed<()> {
         match operand.ty {
             Ty::Bool => Ok(()),
-            ty => self.fail(operand.start, format!("{what} must be Bool, found {ty:?}")),
+            ty => {
+                let msg = format!("operand of '{op}' must be Bool, found {ty:?}");
+                self.fail(operand.start, msg)
+            }
         }
     }
 
@@ -138,64 +139,47 @@ impl Parser<'_> {
     ///
     /// Each nested `(` costs one call of `expr`, `not`, `cmp`, `term` and `paren`; they keep
     /// little in their frames (unoptimised builds give every temporary its own slot), and
-    /// the rest of the work happens in helpers such as this `link`, off the recursion path.
+    /// the rest of the work happens in helpers such as `join`, off the recursion path.
     fn expr(&mut self) -> Parsed<Typed> {
-        let mut chains = Chains::default();
+        let (mut ors, mut ands) = (Chain::default(), Chain::default());
         loop {
             let item = self.not()?;
-            if let Some(done) = self.link(&mut chains, item)? {
-                return Ok(done);
+            let Some(and) = self.join(&mut ands, item, "&&")? else {
+                continue;
+            };
+            if let Some(or) = self.join(&mut ors, and, "||")? {
+                return Ok(or);
             }
         }
     }
 
-    /// Adds an operand to the pending `&&` and `||` chains; returns the finished
-    /// expression, or `None` after consuming the operator that asks for another operand.
-    fn link(&mut self, chains: &mut Chains, item: Typed) -> Parsed<Option<Typed>> {
-        let Chains {
-            ors,
-            ands,
-            or_start,
-            and_start,
-        } = chains;
-        let item = if ands.is_empty() && self.tok.kind != Tok::Punct("&&") {
-            item
-        } else {
-            *and_start = if ands.is_empty() {
-                item.start
-            } else {
-                *and_start
-            };
-            self.expect_bool(&item, "operand of '&&'")?;
-            ands.push(item.expr);
-            if self.tok.kind == Tok::Punct("&&") {
-                return self.advance().map(|()| None);
-            }
-            typed(Expr::And(std::mem::take(ands)), Ty::Bool, *and_start)
-        };
-        if ors.is_empty() && self.tok.kind != Tok::Punct("||") {
+    /// Adds `item` to the chain of `op` if one is open or `op` follows. Returns `None` once
+    /// it has consumed `op` (another operand follows), else the item or the whole chain.
+    fn join(&mut self, chain: &mut Chain, item: Typed, op: &'static str) -> Parsed<Option<Typed>> {
+        if chain.items.is_empty() && self.tok != Tok::Punct(op) {
             return Ok(Some(item));
         }
-        *or_start = if ors.is_empty() {
-            item.start
-        } else {
-            *or_start
-        };
-        self.expect_bool(&item, "operand of '||'")?;
-        ors.push(item.expr);
-        if self.tok.kind != Tok::Punct("||") {
-            let ors = std::mem::take(ors);
-            return Ok(Some(typed(Expr::Or(ors), Ty::Bool, *or_start)));
+        let start = *chain.start.get_or_insert(item.start);
+        self.expect_bool(&item, op)?;
+        chain.items.push(item.expr);
+        if self.tok == Tok::Punct(op) {
+            return self.advance().map(|()| None);
         }
-        self.advance().map(|()| None)
+        let (items, _) = (std::mem::take(&mut chain.items), chain.start.take());
+        let expr = if op == "||" {
+            Expr::Or(items)
+        } else {
+            Expr::And(items)
+        };
+        Ok(Some(typed(expr, Ty::Bool, start)))
     }
 
     /// `not := "!" not | cmp`, the `!`s as a loop.
     fn not(&mut self) -> Parsed<Typed> {
         let mut bangs = Vec::new();
-        while self.tok.kind == Tok::Punct("!") {
-            self.enter(self.tok.start)?;
-            bangs.push(self.tok.start);
+        while self.tok == Tok::Punct("!") {
+            self.enter(self.at)?;
+            bangs.push(self.at);
             self.advance()?;
         }
         self.cmp().and_then(|value| self.negate(value, bangs))
@@ -205,7 +189,7 @@ impl Parser<'_> {
     fn negate(&mut self, mut value: Typed, bangs: Vec<usize>) -> Parsed<Typed> {
         for start in bangs.into_iter().rev() {
             self.depth -= 1;
-            self.expect_bool(&value, "operand of '!'")?;
+            self.expect_bool(&value, "!")?;
             value = typed(Expr::Not(Box::new(value.expr)), Ty::Bool, start);
         }
         Ok(value)
@@ -214,7 +198,7 @@ impl Parser<'_> {
     /// `cmp := term (CMP term)?`
     fn cmp(&mut self) -> Parsed<Typed> {
         let lhs = self.term()?;
-        let Tok::Cmp(op) = self.tok.kind else {
+        let Tok::Cmp(op) = self.tok else {
             return Ok(lhs);
         };
         self.operator(&lhs, op)?;
@@ -229,10 +213,8 @@ impl Parser<'_> {
             let msg = format!("operator '{sym}' requires Int operands, found {l:?}");
             return self.fail(lhs.start, msg);
         } else if !matches!(l, Ty::Int | Ty::Bool | Ty::Str) {
-            return self.fail(
-                lhs.start,
-                format!("operator '{sym}' cannot compare {l:?} values"),
-            );
+            let msg = format!("operator '{sym}' cannot compare {l:?} values");
+            return self.fail(lhs.start, msg);
         }
         self.advance()
     }
@@ -247,9 +229,9 @@ impl Parser<'_> {
             };
             return self.fail(rhs.start, format!("operator '{sym}' {msg}"));
         }
-        if let Tok::Cmp(_) = self.tok.kind {
+        if let Tok::Cmp(_) = self.tok {
             let msg = "comparison operators cannot be chained (use parentheses and '&&')";
-            return self.fail(self.tok.start, msg);
+            return self.fail(self.at, msg);
         }
         let (start, lhs, rhs) = (lhs.start, Box::new(lhs.expr), Box::new(rhs.expr));
         Ok(typed(Expr::Cmp { op, lhs, rhs }, Ty::Bool, start))
@@ -257,7 +239,7 @@ impl Parser<'_> {
 
     /// `term := atom ("." IDENT | "." IDENT "(" STRING ")")*`.
     fn term(&mut self) -> Parsed<Typed> {
-        let atom = if self.tok.kind == Tok::Punct("(") {
+        let atom = if self.tok == Tok::Punct("(") {
             self.paren()
         } else {
             self.atom()
@@ -267,19 +249,19 @@ impl Parser<'_> {
 
     /// The atom `"(" expr ")"`: the one place the parser recurses, under the depth guard.
     fn paren(&mut self) -> Parsed<Typed> {
-        let open = self.tok.start;
+        let open = self.at;
         self.enter(open).and_then(|()| self.advance())?;
         self.expr().and_then(|inner| self.close(open, inner))
     }
 
     /// Consumes the `)` matching the `(` at `open` around `inner`.
     fn close(&mut self, open: usize, inner: Typed) -> Parsed<Typed> {
-        match &self.tok.kind {
+        match &self.tok {
             Tok::Punct(")") => self.depth -= 1,
             Tok::Eof => return self.fail(open, "unclosed '('"),
             other => {
                 let msg = format!("expected ')', found {}", other.describe());
-                return self.fail(self.tok.start, msg);
+                return self.fail(self.at, msg);
             }
         }
         self.advance()?;
@@ -287,54 +269,50 @@ impl Parser<'_> {
     }
 
     /// The `.field` and `.method("arg")` suffix of a term.
-    fn members(&mut self, mut base: Typed) -> Parsed<Typed> {
-        while self.tok.kind == Tok::Punct(".") {
+    fn members(&mut self, mut value: Typed) -> Parsed<Typed> {
+        while self.tok == Tok::Punct(".") {
             self.advance()?;
-            let Tok::Ident(name) = &self.tok.kind else {
-                let found = self.tok.kind.describe();
+            let Tok::Ident(name) = &self.tok else {
+                let found = self.tok.describe();
                 let msg = format!("expected field or method name after '.', found {found}");
-                return self.fail(self.tok.start, msg);
+                return self.fail(self.at, msg);
             };
-            let (name, ty) = (name.clone(), base.ty);
-            let (field, method) = (ty.field(&name), ty.method(&name));
-            if field.is_none() && method.is_none() {
-                let members = ty.members();
-                let msg = format!("unknown field '{name}' on a value of type {ty:?} ({members})");
-                return self.fail(self.tok.start, msg);
-            }
-            self.advance()?;
-            let (is_call, start, at) =
-                (self.tok.kind == Tok::Punct("("), base.start, self.tok.start);
-            let base_expr = Box::new(base.expr);
-            base = match (field, method) {
-                (Some((name, ty)), _) if !is_call => {
-                    let base = base_expr;
-                    typed(Expr::Field { base, name }, ty, start)
+            let (name, ty) = (name.clone(), value.ty);
+            let member = match (ty.field(&name), ty.method(&name)) {
+                (Some(field), _) => Ok(field),
+                (None, Some(method)) => Err(method),
+                (None, None) => {
+                    let members = ty.members();
+                    let msg =
+                        format!("unknown field '{name}' on a value of type {ty:?} ({members})");
+                    return self.fail(self.at, msg);
                 }
-                (Some(_), _) => return self.fail(at, format!("'{name}' is a field, not a method")),
-                (None, Some(name)) if is_call => {
-                    self.advance()?;
-                    // `args` checked arity 1 and refused regexes: always one string.
-                    let Some(Arg::Str(arg)) = self.args(name.as_str(), 1, false, at)?.pop() else {
+            };
+            self.advance()?;
+            let (start, at, base) = (value.start, self.at, Box::new(value.expr));
+            value = match member {
+                Ok(_) if self.tok == Tok::Punct("(") => {
+                    return self.fail(at, format!("'{name}' is a field, not a method"));
+                }
+                Ok((name, ty)) => typed(Expr::Field { base, name }, ty, start),
+                Err(name) => {
+                    let label = format!("method '{}'", name.as_str());
+                    // `call` checked arity 1 and refused regexes: always one string.
+                    let mut args = self.call(&label, name.as_str(), 1, false)?;
+                    let Some(Arg::Str(arg)) = args.pop() else {
                         return self.fail(at, "invalid method argument");
                     };
-                    let base = base_expr;
                     typed(Expr::Method { base, name, arg }, Ty::Bool, start)
-                }
-                _ => {
-                    let found = self.tok.kind.describe();
-                    let msg = format!("expected '(' after method '{name}', found {found}");
-                    return self.fail(at, msg);
                 }
             };
         }
-        Ok(base)
+        Ok(value)
     }
 
     /// `atom` other than `"(" expr ")"`: a literal or `call := FUNC "(" args ")"`.
     fn atom(&mut self) -> Parsed<Typed> {
-        let start = self.tok.start;
-        let (expr, ty) = match &self.tok.kind {
+        let start = self.at;
+        let (expr, ty) = match &self.tok {
             Tok::Int(v) => (Expr::Int(*v), Ty::Int),
             Tok::Str(s) => (Expr::Str(s.clone()), Ty::Str),
             Tok::Ident(name) if name == "true" => (Expr::Bool(true), Ty::Bool),
@@ -344,15 +322,9 @@ impl Parser<'_> {
                     let expected = "expected grep, test, run, exists, true or false";
                     return self.fail(start, format!("unknown identifier '{name}' ({expected})"));
                 };
+                let (label, name) = (format!("'{name}'"), func.as_str());
                 self.advance()?;
-                if self.tok.kind != Tok::Punct("(") {
-                    let (name, found) = (func.as_str(), self.tok.kind.describe());
-                    let msg = format!("expected '(' after '{name}', found {found}");
-                    return self.fail(self.tok.start, msg);
-                }
-                let open = self.tok.start;
-                self.advance()?;
-                let args = self.args(func.as_str(), func.arity(), func == Func::Grep, open)?;
+                let args = self.call(&label, name, func.arity(), func == Func::Grep)?;
                 let ty = match func {
                     Func::Grep => Ty::Int,
                     Func::Test => Ty::TestResult,
@@ -378,15 +350,21 @@ impl Parser<'_> {
         Ok(typed(expr, ty, start))
     }
 
-    /// `args ")"` of `name`, its `(` at `open` already consumed: `arity` string literals,
-    /// the first a `/regex/` if `regex`. The argument of `matches` is a regex too.
-    fn args(&mut self, name: &str, arity: usize, regex: bool, open: usize) -> Parsed<Vec<Arg>> {
+    /// `"(" args ")"` after the function or method `label`: `arity` string literals, the
+    /// first a `/regex/` if `regex`. The argument of `matches` is a regex too.
+    fn call(&mut self, label: &str, name: &str, arity: usize, regex: bool) -> Parsed<Vec<Arg>> {
+        if self.tok != Tok::Punct("(") {
+            let msg = format!("expected '(' after {label}, found {}", self.tok.describe());
+            return self.fail(self.at, msg);
+        }
+        let open = self.at;
+        self.advance()?;
         let plural = if arity == 1 { "" } else { "s" };
         let unclosed = format!("unclosed '(' of '{name}'");
         let mut args = Vec::new();
-        while self.tok.kind != Tok::Punct(")") || !args.is_empty() {
-            let (at, n) = (self.tok.start, args.len() + 1);
-            let arg = match &self.tok.kind {
+        while self.tok != Tok::Punct(")") || !args.is_empty() {
+            let (at, n) = (self.at, args.len() + 1);
+            let arg = match &self.tok {
                 Tok::Eof => return self.fail(open, unclosed),
                 Tok::Punct(")") => return self.fail(at, "expected argument after ','"),
                 _ if args.len() >= arity => {
@@ -412,21 +390,21 @@ impl Parser<'_> {
             }
             args.push(arg);
             self.advance()?;
-            match &self.tok.kind {
+            match &self.tok {
                 Tok::Punct(",") => self.advance()?,
                 Tok::Punct(")") => break,
                 Tok::Eof => return self.fail(open, unclosed),
                 other => {
                     let found = other.describe();
                     let msg = format!("expected ',' or ')' after argument, found {found}");
-                    return self.fail(self.tok.start, msg);
+                    return self.fail(self.at, msg);
                 }
             }
         }
         if args.len() < arity {
             let found = args.len();
             let msg = format!("'{name}' takes {arity} argument{plural}, found {found}");
-            return self.fail(self.tok.start, msg);
+            return self.fail(self.at, msg);
         }
         self.advance()?;
         Ok(args)

@@ -450,9 +450,17 @@ fn max_depth_fits_in_small_stack() {
             let fits = [
                 format!("{}true{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH)),
                 format!("{}true{}", "!(".repeat(half), ")".repeat(half)),
-                format!("{}true{}", "true == (".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH)),
+                format!(
+                    "{}true{}",
+                    "true == (".repeat(MAX_DEPTH),
+                    ")".repeat(MAX_DEPTH)
+                ),
             ];
-            let too_deep = ["(".repeat(100_000), "!".repeat(100_000), "!(".repeat(100_000)];
+            let too_deep = [
+                "(".repeat(100_000),
+                "!".repeat(100_000),
+                "!(".repeat(100_000),
+            ];
             fits.iter().all(|src| parse(src).is_ok())
                 && too_deep.iter().all(|src| parse(src).is_err())
         })
