@@ -3,7 +3,7 @@
 //! well-typed, ill-typed and mutated, both must return the same syntax tree or the same
 //! error (message, offset, line, column).
 //!
-//! Each property runs `PREDICATE_EQUIV_CASES` cases (default 1,500, so `cargo test` stays
+//! Each property runs `PREDICATE_EQUIV_CASES` cases (default 5,000, so `cargo test` stays
 //! quick); the full run is `PREDICATE_EQUIV_CASES=30000 cargo test --test predicate_props`.
 
 #[path = "predicate_props/reference.rs"]
@@ -16,7 +16,7 @@ fn cases() -> u32 {
     std::env::var("PREDICATE_EQUIV_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1500)
+        .unwrap_or(5000)
 }
 
 fn same(src: &str) -> Result<(), TestCaseError> {

@@ -59,6 +59,14 @@ macro_rules! keywords {
                     $($name::$variant => $text,)*
                 }
             }
+
+            #[allow(dead_code)] // not every keyword is looked up by name
+            pub(super) fn from_name(name: &str) -> Option<$name> {
+                match name {
+                    $($text => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
         }
     };
 }
@@ -111,11 +119,5 @@ impl Func {
             Func::Grep => 2,
             Func::Test | Func::Run | Func::Exists => 1,
         }
-    }
-
-    pub(super) fn from_name(name: &str) -> Option<Func> {
-        [Func::Grep, Func::Test, Func::Run, Func::Exists]
-            .into_iter()
-            .find(|f| f.as_str() == name)
     }
 }

@@ -123,9 +123,10 @@ impl<'a> Lexer<'a> {
                     Some('n') => '\n',
                     Some('t') => '\t',
                     Some(other) => {
+                        let e = other.escape_debug();
+                        let allowed = "\\\" \\\\ \\n \\t";
                         let msg = format!(
-                            "invalid escape '\\{}' in string literal (allowed: \\\" \\\\ \\n \\t)",
-                            other.escape_debug()
+                            "invalid escape '\\{e}' in string literal (allowed: {allowed})"
                         );
                         return Err(self.error(at, msg));
                     }
@@ -149,27 +150,20 @@ impl<'a> Lexer<'a> {
         let mut out = String::new();
         let mut escaped = false;
         loop {
-            let at = self.pos;
+            let (at, after_backslash) = (self.pos, std::mem::take(&mut escaped));
             match self.bump() {
                 None => return Err(self.error(start, "unterminated regex literal")),
                 Some(c) if c.is_control() => {
                     let msg = format!("raw control character {c:?} in regex literal");
                     return Err(self.error(at, msg));
                 }
-                Some('/') if escaped => out.push('/'),
-                Some(c) if escaped => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                Some('\\') => {
-                    escaped = true;
-                    continue;
-                }
+                Some('/') if after_backslash => out.push('/'),
+                Some(c) if after_backslash => out.extend(['\\', c]),
+                Some('\\') => escaped = true,
                 Some('/') if out.is_empty() => return Err(self.error(start, "empty regex literal")),
                 Some('/') => return Ok(out),
                 Some(c) => out.push(c),
             }
-            escaped = false;
         }
     }
 }

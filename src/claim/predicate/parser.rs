@@ -53,10 +53,7 @@ impl Ty {
     }
 
     fn method(self, name: &str) -> Option<Method> {
-        let methods = [Method::Contains, Method::Matches];
-        methods
-            .into_iter()
-            .find(|m| self == Ty::Str && m.as_str() == name)
+        Method::from_name(name).filter(|_| self == Ty::Str)
     }
 
     fn members(self) -> &'static str {
