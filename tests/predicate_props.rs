@@ -292,8 +292,15 @@ impl Gen {
                     if i > 0 {
                         out.push_str(" && ");
                     }
-                    self.regex_string(&mut out);
-                    out.push_str(".matches(\"a\")");
+                    if self.one_in(2) {
+                        out.push_str("run(\"x\").stdout.matches(");
+                        self.regex_string(&mut out);
+                        out.push(')');
+                    } else {
+                        out.push_str("grep(");
+                        self.regex_literal(&mut out);
+                        out.push_str(", \"x\") > 0");
+                    }
                 }
             }
             _ => {
@@ -351,6 +358,9 @@ impl Gen {
             "/",
             "/a/",
             "//",
+            "\r",
+            "_a1",
+            "1a",
             "\\",
             " ",
             "\n",
