@@ -1,0 +1,169 @@
+//! Tokens of the predicate language, produced one at a time as the parser asks.
+
+use super::{CmpOp, ParseError};
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Tok {
+    Ident(String),
+    Int(i64),
+    Str(String),
+    Regex(String),
+    /// `(` `)` `.` `,` `||` `&&` `!`
+    Punct(&'static str),
+    Cmp(CmpOp),
+    Eof,
+}
+
+impl Tok {
+    /// How an error message names the token.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            Tok::Ident(name) => format!("identifier '{name}'"),
+            Tok::Int(v) => format!("integer {v}"),
+            Tok::Cmp(op) => format!("'{}'", op.as_str()),
+            Tok::Punct(p) => format!("'{p}'"),
+            Tok::Str(_) => "string literal".into(),
+            Tok::Regex(_) => "regex literal".into(),
+            Tok::Eof => "end of input".into(),
+        }
+    }
+}
+
+pub(super) struct Lexer<'a> {
+    pub(super) src: &'a str,
+    pos: usize,
+}
+
+impl<'a> Lexer<'a> {
+    pub(super) fn new(src: &'a str) -> Lexer<'a> {
+        Lexer { src, pos: 0 }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.src.get(self.pos..)?.chars().next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += c.len_utf8();
+        Some(c)
+    }
+
+    fn eat(&mut self, expected: char) -> bool {
+        let hit = self.peek() == Some(expected);
+        self.pos += usize::from(hit) * expected.len_utf8();
+        hit
+    }
+
+    fn error(&self, offset: usize, message: impl Into<String>) -> ParseError {
+        ParseError::new(self.src, offset, message)
+    }
+
+    /// The next token and the byte offset where it starts.
+    pub(super) fn next_token(&mut self) -> Result<(Tok, usize), ParseError> {
+        while matches!(self.peek(), Some(' ' | '\t' | '\n' | '\r')) {
+            self.bump();
+        }
+        let start = self.pos;
+        let Some(c) = self.bump() else {
+            return Ok((Tok::Eof, start));
+        };
+        let kind = match c {
+            '(' => Tok::Punct("("),
+            ')' => Tok::Punct(")"),
+            '.' => Tok::Punct("."),
+            ',' => Tok::Punct(","),
+            '|' if self.eat('|') => Tok::Punct("||"),
+            '&' if self.eat('&') => Tok::Punct("&&"),
+            '=' if self.eat('=') => Tok::Cmp(CmpOp::Eq),
+            '|' | '&' | '=' => {
+                return Err(self.error(start, format!("unexpected '{c}' (did you mean '{c}{c}'?)")))
+            }
+            '!' if self.eat('=') => Tok::Cmp(CmpOp::Ne),
+            '!' => Tok::Punct("!"),
+            '>' if self.eat('=') => Tok::Cmp(CmpOp::Ge),
+            '>' => Tok::Cmp(CmpOp::Gt),
+            '<' if self.eat('=') => Tok::Cmp(CmpOp::Le),
+            '<' => Tok::Cmp(CmpOp::Lt),
+            '"' => Tok::Str(self.string(start)?),
+            '/' => Tok::Regex(self.regex(start)?),
+            '0'..='9' => Tok::Int(self.int(start)?),
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                while matches!(self.peek(), Some(c) if c.is_ascii_alphanumeric() || c == '_') {
+                    self.bump();
+                }
+                Tok::Ident(self.src[start..self.pos].to_string())
+            }
+            other => return Err(self.error(start, format!("unexpected character {other:?}"))),
+        };
+        Ok((kind, start))
+    }
+
+    /// The digits from `start` (the first already consumed); must fit in an `i64`.
+    fn int(&mut self, start: usize) -> Result<i64, ParseError> {
+        while matches!(self.peek(), Some(c) if c.is_ascii_digit()) {
+            self.bump();
+        }
+        self.src[start..self.pos].parse().map_err(|_| {
+            let msg = format!("integer literal out of range (maximum is {})", i64::MAX);
+            self.error(start, msg)
+        })
+    }
+
+    /// The rest of a string literal opened at `start`, escapes decoded.
+    fn string(&mut self, start: usize) -> Result<String, ParseError> {
+        let mut out = String::new();
+        loop {
+            let at = self.pos;
+            let c = match self.bump() {
+                Some('"') => return Ok(out),
+                Some('\\') => match self.bump() {
+                    Some('"') => '"',
+                    Some('\\') => '\\',
+                    Some('n') => '\n',
+                    Some('t') => '\t',
+                    Some(other) => {
+                        let e = other.escape_debug();
+                        let allowed = "\\\" \\\\ \\n \\t";
+                        let msg = format!(
+                            "invalid escape '\\{e}' in string literal (allowed: {allowed})"
+                        );
+                        return Err(self.error(at, msg));
+                    }
+                    None => return Err(self.error(start, "unterminated string literal")),
+                },
+                Some(c) if c.is_control() => {
+                    let msg =
+                        format!("raw control character {c:?} in string literal (use an escape)");
+                    return Err(self.error(at, msg));
+                }
+                Some(c) => c,
+                None => return Err(self.error(start, "unterminated string literal")),
+            };
+            out.push(c);
+        }
+    }
+
+    /// The rest of a `/regex/` literal opened at `start`: `\/` becomes `/`, every other
+    /// backslash is kept because it is regex syntax.
+    fn regex(&mut self, start: usize) -> Result<String, ParseError> {
+        let mut out = String::new();
+        let mut escaped = false;
+        loop {
+            let (at, after_backslash) = (self.pos, std::mem::take(&mut escaped));
+            match self.bump() {
+                None => return Err(self.error(start, "unterminated regex literal")),
+                Some(c) if c.is_control() => {
+                    let msg = format!("raw control character {c:?} in regex literal");
+                    return Err(self.error(at, msg));
+                }
+                Some('/') if after_backslash => out.push('/'),
+                Some(c) if after_backslash => out.extend(['\\', c]),
+                Some('\\') => escaped = true,
+                Some('/') if out.is_empty() => return Err(self.error(start, "empty regex literal")),
+                Some('/') => return Ok(out),
+                Some(c) => out.push(c),
+            }
+        }
+    }
+}
