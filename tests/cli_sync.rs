@@ -986,6 +986,12 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     assert_fsck_clean(&b);
 }
 
+/// `add` of a bundle file `file` holding `text` as it is (lines of any kind).
+fn add_text(store: &Path, file: &Path, text: &str) -> support_envelopes::Out {
+    std::fs::write(file, text).unwrap();
+    run(store, &["add", file.to_str().unwrap()])
+}
+
 /// A pull or sync that may leave rejected envelopes on the remote (exit 0 or 3): its data.
 fn exchange_allowing_rejections(store: &Path, verb: &str) -> Value {
     let out = run(store, &[verb]);
@@ -1195,13 +1201,11 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
     let (slsa, sbom) = foreign_envelopes(&keys);
     let x = Spec::assertion("x", &[]).sign(&keys);
     let y = Spec::assertion("y", &[]).sign(&keys);
-    let mixed = tmp.path().join("mixed.intoto.jsonl");
-    std::fs::write(
-        &mixed,
-        format!("{slsa}\n{}\n{sbom}\n{}\n", x.envelope, y.envelope),
-    )
-    .unwrap();
-    let out = run(&store, &["add", mixed.to_str().unwrap()]);
+    let out = add_text(
+        &store,
+        &tmp.path().join("mixed.intoto.jsonl"),
+        &format!("{slsa}\n{}\n{sbom}\n{}\n", x.envelope, y.envelope),
+    );
     assert_eq!(out.code, 0, "{}", out.json);
     let d = &out.json["data"];
     assert_eq!(
@@ -1225,9 +1229,11 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
     assert!(w[0].contains("line(s) 1 (predicateType https://slsa.dev/provenance/v1), 3 (payloadType application/vnd.cyclonedx+json)"), "{w:?}");
 
     // Nothing but other attestations: nothing to do, nothing wrong.
-    let only = tmp.path().join("only.intoto.jsonl");
-    std::fs::write(&only, format!("{slsa}\n{sbom}\n")).unwrap();
-    let out = run(&store, &["add", only.to_str().unwrap()]);
+    let out = add_text(
+        &store,
+        &tmp.path().join("only.intoto.jsonl"),
+        &format!("{slsa}\n{sbom}\n"),
+    );
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(out.json["data"]["ignored"], json!(2));
 
@@ -1237,21 +1243,17 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
         support_envelopes::Signer::Stranger,
     );
     let z = Spec::assertion("z", &[]).sign(&keys);
-    let partial = tmp.path().join("partial.intoto.jsonl");
-    std::fs::write(
-        &partial,
-        format!("{slsa}\n{}\n{}\n", stranger.envelope, z.envelope),
-    )
-    .unwrap();
-    let out = run(&store, &["add", partial.to_str().unwrap()]);
+    let out = add_text(
+        &store,
+        &tmp.path().join("partial.intoto.jsonl"),
+        &format!("{slsa}\n{}\n{}\n", stranger.envelope, z.envelope),
+    );
     assert_eq!(out.code, 3, "{}", out.json);
     assert_eq!(out.json["data"]["ignored"], json!(1));
     assert_eq!(out.json["data"]["rejections"][0]["line"], json!(2));
 
     // A lone file of another type was handed to elench as a claim: still refused.
-    let lone = tmp.path().join("provenance.dsse");
-    std::fs::write(&lone, &slsa).unwrap();
-    let out = run(&store, &["add", lone.to_str().unwrap()]);
+    let out = add_text(&store, &tmp.path().join("provenance.dsse"), &slsa);
     assert_eq!(out.code, 2, "{}", out.json);
     assert_ne!(out.json["error"]["code"], "FOREIGN_STATEMENT");
 }
