@@ -131,20 +131,8 @@ fn the_original_checkout_is_never_modified() {
 /// Runs check in a thread with a generous watchdog: the test fails (rather than hangs) if
 /// check does not finish on its own.
 fn check_bounded(b: &Bench, args: &[&str]) -> serde_json::Value {
-    let mut all: Vec<String> = vec![
-        "--store".into(),
-        b.ks.store.display().to_string(),
-        "check".into(),
-        "--at".into(),
-        b.tree.display().to_string(),
-        "--key".into(),
-        b.ks.keys.harness.private.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
-        .current_dir(b.dir())
-        .env_remove("ELENCH_STORE")
-        .args(&all)
+    let mut child = b
+        .check_command(args)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -240,21 +228,8 @@ fn check_with(
 ) -> (i32, serde_json::Value, u64) {
     use std::os::unix::io::AsRawFd;
     use std::os::unix::process::CommandExt;
-    let mut all: Vec<String> = vec![
-        "--store".into(),
-        b.ks.store.display().to_string(),
-        "check".into(),
-        "--at".into(),
-        b.tree.display().to_string(),
-        "--key".into(),
-        b.ks.keys.harness.private.display().to_string(),
-    ];
-    all.extend(args.iter().map(|s| s.to_string()));
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"));
-    cmd.current_dir(b.dir())
-        .env_remove("ELENCH_STORE")
-        .args(&all)
-        .stdout(std::process::Stdio::piped());
+    let mut cmd = b.check_command(args);
+    cmd.stdout(std::process::Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -350,23 +350,8 @@ fn the_store_and_keys_inside_the_tree_are_invisible_to_predicates() {
 fn a_long_check_does_not_hold_the_store() {
     let b = Bench::new(FILES);
     let slow = b.claim(r#"run("sleep 60").exit == 0"#);
-    let mut args: Vec<String> = vec![
-        "--store".into(),
-        b.ks.store.display().to_string(),
-        "check".into(),
-        "--at".into(),
-        b.tree.display().to_string(),
-        "--key".into(),
-        b.ks.keys.harness.private.display().to_string(),
-        "--timeout".into(),
-        "120".into(),
-        slow.clone(),
-    ];
-    args.extend(proc_args().iter().map(|s| s.to_string()));
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
-        .current_dir(b.dir())
-        .env_remove("ELENCH_STORE")
-        .args(&args)
+    let mut child = b
+        .check_command(&with(vec!["--timeout", "120", &slow], &proc_args()))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

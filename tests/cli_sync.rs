@@ -64,6 +64,57 @@ fn store_with_remote(dir: &Path, name: &str, keys: &Keys, remote: &Path) -> Path
     store
 }
 
+/// Keys, a temporary folder, and in it an empty bare remote `remote.git` of `format`.
+fn keys_tmp_remote(format: &str) -> (Keys, tempfile::TempDir, PathBuf) {
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path(), "remote.git", format);
+    (keys, tmp, remote)
+}
+
+/// Runs git on the bare repository `remote`, `input` on its stdin; asserts it succeeded and
+/// returns its stdout.
+fn git_on(remote: &Path, args: &[&str], input: Option<&str>) -> String {
+    let mut child = Command::new("git")
+        .arg("--git-dir")
+        .arg(remote)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    if let Some(i) = input {
+        stdin.write_all(i.as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `elench --store STORE VERB`, started; its stdout and stderr piped or thrown away.
+fn spawn_elench(store: &Path, verb: &str, piped: bool) -> std::process::Child {
+    let stdio = || if piped { Stdio::piped() } else { Stdio::null() };
+    Command::new(elench_path())
+        .arg("--store")
+        .arg(store)
+        .arg(verb)
+        .env_remove("ELENCH_STORE")
+        .stdout(stdio())
+        .stderr(stdio())
+        .spawn()
+        .unwrap()
+}
+
+/// `push` from `store`: asserts it exited 0 having pushed `n` envelopes; its output.
+fn push_expecting(store: &Path, n: u64) -> support_envelopes::Out {
+    let out = run(store, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(n), "{}", out.json);
+    out
+}
+
 fn add(store: &Path, envelopes: &[Signed], file: &Path) {
     if envelopes.is_empty() {
         return;
@@ -175,9 +226,7 @@ fn shared_graph(keys: &Keys, n: usize, seed: u64, tag: &str) -> Vec<Signed> {
 }
 
 fn converge_through(format: &str, seed: u64) {
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", format);
+    let (keys, tmp, remote) = keys_tmp_remote(format);
     let stores: Vec<PathBuf> = (0..3)
         .map(|i| store_with_remote(tmp.path(), &format!("s{i}"), &keys, &remote))
         .collect();
@@ -254,13 +303,11 @@ fn converge_through(format: &str, seed: u64) {
         "{kinds:?}"
     );
     // The remote holds each envelope once.
-    let listing = Command::new("git")
-        .arg("--git-dir")
-        .arg(&remote)
-        .args(["ls-tree", "-r", "--name-only", "refs/elench/log"])
-        .output()
-        .unwrap();
-    let files = String::from_utf8(listing.stdout).unwrap();
+    let files = git_on(
+        &remote,
+        &["ls-tree", "-r", "--name-only", "refs/elench/log"],
+        None,
+    );
     assert_eq!(files.lines().count(), all.len());
 }
 
@@ -283,9 +330,7 @@ fn stores_pushing_at_the_same_moment_all_succeed_and_the_remote_holds_the_union(
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha1");
+    let (keys, tmp, remote) = keys_tmp_remote("sha1");
     let n = 4;
     let stores: Vec<PathBuf> = (0..n)
         .map(|i| store_with_remote(tmp.path(), &format!("p{i}"), &keys, &remote))
@@ -304,17 +349,7 @@ fn stores_pushing_at_the_same_moment_all_succeed_and_the_remote_holds_the_union(
         }
         let children: Vec<_> = stores
             .iter()
-            .map(|s| {
-                Command::new(elench_path())
-                    .arg("--store")
-                    .arg(s)
-                    .arg("push")
-                    .env_remove("ELENCH_STORE")
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
+            .map(|s| spawn_elench(s, "push", true))
             .collect();
         for c in children {
             let out = c.wait_with_output().unwrap();
@@ -347,41 +382,12 @@ fn path_of(envelope: &str, id: &str) -> String {
     format!("v1/{}/{id}/{digest}", &id[3..5])
 }
 
-/// Commits files to `refs/elench/log` of a bare repository with git itself.
-fn commit_by_hand(remote: &Path, files: &[(String, String)]) {
-    let mut stream = String::from(
-        "commit refs/elench/log\ncommitter someone <someone@example.org> 1700000000 +0000\ndata 8\nby hand\n",
-    );
-    for (path, content) in files {
-        stream.push_str(&format!(
-            "M 100644 inline {path}\ndata {}\n{content}\n",
-            content.len()
-        ));
-    }
-    let mut child = Command::new("git")
-        .arg("--git-dir")
-        .arg(remote)
-        .args(["fast-import", "--quiet"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-}
-
 #[test]
 fn pull_refuses_tampered_and_untrusted_envelopes_and_takes_the_second_once_its_key_is_trusted() {
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha256");
+    let (keys, tmp, remote) = keys_tmp_remote("sha256");
     let good = Spec::assertion("honest claim", &[]).sign(&keys);
     let stranger = keys.sign(
         &Spec::assertion("claim by a stranger", &[]).to_json(),
@@ -399,7 +405,7 @@ fn pull_refuses_tampered_and_untrusted_envelopes_and_takes_the_second_once_its_k
     };
     v["payload"] = json!(format!("{}{flipped}{}", &payload[..10], &payload[11..]));
     let tampered = v.to_string();
-    commit_by_hand(
+    commit_on_log(
         &remote,
         &[
             (path_of(&good.envelope, &good.id), good.envelope.clone()),
@@ -504,14 +510,13 @@ fn the_same_envelopes_give_the_same_commit_on_two_fresh_remotes() {
     }
 }
 
-/// Two stores, `a` and `b`, trusting the same keys, with one bare SHA-1 remote as `origin`.
-fn two_stores_on_one_remote() -> (Keys, tempfile::TempDir, PathBuf, PathBuf) {
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha1");
+/// Two stores, `a` and `b`, trusting the same keys, with one bare remote of `format`
+/// (returned too) as `origin`.
+fn two_stores_on_one_remote(format: &str) -> (Keys, tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let (keys, tmp, remote) = keys_tmp_remote(format);
     let a = store_with_remote(tmp.path(), "a", &keys, &remote);
     let b = store_with_remote(tmp.path(), "b", &keys, &remote);
-    (keys, tmp, a, b)
+    (keys, tmp, remote, a, b)
 }
 
 #[test]
@@ -520,7 +525,7 @@ fn a_long_pull_ends_with_the_index_synced_and_a_short_one_leaves_it_to_the_kerne
     if !have_git() || !booted {
         return;
     }
-    let (keys, tmp, a, b) = two_stores_on_one_remote();
+    let (keys, tmp, _, a, b) = two_stores_on_one_remote("sha1");
     // More than one pull group (1,024 envelopes), then a few more.
     let claims = shared_graph(&keys, 1030, 0x5eed, "long");
     add(&a, &claims[..1025], &tmp.path().join("first.jsonl"));
@@ -540,15 +545,7 @@ fn a_long_pull_ends_with_the_index_synced_and_a_short_one_leaves_it_to_the_kerne
 /// Runs `elench --store STORE VERB` and SIGKILLs it after `delay` (if still running).
 /// Returns whether it was killed.
 fn kill_after(store: &Path, verb: &str, delay: Duration) -> bool {
-    let mut child = Command::new(elench_path())
-        .arg("--store")
-        .arg(store)
-        .arg(verb)
-        .env_remove("ELENCH_STORE")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_elench(store, verb, false);
     std::thread::sleep(delay);
     let running = child.try_wait().unwrap().is_none();
     let _ = child.kill();
@@ -564,7 +561,7 @@ fn push_and_pull_killed_at_random_moments_then_run_again_lose_nothing() {
     if !have_git() {
         return;
     }
-    let (keys, tmp, a, b) = two_stores_on_one_remote();
+    let (keys, tmp, _, a, b) = two_stores_on_one_remote("sha1");
     let claims = shared_graph(&keys, 60, 0xdead, "killed");
     // How long a whole push of a wave and a whole pull take here (a loaded machine is
     // slower): kills land at uniform moments within that time.
@@ -636,11 +633,7 @@ fn an_interrupted_pull_or_push_is_completed_by_the_next_run() {
         return;
     }
     use elench::sync::{Options, Session};
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha256");
-    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
-    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    let (keys, tmp, _, a, b) = two_stores_on_one_remote("sha256");
     let claims = shared_graph(&keys, 30, 0x1e7, "interrupted");
     add(&a, &claims, &tmp.path().join("a.jsonl"));
 
@@ -691,9 +684,7 @@ fn remotes_are_listed_and_bad_names_unknown_remotes_and_clashes_fail_with_their_
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha1");
+    let (keys, tmp, remote) = keys_tmp_remote("sha1");
     let s = store_with_remote(tmp.path(), "s", &keys, &remote);
     let out = run(&s, &["remote", "add", "backup", "relative/path.git"]);
     assert_eq!(out.code, 0, "{}", out.json);
@@ -742,11 +733,7 @@ fn an_exchange_looks_only_at_what_is_new_since_the_last_one() {
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha1");
-    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
-    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    let (keys, tmp, _, a, b) = two_stores_on_one_remote("sha1");
     let claims = shared_graph(&keys, 63, 0x9e7, "cost");
     add(&a, &claims[..40], &tmp.path().join("a.jsonl"));
     add(&b, &claims[40..60], &tmp.path().join("b.jsonl"));
@@ -804,34 +791,12 @@ fn commit_on_log_with_modes(remote: &Path, files: &[(&str, String, String)]) {
             content.len()
         ));
     }
-    let mut child = Command::new("git")
-        .arg("--git-dir")
-        .arg(remote)
-        .args(["fast-import", "--quiet"])
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    git_on(remote, &["fast-import", "--quiet"], Some(&stream));
 }
 
 /// Every file of the remote's log and its content.
 fn remote_files(remote: &Path) -> BTreeMap<String, String> {
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("--git-dir")
-            .arg(remote)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let git = |args: &[&str]| git_on(remote, args, None);
     git(&["ls-tree", "-r", "--name-only", "refs/elench/log"])
         .lines()
         .map(|p| {
@@ -880,8 +845,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     if !have_git() {
         return;
     }
-    let (keys, tmp, a, b) = two_stores_on_one_remote();
-    let remote = tmp.path().join("remote.git");
+    let (keys, tmp, remote, a, b) = two_stores_on_one_remote("sha1");
     let x = Spec::assertion("parse is total", &[]).sign(&keys);
     let v = record(&keys, "verification", "tests pass", &[&x.id], &[]);
     add(&a, &[x.clone(), v.clone()], &tmp.path().join("xv.jsonl"));
@@ -894,9 +858,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     add(&a, std::slice::from_ref(&f), &tmp.path().join("f.jsonl"));
     let f_path = path_of(&f.envelope, &f.id);
     commit_on_log(&remote, &[(f_path.clone(), "junk".into())]);
-    let out = run(&a, &["push"]);
-    assert_eq!(out.code, 0, "{}", out.json);
-    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    let out = push_expecting(&a, 1);
     let conflicts = warnings_with(&out.json, "REMOTE_CONFLICT");
     assert_eq!(conflicts.len(), 1, "{}", out.json);
     assert!(conflicts[0].contains(&f_path), "{conflicts:?}");
@@ -964,9 +926,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
             (format!("{u_path}/inside"), "a file in a folder".into()),
         ],
     );
-    let out = run(&a, &["push"]);
-    assert_eq!(out.code, 0, "{}", out.json);
-    assert_eq!(out.json["data"]["pushed"], json!(3), "{}", out.json);
+    let out = push_expecting(&a, 3);
     let mut placed: Vec<(String, String)> = out.json["data"]["conflicts"]
         .as_array()
         .unwrap()
@@ -997,9 +957,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     // push writes it at its own path, where every other store looks for it.
     let pulled = exchange_allowing_rejections(&b, "pull");
     assert_eq!(pulled["created"], json!(4), "{pulled}");
-    let pushed = run(&b, &["push"]);
-    assert_eq!(pushed.code, 0, "{}", pushed.json);
-    assert_eq!(pushed.json["data"]["pushed"], json!(1), "{}", pushed.json);
+    push_expecting(&b, 1);
     let g_path = path_of(&g.envelope, &g.id);
     assert_eq!(
         canonical(&remote_files(&remote)[&g_path]),
@@ -1016,9 +974,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     // change of type. `a` notices at its next push and puts the envelope back, beside it.
     let x_path = path_of(&x.envelope, &x.id);
     commit_on_log_with_modes(&remote, &[("120000", x_path.clone(), "junk".into())]);
-    let out = run(&a, &["push"]);
-    assert_eq!(out.code, 0, "{}", out.json);
-    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    let out = push_expecting(&a, 1);
     assert!(warnings_with(&out.json, "REMOTE_CONFLICT")
         .iter()
         .any(|w| w.contains(&x_path)));
@@ -1028,6 +984,12 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
     );
     assert_fsck_clean(&a);
     assert_fsck_clean(&b);
+}
+
+/// `add` of a bundle file `file` holding `text` as it is (lines of any kind).
+fn add_text(store: &Path, file: &Path, text: &str) -> support_envelopes::Out {
+    std::fs::write(file, text).unwrap();
+    run(store, &["add", file.to_str().unwrap()])
 }
 
 /// A pull or sync that may leave rejected envelopes on the remote (exit 0 or 3): its data.
@@ -1096,9 +1058,7 @@ fn a_pull_that_leaves_rejections_is_partial_and_its_counts_add_up_whatever_the_r
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha1");
+    let (keys, tmp, remote) = keys_tmp_remote("sha1");
     let good = Spec::assertion("good", &[]).sign(&keys);
     let cosigned = cosigned_by_stranger(
         &keys,
@@ -1190,29 +1150,11 @@ fn a_remote_log_ref_that_names_no_commit_is_refused() {
     if !have_git() {
         return;
     }
-    let (keys, tmp, a, _) = two_stores_on_one_remote();
-    let remote = tmp.path().join("remote.git");
+    let (keys, tmp, remote, a, _) = two_stores_on_one_remote("sha1");
     let x = Spec::assertion("x", &[]).sign(&keys);
     add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
     exchange(&a, "push");
-    let git = |args: &[&str], input: Option<&str>| -> String {
-        let mut child = Command::new("git")
-            .arg("--git-dir")
-            .arg(&remote)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        if let Some(i) = input {
-            stdin.write_all(i.as_bytes()).unwrap();
-        }
-        drop(stdin);
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    };
+    let git = |args: &[&str], input: Option<&str>| git_on(&remote, args, input).trim().to_owned();
     let commit = git(&["rev-parse", "refs/elench/log"], None);
     let tree = git(&["rev-parse", "refs/elench/log^{tree}"], None);
     let tag = git(
@@ -1259,13 +1201,11 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
     let (slsa, sbom) = foreign_envelopes(&keys);
     let x = Spec::assertion("x", &[]).sign(&keys);
     let y = Spec::assertion("y", &[]).sign(&keys);
-    let mixed = tmp.path().join("mixed.intoto.jsonl");
-    std::fs::write(
-        &mixed,
-        format!("{slsa}\n{}\n{sbom}\n{}\n", x.envelope, y.envelope),
-    )
-    .unwrap();
-    let out = run(&store, &["add", mixed.to_str().unwrap()]);
+    let out = add_text(
+        &store,
+        &tmp.path().join("mixed.intoto.jsonl"),
+        &format!("{slsa}\n{}\n{sbom}\n{}\n", x.envelope, y.envelope),
+    );
     assert_eq!(out.code, 0, "{}", out.json);
     let d = &out.json["data"];
     assert_eq!(
@@ -1289,9 +1229,11 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
     assert!(w[0].contains("line(s) 1 (predicateType https://slsa.dev/provenance/v1), 3 (payloadType application/vnd.cyclonedx+json)"), "{w:?}");
 
     // Nothing but other attestations: nothing to do, nothing wrong.
-    let only = tmp.path().join("only.intoto.jsonl");
-    std::fs::write(&only, format!("{slsa}\n{sbom}\n")).unwrap();
-    let out = run(&store, &["add", only.to_str().unwrap()]);
+    let out = add_text(
+        &store,
+        &tmp.path().join("only.intoto.jsonl"),
+        &format!("{slsa}\n{sbom}\n"),
+    );
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(out.json["data"]["ignored"], json!(2));
 
@@ -1301,21 +1243,17 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
         support_envelopes::Signer::Stranger,
     );
     let z = Spec::assertion("z", &[]).sign(&keys);
-    let partial = tmp.path().join("partial.intoto.jsonl");
-    std::fs::write(
-        &partial,
-        format!("{slsa}\n{}\n{}\n", stranger.envelope, z.envelope),
-    )
-    .unwrap();
-    let out = run(&store, &["add", partial.to_str().unwrap()]);
+    let out = add_text(
+        &store,
+        &tmp.path().join("partial.intoto.jsonl"),
+        &format!("{slsa}\n{}\n{}\n", stranger.envelope, z.envelope),
+    );
     assert_eq!(out.code, 3, "{}", out.json);
     assert_eq!(out.json["data"]["ignored"], json!(1));
     assert_eq!(out.json["data"]["rejections"][0]["line"], json!(2));
 
     // A lone file of another type was handed to elench as a claim: still refused.
-    let lone = tmp.path().join("provenance.dsse");
-    std::fs::write(&lone, &slsa).unwrap();
-    let out = run(&store, &["add", lone.to_str().unwrap()]);
+    let out = add_text(&store, &tmp.path().join("provenance.dsse"), &slsa);
     assert_eq!(out.code, 2, "{}", out.json);
     assert_ne!(out.json["error"]["code"], "FOREIGN_STATEMENT");
 }
@@ -1325,16 +1263,12 @@ fn a_file_where_the_layout_folder_should_be_gives_way_to_the_envelopes() {
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path(), "remote.git", "sha256");
+    let (keys, tmp, remote) = keys_tmp_remote("sha256");
     commit_on_log(&remote, &[("v1".into(), "not a folder".into())]);
     let a = store_with_remote(tmp.path(), "a", &keys, &remote);
     let x = Spec::assertion("x", &[]).sign(&keys);
     add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
-    let out = run(&a, &["push"]);
-    assert_eq!(out.code, 0, "{}", out.json);
-    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    let out = push_expecting(&a, 1);
     let x_path = path_of(&x.envelope, &x.id);
     assert_eq!(
         out.json["data"]["conflicts"],

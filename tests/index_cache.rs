@@ -40,17 +40,21 @@ fn raw(store: &Path, args: &[&str]) -> Raw {
         .env_remove("CI")
         .output()
         .expect("elench runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    Raw {
-        code: out.status.code(),
-        signal: out.status.signal(),
-        json: serde_json::from_str(stdout.trim()).ok(),
-        stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Raw::of(out)
 }
 
 impl Raw {
+    fn of(out: std::process::Output) -> Raw {
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        Raw {
+            code: out.status.code(),
+            signal: out.status.signal(),
+            json: serde_json::from_str(stdout.trim()).ok(),
+            stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
     fn describe(&self) -> String {
         format!(
             "code {:?} signal {:?}\nstdout: {}\nstderr: {}",
@@ -292,14 +296,7 @@ fn limited(kib: u64, store: &Path, args: &[&str]) -> Raw {
         .env_remove("CI")
         .output()
         .expect("sh runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    Raw {
-        code: out.status.code(),
-        signal: out.status.signal(),
-        json: serde_json::from_str(stdout.trim()).ok(),
-        stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Raw::of(out)
 }
 
 #[test]

@@ -41,15 +41,30 @@ fn store_with(claims: &[Signed]) -> (tempfile::TempDir, PathBuf) {
 /// `status --all` data without `as_of`, and the warnings.
 fn statuses(store: &Path) -> (i32, Value, Vec<String>) {
     let out = run(store, &["status", "--all", "--limit", "10000"]);
-    let warnings = out.json["warnings"]
-        .as_array()
-        .map(|w| {
-            w.iter()
-                .map(|w| w["code"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    (out.code, out.json["data"]["claims"].clone(), warnings)
+    (
+        out.code,
+        out.json["data"]["claims"].clone(),
+        warning_codes(&out),
+    )
+}
+
+/// `status --all` succeeds and shows `n` claims: those claims.
+fn claims_shown(store: &Path, n: usize) -> Value {
+    let (code, got, _) = statuses(store);
+    assert_eq!(code, 0);
+    assert_eq!(got.as_array().unwrap().len(), n);
+    got
+}
+
+/// `fsck --repair` succeeds and reports that it moved damage aside.
+fn repair_reports_damage(store: &Path) {
+    let out = run(store, &["fsck", "--repair"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert!(
+        out.json["data"]["repaired"]["damage"].is_string(),
+        "{}",
+        out.json
+    );
 }
 
 fn corrupt(out: &support_envelopes::Out) {
@@ -64,6 +79,14 @@ fn corrupt(out: &support_envelopes::Out) {
 
 fn claims(n: usize, seed: u64) -> Vec<Signed> {
     graph(&Keys::new(), n, seed, "log")
+}
+
+/// `add` of one new assertion `text` signed by the agent, through a bundle written in `dir`.
+fn add_fresh(store: &Path, dir: &Path, keys: &Keys, text: &str) -> support_envelopes::Out {
+    let fresh = Spec::assertion(text, &[]).sign(keys);
+    let bundle = dir.join("fresh.intoto.jsonl");
+    write_bundle(&bundle, [&fresh]);
+    run(store, &["add", bundle.to_str().unwrap()])
 }
 
 #[test]
@@ -173,13 +196,7 @@ fn a_record_the_index_saw_cut_in_half_is_store_corrupt_until_repaired() {
     corrupt(&out);
     assert!(error_message(&out).contains("acknowledged"), "{}", out.json);
     // Repaired: the cut record is moved aside, and reported as damage.
-    let out = run(&store, &["fsck", "--repair"]);
-    assert_eq!(out.code, 0, "{}", out.json);
-    assert!(
-        out.json["data"]["repaired"]["damage"].is_string(),
-        "{}",
-        out.json
-    );
+    repair_reports_damage(&store);
     let (code, after, _) = statuses(&store);
     assert_eq!(code, 0);
     let before = before.as_array().unwrap();
@@ -698,13 +715,19 @@ fn stores_fed_differently_signed_envelopes_in_opposite_orders_agree() {
     assert_eq!(signers, sorted);
 }
 
-#[test]
-fn re_adding_after_keys_retire_is_a_noop() {
+/// A store holding five claims (of `seed`), whose agent key `keys retire` then retired.
+fn five_claims_then_agent_retired(seed: u64) -> (Keys, Vec<Signed>, tempfile::TempDir, PathBuf) {
     let keys = Keys::new();
-    let cs = claims(5, 9);
+    let cs = claims(5, seed);
     let (tmp, store) = store_with(&cs);
     let agent = elench::keys::keyid(&keys.agent.verifying_key());
     assert_eq!(run(&store, &["keys", "retire", "--yes", &agent]).code, 0);
+    (keys, cs, tmp, store)
+}
+
+#[test]
+fn re_adding_after_keys_retire_is_a_noop() {
+    let (keys, cs, tmp, store) = five_claims_then_agent_retired(9);
     let bundle = tmp.path().join("again.intoto.jsonl");
     write_bundle(&bundle, &cs);
     let out = run(&store, &["add", bundle.to_str().unwrap()]);
@@ -712,9 +735,7 @@ fn re_adding_after_keys_retire_is_a_noop() {
     assert_eq!(out.json["data"]["noop"], json!(5));
     assert_eq!(out.json["data"]["rejected"], json!(0));
     // A new envelope signed only by the retired key is refused.
-    let fresh = Spec::assertion("after retirement", &[]).sign(&keys);
-    write_bundle(&bundle, [&fresh]);
-    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    let out = add_fresh(&store, tmp.path(), &keys, "after retirement");
     assert_eq!(out.code, 2, "{}", out.json);
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
@@ -723,45 +744,9 @@ fn re_adding_after_keys_retire_is_a_noop() {
 fn a_layout_1_sled_store_carries_over_without_losing_a_claim() {
     let keys = Keys::new();
     let cs = claims(25, 10);
-    let tmp = tempfile::tempdir().unwrap();
-    let store = tmp.path().join("store");
-    {
-        // Layout 1 as elench 0.1 wrote it: sled trees and FORMAT "elench-store 1".
-        let db = sled::open(store.join("db")).unwrap();
-        let keys_tree = db.open_tree("keys").unwrap();
-        for k in keys.trusted() {
-            let retired = k.role == elench::keys::Role::Human;
-            keys_tree
-                .insert(
-                    k.keyid.as_bytes(),
-                    serde_json::to_vec(&json!({
-                        "keyid": k.keyid, "role": k.role.as_str(), "name": k.name,
-                        "public_key": hex::encode(k.key.as_bytes()), "retired": retired,
-                    }))
-                    .unwrap(),
-                )
-                .unwrap();
-        }
-        let envelopes = db.open_tree("envelopes").unwrap();
-        let arrivals = db.open_tree("arrivals").unwrap();
-        for (i, c) in cs.iter().enumerate() {
-            envelopes
-                .insert(c.id.as_bytes(), c.envelope.as_bytes())
-                .unwrap();
-            arrivals
-                .insert((i as u64).to_be_bytes(), c.id.as_bytes())
-                .unwrap();
-        }
-        let meta = db.open_tree("meta").unwrap();
-        meta.insert("format_version", &1u32.to_be_bytes()).unwrap();
-        meta.insert("count", &(cs.len() as u64).to_be_bytes())
-            .unwrap();
-        db.flush().unwrap();
-        std::fs::write(store.join("FORMAT"), "elench-store 1\n").unwrap();
-    }
-    let (code, got, _) = statuses(&store);
-    assert_eq!(code, 0);
-    assert_eq!(got.as_array().unwrap().len(), cs.len());
+    // Layout 1 as elench 0.1 wrote it, with its meta tree; the human key retired.
+    let (_tmp, store) = layout1_in_tmp(&keys, &cs, Some(elench::keys::Role::Human), true);
+    let got = claims_shown(&store, cs.len());
     assert_eq!(
         std::fs::read_to_string(store.join("FORMAT"))
             .unwrap()
@@ -1109,17 +1094,43 @@ fn a_format_naming_layout_1_over_a_current_store_is_store_corrupt_and_keeps_the_
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 
+/// A temporary folder and in it `store`, made by [`layout1_store_as`].
+fn layout1_in_tmp(
+    keys: &Keys,
+    cs: &[Signed],
+    retired: Option<elench::keys::Role>,
+    meta: bool,
+) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    layout1_store_as(&store, keys, cs, retired, meta);
+    (tmp, store)
+}
+
 /// A layout 1 (sled) store holding `cs`, as elench 0.1 left it.
 fn layout1_store(store: &Path, keys: &Keys, cs: &[Signed]) {
+    layout1_store_as(store, keys, cs, None, false);
+}
+
+/// A layout 1 (sled) store holding `cs`: the keys of `retired` (if any) retired, and with
+/// the `meta` tree (format version and count) where `meta`.
+fn layout1_store_as(
+    store: &Path,
+    keys: &Keys,
+    cs: &[Signed],
+    retired: Option<elench::keys::Role>,
+    meta: bool,
+) {
     let db = sled::open(store.join("db")).unwrap();
     let keys_tree = db.open_tree("keys").unwrap();
     for k in keys.trusted() {
+        let retired = retired == Some(k.role);
         keys_tree
             .insert(
                 k.keyid.as_bytes(),
                 serde_json::to_vec(&json!({
                     "keyid": k.keyid, "role": k.role.as_str(), "name": k.name,
-                    "public_key": hex::encode(k.key.as_bytes()), "retired": false,
+                    "public_key": hex::encode(k.key.as_bytes()), "retired": retired,
                 }))
                 .unwrap(),
             )
@@ -1135,6 +1146,12 @@ fn layout1_store(store: &Path, keys: &Keys, cs: &[Signed]) {
             .insert((i as u64).to_be_bytes(), c.id.as_bytes())
             .unwrap();
     }
+    if meta {
+        let meta = db.open_tree("meta").unwrap();
+        meta.insert("format_version", &1u32.to_be_bytes()).unwrap();
+        meta.insert("count", &(cs.len() as u64).to_be_bytes())
+            .unwrap();
+    }
     db.flush().unwrap();
     std::fs::write(store.join("FORMAT"), "elench-store 1\n").unwrap();
 }
@@ -1143,9 +1160,7 @@ fn layout1_store(store: &Path, keys: &Keys, cs: &[Signed]) {
 fn a_migrated_store_whose_format_says_layout_1_again_keeps_every_claim() {
     let keys = Keys::new();
     let cs = claims(8, 23);
-    let tmp = tempfile::tempdir().unwrap();
-    let store = tmp.path().join("store");
-    layout1_store(&store, &keys, &cs);
+    let (tmp, store) = layout1_in_tmp(&keys, &cs, None, false);
     assert_eq!(statuses(&store).0, 0);
     assert!(store.join("db.layout1").is_dir());
     // The log grows past what layout 1 held; then FORMAT is set back.
@@ -1167,9 +1182,7 @@ fn a_migrated_store_whose_format_says_layout_1_again_keeps_every_claim() {
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(out.json["data"]["repaired"]["format"], json!(true));
     assert_eq!(files_under(&store.join("log")), log_before);
-    let (code, got, _) = statuses(&store);
-    assert_eq!(code, 0);
-    assert_eq!(got.as_array().unwrap().len(), 11);
+    claims_shown(&store, 11);
 }
 
 #[test]
@@ -1202,9 +1215,7 @@ fn a_migration_interrupted_after_part_of_the_log_was_written_finishes_it() {
     layout1_store(&store, &keys, &cs);
     std::fs::create_dir_all(store.join("log")).unwrap();
     std::fs::write(segment(&store), &full[..recs[6].pos.offset as usize]).unwrap();
-    let (code, got, _) = statuses(&store);
-    assert_eq!(code, 0);
-    assert_eq!(got.as_array().unwrap().len(), cs.len());
+    claims_shown(&store, cs.len());
     assert_eq!(std::fs::read(segment(&store)).unwrap(), full);
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
@@ -1241,11 +1252,7 @@ fn a_cut_inside_the_last_acknowledged_record_is_store_corrupt_never_a_torn_tail(
 
 #[test]
 fn a_cut_keys_retire_never_lets_the_retired_key_sign_again() {
-    let keys = Keys::new();
-    let cs = claims(5, 27);
-    let (tmp, store) = store_with(&cs);
-    let agent = elench::keys::keyid(&keys.agent.verifying_key());
-    assert_eq!(run(&store, &["keys", "retire", "--yes", &agent]).code, 0);
+    let (keys, _, tmp, store) = five_claims_then_agent_retired(27);
     let last = records(&store).pop().unwrap();
     assert_eq!(last.kind, elench::store::log::Kind::KeyRetire);
     let bytes = std::fs::read(segment(&store)).unwrap();
@@ -1254,21 +1261,12 @@ fn a_cut_keys_retire_never_lets_the_retired_key_sign_again() {
         &bytes[..(last.pos.offset + last.frame_len / 2) as usize],
     )
     .unwrap();
-    let fresh = Spec::assertion("signed after retirement", &[]).sign(&keys);
-    let bundle = tmp.path().join("fresh.intoto.jsonl");
-    write_bundle(&bundle, [&fresh]);
-    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    let out = add_fresh(&store, tmp.path(), &keys, "signed after retirement");
     corrupt(&out);
     let out = run(&store, &["keys", "list"]);
     corrupt(&out);
     // Repaired, the retirement is gone for good (quarantined): that is said, not hidden.
-    let out = run(&store, &["fsck", "--repair"]);
-    assert_eq!(out.code, 0, "{}", out.json);
-    assert!(
-        out.json["data"]["repaired"]["damage"].is_string(),
-        "{}",
-        out.json
-    );
+    repair_reports_damage(&store);
 }
 
 #[test]
@@ -1283,10 +1281,7 @@ fn damage_inside_a_trust_event_stops_add_as_it_stops_fsck() {
     std::fs::write(segment(&store), &bytes).unwrap();
     let len = bytes.len() as u64;
     corrupt(&run(&store, &["fsck"]));
-    let fresh = Spec::assertion("after the damage", &[]).sign(&keys);
-    let bundle = tmp.path().join("fresh.intoto.jsonl");
-    write_bundle(&bundle, [&fresh]);
-    let out = run(&store, &["add", bundle.to_str().unwrap()]);
+    let out = add_fresh(&store, tmp.path(), &keys, "after the damage");
     corrupt(&out);
     assert!(
         error_message(&out).contains(&format!("at byte {}", recs[1].pos.offset)),
@@ -1333,18 +1328,17 @@ fn split_segments(store: &Path, at: &[u64]) {
 /// `fsck --repair` exits 0, moves (never deletes) what it cannot use, and leaves a store that
 /// opens and passes `fsck`.
 fn repair_leaves_a_working_store(store: &Path, context: &str) -> Value {
-    let before: usize = files_under(&store.join("log"))
-        .iter()
-        .chain(files_under(&store.join("quarantine")).iter())
-        .map(|(_, b)| b.len())
-        .sum();
+    let kept = || -> usize {
+        files_under(&store.join("log"))
+            .iter()
+            .chain(files_under(&store.join("quarantine")).iter())
+            .map(|(_, b)| b.len())
+            .sum()
+    };
+    let before = kept();
     let out = run(store, &["fsck", "--repair"]);
     assert_eq!(out.code, 0, "{context}: {}", out.json);
-    let after: usize = files_under(&store.join("log"))
-        .iter()
-        .chain(files_under(&store.join("quarantine")).iter())
-        .map(|(_, b)| b.len())
-        .sum();
+    let after = kept();
     assert!(
         after >= before,
         "{context}: {before} bytes before, {after} after"

@@ -839,21 +839,34 @@ pub fn clone_dir(from: &Path, to: &Path, uid: u32) -> Result<(), String> {
             let e = e.map_err(|e| err(&src_dir, e))?;
             let (src, dst) = (e.path(), dst_dir.join(e.file_name()));
             let ft = e.file_type().map_err(|e| err(&src, e))?;
-            if ft.is_symlink() {
-                let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
-                std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
-            } else if ft.is_dir() {
-                std::fs::create_dir(&dst).map_err(|e| err(&dst, e))?;
-                stack.push((src, dst.clone()));
-            } else if ft.is_file() {
-                std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
-            } else {
+            if !copy_entry(&src, &dst, &ft)? {
                 continue;
+            }
+            if ft.is_dir() {
+                stack.push((src, dst.clone()));
             }
             give_away(&dst, uid)?;
         }
     }
     Ok(())
+}
+
+/// Copies one directory entry of type `ft` (as read, links not followed) from `src` to `dst`:
+/// a symbolic link as a link, a directory as an empty one (its content is the caller's to
+/// walk), a regular file with its mode. Anything else is not copied: `Ok(false)`.
+fn copy_entry(src: &Path, dst: &Path, ft: &std::fs::FileType) -> Result<bool, String> {
+    let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    if ft.is_symlink() {
+        let target = std::fs::read_link(src).map_err(|e| err(src, e))?;
+        std::os::unix::fs::symlink(&target, dst).map_err(|e| err(dst, e))?;
+    } else if ft.is_dir() {
+        std::fs::create_dir(dst).map_err(|e| err(dst, e))?;
+    } else if ft.is_file() {
+        std::fs::copy(src, dst).map_err(|e| err(src, e))?;
+    } else {
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 /// Makes a scratch path usable by the unprivileged account a root-run sandbox drops to.
@@ -893,19 +906,14 @@ pub fn copy_tree(tree: &Tree, dest: &Path, uid: u32) -> Result<(), String> {
             let src = e.path();
             let dst = to.join(e.file_name());
             let ft = e.file_type().map_err(|e| err(&src, e))?;
-            if ft.is_symlink() {
-                let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
-                std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
-            } else if ft.is_dir() {
-                if ident(&src).is_some_and(|i| own.contains(&i)) {
-                    continue;
-                }
-                std::fs::create_dir(&dst).map_err(|e| err(&dst, e))?;
-                stack.push((src, dst.clone(), child));
-            } else if ft.is_file() {
-                std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
-            } else {
+            if ft.is_dir() && ident(&src).is_some_and(|i| own.contains(&i)) {
                 continue;
+            }
+            if !copy_entry(&src, &dst, &ft)? {
+                continue;
+            }
+            if ft.is_dir() {
+                stack.push((src, dst.clone(), child));
             }
             give_away(&dst, uid)?;
         }

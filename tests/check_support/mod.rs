@@ -64,6 +64,23 @@ impl Bench {
 
     /// `elench check --at TREE --key HARNESS ARGS…`.
     pub fn check(&self, args: &[&str]) -> (i32, Value) {
+        self.ks.run(&self.check_args(args))
+    }
+
+    /// `elench --store STORE check …` as [`Bench::check`] runs it, not yet started: for the
+    /// tests that watch it run (the caller says where its output goes).
+    pub fn check_command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"));
+        cmd.current_dir(self.dir())
+            .env_remove("ELENCH_STORE")
+            .arg("--store")
+            .arg(&self.ks.store)
+            .args(self.check_args(args));
+        cmd
+    }
+
+    /// `check --at TREE --key HARNESS ARGS…`.
+    fn check_args(&self, args: &[&str]) -> Vec<String> {
         let mut all: Vec<String> = vec![
             "check".into(),
             "--at".into(),
@@ -72,7 +89,7 @@ impl Bench {
             self.ks.keys.harness.private.display().to_string(),
         ];
         all.extend(args.iter().map(|s| s.to_string()));
-        self.ks.run(&all)
+        all
     }
 
     /// Number of envelopes in the log.
