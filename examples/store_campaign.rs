@@ -163,6 +163,8 @@ fn elench(bin: &Path, store: &Path, args: &[&str]) -> Answer {
         .env_remove("ELENCH_STORE")
         .env_remove("NO_COLOR")
         .env("ELENCH_TIMEOUT", "120")
+        // Whole answers: a listing cut at the response cap would look torn.
+        .env("ELENCH_MAX_OUTPUT_BYTES", "268435456")
         .output()
         .expect("elench runs");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -557,6 +559,9 @@ fn reads(o: &Options, dir: &Path, pristine: &Path, ids: &[String]) -> Tally {
         }
         if claims.len() > as_of {
             torn.push(format!("{} claims but as_of {as_of}", claims.len()));
+        }
+        if a.warned("RESPONSE_TRUNCATED") {
+            torn.push("the answer was cut at the response cap".into());
         }
         if torn.is_empty() {
             t.saw("whole");
