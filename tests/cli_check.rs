@@ -570,3 +570,33 @@ fn records_appended_before_an_interrupt_name_blobs_the_store_holds() {
         }
     }
 }
+
+/// When the evidence cannot be stored, no record of the group is appended (it would name a
+/// blob the store lacks) and every claim of it is reported as not recorded.
+#[test]
+fn evidence_that_cannot_be_stored_appends_no_record() {
+    let b = Bench::new(FILES);
+    let ids: Vec<String> = (0..5)
+        .map(|i| b.claim(&format!(r#"exists("README.md") && {i} >= 0"#)))
+        .collect();
+    let before = b.log_len();
+    // A file where the blobs' folder must be.
+    let blobs = b.ks.store.join("blobs");
+    let _ = std::fs::remove_dir_all(&blobs);
+    std::fs::write(&blobs, b"not a folder").unwrap();
+    let mut args = vec!["--jobs", "2"];
+    args.extend(ids.iter().map(String::as_str));
+    let (code, out) = b.check(&args);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out["error"]["message"].as_str().unwrap().contains("blobs"),
+        "{out}"
+    );
+    assert_eq!(b.log_len(), before, "{out}");
+    for c in out["data"]["checked"].as_array().unwrap() {
+        assert!(c["record"].is_null(), "{out}");
+    }
+    for id in &ids {
+        assert_eq!(b.status(id), "unevaluated");
+    }
+}
