@@ -501,3 +501,102 @@ fn check_timeout_is_the_limit_of_one_claim_and_the_command_has_its_own() {
     assert!(help.stderr.contains("one claim"), "{}", help.stderr);
     assert!(help.stderr.contains("--command-timeout"), "{}", help.stderr);
 }
+
+/// Records are appended in groups after the evidence blobs they name are durable: after a
+/// check interrupted part-way, every record it appended names a blob the store holds, whose
+/// bytes hash to that name.
+#[test]
+fn records_appended_before_an_interrupt_name_blobs_the_store_holds() {
+    let b = Bench::new(FILES);
+    let mut ids: Vec<String> = (0..40)
+        .map(|i| b.claim(&format!(r#"exists("README.md") && {i} >= 0"#)))
+        .collect();
+    ids.push(b.claim(r#"run("sleep 60").exit == 0"#));
+    let before = b.log_len();
+    let mut args = vec!["--jobs", "2"];
+    args.extend(proc_args());
+    args.extend(ids.iter().map(String::as_str));
+    let child = b
+        .check_command(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    // SAFETY: plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checked = json["data"]["checked"].as_array().unwrap();
+    let recorded: Vec<&serde_json::Value> =
+        checked.iter().filter(|c| !c["record"].is_null()).collect();
+    assert_eq!(
+        recorded.len(),
+        40,
+        "the quick claims were all recorded: {json}"
+    );
+    // The log holds exactly the records reported, and each names a blob that is there.
+    assert_eq!(b.log_len(), before + recorded.len());
+    for c in recorded {
+        let digest = c["evidence"].as_str().unwrap();
+        let path =
+            b.ks.store
+                .join("blobs/sha256")
+                .join(&digest[..2])
+                .join(digest);
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(hex::encode(Sha256::digest(&bytes)), digest);
+        let (code, shown) =
+            b.ks.run(&["show", c["record"].as_str().unwrap(), "--evidence"]);
+        assert_eq!(code, 0, "{shown}");
+        assert_eq!(shown["data"]["evidence"][0]["found"], true, "{shown}");
+    }
+    // No temporary blob file is left behind.
+    let mut dirs = vec![b.ks.store.join("blobs")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(e.path());
+            } else {
+                let name = e.file_name().to_string_lossy().into_owned();
+                assert!(
+                    !name.starts_with('.'),
+                    "left behind: {}",
+                    e.path().display()
+                );
+            }
+        }
+    }
+}
+
+/// When the evidence cannot be stored, no record of the group is appended (it would name a
+/// blob the store lacks) and every claim of it is reported as not recorded.
+#[test]
+fn evidence_that_cannot_be_stored_appends_no_record() {
+    let b = Bench::new(FILES);
+    let ids: Vec<String> = (0..5)
+        .map(|i| b.claim(&format!(r#"exists("README.md") && {i} >= 0"#)))
+        .collect();
+    let before = b.log_len();
+    // A file where the blobs' folder must be.
+    let blobs = b.ks.store.join("blobs");
+    let _ = std::fs::remove_dir_all(&blobs);
+    std::fs::write(&blobs, b"not a folder").unwrap();
+    let mut args = vec!["--jobs", "2"];
+    args.extend(ids.iter().map(String::as_str));
+    let (code, out) = b.check(&args);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out["error"]["message"].as_str().unwrap().contains("blobs"),
+        "{out}"
+    );
+    assert_eq!(b.log_len(), before, "{out}");
+    for c in out["data"]["checked"].as_array().unwrap() {
+        assert!(c["record"].is_null(), "{out}");
+    }
+    for id in &ids {
+        assert_eq!(b.status(id), "unevaluated");
+    }
+}

@@ -5,6 +5,7 @@
 #   2. per-claim cost of the sandbox for run("true"), against --no-sandbox and a bare sh -c true;
 #   3. 1,000 run("true") claims on the 10,000-file tree, sandboxed against --no-sandbox.
 # Usage: bash benches/check/run.sh [WORKDIR]   (default: a fresh temporary directory)
+#        PARTS="1" bash benches/check/run.sh ...   runs only the parts named (default: 1 2 3)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release -q
@@ -13,6 +14,8 @@ W="${1:-$(mktemp -d)}"
 mkdir -p "$W"
 cd "$W"
 TIMEFORMAT=%R
+PARTS="${PARTS:-1 2 3}"
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 secs() { { time "$@" >/dev/null 2>&1; } 2>&1; }
 
 echo "== workdir $W"
@@ -49,6 +52,7 @@ claims() { # claims(TREE_DIR, SOURCES_FILE) -> bundle.intoto.jsonl of agent clai
   done < "$2"
 }
 
+if part 1; then
 # 1,000 claims: 500 literal greps of one file, 250 regex greps of a 100-file directory,
 # 250 exists. Each states the true count, so every claim comes out verified.
 : > sources.txt; : > baseline.sh
@@ -81,6 +85,9 @@ verified=$("$E" --store s1 status --all --limit 1000 --format json | grep -o '"s
 t_eval=$(secs "$E" --store s1 check --at tree --key harness.pem $IDS)
 t_base=$(secs bash baseline.sh)
 t_base_one=$(secs bash -c "cd tree && grep -rc needle_ . >/dev/null")
+fi
+
+if part 2; then
 
 # run("true"): 50 claims on a one-file tree, sandboxed and not; and a bare sh -c true.
 rm -rf small && mkdir small && echo hi > small/a.txt
@@ -90,6 +97,8 @@ store s3; "$E" --store s3 add bundle.intoto.jsonl >/dev/null 2>&1
 t_box=$(secs "$E" --store s2 check --all --at small --key harness.pem)
 t_nobox=$(secs "$E" --store s3 check --all --at small --key harness.pem --no-sandbox)
 t_sh=$(secs bash -c 'for i in $(seq 50); do sh -c true; done')
+fi
+if part 3; then
 # The tree is copied once per check (per --jobs slot), and each process writes in a layer of
 # its own: 1,000 run("true") claims on the 10,000-file tree, sandboxed and not.
 for i in $(seq 1000); do echo "run(\"true\").exit == 0 && $i > 0"; done > runs1000.txt
@@ -98,16 +107,23 @@ store s5; "$E" --store s5 add bundle.intoto.jsonl >/dev/null 2>&1
 t_bigbox=$(secs "$E" --store s4 check --all --at tree --key harness.pem)
 t_bignobox=$(secs "$E" --store s5 check --all --at tree --key harness.pem --no-sandbox)
 t_cp=$(secs bash -c 'cp -a tree copy && rm -rf copy')
+fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
 ms() { awk -v a="$1" -v n="$2" 'BEGIN { printf "%.2f ms", 1000 * a / n }'; }
 echo
 echo "| work | elench | without elench | ratio |"
 echo "|---|---|---|---|"
+if part 1; then
 echo "| 1,000 grep/exists claims, evaluated and 1,000 verifications signed and appended ($verified verified) | ${t_first} s | ${t_base} s (grep -c / test -e, one process each) | $(ratio "$t_first" "$t_base") |"
 echo "| the same 1,000 claims evaluated again by id (all unchanged, nothing appended) | ${t_eval} s | ${t_base} s | $(ratio "$t_eval" "$t_base") |"
 echo "| one grep -rc over the whole tree (for scale) | | ${t_base_one} s | |"
+fi
+if part 2; then
 echo "| 50 run(\"true\") claims in the sandbox | ${t_box} s ($(ms "$t_box" 50) each) | ${t_sh} s for 50 bare sh -c true ($(ms "$t_sh" 50) each) | $(ratio "$t_box" "$t_sh") |"
 echo "| the same 50 with --no-sandbox | ${t_nobox} s ($(ms "$t_nobox" 50) each) | | sandbox overhead $(awk -v a="$t_box" -v b="$t_nobox" 'BEGIN { printf "%.2f ms", 1000 * (a - b) / 50 }') per claim |"
+fi
+if part 3; then
 echo "| 1,000 run(\"true\") claims on the 10,000-file tree in the sandbox | ${t_bigbox} s ($(ms "$t_bigbox" 1000) each) | ${t_bignobox} s with --no-sandbox ($(ms "$t_bignobox" 1000) each) | $(ratio "$t_bigbox" "$t_bignobox") |"
 echo "| one cp -a + rm -rf of the 10,000-file tree (for scale: what each claim once paid) | | ${t_cp} s | |"
+fi

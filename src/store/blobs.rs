@@ -38,22 +38,129 @@ pub fn path(root: &Path, digest: &str) -> Result<PathBuf, BlobError> {
         .join(digest))
 }
 
-/// Stores `bytes` and returns their SHA-256 (lowercase hex).
+/// The name a blob of these bytes has: their SHA-256, lowercase hex.
+pub fn digest(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Stores `bytes` durably and returns their SHA-256 (lowercase hex).
 pub fn put(root: &Path, bytes: &[u8]) -> Result<String, BlobError> {
-    let digest = hex::encode(Sha256::digest(bytes));
-    let file = path(root, &digest)?;
-    if file.is_file() {
-        return Ok(digest);
+    let mut digests = put_many(root, &[bytes])?;
+    digests.pop().ok_or_else(|| BlobError::Io {
+        path: root.join("blobs"),
+        source: std::io::Error::other("no digest returned"),
+    })
+}
+
+/// How many blobs are written and fsynced at once. An fsync waits for a journal commit;
+/// concurrent ones share a commit, so a group costs about one commit, not one per blob.
+const WRITERS: usize = 16;
+
+/// Stores each of `blobs` and returns their SHA-256 digests, in order. When it returns Ok,
+/// every blob and every directory entry leading to it is durable, so a record naming them
+/// may be appended; on an error, none of them may be named (some may be stored: a stored
+/// blob is complete, never half-written).
+pub fn put_many(root: &Path, blobs: &[&[u8]]) -> Result<Vec<String>, BlobError> {
+    let digests: Vec<String> = blobs.iter().map(|b| digest(b)).collect();
+    let mut todo: Vec<(PathBuf, &[u8])> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (d, b) in digests.iter().zip(blobs) {
+        let file = path(root, d)?;
+        if seen.insert(d.as_str()) && !file.is_file() {
+            todo.push((file, b));
+        }
     }
-    let io = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| BlobError::Io { path: p, source }
+    if todo.is_empty() {
+        return Ok(digests);
+    }
+    // Directories first, each new one made durable in its parent; then the blobs, written
+    // and fsynced by WRITERS threads; then each folder they were renamed into, once.
+    let mut folders: Vec<PathBuf> = todo
+        .iter()
+        .filter_map(|(f, _)| f.parent().map(Path::to_path_buf))
+        .collect();
+    folders.sort();
+    folders.dedup();
+    for dir in &folders {
+        make_dirs(dir)?;
+    }
+    let chunk = todo.len().div_ceil(WRITERS);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = todo
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    for (file, bytes) in part {
+                        write_unsynced_dir(file, bytes).map_err(|source| BlobError::Io {
+                            path: file.clone(),
+                            source,
+                        })?;
+                    }
+                    Ok::<(), BlobError>(())
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().map_err(|_| BlobError::Io {
+                path: root.join("blobs"),
+                source: std::io::Error::other("a blob writer panicked"),
+            })??;
+        }
+        Ok::<(), BlobError>(())
+    })?;
+    for dir in &folders {
+        crate::atomic_file::sync_dir(dir).map_err(|source| BlobError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    Ok(digests)
+}
+
+/// Creates `dir` and its missing parents, each new entry made durable in its parent.
+fn make_dirs(dir: &Path) -> Result<(), BlobError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        make_dirs(parent)?;
+    }
+    let io = |source| BlobError::Io {
+        path: dir.to_path_buf(),
+        source,
     };
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    match std::fs::create_dir(dir) {
+        Ok(()) => {}
+        // Another writer made it: its entry is as durable as that writer left it, so sync
+        // the parent anyway.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io(e)),
     }
-    crate::atomic_file::write(&file, bytes).map_err(io(&file))?;
-    Ok(digest)
+    match dir.parent() {
+        Some(parent) => crate::atomic_file::sync_dir(parent).map_err(|source| BlobError::Io {
+            path: parent.to_path_buf(),
+            source,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Writes a temporary file beside `file`, fsyncs it and renames it over `file`; the folder
+/// is synced by the caller, once for all its blobs.
+fn write_unsynced_dir(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = file.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, file));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// The bytes of a blob, or None when the store does not hold it. Bytes that no longer hash
@@ -112,6 +219,42 @@ mod tests {
         assert!(matches!(
             get(dir.path(), &d),
             Err(BlobError::Damaged { .. })
+        ));
+    }
+
+    #[test]
+    fn put_many_stores_each_once_in_order_and_leaves_no_temporary_file() {
+        let dir = crate::scratch::ScratchDir::new("elench-blobs");
+        let old = put(dir.path(), b"already").unwrap();
+        let many: Vec<Vec<u8>> = (0..40).map(|i| format!("blob {i}").into_bytes()).collect();
+        let mut input: Vec<&[u8]> = many.iter().map(Vec::as_slice).collect();
+        input.push(b"already");
+        input.push(&many[3]);
+        let digests = put_many(dir.path(), &input).unwrap();
+        assert_eq!(digests.len(), input.len());
+        assert_eq!(digests[40], old);
+        assert_eq!(digests[41], digests[3]);
+        for (d, bytes) in digests.iter().zip(&input) {
+            assert_eq!(*d, digest(bytes));
+            assert_eq!(get(dir.path(), d).unwrap().as_deref(), Some(*bytes));
+        }
+        for folder in std::fs::read_dir(dir.path().join("blobs/sha256")).unwrap() {
+            for f in std::fs::read_dir(folder.unwrap().path()).unwrap() {
+                let name = f.unwrap().file_name().to_string_lossy().into_owned();
+                assert!(!name.starts_with('.'), "left behind: {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn put_many_fails_when_a_folder_cannot_be_made() {
+        let dir = crate::scratch::ScratchDir::new("elench-blobs");
+        std::fs::create_dir_all(dir.path().join("blobs")).unwrap();
+        // A file where the folder of every blob must go.
+        std::fs::write(dir.path().join("blobs/sha256"), b"not a folder").unwrap();
+        assert!(matches!(
+            put_many(dir.path(), &[b"a", b"b"]),
+            Err(BlobError::Io { .. })
         ));
     }
 }

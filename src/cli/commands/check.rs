@@ -20,7 +20,7 @@ use crate::eval::{evaluate_claim, uses_processes, Evaluation, Outcome, Setup};
 use crate::fold::{Fold, Status};
 use crate::ingest::{seal, verify_envelope};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
-use crate::store::{blobs, Store};
+use crate::store::{blobs, record, Staged, Store};
 use ed25519_dalek::SigningKey;
 use serde_json::{json, Value};
 use std::io::IsTerminal;
@@ -605,12 +605,8 @@ pub fn check_claims(
             }
             let mut made: Vec<(usize, Checked)> = Vec::new();
             if failure.is_none() {
-                let r = store.with(|st| {
-                    for (i, e) in &batch {
-                        made.push((*i, record(st, setup, signer, &targets[*i], e)?));
-                    }
-                    Ok(())
-                });
+                let r =
+                    store.with(|st| record_batch(st, setup, signer, &targets, &batch, &mut made));
                 if let Err(f) = r {
                     failure = Some(f);
                 }
@@ -637,15 +633,100 @@ pub fn check_claims(
     (results.into_iter().flatten().collect(), failure)
 }
 
-/// Turns one evaluation into a result, appending a record when it changes the claim's status
-/// (or `--force`).
-fn record(
+/// Records a batch of evaluations: decides each in order, writes the evidence blobs of
+/// those that change a status (all of them durable before any record naming them is
+/// appended), then appends their records as one group. A failure stops at the claim it
+/// concerns; results before it stand, and those not in `made` are reported not recorded.
+fn record_batch(
     store: &Store,
     setup: &Setup,
     signer: &Signer,
-    t: &Target,
-    e: &Evaluation,
-) -> Result<Checked, Failure> {
+    targets: &[Target],
+    batch: &[(usize, Evaluation)],
+    made: &mut Vec<(usize, Checked)>,
+) -> Result<(), Failure> {
+    let mut pending: Vec<(usize, Pending)> = Vec::new();
+    let mut stop = None;
+    for (i, e) in batch {
+        match decide(setup, signer, &targets[*i], e) {
+            Ok(Decided::Done(c)) => made.push((*i, c)),
+            Ok(Decided::Record(p)) => pending.push((*i, *p)),
+            Err(f) => {
+                stop = Some(f);
+                break;
+            }
+        }
+    }
+    if !pending.is_empty() {
+        let (trust, generation) = store.trust_snapshot()?;
+        let mut staged = Vec::with_capacity(pending.len());
+        for (k, (_, p)) in pending.iter().enumerate() {
+            let id = Some(p.checked.id.clone());
+            let verified = verify_envelope(p.envelope.as_bytes(), &trust)
+                .map_err(|r| Failure::rejected(r, id.clone()))
+                .and_then(|accepted| {
+                    let canonical = record::canonical_envelope(p.envelope.as_bytes())
+                        .map_err(|m| Failure::rejected(Rejection::new(Code::BadEnvelope, m), id))?;
+                    Ok(Staged {
+                        digest: record::envelope_digest(&canonical),
+                        canonical,
+                        accepted,
+                        trust_generation: generation,
+                    })
+                });
+            match verified {
+                Ok(s) => staged.push(s),
+                Err(f) => {
+                    stop = Some(f);
+                    pending.truncate(k);
+                    break;
+                }
+            }
+        }
+        let evidence: Vec<&[u8]> = pending.iter().map(|(_, p)| p.evidence.as_slice()).collect();
+        blobs::put_many(store.root(), &evidence).map_err(|err| Failure::Io {
+            path: store.root().join("blobs").display().to_string(),
+            message: err.to_string(),
+        })?;
+        let outcomes = if staged.is_empty() {
+            Vec::new()
+        } else {
+            store.commit_group(staged)?
+        };
+        for ((i, p), outcome) in pending.into_iter().zip(outcomes) {
+            match outcome {
+                Ok(_) => made.push((i, p.checked)),
+                Err(r) => {
+                    let f = Failure::rejected(r, Some(p.checked.id.clone()));
+                    stop.get_or_insert(f);
+                }
+            }
+        }
+    }
+    match stop {
+        Some(f) => Err(f),
+        None => Ok(()),
+    }
+}
+
+/// What one evaluation comes to before the store is reached.
+enum Decided {
+    /// Nothing to record.
+    Done(Checked),
+    /// A sealed record to append, and the evidence blob it names.
+    Record(Box<Pending>),
+}
+
+struct Pending {
+    /// The result once the record is appended.
+    checked: Checked,
+    envelope: String,
+    evidence: Vec<u8>,
+}
+
+/// Turns one evaluation into a result, and a sealed record when it changes the claim's
+/// status (or `--force`).
+fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<Decided, Failure> {
     let id = t.claim.id.clone();
     let mut c = Checked {
         id: id.clone(),
@@ -657,12 +738,12 @@ fn record(
     let (kind, value) = match &e.outcome {
         Outcome::Inconclusive(why) => {
             c.reason = Some(why.clone());
-            return Ok(c);
+            return Ok(Decided::Done(c));
         }
         Outcome::Flaky(why) => {
             c.outcome = "flaky";
             c.reason = Some(why.clone());
-            return Ok(c);
+            return Ok(Decided::Done(c));
         }
         Outcome::True => ("verification", true),
         Outcome::False => ("falsification", false),
@@ -680,13 +761,10 @@ fn record(
             "the predicate is {value}; the claim is already {} and a {kind} would not change that",
             t.own
         ));
-        return Ok(c);
+        return Ok(Decided::Done(c));
     }
     let bytes = e.transcript.to_bytes();
-    let digest = blobs::put(store.root(), &bytes).map_err(|err| Failure::Io {
-        path: store.root().join("blobs").display().to_string(),
-        message: err.to_string(),
-    })?;
+    let digest = blobs::digest(&bytes);
     let (ev_kind, exit) = evidence_kind(&e.transcript.runs);
     let mut evidence = json!({"kind": ev_kind, "digest": digest});
     if let Some(code) = exit {
@@ -733,14 +811,14 @@ fn record(
     let (sealed, envelope) =
         seal(&claim, &signer.key).map_err(|r| Failure::rejected(r, Some(id.clone())))?;
     check_authority(Role::Harness, &sealed).map_err(|r| Failure::rejected(r, Some(id.clone())))?;
-    let trust = store.trust_set()?;
-    let accepted = verify_envelope(envelope.as_bytes(), &trust)
-        .map_err(|r| Failure::rejected(r, Some(id.clone())))?;
-    store.add(&accepted, envelope.as_bytes())?;
     c.outcome = if value { "verified" } else { "falsified" };
     c.record = Some(sealed.id);
     c.evidence = Some(digest);
-    Ok(c)
+    Ok(Decided::Record(Box::new(Pending {
+        checked: c,
+        envelope,
+        evidence: bytes,
+    })))
 }
 
 fn report(
