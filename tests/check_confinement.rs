@@ -499,6 +499,16 @@ fn without_root_each_process_still_gets_an_overlay_bounded_by_the_scratch_space(
         std::fs::read_to_string(b.tree.join("src/lib.rs")).unwrap(),
         "original\n"
     );
+    // At the deadline every process of the sandbox goes, nested namespace and all.
+    let marker = format!("elench-nobody-{}", std::process::id());
+    let sleeper = b.claim(&format!(
+        r#"run("M={marker}; (while :; do sleep 1; done) & wait").exit == 0"#
+    ));
+    let (_, out) = check_as_nobody(&b, &["--timeout", "3", &sleeper]).unwrap();
+    assert_eq!(outcome(&out, &sleeper), "inconclusive", "{out}");
+    let why = entry(&out, &sleeper)["reason"].as_str().unwrap();
+    assert!(why.contains("time limit"), "{out}");
+    assert_eq!(survivors(&marker), Vec::<String>::new());
 }
 
 fn is_root() -> bool {
