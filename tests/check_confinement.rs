@@ -404,6 +404,113 @@ fn a_process_cannot_change_what_later_reads_and_processes_see() {
     );
 }
 
+/// What a `check` run by an unprivileged user (uid 65534, through `setpriv`) returns: `b`'s
+/// directory (store, keys, tree) is handed to that user first. None when this is not run as
+/// root or `setpriv` is missing.
+fn check_as_nobody(b: &Bench, args: &[&str]) -> Option<(i32, serde_json::Value)> {
+    let setpriv = std::path::Path::new("/usr/bin/setpriv");
+    if !is_root() || !setpriv.is_file() {
+        eprintln!("skipped: needs root (to become another user) and setpriv");
+        return None;
+    }
+    chown_all(b.dir(), 65534);
+    let inner = b.check_command(args);
+    let mut cmd = std::process::Command::new(setpriv);
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .current_dir(b.dir())
+        .env_remove("ELENCH_STORE")
+        .env("HOME", b.dir())
+        .env("TMPDIR", b.dir());
+    let out = cmd.output().unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {} / {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    Some((out.status.code().unwrap_or(-1), json))
+}
+
+fn chown_all(p: &std::path::Path, id: u32) {
+    std::os::unix::fs::lchown(p, Some(id), Some(id)).unwrap();
+    if std::fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in std::fs::read_dir(p).unwrap() {
+            chown_all(&e.unwrap().path(), id);
+        }
+    }
+}
+
+#[test]
+fn without_root_each_process_still_gets_an_overlay_bounded_by_the_scratch_space() {
+    let Some(b) = sandboxed_bench() else { return };
+    check_support::write_files(&b.tree, &[("src/x.rs", "unsafe fn f() {}\n")]);
+    let overlay =
+        b.claim(r#"run("grep ' /tree ' /proc/self/mountinfo").stdout.contains("overlay")"#);
+    let sed =
+        b.claim(r#"run("sed -i s/unsafe// src/x.rs").exit == 0 && grep("unsafe", "src") == 0"#);
+    let later = b.claim(
+        r#"run("echo changed > src/lib.rs && touch made").exit == 0 && run("cat src/lib.rs; ls").stdout == "original\nsrc\n""#,
+    );
+    // Several files, each under the bound, in the tree and in /tmp: only the sum is over.
+    let fill = b.claim(
+        r#"run("for i in 1 2 3 4 5 6 7 8; do head -c 4000000 /dev/zero > f$i || exit 1; head -c 4000000 /dev/zero > /tmp/f$i || exit 1; done; echo wrote").stdout.contains("wrote")"#,
+    );
+    let small = b.claim(r#"run("head -c 1000000 /dev/zero > /tmp/a && head -c 1000000 /dev/zero > b && echo wrote").stdout.contains("wrote")"#);
+    let store = b.ks.store.display().to_string();
+    let unseen = b.claim(&format!(r#"run("ls {store}").exit != 0 && {FD_CLAIM}"#));
+    let Some((_, out)) = check_as_nobody(
+        &b,
+        &[
+            "--scratch",
+            "16",
+            &overlay,
+            &sed,
+            &later,
+            &fill,
+            &small,
+            &unseen,
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(outcome(&out, &overlay), "verified", "{out}");
+    assert_eq!(outcome(&out, &sed), "falsified", "{out}");
+    assert_eq!(outcome(&out, &later), "verified", "{out}");
+    assert_eq!(outcome(&out, &fill), "inconclusive", "{out}");
+    let why = entry(&out, &fill)["reason"].as_str().unwrap();
+    assert!(why.contains("filled the 16 MiB of scratch space"), "{out}");
+    assert_eq!(outcome(&out, &small), "verified", "{out}");
+    assert_eq!(outcome(&out, &unseen), "verified", "{out}");
+    assert_eq!(
+        std::fs::read_to_string(b.tree.join("src/x.rs")).unwrap(),
+        "unsafe fn f() {}\n"
+    );
+    // Unconfined, the process still gets the overlay, its $TMPDIR in the bounded tmpfs.
+    let free = b.claim(
+        r#"run("echo changed > src/lib.rs; echo \"$TMPDIR\"; grep ' /tmp/' /proc/self/mountinfo").stdout.contains("/layer/tmp\n") && run("cat src/lib.rs").stdout == "original\n""#,
+    );
+    let (_, out) = check_as_nobody(&b, &["--no-sandbox", "--scratch", "16", &fill, &free]).unwrap();
+    assert_eq!(outcome(&out, &free), "verified", "{out}");
+    assert_eq!(outcome(&out, &fill), "inconclusive", "{out}");
+    assert_eq!(
+        std::fs::read_to_string(b.tree.join("src/lib.rs")).unwrap(),
+        "original\n"
+    );
+    // At the deadline every process of the sandbox goes, nested namespace and all.
+    let marker = format!("elench-nobody-{}", std::process::id());
+    let sleeper = b.claim(&format!(
+        r#"run("M={marker}; (while :; do sleep 1; done) & wait").exit == 0"#
+    ));
+    let (_, out) = check_as_nobody(&b, &["--timeout", "3", &sleeper]).unwrap();
+    assert_eq!(outcome(&out, &sleeper), "inconclusive", "{out}");
+    let why = entry(&out, &sleeper)["reason"].as_str().unwrap();
+    assert!(why.contains("time limit"), "{out}");
+    assert_eq!(survivors(&marker), Vec::<String>::new());
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -426,8 +533,9 @@ fn writes_beyond_the_scratch_space_fail_in_tmp_and_in_the_tree() {
     not_verified(&out, &tmp);
     not_verified(&out, &tree);
     if is_root() {
-        // The overlay's tmpfs bounds the sum (without root each process gets a copy on disk,
-        // bounded per file only), and a full one makes the claim inconclusive.
+        // The overlay's tmpfs bounds the sum (where none can be mounted each process gets a
+        // copy on disk, bounded per file only), and a full one makes the claim inconclusive.
+        // Not run as root: see the test run as another user below.
         for id in [&tmp, &tree, &many] {
             assert_eq!(outcome(&out, id), "inconclusive", "{out}");
             let why = entry(&out, id)["reason"].as_str().unwrap();

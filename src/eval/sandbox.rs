@@ -11,8 +11,10 @@
 //!
 //! The per-process layer is an overlay (the pristine copy underneath, the process's writes
 //! in a size-limited tmpfs above) mounted in a mount namespace of the process's own before
-//! bubblewrap (or, unconfined, the process itself) starts; where overlays cannot be mounted
-//! (elench does not run as root), each process gets a fresh copy of the pristine copy
+//! bubblewrap (or, unconfined, the process itself) starts. Not run as root, that namespace
+//! belongs to a new user namespace mapping elench's uid and gid to themselves, where an
+//! unprivileged process may mount both (Linux 5.11); bubblewrap nests its own in it. Where
+//! overlays cannot be mounted even so, each process gets a fresh copy of the pristine copy
 //! instead, removed when it ends.
 //!
 //! The reference confinement is bubblewrap: new PID, network, IPC and UTS namespaces; killing
@@ -60,7 +62,8 @@ pub fn sandbox_uid() -> u32 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layer {
     /// An overlay over the pristine copy with its writes in a tmpfs (size-limited), in a
-    /// mount namespace of the process's own: nothing is copied per process.
+    /// mount namespace of the process's own (and, not root, a user namespace of its own):
+    /// nothing is copied per process.
     Overlay,
     /// A fresh copy of the pristine copy per process, removed when it ends.
     Copy,
@@ -184,11 +187,11 @@ impl Sandbox {
     /// writes in its tree, with an overlay where elench may mount one, else with a copy.
     /// Err says why no sandbox can be made.
     pub fn probe(&mut self) -> Result<(), String> {
-        if is_root() {
-            self.layer = Layer::Overlay;
-            if self.probe_once().is_ok() {
-                return Ok(());
-            }
+        // Not root, the overlay is mounted in a user namespace of the process's own, which
+        // some kernels or policies refuse: then the copy.
+        self.layer = Layer::Overlay;
+        if self.probe_once().is_ok() {
+            return Ok(());
         }
         self.layer = Layer::Copy;
         self.probe_once()
@@ -214,11 +217,17 @@ impl Sandbox {
         }
         give_away(&tree, uid)?;
         give_away(&out, uid)?;
+        // The process's own /tmp is `$TMPDIR` (unconfined, in its layer); unconfined with a
+        // copy it is the host's, not to be written to.
+        let tmp = match (&self.confinement, self.layer) {
+            (Confinement::None, Layer::Copy) => "",
+            _ => " && echo y > \"$TMPDIR/probe\"",
+        };
         let o = self.run(Job {
             argv: vec![
                 "sh".into(),
                 "-c".into(),
-                "echo x > probe && test -s probe && echo y > /tmp/probe".into(),
+                format!("echo x > probe && test -s probe{tmp}"),
             ],
             env: Vec::new(),
             tree: &tree,
@@ -391,7 +400,13 @@ impl Sandbox {
         // The process's own writable view of the pristine copy.
         let overlay = match self.layer {
             Layer::Overlay => {
-                match OverlayMounts::new(job.tree, job.work, job.uid, self.limits.scratch) {
+                let ids = if is_root() {
+                    (job.uid, job.uid)
+                } else {
+                    // SAFETY: geteuid and getegid have no preconditions and cannot fail.
+                    unsafe { (libc::geteuid(), libc::getegid()) }
+                };
+                match OverlayMounts::new(job.tree, job.work, ids, self.limits.scratch) {
                     Ok(m) => Some(m),
                     Err(why) => return not_started(why),
                 }
@@ -462,7 +477,8 @@ impl Sandbox {
             .process_group(0);
         let mounts = overlay.clone();
         // SAFETY: between fork and exec the closure only makes system calls (setrlimit,
-        // unshare, mount, mkdir, dup2, close_range) and allocates nothing.
+        // unshare, open/write/close of /proc/self files, mount, mkdir, dup2, close_range)
+        // on strings made before the fork, and allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
                 let set = |res, v: u64| {
@@ -727,11 +743,22 @@ struct OverlayMounts {
     merged: std::ffi::CString,
     tmpfs_opts: std::ffi::CString,
     overlay_opts: std::ffi::CString,
+    /// Owner of the upper directory (the sandbox's user run as root, else elench's own).
     uid: u32,
+    gid: u32,
+    /// Not root: the lines for `/proc/self/uid_map` and `gid_map` of the user namespace the
+    /// mounts are made in (elench's ids mapped to themselves, so that bubblewrap, nesting
+    /// its own user namespace, runs the process as the same user).
+    userns: Option<(std::ffi::CString, std::ffi::CString)>,
 }
 
 impl OverlayMounts {
-    fn new(lower: &Path, work: &Path, uid: u32, size: u64) -> Result<OverlayMounts, String> {
+    fn new(
+        lower: &Path,
+        work: &Path,
+        (uid, gid): (u32, u32),
+        size: u64,
+    ) -> Result<OverlayMounts, String> {
         use std::ffi::CString;
         use std::os::unix::ffi::OsStrExt;
         let layer = work.join("layer");
@@ -771,6 +798,16 @@ impl OverlayMounts {
             .map_err(|e| e.to_string())?,
             overlay_opts: CString::new(opts).map_err(|_| "a NUL byte in a path".to_owned())?,
             uid,
+            gid,
+            userns: if is_root() {
+                None
+            } else {
+                let line = |id: u32| CString::new(format!("{id} {id} 1\n"));
+                Some((
+                    line(uid).map_err(|e| e.to_string())?,
+                    line(gid).map_err(|e| e.to_string())?,
+                ))
+            },
             layer_path: layer,
         })
     }
@@ -790,7 +827,17 @@ impl OverlayMounts {
         // SAFETY: every pointer is a NUL-terminated string owned by `self`, or null where
         // mount(2) allows it.
         unsafe {
-            ok(libc::unshare(libc::CLONE_NEWNS))?;
+            match &self.userns {
+                None => ok(libc::unshare(libc::CLONE_NEWNS))?,
+                Some((uid_map, gid_map)) => {
+                    // The new mount namespace belongs to the new user namespace, in which
+                    // this process may mount a tmpfs and an overlay (Linux 5.11 and later).
+                    ok(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+                    write_proc(c"/proc/self/setgroups", c"deny")?;
+                    write_proc(c"/proc/self/uid_map", uid_map)?;
+                    write_proc(c"/proc/self/gid_map", gid_map)?;
+                }
+            }
             // Nothing mounted here propagates back to the host.
             ok(libc::mount(
                 null,
@@ -807,7 +854,7 @@ impl OverlayMounts {
                 self.tmpfs_opts.as_ptr().cast(),
             ))?;
             ok(libc::mkdir(self.upper.as_ptr(), 0o755))?;
-            ok(libc::chown(self.upper.as_ptr(), self.uid, self.uid))?;
+            ok(libc::chown(self.upper.as_ptr(), self.uid, self.gid))?;
             ok(libc::mkdir(self.work.as_ptr(), 0o700))?;
             ok(libc::mkdir(self.tmp.as_ptr(), 0o700))?;
             ok(libc::chmod(self.tmp.as_ptr(), 0o1777))?;
@@ -825,6 +872,25 @@ impl OverlayMounts {
         }
         Ok(())
     }
+}
+
+/// Writes `data` to a file of `/proc` in one write, between fork and exec: system calls only.
+fn write_proc(path: &std::ffi::CStr, data: &std::ffi::CStr) -> std::io::Result<()> {
+    let len = data.to_bytes().len();
+    // SAFETY: both pointers are NUL-terminated strings the caller owns; `fd` is ours.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), len);
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if n < 0 || n as usize != len {
+            return Err(err);
+        }
+    }
+    Ok(())
 }
 
 /// Copies a directory made by [`copy_tree`] as it is (its content is already the tree's):
