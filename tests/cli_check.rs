@@ -377,31 +377,9 @@ fn an_interrupt_stops_between_claims_and_keeps_what_was_recorded() {
         b.claim(r#"exists("src/lib.rs")"#),
     ];
     let before = b.log_len();
-    let mut args: Vec<String> = vec![
-        "--store".into(),
-        b.ks.store.display().to_string(),
-        "check".into(),
-        "--at".into(),
-        b.tree.display().to_string(),
-        "--key".into(),
-        b.ks.keys.harness.private.display().to_string(),
-    ];
-    args.extend(proc_args().iter().map(|s| s.to_string()));
-    args.extend(ids.iter().cloned());
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
-        .current_dir(b.dir())
-        .env_remove("ELENCH_STORE")
-        .args(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    // SAFETY: plain kill(2) of our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut args: Vec<&str> = proc_args();
+    args.extend(ids.iter().map(String::as_str));
+    let json = interrupted(b.check_command(&args), 1500);
     assert_eq!(json["error"]["code"], "CANCELLED", "{json}");
     let checked = json["data"]["checked"].as_array().unwrap();
     assert!(
@@ -516,18 +494,7 @@ fn records_appended_before_an_interrupt_name_blobs_the_store_holds() {
     let mut args = vec!["--jobs", "2"];
     args.extend(proc_args());
     args.extend(ids.iter().map(String::as_str));
-    let child = b
-        .check_command(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2000));
-    // SAFETY: plain kill(2) of our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = interrupted(b.check_command(&args), 2000);
     let checked = json["data"]["checked"].as_array().unwrap();
     let recorded: Vec<&serde_json::Value> =
         checked.iter().filter(|c| !c["record"].is_null()).collect();
@@ -599,4 +566,20 @@ fn evidence_that_cannot_be_stored_appends_no_record() {
     for id in &ids {
         assert_eq!(b.status(id), "unevaluated");
     }
+}
+
+/// Starts `cmd`, sends it SIGINT after `after_ms`, and returns its answer: it must end with
+/// exit 130 and one JSON object on stdout.
+fn interrupted(mut cmd: std::process::Command, after_ms: u64) -> serde_json::Value {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+    // SAFETY: plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    serde_json::from_slice(&out.stdout).unwrap()
 }
