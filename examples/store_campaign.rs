@@ -5,7 +5,8 @@
 //!     cargo run --release --example store_campaign -- --flips 200 --cuts 60 --reads 1000
 //!
 //! Options: `--bin PATH` (default `target/release/elench`), `--claims N` (default 300),
-//! `--flips N`, `--cuts N`, `--reads N`, `--seed N`, `--only flips,cuts,reads`.
+//! `--flips N`, `--log-flips N`, `--cuts N`, `--reads N`, `--seed N`,
+//! `--only flips,logflips,cuts,reads`.
 //!
 //! Four properties, each counted and printed, with the failures named:
 //! 1. **Index flips**: one random byte of `index/data.mdb` flipped. `status --all` never dies
@@ -15,9 +16,12 @@
 //!    4 KiB). Every record there was
 //!    acknowledged, so `status --all` either still shows every claim as before or fails with
 //!    `STORE_CORRUPT`: an acknowledged record is never dropped quietly (`TORN_TAIL`).
-//! 3. **Repairs**: after each flip and each cut, `fsck --repair`, then the store opens
-//!    (`status --all` answers) and `fsck` is clean.
-//! 4. **Snapshots**: `status --all` beside a writer appending claims and records: every
+//! 3. **Log flips**: one random byte of a log segment flipped: `fsck` finds it
+//!    (`STORE_CORRUPT`).
+//! 4. **Repairs**: after each flip and each cut, `fsck --repair`, then the store opens
+//!    (`status --all` answers) and `fsck` is clean, and nothing was deleted: the log and
+//!    `quarantine/` together hold every byte the damaged log held.
+//! 5. **Snapshots**: `status --all` beside a writer appending claims and records: every
 //!    answer is whole (every record it says decided a claim, and every record in a claim's
 //!    history, is in the same answer).
 //!
@@ -58,6 +62,7 @@ struct Options {
     claims: usize,
     flips: usize,
     cuts: usize,
+    log_flips: usize,
     reads: usize,
     seed: u64,
     only: Option<BTreeSet<String>>,
@@ -70,6 +75,7 @@ impl Options {
             claims: 300,
             flips: 200,
             cuts: 60,
+            log_flips: 60,
             reads: 1000,
             seed: 0x5eed_e1e4c4,
             only: None,
@@ -88,6 +94,7 @@ impl Options {
                 "--claims" => o.claims = number(),
                 "--flips" => o.flips = number(),
                 "--cuts" => o.cuts = number(),
+                "--log-flips" => o.log_flips = number(),
                 "--reads" => o.reads = number(),
                 "--seed" => o.seed = number() as u64,
                 "--only" => o.only = Some(value.split(',').map(str::to_owned).collect()),
@@ -116,7 +123,7 @@ impl Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!("store_campaign: {problem}");
-    eprintln!("usage: store_campaign [--bin PATH] [--claims N] [--flips N] [--cuts N] [--reads N] [--seed N] [--only flips,cuts,reads]");
+    eprintln!("usage: store_campaign [--bin PATH] [--claims N] [--flips N] [--cuts N] [--log-flips N] [--reads N] [--seed N] [--only flips,logflips,cuts,reads]");
     std::process::exit(2)
 }
 
@@ -205,6 +212,22 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).unwrap();
         }
     }
+}
+
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .map(|e| {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                bytes_under(&p)
+            } else {
+                std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0)
+            }
+        })
+        .sum()
 }
 
 fn key(seed: u8) -> SigningKey {
@@ -379,8 +402,17 @@ impl Tally {
 }
 
 /// After damage: `fsck --repair`, then the store opens and `fsck` is clean.
+/// Nothing is deleted either: the log and `quarantine/` together hold at least the bytes the
+/// damaged log held.
 fn repair(o: &Options, store: &Path, label: &str, tally: &mut Tally) {
+    let damaged_log = bytes_under(&store.join("log"));
     let fixed = elench(&o.bin, store, &["fsck", "--repair"]);
+    let kept = bytes_under(&store.join("log")) + bytes_under(&store.join("quarantine"));
+    if kept < damaged_log {
+        tally.fail(format!(
+            "{label}: fsck --repair deleted log bytes ({kept} kept of {damaged_log})"
+        ));
+    }
     if fixed.code.is_none() {
         tally.fail(format!("{label}: fsck --repair {}", fixed.describe()));
         return;
@@ -437,6 +469,41 @@ fn flips(o: &Options, dir: &Path, pristine: &Path, before: &BTreeMap<String, Str
         }
         let f = elench(&o.bin, &store, &["fsck"]);
         if f.code.is_none() || f.json.is_none() {
+            t.fail(format!("{label}: fsck {}", f.describe()));
+        }
+        repair(o, &store, &label, &mut t);
+        let _ = std::fs::remove_dir_all(&store);
+    }
+    t
+}
+
+/// One flipped byte anywhere in the log: `fsck` must find it (`STORE_CORRUPT`): every byte of
+/// a record is covered by its checksums or its chain.
+fn log_flips(o: &Options, dir: &Path, pristine: &Path) -> Tally {
+    let mut t = Tally::new("log byte flips");
+    let mut rng = Rng(o.seed ^ 0x10f1);
+    for i in 0..o.log_flips {
+        let store = dir.join(format!("logflip{i}"));
+        copy_dir(pristine, &store);
+        let mut segments: Vec<PathBuf> = std::fs::read_dir(store.join("log"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        segments.sort();
+        let segment = &segments[rng.below(segments.len() as u64) as usize];
+        let mut bytes = std::fs::read(segment).unwrap();
+        let at = rng.below(bytes.len() as u64) as usize;
+        bytes[at] ^= 1 << rng.below(8);
+        std::fs::write(segment, &bytes).unwrap();
+        t.runs += 1;
+        let label = format!(
+            "log flip {i}: {} at byte {at}",
+            segment.file_name().unwrap().to_string_lossy()
+        );
+        let f = elench(&o.bin, &store, &["fsck"]);
+        if f.error_code() == Some("STORE_CORRUPT") {
+            t.saw("fsck: STORE_CORRUPT");
+        } else {
             t.fail(format!("{label}: fsck {}", f.describe()));
         }
         repair(o, &store, &label, &mut t);
@@ -593,6 +660,9 @@ fn main() {
     let mut tallies = vec![];
     if o.wants("flips") {
         tallies.push(flips(&o, dir.path(), &pristine, &before));
+    }
+    if o.wants("logflips") {
+        tallies.push(log_flips(&o, dir.path(), &pristine));
     }
     if o.wants("cuts") {
         tallies.push(cuts(&o, dir.path(), &pristine, &before));
