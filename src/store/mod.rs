@@ -1021,25 +1021,6 @@ impl Store {
         Ok(Some(self.log.read_at(entry.first)?.payload))
     }
 
-    /// Every envelope of a claim, in log order.
-    pub fn envelopes_of(&self, id: &str) -> Result<Vec<EnvelopeRecord>, StoreError> {
-        let Some(k) = id_key(id) else {
-            return Ok(Vec::new());
-        };
-        let entries = self.index.read()?.claim_envelopes(&k)?;
-        let mut out = Vec::with_capacity(entries.len());
-        for e in entries {
-            let bytes = self.log.read_at(e.pos)?.payload;
-            out.push(EnvelopeRecord {
-                seq: e.number,
-                claim_id: id.to_owned(),
-                digest: hex::encode(record::envelope_digest(&bytes)),
-                bytes,
-            });
-        }
-        Ok(out)
-    }
-
     /// Whether the claim `id` is stored with the envelope whose digest (SHA-256 of its
     /// canonical bytes) is `digest`.
     pub fn holds_envelope(&self, id: &str, digest: &[u8; 32]) -> Result<bool, StoreError> {
@@ -1186,11 +1167,6 @@ impl Store {
         let r = self.index.read()?;
         let generation = r.meta()?.counts.trust_events;
         Ok((trust_set_of(r.keys()?)?, generation))
-    }
-
-    /// Bytes on disk: (log, index).
-    pub fn disk_usage(&self) -> Result<(u64, u64), StoreError> {
-        Ok((self.log.total_bytes()?, self.index.disk_size()?))
     }
 
     // ---- writing ----

@@ -1246,14 +1246,6 @@ impl Reader<'_> {
         Ok(entry_bytes(&self.txn, &self.dbs, id)?.map(|(node, _)| node))
     }
 
-    /// A claim's kind, read from the leading fields of its entry.
-    pub fn claim_kind(&self, id: &IdKey) -> Result<Option<Kind>, IndexError> {
-        match entry_bytes(&self.txn, &self.dbs, id)? {
-            None => Ok(None),
-            Some((node, b)) => EdgesRef::decode(&node_key(node), b).map(|e| Some(e.kind)),
-        }
-    }
-
     /// A claim's id, kind and edges (see [`ClaimEdges`]), without decoding the whole entry.
     pub fn claim_edges(&self, id: &IdKey) -> Result<Option<ClaimEdges>, IndexError> {
         match entry_bytes(&self.txn, &self.dbs, id)? {
@@ -1555,10 +1547,6 @@ impl Reader<'_> {
             None => Ok(None),
             Some(v) => decode(v, "keys").map(Some),
         }
-    }
-
-    pub fn claim_count(&self) -> Result<u64, IndexError> {
-        self.dbs.claims.len(&self.txn)
     }
 }
 
