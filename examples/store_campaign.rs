@@ -230,6 +230,16 @@ fn bytes_under(dir: &Path) -> u64 {
         .sum()
 }
 
+/// One of the store's log segments, drawn at random.
+fn random_segment(store: &Path, rng: &mut Rng) -> PathBuf {
+    let mut segments: Vec<PathBuf> = std::fs::read_dir(store.join("log"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    segments.sort();
+    segments.swap_remove(rng.below(segments.len() as u64) as usize)
+}
+
 fn key(seed: u8) -> SigningKey {
     SigningKey::from_bytes(&[seed; 32])
 }
@@ -485,12 +495,7 @@ fn log_flips(o: &Options, dir: &Path, pristine: &Path) -> Tally {
     for i in 0..o.log_flips {
         let store = dir.join(format!("logflip{i}"));
         copy_dir(pristine, &store);
-        let mut segments: Vec<PathBuf> = std::fs::read_dir(store.join("log"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        segments.sort();
-        let segment = &segments[rng.below(segments.len() as u64) as usize];
+        let segment = &random_segment(&store, &mut rng);
         let mut bytes = std::fs::read(segment).unwrap();
         let at = rng.below(bytes.len() as u64) as usize;
         bytes[at] ^= 1 << rng.below(8);
@@ -518,12 +523,7 @@ fn cuts(o: &Options, dir: &Path, pristine: &Path, before: &BTreeMap<String, Stri
     for i in 0..o.cuts {
         let store = dir.join(format!("cut{i}"));
         copy_dir(pristine, &store);
-        let mut segments: Vec<PathBuf> = std::fs::read_dir(store.join("log"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        segments.sort();
-        let segment = &segments[rng.below(segments.len() as u64) as usize];
+        let segment = &random_segment(&store, &mut rng);
         let len = std::fs::metadata(segment).unwrap().len();
         // Half the cuts land anywhere, half in the log's last 4 KiB: inside the last
         // records, where a cut looks most like a torn (never acknowledged) tail.

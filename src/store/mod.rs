@@ -630,10 +630,7 @@ impl Store {
             // The format first: an index in another one may not read as this one.
             let format = r.format()?;
             if format != 0 && format != index::FORMAT {
-                return Ok(Standing::Rebuild(format!(
-                    "the index is in format {format}, and this elench reads format {}",
-                    index::FORMAT
-                )));
+                return Ok(other_format(format));
             }
             let (Ok(origin), Ok(trust_events)) = (r.origin(), r.trust_events()) else {
                 return Ok(Standing::Rebuild(
@@ -653,11 +650,9 @@ impl Store {
                 Standing::Current
             });
         }
+        // Format 0 (none written) is only an index that never held a record.
         if format != index::FORMAT {
-            return Ok(Standing::Rebuild(format!(
-                "the index is in format {format}, and this elench reads format {}",
-                index::FORMAT
-            )));
+            return Ok(other_format(format));
         }
         let Some(last) = meta.last else {
             return Ok(Standing::Rebuild("the index names no last record".into()));
@@ -1601,6 +1596,14 @@ fn is_read_only(root: &Path) -> bool {
             std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
         ),
     }
+}
+
+/// An index in a format this elench does not read is rebuilt, never read.
+fn other_format(format: u32) -> Standing {
+    Standing::Rebuild(format!(
+        "the index is in format {format}, and this elench reads format {}",
+        index::FORMAT
+    ))
 }
 
 /// A folder of `quarantine/` no earlier repair used (two repairs in one second get two).
