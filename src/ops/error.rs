@@ -1,0 +1,512 @@
+//! Every way a command can fail, and the one place that maps each to an error code and an
+//! exit code (docs/output.md).
+
+use crate::cli::args::ArgError;
+use crate::cli::interrupt::{self, TIMEOUT_SIGNAL};
+use crate::error::Rejection;
+use serde_json::{json, Value};
+
+/// The exit code of a gate that decided the tree may not ship; used by nothing else. It is
+/// `gate`'s own code, from the range the CLI Agent Spec keeps for command-specific codes
+/// (79–125, declared per command: REQ-F-001, REQ-C-001), so it means nothing the spec's
+/// shared table gives another meaning (6 there is CONFLICT).
+pub const GATE_FAILED_EXIT: i32 = 79;
+/// The exit code of a command stopped at its time limit (the CLI Agent Spec's `TIMEOUT`).
+pub const TIMEOUT_EXIT: i32 = 10;
+
+fn stopped_message(signal: i32) -> String {
+    if signal == TIMEOUT_SIGNAL {
+        let limit = match interrupt::limit_ms() {
+            Some(ms) if ms > 0 => format!("the time limit of {}", seconds_text(ms)),
+            _ => "its time limit".to_owned(),
+        };
+        format!(
+            "stopped at {limit}; everything reported as done is stored (raise the limit with \
+             --timeout SECONDS, on check --command-timeout SECONDS; 0 for none)"
+        )
+    } else {
+        format!(
+            "interrupted by {}; everything reported as done is stored",
+            interrupt::signal_name(signal)
+        )
+    }
+}
+
+/// Milliseconds as seconds for people: "30 s", "0.5 s".
+fn seconds_text(ms: u64) -> String {
+    // A whole number of seconds prints without a fraction ("30 s").
+    format!("{} s", ms as f64 / 1000.0)
+}
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// An input was refused (exit 2). `source` names the file, `line` the bundle line.
+    #[error("{}", .rejection.message)]
+    Rejected {
+        rejection: Rejection,
+        input: Option<String>,
+        line: Option<usize>,
+    },
+    /// Several inputs, all refused (exit 2).
+    #[error("{0}")]
+    AllRejected(String),
+    /// The command line itself is wrong (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The command line is wrong, found before the command started (exit 2): `message` says
+    /// what is wrong first, `errors` is every error found on the line, that one included.
+    #[error("{message}")]
+    Arguments {
+        message: String,
+        errors: Vec<ArgError>,
+    },
+    /// A file could not be read or written (exit 2: nothing was changed).
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// Stored or supplied data is wrong in a way other than one refused input (exit 2).
+    #[error("{message}")]
+    Invalid { code: &'static str, message: String },
+    /// A short claim id matches several claims (exit 2): `candidates` are the first of them,
+    /// `more` says whether there are others.
+    #[error("{input} matches several claims: {}{}; give more digits", .candidates.join(", "), if *.more { ", and more" } else { "" })]
+    Ambiguous {
+        input: String,
+        candidates: Vec<String>,
+        more: bool,
+    },
+    /// A destructive command was not confirmed (exit 2, nothing changed); `would_affect` says
+    /// what it would have changed.
+    #[error("{message}")]
+    ConfirmationRequired {
+        message: String,
+        would_affect: Value,
+    },
+    /// A precondition is not met, e.g. no store (exit 4).
+    #[error("{message}")]
+    Precondition { code: &'static str, message: String },
+    /// An id or key that does not exist (exit 5).
+    #[error("{message}")]
+    NotFound { code: &'static str, message: String },
+    /// Retryable unavailability, e.g. the store is locked (exit 12).
+    #[error("{message}")]
+    Unavailable { code: &'static str, message: String },
+    /// Some inputs were accepted and some rejected (exit 3); `data` says which.
+    #[error("{0}")]
+    Partial(String),
+    /// Exit 3 from a command whose partial result is not rejected inputs (`check`: claims
+    /// that came out inconclusive), with what to do about it in place of the manual's
+    /// suggestion for `PARTIAL_FAILURE`, which speaks of `data.rejections`.
+    #[error("{message}")]
+    PartialWith {
+        message: String,
+        suggestion: &'static str,
+    },
+    /// A policy file that does not parse or says something impossible (exit 2).
+    #[error("{path}: {error}")]
+    BadPolicy {
+        path: String,
+        error: crate::gate::PolicyError,
+    },
+    /// The gate ran and the tree may not ship (exit [`GATE_FAILED_EXIT`], 79): a decision, not
+    /// an error of elench's, so CI can tell "may not ship" from "could not decide".
+    #[error("{0}")]
+    GateFailed(String),
+    /// Stopped early, after finishing the work in hand: by SIGINT (exit 130) or SIGTERM
+    /// (exit 143), `CANCELLED`; or at the time limit, recorded as SIGALRM
+    /// ([`TIMEOUT_SIGNAL`]), `TIMEOUT` with exit 10.
+    #[error("{}", stopped_message(*signal))]
+    Interrupted { signal: i32 },
+    /// Stored data is damaged (exit 4: a precondition; `fsck` says more, `fsck --repair` fixes).
+    #[error("{0}")]
+    Corrupt(String),
+    /// A bug or an environment fault elench did not expect (exit 1).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl Failure {
+    pub fn rejected(rejection: Rejection, input: Option<String>) -> Failure {
+        Failure::Rejected {
+            rejection,
+            input,
+            line: None,
+        }
+    }
+
+    pub fn io(path: impl std::fmt::Display, err: impl std::fmt::Display) -> Failure {
+        Failure::Io {
+            path: path.to_string(),
+            message: err.to_string(),
+        }
+    }
+
+    pub fn code(&self) -> &str {
+        match self {
+            Failure::Rejected { rejection, .. } => rejection.code.as_str(),
+            Failure::AllRejected(_) => "ALL_REJECTED",
+            Failure::ConfirmationRequired { .. } => "CONFIRMATION_REQUIRED",
+            Failure::Usage(_) => crate::cli::args::CODE,
+            // The first error's: INVALID_AGENT_INPUT when it is a made-up identifier.
+            Failure::Arguments { errors, .. } => errors
+                .first()
+                .map_or(crate::cli::args::CODE, ArgError::code),
+            Failure::Io { .. } => "IO_ERROR",
+            Failure::Precondition { code, .. }
+            | Failure::Invalid { code, .. }
+            | Failure::NotFound { code, .. }
+            | Failure::Unavailable { code, .. } => code,
+            Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => "TIMEOUT",
+            Failure::Interrupted { .. } => "CANCELLED",
+            Failure::Partial(_) | Failure::PartialWith { .. } => "PARTIAL_FAILURE",
+            Failure::BadPolicy { .. } => "BAD_POLICY",
+            Failure::GateFailed(_) => "GATE_FAILED",
+            Failure::Ambiguous { .. } => "AMBIGUOUS_ID",
+            Failure::Internal(_) => "INTERNAL",
+            Failure::Corrupt(_) => "STORE_CORRUPT",
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Rejected { .. }
+            | Failure::AllRejected(_)
+            | Failure::Usage(_)
+            | Failure::Arguments { .. }
+            | Failure::Io { .. }
+            | Failure::Invalid { .. }
+            | Failure::ConfirmationRequired { .. }
+            | Failure::BadPolicy { .. }
+            | Failure::Ambiguous { .. } => 2,
+            Failure::GateFailed(_) => GATE_FAILED_EXIT,
+            Failure::Internal(_) => 1,
+            Failure::Corrupt(_) => 4,
+            Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
+            Failure::Interrupted { signal } => 128 + signal,
+            Failure::Partial(_) | Failure::PartialWith { .. } => 3,
+            Failure::Precondition { .. } => 4,
+            Failure::NotFound { .. } => 5,
+            Failure::Unavailable { .. } => 12,
+        }
+    }
+
+    /// The `error` object of the JSON envelope.
+    pub fn to_json(&self) -> Value {
+        // `retryable`: whether the identical call may succeed (only a busy store); exit 2
+        // promises nothing was changed (the spec's "validation" phase).
+        let mut obj = json!({
+            "code": self.code(),
+            "message": self.to_string(),
+            "retryable": matches!(self, Failure::Unavailable { .. }),
+        });
+        if self.exit_code() == 2 {
+            obj["phase"] = json!("validation");
+        }
+        if let Some(s) = suggestion(self.code()) {
+            obj["suggestion"] = json!(s);
+        }
+        match self {
+            Failure::Rejected {
+                rejection,
+                input,
+                line,
+            } => {
+                obj["pointer"] = json!(rejection.pointer);
+                if let Some(s) = input {
+                    obj["source"] = json!(s);
+                }
+                if let Some(l) = line {
+                    obj["line"] = json!(l);
+                }
+                if !rejection.details.is_empty() {
+                    obj["violations"] = Value::Array(
+                        rejection
+                            .details
+                            .iter()
+                            .map(|v| json!({"pointer": v.pointer, "message": v.message}))
+                            .collect(),
+                    );
+                }
+            }
+            Failure::Arguments { errors, .. } => {
+                // REQ-F-045: a made-up identifier names the value and the pattern it holds.
+                if let Some(first) = errors.first().filter(|e| e.pattern.is_some()) {
+                    obj["input_value"] = json!(first.value);
+                    obj["rejected_pattern"] = json!(first.pattern);
+                }
+                obj["errors"] = Value::Array(errors.iter().map(ArgError::to_json).collect());
+            }
+            Failure::Io { path, .. } => obj["path"] = json!(path),
+            Failure::PartialWith { suggestion, .. } => obj["suggestion"] = json!(suggestion),
+            // An agent picks from the candidates without parsing the message.
+            Failure::Ambiguous {
+                input,
+                candidates,
+                more,
+            } => {
+                obj["input_value"] = json!(input);
+                obj["candidates"] = json!(candidates);
+                obj["candidates_truncated"] = json!(more);
+            }
+            Failure::BadPolicy { path, error } => {
+                obj["path"] = json!(path);
+                obj["line"] = json!(error.line);
+                obj["column"] = json!(error.column);
+            }
+            Failure::ConfirmationRequired { would_affect, .. } => {
+                obj["context"] = json!({"would_affect": would_affect,
+                                        "danger_level": "destructive"});
+            }
+            // The spec's cancellation and timeout errors: what stopped the command, while it
+            // was executing.
+            Failure::Interrupted { signal } => {
+                obj["phase"] = json!("execution");
+                obj["context"] = if *signal == TIMEOUT_SIGNAL {
+                    json!({"timeout_ms": interrupt::limit_ms()})
+                } else {
+                    json!({"signal": interrupt::signal_name(*signal)})
+                };
+            }
+            _ => {}
+        }
+        obj
+    }
+
+    /// The error as people read it on stderr.
+    pub fn to_text(&self) -> String {
+        let mut out = format!("error[{}]: {self}", self.code());
+        if let Failure::Rejected {
+            rejection,
+            input,
+            line,
+        } = self
+        {
+            if let Some(s) = input {
+                out.push_str(&format!("\n  input: {s}"));
+                if let Some(l) = line {
+                    out.push_str(&format!(" line {l}"));
+                }
+            }
+            if rejection.details.len() > 1 {
+                for v in &rejection.details {
+                    out.push_str(&format!("\n  at {}: {}", v.pointer, v.message));
+                }
+            } else if let Some(p) = &rejection.pointer {
+                out.push_str(&format!("\n  at: {}", if p.is_empty() { "/" } else { p }));
+            }
+        }
+        if let Failure::Arguments { errors, .. } = self {
+            // Each further error on a line of its own, as the first.
+            for e in errors.iter().skip(1) {
+                out.push_str(&format!("\nerror[{}]: {}", e.code(), e.message));
+            }
+        }
+        if let Failure::Unavailable { .. } = self {
+            out.push_str("\n  (retryable)");
+        }
+        out
+    }
+}
+
+impl Failure {
+    /// The failure of a command line with these argument errors (the first one's message is
+    /// the failure's), `None` when there are none.
+    pub fn arguments(errors: Vec<ArgError>) -> Option<Failure> {
+        let message = errors.first()?.message.clone();
+        Some(Failure::Arguments { message, errors })
+    }
+
+    /// The error of a report that is partial without saying more.
+    pub fn partial_default() -> Failure {
+        Failure::Partial("partial success: some inputs were rejected; see data".into())
+    }
+
+    /// NOT_FOUND for claim ids, with where to look next.
+    pub fn claim_not_found(ids: &[String]) -> Failure {
+        Failure::NotFound {
+            code: "NOT_FOUND",
+            message: format!(
+                "no claim {} in the store; `elench status --all` or `elench log` lists the \
+                 claims there, and a unique prefix of an id (cl_ and at least 4 hex digits) \
+                 is enough",
+                ids.join(", ")
+            ),
+        }
+    }
+}
+
+impl From<crate::store::StoreError> for Failure {
+    fn from(e: crate::store::StoreError) -> Failure {
+        use crate::store::StoreError as E;
+        match e {
+            E::NotFound(_) => Failure::Precondition {
+                code: "STORE_NOT_FOUND",
+                message: e.to_string(),
+            },
+            E::Busy { .. } => Failure::Unavailable {
+                code: "STORE_BUSY",
+                message: format!("{e}; try again, or raise --wait"),
+            },
+            E::ReadOnly(_) => Failure::Precondition {
+                code: "STORE_READ_ONLY",
+                message: format!("{e}; copy it somewhere writable to change it"),
+            },
+            E::ReadOnlyIndexStale { .. } => Failure::Precondition {
+                code: "STORE_READ_ONLY",
+                message: format!(
+                    "{e}; copy the store somewhere writable, where the first command rebuilds it"
+                ),
+            },
+            E::FormatTooNew { .. } => Failure::Precondition {
+                code: "STORE_FORMAT_TOO_NEW",
+                message: e.to_string(),
+            },
+            E::Invalid(..) | E::Io { .. } => Failure::Precondition {
+                code: "STORE_INVALID",
+                message: format!("cannot use the store: {e}"),
+            },
+            E::Corrupt(_) | E::Damaged(_) => {
+                Failure::Corrupt(format!("{e} (`elench fsck` says more)"))
+            }
+            E::IndexDamaged(_) => Failure::Precondition {
+                code: "INDEX_DAMAGED",
+                message: e.to_string(),
+            },
+            E::IndexUnavailable(_) => Failure::Precondition {
+                code: "INDEX_UNAVAILABLE",
+                message: e.to_string(),
+            },
+            E::Rejected(rejection) => Failure::Rejected {
+                rejection,
+                input: None,
+                line: None,
+            },
+        }
+    }
+}
+
+impl From<crate::fold::FoldError> for Failure {
+    fn from(e: crate::fold::FoldError) -> Failure {
+        match e {
+            crate::fold::FoldError::NotFound(id) => Failure::claim_not_found(&[id]),
+            crate::fold::FoldError::Store(s) => s.into(),
+        }
+    }
+}
+
+impl From<crate::anchor::AnchorError> for Failure {
+    fn from(e: crate::anchor::AnchorError) -> Failure {
+        use crate::anchor::{AnchorError as E, DigestError as D};
+        let message = e.to_string();
+        match e {
+            E::BadPath { .. } => Failure::Usage(message),
+            E::NoFile { path, dir } => Failure::Io {
+                path: dir.join(path).display().to_string(),
+                message: "no regular file here (symbolic links are not followed); \
+                          the path is relative to --at DIR"
+                    .into(),
+            },
+            E::Io { path, source } => Failure::io(path.display(), source),
+            E::Tree(t) => Failure::Io {
+                path: t.path().display().to_string(),
+                message,
+            },
+            E::Ignored { .. } => Failure::Usage(message),
+            E::Digest { source, .. } => match source {
+                D::Binary { .. } => Failure::Invalid {
+                    code: "BINARY_FILE",
+                    message,
+                },
+                D::OutOfBounds { .. } => Failure::Invalid {
+                    code: "RANGE_OUT_OF_BOUNDS",
+                    message: format!("{message}; give lines inside the file"),
+                },
+                D::BadRange { .. } => Failure::Usage(message),
+            },
+            // Ingest never lets such an anchor in: the stored data is damaged.
+            E::BadAnchor { .. } => Failure::Corrupt(format!("{message} (run `elench fsck`)")),
+        }
+    }
+}
+
+impl From<crate::gate::GateError> for Failure {
+    fn from(e: crate::gate::GateError) -> Failure {
+        match e {
+            crate::gate::GateError::Fold(f) => f.into(),
+            crate::gate::GateError::Anchor(a) => a.into(),
+        }
+    }
+}
+
+/// The manual's table of codes, compiled in: its "what to do" column is `error.suggestion`,
+/// so the manual and the binary never give different advice.
+const ERRORS_MD: &str = include_str!("../../docs/errors.md");
+
+/// What to do about an error code, from the first row for it in docs/errors.md (the errors
+/// table comes before the others), with Markdown links reduced to their text.
+pub fn suggestion(code: &str) -> Option<String> {
+    static TABLE: std::sync::OnceLock<std::collections::HashMap<String, String>> =
+        std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            let mut table = std::collections::HashMap::new();
+            for line in ERRORS_MD.lines() {
+                let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+                if !line.trim_start().starts_with('|') || cells.len() != 4 {
+                    continue;
+                }
+                let name = cells[0].trim().trim_matches('`');
+                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                    continue;
+                }
+                table
+                    .entry(name.to_owned())
+                    .or_insert_with(|| link_text(cells[3].trim()));
+            }
+            table
+        })
+        .get(code)
+        .cloned()
+}
+
+/// `[text](target)` becomes `text`.
+fn link_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        match after.find("](").and_then(|close| {
+            after[close + 2..]
+                .find(')')
+                .map(|end| (close, close + 2 + end + 1))
+        }) {
+            Some((close, past)) => {
+                out.push_str(&rest[..open]);
+                out.push_str(&after[..close]);
+                rest = &after[past..];
+            }
+            None => {
+                out.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_come_from_the_manual() {
+        let s = suggestion("STORE_NOT_FOUND").unwrap();
+        assert!(s.contains("elench init"), "{s}");
+        assert!(suggestion("not a code").is_none());
+        assert_eq!(
+            link_text("see [the gate](gate.md#x) and [a](b), [c]"),
+            "see the gate and a, [c]"
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! The operations: one function per thing elench does, shared by every front end.
+//!
+//! Each operation takes typed input and returns a typed, `Serialize` result or a
+//! [`Failure`] that carries its error code. Warnings and progress go to the [`Observer`] the
+//! caller passes in. The CLI (`cli`) and the MCP server (`mcp`) are thin layers over this
+//! module: arguments in, one call here, output out.
+
+pub mod error;
+pub mod observer;
+
+pub use error::Failure;
+pub use observer::{Collected, Observer, Progress, Silent};

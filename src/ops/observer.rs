@@ -1,0 +1,73 @@
+//! Who hears what an operation has to say besides its result: warnings and progress.
+//!
+//! Library code never writes to stderr or keeps warnings in process-wide state: each front
+//! end passes an [`Observer`] in. The CLI turns warnings into the report's `warnings` and
+//! progress into bars on a terminal; the MCP server collects warnings into the tool result.
+
+use std::sync::Mutex;
+
+/// Hears a count of units done so far (records applied, claims checked).
+pub type Progress = Box<dyn Fn(u64) + Send + Sync>;
+
+/// Receives an operation's warnings and progress.
+pub trait Observer: Send + Sync {
+    /// A warning with its stable UPPER_SNAKE code (TORN_TAIL, INDEX_REBUILT, …).
+    fn warn(&self, code: &str, message: String);
+
+    /// A listener for the progress of long work, given what is being done and, when known,
+    /// how many units it has. None: nobody listens (the default).
+    fn progress(&self, _what: &str, _total: Option<u64>) -> Option<Progress> {
+        None
+    }
+}
+
+/// Hears nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn warn(&self, _code: &str, _message: String) {}
+}
+
+/// Keeps every warning, in the order raised, for the caller to take.
+#[derive(Debug, Default)]
+pub struct Collected {
+    warnings: Mutex<Vec<(String, String)>>,
+}
+
+impl Collected {
+    /// Takes the warnings raised so far, leaving none.
+    pub fn take(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl Observer for Collected {
+    fn warn(&self, code: &str, message: String) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((code.to_owned(), message));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collected_keeps_warnings_in_order_and_take_empties_it() {
+        let c = Collected::default();
+        c.warn("TORN_TAIL", "a".into());
+        c.warn("INDEX_REBUILT", "b".into());
+        let got = c.take();
+        assert_eq!(
+            got,
+            vec![
+                ("TORN_TAIL".to_owned(), "a".to_owned()),
+                ("INDEX_REBUILT".to_owned(), "b".to_owned())
+            ]
+        );
+        assert!(c.take().is_empty());
+    }
+}
