@@ -339,7 +339,7 @@ fn status_in(
         for d in &r.decided_by_revoked {
             let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();
             observer.warn(
-                "DECIDED_BY_REVOKED_RECORD",
+                crate::error::Code::DecidedByRevokedRecord.as_str(),
                 format!(
                     "{} is {} by record {}, which is itself revoked (falsified premise {}); \
                      falsify the record to disarm it",
