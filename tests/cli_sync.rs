@@ -127,7 +127,7 @@ fn add(store: &Path, envelopes: &[Signed], file: &Path) {
 /// RFC 8785 form of one envelope line, so envelopes compare by content, not by spelling.
 fn canonical(line: &str) -> String {
     let v: Value = serde_json::from_str(line).expect("an envelope is JSON");
-    String::from_utf8(serde_json_canonicalizer::to_vec(&v).unwrap()).unwrap()
+    String::from_utf8(elench::jcs::canonical(&v).unwrap()).unwrap()
 }
 
 /// The store's envelopes, as a set of canonical lines.

@@ -49,6 +49,7 @@ fn statuses(store: &Path) -> (i32, Value, Vec<String>) {
 }
 
 /// `status --all` succeeds and shows `n` claims: those claims.
+#[cfg(feature = "layout1")]
 fn claims_shown(store: &Path, n: usize) -> Value {
     let (code, got, _) = statuses(store);
     assert_eq!(code, 0);
@@ -740,6 +741,7 @@ fn re_adding_after_keys_retire_is_a_noop() {
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 
+#[cfg(feature = "layout1")]
 #[test]
 fn a_layout_1_sled_store_carries_over_without_losing_a_claim() {
     let keys = Keys::new();
@@ -1094,6 +1096,7 @@ fn a_format_naming_layout_1_over_a_current_store_is_store_corrupt_and_keeps_the_
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 
+#[cfg(feature = "layout1")]
 /// A temporary folder and in it `store`, made by [`layout1_store_as`].
 fn layout1_in_tmp(
     keys: &Keys,
@@ -1107,11 +1110,13 @@ fn layout1_in_tmp(
     (tmp, store)
 }
 
+#[cfg(feature = "layout1")]
 /// A layout 1 (sled) store holding `cs`, as elench 0.1 left it.
 fn layout1_store(store: &Path, keys: &Keys, cs: &[Signed]) {
     layout1_store_as(store, keys, cs, None, false);
 }
 
+#[cfg(feature = "layout1")]
 /// A layout 1 (sled) store holding `cs`: the keys of `retired` (if any) retired, and with
 /// the `meta` tree (format version and count) where `meta`.
 fn layout1_store_as(
@@ -1156,6 +1161,7 @@ fn layout1_store_as(
     std::fs::write(store.join("FORMAT"), "elench-store 1\n").unwrap();
 }
 
+#[cfg(feature = "layout1")]
 #[test]
 fn a_migrated_store_whose_format_says_layout_1_again_keeps_every_claim() {
     let keys = Keys::new();
@@ -1199,6 +1205,7 @@ fn an_empty_store_whose_format_names_layout_1_is_store_corrupt_until_repaired() 
     }
 }
 
+#[cfg(feature = "layout1")]
 #[test]
 fn a_migration_interrupted_after_part_of_the_log_was_written_finishes_it() {
     let keys = Keys::new();
@@ -1487,4 +1494,38 @@ fn a_wrong_record_of_trust_events_in_the_index_is_rebuilt_never_blamed_on_the_lo
     assert_eq!(out.code, 0, "{}", out.json);
     assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
     assert_eq!(run(&store, &["fsck"]).code, 0);
+}
+
+/// A build without the `layout1` feature has no sled: a store of elench 0.1 is refused with
+/// what to do, and not one of its files changes.
+#[cfg(not(feature = "layout1"))]
+#[test]
+fn a_layout_1_store_without_the_migration_feature_says_how_to_migrate_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    // What elench 0.1 left: a sled database folder and FORMAT naming layout 1.
+    std::fs::create_dir_all(store.join("db")).unwrap();
+    std::fs::write(store.join("db").join("conf"), b"segment_size: 524288\n").unwrap();
+    std::fs::write(store.join("db").join("db"), b"\x00sled bytes\x01").unwrap();
+    std::fs::write(store.join("FORMAT"), "elench-store 1\n").unwrap();
+    // The writer's empty LOCK file is not data; everything else must stay as it was.
+    let data = |store: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        let mut files = files_under(store);
+        files.retain(|(p, _)| !p.ends_with("LOCK"));
+        files
+    };
+    let before = data(&store);
+    for args in [&["status", "--all"][..], &["fsck"][..], &["log"][..]] {
+        let out = run(&store, args);
+        assert_eq!(out.code, 4, "{args:?}: {}", out.json);
+        assert_eq!(
+            out.json["error"]["code"],
+            json!("STORE_MIGRATION_UNAVAILABLE"),
+            "{args:?}: {}",
+            out.json
+        );
+        let message = out.json["error"]["message"].as_str().unwrap();
+        assert!(message.contains("--features layout1"), "{message}");
+        assert_eq!(data(&store), before, "{args:?} changed the store");
+    }
 }
