@@ -8,7 +8,7 @@ use elench::store::log::{encode_frame, Head, Log, Record, GENESIS};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use support_envelopes::{cli_store, export, graph, run, write_bundle, Keys, Signed, Signer, Spec};
+use support_envelopes::{cli_store, export, graph, run, run_with, write_bundle, Keys, Signed, Signer, Spec};
 
 fn segment(store: &Path) -> PathBuf {
     store.join("log").join("00000000000000000000.seg")
@@ -992,22 +992,31 @@ fn fsck_of_a_new_store_finds_nothing() {
 
 #[test]
 fn damage_found_while_the_log_is_read_ahead_stops_fsck_and_reindex() {
-    // More records than three batches of 4096: the repeated envelope is found as its batch is
-    // applied, while the next batch is verified; the reader thread is then a batch ahead and
-    // waiting on a full channel. It must stop with the command, which answers STORE_CORRUPT
-    // instead of hanging.
-    let cs = claims(13_000, 17);
+    // More records than three verify batches (64 here, set through ELENCH_VERIFY_BATCH): the
+    // repeated envelope is found as its batch is applied, while the next batch is verified;
+    // the reader thread is then a batch ahead and waiting on a full channel. It must stop
+    // with the command, which answers STORE_CORRUPT instead of hanging.
+    let cs = claims(260, 17);
     let (_tmp, store) = store_with(&cs);
     let mut recs = records(&store);
-    assert!(recs.len() > 3 * 4096);
+    assert!(recs.len() > 3 * 64);
     let first_envelope = recs
         .iter()
         .position(|r| r.kind == elench::store::log::Kind::Envelope)
         .unwrap();
     recs.insert(100, recs[first_envelope].clone());
     rewrite_chained(&store, &recs);
-    fsck_finds_a_repeated_envelope(&store);
-    corrupt(&run(&store, &["reindex"]));
+    let small_batches = [("ELENCH_VERIFY_BATCH", "64")];
+    let out = run_with(&store, &["fsck"], &small_batches);
+    corrupt(&out);
+    assert!(
+        out.json["data"]["problems"]
+            .to_string()
+            .contains("appears twice"),
+        "{}",
+        out.json
+    );
+    corrupt(&run_with(&store, &["reindex"], &small_batches));
 }
 
 // ---- issue 23, items 8 to 11: what the index vouches for, FORMAT, repair ----

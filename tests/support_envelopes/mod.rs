@@ -282,10 +282,16 @@ pub struct Out {
 
 /// Runs `elench --store STORE ARGS…` and parses its stdout as one JSON object.
 pub fn run(store: &Path, args: &[&str]) -> Out {
+    run_with(store, args, &[])
+}
+
+/// [`run`] with these environment variables set (e.g. `ELENCH_VERIFY_BATCH`).
+pub fn run_with(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
     let out = elench()
         .arg("--store")
         .arg(store)
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("elench runs");
     let code = out.status.code().expect("elench exited with a code");
