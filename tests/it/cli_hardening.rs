@@ -1,8 +1,8 @@
 //! Trust and start-up edges found in review: who may vouch for a checkpoint, key files that are
 //! not text, and a stop that arrives while elench is still starting.
 
-mod check_support;
-mod common;
+use crate::check_support;
+use crate::common;
 
 use common::{elench, make_key, with_store, KeyedStore};
 use serde_json::{json, Value};

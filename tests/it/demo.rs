@@ -1,6 +1,6 @@
 //! `elench demo` tells the story it promises, and its shipped envelopes are reproducible.
 
-mod common;
+use crate::common;
 
 use common::elench;
 use std::path::{Path, PathBuf};

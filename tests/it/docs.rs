@@ -10,7 +10,7 @@
 //! Codes are found by reading the source rather than by listing them here, so a code that a
 //! later change adds anywhere under `src/` fails this test until the table names it.
 
-mod common;
+use crate::common;
 
 use regex::Regex;
 use serde_json::Value;

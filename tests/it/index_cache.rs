@@ -2,7 +2,7 @@
 //! readers must never crash a command, never be called damage to the log, and never tear an
 //! answer. Through the real binary.
 
-mod support_envelopes;
+use crate::support_envelopes;
 
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;

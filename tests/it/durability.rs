@@ -8,7 +8,7 @@
 //! - A held store makes another process fail with STORE_BUSY (exit 12) after `--wait`.
 //! - Rejected input never changes the store: `export` is byte-equal before and after.
 
-mod support_envelopes;
+use crate::support_envelopes;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

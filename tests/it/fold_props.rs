@@ -9,7 +9,7 @@
 //! blast radius of every claim checked against a model (members, depths, `affected`,
 //! `--depth` truncation).
 
-mod support_envelopes;
+use crate::support_envelopes;
 
 use elench::claim::Kind;
 use elench::fold::{ClaimStatus, Fold, Status};

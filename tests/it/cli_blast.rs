@@ -7,7 +7,7 @@
 //! the generated edges: every dependent exactly once, at its shortest depth, reached through
 //! a real premise one layer up, layers sorted by id, `count` = members − 1, `--depth` cuts.
 
-mod common;
+use crate::common;
 
 use common::{claim_id, envelope_text, ClaimBuilder, KeyedStore};
 use serde_json::{json, Value};

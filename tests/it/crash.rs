@@ -3,7 +3,7 @@
 //! each, the store opens, `fsck` is clean and nothing acknowledged is missing; at the end the
 //! statuses equal those of a store built from the export.
 
-mod support_envelopes;
+use crate::support_envelopes;
 
 use serde_json::Value;
 use std::collections::BTreeSet;

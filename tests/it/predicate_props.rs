@@ -4,7 +4,7 @@
 //! error (message, offset, line, column).
 //!
 //! Each property runs `PREDICATE_EQUIV_CASES` cases (default 5,000, so `cargo test` stays
-//! quick); the full run is `PREDICATE_EQUIV_CASES=30000 cargo test --test predicate_props`.
+//! quick); the full run is `PREDICATE_EQUIV_CASES=30000 cargo test --test it predicate_props::`.
 
 #[path = "predicate_props/reference.rs"]
 mod reference;

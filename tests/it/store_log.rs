@@ -1,14 +1,16 @@
 //! The log and its index through the real binary: damage, tampering, recovery, checkpoints,
 //! signer union, carrying a layout 1 (sled) store over, and where output may go.
 
-mod support_envelopes;
+use crate::support_envelopes;
 
 use elench::store::index::{ClaimEntry, KeyEntry};
 use elench::store::log::{encode_frame, Head, Log, Record, GENESIS};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use support_envelopes::{cli_store, export, graph, run, run_with, write_bundle, Keys, Signed, Signer, Spec};
+use support_envelopes::{
+    cli_store, export, graph, run, run_with, write_bundle, Keys, Signed, Signer, Spec,
+};
 
 fn segment(store: &Path) -> PathBuf {
     store.join("log").join("00000000000000000000.seg")

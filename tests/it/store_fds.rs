@@ -4,7 +4,7 @@
 //! One test in its own binary: other tests' threads would open and close descriptors
 //! meanwhile.
 
-mod support_envelopes;
+use crate::support_envelopes;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

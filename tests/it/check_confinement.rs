@@ -1,8 +1,8 @@
 //! Confinement: each test's predicate would be true only if the process escaped its sandbox.
 //! The claim must not come out verified, and the side effect must not exist on the host.
 
-mod check_support;
-mod common;
+use crate::check_support;
+use crate::common;
 
 use check_support::{bwrap_works, entry, outcome, Bench};
 use std::io::Read;

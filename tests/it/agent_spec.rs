@@ -8,7 +8,7 @@
 //! with `--dry-run` (exit 0). Plus what the spec says of lists (`meta.pagination`), partial
 //! success (exit 3 with an error), help, and global options given twice.
 
-mod common;
+use crate::common;
 
 use common::{claim_id, envelope_text, finish_within, with_store, ClaimBuilder, KeyedStore};
 use serde_json::{json, Value};

@@ -12,7 +12,7 @@
 //! Nothing here measures speed: time limits are given as small `--timeout` values and a test
 //! only waits for the process to end (a hang fails after a generous limit).
 
-mod common;
+use crate::common;
 
 use common::{claim_id, envelope_text, finish_within, with_store, ClaimBuilder, KeyedStore};
 use serde_json::{json, Value};

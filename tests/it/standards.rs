@@ -11,7 +11,7 @@
 //! Vectors are read from the repository only (see `fixtures/vectors/README.md` for their
 //! origin and licence).
 
-mod common;
+use crate::common;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

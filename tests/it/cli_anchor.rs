@@ -2,7 +2,7 @@
 //! with an independent computation, and claims carry over to later trees only where their
 //! lines are unchanged.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{json, Value};

@@ -11,7 +11,7 @@
 //! Envelopes are signed with the library (`envelope_text`), so the binary under test, not
 //! the signer, decides what is accepted.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_rejected, claim_id, elench, elench_with_stdin, envelope_text, export_bundle, fresh_name,

@@ -1,8 +1,8 @@
 //! `elench check` through the binary: outcomes, records and their evidence, what is never
 //! recorded, applicability, and what a check-made falsification revokes.
 
-mod check_support;
-mod common;
+use crate::check_support;
+use crate::common;
 
 use check_support::{bwrap_works, entry, outcome, Bench};
 use serde_json::json;

@@ -2,8 +2,7 @@
 //! one passing, one failing and one missing test (verified / falsified / inconclusive).
 //! Where a tool is missing the test says `skipped:` and passes.
 
-mod check_support;
-mod common;
+use crate::check_support;
 
 use check_support::{bwrap_works, outcome, Bench};
 use std::path::PathBuf;

@@ -6,7 +6,7 @@
 //! are signed with the library (`sign_envelope` over `statement_bytes`), so the verifier, not
 //! the signer, is what refuses them.
 
-mod common;
+use crate::common;
 
 use base64::engine::general_purpose::{STANDARD, URL_SAFE};
 use base64::Engine;

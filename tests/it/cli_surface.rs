@@ -3,7 +3,7 @@
 //! hints in errors, key and add safety flags, `--id-only`, text output, `man` and
 //! `completions`.
 
-mod common;
+use crate::common;
 
 use common::{claim_id, elench, envelope_text, run_raw, ClaimBuilder, KeyedStore, TREE};
 use serde_json::json;

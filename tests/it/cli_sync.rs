@@ -16,7 +16,7 @@
 //!
 //! Each test skips (with a message) where git is not installed.
 
-mod support_envelopes;
+use crate::support_envelopes;
 
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};

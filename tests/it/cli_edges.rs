@@ -1,7 +1,7 @@
 //! Edges of the command line found in review: bounds on arguments, stdout ownership, store
 //! paths that are not stores, oversized inputs, signals while waiting for input.
 
-mod common;
+use crate::common;
 
 use common::{elench, run_raw, sign_cli, ClaimBuilder, KeyedStore};
 use std::io::Write;

@@ -10,7 +10,7 @@
 //! sees, and members that depend on deeper members (breadth-first order is not a topological
 //! order).
 
-mod support_envelopes;
+use crate::support_envelopes;
 
 use elench::claim::Kind;
 use elench::fold::{ClaimSource, Fold, FoldError, Status};

@@ -2,7 +2,7 @@
 //! exit codes, bad policies, text output, and the same answer from two stores that hold the
 //! same envelopes.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::{json, Value};

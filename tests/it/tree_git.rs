@@ -7,8 +7,8 @@
 //! with a "skipped: ..." note on stderr.
 #![cfg(unix)]
 
-mod check_support;
-mod common;
+use crate::check_support;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};

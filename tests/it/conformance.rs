@@ -2,7 +2,7 @@
 //! `check` on every report fixture (sound and broken), `attest` round trips through `add`
 //! and `status`, and `conformance run` on the shipped corpus.
 
-mod common;
+use crate::common;
 
 use common::{elench, sign_cli, ClaimBuilder, KeyedStore};
 use serde_json::Value;
