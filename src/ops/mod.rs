@@ -5,10 +5,17 @@
 //! caller passes in (in the [`Context`]). The CLI (`cli`) and the MCP server (`mcp`) are thin
 //! layers over this module: arguments in, one call here, output out.
 
+pub mod blast;
 pub mod context;
 pub mod error;
+pub mod gate;
 pub mod ids;
+pub mod log;
 pub mod observer;
+pub mod page;
+pub mod show;
+pub mod status;
+pub mod tree;
 
 pub use context::Context;
 pub use error::Failure;
