@@ -1,7 +1,7 @@
 //! The read operations called as a front end other than the CLI calls them (`elench mcp`):
 //! through `elench::ops`, with an observer of the caller's own.
 
-mod common;
+use crate::common;
 
 use common::elench;
 use elench::ops::status::{claims_for, status, ClaimsForInput, StatusInput};
