@@ -13,8 +13,8 @@
 mod common;
 
 use common::{
-    command, elench, elench_with_stdin, export_bundle, fresh_name, init_store_trusting,
-    make_keys, with_store, KeyPair, Keys, KeyedStore,
+    command, elench, elench_with_stdin, export_bundle, fresh_name, init_store_trusting, make_keys,
+    with_store, KeyPair, KeyedStore, Keys,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -150,18 +150,17 @@ impl World {
 
     /// The file flow: the claim JSON written out, `sign` (with `--anchor` when given), then
     /// `add`. Returns the id `sign` reported.
-    fn sign_and_add(&self, store: &Path, key: &KeyPair, claim: &Value, anchor: Option<&str>) -> String {
+    fn sign_and_add(
+        &self,
+        store: &Path,
+        key: &KeyPair,
+        claim: &Value,
+        anchor: Option<&str>,
+    ) -> String {
         let path = self.dir().join(fresh_name("claim", "json"));
         std::fs::write(&path, serde_json::to_vec_pretty(claim).unwrap()).unwrap();
         let out = self.dir().join(fresh_name("envelope", "dsse"));
-        let mut line = vec![
-            "sign",
-            p(&path),
-            "--key",
-            p(&key.private),
-            "-o",
-            p(&out),
-        ];
+        let mut line = vec!["sign", p(&path), "--key", p(&key.private), "-o", p(&out)];
         if let Some(spec) = anchor {
             line.extend_from_slice(&["--anchor", spec, "--at", p(&self.tree)]);
         }
@@ -225,7 +224,13 @@ fn five_by_claim(w: &World, store: &Path) -> Vec<String> {
     let second = w.claim_id(
         store,
         &k.agent,
-        &["callers may rely on it", "--depends-on", short, "--timestamp", &ts(2)],
+        &[
+            "callers may rely on it",
+            "--depends-on",
+            short,
+            "--timestamp",
+            &ts(2),
+        ],
     );
     let falsified = w.claim_id(
         store,
@@ -245,7 +250,14 @@ fn five_by_claim(w: &World, store: &Path) -> Vec<String> {
     let verified = w.claim_id(
         store,
         &k.harness,
-        &["--kind", "verification", "--target", &second[..12], "--timestamp", &ts(4)],
+        &[
+            "--kind",
+            "verification",
+            "--target",
+            &second[..12],
+            "--timestamp",
+            &ts(4),
+        ],
     );
     let accepted = w.claim_id(
         store,
@@ -291,7 +303,13 @@ fn five_by_files(w: &World, store: &Path) -> Vec<String> {
     first["assertion"]["expression"] =
         json!({"language": "elench-predicate-v1", "source": "exists(\"src/lib.rs\")"});
     let first = w.sign_and_add(store, &k.agent, &first, Some("src/lib.rs:1-3"));
-    let mut second = claim("assertion", Some("callers may rely on it"), "agent-asserted", "bot", 2);
+    let mut second = claim(
+        "assertion",
+        Some("callers may rely on it"),
+        "agent-asserted",
+        "bot",
+        2,
+    );
     second["dependsOn"] = json!([first]);
     let second = w.sign_and_add(store, &k.agent, &second, None);
     let mut falsified = claim(
@@ -336,57 +354,64 @@ fn five_claims_by_claim_by_batch_and_by_files_are_the_same_log() {
                "anchor": ["src/lib.rs:1-3"], "timestamp": T + 1}),
         json!({"text": "callers may rely on it", "depends_on": ["@1"], "timestamp": T + 2}),
         json!({"text": "the predicate failed", "kind": "falsification", "target": ["@1"],
-               "evidence": ["process-exit:1"], "producer": "ci", "timestamp": T + 3}),
-        json!({"kind": "verification", "target": ["@2"], "producer": "ci", "timestamp": T + 4}),
+               "evidence": ["process-exit:1"], "timestamp": T + 3}),
+        json!({"kind": "verification", "target": ["@2"], "timestamp": T + 4}),
         json!({"text": "known residue", "kind": "residue-acceptance", "target": ["@2"],
-               "producer": "alice", "timestamp": T + 5}),
+               "timestamp": T + 5}),
     ];
-    // A batch has one signer: the agent's lines and the records need different roles, so
-    // the chain goes in as three batches, by key, each naming the earlier claims by @N only
-    // within itself and by id across.
-    let lines = |items: &[Value]| -> String {
-        items.iter().map(|v| format!("{v}\n")).collect()
-    };
-    let agent_batch = lines(&batch[..2]);
+    // Three keys given; the falsification names its signer, the verification and the
+    // residue acceptance get the key of the role they need.
+    let mut lines = batch.to_vec();
+    lines[2]["signer"] = json!("harness");
+    let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
     let (code, json) = elench_with_stdin(
         w.dir(),
         &with_store(
             &by_batch,
-            &["claim", "--batch", "-", "--at", p(&w.tree), "--key", p(&w.keys.agent.private)],
+            &[
+                "claim",
+                "--batch",
+                "-",
+                "--at",
+                p(&w.tree),
+                "--key",
+                p(&w.keys.agent.private),
+                "--key",
+                p(&w.keys.harness.private),
+                "--key",
+                p(&w.keys.human.private),
+            ],
         ),
-        agent_batch.as_bytes(),
+        text.as_bytes(),
     );
     assert_eq!(code, 0, "{json}");
-    assert_eq!(json["data"]["created"], json!(2), "{json}");
+    assert_eq!(json["data"]["created"], json!(5), "{json}");
     let got: Vec<&str> = json["data"]["claims"]
         .as_array()
         .unwrap()
         .iter()
         .map(|c| c["id"].as_str().unwrap())
         .collect();
-    assert_eq!(got, [ids[0].as_str(), ids[1].as_str()], "{json}");
-    assert_eq!(json["data"]["claims"][1]["line"], json!(2), "{json}");
-    assert_eq!(json["data"]["claims"][1]["status"], json!("unevaluated"), "{json}");
-    let mut harness_lines = batch[2..4].to_vec();
-    harness_lines[0]["target"] = json!([ids[0]]);
-    harness_lines[1]["target"] = json!([&ids[1][..9]]);
-    let path = w.dir().join("harness.jsonl");
-    std::fs::write(&path, lines(&harness_lines)).unwrap();
-    let (code, json) = w.run(
-        &by_batch,
-        &["claim", "--batch", p(&path), "--at", p(&w.tree), "--key", p(&w.keys.harness.private)],
+    assert_eq!(got, ids, "{json}");
+    let row = &json["data"]["claims"][1];
+    assert_eq!(row["line"], json!(2), "{json}");
+    assert_eq!(row["signer"], json!(w.keys.agent.keyid), "{json}");
+    assert_eq!(
+        json["data"]["claims"][4]["signer"],
+        json!(w.keys.human.keyid),
+        "{json}"
     );
-    assert_eq!(code, 0, "{json}");
-    assert_eq!(json["data"]["created"], json!(2), "{json}");
-    let mut human_line = batch[4].clone();
-    human_line["target"] = json!([ids[1]]);
-    let path = w.dir().join("human.jsonl");
-    std::fs::write(&path, lines(&[human_line])).unwrap();
-    let (code, json) = w.run(
-        &by_batch,
-        &["claim", "--batch", p(&path), "--at", p(&w.tree), "--key", p(&w.keys.human.private)],
+    assert_eq!(
+        json["data"]["claims"][3]["signer"],
+        json!(w.keys.harness.keyid),
+        "{json}"
     );
-    assert_eq!(code, 0, "{json}");
+    // The status after the whole group: the falsification came in the same call.
+    assert_eq!(
+        json["data"]["claims"][0]["status"],
+        json!("falsified"),
+        "{json}"
+    );
 
     // status and blast answer the same in all three stores, and the logs hold the same
     // envelopes, byte for byte, in the same order.
@@ -398,8 +423,16 @@ fn five_claims_by_claim_by_batch_and_by_files_are_the_same_log() {
     assert_eq!(export_bundle(w.dir(), &by_batch), files_log);
     // And the standing is the one the records make.
     let (_, status) = w.run(&by_claim, &["status", &ids[0], &ids[1]]);
-    assert_eq!(status["data"]["claims"][0]["status"], json!("falsified"), "{status}");
-    assert_eq!(status["data"]["claims"][1]["status"], json!("revoked"), "{status}");
+    assert_eq!(
+        status["data"]["claims"][0]["status"],
+        json!("falsified"),
+        "{status}"
+    );
+    assert_eq!(
+        status["data"]["claims"][1]["status"],
+        json!("revoked"),
+        "{status}"
+    );
 }
 
 #[test]
@@ -419,14 +452,20 @@ fn a_batch_chains_claims_with_at_n_in_one_group() {
     let json = w.claim(&store, &w.keys.agent, &["--batch", p(&path)]);
     let claims = json["data"]["claims"].as_array().unwrap();
     assert_eq!(claims.len(), 3, "{json}");
-    let ids: Vec<String> = claims.iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
+    let ids: Vec<String> = claims
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
     // The first claim's blast holds the other two: the chain is in dependsOn.
     let (code, blast) = w.run(&store, &["blast", &ids[0]]);
     assert_eq!(code, 0, "{blast}");
     assert_eq!(blast["data"]["count"], json!(2), "{blast}");
     let (_, shown) = w.run(&store, &["show", &ids[2]]);
     let shown = shown.to_string();
-    assert!(shown.contains(&ids[0]) && shown.contains(&ids[1]), "{shown}");
+    assert!(
+        shown.contains(&ids[0]) && shown.contains(&ids[1]),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -510,7 +549,10 @@ fn claim_with_a_timestamp_is_the_envelope_sign_writes() {
         ],
     );
     assert_eq!(json!(id), row["id"]);
-    assert_eq!(String::from_utf8(export_bundle(w.dir(), &store)).unwrap(), from_claim);
+    assert_eq!(
+        String::from_utf8(export_bundle(w.dir(), &store)).unwrap(),
+        from_claim
+    );
 }
 
 #[test]
@@ -522,16 +564,36 @@ fn id_only_prints_the_id_and_the_producer_comes_from_the_environment() {
         .env("ELENCH_KEY", &w.keys.agent.private)
         .args(with_store(
             &store,
-            &["claim", "x", "--at", p(&w.tree), "--id-only", "--timestamp", &ts(0)],
+            &[
+                "claim",
+                "x",
+                "--at",
+                p(&w.tree),
+                "--id-only",
+                "--timestamp",
+                &ts(0),
+            ],
         ))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).unwrap();
     let id = stdout.trim_end();
-    assert!(id.starts_with("cl_") && id.len() == 67 && stdout.ends_with('\n'), "{stdout:?}");
+    assert!(
+        id.starts_with("cl_") && id.len() == 67 && stdout.ends_with('\n'),
+        "{stdout:?}"
+    );
     let (_, status) = w.run(&store, &["status", id]);
-    assert_eq!(status["data"]["claims"][0]["producer"], json!("model-from-env"), "{status}");
+    assert_eq!(
+        status["data"]["claims"][0]["producer"],
+        json!("model-from-env"),
+        "{status}"
+    );
 }
 
 #[test]
@@ -622,10 +684,25 @@ fn an_ambiguous_or_unknown_prefix_appends_nothing() {
     let w = World::new();
     let store = w.store("s");
     let (t1, t2, prefix) = colliding_timestamps(&w.tree_oid());
-    let a = w.claim_id(&store, &w.keys.agent, &["x", "--timestamp", &t1.to_string()]);
-    let b = w.claim_id(&store, &w.keys.agent, &["x", "--timestamp", &t2.to_string()]);
+    let a = w.claim_id(
+        &store,
+        &w.keys.agent,
+        &["x", "--timestamp", &t1.to_string()],
+    );
+    let b = w.claim_id(
+        &store,
+        &w.keys.agent,
+        &["x", "--timestamp", &t2.to_string()],
+    );
     assert!(a.starts_with(&prefix) && b.starts_with(&prefix));
-    let err = refused(&w, &store, &w.keys.agent, &["y", "--depends-on", &prefix], 2, "AMBIGUOUS_ID");
+    let err = refused(
+        &w,
+        &store,
+        &w.keys.agent,
+        &["y", "--depends-on", &prefix],
+        2,
+        "AMBIGUOUS_ID",
+    );
     let mut candidates: Vec<&str> = err["candidates"]
         .as_array()
         .unwrap()
@@ -637,8 +714,19 @@ fn an_ambiguous_or_unknown_prefix_appends_nothing() {
     want.sort();
     assert_eq!(candidates, want, "{err}");
     // A prefix that matches nothing, as a premise and as a target.
-    let unknown = if prefix.starts_with("cl_0") { "cl_ffff" } else { "cl_0000" };
-    refused(&w, &store, &w.keys.agent, &["y", "--depends-on", unknown], 5, "NOT_FOUND");
+    let unknown = if prefix.starts_with("cl_0") {
+        "cl_ffff"
+    } else {
+        "cl_0000"
+    };
+    refused(
+        &w,
+        &store,
+        &w.keys.agent,
+        &["y", "--depends-on", unknown],
+        5,
+        "NOT_FOUND",
+    );
     refused(
         &w,
         &store,
@@ -663,7 +751,11 @@ fn a_predicate_that_does_not_parse_names_line_and_column_and_appends_nothing() {
     );
     let message = err["message"].as_str().unwrap();
     assert!(message.contains("line 2, column"), "{err}");
-    assert_eq!(err["pointer"], json!("/assertion/expression/source"), "{err}");
+    assert_eq!(
+        err["pointer"],
+        json!("/assertion/expression/source"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -680,7 +772,10 @@ fn a_role_the_key_does_not_have_appends_nothing() {
         2,
         "ROLE_VIOLATION",
     );
-    assert!(err["message"].as_str().unwrap().contains("harness"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("harness"),
+        "{err}"
+    );
     refused(
         &w,
         &store,
@@ -700,16 +795,51 @@ fn a_bad_batch_line_appends_nothing_and_names_line_and_field() {
     let store = w.store("s");
     let cases: [(&str, i32, &str, &str); 5] = [
         // An earlier line is fine; line 2 names a line that is not before it.
-        ("{\"text\":\"a\"}\n{\"text\":\"b\",\"depends_on\":[\"@2\"]}\n", 2, "BAD_ARGUMENTS", "line 2, depends_on"),
-        ("{\"text\":\"a\"}\n{\"text\":\"b\",\"predicate\":\"exists(\"}\n", 2, "PREDICATE_PARSE_ERROR", "line 2, predicate"),
-        ("{\"text\":\"a\"}\n{\"text\":\"b\",\"evidence\":[\"vibes\"]}\n", 2, "BAD_ARGUMENTS", "line 2, evidence"),
-        ("{\"text\":\"a\"}\n{\"text\":\"b\",\"kind\":\"verification\",\"target\":[\"@1\"]}\n", 2, "ROLE_VIOLATION", "line 2, kind"),
-        ("{\"text\":\"a\"}\n{\"txet\":\"b\"}\n", 2, "BAD_ARGUMENTS", "line 2"),
+        (
+            "{\"text\":\"a\"}\n{\"text\":\"b\",\"depends_on\":[\"@2\"]}\n",
+            2,
+            "BAD_ARGUMENTS",
+            "line 2, depends_on",
+        ),
+        (
+            "{\"text\":\"a\"}\n{\"text\":\"b\",\"predicate\":\"exists(\"}\n",
+            2,
+            "PREDICATE_PARSE_ERROR",
+            "line 2, predicate",
+        ),
+        (
+            "{\"text\":\"a\"}\n{\"text\":\"b\",\"evidence\":[\"vibes\"]}\n",
+            2,
+            "BAD_ARGUMENTS",
+            "line 2, evidence",
+        ),
+        (
+            "{\"text\":\"a\"}\n{\"text\":\"b\",\"kind\":\"verification\",\"target\":[\"@1\"]}\n",
+            2,
+            "ROLE_VIOLATION",
+            "line 2, kind",
+        ),
+        (
+            "{\"text\":\"a\"}\n{\"txet\":\"b\"}\n",
+            2,
+            "BAD_ARGUMENTS",
+            "line 2",
+        ),
     ];
     for (text, exit, code, place) in cases {
         let path = w.dir().join(fresh_name("batch", "jsonl"));
         std::fs::write(&path, text).unwrap();
-        let err = refused(&w, &store, &w.keys.agent, &["--batch", p(&path)], exit, code);
-        assert!(err["message"].as_str().unwrap().contains(place), "{place}: {err}");
+        let err = refused(
+            &w,
+            &store,
+            &w.keys.agent,
+            &["--batch", p(&path)],
+            exit,
+            code,
+        );
+        assert!(
+            err["message"].as_str().unwrap().contains(place),
+            "{place}: {err}"
+        );
     }
 }

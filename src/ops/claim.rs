@@ -61,6 +61,10 @@ pub struct ShortClaim {
     pub session: Option<String>,
     /// Unix seconds (given, the id is reproducible).
     pub timestamp: Option<i64>,
+    /// Which of the request's keys signs: its name in the store, its role, or its keyid.
+    /// Default: the first key, or, for a verification or a residue-acceptance, the key of
+    /// the role that kind needs when the first key lacks it.
+    pub signer: Option<String>,
 }
 
 /// A string or a list of strings (a batch line may write `"anchor": "src/a.rs:3-9"`).
@@ -91,8 +95,10 @@ pub struct ClaimRequest {
     /// Where a batch came from (a file, or `stdin`): errors and rows then name it and the
     /// line. None for one claim given directly.
     pub batch: Option<String>,
-    /// The signing key; its role in the store's trust set decides the origin.
-    pub key: SigningKey,
+    /// The signing keys, at least one; each claim is signed by one of them
+    /// ([`ShortClaim::signer`]), and that key's role in the store's trust set decides its
+    /// origin. Only these keys can sign: a claim's input chooses among them, never beyond.
+    pub keys: Vec<SigningKey>,
     /// The tree the anchors are in. None: the enclosing git work tree of the working
     /// directory, else the working directory.
     pub at: Option<PathBuf>,
@@ -108,6 +114,11 @@ pub struct ClaimRequest {
 impl ClaimRequest {
     /// A request for `claims`, numbered 1, 2, … for `@N`.
     pub fn numbered(claims: Vec<ShortClaim>, key: SigningKey) -> ClaimRequest {
+        ClaimRequest::numbered_with_keys(claims, vec![key])
+    }
+
+    /// [`ClaimRequest::numbered`] with several keys to sign with.
+    pub fn numbered_with_keys(claims: Vec<ShortClaim>, keys: Vec<SigningKey>) -> ClaimRequest {
         ClaimRequest {
             claims: claims
                 .into_iter()
@@ -115,7 +126,7 @@ impl ClaimRequest {
                 .map(|(i, claim)| Entry { line: i + 1, claim })
                 .collect(),
             batch: None,
-            key,
+            keys,
             at: None,
             producer: None,
             session: None,
@@ -136,10 +147,11 @@ pub struct ClaimOutput {
     pub rejections: Vec<RejectionRow>,
     /// Nothing was appended: the rows say what would be.
     pub dry_run: bool,
-    /// The signing key's keyid, role and name in the store.
-    pub signer: Signer,
+    /// The keys given, in order: keyid, role and name in the store.
+    pub signers: Vec<Signer>,
 }
 
+/// A signing key as the store knows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Signer {
     pub keyid: String,
@@ -161,6 +173,8 @@ pub struct ClaimRow {
     pub kind: Kind,
     pub origin: OriginKind,
     pub producer: String,
+    /// The keyid of the key that signed it.
+    pub signer: String,
     /// Its effective status after the append (`unevaluated`, `verified`, …); None in a dry run.
     pub status: Option<&'static str>,
     /// The claim as signed (the Statement's predicate): in a dry run.
@@ -183,6 +197,7 @@ pub struct RejectionRow {
 
 /// One claim built and sealed, not yet appended.
 struct Sealed {
+    signer: String,
     line: Option<usize>,
     claim: Value,
     envelope: String,
@@ -206,34 +221,17 @@ pub fn claim(
             req.claims.len()
         )));
     }
+    if req.keys.is_empty() {
+        return Err(Failure::Usage(
+            "no key to sign with: give --key KEY.pem".into(),
+        ));
+    }
     let (trust, generation) = store.trust_snapshot()?;
-    let kid = keyid(&req.key.verifying_key());
-    let signer = match trust.get(&kid) {
-        Some(k) if k.retired => {
-            return Err(untrusted(format!(
-                "the key {kid} ({}) is retired in this store, and a retired key signs nothing \
-                 new: sign with a key that is trusted and not retired (`elench keys list`)",
-                k.name
-            )))
-        }
-        Some(k) => Signer {
-            keyid: kid.clone(),
-            role: k.role,
-            name: k.name.clone(),
-        },
-        None => {
-            return Err(untrusted(format!(
-                "the key {kid} is not trusted by this store, so nothing it signs could be \
-                 added: trust its public key first (`elench keys add --role ROLE --name NAME \
-                 KEY.pub`)"
-            )))
-        }
-    };
-    let origin = match signer.role {
-        Role::Agent => OriginKind::AgentAsserted,
-        Role::Harness => OriginKind::HarnessObserved,
-        Role::Human => OriginKind::HumanAsserted,
-    };
+    let signers = req
+        .keys
+        .iter()
+        .map(|key| signer_of(&trust, key))
+        .collect::<Result<Vec<_>, _>>()?;
     let source = req.batch.clone().unwrap_or_else(|| "claim".to_owned());
     let mut tree = TreeAt::new(req.at.as_deref());
     let now = now_seconds();
@@ -248,6 +246,14 @@ pub fn claim(
         };
         let c = &entry.claim;
         let kind = c.kind.unwrap_or(Kind::Assertion);
+        let k =
+            choose_signer(&signers, c.signer.as_deref(), kind).map_err(|f| in_line("signer", f))?;
+        let signer = &signers[k];
+        let origin = match signer.role {
+            Role::Agent => OriginKind::AgentAsserted,
+            Role::Harness => OriginKind::HarnessObserved,
+            Role::Human => OriginKind::HumanAsserted,
+        };
         if let Some(r) = draft::shape_problem(
             kind,
             c.text.is_some(),
@@ -290,6 +296,7 @@ pub fn claim(
             .clone()
             .or_else(|| req.producer.clone())
             .unwrap_or_else(|| signer.name.clone());
+        let signer_keyid = signer.keyid.clone();
         if producer.is_empty() {
             return Err(in_line(
                 "producer",
@@ -318,13 +325,14 @@ pub fn claim(
         check_authority(signer.role, &checked)
             .map_err(|r| in_line("kind", Failure::rejected(r, None)))?;
         let claim_value = Value::Object(obj);
-        let (_, envelope) = seal(&claim_value, &req.key).map_err(|r| {
+        let (_, envelope) = seal(&claim_value, &req.keys[k]).map_err(|r| {
             let field = field_of(&r);
             in_line(field, Failure::rejected(r, None))
         })?;
         let staged = stage(&envelope, &trust, generation).map_err(|r| in_line("kind", r))?;
         by_line.insert(entry.line, checked.id.clone());
         sealed.push(Sealed {
+            signer: signer_keyid,
             line,
             claim: claim_value,
             envelope,
@@ -334,7 +342,78 @@ pub fn claim(
     if let Some(w) = tree.tracked_ignored() {
         observer.warn("TRACKED_IGNORED", w);
     }
-    append(store, sealed, req.dry_run, &source, signer)
+    append(store, sealed, req.dry_run, &source, signers)
+}
+
+/// The store's view of a signing key: it must be trusted there and not retired.
+fn signer_of(trust: &crate::keys::TrustSet, key: &SigningKey) -> Result<Signer, Failure> {
+    let kid = keyid(&key.verifying_key());
+    match trust.get(&kid) {
+        Some(k) if k.retired => Err(untrusted(format!(
+            "the key {kid} ({}) is retired in this store, and a retired key signs nothing \
+             new: sign with a key that is trusted and not retired (`elench keys list`)",
+            k.name
+        ))),
+        Some(k) => Ok(Signer {
+            keyid: kid.clone(),
+            role: k.role,
+            name: k.name.clone(),
+        }),
+        None => Err(untrusted(format!(
+            "the key {kid} is not trusted by this store, so nothing it signs could be added: \
+             trust its public key first (`elench keys add --role ROLE --name NAME KEY.pub`)"
+        ))),
+    }
+}
+
+/// Which of `signers` signs a claim of `kind`: the one `wanted` names (name, role or keyid
+/// prefix of at least 8 digits), else the first, unless `kind` needs a role the first lacks
+/// and another key has it.
+fn choose_signer(signers: &[Signer], wanted: Option<&str>, kind: Kind) -> Result<usize, Failure> {
+    let given = || {
+        signers
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} ({}, {})",
+                    s.name,
+                    s.role,
+                    &s.keyid[..s.keyid.len().min(12)]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(w) = wanted {
+        let matches: Vec<usize> = (0..signers.len())
+            .filter(|&i| {
+                let s = &signers[i];
+                s.name == w || s.role.as_str() == w || (w.len() >= 8 && s.keyid.starts_with(w))
+            })
+            .collect();
+        return match matches.as_slice() {
+            [i] => Ok(*i),
+            [] => Err(Failure::Usage(format!(
+                "signer {w:?} is none of the keys given: {}",
+                given()
+            ))),
+            _ => Err(Failure::Usage(format!(
+                "signer {w:?} names several of the keys given ({}): give a name or a keyid",
+                given()
+            ))),
+        };
+    }
+    let needs = match kind {
+        Kind::Verification => Some(Role::Harness),
+        Kind::ResidueAcceptance => Some(Role::Human),
+        _ => None,
+    };
+    Ok(match needs {
+        Some(role) if signers[0].role != role => {
+            signers.iter().position(|s| s.role == role).unwrap_or(0)
+        }
+        _ => 0,
+    })
 }
 
 /// UNTRUSTED_SIGNER for a key the store would not accept.
@@ -369,7 +448,7 @@ fn append(
     sealed: Vec<Sealed>,
     dry_run: bool,
     source: &str,
-    signer: Signer,
+    signers: Vec<Signer>,
 ) -> Result<ClaimOutput, Failure> {
     let mut out = ClaimOutput {
         created: 0,
@@ -379,12 +458,12 @@ fn append(
         claims: Vec::with_capacity(sealed.len()),
         rejections: Vec::new(),
         dry_run,
-        signer,
+        signers,
     };
     let mut shown = Vec::with_capacity(sealed.len());
     let mut staged = Vec::with_capacity(sealed.len());
     for s in sealed {
-        shown.push((s.line, s.claim, s.envelope));
+        shown.push((s.line, s.claim, s.envelope, s.signer));
         staged.push(s.staged);
     }
     let summaries: Vec<_> = staged
@@ -419,7 +498,7 @@ fn append(
         ));
     }
     let mut fold = Fold::new(store);
-    for ((outcome, (id, kind, origin, producer)), (line, claim, envelope)) in
+    for ((outcome, (id, kind, origin, producer)), (line, claim, envelope, signer)) in
         outcomes.into_iter().zip(summaries).zip(shown)
     {
         match outcome {
@@ -449,6 +528,7 @@ fn append(
                     kind,
                     origin,
                     producer,
+                    signer,
                     status,
                     claim: dry_run.then_some(claim),
                     envelope,
@@ -645,7 +725,7 @@ pub fn parse_batch(source: &str, text: &[u8]) -> Result<Vec<Entry>, Failure> {
         let claim: ShortClaim = serde_json::from_value(value).map_err(|e| {
             Failure::Usage(format!(
                 "{source} line {n}: {e} (a line holds text, kind, predicate, anchor, \
-                 depends_on, target, evidence, producer, session, timestamp)"
+                 depends_on, target, evidence, producer, session, timestamp, signer)"
             ))
         })?;
         out.push(Entry { line: n, claim });

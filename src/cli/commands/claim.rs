@@ -49,11 +49,16 @@ pub struct ClaimArgs {
     /// artifact-digest:DIGEST, external-attestation:URI
     #[arg(long, value_name = "KIND[:DIGEST|:EXIT|:URI]")]
     pub evidence: Vec<String>,
-    /// The private key that signs (PEM PKCS#8); the store must trust it, and its role there
-    /// gives the origin: agent → agent-asserted, harness → harness-observed, human →
-    /// human-asserted
-    #[arg(long, env = "ELENCH_KEY", value_name = "KEY.pem")]
-    pub key: PathBuf,
+    /// The private key that signs (PEM PKCS#8; also ELENCH_KEY); the store must trust it, and
+    /// its role there gives the origin: agent → agent-asserted, harness → harness-observed,
+    /// human → human-asserted. Repeatable: a claim is then signed by the first key, or by
+    /// the one --signer (or a batch line's "signer") names; a verification or a
+    /// residue-acceptance by the key of the role it needs, when the first lacks it
+    #[arg(long, env = "ELENCH_KEY", value_name = "KEY.pem", required = true)]
+    pub key: Vec<PathBuf>,
+    /// Which of the --key keys signs: its name in the store, its role, or its keyid
+    #[arg(long, value_name = "NAME|ROLE|KEYID")]
+    pub signer: Option<String>,
     /// Who made the claim (origin.producer.id; default ELENCH_PRODUCER, else the key's name
     /// in the store)
     #[arg(long, value_name = "ID")]
@@ -71,10 +76,11 @@ pub struct ClaimArgs {
     #[arg(long)]
     pub id_only: bool,
     /// Claims as JSON Lines, one a line, in the short form {"text", "kind", "predicate",
-    /// "anchor", "depends_on", "target", "evidence", "producer", "session", "timestamp"};
+    /// "anchor", "depends_on", "target", "evidence", "producer", "session", "timestamp",
+    /// "signer"};
     /// "@N" in depends_on or target names line N's claim. `-` reads stdin. All are appended
     /// as one group, or none
-    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["text", "kind", "predicate", "anchor", "depends_on", "target", "evidence", "timestamp"])]
+    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["text", "kind", "predicate", "anchor", "depends_on", "target", "evidence", "timestamp", "signer"])]
     pub batch: Option<String>,
 }
 
@@ -121,6 +127,7 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
                 producer: None,
                 session: None,
                 timestamp: a.timestamp,
+                signer: a.signer.clone(),
             };
             (
                 vec![Entry {
@@ -131,9 +138,15 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
             )
         }
     };
-    let key_path = a.key.display().to_string();
-    let pem = read_key_file(&a.key)?;
-    let key = read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path)))?;
+    let keys = a
+        .key
+        .iter()
+        .map(|path| {
+            let pem = read_key_file(path)?;
+            read_signing_key_pem(&pem)
+                .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let producer = match a.producer {
         Some(p) => Some(p),
         None => producer_from_env()?,
@@ -145,7 +158,7 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
         ClaimRequest {
             claims,
             batch,
-            key,
+            keys,
             at: a.at,
             producer,
             session: a.session,
@@ -181,8 +194,13 @@ fn render(out: ClaimOutput, warnings: Vec<Warning>) -> Result<Report, Failure> {
         let status = c.status.map(|s| format!(", {s}")).unwrap_or_default();
         let _ = writeln!(
             text,
-            "{place}{would}{} {} ({} {}, by {}{status})",
-            c.effect, c.id, c.kind, c.origin, c.producer
+            "{place}{would}{} {} ({} {}, by {}, key {}{status})",
+            c.effect,
+            c.id,
+            c.kind,
+            c.origin,
+            c.producer,
+            &c.signer[..c.signer.len().min(12)]
         );
         if out.dry_run {
             for (what, v) in [("claim", &c.claim), ("envelope", &c.envelope)] {
