@@ -242,11 +242,25 @@ fn render(out: ClaimOutput, warnings: Vec<Warning>) -> Result<Report, Failure> {
     if let (Some(id), Value::Object(m)) = (single, &mut data) {
         m.insert("id".into(), json!(id));
     }
+    // The call as a whole, as `add` says it (the CLI Agent Spec's `effect`).
+    let effect = if out.created > 0 {
+        "created"
+    } else if out.merged > 0 {
+        "updated"
+    } else {
+        "noop"
+    };
+    let effect = match (out.dry_run, effect) {
+        (true, "created") => "would_create",
+        (true, "updated") => "would_update",
+        (_, e) => e,
+    };
+    if let Value::Object(m) = &mut data {
+        m.insert("effect".into(), json!(effect));
+    }
     let mut report = Report::new(data, text);
     report.warnings = warnings;
-    if out.dry_run {
-        report.meta.insert("dry_run".into(), json!(true));
-    }
+    report.meta.insert("dry_run".into(), json!(out.dry_run));
     report.failure = failure;
     Ok(report)
 }
