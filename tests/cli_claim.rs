@@ -843,3 +843,51 @@ fn a_bad_batch_line_appends_nothing_and_names_line_and_field() {
         );
     }
 }
+
+#[test]
+fn arguments_that_are_no_claim_or_two_anchors_append_nothing() {
+    let w = World::new();
+    let store = w.store("s");
+    w.claim_id(&store, &w.keys.agent, &["x"]);
+    // A path where an id belongs is refused before anything is looked up.
+    let err = refused(
+        &w,
+        &store,
+        &w.keys.agent,
+        &["y", "--depends-on", "../cl_0000"],
+        2,
+        "INVALID_AGENT_INPUT",
+    );
+    assert_eq!(err["rejected_pattern"], json!("path_traversal"), "{err}");
+    // A claim has one anchor; a record needs a target; an assertion says something.
+    let err = refused(
+        &w,
+        &store,
+        &w.keys.agent,
+        &["y", "--anchor", "src/lib.rs:1", "--anchor", "src/lib.rs:2"],
+        2,
+        "BAD_ARGUMENTS",
+    );
+    assert!(
+        err["message"].as_str().unwrap().contains("one anchor"),
+        "{err}"
+    );
+    refused(
+        &w,
+        &store,
+        &w.keys.agent,
+        &["y", "--kind", "falsification"],
+        2,
+        "SCHEMA_VIOLATION",
+    );
+    refused(&w, &store, &w.keys.agent, &["  "], 2, "SCHEMA_VIOLATION");
+    // A file the tree does not hold cannot be anchored.
+    refused(
+        &w,
+        &store,
+        &w.keys.agent,
+        &["y", "--anchor", "src/nope.rs"],
+        2,
+        "IO_ERROR",
+    );
+}

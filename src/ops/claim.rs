@@ -256,7 +256,7 @@ pub fn claim(
         };
         if let Some(r) = draft::shape_problem(
             kind,
-            c.text.is_some(),
+            c.text.as_deref().is_some_and(|t| !t.trim().is_empty()),
             c.predicate.is_some(),
             c.target.len(),
         ) {

@@ -56,7 +56,8 @@ pub struct ClaimArgs {
     /// residue-acceptance by the key of the role it needs, when the first lacks it
     #[arg(long, env = "ELENCH_KEY", value_name = "KEY.pem", required = true)]
     pub key: Vec<PathBuf>,
-    /// Which of the --key keys signs: its name in the store, its role, or its keyid
+    /// Which of the --key keys signs: its name in the store, its role, or its keyid (8 or
+    /// more of its first hex digits)
     #[arg(long, value_name = "NAME|ROLE|KEYID")]
     pub signer: Option<String>,
     /// Who made the claim (origin.producer.id; default ELENCH_PRODUCER, else the key's name
@@ -78,8 +79,8 @@ pub struct ClaimArgs {
     /// Claims as JSON Lines, one a line, in the short form {"text", "kind", "predicate",
     /// "anchor", "depends_on", "target", "evidence", "producer", "session", "timestamp",
     /// "signer"};
-    /// "@N" in depends_on or target names line N's claim. `-` reads stdin. All are appended
-    /// as one group, or none
+    /// "@N" in depends_on or target names line N's claim. `-` reads stdin (at most 64 KiB;
+    /// a larger batch goes in a file). All are appended as one group, or none
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["text", "kind", "predicate", "anchor", "depends_on", "target", "evidence", "timestamp", "signer"])]
     pub batch: Option<String>,
 }
