@@ -204,11 +204,14 @@ fn render(out: ClaimOutput, warnings: Vec<Warning>) -> Result<Report, Failure> {
             &c.signer[..c.signer.len().min(12)]
         );
         if out.dry_run {
-            for (what, v) in [("claim", &c.claim), ("envelope", &c.envelope)] {
-                if let Some(v) = v {
-                    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
-                    let _ = writeln!(text, "{what}:\n{pretty}");
-                }
+            if let Some(claim) = &c.claim {
+                let pretty = serde_json::to_string_pretty(claim).unwrap_or_default();
+                let _ = writeln!(text, "claim:\n{pretty}");
+            }
+            // The envelope as one line, the exact bytes `claim` would append (what `sign -o`
+            // would write), so it can be saved and added as it is.
+            if let Some(envelope) = &c.envelope {
+                let _ = writeln!(text, "envelope:\n{envelope}");
             }
         }
     }
