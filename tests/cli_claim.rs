@@ -891,3 +891,21 @@ fn arguments_that_are_no_claim_or_two_anchors_append_nothing() {
         "IO_ERROR",
     );
 }
+
+#[test]
+fn a_claim_larger_than_an_envelope_may_be_is_too_large_and_appends_nothing() {
+    let w = World::new();
+    let store = w.store("s");
+    let line = json!({"text": "big", "producer": "p".repeat(1_100_000)});
+    let path = w.dir().join("big.jsonl");
+    std::fs::write(&path, format!("{{\"text\":\"small\"}}\n{line}\n")).unwrap();
+    let err = refused(
+        &w,
+        &store,
+        &w.keys.agent,
+        &["--batch", p(&path)],
+        2,
+        "TOO_LARGE",
+    );
+    assert_eq!(err["line"], json!(2), "{err}");
+}
