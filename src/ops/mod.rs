@@ -8,6 +8,7 @@
 pub mod add;
 pub mod blast;
 pub mod check;
+pub mod claim;
 pub mod context;
 pub mod error;
 pub mod gate;

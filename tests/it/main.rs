@@ -16,6 +16,7 @@ mod check_runners;
 mod cli_anchor;
 mod cli_blast;
 mod cli_check;
+mod cli_claim;
 mod cli_edges;
 mod cli_gate;
 mod cli_hardening;
