@@ -35,6 +35,10 @@ impl fmt::Display for Exit {
 
 /// Declares [`Code`]: each code's variant, its UPPER_SNAKE name, its exit class and what to
 /// do about it (`error.suggestion`).
+///
+/// A new code gets a row here and one in docs/errors.md, in the same place and with the same
+/// exit class and "what to do" (links reduced to their text); `tests/it/docs.rs` says where
+/// the two differ.
 macro_rules! codes {
     ($( $variant:ident = $name:literal, $exit:expr, $suggestion:literal; )*) => {
         /// Every stable, UPPER_SNAKE code elench reports: errors, warnings, the problems `fsck`
@@ -136,6 +140,8 @@ codes! {
         r#"Copy the store somewhere writable, or run the command where the store can be written"#;
     StoreFormatTooNew = "STORE_FORMAT_TOO_NEW", Exit::Status(4),
         r#"Upgrade elench"#;
+    StoreMigrationUnavailable = "STORE_MIGRATION_UNAVAILABLE", Exit::Status(4),
+        r#"Migrate once with a build that has it: `cargo install elench --features layout1` (or `cargo run --release --features layout1 -- fsck --store PATH` in the source tree); every build opens the store afterwards"#;
     StoreCorrupt = "STORE_CORRUPT", Exit::Status(4),
         r#"Run `elench fsck`, then `elench fsck --repair` to quarantine from the first bad record on; pull the lost envelopes again from a remote or an export"#;
     IndexDamaged = "INDEX_DAMAGED", Exit::Status(4),
@@ -209,6 +215,8 @@ codes! {
     ConformanceCasesFailed = "CONFORMANCE_CASES_FAILED", Exit::Status(4),
         r#"Read `data.failed_cases` and `data.error_cases`"#;
     // Warnings
+    MissingPremise = "MISSING_PREMISE", Exit::Unchanged,
+        r#"Add the premise when you have it (until then `status` lists it in `missing_premises`); if the id was mistyped, make the claim again with the right one"#;
     DanglingReference = "DANGLING_REFERENCE", Exit::Unchanged,
         r#"Add the missing claim when you have it; until then `status` lists it as a missing premise"#;
     UnverifiedSignature = "UNVERIFIED_SIGNATURE", Exit::Unchanged,

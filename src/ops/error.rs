@@ -474,6 +474,10 @@ impl From<crate::store::StoreError> for Failure {
                 code: Code::StoreFormatTooNew.as_str(),
                 message: e.to_string(),
             },
+            E::MigrationUnavailable(_) => Failure::Precondition {
+                code: "STORE_MIGRATION_UNAVAILABLE",
+                message: e.to_string(),
+            },
             E::Invalid(..) | E::Io { .. } => Failure::Precondition {
                 code: Code::StoreInvalid.as_str(),
                 message: format!("cannot use the store: {e}"),
