@@ -87,6 +87,9 @@ pub enum Command {
     Verify(commands::verify::VerifyArgs),
     /// Verify envelopes and append the accepted ones to the log
     Add(commands::add::AddArgs),
+    /// Build, sign and append a claim in one call: anchor from the tree, id prefixes
+    /// expanded, origin from the key's role (or a chain of claims with --batch)
+    Claim(commands::claim::ClaimArgs),
     /// Fold the log: each claim's standing, and why
     #[command(override_usage = "elench status [OPTIONS] <ID>...\n       \
                                 elench status [OPTIONS] --all [--limit N] [--cursor C]")]
@@ -148,6 +151,7 @@ impl Command {
             Command::Verify(_) => "verify",
             Command::Init(_) => "init",
             Command::Add(_) => "add",
+            Command::Claim(_) => "claim",
             Command::Status(_) => "status",
             Command::Blast(_) => "blast",
             Command::Show(_) => "show",
@@ -392,6 +396,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Verify(a) => commands::verify::run(a, g),
         Command::Init(a) => commands::init::run(a, g),
         Command::Add(a) => commands::add::run(a, g).map(add_effect),
+        Command::Claim(a) => commands::claim::run(a, g),
         Command::Status(a) => commands::status::run(a, g),
         Command::Blast(a) => commands::blast::run(a, g),
         Command::Show(a) => commands::show::run(a, g),

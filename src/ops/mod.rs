@@ -5,6 +5,7 @@
 //! caller passes in. The CLI (`cli`) and the MCP server (`mcp`) are thin layers over this
 //! module: arguments in, one call here, output out.
 
+pub mod claim;
 pub mod error;
 pub mod observer;
 
