@@ -65,13 +65,7 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path).map_err(|e| Failure::io(path.display(), e))
 }
 
-/// The text of a key file: unreadable is IO_ERROR, not text is BAD_KEY naming the file.
-pub fn read_key_file(path: &Path) -> Result<String, Failure> {
-    let bytes = std::fs::read(path).map_err(|e| Failure::io(path.display(), e))?;
-    crate::keys::pem::pem_text(&bytes)
-        .map(str::to_owned)
-        .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))
-}
+pub use crate::ops::keys::read_key_file;
 
 /// How an input is named in output.
 pub fn display_source(path: &str) -> String {

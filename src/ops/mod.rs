@@ -5,9 +5,13 @@
 //! caller passes in. The CLI (`cli`) and the MCP server (`mcp`) are thin layers over this
 //! module: arguments in, one call here, output out.
 
+pub mod check;
 pub mod claim;
 pub mod error;
+pub mod keys;
 pub mod observer;
+pub mod stop;
 
 pub use error::Failure;
 pub use observer::{Collected, Observer, Progress, Silent};
+pub use stop::{Never, Stop};
