@@ -6,6 +6,8 @@ use super::tools::{BlastIn, CheckIn, ClaimIn, ClaimsForIn, GateIn, LogIn, ShowIn
 use super::Config;
 use crate::anchor::{Anchor, Resolver};
 use crate::fold::Fold;
+use crate::ops::check::CheckInput;
+use crate::ops::claim::{ClaimRequest, ShortClaim};
 use crate::ops::{Failure, Observer};
 use crate::store::Store;
 use serde_json::{json, Value};
@@ -273,14 +275,86 @@ pub fn gate(config: &Config, a: GateIn, observer: &dyn Observer) -> Result<Value
     }))
 }
 
-pub fn claim(_config: &Config, _a: ClaimIn, _observer: &dyn Observer) -> Result<Value, Failure> {
-    Err(Failure::Internal(
-        "claim: not built yet (waits for ops::claim)".into(),
-    ))
+pub fn claim(config: &Config, a: ClaimIn, observer: &dyn Observer) -> Result<Value, Failure> {
+    let key = config.key.as_ref().ok_or_else(|| {
+        Failure::Internal(
+            "claim is served only with a key; the tool list should not have it".into(),
+        )
+    })?;
+    let short = ShortClaim {
+        text: a.text,
+        kind: a.kind,
+        predicate: a.predicate,
+        anchor: a.anchor,
+        depends_on: a.depends_on,
+        target: a.target,
+        evidence: a.evidence,
+        // The producer and the signer are the server's, never the call's.
+        producer: None,
+        session: a.session,
+        timestamp: a.timestamp,
+        signer: None,
+    };
+    let mut request = ClaimRequest::numbered(vec![short], key.key.clone());
+    request.at = Some(config.at.clone());
+    request.producer = config.producer.clone();
+    request.dry_run = a.dry_run;
+    let store = open(config, observer)?;
+    let out = crate::ops::claim::claim(&store, request, observer)?;
+    if let Some(r) = out.rejections.first() {
+        return Err(Failure::Invalid {
+            code: r.code,
+            message: format!("the store refused the claim: {}", r.message),
+        });
+    }
+    let row = out
+        .claims
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::Internal("claim: one claim asked, none made".into()))?;
+    let mut v = serde_json::to_value(&row).map_err(|e| internal("claim", e))?;
+    if let Value::Object(m) = &mut v {
+        m.remove("source");
+        m.remove("line");
+        m.insert("dry_run".into(), json!(out.dry_run));
+    }
+    Ok(v)
 }
 
-pub fn check(_config: &Config, _a: CheckIn, _observer: &dyn Observer) -> Result<Value, Failure> {
-    Err(Failure::Internal(
-        "check: not built yet (waits for ops::check)".into(),
-    ))
+pub fn check(config: &Config, a: CheckIn, observer: &dyn Observer) -> Result<Value, Failure> {
+    let key = config
+        .harness_key
+        .as_ref()
+        .ok_or_else(|| Failure::Internal("check is served only with --harness-key".into()))?;
+    if a.ids.is_empty() && !a.all {
+        return Err(Failure::Usage(
+            "check: give ids, or all: true for every predicate claim that applies".into(),
+        ));
+    }
+    if !a.ids.is_empty() && a.all {
+        return Err(Failure::Usage(
+            "check: give ids or all: true, not both".into(),
+        ));
+    }
+    let mut input = CheckInput::new(a.ids, key.path.clone());
+    input.all = a.all;
+    input.at = Some(config.at.clone());
+    input.force = a.force;
+    if let Some(t) = a.timeout {
+        input.claim_timeout = std::time::Duration::from_secs_f64(t);
+    }
+    if let Some(r) = a.repeat {
+        input.repeat = r;
+    }
+    let out = crate::ops::check::check(
+        Some(&config.store),
+        config.wait,
+        &input,
+        observer,
+        &crate::ops::Never,
+    )?;
+    if let Some(f) = out.stopped {
+        return Err(f);
+    }
+    serde_json::to_value(&out).map_err(|e| internal("check", e))
 }

@@ -41,6 +41,8 @@ pub struct Config {
     pub key: Option<Signer>,
     /// Signs what `check` records; without it `check` is not served.
     pub harness_key: Option<Signer>,
+    /// `origin.producer.id` of what `claim` records (None: the key's name in the store).
+    pub producer: Option<String>,
     /// The tree anchors, `claims_for`, `check` and `gate` read.
     pub at: PathBuf,
     /// Serve only the tools that change nothing.

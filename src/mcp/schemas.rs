@@ -333,11 +333,23 @@ pub fn claim_output() -> Value {
     output(
         json!({
             "id": id(),
-            "effect": {"type": "string", "enum": ["created", "noop", "would_create"]},
-            "status": status(),
-            "claim": {"type": "object", "description": "The claim as signed"}
+            "effect": {"type": "string", "enum": ["created", "merged", "noop"],
+                       "description": "created: a new claim; merged: a new signature on a \
+                                       stored claim; noop: stored already. In a dry run, \
+                                       what the append would do"},
+            "status": {"anyOf": [status(), {"type": "null"}],
+                       "description": "Its status after the append (null in a dry run)"},
+            "kind": {"type": "string", "enum": KINDS},
+            "origin": {"type": "string"},
+            "producer": {"type": "string"},
+            "signer": {"type": "string", "description": "The keyid that signed it"},
+            "dry_run": {"type": "boolean"},
+            "claim": {"type": "object", "description": "The claim as signed (dry run)"},
+            "envelope": {"type": "object", "description": "The signed envelope (dry run)"}
         }),
-        &["id", "effect"],
+        &[
+            "id", "effect", "status", "kind", "origin", "producer", "signer", "dry_run",
+        ],
     )
 }
 
@@ -368,14 +380,18 @@ pub fn check_output() -> Value {
                 "properties": {
                     "id": id(),
                     "outcome": {"type": "string", "enum": ["verified", "falsified",
-                                "inconclusive", "not-applicable", "unchanged"]},
+                                "inconclusive", "not-applicable", "unchanged", "flaky"]},
                     "reason": {"type": ["string", "null"]},
                     "record": {"anyOf": [id(), {"type": "null"}]}
                 },
                 "required": ["id", "outcome", "record"]
-            }}
+            }},
+            "tree": {"type": "string", "description": "The checked tree's id"},
+            "hermeticity": {"type": "string", "enum": ["container", "none"]},
+            "counts": {"type": "object"},
+            "effect": {"type": "string", "enum": ["created", "noop"]}
         }),
-        &["checked"],
+        &["checked", "tree", "counts", "effect"],
     )
 }
 

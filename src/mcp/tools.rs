@@ -194,19 +194,20 @@ pub struct LogIn {
     pub cursor: Option<String>,
 }
 
-/// DESIGN 12's short form of a claim; the signer, origin and producer are the server's.
+/// DESIGN 12's short form of one claim. The signer, origin and producer are the server's:
+/// there is no field for them, and a call naming one is refused by the input schema.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClaimIn {
     pub text: Option<String>,
-    pub kind: Option<String>,
+    pub kind: Option<crate::claim::Kind>,
     pub predicate: Option<String>,
     pub anchor: Vec<String>,
     pub depends_on: Vec<String>,
     pub target: Vec<String>,
     pub evidence: Vec<String>,
     pub session: Option<String>,
-    pub timestamp: Option<u64>,
+    pub timestamp: Option<i64>,
     pub dry_run: bool,
 }
 

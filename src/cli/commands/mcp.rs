@@ -30,6 +30,10 @@ pub struct McpArgs {
     /// working directory)
     #[arg(long, value_name = "DIR")]
     pub at: Option<PathBuf>,
+    /// Who makes the claims the `claim` tool records (origin.producer.id; default
+    /// ELENCH_PRODUCER, else the key's name in the store)
+    #[arg(long, value_name = "ID")]
+    pub producer: Option<String>,
     /// Serve only the tools that change nothing (claims_for, status, blast, show, log, gate)
     #[arg(long)]
     pub read_only: bool,
@@ -66,6 +70,18 @@ fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
         )));
     }
     Ok(dir)
+}
+
+/// `ELENCH_PRODUCER`, when set to something (as `elench claim` reads it).
+fn producer_from_env() -> Result<Option<String>, Failure> {
+    match std::env::var("ELENCH_PRODUCER") {
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Failure::Usage(
+            "ELENCH_PRODUCER is not text: unset it or give --producer ID".into(),
+        )),
+    }
 }
 
 pub fn run(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
@@ -117,6 +133,10 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
         wait: Duration::from_secs(g.wait),
         key,
         harness_key,
+        producer: match a.producer {
+            Some(p) => Some(p),
+            None => producer_from_env()?,
+        },
         at: tree_dir(a.at.as_deref())?,
         read_only: a.read_only,
     };
