@@ -414,18 +414,27 @@ fn a_chain_of_three_claims_then_status_blast_and_claims_for() {
     assert_eq!(x["id"], json!(a_id), "{about}");
     assert_eq!(x["applies"], "anchored", "{about}");
     assert_eq!(x["status"], "unevaluated", "{about}");
-    assert_eq!(x["path"], "src/lib.rs", "{about}");
-    assert_eq!(x["range"], json!([1, 3]), "{about}");
-    // A folder and a glob name it too; another path does not.
-    for paths in [json!(["src"]), json!(["src/*.rs"]), json!(["src/"])] {
+    assert_eq!(x["resolved"]["path"], "src/lib.rs", "{about}");
+    assert_eq!(x["resolved"]["range"], json!([1, 3]), "{about}");
+    assert_eq!(x["text"], "parse reads the first byte", "{about}");
+    // Its folder names it too; another path does not.
+    for paths in [json!(["src"]), json!(["src/"]), json!(["./src/lib.rs"])] {
         let r = c.ok("claims_for", json!({ "paths": paths }));
+        assert_eq!(r["claims"].as_array().unwrap().len(), 1, "{paths}: {r}");
         assert_eq!(r["claims"][0]["id"], json!(a_id), "{paths}: {r}");
     }
     let none = c.ok("claims_for", json!({"paths": ["README"]}));
     assert_eq!(none["claims"], json!([]), "{none}");
-    // The whole tree: all three (the other two speak of this whole tree).
+    // Every claim: all three, a page at a time.
     let all = c.ok("claims_for", json!({}));
     assert_eq!(all["claims"].as_array().unwrap().len(), 3, "{all}");
+    let first = c.ok("claims_for", json!({"limit": 2}));
+    assert_eq!(first["pagination"]["has_more"], json!(true), "{first}");
+    let rest = c.ok(
+        "claims_for",
+        json!({"limit": 2, "cursor": first["pagination"]["next_cursor"].clone()}),
+    );
+    assert_eq!(rest["claims"].as_array().unwrap().len(), 1, "{rest}");
 
     let shown = c.ok("show", json!({"id": &c_id[..12]}));
     assert_eq!(shown["id"], json!(c_id), "{shown}");

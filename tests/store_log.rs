@@ -911,18 +911,25 @@ fn fsck_and_reindex_report_progress_up_to_the_last_record() {
 /// What a progress listener heard: what was being done, and how many records were applied.
 type Heard = std::sync::Arc<std::sync::Mutex<Vec<(String, u64)>>>;
 
-thread_local! {
-    /// Where [`listen_on_this_thread`] writes what it hears; only the test that sets it
-    /// listens, so stores other tests open meanwhile are not heard.
-    static HEARD: std::cell::RefCell<Option<Heard>> = const { std::cell::RefCell::new(None) };
+/// Hears a store's progress into `heard` and keeps its warnings.
+#[derive(Default)]
+struct Listener {
+    heard: Heard,
+    warned: elench::ops::Collected,
 }
 
-fn listen_on_this_thread(what: &str) -> Option<elench::store::Progress> {
-    let sink = HEARD.with(|h| h.borrow().clone())?;
-    let what = what.to_owned();
-    Some(Box::new(move |n| {
-        sink.lock().unwrap().push((what.clone(), n))
-    }))
+impl elench::ops::Observer for Listener {
+    fn warn(&self, code: &str, message: String) {
+        elench::ops::Observer::warn(&self.warned, code, message);
+    }
+
+    fn progress(&self, what: &str, _total: Option<u64>) -> Option<elench::ops::Progress> {
+        let sink = self.heard.clone();
+        let what = what.to_owned();
+        Some(Box::new(move |n| {
+            sink.lock().unwrap().push((what.clone(), n))
+        }))
+    }
 }
 
 /// Opening a store whose index is gone, or in an older format, rebuilds it and says how far
@@ -949,11 +956,14 @@ fn a_rebuild_on_open_reports_progress_up_to_the_last_record() {
             .unwrap();
         assert!(records >= 30, "{records}");
         make(&store);
-        let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        HEARD.with(|h| *h.borrow_mut() = Some(heard.clone()));
-        elench::store::report_rebuilds_to(Some(listen_on_this_thread));
-        let s = elench::store::Store::open(&store, std::time::Duration::from_secs(5)).unwrap();
-        HEARD.with(|h| *h.borrow_mut() = None);
+        let listener = std::sync::Arc::new(Listener::default());
+        let s = elench::store::Store::open_with(
+            &store,
+            std::time::Duration::from_secs(5),
+            listener.clone(),
+        )
+        .unwrap();
+        let heard = listener.heard.clone();
         assert_eq!(s.meta().unwrap().head.records, records, "{damage}");
         let heard = std::mem::take(&mut *heard.lock().unwrap());
         let counts: Vec<u64> = heard.iter().map(|(_, n)| *n).collect();
@@ -968,7 +978,7 @@ fn a_rebuild_on_open_reports_progress_up_to_the_last_record() {
             heard.iter().all(|(what, _)| what == "rebuilding the index"),
             "{damage}: {heard:?}"
         );
-        let warned = elench::store::take_warnings();
+        let warned = listener.warned.take();
         assert!(
             warned.iter().any(|(code, _)| code == "INDEX_REBUILT"),
             "{damage}: {warned:?}"

@@ -6,7 +6,6 @@
 //! which store it appends to and which tree it reads are fixed when it starts ([`Config`]),
 //! never taken from a tool's input.
 
-mod adapters;
 pub mod schemas;
 mod server;
 pub mod tools;

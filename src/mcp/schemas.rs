@@ -140,42 +140,73 @@ fn claim_status() -> Value {
     })
 }
 
+fn pagination() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "total": {"type": ["integer", "null"]},
+            "returned": {"type": "integer"},
+            "truncated": {"type": "boolean"},
+            "has_more": {"type": "boolean"},
+            "next_cursor": {"type": ["string", "null"],
+                            "description": "Give it as cursor for the next page"}
+        },
+        "required": ["returned", "has_more", "next_cursor"]
+    })
+}
+
+fn limit() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": 10000,
+           "description": "How many items (default 20)"})
+}
+
+fn cursor() -> Value {
+    json!({"type": "string",
+           "description": "Where to go on: the next_cursor of the previous page"})
+}
+
 pub fn claims_for_input() -> Value {
     input(
         json!({
             "paths": text_list(
-                "Paths in the tree, relative to its top (a file, a folder, or a glob such as \
-                 src/**/*.rs); claims about any of them. Absent or empty: every claim about \
-                 the tree"),
-            "status": {"type": "array", "items": status(),
-                       "description": "Only claims with one of these statuses"},
+                "Files or folders of the tree, relative to its top (src/lib.rs, src); the \
+                 claims anchored in any of them. Absent or empty: every claim"),
+            "limit": limit(),
+            "cursor": cursor(),
         }),
         &[],
     )
 }
 
 pub fn claims_for_output() -> Value {
+    let mut row = claim_status();
+    row["properties"]["applies"] = json!({"type": "string", "enum": APPLIES});
+    row["properties"]["resolved"] = json!({
+        "description": "Where its lines are in this tree (null unless it applies)",
+        "anyOf": [{"type": "null"}, {
+            "type": "object",
+            "properties": {
+                "path": {"type": ["string", "null"]},
+                "range": {"type": ["array", "null"], "items": {"type": "integer"},
+                          "minItems": 2, "maxItems": 2}
+            },
+            "required": ["path", "range"]
+        }]
+    });
+    row["properties"]["anchor_path"] = json!({"type": ["string", "null"],
+                                              "description": "The path its anchor names"});
+    if let Some(req) = row["required"].as_array_mut() {
+        req.push(json!("applies"));
+        req.push(json!("resolved"));
+    }
     output(
         json!({
             "tree": {"type": "string", "description": "The tree's id (git's SHA-256 tree id)"},
-            "count": {"type": "integer", "minimum": 0},
-            "claims": {"type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "id": id(),
-                    "status": status(),
-                    "kind": {"type": "string", "enum": KINDS},
-                    "applies": {"type": "string", "enum": APPLIES},
-                    "path": {"type": ["string", "null"],
-                             "description": "Where its lines are in this tree (or were, when stale)"},
-                    "range": {"type": ["array", "null"], "items": {"type": "integer"},
-                              "minItems": 2, "maxItems": 2},
-                    "text": {"type": ["string", "null"]}
-                },
-                "required": ["id", "status", "kind", "applies", "path"]
-            }}
+            "as_of": {"type": "integer", "minimum": 0},
+            "claims": {"type": "array", "items": row},
+            "pagination": pagination()
         }),
-        &["tree", "claims"],
+        &["tree", "claims", "as_of", "pagination"],
     )
 }
 
@@ -244,7 +275,14 @@ pub fn blast_output() -> Value {
 }
 
 pub fn show_input() -> Value {
-    input(json!({"id": id_or_prefix("The claim")}), &["id"])
+    input(
+        json!({
+            "id": id_or_prefix("The claim"),
+            "evidence": {"type": "boolean",
+                         "description": "Also the evidence blobs it names (check's transcripts)"}
+        }),
+        &["id"],
+    )
 }
 
 pub fn show_output() -> Value {
@@ -255,22 +293,15 @@ pub fn show_output() -> Value {
             "claim": {"type": "object", "description": "The claim as signed"},
             "signers": {"type": "array", "items": {"type": "object"}},
             "status": status(),
-            "history": {"type": "array", "items": {"type": "object"}}
+            "history": {"type": "array", "items": {"type": "object"}},
+            "evidence": {"type": "array", "items": {"type": "object"}}
         }),
         &["id", "claim", "signers", "status", "history"],
     )
 }
 
 pub fn log_input() -> Value {
-    input(
-        json!({
-            "limit": {"type": "integer", "minimum": 1, "maximum": 10000,
-                      "description": "How many entries (default 20)"},
-            "cursor": {"type": "string",
-                       "description": "Where to go on: the next_cursor of the previous page"}
-        }),
-        &[],
-    )
+    input(json!({"limit": limit(), "cursor": cursor()}), &[])
 }
 
 pub fn log_output() -> Value {
@@ -286,17 +317,7 @@ pub fn log_output() -> Value {
                 },
                 "required": ["seq", "id", "kind", "origin", "producer"]
             }},
-            "pagination": {
-                "type": "object",
-                "properties": {
-                    "total": {"type": ["integer", "null"]},
-                    "returned": {"type": "integer"},
-                    "truncated": {"type": "boolean"},
-                    "has_more": {"type": "boolean"},
-                    "next_cursor": {"type": ["string", "null"]}
-                },
-                "required": ["returned", "has_more", "next_cursor"]
-            }
+            "pagination": pagination()
         }),
         &["entries", "pagination"],
     )

@@ -183,10 +183,10 @@ impl ServerHandler for Server {
         let served_tools = self.tools.clone();
         // The library blocks (the store, the sandbox): off the protocol's thread.
         let outcome = tokio::task::spawn_blocking(move || {
-            let observer = Collected::default();
+            let observer = Arc::new(Collected::default());
             let served = &served_tools[name.as_str()];
             let result = check_input(served, &args)
-                .and_then(|()| tools::call(&config, served.def.name, args, &observer));
+                .and_then(|()| tools::call(&config, served.def.name, args, observer.clone()));
             (result, observer.take())
         })
         .await;
