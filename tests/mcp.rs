@@ -691,3 +691,41 @@ fn a_server_that_cannot_work_says_so_on_stderr_and_nothing_on_stdout() {
         assert!(!out.stderr.is_empty(), "{args:?}");
     }
 }
+
+#[test]
+fn a_cancelled_check_stops_between_claims_and_keeps_what_it_recorded() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let ids: Vec<String> = (0..3)
+        .map(|n| {
+            let made = c.ok(
+                "claim",
+                json!({"text": format!("slow {n}"), "predicate": "run(\"sleep 3\").exit == 0"}),
+            );
+            made["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    // The check is sent, and cancelled while its first claim is evaluated.
+    c.next_id += 1;
+    let check_id = c.next_id;
+    c.send(
+        json!({"jsonrpc": "2.0", "id": check_id, "method": "tools/call",
+                  "params": {"name": "check", "arguments": {"ids": ids}}}),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": check_id, "reason": "the agent moved on"}}),
+    );
+    // The server still answers, and ends when the client does, the check stopped.
+    let log = c.ok("log", json!({}));
+    assert!(log["entries"].as_array().unwrap().len() >= 3, "{log}");
+    c.finish();
+    let (code, json) = elench(w.dir(), &with_store(&w.store, &["log", "--limit", "100"]));
+    assert_eq!(code, 0, "{json}");
+    let records = json["data"]["entries"].as_array().unwrap().len() - 3;
+    assert!(
+        records < 3,
+        "a cancelled check records no claim after the one in hand: {json}"
+    );
+}

@@ -169,7 +169,7 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if !self.tools.contains_key(name.as_str()) {
@@ -181,12 +181,17 @@ impl ServerHandler for Server {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let config = self.config.clone();
         let served_tools = self.tools.clone();
+        let cancelled = context.ct.clone();
         // The library blocks (the store, the sandbox): off the protocol's thread.
         let outcome = tokio::task::spawn_blocking(move || {
             let observer = Arc::new(Collected::default());
             let served = &served_tools[name.as_str()];
-            let result = check_input(served, &args)
-                .and_then(|()| tools::call(&config, served.def.name, args, observer.clone()));
+            // The client's notifications/cancelled for this call: a check stops between
+            // claims, keeping what it recorded, as on SIGINT.
+            let stop = move || cancelled.is_cancelled().then_some(libc::SIGINT);
+            let result = check_input(served, &args).and_then(|()| {
+                tools::call(&config, served.def.name, args, observer.clone(), &stop)
+            });
             (result, observer.take())
         })
         .await;

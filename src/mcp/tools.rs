@@ -10,7 +10,7 @@ use crate::ops::log::LogInput;
 use crate::ops::page::{PageRequest, Pagination};
 use crate::ops::show::ShowInput;
 use crate::ops::status::{ClaimsForInput, StatusInput};
-use crate::ops::{self, Context, Failure, Observer};
+use crate::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -262,12 +262,14 @@ pub struct GateIn {
 }
 
 /// Runs tool `name` with arguments that passed its input schema: one `ops` call, under a
-/// context fixed by the server's configuration; warnings go to `observer`.
+/// context fixed by the server's configuration; warnings go to `observer`, and a long
+/// operation (`check`) stops between claims once `stop` says so.
 pub fn call(
     config: &Config,
     name: &str,
     args: Value,
     observer: Arc<dyn Observer>,
+    stop: &dyn Stop,
 ) -> Result<Value, Failure> {
     // The store is opened by each call: another process may append between calls.
     let ctx = Context::new(Some(config.store.clone()), config.wait, observer);
@@ -326,7 +328,7 @@ pub fn call(
             Ok(with_pagination(to_json(name, &out)?, &out.pagination))
         }
         "claim" => claim(config, &ctx, read(name, args)?),
-        "check" => check(config, &ctx, read(name, args)?),
+        "check" => check(config, &ctx, read(name, args)?, stop),
         "gate" => gate(config, &ctx, read(name, args)?),
         _ => Err(Failure::Internal(format!("tool {name} has no handler"))),
     }
@@ -377,7 +379,7 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
     Ok(v)
 }
 
-fn check(config: &Config, ctx: &Context, a: CheckIn) -> Result<Value, Failure> {
+fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<Value, Failure> {
     let key = config.harness_key.as_ref().ok_or_else(|| {
         Failure::Internal("check is served only with --harness-key; it should not be listed".into())
     })?;
@@ -401,7 +403,7 @@ fn check(config: &Config, ctx: &Context, a: CheckIn) -> Result<Value, Failure> {
         config.wait,
         &input,
         ctx.observer(),
-        &ops::Never,
+        stop,
     )?;
     // Stopped part way: what was recorded stands in the log; the call failed.
     if let Some(f) = out.stopped {
