@@ -394,6 +394,11 @@ pub fn command_errors(command: &Command) -> Vec<ArgError> {
         Command::Status(a) => status::argument_errors(a),
         Command::Show(a) => common::claim_id_errors("<ID>", [&a.id]),
         Command::Blast(a) => common::claim_id_errors("<ID>", [&a.id]),
+        Command::Claim(a) => {
+            let mut errors = common::claim_id_errors("--depends-on", &a.depends_on);
+            errors.extend(common::claim_id_errors("--target", &a.target));
+            errors
+        }
         Command::Log(a) => a.page.argument_errors(),
         Command::Keys(KeysCommand::List(a)) => a.page.argument_errors(),
         Command::Keys(KeysCommand::Retire(a)) => keys::keyid_error(&a.keyid).into_iter().collect(),

@@ -65,16 +65,8 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path).map_err(|e| Failure::io(path.display(), e))
 }
 
+pub use crate::ops::add::display_source;
 pub use crate::ops::keys::read_key_file;
-
-/// How an input is named in output.
-pub fn display_source(path: &str) -> String {
-    if path == "-" {
-        "<stdin>".to_owned()
-    } else {
-        path.to_owned()
-    }
-}
 
 /// The one input of `sign` or `verify`: the path argument, or `--input-file PATH` (the CLI
 /// Agent Spec's name for it; clap lets only one of them through). `-` is stdin either way.

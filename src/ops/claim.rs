@@ -12,7 +12,7 @@ use super::{Failure, Observer};
 use crate::anchor::{self, Strategy};
 use crate::claim::draft::{self, Draft};
 use crate::claim::{is_claim_id, Kind, OriginKind};
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, MAX_ENVELOPE_BYTES};
 use crate::error::{Code, Rejection};
 use crate::fold::Fold;
 use crate::ingest::{seal, verify_for_store};
@@ -256,7 +256,7 @@ pub fn claim(
         };
         if let Some(r) = draft::shape_problem(
             kind,
-            c.text.is_some(),
+            c.text.as_deref().is_some_and(|t| !t.trim().is_empty()),
             c.predicate.is_some(),
             c.target.len(),
         ) {
@@ -428,11 +428,29 @@ fn stage(
     generation: u64,
 ) -> Result<Staged, Failure> {
     let bytes = envelope.as_bytes();
-    let (env, canonical) = Envelope::from_canonical(bytes).ok_or_else(|| {
-        Failure::Internal("an envelope elench signed is not in canonical form".into())
-    })?;
-    let accepted = verify_for_store(env, trust).map_err(|r| Failure::rejected(r, None))?;
-    let canonical = canonical.to_vec();
+    // A claim can be made larger than ingest takes (a long producer, much evidence): say so
+    // as `add` would, before anything is appended.
+    if bytes.len() > MAX_ENVELOPE_BYTES {
+        return Err(Failure::rejected(
+            Rejection::new(
+                Code::TooLarge,
+                format!(
+                    "the signed claim is {} bytes, more than the {MAX_ENVELOPE_BYTES} an \
+                     envelope may have: keep claims small, and cite large evidence by digest",
+                    bytes.len()
+                ),
+            ),
+            None,
+        ));
+    }
+    // The text `seal` writes is canonical; the fast reading takes it, and the full one is
+    // the same checks for anything it leaves.
+    let accepted = match Envelope::from_canonical(bytes) {
+        Some((env, _)) => verify_for_store(env, trust),
+        None => crate::ingest::verify_envelope(bytes, trust),
+    }
+    .map_err(|r| Failure::rejected(r, None))?;
+    let canonical = bytes.to_vec();
     Ok(Staged {
         digest: record::envelope_digest(&canonical),
         canonical,

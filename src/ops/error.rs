@@ -474,6 +474,10 @@ impl From<crate::store::StoreError> for Failure {
                 code: "STORE_FORMAT_TOO_NEW",
                 message: e.to_string(),
             },
+            E::MigrationUnavailable(_) => Failure::Precondition {
+                code: "STORE_MIGRATION_UNAVAILABLE",
+                message: e.to_string(),
+            },
             E::Invalid(..) | E::Io { .. } => Failure::Precondition {
                 code: "STORE_INVALID",
                 message: format!("cannot use the store: {e}"),

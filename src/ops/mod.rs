@@ -5,6 +5,7 @@
 //! caller passes in (in the [`Context`]). The CLI (`cli`) and the MCP server (`mcp`) are thin
 //! layers over this module: arguments in, one call here, output out.
 
+pub mod add;
 pub mod blast;
 pub mod check;
 pub mod claim;

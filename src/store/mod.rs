@@ -83,6 +83,10 @@ pub enum StoreError {
     FormatTooNew { found: u32, supported: u32 },
     #[error("store is damaged: {0}")]
     Corrupt(String),
+    /// A store of an older layout that this build has no migration for (layout 1 needs the
+    /// `layout1` feature). Nothing was changed.
+    #[error("{0}")]
+    MigrationUnavailable(String),
     /// A record of the log that is whole (checksums, chain) but cannot be used: it does not
     /// verify, is not canonical, or repeats an envelope.
     #[error("store is damaged: {0}; `elench fsck --repair` moves the damaged part aside")]

@@ -56,7 +56,8 @@ pub struct ClaimArgs {
     /// residue-acceptance by the key of the role it needs, when the first lacks it
     #[arg(long, env = "ELENCH_KEY", value_name = "KEY.pem", required = true)]
     pub key: Vec<PathBuf>,
-    /// Which of the --key keys signs: its name in the store, its role, or its keyid
+    /// Which of the --key keys signs: its name in the store, its role, or its keyid (8 or
+    /// more of its first hex digits)
     #[arg(long, value_name = "NAME|ROLE|KEYID")]
     pub signer: Option<String>,
     /// Who made the claim (origin.producer.id; default ELENCH_PRODUCER, else the key's name
@@ -78,8 +79,8 @@ pub struct ClaimArgs {
     /// Claims as JSON Lines, one a line, in the short form {"text", "kind", "predicate",
     /// "anchor", "depends_on", "target", "evidence", "producer", "session", "timestamp",
     /// "signer"};
-    /// "@N" in depends_on or target names line N's claim. `-` reads stdin. All are appended
-    /// as one group, or none
+    /// "@N" in depends_on or target names line N's claim. `-` reads stdin (at most 64 KiB;
+    /// a larger batch goes in a file). All are appended as one group, or none
     #[arg(long, value_name = "FILE|-", conflicts_with_all = ["text", "kind", "predicate", "anchor", "depends_on", "target", "evidence", "timestamp", "signer"])]
     pub batch: Option<String>,
 }
@@ -203,11 +204,14 @@ fn render(out: ClaimOutput, warnings: Vec<Warning>) -> Result<Report, Failure> {
             &c.signer[..c.signer.len().min(12)]
         );
         if out.dry_run {
-            for (what, v) in [("claim", &c.claim), ("envelope", &c.envelope)] {
-                if let Some(v) = v {
-                    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
-                    let _ = writeln!(text, "{what}:\n{pretty}");
-                }
+            if let Some(claim) = &c.claim {
+                let pretty = serde_json::to_string_pretty(claim).unwrap_or_default();
+                let _ = writeln!(text, "claim:\n{pretty}");
+            }
+            // The envelope as one line, the exact bytes `claim` would append (what `sign -o`
+            // would write), so it can be saved and added as it is.
+            if let Some(envelope) = &c.envelope {
+                let _ = writeln!(text, "envelope:\n{envelope}");
             }
         }
     }
@@ -242,11 +246,25 @@ fn render(out: ClaimOutput, warnings: Vec<Warning>) -> Result<Report, Failure> {
     if let (Some(id), Value::Object(m)) = (single, &mut data) {
         m.insert("id".into(), json!(id));
     }
+    // The call as a whole, as `add` says it (the CLI Agent Spec's `effect`).
+    let effect = if out.created > 0 {
+        "created"
+    } else if out.merged > 0 {
+        "updated"
+    } else {
+        "noop"
+    };
+    let effect = match (out.dry_run, effect) {
+        (true, "created") => "would_create",
+        (true, "updated") => "would_update",
+        (_, e) => e,
+    };
+    if let Value::Object(m) = &mut data {
+        m.insert("effect".into(), json!(effect));
+    }
     let mut report = Report::new(data, text);
     report.warnings = warnings;
-    if out.dry_run {
-        report.meta.insert("dry_run".into(), json!(true));
-    }
+    report.meta.insert("dry_run".into(), json!(out.dry_run));
     report.failure = failure;
     Ok(report)
 }
