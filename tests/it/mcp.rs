@@ -31,7 +31,12 @@ struct Client {
 impl Client {
     /// Starts `elench ARGS…` in `dir` and opens the session (initialize, initialized).
     fn start(dir: &Path, args: &[&str]) -> (Client, Value) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_elench"))
+        Client::start_with(Command::new(env!("CARGO_BIN_EXE_elench")), dir, args)
+    }
+
+    /// [`Client::start`] with a command already given some environment.
+    fn start_with(mut command: Command, dir: &Path, args: &[&str]) -> (Client, Value) {
+        let mut child = command
             .args(args)
             .current_dir(dir)
             .env_remove("ELENCH_STORE")
@@ -190,6 +195,20 @@ impl Client {
             self.lines.try_iter().next().is_none(),
             "stdout after the session"
         );
+    }
+}
+
+impl Client {
+    /// Waits for the server to end by itself, stdin still open.
+    fn wait_for_end(&mut self) -> std::process::ExitStatus {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < ANSWER_WITHIN, "the server did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -727,5 +746,38 @@ fn a_cancelled_check_stops_between_claims_and_keeps_what_it_recorded() {
     assert!(
         records < 3,
         "a cancelled check records no claim after the one in hand: {json}"
+    );
+}
+
+#[test]
+fn the_server_outlives_elench_timeout_and_the_manifest_says_it_has_no_limit() {
+    let w = World::new();
+    let mut args = vec![
+        "--store",
+        p(&w.store),
+        "mcp",
+        "--read-only",
+        "--at",
+        p(&w.tree),
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elench"));
+    child.env("ELENCH_TIMEOUT", "1");
+    // ELENCH_TIMEOUT bounds one-shot commands, not a session an agent keeps open.
+    let (mut c, _) = Client::start_with(child, w.dir(), &args);
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(c.tools().len(), READ_TOOLS.len());
+    c.finish();
+    // A limit on the server's own line still holds.
+    args.extend_from_slice(&["--timeout", "1"]);
+    let (mut c, _) = Client::start(w.dir(), &args);
+    let status = c.wait_for_end();
+    assert_eq!(status.code(), Some(10), "TIMEOUT");
+
+    let (code, json) = elench(w.dir(), &["manifest"]);
+    assert_eq!(code, 0, "{json}");
+    let timeout = &json["data"]["commands"]["mcp"]["exit_codes"]["10"]["description"];
+    assert!(
+        timeout.as_str().unwrap().contains("none by default"),
+        "{timeout}"
     );
 }
