@@ -420,8 +420,8 @@ pub fn gate_input() -> Value {
     let mut s = input(
         json!({
             "policy": {"type": "string",
-                       "description": "The policy file (TOML), relative to the server's \
-                                       tree or absolute"},
+                       "description": "The policy file (TOML), a file of the server's \
+                                       tree, relative to its top"},
             "policy_toml": {"type": "string", "description": "The policy itself, as TOML text"}
         }),
         &[],

@@ -13,6 +13,7 @@ use crate::ops::status::{ClaimsForInput, StatusInput};
 use crate::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 /// One tool as the server lists it.
@@ -412,11 +413,46 @@ fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<
     to_json("check", &out)
 }
 
+/// The largest policy file the `gate` tool reads.
+const MAX_POLICY_BYTES: u64 = 1 << 20;
+
+/// A policy file named by a call: a regular file inside the server's tree, reached without
+/// leaving it. (The command line reads any file its user names; a tool's caller gets only
+/// the tree it was given, so a policy error's text can quote nothing from elsewhere.)
+fn policy_in_tree(at: &Path, given: &str) -> Result<PathBuf, Failure> {
+    let refuse = |why: &str| {
+        Failure::Usage(format!(
+            "gate: policy {given:?} {why}; give a file of the server's tree, relative to its \
+             top, or the policy itself as policy_toml"
+        ))
+    };
+    let rel = Path::new(given);
+    let plain = rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        return Err(refuse("is not a path inside the tree"));
+    }
+    let real = std::fs::canonicalize(at.join(rel)).map_err(|e| Failure::io(given, e))?;
+    if !real.starts_with(at) {
+        return Err(refuse("leads outside the tree (through a symbolic link)"));
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| Failure::io(given, e))?;
+    if !meta.is_file() {
+        return Err(refuse("is not a regular file"));
+    }
+    if meta.len() > MAX_POLICY_BYTES {
+        return Err(refuse("is larger than 1 MiB"));
+    }
+    Ok(real)
+}
+
 fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
-    // A policy given as text is written where the gate reads files, and named as given.
+    // A policy given as text is written where the gate reads files; either way a policy
+    // error names the policy as the call gave it.
     let scratch;
-    let (policy, inline) = match (a.policy, a.policy_toml) {
-        (Some(p), None) => (config.at.join(p), false),
+    let (policy, shown) = match (a.policy, a.policy_toml) {
+        (Some(p), None) => (policy_in_tree(&config.at, &p)?, p),
         (None, Some(text)) => {
             scratch = crate::scratch::ScratchDir::new("elench-mcp-policy");
             // Made here and only here: a path someone else made first is refused.
@@ -424,7 +460,7 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
                 .map_err(|e| Failure::io(scratch.path().display(), e))?;
             let path = scratch.path().join("policy.toml");
             std::fs::write(&path, text).map_err(|e| Failure::io(path.display(), e))?;
-            (path, true)
+            (path, "policy_toml".to_owned())
         }
         _ => {
             return Err(Failure::Usage(
@@ -440,10 +476,7 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
     // A tree that may not ship is the answer (pass: false), not a failure of the call.
     match ops::gate::gate(ctx, &input) {
         Ok(out) => to_json("gate", &out),
-        Err(Failure::BadPolicy { error, .. }) if inline => Err(Failure::BadPolicy {
-            path: "policy_toml".into(),
-            error,
-        }),
+        Err(Failure::BadPolicy { error, .. }) => Err(Failure::BadPolicy { path: shown, error }),
         Err(f) => Err(f),
     }
 }

@@ -574,6 +574,21 @@ fn failures_are_tool_results_with_elench_codes() {
     // A policy that does not parse, with its place.
     let e = c.err("gate", json!({"policy_toml": "[rules\n"}));
     assert_eq!(e["code"], "BAD_POLICY", "{e}");
+    // A policy file is one of the tree's: nothing outside it is read, whatever the path.
+    std::os::unix::fs::symlink("/etc/passwd", w.tree.join("policy.toml")).unwrap();
+    std::fs::write(w.dir().join("outside.toml"), "[rules]\n").unwrap();
+    for policy in ["/etc/passwd", "../outside.toml", "policy.toml", "src"] {
+        let e = c.err("gate", json!({ "policy": policy }));
+        assert_eq!(e["code"], "BAD_ARGUMENTS", "{policy}: {e}");
+        assert!(!e["message"].as_str().unwrap().contains("root:"), "{e}");
+    }
+    std::fs::write(
+        w.tree.join("release.toml"),
+        "[rules]\nmax_unevaluated = 0\n",
+    )
+    .unwrap();
+    let g = c.ok("gate", json!({"policy": "./release.toml"}));
+    assert_eq!(g["pass"], json!(false), "{g}");
     // A gate that refuses the tree is an answer, not an error.
     let g = c.ok(
         "gate",
