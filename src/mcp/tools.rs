@@ -232,6 +232,40 @@ pub struct LogIn {
 /// there is no field for them, and a call naming one is refused by the input schema.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+pub struct ShortIn {
+    pub text: Option<String>,
+    pub kind: Option<crate::claim::Kind>,
+    pub predicate: Option<String>,
+    pub anchor: Vec<String>,
+    pub depends_on: Vec<String>,
+    pub target: Vec<String>,
+    pub evidence: Vec<String>,
+    pub session: Option<String>,
+    pub timestamp: Option<i64>,
+}
+
+impl ShortIn {
+    fn into_short(self) -> ShortClaim {
+        ShortClaim {
+            text: self.text,
+            kind: self.kind,
+            predicate: self.predicate,
+            anchor: self.anchor,
+            depends_on: self.depends_on,
+            target: self.target,
+            evidence: self.evidence,
+            // The producer and the signer are the server's, never the call's.
+            producer: None,
+            session: self.session,
+            timestamp: self.timestamp,
+            signer: None,
+        }
+    }
+}
+
+/// One claim (the fields of [`ShortIn`]) or a list of them (`claims`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ClaimIn {
     pub text: Option<String>,
     pub kind: Option<crate::claim::Kind>,
@@ -242,6 +276,7 @@ pub struct ClaimIn {
     pub evidence: Vec<String>,
     pub session: Option<String>,
     pub timestamp: Option<i64>,
+    pub claims: Option<Vec<ShortIn>>,
     pub dry_run: bool,
 }
 
@@ -339,45 +374,78 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
     let key = config.key.as_ref().ok_or_else(|| {
         Failure::Internal("claim is served only with a key; it should not be listed".into())
     })?;
-    let short = ShortClaim {
-        text: a.text,
-        kind: a.kind,
-        predicate: a.predicate,
-        anchor: a.anchor,
-        depends_on: a.depends_on,
-        target: a.target,
-        evidence: a.evidence,
-        // The producer and the signer are the server's, never the call's.
-        producer: None,
-        session: a.session,
-        timestamp: a.timestamp,
-        signer: None,
+    let (claims, single) = match a.claims {
+        // The input schema refuses the single claim's fields beside a list.
+        Some(list) => (list.into_iter().map(ShortIn::into_short).collect(), false),
+        None => {
+            let one = ShortIn {
+                text: a.text,
+                kind: a.kind,
+                predicate: a.predicate,
+                anchor: a.anchor,
+                depends_on: a.depends_on,
+                target: a.target,
+                evidence: a.evidence,
+                session: a.session,
+                timestamp: a.timestamp,
+            };
+            (vec![one.into_short()], true)
+        }
     };
-    let mut request = ClaimRequest::numbered(vec![short], key.key.clone());
+    let mut request = ClaimRequest::numbered(claims, key.key.clone());
     request.at = Some(config.at.clone());
     request.producer = config.producer.clone();
     request.dry_run = a.dry_run;
+    if !single {
+        // Errors and rows name the list and the claim's place in it.
+        request.batch = Some("claims".into());
+    }
     let store = ctx.open_store()?;
     let out = ops::claim::claim(&store, request, ctx.observer())?;
-    if let Some(r) = out.rejections.first() {
-        return Err(Failure::Invalid {
-            code: r.code,
-            message: format!("the store refused the claim: {}", r.message),
-        });
+    if !out.rejections.is_empty() {
+        let first = &out.rejections[0];
+        let place = first
+            .line
+            .map(|l| format!("claim {l}: "))
+            .unwrap_or_default();
+        let message = format!("the store refused {place}{}", first.message);
+        if out.claims.is_empty() {
+            return Err(Failure::Invalid {
+                code: first.code,
+                message,
+            });
+        }
+        let stored: Vec<&str> = out.claims.iter().map(|c| c.id.as_str()).collect();
+        return Err(Failure::Partial(format!(
+            "{message} ({} refused in all); these are stored: {}",
+            out.rejections.len(),
+            stored.join(", ")
+        )));
     }
-    let row = out
-        .claims
-        .into_iter()
-        .next()
-        .ok_or_else(|| Failure::Internal("claim: one claim asked, none made".into()))?;
-    let mut v = to_json("claim", &row)?;
-    if let Value::Object(m) = &mut v {
-        // One claim given directly: no batch to name.
-        m.remove("source");
-        m.remove("line");
-        m.insert("dry_run".into(), json!(out.dry_run));
+    let mut rows = Vec::with_capacity(out.claims.len());
+    for row in &out.claims {
+        let mut v = to_json("claim", row)?;
+        if let Value::Object(m) = &mut v {
+            // Every claim here came from this call.
+            m.remove("source");
+            if single {
+                m.remove("line");
+            }
+        }
+        rows.push(v);
     }
-    Ok(v)
+    let mut result = serde_json::Map::new();
+    if single {
+        if let Some(Value::Object(row)) = rows.first() {
+            result.extend(row.clone());
+        }
+    }
+    result.insert("claims".into(), Value::Array(rows));
+    result.insert("created".into(), json!(out.created));
+    result.insert("merged".into(), json!(out.merged));
+    result.insert("noop".into(), json!(out.noop));
+    result.insert("dry_run".into(), json!(out.dry_run));
+    Ok(Value::Object(result))
 }
 
 fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<Value, Failure> {

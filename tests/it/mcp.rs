@@ -796,3 +796,44 @@ fn the_server_outlives_elench_timeout_and_the_manifest_says_it_has_no_limit() {
         "{timeout}"
     );
 }
+
+#[test]
+fn a_chain_of_claims_in_one_call() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let out = c.ok(
+        "claim",
+        json!({"claims": [
+            {"text": "parse reads the first byte", "anchor": ["src/lib.rs:1-3"]},
+            {"text": "parse never panics", "depends_on": ["@1"]},
+            {"text": "the reader is safe", "depends_on": ["@2"]}
+        ]}),
+    );
+    assert_eq!(out["created"], json!(3), "{out}");
+    assert!(out.get("id").is_none(), "a list has no one id: {out}");
+    let rows = out["claims"].as_array().unwrap();
+    let lines: Vec<&Value> = rows.iter().map(|r| &r["line"]).collect();
+    assert_eq!(lines, [&json!(1), &json!(2), &json!(3)], "{out}");
+    let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let blast = c.ok("blast", json!({"id": ids[0]}));
+    assert_eq!(blast["count"], json!(2), "{blast}");
+    assert_eq!(blast["layers"][2]["claims"][0]["id"], json!(ids[2]), "{blast}");
+    assert_eq!(blast["layers"][2]["claims"][0]["via"], json!(ids[1]), "{blast}");
+
+    // A list with a claim that cannot be made appends none of it.
+    let e = c.err(
+        "claim",
+        json!({"claims": [{"text": "fine"}, {"text": "bad", "predicate": "exists("}]}),
+    );
+    assert_eq!(e["code"], "PREDICATE_PARSE_ERROR", "{e}");
+    // The single claim's fields beside a list, or @N outside one, are refused.
+    let e = c.err("claim", json!({"text": "x", "claims": [{"text": "y"}]}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    let e = c.err("claim", json!({"text": "x", "depends_on": ["@1"]}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    let e = c.err("claim", json!({"claims": [{"text": "y", "producer": "z"}]}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    let log = c.ok("log", json!({}));
+    assert_eq!(log["entries"].as_array().unwrap().len(), 3, "{log}");
+    c.finish();
+}
