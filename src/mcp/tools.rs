@@ -100,9 +100,10 @@ pub const TOOLS: [ToolDef; 8] = [
         name: "claim",
         title: "Record a claim",
         description: "Builds a claim (an assertion by default, or a record acting on target \
-                      claims), signs it with the server's key and appends it to the log. \
-                      Anchors are read from the server's tree; ids may be unique prefixes. \
-                      The signer, origin and store are the server's, never the caller's.",
+                      claims), signs it with the server's key and appends it to the log; or \
+                      a chain of them in one call (claims, where @N names the Nth). Anchors \
+                      are read from the server's tree; ids may be unique prefixes. The \
+                      signer, origin and store are the server's, never the caller's.",
         read_only: false,
         idempotent: false,
         needs_harness_key: false,
