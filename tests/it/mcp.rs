@@ -817,8 +817,16 @@ fn a_chain_of_claims_in_one_call() {
     let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
     let blast = c.ok("blast", json!({"id": ids[0]}));
     assert_eq!(blast["count"], json!(2), "{blast}");
-    assert_eq!(blast["layers"][2]["claims"][0]["id"], json!(ids[2]), "{blast}");
-    assert_eq!(blast["layers"][2]["claims"][0]["via"], json!(ids[1]), "{blast}");
+    assert_eq!(
+        blast["layers"][2]["claims"][0]["id"],
+        json!(ids[2]),
+        "{blast}"
+    );
+    assert_eq!(
+        blast["layers"][2]["claims"][0]["via"],
+        json!(ids[1]),
+        "{blast}"
+    );
 
     // A list with a claim that cannot be made appends none of it.
     let e = c.err(
@@ -836,4 +844,20 @@ fn a_chain_of_claims_in_one_call() {
     let log = c.ok("log", json!({}));
     assert_eq!(log["entries"].as_array().unwrap().len(), 3, "{log}");
     c.finish();
+}
+
+#[test]
+fn sigterm_ends_the_server_with_nothing_more_on_stdout() {
+    let w = World::new();
+    let (mut c, _) = w.serve(&["--read-only"]);
+    assert_eq!(c.tools().len(), READ_TOOLS.len());
+    // SAFETY: a signal to the child this test started and still holds.
+    let sent = unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(sent, 0);
+    let status = c.wait_for_end();
+    assert_eq!(status.code(), Some(143), "CANCELLED by SIGTERM");
+    // The answer to the signal goes to stderr: stdout carried only the protocol.
+    std::thread::sleep(Duration::from_millis(100));
+    let after: Vec<String> = c.lines.try_iter().collect();
+    assert!(after.is_empty(), "stdout after SIGTERM: {after:?}");
 }
