@@ -260,6 +260,17 @@ pub struct Globals {
 }
 
 impl Globals {
+    /// The settings of the operations this command line runs: its store, its wait, and the
+    /// CLI's observer ([`output::observer`]), which puts warnings into the report and shows
+    /// progress on a terminal.
+    pub fn context(&self) -> crate::ops::Context {
+        crate::ops::Context::new(
+            self.store.clone(),
+            Duration::from_secs(self.wait),
+            output::observer(),
+        )
+    }
+
     /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an
     /// explicit `--format json` forbids.
     pub fn stdout_for_product(&self, what: &str) -> Result<(), Failure> {
@@ -296,8 +307,6 @@ pub fn run() -> i32 {
     };
     let format = Format::detect(cli.format.as_deref());
     let mode = format.mode();
-    // A store whose index must be rebuilt on open shows it, as `reindex` does.
-    crate::store::report_rebuilds_to(Some(commands::common::rebuild_spinner));
     output::set_plain(format == Format::Plain);
     // No child process of elench's (git, check's runners) may wait for a person who is not
     // there, or colour what nobody reads. Before any thread starts.

@@ -183,7 +183,11 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
     let interrupt = Interrupt::install();
     // Files are there already: take the store now, so that waiting for it comes first.
     let mut store = if files.iter().all(|f| f.path != "-") {
-        Some(Store::open(&root, wait)?)
+        Some(Store::open_with(
+            &root,
+            wait,
+            crate::cli::output::observer(),
+        )?)
     } else {
         None
     };
@@ -197,7 +201,7 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
     let first = input.first_chunk(&interrupt);
     let mut fatal = None;
     if first.is_some() && store.is_none() {
-        match Store::open(&root, wait) {
+        match Store::open_with(&root, wait, crate::cli::output::observer()) {
             Ok(s) => store = Some(s),
             Err(e) => fatal = Some(e.into()),
         }

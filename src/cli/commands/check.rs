@@ -196,7 +196,11 @@ impl StoreAccess<'_> {
     fn with<R>(&self, f: impl FnOnce(&Store) -> Result<R, Failure>) -> Result<R, Failure> {
         match self {
             StoreAccess::Held(s) => f(s),
-            StoreAccess::Reopen { root, wait } => f(&Store::open(root, *wait)?),
+            StoreAccess::Reopen { root, wait } => f(&Store::open_with(
+                root,
+                *wait,
+                crate::cli::output::observer(),
+            )?),
         }
     }
 }
