@@ -1019,10 +1019,15 @@ pub fn short_id(id: &str) -> &str {
 
 /// A claim's `assertion.text` on one line, shortened to [`TEXT_WIDTH`] characters.
 pub fn claim_text(body: &Value) -> String {
-    let text = body
-        .pointer("/assertion/text")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    one_line(
+        body.pointer("/assertion/text")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+    )
+}
+
+/// A claim's text on one line, shortened to [`TEXT_WIDTH`] characters.
+pub fn one_line(text: &str) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= TEXT_WIDTH {
         one_line

@@ -5,7 +5,7 @@ use crate::cli::failure::Failure;
 use crate::cli::Globals;
 use crate::store::Store;
 use indicatif::ProgressDrawTarget;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::time::Duration;
 
 /// Opens the store the globals name (or the nearest `.elench`).
@@ -64,19 +64,21 @@ pub struct Page {
 }
 
 impl Page {
-    /// The cursor as a position (the number of items to skip, or an arrival number).
-    pub fn start(&self) -> Result<u64, Failure> {
-        match &self.cursor {
-            None => Ok(0),
-            Some(c) => c.parse().map_err(|_| Failure::Usage(cursor_problem(c))),
+    /// The page as the operations take it.
+    pub fn request(&self) -> PageRequest {
+        PageRequest {
+            limit: self.limit,
+            cursor: self.cursor.clone(),
         }
     }
 
+    /// The cursor as a position (the number of items to skip, or an arrival number).
+    pub fn start(&self) -> Result<u64, Failure> {
+        self.request().start()
+    }
+
     pub fn limit(&self) -> Result<usize, Failure> {
-        if !(1..=MAX_LIMIT).contains(&self.limit) {
-            return Err(Failure::Usage(limit_problem()));
-        }
-        Ok(self.limit)
+        self.request().limit()
     }
 
     /// What [`Page::limit`] and [`Page::start`] refuse, both at once, for the check of the
@@ -97,14 +99,8 @@ impl Page {
 
     /// One page of the log in arrival order, and its `meta.pagination`.
     pub fn of_arrivals(&self, store: &Store) -> Result<(Vec<(u64, String)>, Value), Failure> {
-        let start = self.start()?;
-        let limit = self.limit()?;
-        let mut page = store.arrivals(start, limit.saturating_add(1))?;
-        let more = page.len() > limit;
-        page.truncate(limit);
-        let next = more.then(|| start + page.len() as u64);
-        let meta = pagination(page.len(), Some(store.count()?), next);
-        Ok((page, meta))
+        let (page, meta) = self.request().of_arrivals(store)?;
+        Ok((page, pagination_json(&meta)))
     }
 
     /// One page of an in-memory list, its `meta.pagination`, and the cursor that starts at
@@ -113,41 +109,23 @@ impl Page {
         &self,
         items: &'a [T],
     ) -> Result<(&'a [T], Value, Vec<String>), Failure> {
-        let start = usize::try_from(self.start()?)
-            .unwrap_or(usize::MAX)
-            .min(items.len());
-        let end = start.saturating_add(self.limit()?).min(items.len());
-        let next = (end < items.len()).then_some(end as u64);
-        Ok((
-            &items[start..end],
-            pagination(end - start, Some(items.len() as u64), next),
-            (start..end).map(|i| i.to_string()).collect(),
-        ))
+        let (page, meta, cursors) = self.request().of_slice(items)?;
+        Ok((page, pagination_json(&meta), cursors))
     }
 }
 
-/// The largest page `--limit` allows.
-pub const MAX_LIMIT: usize = 10_000;
+pub use crate::ops::page::MAX_LIMIT;
+use crate::ops::page::{cursor_problem, limit_problem, PageRequest, Pagination};
 
-fn limit_problem() -> String {
-    format!("--limit must be between 1 and {MAX_LIMIT}")
-}
-
-fn cursor_problem(c: &str) -> String {
-    format!("--cursor {c:?} is not a cursor elench gave")
-}
-
-/// The `meta.pagination` object, with every field the CLI Agent Spec requires: `total`
-/// (items over all pages, null when not known), `returned` (in this page), `truncated` (the
-/// limit cut the list short), `has_more` and `next_cursor` (null on the last page).
+/// The `meta.pagination` object ([`Pagination`]).
 pub fn pagination(returned: usize, total: Option<u64>, next: Option<u64>) -> Value {
-    json!({
-        "total": total,
-        "returned": returned,
-        "truncated": next.is_some(),
-        "has_more": next.is_some(),
-        "next_cursor": next.map(|n| n.to_string()),
-    })
+    pagination_json(&Pagination::new(returned, total, next))
+}
+
+/// [`Pagination`] as the `meta.pagination` object.
+pub fn pagination_json(p: &Pagination) -> Value {
+    // Plain fields: serialising them cannot fail.
+    serde_json::to_value(p).unwrap_or_default()
 }
 
 /// Runs `walk` with a progress callback that moves a bar on stderr over the log's `total`
