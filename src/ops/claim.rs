@@ -200,12 +200,12 @@ struct Sealed {
     staged: Staged,
 }
 
-/// Builds, checks, signs and (unless a dry run) appends the request's claims as one group,
-/// in the store `ctx` names; warnings go to its observer.
-pub fn claim(ctx: &Context, req: ClaimRequest) -> Result<ClaimOutput, Failure> {
+/// [`claim`] in the store `ctx` names, opened once the request is known to be well formed;
+/// warnings go to its observer.
+pub fn claim_at(ctx: &Context, req: ClaimRequest) -> Result<ClaimOutput, Failure> {
     check_request(&req)?;
     let store = ctx.open_store()?;
-    claim_in(&store, req, ctx.observer())
+    claim(&store, req, ctx.observer())
 }
 
 /// What is wrong with a request before the store is opened.
@@ -229,8 +229,8 @@ fn check_request(req: &ClaimRequest) -> Result<(), Failure> {
     Ok(())
 }
 
-/// [`claim`] in a store already open.
-pub fn claim_in(
+/// Builds, checks, signs and (unless a dry run) appends the request's claims as one group.
+pub fn claim(
     store: &Store,
     req: ClaimRequest,
     observer: &dyn Observer,

@@ -153,7 +153,7 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
     };
     // Warnings (MISSING_PREMISE, TRACKED_IGNORED, the store's own) reach the report through
     // the CLI's observer, which the context carries.
-    let out = op::claim(
+    let out = op::claim_at(
         &g.context(),
         ClaimRequest {
             claims,
