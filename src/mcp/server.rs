@@ -102,8 +102,14 @@ fn warnings_json(w: Vec<(String, String)>) -> Value {
 }
 
 /// The tool result of a failure: elench's `error` object, and a line of text for people.
-pub fn failure_result(f: &Failure, warnings: Vec<(String, String)>) -> CallToolResult {
-    let error = f.to_json();
+fn failure_result(f: &Failure, warnings: Vec<(String, String)>) -> CallToolResult {
+    let mut error = f.to_json();
+    if f.code() == crate::ops::error::CODE {
+        // The manual's advice for bad arguments speaks of the command line's --help.
+        error["suggestion"] = json!(
+            "Fix the arguments as the message says; tools/list gives each tool's input schema"
+        );
+    }
     let mut text = format!("error[{}]: {f}", f.code());
     if let Some(s) = error["suggestion"].as_str() {
         text.push_str(&format!("\nsuggestion: {s}"));

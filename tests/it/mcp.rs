@@ -550,6 +550,10 @@ fn failures_are_tool_results_with_elench_codes() {
     assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
     let m = e["message"].as_str().unwrap();
     assert!(m.contains("/ids/0") && m.contains("/all"), "{e}");
+    assert!(
+        e["suggestion"].as_str().unwrap().contains("input schema"),
+        "{e}"
+    );
     // The signer, origin and producer are the server's: no call can choose them.
     for field in [
         json!({"producer": "someone-else"}),
