@@ -10,8 +10,6 @@
 mod ast;
 mod lexer;
 mod parser;
-#[cfg(test)]
-mod tests;
 
 pub use ast::{Arg, CmpOp, Expr, Field, Func, Method};
 
