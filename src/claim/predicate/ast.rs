@@ -48,24 +48,17 @@ macro_rules! keywords {
     ($($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal,)* })*) => {$(
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($variant,)*
-        }
+        pub enum $name { $($variant,)* }
 
         impl $name {
             /// The keyword or operator as written in source.
             pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text,)*
-                }
+                match self { $($name::$variant => $text,)* }
             }
 
             #[allow(dead_code)] // not every keyword is looked up by name
             pub(super) fn from_name(name: &str) -> Option<$name> {
-                match name {
-                    $($text => Some($name::$variant),)*
-                    _ => None,
-                }
+                match name { $($text => Some($name::$variant),)* _ => None }
             }
         }
     )*};

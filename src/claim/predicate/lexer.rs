@@ -36,14 +36,10 @@ const OPERATORS: [&str; 13] = [
 
 pub(super) struct Lexer<'a> {
     pub(super) src: &'a str,
-    pos: usize,
+    pub(super) pos: usize,
 }
 
 impl<'a> Lexer<'a> {
-    pub(super) fn new(src: &'a str) -> Lexer<'a> {
-        Lexer { src, pos: 0 }
-    }
-
     fn peek(&self) -> Option<char> {
         self.src.get(self.pos..)?.chars().next()
     }
@@ -60,11 +56,10 @@ impl<'a> Lexer<'a> {
 
     /// The next token and the byte offset where it starts.
     pub(super) fn next_token(&mut self) -> Result<(Tok, usize), ParseError> {
-        while matches!(self.peek(), Some(' ' | '\t' | '\n' | '\r')) {
-            self.bump();
-        }
-        let start = self.pos;
-        let rest = self.src.get(start..).unwrap_or_default();
+        let rest = self.src.get(self.pos..).unwrap_or_default();
+        let rest = rest.trim_start_matches([' ', '\t', '\n', '\r']);
+        let start = self.src.len() - rest.len();
+        self.pos = start;
         if let Some(op) = OPERATORS.into_iter().find(|op| rest.starts_with(op)) {
             self.pos += op.len();
             return Ok((CmpOp::from_name(op).map_or(Tok::Punct(op), Tok::Cmp), start));
@@ -78,7 +73,16 @@ impl<'a> Lexer<'a> {
             }
             '"' => Tok::Str(self.string(start)?),
             '/' => Tok::Regex(self.regex(start)?),
-            '0'..='9' => Tok::Int(self.int(start)?),
+            '0'..='9' => {
+                while matches!(self.peek(), Some(c) if c.is_ascii_digit()) {
+                    self.bump();
+                }
+                let Ok(value) = self.src[start..self.pos].parse() else {
+                    let msg = format!("integer literal out of range (maximum is {})", i64::MAX);
+                    return self.fail(start, msg);
+                };
+                Tok::Int(value)
+            }
             c if c.is_ascii_alphabetic() || c == '_' => {
                 while matches!(self.peek(), Some(c) if c.is_ascii_alphanumeric() || c == '_') {
                     self.bump();
@@ -88,17 +92,6 @@ impl<'a> Lexer<'a> {
             other => return self.fail(start, format!("unexpected character {other:?}")),
         };
         Ok((kind, start))
-    }
-
-    /// The digits from `start` (the first already consumed); must fit in an `i64`.
-    fn int(&mut self, start: usize) -> Result<i64, ParseError> {
-        while matches!(self.peek(), Some(c) if c.is_ascii_digit()) {
-            self.bump();
-        }
-        self.src[start..self.pos].parse().or_else(|_| {
-            let msg = format!("integer literal out of range (maximum is {})", i64::MAX);
-            self.fail(start, msg)
-        })
     }
 
     /// The rest of a string literal opened at `start`, escapes decoded.

@@ -13,8 +13,8 @@ use super::{
 ///
 /// Returns a [`ParseError`] locating the first lexical, syntactic or type error in source
 /// order (a non-Bool predicate is reported at its start).
-pub fn parse(source: &str) -> Result<Expr, ParseError> {
-    let mut lexer = Lexer::new(source);
+pub fn parse(src: &str) -> Result<Expr, ParseError> {
+    let mut lexer = Lexer { src, pos: 0 };
     let (tok, at) = lexer.next_token()?;
     let mut p = Parser {
         lexer,
@@ -80,10 +80,6 @@ struct Typed {
     start: usize,
 }
 
-fn is_ordering(op: CmpOp) -> bool {
-    !matches!(op, CmpOp::Eq | CmpOp::Ne)
-}
-
 fn typed(expr: Expr, ty: Ty, start: usize) -> Typed {
     Typed { expr, ty, start }
 }
@@ -129,13 +125,11 @@ impl Parser<'_> {
 
     /// The operand of `op` (`!`, `&&`, `||`) must be Bool.
     fn expect_bool(&self, operand: &Typed, op: &str) -> Parsed<()> {
-        match operand.ty {
-            Ty::Bool => Ok(()),
-            ty => {
-                let msg = format!("operand of '{op}' must be Bool, found {ty:?}");
-                self.fail(operand.start, msg)
-            }
+        if operand.ty == Ty::Bool {
+            return Ok(());
         }
+        let msg = format!("operand of '{op}' must be Bool, found {:?}", operand.ty);
+        self.fail(operand.start, msg)
     }
 
     /// `or := and ("||" and)*` over `and := not ("&&" not)*`, both chains flattened.
@@ -147,11 +141,10 @@ impl Parser<'_> {
         let (mut ors, mut ands) = (Chain::new(), Chain::new());
         loop {
             let item = self.not()?;
-            let Some(and) = self.join(&mut ands, item, "&&")? else {
-                continue;
-            };
-            if let Some(or) = self.join(&mut ors, and, "||")? {
-                return Ok(or);
+            if let Some(and) = self.join(&mut ands, item, "&&")? {
+                if let Some(or) = self.join(&mut ors, and, "||")? {
+                    return Ok(or);
+                }
             }
         }
     }
@@ -203,34 +196,28 @@ impl Parser<'_> {
         let Tok::Cmp(op) = self.tok else {
             return Ok(lhs);
         };
-        self.operator(&lhs, op)?;
+        self.operand(op, &lhs, None).and_then(|()| self.advance())?;
         self.term().and_then(|rhs| self.compared(lhs, op, rhs))
     }
 
-    /// Type rules of `lhs op …` (two scalars of one type, Int for `<`, `>`, `<=`, `>=`),
-    /// then consumes `op`.
-    fn operator(&mut self, lhs: &Typed, op: CmpOp) -> Parsed<()> {
-        let (sym, l) = (op.as_str(), lhs.ty);
-        if is_ordering(op) && l != Ty::Int {
-            let msg = format!("operator '{sym}' requires Int operands, found {l:?}");
-            return self.fail(lhs.start, msg);
-        } else if !matches!(l, Ty::Int | Ty::Bool | Ty::Str) {
-            let msg = format!("operator '{sym}' cannot compare {l:?} values");
-            return self.fail(lhs.start, msg);
-        }
-        self.advance()
+    /// Type rules of the operands of `op`, two scalars of one type (Int for `<`, `>`, `<=`,
+    /// `>=`); `lhs`, the left operand's type, is given when `operand` is the right one.
+    fn operand(&self, op: CmpOp, operand: &Typed, lhs: Option<Ty>) -> Parsed<()> {
+        let (ordering, t) = (!matches!(op, CmpOp::Eq | CmpOp::Ne), operand.ty);
+        let problem = match lhs {
+            _ if ordering && t != Ty::Int => format!("requires Int operands, found {t:?}"),
+            None if matches!(t, Ty::Int | Ty::Bool | Ty::Str) => return Ok(()),
+            None => format!("cannot compare {t:?} values"),
+            Some(l) if l == t => return Ok(()),
+            Some(l) => format!("requires operands of the same type, found {l:?} and {t:?}"),
+        };
+        let msg = format!("operator '{}' {problem}", op.as_str());
+        self.fail(operand.start, msg)
     }
 
-    /// Type rules of `lhs op rhs`, which must not go on into another comparison.
+    /// `lhs op rhs`, which must not go on into another comparison.
     fn compared(&mut self, lhs: Typed, op: CmpOp, rhs: Typed) -> Parsed<Typed> {
-        let (sym, l, r) = (op.as_str(), lhs.ty, rhs.ty);
-        if r != l {
-            let msg = match is_ordering(op) {
-                true => format!("requires Int operands, found {r:?}"),
-                false => format!("requires operands of the same type, found {l:?} and {r:?}"),
-            };
-            return self.fail(rhs.start, format!("operator '{sym}' {msg}"));
-        }
+        self.operand(op, &rhs, Some(lhs.ty))?;
         if let Tok::Cmp(_) = self.tok {
             let msg = "comparison operators cannot be chained (use parentheses and '&&')";
             return self.fail(self.at, msg);
@@ -275,15 +262,11 @@ impl Parser<'_> {
             };
             let (name, ty) = (name.clone(), value.ty);
             let field = FIELDS.iter().find(|f| f.0 == ty && f.1.as_str() == name);
-            let member = match (field, Method::from_name(&name).filter(|_| ty == Ty::Str)) {
-                (Some(&(_, field, ty)), _) => Ok((field, ty)),
-                (None, Some(method)) => Err(method),
-                (None, None) => {
-                    let members = ty.members();
-                    let msg =
-                        format!("unknown field '{name}' on a value of type {ty:?} ({members})");
-                    return self.fail(self.at, msg);
-                }
+            let method = Method::from_name(&name).filter(|_| ty == Ty::Str);
+            let Some(member) = field.map(|f| Ok((f.1, f.2))).or(method.map(Err)) else {
+                let members = ty.members();
+                let msg = format!("unknown field '{name}' on a value of type {ty:?} ({members})");
+                return self.fail(self.at, msg);
             };
             self.advance()?;
             let (start, at, base) = (value.start, self.at, Box::new(value.expr));
@@ -293,9 +276,8 @@ impl Parser<'_> {
                 }
                 Ok((name, ty)) => typed(Expr::Field { base, name }, ty, start),
                 Err(name) => {
-                    let label = format!("method '{}'", name.as_str());
                     // `call` checked arity 1 and refused regexes: always one string.
-                    let Some(Arg::Str(arg)) = self.call(&label, name.as_str(), 1)?.pop() else {
+                    let Some(Arg::Str(arg)) = self.call("method ", name.as_str(), 1)?.pop() else {
                         return self.fail(at, "invalid method argument");
                     };
                     typed(Expr::Method { base, name, arg }, Ty::Bool, start)
@@ -318,9 +300,8 @@ impl Parser<'_> {
                     let expected = "expected grep, test, run, exists, true or false";
                     return self.fail(start, format!("unknown identifier '{name}' ({expected})"));
                 };
-                let label = format!("'{name}'");
                 self.advance()?;
-                let args = self.call(&label, func.as_str(), func.arity())?;
+                let args = self.call("", func.as_str(), func.arity())?;
                 let ty = match func {
                     Func::Grep => Ty::Int,
                     Func::Test => Ty::TestResult,
@@ -340,11 +321,11 @@ impl Parser<'_> {
         Ok(typed(expr, ty, start))
     }
 
-    /// `"(" args ")"` after the function or method `label`: `arity` string literals, the
-    /// first a `/regex/` for `grep`. The argument of `matches` is a regex too.
-    fn call(&mut self, label: &str, name: &str, arity: usize) -> Parsed<Vec<Arg>> {
+    /// `"(" args ")"` after function `name` (`kind` is "method " for a method): `arity` string
+    /// literals, the first a `/regex/` for `grep`; the argument of `matches` is a regex too.
+    fn call(&mut self, kind: &str, name: &str, arity: usize) -> Parsed<Vec<Arg>> {
         if self.tok != Tok::Punct("(") {
-            return self.expected(&format!("expected '(' after {label}"));
+            return self.expected(&format!("expected '(' after {kind}'{name}'"));
         }
         let open = self.at;
         self.advance()?;
