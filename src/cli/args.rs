@@ -15,7 +15,7 @@
 //! makes, unconditionally, before it reads or changes anything.
 
 use super::commands::{check, common, keys, remote, status};
-use super::{Cli, Command};
+use super::definition::{Cli, Command};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::Parser;
 

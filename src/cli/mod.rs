@@ -5,293 +5,30 @@
 
 pub mod args;
 pub mod commands;
+pub mod common;
+pub mod definition;
+pub mod describe;
 pub mod failure;
 pub mod files;
+pub mod globals;
 pub mod interrupt;
+pub mod limits;
 pub mod output;
+pub mod progress;
+pub mod values;
+pub mod watchdog;
 
 use args::ArgError;
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, Parser};
+pub use definition::{Cli, Command};
 use failure::Failure;
+pub use globals::Globals;
+use limits::{command_limit, default_timeout};
 use output::{emit, Format, Mode, Report};
 use std::io::IsTerminal;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "elench",
-    version,
-    about = "An append-only, content-addressed log of signed claims about code",
-    long_about = "elench verifies DSSE-signed claims about code, gives each a content address, \
-                  and (with a store) appends them to a log whose fold says which claims still \
-                  stand.\n\nOutput: readable text on a terminal; one JSON object on stdout \
-                  otherwise (a pipe, CI or NO_COLOR set, or --format json); rows with \
-                  --format jsonl or tsv.\n\nEvery command runs under a time limit: 5 minutes, \
-                  or an hour for add, check, fsck, reindex, export, push, pull, sync and \
-                  conformance run; --timeout SECONDS (or --command-timeout, or \
-                  ELENCH_TIMEOUT) sets another, 0 none. On check, --timeout is check's own \
-                  limit for one claim; its whole-command limit is --command-timeout or \
-                  ELENCH_TIMEOUT. push, pull and sync also take --connect-timeout SECONDS, \
-                  how long a remote may take to answer (default 30 when no person is at a \
-                  terminal).\n\n\
-                  A command line with errors is refused before anything runs, with every \
-                  error on it (error.errors in JSON).\n\n\
-                  Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
-                  3 partial, 4 precondition, 5 not found, 10 stopped at the time limit \
-                  (TIMEOUT), 12 busy or a remote unreachable (retry), 130/143 cancelled by \
-                  SIGINT/SIGTERM (CANCELLED); gate's own: 79 the gate refused the tree \
-                  (GATE_FAILED).",
-    propagate_version = true
-)]
-pub struct Cli {
-    /// Store directory (default: ./.elench, found by walking up from the working directory)
-    #[arg(long, global = true, env = "ELENCH_STORE", value_name = "PATH")]
-    pub store: Option<PathBuf>,
-    /// Output format: json (one response envelope), jsonl or tsv (the result's rows), text
-    /// or plain (for people; plain is never coloured). Default: text on a terminal, json
-    /// otherwise
-    #[arg(long, global = true, value_parser = Format::NAMES, value_name = "FORMAT")]
-    pub format: Option<String>,
-    /// Seconds to wait for a store another elench process holds before STORE_BUSY
-    #[arg(long, global = true, default_value_t = 30, value_name = "SECONDS")]
-    pub wait: u64,
-    /// Time limit for the whole command, in seconds (fractions allowed; 0: none). Default:
-    /// 300, or 3600 for add, check, fsck, reindex, export, push, pull, sync and conformance
-    /// run; also ELENCH_TIMEOUT. At the limit the command stops cleanly and exits 10
-    /// (TIMEOUT). On `check`, --timeout is check's own per-claim limit instead
-    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
-    pub timeout: Option<Duration>,
-    /// Time limit for the whole command, in seconds, on every command (`check` included,
-    /// whose --timeout is its per-claim limit); as --timeout and ELENCH_TIMEOUT otherwise
-    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
-    pub command_timeout: Option<Duration>,
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Create a store (.elench in DIR, or --store PATH)
-    Init(commands::init::InitArgs),
-    /// Manage signing keys
-    #[command(subcommand)]
-    Keys(commands::keys::KeysCommand),
-    /// Print the elench tree OID of a directory (git's SHA-256 tree id of its files)
-    Tree(commands::tree::TreeArgs),
-    /// Print an anchor (tree, path, lines, normalised content digest) for a claim
-    Anchor(commands::anchor::AnchorArgs),
-    /// Give a claim its id, wrap it in an in-toto Statement and sign it as a DSSE envelope
-    Sign(commands::sign::SignArgs),
-    /// Run the whole ingest validation of an envelope without storing it
-    Verify(commands::verify::VerifyArgs),
-    /// Verify envelopes and append the accepted ones to the log
-    Add(commands::add::AddArgs),
-    /// Build, sign and append a claim in one call: anchor from the tree, id prefixes
-    /// expanded, origin from the key's role (or a chain of claims with --batch)
-    Claim(commands::claim::ClaimArgs),
-    /// Fold the log: each claim's standing, and why
-    #[command(override_usage = "elench status [OPTIONS] <ID>...\n       \
-                                elench status [OPTIONS] --all [--limit N] [--cursor C]")]
-    Status(commands::status::StatusArgs),
-    /// What a falsification of a claim revokes, layer by layer
-    Blast(commands::blast::BlastArgs),
-    /// A claim as signed, its signers and the records targeting it
-    Show(commands::show::ShowArgs),
-    /// The log in arrival order
-    Log(commands::log::LogArgs),
-    /// Write the log as an in-toto bundle (.intoto.jsonl)
-    Export(commands::export::ExportArgs),
-    /// Check every record, signature and index entry; --repair quarantines damage
-    Fsck(commands::fsck::FsckArgs),
-    /// Rebuild the index from the log
-    Reindex(commands::reindex::ReindexArgs),
-    /// Print the log's state (n, chain), optionally signed, for a later `fsck --checkpoint`
-    Checkpoint(commands::checkpoint::CheckpointArgs),
-    /// Decide from the log whether the tree may ship under a policy (exit 79 when not)
-    Gate(commands::gate::GateArgs),
-    /// Serve elench to coding agents over the Model Context Protocol (stdio)
-    Mcp(commands::mcp::McpArgs),
-    /// Manage the git remotes the log is shared through
-    #[command(subcommand)]
-    Remote(commands::remote::RemoteCommand),
-    /// Add to a remote the envelopes it lacks (default remote: origin)
-    Push(commands::sync::RemoteArg),
-    /// Take from a remote the envelopes this store lacks, verified against the local trust
-    /// store; rejected ones are listed and stay in the remote (default remote: origin)
-    Pull(commands::sync::RemoteArg),
-    /// Pull, then push (default remote: origin)
-    Sync(commands::sync::RemoteArg),
-    /// Evaluate predicate claims in a sandbox and record what the harness observed
-    Check(commands::check::CheckArgs),
-    /// Conformance reports as evidence: check them, attest with them, run elench's corpus
-    #[command(subcommand)]
-    Conformance(commands::conformance::ConformanceCommand),
-    /// Show elench's main job end to end on built-in envelopes, in a temporary store
-    Demo(commands::demo::DemoArgs),
-    /// Manual pages (roff), generated from these definitions
-    Man(commands::man::ManArgs),
-    /// A shell completion script (bash, zsh, fish), generated from these definitions
-    Completions(commands::completions::CompletionsArgs),
-    /// Every command with its flags, danger level and exit codes, as one JSON object
-    Manifest(commands::manifest::ManifestArgs),
-    /// The credential scopes commands need against those held (elench needs none)
-    CheckPermissions(commands::check_permissions::CheckPermissionsArgs),
-}
-
-impl Command {
-    fn name(&self) -> &'static str {
-        match self {
-            Command::Keys(k) => k.name(),
-            Command::Tree(_) => "tree",
-            Command::Anchor(_) => "anchor",
-            Command::Gate(_) => "gate",
-            Command::Mcp(_) => "mcp",
-            Command::Sign(_) => "sign",
-            Command::Verify(_) => "verify",
-            Command::Init(_) => "init",
-            Command::Add(_) => "add",
-            Command::Claim(_) => "claim",
-            Command::Status(_) => "status",
-            Command::Blast(_) => "blast",
-            Command::Show(_) => "show",
-            Command::Log(_) => "log",
-            Command::Export(_) => "export",
-            Command::Fsck(_) => "fsck",
-            Command::Reindex(_) => "reindex",
-            Command::Checkpoint(_) => "checkpoint",
-            Command::Remote(r) => r.name(),
-            Command::Push(_) => "push",
-            Command::Pull(_) => "pull",
-            Command::Sync(_) => "sync",
-            Command::Check(_) => "check",
-            Command::Demo(_) => "demo",
-            Command::Man(_) => "man",
-            Command::Completions(_) => "completions",
-            Command::Manifest(_) => "manifest",
-            Command::CheckPermissions(_) => "check-permissions",
-            Command::Conformance(c) => c.name(),
-        }
-    }
-}
-
-/// The time limit of a command run without `--timeout`: an hour for the commands whose run
-/// time grows with their input (a bulk add, a check of many claims, fsck or reindex of a
-/// large log, an export, an exchange with a remote, the conformance corpus), five minutes
-/// for the rest, which answer in well under a second on a log of 100,000 claims.
-pub fn default_timeout(command: &str) -> Duration {
-    match command {
-        "add" | "check" | "fsck" | "reindex" | "export" | "push" | "pull" | "sync"
-        | "conformance run" => Duration::from_secs(3600),
-        _ => Duration::from_secs(300),
-    }
-}
-
-/// The whole command's time limit (`None`: none): `--command-timeout`, else `--timeout`
-/// (except on `check`, where `--timeout` is the limit of one claim's evaluation), else
-/// `ELENCH_TIMEOUT`, else the command's default.
-fn command_limit(
-    name: &str,
-    timeout: Option<Duration>,
-    command_timeout: Option<Duration>,
-) -> Result<Option<Duration>, ArgError> {
-    let timeout = if name == "check" { None } else { timeout };
-    let chosen = match (command_timeout, timeout) {
-        (Some(c), Some(t)) if c != t => {
-            let given = c.as_secs_f64().to_string();
-            return Err(ArgError::new(
-                "--command-timeout",
-                Some(&given),
-                format!(
-                    "--command-timeout ({} s) and --timeout ({} s) both set the time limit of \
-                     `{name}`; give one",
-                    c.as_secs_f64(),
-                    t.as_secs_f64()
-                ),
-            ));
-        }
-        (Some(c), _) => Some(c),
-        (None, Some(t)) => Some(t),
-        // ELENCH_TIMEOUT bounds one-shot commands; a server lives as long as its client
-        // keeps it, so only a limit on its own command line ends it.
-        (None, None) if name == "mcp" => None,
-        (None, None) => match std::env::var("ELENCH_TIMEOUT") {
-            Err(std::env::VarError::NotPresent) => None,
-            Ok(v) if v.trim().is_empty() => None,
-            Ok(v) => Some(parse_seconds(&v).map_err(|e| {
-                ArgError::new(
-                    "ELENCH_TIMEOUT",
-                    Some(&v),
-                    format!("ELENCH_TIMEOUT: {e}; unset it or give seconds"),
-                )
-            })?),
-            Err(std::env::VarError::NotUnicode(_)) => {
-                return Err(ArgError::new(
-                    "ELENCH_TIMEOUT",
-                    None,
-                    "ELENCH_TIMEOUT is not text: unset it or give seconds",
-                ))
-            }
-        },
-    };
-    Ok(match chosen {
-        Some(d) if d.is_zero() => None,
-        Some(d) => Some(d),
-        // A server lives as long as its client keeps it: no limit unless one is given.
-        None if name == "mcp" => None,
-        None => Some(default_timeout(name)),
-    })
-}
-
-/// `--timeout`: non-negative seconds, fractions allowed.
-pub fn parse_seconds(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(format!(
-            "{s:?} is not between 0 (no limit) and 1000000000 seconds"
-        ));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-/// Global settings every command receives.
-#[derive(Debug, Clone)]
-pub struct Globals {
-    pub store: Option<PathBuf>,
-    pub wait: u64,
-    pub mode: Mode,
-    /// `--format` as given (None when the mode was detected).
-    pub format: Option<String>,
-}
-
-impl Globals {
-    /// The settings of the operations this command line runs: its store, its wait, and the
-    /// CLI's observer ([`output::observer`]), which puts warnings into the report and shows
-    /// progress on a terminal.
-    pub fn context(&self) -> crate::ops::Context {
-        crate::ops::Context::new(
-            self.store.clone(),
-            Duration::from_secs(self.wait),
-            output::observer(),
-        )
-    }
-
-    /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an
-    /// explicit `--format json` forbids.
-    pub fn stdout_for_product(&self, what: &str) -> Result<(), Failure> {
-        if let Some(f @ ("json" | "jsonl" | "tsv")) = self.format.as_deref() {
-            return Err(Failure::Usage(format!(
-                "-o - writes the {what} itself to stdout, where --format {f} needs the report; \
-                 give -o FILE instead"
-            )));
-        }
-        output::take_stdout_for_product();
-        Ok(())
-    }
-}
+use std::time::Instant;
+// Until the commands that still name them here are moved (a path, not a dependency).
+pub use values::parse_seconds;
 
 /// Runs elench with the process's arguments and returns the exit code.
 pub fn run() -> i32 {
@@ -324,7 +61,7 @@ pub fn run() -> i32 {
     );
     let name = cli.command.name();
     let limit = command_limit(name, cli.timeout, cli.command_timeout);
-    interrupt::start(interrupt::Watch {
+    watchdog::start(watchdog::Watch {
         format,
         command: name,
         started,
@@ -423,10 +160,10 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Sync(a) => commands::sync::run(commands::sync::Direction::Sync, a, g),
         Command::Check(a) => commands::check::run(a, g),
         Command::Demo(a) => commands::demo::run(a, g),
-        Command::Man(a) => commands::man::run(a, g),
-        Command::Completions(a) => commands::completions::run(a, g),
-        Command::Manifest(a) => commands::manifest::run(a, g),
-        Command::CheckPermissions(a) => commands::check_permissions::run(a, g),
+        Command::Man(a) => commands::man::run(a, g, Cli::command()),
+        Command::Completions(a) => commands::completions::run(a, g, Cli::command()),
+        Command::Manifest(a) => commands::manifest::run(a, g, Cli::command()),
+        Command::CheckPermissions(a) => commands::check_permissions::run(a, g, Cli::command()),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }
 }

@@ -163,9 +163,9 @@ impl crate::ops::Observer for CliObserver {
     fn progress(&self, what: &str, total: Option<u64>) -> Option<crate::ops::Progress> {
         match total {
             // Work of a known size (`fsck`'s walk over the log): a bar from the start.
-            Some(total) => super::commands::common::records_bar(what, total),
+            Some(total) => super::progress::records_bar(what, total),
             // A store whose index must be rebuilt on open shows it, as `reindex` does.
-            None => super::commands::common::rebuild_spinner(what),
+            None => super::progress::rebuild_spinner(what),
         }
     }
 }
@@ -189,26 +189,6 @@ static EMITTED: AtomicBool = AtomicBool::new(false);
 static PRODUCT: AtomicBool = AtomicBool::new(false);
 /// `--format plain`: text without colour.
 static PLAIN: AtomicBool = AtomicBool::new(false);
-
-/// Progress bars and spinners on stderr that are still drawn. Each clears itself when its
-/// work ends; a command stopped in the middle of that work (SIGINT, the time limit) is
-/// answered while its bar still stands, so the report clears what is left first.
-static PROGRESS: std::sync::Mutex<Vec<indicatif::WeakProgressBar>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// Records a progress bar that the report must clear if it is still drawn then.
-pub fn progress_shown(bar: &indicatif::ProgressBar) {
-    let mut shown = PROGRESS.lock().unwrap_or_else(|p| p.into_inner());
-    shown.retain(|b| b.upgrade().is_some());
-    shown.push(bar.downgrade());
-}
-
-fn clear_progress() {
-    let shown = std::mem::take(&mut *PROGRESS.lock().unwrap_or_else(|p| p.into_inner()));
-    for bar in shown.iter().filter_map(indicatif::WeakProgressBar::upgrade) {
-        bar.finish_and_clear();
-    }
-}
 
 /// Whether this invocation's report is written or being written.
 pub fn emitted() -> bool {
@@ -244,7 +224,7 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             std::thread::park();
         }
     }
-    clear_progress();
+    super::progress::clear_progress();
     // What the store noticed on the way (a torn tail cut, an index rebuilt) is reported too.
     for (code, message) in CLI_OBSERVER.collected.take() {
         report.warnings.push(Warning::new(&code, message));

@@ -6,6 +6,7 @@
 //! layers over this module: arguments in, one call here, output out.
 
 pub mod add;
+pub mod anchor;
 pub mod blast;
 pub mod check;
 pub mod claim;

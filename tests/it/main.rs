@@ -10,6 +10,7 @@ mod support_envelopes;
 mod agent_spec;
 mod agent_spec_level2;
 mod anchor_props;
+mod architecture;
 mod blast_store;
 mod check_confinement;
 mod check_runners;

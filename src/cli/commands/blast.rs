@@ -1,8 +1,8 @@
 //! `elench blast ID [--depth N]`: what a falsification of a claim revokes.
 
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, short_id, JsonData, Mode, Report, Style};
-use crate::cli::Globals;
 use crate::graph::BulkBlast;
 use crate::ops::blast::{blast, BlastInput};
 

@@ -4,10 +4,10 @@
 //! `required_scopes: []`, so every command is covered and none is over-privileged. The
 //! command exists so that an agent can ask elench what it asks any tool.
 
-use super::manifest::manifest;
+use crate::cli::describe::manifest;
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use serde_json::{json, Map, Value};
 
 #[derive(Debug, clap::Args)]
@@ -25,8 +25,13 @@ fn coverage(entry: &Value) -> Value {
     })
 }
 
-pub fn run(a: CheckPermissionsArgs, _g: &Globals) -> Result<Report, Failure> {
-    let m = manifest();
+/// `definition`: the whole command line's clap definition, which the dispatcher hands in.
+pub fn run(
+    a: CheckPermissionsArgs,
+    _g: &Globals,
+    definition: clap::Command,
+) -> Result<Report, Failure> {
+    let m = manifest(definition);
     let empty = Map::new();
     let commands = m["commands"].as_object().unwrap_or(&empty);
     match a.for_command {

@@ -5,8 +5,8 @@
 use crate::claim::Kind;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_key_file, read_limited};
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use crate::keys::read_signing_key_pem;
 use crate::ops::claim::{self as op, ClaimOutput, ClaimRequest, Entry, ShortClaim};
 use serde_json::{json, Value};

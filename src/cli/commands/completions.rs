@@ -3,9 +3,8 @@
 
 use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::{Cli, Globals};
-use clap::CommandFactory;
 use serde_json::json;
 
 #[derive(Debug, clap::Args)]
@@ -19,8 +18,9 @@ pub struct CompletionsArgs {
     pub out: Option<String>,
 }
 
-pub fn run(a: CompletionsArgs, g: &Globals) -> Result<Report, Failure> {
-    let mut cmd = Cli::command();
+/// `definition`: the whole command line's clap definition, which the dispatcher hands in.
+pub fn run(a: CompletionsArgs, g: &Globals, definition: clap::Command) -> Result<Report, Failure> {
+    let mut cmd = definition;
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "elench", &mut script);
     match a.out.as_deref() {

@@ -1,10 +1,10 @@
 //! `elench conformance check|attest|run`: conformance reports as evidence.
 
-use super::common::open_store;
+use crate::cli::common::open_store;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited};
+use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
-use crate::cli::Globals;
 use crate::conformance::corpus::{self, Verdict};
 use crate::conformance::report::{self, Checked, Format};
 use crate::error::{Code, Rejection};
@@ -276,7 +276,7 @@ fn decide(value: &Value, c: &Checked, level: &str) -> Result<(&'static str, Stri
 }
 
 fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
-    super::common::require_claim_ids([&a.claim])?;
+    crate::cli::common::require_claim_ids([&a.claim])?;
     let (bytes, value, c) = checked_report(&a.report, a.cases.as_ref())?;
     if !c.is_sound() {
         let mut f = unsound(&c, &a.report);
@@ -294,7 +294,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
     let kid = keyid(&sk.verifying_key());
 
     let store = open_store(g)?;
-    let claim_id = super::common::resolve_claim_id(&store, &a.claim)?;
+    let claim_id = crate::cli::common::resolve_claim_id(&store, &a.claim)?;
     let trust = store.trust_set()?;
     let role = match trust.get(&kid) {
         Some(k) if !k.retired => k.role,

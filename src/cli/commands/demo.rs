@@ -8,8 +8,8 @@
 //! and evaluation as `elench add`, `elench status` and `elench check`.
 
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use crate::eval::paths::Tree;
 use crate::eval::sandbox::{Confinement, Limits, Sandbox};
 use crate::eval::Setup;

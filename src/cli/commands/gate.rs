@@ -5,8 +5,8 @@
 //! from "could not decide" (bad policy 2, no store 4, …).
 
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use crate::gate::StaleRule;
 use crate::ops::gate::{gate, GateInput, GateOutput};
 use std::path::PathBuf;

@@ -1,9 +1,9 @@
 //! `elench log`: the claims in arrival order, paginated.
 
-use super::common::{pagination_json, Page};
+use crate::cli::common::{pagination_json, Page};
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, Mode, Report, Style};
-use crate::cli::Globals;
 use crate::ops::log::{log, LogInput};
 
 #[derive(Debug, clap::Args)]

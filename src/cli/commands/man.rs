@@ -3,9 +3,8 @@
 
 use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::{Cli, Globals};
-use clap::CommandFactory;
 use serde_json::json;
 use std::path::Path;
 
@@ -30,8 +29,7 @@ fn render(cmd: clap::Command) -> Result<Vec<u8>, Failure> {
 
 /// Every page: the top command and each subcommand, nested ones included, named like git's
 /// (`elench-keys-generate`).
-fn pages() -> Result<Vec<(String, Vec<u8>)>, Failure> {
-    let mut root = Cli::command();
+fn pages(mut root: clap::Command) -> Result<Vec<(String, Vec<u8>)>, Failure> {
     root.build();
     let mut out = Vec::new();
     let mut stack = vec![("elench".to_owned(), root)];
@@ -49,11 +47,12 @@ fn pages() -> Result<Vec<(String, Vec<u8>)>, Failure> {
     Ok(out)
 }
 
-pub fn run(a: ManArgs, g: &Globals) -> Result<Report, Failure> {
+/// `definition`: the whole command line's clap definition, which the dispatcher hands in.
+pub fn run(a: ManArgs, g: &Globals, definition: clap::Command) -> Result<Report, Failure> {
     match a.out.as_deref() {
         None | Some("-") => {
             g.stdout_for_product("manual page")?;
-            let mut root = Cli::command();
+            let mut root = definition;
             root.build();
             let page = render(root)?;
             crate::cli::files::product_to_stdout(&page)?;
@@ -77,7 +76,7 @@ pub fn run(a: ManArgs, g: &Globals) -> Result<Report, Failure> {
                     message: "not a directory".into(),
                 });
             }
-            let pages = pages()?;
+            let pages = pages(definition)?;
             let mut written = Vec::with_capacity(pages.len());
             for (name, bytes) in &pages {
                 let path = dir.join(name);

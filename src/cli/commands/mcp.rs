@@ -5,8 +5,8 @@
 //! failing each call. stdout then belongs to the protocol: no report is written there.
 
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::{self, Report};
-use crate::cli::Globals;
 use crate::mcp::{Config, Signer};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

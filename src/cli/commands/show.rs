@@ -1,8 +1,8 @@
 //! `elench show ID`: the claim as signed, who signed it, and the records that target it.
 
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::{claim_text, one_line, short_id, Report, Style};
-use crate::cli::Globals;
 use crate::ops::show::{show, ShowInput};
 
 #[derive(Debug, clap::Args)]

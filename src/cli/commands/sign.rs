@@ -1,18 +1,19 @@
 //! `elench sign CLAIM.json --key KEY.pem`: id, Statement, DSSE envelope.
 
-use super::anchor::{anchor_at, tree_dir};
 use super::trust;
 use crate::anchor::Strategy;
 use crate::claim;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited, write_atomically};
+use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
-use crate::cli::Globals;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
 use crate::ingest::seal;
 use crate::json::{parse_strict, JsonError};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
+use crate::ops::anchor::anchor_at;
+use crate::ops::tree::tree_dir;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -65,7 +66,7 @@ pub fn run(mut a: SignArgs, g: &Globals) -> Result<Report, Failure> {
             ));
         }
         let r = sign(a, g);
-        return super::verify::print_id_only(r, g);
+        return crate::cli::common::print_id_only(r, g);
     }
     sign(a, g)
 }
@@ -103,7 +104,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let sk =
         read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path.clone())))?;
     let kid = keyid(&sk.verifying_key());
-    let store = super::common::open_store_if_any(g)?;
+    let store = crate::cli::common::open_store_if_any(g)?;
     let trusted = trust::with_store(store.as_ref(), &a.trust)?;
     let role = match (trusted.get(&kid), a.role) {
         (Some(k), Some(r)) if k.role != r => {
@@ -238,7 +239,7 @@ fn refuse_own_input_or_store(out: &Path, claim: &str, g: &Globals) -> Result<(),
     }
     if let Ok(root) = crate::store::locate(g.store.as_deref()) {
         if root.join("FORMAT").is_file() {
-            super::common::refuse_inside_store(out, &root)?;
+            crate::cli::common::refuse_inside_store(out, &root)?;
         }
     }
     Ok(())

@@ -1,13 +1,13 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use super::common::{claim_id_errors, pagination_json, Page};
 use crate::anchor::Applies;
-use crate::cli::args::ArgError;
+use crate::cli::common::{claim_id_errors, pagination_json, Page};
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, short_id, Mode, Report, Style};
-use crate::cli::Globals;
 use crate::fold::{ClaimStatus, Status};
 use crate::ops;
+use crate::ops::error::ArgError;
 use crate::ops::status::{
     glob, glob_problem, needs_ids, Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow,
 };

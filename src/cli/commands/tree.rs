@@ -1,8 +1,8 @@
 //! `elench tree [DIR]`: the elench tree OID of a directory.
 
 use crate::cli::failure::Failure;
-use crate::cli::output::Report;
-use crate::cli::Globals;
+use crate::cli::globals::Globals;
+use crate::cli::output::{Report, Warning};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -19,11 +19,13 @@ pub struct TreeArgs {
 
 pub fn run(args: TreeArgs, _g: &Globals) -> Result<Report, Failure> {
     let selection = crate::tree::Selection::from_no_ignore(args.no_ignore);
-    let (oid, warning) = super::anchor::tree_of(&args.dir, selection)?;
+    let (oid, warning) = crate::ops::anchor::tree_of(&args.dir, selection)?;
     let mut report = Report::new(
         json!({"tree": oid, "path": args.dir.display().to_string()}),
         format!("{oid}\n"),
     );
-    report.warnings.extend(warning);
+    report
+        .warnings
+        .extend(warning.map(|(code, m)| Warning::new(code, m)));
     Ok(report)
 }

@@ -3,8 +3,8 @@
 use super::trust;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited};
+use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
-use crate::cli::Globals;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::ingest::{verify_envelope, Accepted};
 use serde_json::json;
@@ -33,42 +33,9 @@ pub fn run(mut a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
     )?);
     if a.id_only {
         let r = verify(a, g);
-        return print_id_only(r, g);
+        return crate::cli::common::print_id_only(r, g);
     }
     verify(a, g)
-}
-
-/// `--id-only`: stdout gets the claim id and a newline and nothing else; a failure goes to
-/// stderr (with its exit code), so `$(…)` never captures an error as an id.
-pub fn print_id_only(r: Result<Report, Failure>, g: &Globals) -> Result<Report, Failure> {
-    let taken = |failure| Report {
-        failure: Some(failure),
-        stdout_taken: true,
-        ..Report::default()
-    };
-    if let Some(f @ ("json" | "jsonl" | "tsv")) = g.format.as_deref() {
-        return Ok(taken(Failure::Usage(format!(
-            "--id-only prints the bare id, where --format {f} needs the report; give one"
-        ))));
-    }
-    let mut report = match r {
-        Ok(report) => report,
-        Err(f) => return Ok(taken(f)),
-    };
-    if let Some(f) = report.failure.take() {
-        return Ok(taken(f));
-    }
-    let Some(id) = report.data["id"].as_str() else {
-        return Ok(taken(Failure::Internal("no id to print".into())));
-    };
-    if let Err(f) = crate::cli::files::product_to_stdout(format!("{id}\n").as_bytes()) {
-        return Ok(taken(f));
-    }
-    for w in &report.warnings {
-        eprintln!("warning[{}]: {}", w.code, w.message);
-    }
-    report.stdout_taken = true;
-    Ok(report)
 }
 
 fn verify(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
@@ -84,10 +51,10 @@ fn verify(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
     let bytes = read_limited(&envelope, MAX_ENVELOPE_BYTES)?;
     let accepted = verify_envelope(&bytes, &trusted).map_err(|mut r| {
         if r.code == crate::error::Code::BadEnvelope {
-            if let Some(role) = super::add::unsigned_claim_role(bytes.trim_ascii()) {
+            if let Some(role) = crate::ops::add::unsigned_claim_role(bytes.trim_ascii()) {
                 r.message = format!(
                     "this is a claim, not a signed envelope; {}",
-                    super::add::sign_hint(&source, role)
+                    crate::ops::add::sign_hint(&source, role)
                 );
             }
         }

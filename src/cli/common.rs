@@ -1,0 +1,162 @@
+//! What several commands share: opening the store, pagination, `--id-only`. Below every
+//! command module, so that no command imports another.
+
+use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
+use crate::cli::output::Report;
+use crate::ops::error::ArgError;
+use crate::store::Store;
+use serde_json::Value;
+
+/// Opens the store the globals name (or the nearest `.elench`).
+pub fn open_store(g: &Globals) -> Result<Store, Failure> {
+    g.context().open_store()
+}
+
+/// Refuses an output path inside the store: only the store writes there.
+pub fn refuse_inside_store(
+    path: &std::path::Path,
+    store_root: &std::path::Path,
+) -> Result<(), Failure> {
+    let root = std::fs::canonicalize(store_root).unwrap_or_else(|_| store_root.to_path_buf());
+    // The file may not exist yet: resolve its folder.
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let Ok(dir) = std::fs::canonicalize(parent) else {
+        return Ok(());
+    };
+    if dir.starts_with(&root) {
+        return Err(Failure::Usage(format!(
+            "{} is inside the store {}; only elench's store writes there: choose a path outside it",
+            path.display(),
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Opens the store without bringing its index level with the log (`fsck`).
+pub fn open_store_unsettled(g: &Globals) -> Result<Store, Failure> {
+    g.context().open_store_unsettled()
+}
+
+/// Opens the store if there is one; no store is not an error here.
+pub fn open_store_if_any(g: &Globals) -> Result<Option<Store>, Failure> {
+    g.context().open_store_if_any()
+}
+
+pub use crate::ops::ids::{
+    claim_id_errors, claim_id_problem, require_claim_ids, resolve_claim_id, resolve_claim_ids,
+    MIN_PREFIX_HEX,
+};
+
+/// `--limit` and `--cursor` for lists.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Page {
+    /// How many items to return, 1 to 10000
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Where to continue: the `next_cursor` of the previous page
+    #[arg(long)]
+    pub cursor: Option<String>,
+}
+
+impl Page {
+    /// The page as the operations take it.
+    pub fn request(&self) -> PageRequest {
+        PageRequest {
+            limit: self.limit,
+            cursor: self.cursor.clone(),
+        }
+    }
+
+    /// The cursor as a position (the number of items to skip, or an arrival number).
+    pub fn start(&self) -> Result<u64, Failure> {
+        self.request().start()
+    }
+
+    pub fn limit(&self) -> Result<usize, Failure> {
+        self.request().limit()
+    }
+
+    /// What [`Page::limit`] and [`Page::start`] refuse, both at once, for the check of the
+    /// whole command line (`cli::args`).
+    pub fn argument_errors(&self) -> Vec<ArgError> {
+        let mut errors = Vec::new();
+        if self.limit().is_err() {
+            let shown = self.limit.to_string();
+            errors.push(ArgError::new("--limit", Some(&shown), limit_problem()));
+        }
+        if let Some(c) = &self.cursor {
+            if c.parse::<u64>().is_err() {
+                errors.push(ArgError::new("--cursor", Some(c), cursor_problem(c)));
+            }
+        }
+        errors
+    }
+
+    /// One page of the log in arrival order, and its `meta.pagination`.
+    pub fn of_arrivals(&self, store: &Store) -> Result<(Vec<(u64, String)>, Value), Failure> {
+        let (page, meta) = self.request().of_arrivals(store)?;
+        Ok((page, pagination_json(&meta)))
+    }
+
+    /// One page of an in-memory list, its `meta.pagination`, and the cursor that starts at
+    /// each of its items (see [`Report::cursors`](crate::cli::output::Report)).
+    pub fn of_slice<'a, T>(
+        &self,
+        items: &'a [T],
+    ) -> Result<(&'a [T], Value, Vec<String>), Failure> {
+        let (page, meta, cursors) = self.request().of_slice(items)?;
+        Ok((page, pagination_json(&meta), cursors))
+    }
+}
+
+pub use crate::ops::page::MAX_LIMIT;
+use crate::ops::page::{cursor_problem, limit_problem, PageRequest, Pagination};
+
+/// The `meta.pagination` object ([`Pagination`]).
+pub fn pagination(returned: usize, total: Option<u64>, next: Option<u64>) -> Value {
+    pagination_json(&Pagination::new(returned, total, next))
+}
+
+/// [`Pagination`] as the `meta.pagination` object.
+pub fn pagination_json(p: &Pagination) -> Value {
+    // Plain fields: serialising them cannot fail.
+    serde_json::to_value(p).unwrap_or_default()
+}
+
+/// `--id-only`: stdout gets the claim id and a newline and nothing else; a failure goes to
+/// stderr (with its exit code), so `$(…)` never captures an error as an id.
+pub fn print_id_only(r: Result<Report, Failure>, g: &Globals) -> Result<Report, Failure> {
+    let taken = |failure| Report {
+        failure: Some(failure),
+        stdout_taken: true,
+        ..Report::default()
+    };
+    if let Some(f @ ("json" | "jsonl" | "tsv")) = g.format.as_deref() {
+        return Ok(taken(Failure::Usage(format!(
+            "--id-only prints the bare id, where --format {f} needs the report; give one"
+        ))));
+    }
+    let mut report = match r {
+        Ok(report) => report,
+        Err(f) => return Ok(taken(f)),
+    };
+    if let Some(f) = report.failure.take() {
+        return Ok(taken(f));
+    }
+    let Some(id) = report.data["id"].as_str() else {
+        return Ok(taken(Failure::Internal("no id to print".into())));
+    };
+    if let Err(f) = crate::cli::files::product_to_stdout(format!("{id}\n").as_bytes()) {
+        return Ok(taken(f));
+    }
+    for w in &report.warnings {
+        eprintln!("warning[{}]: {}", w.code, w.message);
+    }
+    report.stdout_taken = true;
+    Ok(report)
+}

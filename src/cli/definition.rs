@@ -1,0 +1,166 @@
+//! The command line's clap definition: the global options and every command with its
+//! arguments (each command's own `Args` type lives in its module).
+
+use crate::cli::commands;
+use crate::cli::output::Format;
+use crate::cli::values::parse_seconds;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "elench",
+    version,
+    about = "An append-only, content-addressed log of signed claims about code",
+    long_about = "elench verifies DSSE-signed claims about code, gives each a content address, \
+                  and (with a store) appends them to a log whose fold says which claims still \
+                  stand.\n\nOutput: readable text on a terminal; one JSON object on stdout \
+                  otherwise (a pipe, CI or NO_COLOR set, or --format json); rows with \
+                  --format jsonl or tsv.\n\nEvery command runs under a time limit: 5 minutes, \
+                  or an hour for add, check, fsck, reindex, export, push, pull, sync and \
+                  conformance run; --timeout SECONDS (or --command-timeout, or \
+                  ELENCH_TIMEOUT) sets another, 0 none. On check, --timeout is check's own \
+                  limit for one claim; its whole-command limit is --command-timeout or \
+                  ELENCH_TIMEOUT. push, pull and sync also take --connect-timeout SECONDS, \
+                  how long a remote may take to answer (default 30 when no person is at a \
+                  terminal).\n\n\
+                  A command line with errors is refused before anything runs, with every \
+                  error on it (error.errors in JSON).\n\n\
+                  Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
+                  3 partial, 4 precondition, 5 not found, 10 stopped at the time limit \
+                  (TIMEOUT), 12 busy or a remote unreachable (retry), 130/143 cancelled by \
+                  SIGINT/SIGTERM (CANCELLED); gate's own: 79 the gate refused the tree \
+                  (GATE_FAILED).",
+    propagate_version = true
+)]
+pub struct Cli {
+    /// Store directory (default: ./.elench, found by walking up from the working directory)
+    #[arg(long, global = true, env = "ELENCH_STORE", value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Output format: json (one response envelope), jsonl or tsv (the result's rows), text
+    /// or plain (for people; plain is never coloured). Default: text on a terminal, json
+    /// otherwise
+    #[arg(long, global = true, value_parser = Format::NAMES, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Seconds to wait for a store another elench process holds before STORE_BUSY
+    #[arg(long, global = true, default_value_t = 30, value_name = "SECONDS")]
+    pub wait: u64,
+    /// Time limit for the whole command, in seconds (fractions allowed; 0: none). Default:
+    /// 300, or 3600 for add, check, fsck, reindex, export, push, pull, sync and conformance
+    /// run; also ELENCH_TIMEOUT. At the limit the command stops cleanly and exits 10
+    /// (TIMEOUT). On `check`, --timeout is check's own per-claim limit instead
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+    /// Time limit for the whole command, in seconds, on every command (`check` included,
+    /// whose --timeout is its per-claim limit); as --timeout and ELENCH_TIMEOUT otherwise
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub command_timeout: Option<Duration>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a store (.elench in DIR, or --store PATH)
+    Init(commands::init::InitArgs),
+    /// Manage signing keys
+    #[command(subcommand)]
+    Keys(commands::keys::KeysCommand),
+    /// Print the elench tree OID of a directory (git's SHA-256 tree id of its files)
+    Tree(commands::tree::TreeArgs),
+    /// Print an anchor (tree, path, lines, normalised content digest) for a claim
+    Anchor(commands::anchor::AnchorArgs),
+    /// Give a claim its id, wrap it in an in-toto Statement and sign it as a DSSE envelope
+    Sign(commands::sign::SignArgs),
+    /// Run the whole ingest validation of an envelope without storing it
+    Verify(commands::verify::VerifyArgs),
+    /// Verify envelopes and append the accepted ones to the log
+    Add(commands::add::AddArgs),
+    /// Build, sign and append a claim in one call: anchor from the tree, id prefixes
+    /// expanded, origin from the key's role (or a chain of claims with --batch)
+    Claim(commands::claim::ClaimArgs),
+    /// Fold the log: each claim's standing, and why
+    #[command(override_usage = "elench status [OPTIONS] <ID>...\n       \
+                                elench status [OPTIONS] --all [--limit N] [--cursor C]")]
+    Status(commands::status::StatusArgs),
+    /// What a falsification of a claim revokes, layer by layer
+    Blast(commands::blast::BlastArgs),
+    /// A claim as signed, its signers and the records targeting it
+    Show(commands::show::ShowArgs),
+    /// The log in arrival order
+    Log(commands::log::LogArgs),
+    /// Write the log as an in-toto bundle (.intoto.jsonl)
+    Export(commands::export::ExportArgs),
+    /// Check every record, signature and index entry; --repair quarantines damage
+    Fsck(commands::fsck::FsckArgs),
+    /// Rebuild the index from the log
+    Reindex(commands::reindex::ReindexArgs),
+    /// Print the log's state (n, chain), optionally signed, for a later `fsck --checkpoint`
+    Checkpoint(commands::checkpoint::CheckpointArgs),
+    /// Decide from the log whether the tree may ship under a policy (exit 79 when not)
+    Gate(commands::gate::GateArgs),
+    /// Serve elench to coding agents over the Model Context Protocol (stdio)
+    Mcp(commands::mcp::McpArgs),
+    /// Manage the git remotes the log is shared through
+    #[command(subcommand)]
+    Remote(commands::remote::RemoteCommand),
+    /// Add to a remote the envelopes it lacks (default remote: origin)
+    Push(commands::sync::RemoteArg),
+    /// Take from a remote the envelopes this store lacks, verified against the local trust
+    /// store; rejected ones are listed and stay in the remote (default remote: origin)
+    Pull(commands::sync::RemoteArg),
+    /// Pull, then push (default remote: origin)
+    Sync(commands::sync::RemoteArg),
+    /// Evaluate predicate claims in a sandbox and record what the harness observed
+    Check(commands::check::CheckArgs),
+    /// Conformance reports as evidence: check them, attest with them, run elench's corpus
+    #[command(subcommand)]
+    Conformance(commands::conformance::ConformanceCommand),
+    /// Show elench's main job end to end on built-in envelopes, in a temporary store
+    Demo(commands::demo::DemoArgs),
+    /// Manual pages (roff), generated from these definitions
+    Man(commands::man::ManArgs),
+    /// A shell completion script (bash, zsh, fish), generated from these definitions
+    Completions(commands::completions::CompletionsArgs),
+    /// Every command with its flags, danger level and exit codes, as one JSON object
+    Manifest(commands::manifest::ManifestArgs),
+    /// The credential scopes commands need against those held (elench needs none)
+    CheckPermissions(commands::check_permissions::CheckPermissionsArgs),
+}
+
+impl Command {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Keys(k) => k.name(),
+            Command::Tree(_) => "tree",
+            Command::Anchor(_) => "anchor",
+            Command::Gate(_) => "gate",
+            Command::Mcp(_) => "mcp",
+            Command::Sign(_) => "sign",
+            Command::Verify(_) => "verify",
+            Command::Init(_) => "init",
+            Command::Add(_) => "add",
+            Command::Claim(_) => "claim",
+            Command::Status(_) => "status",
+            Command::Blast(_) => "blast",
+            Command::Show(_) => "show",
+            Command::Log(_) => "log",
+            Command::Export(_) => "export",
+            Command::Fsck(_) => "fsck",
+            Command::Reindex(_) => "reindex",
+            Command::Checkpoint(_) => "checkpoint",
+            Command::Remote(r) => r.name(),
+            Command::Push(_) => "push",
+            Command::Pull(_) => "pull",
+            Command::Sync(_) => "sync",
+            Command::Check(_) => "check",
+            Command::Demo(_) => "demo",
+            Command::Man(_) => "man",
+            Command::Completions(_) => "completions",
+            Command::Manifest(_) => "manifest",
+            Command::CheckPermissions(_) => "check-permissions",
+            Command::Conformance(c) => c.name(),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! The settings every command receives from the global options.
+
+use crate::cli::failure::Failure;
+use crate::cli::output::{self, Mode};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Global settings every command receives.
+#[derive(Debug, Clone)]
+pub struct Globals {
+    pub store: Option<PathBuf>,
+    pub wait: u64,
+    pub mode: Mode,
+    /// `--format` as given (None when the mode was detected).
+    pub format: Option<String>,
+}
+
+impl Globals {
+    /// The settings of the operations this command line runs: its store, its wait, and the
+    /// CLI's observer ([`output::observer`]), which puts warnings into the report and shows
+    /// progress on a terminal.
+    pub fn context(&self) -> crate::ops::Context {
+        crate::ops::Context::new(
+            self.store.clone(),
+            Duration::from_secs(self.wait),
+            output::observer(),
+        )
+    }
+
+    /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an
+    /// explicit `--format json` forbids.
+    pub fn stdout_for_product(&self, what: &str) -> Result<(), Failure> {
+        if let Some(f @ ("json" | "jsonl" | "tsv")) = self.format.as_deref() {
+            return Err(Failure::Usage(format!(
+                "-o - writes the {what} itself to stdout, where --format {f} needs the report; \
+                 give -o FILE instead"
+            )));
+        }
+        output::take_stdout_for_product();
+        Ok(())
+    }
+}

@@ -1,0 +1,82 @@
+//! Anchors and trees as `elench anchor`, `elench tree` and `sign --anchor` make them: the
+//! anchor object for a span of a file in a tree, and a tree's OID.
+
+use super::tree::{tracked_ignored, tree_failure};
+use super::Failure;
+use crate::anchor::{self, Strategy};
+use crate::tree::Selection;
+use serde_json::Value;
+use std::path::Path;
+
+/// A `TRACKED_IGNORED` warning: its code and message.
+pub type TreeWarning = (&'static str, String);
+
+/// The anchor object for `PATH[:START-END]` in `dir`, with `dir`'s tree OID (ignore rules
+/// honoured).
+pub fn anchor_at(dir: &Path, spec: &str, strategy: Strategy) -> Result<Value, Failure> {
+    anchor_at_with(dir, spec, strategy, Selection::Committed).map(|(a, _)| a)
+}
+
+/// [`anchor_at`] with a choice of the tree's files, and `TRACKED_IGNORED` if it applies. A
+/// file the tree leaves out cannot be anchored: the claim would name a tree that does not
+/// hold it.
+pub fn anchor_at_with(
+    dir: &Path,
+    spec: &str,
+    strategy: Strategy,
+    selection: Selection,
+) -> Result<(Value, Option<TreeWarning>), Failure> {
+    let (path, range) = anchor::parse_spec(spec).map_err(Failure::Usage)?;
+    let rel = relative_to(dir, &path)?;
+    // The file first, then the whole tree: a typo fails before the tree is hashed.
+    let mut anchor = anchor::make(dir, "", &rel, range, strategy)?;
+    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    if let Some(Value::String(p)) = anchor.get("path") {
+        if !listing.has_file(p) {
+            return Err(anchor::AnchorError::Ignored {
+                path: p.clone(),
+                dir: dir.to_path_buf(),
+            }
+            .into());
+        }
+    }
+    let tree = listing.oid().map_err(tree_failure)?;
+    anchor.insert("tree".into(), Value::String(tree));
+    Ok((Value::Object(anchor), tracked_ignored(dir, &listing)))
+}
+
+/// The elench tree OID of `dir`, and `TRACKED_IGNORED` when git tracks files there that the
+/// tree leaves out.
+pub fn tree_of(dir: &Path, selection: Selection) -> Result<(String, Option<TreeWarning>), Failure> {
+    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    let oid = listing.oid().map_err(tree_failure)?;
+    Ok((oid, tracked_ignored(dir, &listing)))
+}
+
+/// `path` as a path inside `dir`: relative paths are taken as they are; an absolute one must
+/// lie under `dir`.
+fn relative_to(dir: &Path, path: &str) -> Result<String, Failure> {
+    let p = Path::new(path);
+    if !p.is_absolute() {
+        return Ok(path.to_owned());
+    }
+    let outside = || {
+        Failure::Usage(format!(
+            "{path} is not inside {}; give a path relative to --at DIR",
+            dir.display()
+        ))
+    };
+    let root = dir
+        .canonicalize()
+        .map_err(|e| Failure::io(dir.display(), e))?;
+    let parent = p.parent().ok_or_else(outside)?;
+    let name = p.file_name().ok_or_else(outside)?;
+    let parent = parent
+        .canonicalize()
+        .map_err(|e| Failure::io(parent.display(), e))?;
+    let rel = parent.join(name);
+    let rel = rel.strip_prefix(&root).map_err(|_| outside())?;
+    rel.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| Failure::Usage(format!("{path} is not UTF-8")))
+}

@@ -1,0 +1,478 @@
+//! The shape of `src/cli`: the module graph has no cycle, and no command module
+//! (`src/cli/commands/X.rs`) names another one. What several commands share lives below
+//! them (`cli::common`, `cli::values`, `ops`), so a command can change alone.
+//!
+//! The graph is read from the source: every path a file writes (`use` trees, and paths in
+//! code and attributes such as `value_parser = crate::cli::values::seconds`) is resolved
+//! against the modules that exist under `src/cli`; comments and string literals are left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A module path, `["cli", "commands", "sign"]`.
+type Module = Vec<String>;
+
+fn cli_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            cli_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module a file under `src/` is: `src/cli/mod.rs` is `cli`, `src/cli/output.rs`
+/// `cli::output`.
+fn module_of(src: &Path, file: &Path) -> Module {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if stem != "mod" {
+        parts.push(stem.to_owned());
+    }
+    parts
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Ident(String),
+    Path, // `::`
+    Open,
+    Close,
+    Comma,
+    Semi,
+    Star,
+    Other,
+}
+
+/// Rust source as tokens, without comments, string or character literals.
+fn tokens(src: &str) -> Vec<Token> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                    depth += 1;
+                    i += 2;
+                } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if c == b'r' && matches!(b.get(i + 1), Some(b'#') | Some(b'"')) && {
+            let mut j = i + 1;
+            while b.get(j) == Some(&b'#') {
+                j += 1;
+            }
+            b.get(j) == Some(&b'"')
+        } {
+            // A raw string: r#"…"#.
+            let mut hashes = 0;
+            i += 1;
+            while b[i] == b'#' {
+                hashes += 1;
+                i += 1;
+            }
+            i += 1;
+            loop {
+                if i >= b.len() {
+                    break;
+                }
+                if b[i] == b'"' && (0..hashes).all(|k| b.get(i + 1 + k) == Some(&b'#')) {
+                    i += 1 + hashes;
+                    break;
+                }
+                i += 1;
+            }
+            out.push(Token::Other);
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push(Token::Other);
+        } else if c == b'\'' {
+            // A character literal ('x', '\n', '\u{..}') or a lifetime ('a).
+            if b.get(i + 1) == Some(&b'\\') {
+                i += 2;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if b.get(i + 2) == Some(&b'\'') {
+                i += 3;
+            } else {
+                i += 1;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+            }
+            out.push(Token::Other);
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(Token::Ident(src[start..i].to_owned()));
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+                i += 1;
+            }
+            out.push(Token::Other);
+        } else {
+            i += 1;
+            out.push(match c {
+                b':' if b.get(i) == Some(&b':') => {
+                    i += 1;
+                    Token::Path
+                }
+                b'{' => Token::Open,
+                b'}' => Token::Close,
+                b',' => Token::Comma,
+                b';' => Token::Semi,
+                b'*' => Token::Star,
+                c if c.is_ascii_whitespace() => continue,
+                _ => Token::Other,
+            });
+        }
+    }
+    out
+}
+
+/// Every path written in `toks` (a `use` tree expanded into its leaves), each with the
+/// inline module (`mod tests { … }`) it is written in, relative to the file's module.
+fn paths(toks: &[Token]) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut out = Vec::new();
+    // The inline modules open at each brace depth.
+    let mut inline: Vec<(usize, String)> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        let here: Vec<String> = inline.iter().map(|(_, m)| m.clone()).collect();
+        match &toks[i] {
+            Token::Ident(k) if k == "mod" => {
+                if let (Some(Token::Ident(name)), Some(Token::Open)) =
+                    (toks.get(i + 1), toks.get(i + 2))
+                {
+                    depth += 1;
+                    inline.push((depth, name.clone()));
+                    i += 3;
+                    continue;
+                }
+                i += 1;
+            }
+            Token::Ident(k) if k == "use" => {
+                i += 1;
+                let mut leaves = Vec::new();
+                use_tree(toks, &mut i, Vec::new(), &mut leaves);
+                out.extend(leaves.into_iter().map(|p| (here.clone(), p)));
+            }
+            Token::Ident(first) => {
+                let mut path = vec![first.clone()];
+                i += 1;
+                while let (Some(Token::Path), Some(Token::Ident(next))) =
+                    (toks.get(i), toks.get(i + 1))
+                {
+                    path.push(next.clone());
+                    i += 2;
+                }
+                if path.len() > 1 {
+                    out.push((here, path));
+                }
+            }
+            Token::Open => {
+                depth += 1;
+                i += 1;
+            }
+            Token::Close => {
+                if inline.last().is_some_and(|(d, _)| *d == depth) {
+                    inline.pop();
+                }
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Reads one `use` tree from `toks[*i]` on, adding each leaf path (a `*` leaf is its prefix).
+fn use_tree(toks: &[Token], i: &mut usize, prefix: Vec<String>, leaves: &mut Vec<Vec<String>>) {
+    let mut path = prefix;
+    loop {
+        match toks.get(*i) {
+            Some(Token::Ident(s)) if s == "as" => {
+                *i += 2;
+            }
+            Some(Token::Ident(s)) => {
+                path.push(s.clone());
+                *i += 1;
+            }
+            Some(Token::Path) => *i += 1,
+            Some(Token::Star) => *i += 1,
+            Some(Token::Open) => {
+                *i += 1;
+                loop {
+                    use_tree(toks, i, path.clone(), leaves);
+                    match toks.get(*i) {
+                        Some(Token::Comma) => *i += 1,
+                        Some(Token::Close) => {
+                            *i += 1;
+                            break;
+                        }
+                        _ => return,
+                    }
+                    if toks.get(*i) == Some(&Token::Close) {
+                        *i += 1;
+                        break;
+                    }
+                }
+                return;
+            }
+            Some(Token::Semi) => {
+                *i += 1;
+                leaves.push(path);
+                return;
+            }
+            _ => {
+                leaves.push(path);
+                return;
+            }
+        }
+    }
+}
+
+/// The module under `cli` a path written in `from` names: the longest prefix of the
+/// resolved path that is a module, if it is under `cli`.
+fn resolve(from: &Module, path: &[String], modules: &BTreeSet<Module>) -> Option<Module> {
+    let mut base: Module;
+    let mut rest = path;
+    match path.first().map(String::as_str) {
+        Some("crate") => {
+            base = Vec::new();
+            rest = &path[1..];
+        }
+        Some("super") => {
+            base = from.clone();
+            while rest.first().map(String::as_str) == Some("super") {
+                base.pop()?;
+                rest = &rest[1..];
+            }
+        }
+        Some("self") => {
+            base = from.clone();
+            rest = &path[1..];
+        }
+        Some(first) => {
+            let mut child = from.clone();
+            child.push(first.to_owned());
+            if !modules.contains(&child) {
+                return None;
+            }
+            base = from.clone();
+        }
+        None => return None,
+    }
+    let mut found = None;
+    let mut here = base;
+    if modules.contains(&here) {
+        found = Some(here.clone());
+    }
+    for seg in rest {
+        here.push(seg.clone());
+        if modules.contains(&here) {
+            found = Some(here.clone());
+        } else {
+            break;
+        }
+    }
+    found.filter(|m| m.first().map(String::as_str) == Some("cli"))
+}
+
+/// The module graph of `src/cli`: each module and the other modules under `cli` it names.
+fn cli_graph() -> BTreeMap<Module, BTreeSet<Module>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    cli_files(&src.join("cli"), &mut files);
+    let modules: BTreeSet<Module> = files.iter().map(|f| module_of(&src, f)).collect();
+    let mut graph = BTreeMap::new();
+    for file in &files {
+        let module = module_of(&src, file);
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut edges = BTreeSet::new();
+        for (inline, path) in paths(&tokens(&text)) {
+            let mut from = module.clone();
+            from.extend(inline);
+            // Inside an inline module, paths resolve from it; the known modules are files,
+            // so an inline module's own children are none of them.
+            let target = if from == module {
+                resolve(&module, &path, &modules)
+            } else {
+                let mut known = modules.clone();
+                let mut m = from.clone();
+                while m.len() > module.len() {
+                    known.insert(m.clone());
+                    m.pop();
+                }
+                resolve(&from, &path, &known).filter(|t| modules.contains(t))
+            };
+            if let Some(t) = target.filter(|t| *t != module) {
+                edges.insert(t);
+            }
+        }
+        graph.insert(module, edges);
+    }
+    graph
+}
+
+fn name(m: &Module) -> String {
+    m.join("::")
+}
+
+fn is_command(m: &Module) -> bool {
+    m.len() == 3 && m[0] == "cli" && m[1] == "commands"
+}
+
+#[test]
+fn no_command_module_names_another() {
+    let graph = cli_graph();
+    let mut wrong = Vec::new();
+    for (from, to) in &graph {
+        if !is_command(from) {
+            continue;
+        }
+        for t in to
+            .iter()
+            .filter(|t| is_command(t) || (t.len() >= 3 && t[1] == "commands"))
+        {
+            wrong.push(format!("{} -> {}", name(from), name(t)));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "command modules naming other command modules (move what they share below them):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_cli_module_graph_has_no_cycle() {
+    let graph = cli_graph();
+    // Depth-first search; a back edge is a cycle, reported as the path around it.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut mark: BTreeMap<&Module, Mark> = graph.keys().map(|k| (k, Mark::New)).collect();
+    let mut cycles = Vec::new();
+    for start in graph.keys() {
+        if mark[start] != Mark::New {
+            continue;
+        }
+        let mut stack: Vec<(&Module, Vec<&Module>)> = vec![(start, graph[start].iter().collect())];
+        mark.insert(start, Mark::Open);
+        while let Some((node, pending)) = stack.last_mut() {
+            let node = *node;
+            match pending.pop() {
+                Some(next) => match mark.get(next).copied() {
+                    Some(Mark::New) => {
+                        mark.insert(next, Mark::Open);
+                        stack.push((next, graph[next].iter().collect()));
+                    }
+                    Some(Mark::Open) => {
+                        let at = stack.iter().position(|(m, _)| *m == next).unwrap();
+                        let mut ring: Vec<String> =
+                            stack[at..].iter().map(|(m, _)| name(m)).collect();
+                        ring.push(name(next));
+                        cycles.push(ring.join(" -> "));
+                    }
+                    _ => {}
+                },
+                None => {
+                    mark.insert(node, Mark::Done);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "import cycles under src/cli:\n{}",
+        cycles.join("\n")
+    );
+}
+
+/// The reader above sees what it must: a known cycle and a known command-to-command edge
+/// written the ways the source writes them.
+#[test]
+fn the_reader_finds_paths_written_every_way() {
+    let toks = tokens(
+        "use super::{common::{open_store, Page}, trust};\n\
+         // use super::commented::out;\n\
+         let s = \"super::in_a_string::x\";\n\
+         #[arg(value_parser = crate::cli::values::seconds)]\n\
+         fn f<'a>(c: char) { let _ = '\\''; super::verify::print(c) }\n\
+         mod tests { use super::*; }",
+    );
+    let found: Vec<Vec<String>> = paths(&toks).into_iter().map(|(_, p)| p).collect();
+    let has = |p: &str| found.iter().any(|f| f.join("::") == p);
+    assert!(has("super::common::open_store"), "{found:?}");
+    assert!(has("super::common::Page"), "{found:?}");
+    assert!(has("super::trust"), "{found:?}");
+    assert!(has("crate::cli::values::seconds"), "{found:?}");
+    assert!(has("super::verify::print"), "{found:?}");
+    assert!(!found.iter().any(|f| f.contains(&"commented".to_owned())));
+    assert!(!found.iter().any(|f| f.contains(&"in_a_string".to_owned())));
+    let modules: BTreeSet<Module> = [
+        vec!["cli"],
+        vec!["cli", "commands"],
+        vec!["cli", "commands", "sign"],
+        vec!["cli", "commands", "verify"],
+        vec!["cli", "values"],
+    ]
+    .into_iter()
+    .map(|m| m.into_iter().map(str::to_owned).collect())
+    .collect();
+    let sign: Module = vec!["cli".into(), "commands".into(), "sign".into()];
+    let p = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(
+        resolve(&sign, &p("super::verify::print"), &modules),
+        Some(p("cli::commands::verify"))
+    );
+    assert_eq!(
+        resolve(&sign, &p("crate::cli::values::seconds"), &modules),
+        Some(p("cli::values"))
+    );
+    assert_eq!(
+        resolve(&sign, &p("crate::cli::Globals"), &modules),
+        Some(p("cli"))
+    );
+    assert_eq!(resolve(&sign, &p("crate::ops::Failure"), &modules), None);
+    assert_eq!(resolve(&sign, &p("serde_json::json"), &modules), None);
+}
