@@ -33,7 +33,7 @@ pub fn read_limited(path: &str, limit: usize) -> Result<Vec<u8>, Failure> {
             .read_to_end(&mut buf);
         if result.is_ok() && buf.len() > stdin_limit {
             return Err(Failure::Invalid {
-                code: "STDIN_TOO_LARGE",
+                code: crate::error::Code::StdinTooLarge,
                 message: format!(
                     "stdin holds more than {stdin_limit} bytes (ELENCH_MAX_STDIN_BYTES): write \
                      the input to a file and give it as --input-file PATH (or as the path in \

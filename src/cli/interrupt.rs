@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-/// The signal number a stop at the time limit is recorded as.
-pub const TIMEOUT_SIGNAL: i32 = libc::SIGALRM;
+/// The signal number a stop at the time limit is recorded as (the failure's own constant).
+pub use crate::ops::error::{signal_name, TIMEOUT_SIGNAL};
 struct State {
     /// 0, or the signal that stopped the command (TIMEOUT_SIGNAL for the time limit).
     stop: Arc<AtomicUsize>,
@@ -162,15 +162,5 @@ impl Interrupt {
             0 => None,
             s => Some(s as i32),
         }
-    }
-}
-
-/// The name of a signal as people and the spec write it.
-pub fn signal_name(signal: i32) -> String {
-    match signal {
-        libc::SIGINT => "SIGINT".into(),
-        libc::SIGTERM => "SIGTERM".into(),
-        libc::SIGALRM => "SIGALRM".into(),
-        s => format!("signal {s}"),
     }
 }

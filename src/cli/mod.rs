@@ -95,7 +95,7 @@ pub fn run() -> i32 {
         format,
         name,
         Failure::Precondition {
-            code: crate::error::Code::IndexDamaged.as_str(),
+            code: crate::error::Code::IndexDamaged,
             message: crate::store::index::fault::MESSAGE.to_owned(),
         },
     );

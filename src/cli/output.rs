@@ -237,6 +237,12 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             report.data = data.to_value();
         }
     }
+    // The operation that stopped does not know the limit it stopped at; the CLI does.
+    if let Some(Failure::Interrupted { limit_ms, .. }) = &mut report.failure {
+        if limit_ms.is_none() {
+            *limit_ms = super::interrupt::limit_ms();
+        }
+    }
     // A command stopped early says so in data, as the spec's cancellation response does.
     if let Some(Failure::Interrupted { .. }) = &report.failure {
         match &mut report.data {
@@ -381,7 +387,10 @@ fn stopped_stream(
 ) -> i32 {
     let mut stopped = Report {
         data: json!({"partial": true}),
-        failure: Some(Failure::Interrupted { signal }),
+        failure: Some(Failure::Interrupted {
+            signal,
+            limit_ms: super::interrupt::limit_ms(),
+        }),
         warnings: report.warnings.clone(),
         ..Report::default()
     };

@@ -69,7 +69,10 @@ fn watch(w: Watch, deadline: Option<Instant>) {
     crate::child_env::end_all();
     let report = Report {
         data: json!({"partial": true}),
-        failure: Some(Failure::Interrupted { signal }),
+        failure: Some(Failure::Interrupted {
+            signal,
+            limit_ms: interrupt::limit_ms(),
+        }),
         stdout_taken: output::product_on_stdout(),
         ..Report::default()
     };

@@ -412,7 +412,9 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
         let message = format!("the store refused {place}{}", first.message);
         if out.claims.is_empty() {
             return Err(Failure::Invalid {
-                code: first.code,
+                // The row's code is a `Code`'s name, so it always reads back.
+                code: crate::error::Code::from_name(first.code)
+                    .unwrap_or(crate::error::Code::Internal),
                 message,
             });
         }

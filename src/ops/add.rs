@@ -929,7 +929,7 @@ impl<'o> Batch<'o> {
         let failure = if fatal.is_some() {
             fatal
         } else if let Some(signal) = signal {
-            Some(Failure::Interrupted { signal })
+            Some(Failure::interrupted(signal))
         } else if accepted == 0 && rejected == 0 && ignored > 0 {
             // Only other attestations: nothing to do, and nothing wrong.
             None

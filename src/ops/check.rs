@@ -265,7 +265,7 @@ pub fn check(
     let listing = crate::tree::list(&at, selection)
         .and_then(|l| Ok((l.oid()?, tracked_ignored(&at, &l), l.ignored)))
         .map_err(|e| Failure::Invalid {
-            code: "BAD_TREE",
+            code: crate::error::Code::BadTree,
             message: format!("--at {}: {e}", at.display()),
         })?;
     let (tree_oid, tracked, ignored) = listing;
@@ -315,7 +315,7 @@ pub fn check(
     if needs_processes && !input.no_sandbox {
         if let Err(why) = sandbox.probe() {
             return Err(Failure::Precondition {
-                code: "SANDBOX_UNAVAILABLE",
+                code: crate::error::Code::SandboxUnavailable,
                 message: format!(
                     "claims to check start processes, and no sandbox can be made here ({why}); \
                      install bubblewrap (bwrap), or pass --no-sandbox to run them unconfined \
@@ -365,7 +365,7 @@ pub fn check(
     let mut failure = failure;
     if failure.is_none() {
         if let Some(signal) = stop.received() {
-            failure = Some(Failure::Interrupted { signal });
+            failure = Some(Failure::interrupted(signal));
         }
     }
     // Not a partial result: the claims were decided, about a tree that lacks these files.
@@ -575,7 +575,7 @@ fn select(
             .get(id)?
             .map(|c| c.claim)
             .ok_or_else(|| Failure::NotFound {
-                code: "NOT_FOUND",
+                code: crate::error::Code::NotFound,
                 message: format!("no claim {id} in the store"),
             })
     };

@@ -1,7 +1,6 @@
 //! Every way a command can fail, and the one place that maps each to an error code and an
 //! exit code (docs/output.md).
 
-use crate::cli::interrupt::{self, TIMEOUT_SIGNAL};
 use crate::error::{Code, Rejection};
 use serde_json::{json, Value};
 
@@ -13,9 +12,23 @@ pub const GATE_FAILED_EXIT: i32 = 79;
 /// The exit code of a command stopped at its time limit (the CLI Agent Spec's `TIMEOUT`).
 pub const TIMEOUT_EXIT: i32 = 10;
 
-fn stopped_message(signal: i32) -> String {
+/// The signal a stop at the time limit is recorded as (the classic alarm), so that every
+/// place that asks "was I stopped?" asks it the same way.
+pub const TIMEOUT_SIGNAL: i32 = libc::SIGALRM;
+
+/// The name of a signal as people and the spec write it.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "SIGINT".into(),
+        libc::SIGTERM => "SIGTERM".into(),
+        libc::SIGALRM => "SIGALRM".into(),
+        s => format!("signal {s}"),
+    }
+}
+
+fn stopped_message(signal: i32, limit_ms: Option<u64>) -> String {
     if signal == TIMEOUT_SIGNAL {
-        let limit = match interrupt::limit_ms() {
+        let limit = match limit_ms {
             Some(ms) if ms > 0 => format!("the time limit of {}", seconds_text(ms)),
             _ => "its time limit".to_owned(),
         };
@@ -26,7 +39,7 @@ fn stopped_message(signal: i32) -> String {
     } else {
         format!(
             "interrupted by {}; everything reported as done is stored",
-            interrupt::signal_name(signal)
+            signal_name(signal)
         )
     }
 }
@@ -181,7 +194,7 @@ pub enum Failure {
     Io { path: String, message: String },
     /// Stored or supplied data is wrong in a way other than one refused input (exit 2).
     #[error("{message}")]
-    Invalid { code: &'static str, message: String },
+    Invalid { code: Code, message: String },
     /// A short claim id matches several claims (exit 2): `candidates` are the first of them,
     /// `more` says whether there are others.
     #[error("{input} matches several claims: {}{}; give more digits", .candidates.join(", "), if *.more { ", and more" } else { "" })]
@@ -199,13 +212,13 @@ pub enum Failure {
     },
     /// A precondition is not met, e.g. no store (exit 4).
     #[error("{message}")]
-    Precondition { code: &'static str, message: String },
+    Precondition { code: Code, message: String },
     /// An id or key that does not exist (exit 5).
     #[error("{message}")]
-    NotFound { code: &'static str, message: String },
+    NotFound { code: Code, message: String },
     /// Retryable unavailability, e.g. the store is locked (exit 12).
     #[error("{message}")]
-    Unavailable { code: &'static str, message: String },
+    Unavailable { code: Code, message: String },
     /// Some inputs were accepted and some rejected (exit 3); `data` says which.
     #[error("{0}")]
     Partial(String),
@@ -229,9 +242,11 @@ pub enum Failure {
     GateFailed(String),
     /// Stopped early, after finishing the work in hand: by SIGINT (exit 130) or SIGTERM
     /// (exit 143), `CANCELLED`; or at the time limit, recorded as SIGALRM
-    /// ([`TIMEOUT_SIGNAL`]), `TIMEOUT` with exit 10.
-    #[error("{}", stopped_message(*signal))]
-    Interrupted { signal: i32 },
+    /// ([`TIMEOUT_SIGNAL`]), `TIMEOUT` with exit 10. `limit_ms`: the time limit in force, in
+    /// milliseconds (0: none), when the front end knows it; the operation that stopped does
+    /// not, so the front end fills it in ([`Failure::interrupted`] leaves it out).
+    #[error("{}", stopped_message(*signal, *limit_ms))]
+    Interrupted { signal: i32, limit_ms: Option<u64> },
     /// Stored data is damaged (exit 4: a precondition; `fsck` says more, `fsck --repair` fixes).
     #[error("{0}")]
     Corrupt(String),
@@ -246,6 +261,14 @@ impl Failure {
             rejection,
             input,
             line: None,
+        }
+    }
+
+    /// Stopped by `signal` ([`Failure::Interrupted`]), the time limit not yet known.
+    pub fn interrupted(signal: i32) -> Failure {
+        Failure::Interrupted {
+            signal,
+            limit_ms: None,
         }
     }
 
@@ -268,8 +291,10 @@ impl Failure {
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }
             | Failure::NotFound { code, .. }
-            | Failure::Unavailable { code, .. } => code,
-            Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => Code::Timeout.as_str(),
+            | Failure::Unavailable { code, .. } => code.as_str(),
+            Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => {
+                Code::Timeout.as_str()
+            }
             Failure::Interrupted { .. } => Code::Cancelled.as_str(),
             Failure::Partial(_) | Failure::PartialWith { .. } => Code::PartialFailure.as_str(),
             Failure::BadPolicy { .. } => Code::BadPolicy.as_str(),
@@ -294,8 +319,8 @@ impl Failure {
             Failure::GateFailed(_) => GATE_FAILED_EXIT,
             Failure::Internal(_) => 1,
             Failure::Corrupt(_) => 4,
-            Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
-            Failure::Interrupted { signal } => 128 + signal,
+            Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
+            Failure::Interrupted { signal, .. } => 128 + signal,
             Failure::Partial(_) | Failure::PartialWith { .. } => 3,
             Failure::Precondition { .. } => 4,
             Failure::NotFound { .. } => 5,
@@ -372,12 +397,12 @@ impl Failure {
             }
             // The spec's cancellation and timeout errors: what stopped the command, while it
             // was executing.
-            Failure::Interrupted { signal } => {
+            Failure::Interrupted { signal, limit_ms } => {
                 obj["phase"] = json!("execution");
                 obj["context"] = if *signal == TIMEOUT_SIGNAL {
-                    json!({"timeout_ms": interrupt::limit_ms()})
+                    json!({"timeout_ms": limit_ms})
                 } else {
-                    json!({"signal": interrupt::signal_name(*signal)})
+                    json!({"signal": signal_name(*signal)})
                 };
             }
             _ => {}
@@ -437,7 +462,7 @@ impl Failure {
     /// NOT_FOUND for claim ids, with where to look next.
     pub fn claim_not_found(ids: &[String]) -> Failure {
         Failure::NotFound {
-            code: Code::NotFound.as_str(),
+            code: crate::error::Code::NotFound,
             message: format!(
                 "no claim {} in the store; `elench status --all` or `elench log` lists the \
                  claims there, and a unique prefix of an id (cl_ and at least 4 hex digits) \
@@ -453,44 +478,44 @@ impl From<crate::store::StoreError> for Failure {
         use crate::store::StoreError as E;
         match e {
             E::NotFound(_) => Failure::Precondition {
-                code: Code::StoreNotFound.as_str(),
+                code: crate::error::Code::StoreNotFound,
                 message: e.to_string(),
             },
             E::Busy { .. } => Failure::Unavailable {
-                code: Code::StoreBusy.as_str(),
+                code: crate::error::Code::StoreBusy,
                 message: format!("{e}; try again, or raise --wait"),
             },
             E::ReadOnly(_) => Failure::Precondition {
-                code: Code::StoreReadOnly.as_str(),
+                code: crate::error::Code::StoreReadOnly,
                 message: format!("{e}; copy it somewhere writable to change it"),
             },
             E::ReadOnlyIndexStale { .. } => Failure::Precondition {
-                code: Code::StoreReadOnly.as_str(),
+                code: crate::error::Code::StoreReadOnly,
                 message: format!(
                     "{e}; copy the store somewhere writable, where the first command rebuilds it"
                 ),
             },
             E::FormatTooNew { .. } => Failure::Precondition {
-                code: Code::StoreFormatTooNew.as_str(),
+                code: crate::error::Code::StoreFormatTooNew,
                 message: e.to_string(),
             },
             E::MigrationUnavailable(_) => Failure::Precondition {
-                code: "STORE_MIGRATION_UNAVAILABLE",
+                code: crate::error::Code::StoreMigrationUnavailable,
                 message: e.to_string(),
             },
             E::Invalid(..) | E::Io { .. } => Failure::Precondition {
-                code: Code::StoreInvalid.as_str(),
+                code: crate::error::Code::StoreInvalid,
                 message: format!("cannot use the store: {e}"),
             },
             E::Corrupt(_) | E::Damaged(_) => {
                 Failure::Corrupt(format!("{e} (`elench fsck` says more)"))
             }
             E::IndexDamaged(_) => Failure::Precondition {
-                code: Code::IndexDamaged.as_str(),
+                code: crate::error::Code::IndexDamaged,
                 message: e.to_string(),
             },
             E::IndexUnavailable(_) => Failure::Precondition {
-                code: Code::IndexUnavailable.as_str(),
+                code: crate::error::Code::IndexUnavailable,
                 message: e.to_string(),
             },
             E::Rejected(rejection) => Failure::Rejected {
@@ -531,11 +556,11 @@ impl From<crate::anchor::AnchorError> for Failure {
             E::Ignored { .. } => Failure::Usage(message),
             E::Digest { source, .. } => match source {
                 D::Binary { .. } => Failure::Invalid {
-                    code: Code::BinaryFile.as_str(),
+                    code: crate::error::Code::BinaryFile,
                     message,
                 },
                 D::OutOfBounds { .. } => Failure::Invalid {
-                    code: Code::RangeOutOfBounds.as_str(),
+                    code: crate::error::Code::RangeOutOfBounds,
                     message: format!("{message}; give lines inside the file"),
                 },
                 D::BadRange { .. } => Failure::Usage(message),
@@ -585,7 +610,7 @@ mod tests {
             Failure::arguments(vec![ArgError::identifier("<ID>", "../x", "x")]).unwrap(),
             Failure::io("p", "x"),
             Failure::Invalid {
-                code: Code::BinaryFile.as_str(),
+                code: crate::error::Code::BinaryFile,
                 message: "x".into(),
             },
             Failure::Ambiguous {
@@ -598,19 +623,17 @@ mod tests {
                 would_affect: Value::Null,
             },
             Failure::Precondition {
-                code: Code::StoreNotFound.as_str(),
+                code: crate::error::Code::StoreNotFound,
                 message: "x".into(),
             },
             Failure::claim_not_found(&["cl_x".into()]),
             Failure::Unavailable {
-                code: Code::StoreBusy.as_str(),
+                code: crate::error::Code::StoreBusy,
                 message: "x".into(),
             },
             Failure::partial_default(),
             Failure::GateFailed("x".into()),
-            Failure::Interrupted {
-                signal: TIMEOUT_SIGNAL,
-            },
+            Failure::interrupted(TIMEOUT_SIGNAL),
             Failure::Corrupt("x".into()),
             Failure::Internal("x".into()),
         ];
@@ -618,7 +641,7 @@ mod tests {
             let code = Code::from_name(f.code()).unwrap_or_else(|| panic!("{}", f.code()));
             assert_eq!(code.exit(), Exit::Status(f.exit_code()), "{}", f.code());
         }
-        let stopped = Failure::Interrupted { signal: 2 };
+        let stopped = Failure::interrupted(2);
         assert_eq!(
             Code::from_name(stopped.code()).unwrap().exit(),
             Exit::Signal

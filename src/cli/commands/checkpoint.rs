@@ -100,12 +100,12 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
 pub fn read_checkpoint(path: &str) -> Result<Checkpoint, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
     let c: Checkpoint = serde_json::from_slice(&bytes).map_err(|e| Failure::Invalid {
-        code: "BAD_CHECKPOINT",
+        code: crate::error::Code::BadCheckpoint,
         message: format!("{path} is not a checkpoint (expected {{\"n\", \"chain\"}}): {e}"),
     })?;
     if chain_bytes(&c.chain).is_none() {
         return Err(Failure::Invalid {
-            code: "BAD_CHECKPOINT",
+            code: crate::error::Code::BadCheckpoint,
             message: format!(
                 "{path}: chain must be 64 lowercase hex digits, as `elench checkpoint` writes it; \
                  got {:?}",

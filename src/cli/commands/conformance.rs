@@ -93,7 +93,7 @@ fn read_report(path: &str) -> Result<(Vec<u8>, Value), Failure> {
     let source = display_source(path);
     let bytes = read_limited(path, MAX_REPORT_BYTES)?;
     let value = crate::json::parse_strict(&bytes).map_err(|e| Failure::Invalid {
-        code: "BAD_REPORT",
+        code: crate::error::Code::BadReport,
         message: format!("{source}: {e}"),
     })?;
     Ok((bytes, value))
@@ -107,7 +107,7 @@ fn read_cases(path: &PathBuf) -> Result<Vec<String>, Failure> {
             .get("cases")
             .and_then(Value::as_array)
             .ok_or_else(|| Failure::Invalid {
-                code: "BAD_CASE_LIST",
+                code: crate::error::Code::BadCaseList,
                 message: format!("{}: a JSON case list needs a `cases` array", path.display()),
             })?;
         return cases
@@ -118,7 +118,7 @@ fn read_cases(path: &PathBuf) -> Result<Vec<String>, Failure> {
                     .or_else(|| c.get("id").and_then(Value::as_str))
                     .map(str::to_owned)
                     .ok_or_else(|| Failure::Invalid {
-                        code: "BAD_CASE_LIST",
+                        code: crate::error::Code::BadCaseList,
                         message: format!(
                             "{}: /cases/{i} is neither an id nor an object with `id`",
                             path.display()
@@ -142,7 +142,7 @@ fn checked_report(
     let (bytes, value) = read_report(path)?;
     let corpus = cases.map(read_cases).transpose()?;
     let checked = report::check(&value, corpus.as_deref()).map_err(|m| Failure::Invalid {
-        code: "UNKNOWN_REPORT_FORMAT",
+        code: crate::error::Code::UnknownReportFormat,
         message: format!("{}: {m}", display_source(path)),
     })?;
     Ok((bytes, value, checked))
@@ -157,7 +157,7 @@ fn warnings_of(c: &Checked) -> Vec<Warning> {
 
 fn unsound(c: &Checked, path: &str) -> Failure {
     Failure::Invalid {
-        code: "UNSOUND_REPORT",
+        code: crate::error::Code::UnsoundReport,
         message: format!(
             "{} has {} violation(s); first: {} at {}: {}",
             display_source(path),
@@ -220,7 +220,7 @@ fn decide(value: &Value, c: &Checked, level: &str) -> Result<(&'static str, Stri
             let runtime = d.get("runtime").and_then(Value::as_str).unwrap_or("?");
             if d.get("declaration_source").and_then(Value::as_str) == Some("hand-maintained") {
                 return Err(Failure::Precondition {
-                    code: "NOT_A_MEASUREMENT",
+                    code: crate::error::Code::NotAMeasurement,
                     message: "the declaration is hand-maintained: a claim, not a measurement; \
                               it cannot be attested as harness-observed"
                         .into(),
@@ -231,7 +231,7 @@ fn decide(value: &Value, c: &Checked, level: &str) -> Result<(&'static str, Stri
                 Ok(("falsification", text))
             } else if n("error") > 0 {
                 Err(Failure::Precondition {
-                    code: "INCONCLUSIVE",
+                    code: crate::error::Code::Inconclusive,
                     message: format!(
                         "{} case(s) could not be run and none failed: the declaration decides nothing",
                         n("error")
@@ -265,7 +265,7 @@ fn decide(value: &Value, c: &Checked, level: &str) -> Result<(&'static str, Stri
                 "pass" => Ok(("verification", text)),
                 "fail" => Ok(("falsification", text)),
                 _ => Err(Failure::Precondition {
-                    code: "LEVEL_INCOMPLETE",
+                    code: crate::error::Code::LevelIncomplete,
                     message: format!(
                         "{level} is incomplete: a skipped check is never a pass, so nothing is attested"
                     ),
@@ -328,7 +328,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
         (None, Some(target)) => target.claim.anchor_tree,
         (None, None) => {
             return Err(Failure::NotFound {
-                code: "NOT_FOUND",
+                code: crate::error::Code::NotFound,
                 message: format!("no claim {} in the store (or give --tree)", claim_id),
             })
         }
@@ -382,7 +382,7 @@ fn run_corpus(a: RunArgs) -> Result<Report, Failure> {
         eprintln!("{} {word}", r.id);
     })
     .map_err(|e| Failure::Invalid {
-        code: "BAD_CORPUS",
+        code: crate::error::Code::BadCorpus,
         message: e.to_string(),
     })?;
     if let Some(out) = &a.out {
@@ -405,7 +405,7 @@ fn run_corpus(a: RunArgs) -> Result<Report, Failure> {
         text.push_str(&format!("  {} {:?}\n", c.id, c.verdict));
     }
     let failure = (bad > 0).then(|| Failure::Precondition {
-        code: "CONFORMANCE_CASES_FAILED",
+        code: crate::error::Code::ConformanceCasesFailed,
         message: format!(
             "{bad} case(s) failed or could not be run; see data.failed_cases and data.error_cases"
         ),

@@ -153,7 +153,7 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         None
     } else if f.log_damaged {
         Some(Failure::Precondition {
-            code: "STORE_CORRUPT",
+            code: crate::error::Code::StoreCorrupt,
             message: format!(
                 "the log is damaged ({} problem(s), see data.problems); `elench fsck --repair` \
                  moves the damaged part aside, then pull or add the lost envelopes again",
@@ -162,7 +162,7 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         })
     } else {
         Some(Failure::Precondition {
-            code: "FSCK_PROBLEMS",
+            code: crate::error::Code::FsckProblems,
             message: format!(
                 "the store has {} problem(s), see data.problems; `elench reindex` rebuilds the \
                  index from the log",
@@ -327,7 +327,7 @@ fn check_checkpoint(store: &Store, cc: CheckpointCheck, p: &mut Problems) -> Res
     }
     // read_checkpoint admitted only the canonical spelling; compared as bytes.
     let want = chain_bytes(&c.chain).ok_or_else(|| Failure::Invalid {
-        code: "BAD_CHECKPOINT",
+        code: crate::error::Code::BadCheckpoint,
         message: format!(
             "the checkpoint's chain {:?} is not 64 lowercase hex digits",
             c.chain

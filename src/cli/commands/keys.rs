@@ -326,7 +326,7 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
 
 fn key_not_found(keyid: &str) -> Failure {
     Failure::NotFound {
-        code: "KEY_NOT_FOUND",
+        code: crate::error::Code::KeyNotFound,
         message: format!("no trusted key {keyid} (see `elench keys list`)"),
     }
 }
@@ -341,7 +341,7 @@ fn confirm_retire(
     use std::io::{BufRead, IsTerminal};
     if non_interactive {
         return Err(Failure::Precondition {
-            code: "INPUT_REQUIRED",
+            code: crate::error::Code::InputRequired,
             message: format!(
                 "not retiring {what}: it needs a confirmation and --non-interactive forbids \
                  asking; pass --yes (or --confirm-destructive) to retire, or --dry-run to see \

@@ -75,7 +75,7 @@ pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Fa
     };
     let outcome = match (outcome, interrupt.received()) {
         // A signal at a terminal reaches git too; its failure is the interruption.
-        (Err(_), Some(signal)) => return Err(Failure::Interrupted { signal }),
+        (Err(_), Some(signal)) => return Err(Failure::interrupted(signal)),
         (o, _) => o.map_err(sync_failure)?,
     };
     Ok(report(direction, &a.name, &url, outcome, &interrupt))
@@ -177,9 +177,7 @@ fn report(
         ));
     }
     let failure = if o.interrupted {
-        Some(Failure::Interrupted {
-            signal: interrupt.received().unwrap_or(2),
-        })
+        Some(Failure::interrupted(interrupt.received().unwrap_or(2)))
     } else if o.rejected > 0 {
         // The remote holds envelopes this store refused: a partial exchange (exit 3), named
         // one by one so that a script sees which without reading data.
@@ -244,24 +242,24 @@ pub fn sync_failure(e: SyncError) -> Failure {
     match e {
         SyncError::Store(s) => s.into(),
         SyncError::Git(GitError::Missing(_)) => Failure::Precondition {
-            code: "GIT_NOT_FOUND",
+            code: crate::error::Code::GitNotFound,
             message: format!("{message}; install git"),
         },
         SyncError::Git(_) => Failure::Unavailable {
-            code: "GIT_FAILED",
+            code: crate::error::Code::GitFailed,
             message: format!("{message}; check the remote's URL and access, then run again"),
         },
         SyncError::BadName(_) | SyncError::BadUrl(_) => Failure::Usage(message),
         SyncError::UnknownRemote(_) => Failure::NotFound {
-            code: "REMOTE_NOT_FOUND",
+            code: crate::error::Code::RemoteNotFound,
             message,
         },
         SyncError::RemoteExists { .. } => Failure::Invalid {
-            code: "REMOTE_EXISTS",
+            code: crate::error::Code::RemoteExists,
             message: format!("{message}; choose another name"),
         },
         SyncError::Config(_) => Failure::Precondition {
-            code: "STORE_INVALID",
+            code: crate::error::Code::StoreInvalid,
             message,
         },
         SyncError::Io(m) => Failure::Io {
@@ -269,19 +267,19 @@ pub fn sync_failure(e: SyncError) -> Failure {
             message: m,
         },
         SyncError::Busy(_) => Failure::Unavailable {
-            code: "SYNC_BUSY",
+            code: crate::error::Code::SyncBusy,
             message: format!("{message}; try again, or raise --wait"),
         },
         SyncError::PushRejected { .. } => Failure::Unavailable {
-            code: "PUSH_REJECTED",
+            code: crate::error::Code::PushRejected,
             message,
         },
         SyncError::Unreachable { .. } => Failure::Unavailable {
-            code: "REMOTE_UNREACHABLE",
+            code: crate::error::Code::RemoteUnreachable,
             message,
         },
         SyncError::NotALog { .. } => Failure::Invalid {
-            code: "REMOTE_NOT_A_LOG",
+            code: crate::error::Code::RemoteNotALog,
             message,
         },
     }
