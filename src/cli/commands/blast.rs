@@ -2,7 +2,7 @@
 
 use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
-use crate::cli::output::{claim_text, short_id, JsonData, Mode, Report, Style};
+use crate::cli::output::{claim_text, short_id, Format, JsonData, Mode, Report, Style};
 use crate::cli::Globals;
 use crate::graph::{blast_bulk, BulkBlast};
 
@@ -23,6 +23,9 @@ pub struct BlastArgs {
     /// Only this many layers of dependents
     #[arg(long)]
     pub depth: Option<usize>,
+    /// With --format dot or mermaid: draw at most this many claims (the shallowest)
+    #[arg(long, value_name = "N", default_value_t = crate::cli::render::graph::DEFAULT_MAX_NODES)]
+    pub max_nodes: usize,
 }
 
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
@@ -32,6 +35,10 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     let _snapshot = store.pin()?;
     let id = resolve_claim_id(&store, &a.id)?;
     let bulk = blast_bulk(&store, &id, a.depth)?;
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    if matches!(format, Format::Dot | Format::Mermaid) {
+        return crate::cli::render::blast_picture(&store, &bulk.to_blast(), format, a.max_nodes);
+    }
     if g.mode != Mode::Text {
         // Written to stdout straight from the member arrays: a large closure never becomes
         // a `Value` tree or a string per member.

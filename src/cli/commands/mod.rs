@@ -26,3 +26,4 @@ pub mod sync;
 pub mod tree;
 pub mod trust;
 pub mod verify;
+pub mod why;

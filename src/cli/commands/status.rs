@@ -7,7 +7,7 @@ use super::common::{
 use crate::anchor::{Anchor, Applies, Resolution, Resolver};
 use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
-use crate::cli::output::{claim_text, short_id, Report, Style, Warning};
+use crate::cli::output::{claim_text, short_id, Format, Report, Style, Warning};
 use crate::cli::Globals;
 use crate::fold::{ClaimStatus, Fold, Status};
 use crate::store::{Store, StoredClaim};
@@ -55,6 +55,9 @@ pub struct StatusArgs {
     /// path where the lines are at that tree)
     #[arg(long, requires = "all", value_name = "GLOB")]
     pub path: Vec<String>,
+    /// With --format dot or mermaid: draw at most this many claims
+    #[arg(long, value_name = "N", default_value_t = crate::cli::render::graph::DEFAULT_MAX_NODES)]
+    pub max_nodes: usize,
 }
 
 /// What `status` takes, for when it was given nothing.
@@ -271,6 +274,14 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
             ));
         }
         reports.push(r);
+    }
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    if matches!(format, Format::Dot | Format::Mermaid) {
+        let picture = crate::cli::render::status_picture(&store, &reports, format, a.max_nodes)?;
+        return Ok(Report {
+            warnings,
+            ..picture
+        });
     }
     let style = Style::new(g.mode);
     let texts: Vec<String> = reports
