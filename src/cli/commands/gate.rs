@@ -108,11 +108,19 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
             c.min_in_scope
         ))
     });
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    let product = match format {
+        crate::cli::output::Format::Sarif | crate::cli::output::Format::Github => Some(
+            crate::cli::render::gate_document(&outcome, &mut fold, &mut resolver, format, &tree)?,
+        ),
+        _ => None,
+    };
     Ok(Report {
         data,
         text,
         warnings,
         failure,
+        product,
         ..Report::default()
     })
 }

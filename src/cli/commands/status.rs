@@ -283,6 +283,14 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
             ..picture
         });
     }
+    if let (Format::Sarif, Some(resolver)) = (format, resolver.as_mut()) {
+        let doc = crate::cli::render::status_sarif(&reports, &mut fold, resolver)?;
+        return Ok(Report {
+            warnings,
+            product: Some(doc),
+            ..Report::default()
+        });
+    }
     let style = Style::new(g.mode);
     let texts: Vec<String> = reports
         .iter()

@@ -125,3 +125,130 @@ fn picture_report(picture: &graph::Picture, format: Format, title: &str) -> supe
         ..super::output::Report::default()
     }
 }
+
+/// The falsified roots of a revoked claim, each placed where it is at the resolver's tree.
+fn roots_at(
+    fold: &mut crate::fold::Fold<'_, crate::store::Store>,
+    resolver: &mut crate::anchor::Resolver,
+    id: &str,
+) -> Result<Vec<sarif::Root>, super::failure::Failure> {
+    let report = fold.report(id)?;
+    let mut roots: Vec<String> = report.revoked_by.iter().map(|c| c.root.clone()).collect();
+    roots.sort();
+    roots.dedup();
+    let mut out = Vec::with_capacity(roots.len());
+    for root in roots {
+        let c = fold.require_summary(&root)?;
+        let res = resolver.resolve(&c.claim)?;
+        out.push(sarif::Root {
+            text: assertion_text(&c.claim.body),
+            place: place_of(&res.path, res.range).filter(|_| res.applies.applies()),
+            id: root,
+        });
+    }
+    Ok(out)
+}
+
+fn assertion_text(body: &serde_json::Value) -> Option<String> {
+    body.pointer("/assertion/text")
+        .and_then(|t| t.as_str())
+        .map(str::to_owned)
+}
+
+fn place_of(path: &Option<String>, range: Option<[u64; 2]>) -> Option<sarif::Place> {
+    path.as_ref().map(|p| sarif::Place {
+        path: p.clone(),
+        range,
+    })
+}
+
+/// `gate --format sarif|github`: the gate's outcome as a document.
+pub fn gate_document(
+    outcome: &crate::gate::Outcome,
+    fold: &mut crate::fold::Fold<'_, crate::store::Store>,
+    resolver: &mut crate::anchor::Resolver,
+    format: Format,
+    tree: &str,
+) -> Result<String, super::failure::Failure> {
+    let mut roots = |id: &str| roots_at(fold, resolver, id);
+    let mut report = sarif::from_gate(outcome, &mut roots)?;
+    report.properties["tree"] = serde_json::json!(tree);
+    Ok(match format {
+        Format::Github => github::render(&report),
+        _ => sarif::render(&report),
+    })
+}
+
+/// `status --at DIR --format sarif`: the listed claims that do not stand at the tree (an
+/// assertion falsified, revoked, stale or unevaluated; residue a human accepted is left
+/// out, and so are records and claims about other whole trees).
+pub fn status_sarif(
+    reports: &[crate::fold::ClaimStatus],
+    fold: &mut crate::fold::Fold<'_, crate::store::Store>,
+    resolver: &mut crate::anchor::Resolver,
+) -> Result<String, super::failure::Failure> {
+    use crate::anchor::{Anchor, Applies};
+    use crate::fold::Status;
+    let mut findings = Vec::new();
+    for r in reports {
+        if r.kind != "assertion" || r.accepted {
+            continue;
+        }
+        let c = fold.require_summary(&r.id)?;
+        let res = resolver.resolve(&c.claim)?;
+        let mut rules = Vec::new();
+        let mut reasons = Vec::new();
+        match r.status {
+            Status::Falsified => {
+                rules.push("elench/falsified");
+                reasons.push(format!("Decided by {}", r.decided_by.join(", ")));
+            }
+            Status::Revoked => rules.push("elench/revoked"),
+            Status::Unevaluated if res.applies != Applies::Stale => {
+                rules.push("elench/unevaluated");
+                reasons.push("No record decides it and no human accepted it".to_owned());
+            }
+            _ => {}
+        }
+        match res.applies {
+            Applies::Unanchored => continue,
+            Applies::Stale => {
+                rules.push("elench/stale");
+                reasons.push(
+                    "Its lines changed at this tree, or nothing shows them unchanged".to_owned(),
+                );
+            }
+            _ => {}
+        }
+        if rules.is_empty() {
+            continue;
+        }
+        rules.sort_by_key(|r| sarif::RULES.iter().position(|x| x.0 == *r));
+        let place = if res.applies.applies() {
+            place_of(&res.path, res.range)
+        } else {
+            let a = Anchor::of(&c.claim)?;
+            place_of(&a.path, a.range.map(|(s, e)| [s, e]))
+        };
+        findings.push(sarif::Finding {
+            id: r.id.clone(),
+            rules,
+            status: Some(r.status),
+            applies: Some(res.applies),
+            place,
+            text: assertion_text(&c.claim.body),
+            reasons,
+            roots: if r.status == Status::Revoked {
+                roots_at(fold, resolver, &r.id)?
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    findings.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(sarif::render(&sarif::Report {
+        findings,
+        scope: Vec::new(),
+        properties: serde_json::json!({"tree": resolver.tree()}),
+    }))
+}
