@@ -451,6 +451,21 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
             failure = Some(Failure::Interrupted { signal });
         }
     }
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    let product = match format {
+        crate::cli::output::Format::Junit | crate::cli::output::Format::Github => {
+            Some(crate::cli::render::check_document(
+                g,
+                &checked,
+                &at,
+                &tree_oid,
+                a.no_ignore,
+                setup.sandbox.hermeticity(),
+                format,
+            ))
+        }
+        _ => None,
+    };
     let mut report = report(
         &tree_oid,
         &at,
@@ -458,6 +473,12 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         checked,
         failure,
     );
+    match product {
+        Some(Ok(doc)) => report.product = Some(doc),
+        // What was recorded stays recorded and reported; the document could not be made.
+        Some(Err(f)) if report.failure.is_none() => report.failure = Some(f),
+        _ => {}
+    }
     // Not a partial result: the claims were decided, about a tree that lacks these files.
     report.warnings.extend(tracked);
     Ok(report)

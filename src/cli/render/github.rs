@@ -45,6 +45,17 @@ pub fn annotation(
     title: &str,
     message: &str,
 ) -> String {
+    annotate("error", file, range, title, message)
+}
+
+/// An annotation at `level` (`error`, `warning`, `notice`).
+pub fn annotate(
+    level: &str,
+    file: Option<&str>,
+    range: Option<[u64; 2]>,
+    title: &str,
+    message: &str,
+) -> String {
     let mut props = Vec::new();
     if let Some(f) = file {
         props.push(format!("file={}", escape_property(f)));
@@ -54,7 +65,7 @@ pub fn annotation(
         }
     }
     props.push(format!("title={}", escape_property(title)));
-    format!("::error {}::{}\n", props.join(","), escape_data(message))
+    format!("::{level} {}::{}\n", props.join(","), escape_data(message))
 }
 
 fn finding_line(f: &Finding) -> String {
@@ -95,6 +106,35 @@ pub fn render(r: &Report) -> String {
     }
     for (rule, message) in &r.scope {
         out.push_str(&annotation(None, None, rule, message));
+    }
+    out
+}
+
+/// `check`'s outcomes: a falsified claim is an error at its lines, an inconclusive or flaky
+/// one a warning; what was verified or unchanged says nothing.
+pub fn render_check(cases: &[super::junit::Case]) -> String {
+    let mut out = String::new();
+    for c in cases {
+        let level = match c.outcome.as_str() {
+            "falsified" => "error",
+            "inconclusive" | "flaky" => "warning",
+            _ => continue,
+        };
+        let title = format!("{} {}", crate::cli::output::short_id(&c.id), c.outcome);
+        let mut message = format!("\"{}\"\nclaim {}", c.text, c.id);
+        if let Some(r) = &c.reason {
+            message.push_str(&format!("\n{r}"));
+        }
+        if let Some(r) = &c.record {
+            message.push_str(&format!("\nrecord {r} (elench show {r})"));
+        }
+        out.push_str(&annotate(
+            level,
+            c.path.as_deref(),
+            c.range,
+            &title,
+            &message,
+        ));
     }
     out
 }

@@ -252,3 +252,85 @@ pub fn status_sarif(
         properties: serde_json::json!({"tree": resolver.tree()}),
     }))
 }
+
+/// The last bytes of a transcript a failure shows.
+const TRANSCRIPT_TAIL: usize = 4096;
+
+/// `check --format junit|github`: the claims checked, each with its text and where it is at
+/// the checked tree, and, when falsified, the end of its transcript.
+pub fn check_document(
+    g: &super::Globals,
+    checked: &[super::commands::check::Checked],
+    at: &std::path::Path,
+    tree_oid: &str,
+    no_ignore: bool,
+    hermeticity: &str,
+    format: Format,
+) -> Result<String, super::failure::Failure> {
+    let store = super::commands::common::open_store(g)?;
+    let _snapshot = store.pin()?;
+    let mut resolver = crate::anchor::Resolver::new(at, tree_oid)
+        .with_selection(crate::tree::Selection::from_no_ignore(no_ignore));
+    let mut cases = Vec::with_capacity(checked.len());
+    for c in checked {
+        if c.outcome == "not-applicable" {
+            continue;
+        }
+        let (text, place) = match store.get_light(&c.id)? {
+            Some(s) => {
+                let res = resolver.resolve(&s.claim)?;
+                (
+                    assertion_text(&s.claim.body).unwrap_or_default(),
+                    place_of(&res.path, res.range).filter(|_| res.applies.applies()),
+                )
+            }
+            None => (String::new(), None),
+        };
+        // The evidence is kept for `elench show`; a blob that cannot be read only shortens
+        // the report.
+        let transcript = match (&c.evidence, c.outcome) {
+            (Some(d), "falsified") => crate::store::blobs::get(store.root(), d)
+                .ok()
+                .flatten()
+                .map(|bytes| {
+                    let from = bytes.len().saturating_sub(TRANSCRIPT_TAIL);
+                    String::from_utf8_lossy(&bytes[from..]).into_owned()
+                }),
+            _ => None,
+        };
+        cases.push(junit::Case {
+            id: c.id.clone(),
+            text,
+            path: place.as_ref().map(|p| p.path.clone()),
+            range: place.and_then(|p| p.range),
+            outcome: c.outcome.to_owned(),
+            reason: c.reason.clone(),
+            record: c.record.clone(),
+            evidence: c.evidence.clone(),
+            transcript,
+        });
+    }
+    Ok(match format {
+        Format::Github => github::render_check(&cases),
+        _ => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0);
+            let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "localhost".to_owned());
+            junit::render(
+                &cases,
+                &junit::Suite {
+                    tree: tree_oid.to_owned(),
+                    hermeticity: hermeticity.to_owned(),
+                    timestamp: junit::utc_timestamp(now),
+                    hostname,
+                },
+            )
+        }
+    })
+}
