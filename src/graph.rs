@@ -184,6 +184,77 @@ pub fn blast<S: ClaimSource>(
     })
 }
 
+/// What `root` rests on (`blast --invert`): every claim reachable from it along `dependsOn`,
+/// followed from dependent to premise, in breadth-first layers as [`blast`] gives them (each
+/// claim once, at its shortest depth; `via` the smallest-id claim one layer up that names it
+/// as a premise; sorted by id in a layer). Premises the store has never seen are left out
+/// (status lists them as missing). `affected` is empty: records act on their targets, not
+/// on what those rest on.
+pub fn rests_on<S: ClaimSource>(
+    fold: &mut Fold<'_, S>,
+    root: &str,
+    max_depth: Option<usize>,
+) -> Result<Blast, FoldError> {
+    fold.require(root)?;
+    let mut depth_of: HashMap<String, usize> = HashMap::default();
+    depth_of.insert(root.to_owned(), 0);
+    let mut layers = vec![Layer {
+        depth: 0,
+        claims: vec![Member {
+            id: root.to_owned(),
+            kind: fold.require(root)?.claim.kind.as_str(),
+            status: fold.effective(root)?.status,
+            via: None,
+        }],
+    }];
+    let mut frontier = vec![root.to_owned()];
+    let mut truncated = false;
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        // Premise → the smallest-id claim of this layer naming it, for those first reached.
+        let mut next: BTreeMap<String, String> = BTreeMap::new();
+        for id in &frontier {
+            let c = fold.require(id)?;
+            for p in &c.claim.depends_on {
+                if depth_of.contains_key(p) || fold.claim(p)?.is_none() {
+                    continue;
+                }
+                let via = next.entry(p.clone()).or_insert_with(|| id.clone());
+                if id < via {
+                    *via = id.clone();
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        if max_depth.is_some_and(|m| depth >= m) {
+            truncated = true;
+            break;
+        }
+        depth += 1;
+        let mut claims = Vec::with_capacity(next.len());
+        for (id, via) in &next {
+            depth_of.insert(id.clone(), depth);
+            claims.push(Member {
+                id: id.clone(),
+                kind: fold.require(id)?.claim.kind.as_str(),
+                status: fold.effective(id)?.status,
+                via: Some(via.clone()),
+            });
+        }
+        layers.push(Layer { depth, claims });
+        frontier = next.into_keys().collect();
+    }
+    Ok(Blast {
+        root: root.to_owned(),
+        count: depth_of.len() - 1,
+        layers,
+        affected: Vec::new(),
+        truncated,
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // The bulk blast over the store
 

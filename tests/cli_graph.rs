@@ -358,3 +358,98 @@ fn why_finds_the_shortest_path_chooses_among_equals_and_says_when_there_is_none(
     let (code, json) = s.run(&["why", &did, &common::some_id(9)]);
     assert_eq!(code, 5, "{json}");
 }
+
+/// The tree part of `blast`'s text: the lines before the layer summary, each cut to its
+/// drawing and short id.
+fn tree_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| {
+            let at = l.find("cl_").expect("a claim on each tree line");
+            let repeat = if l.ends_with(" (*)") { " (*)" } else { "" };
+            format!("{}{}{repeat}", &l[..at], &l[at..at + 15])
+        })
+        .collect()
+}
+
+#[test]
+fn blast_text_is_a_tree_with_repeats_marked_depth_and_invert() {
+    let s = KeyedStore::new();
+    let ids = small_graph(&s);
+    let short = |i: usize| ids[i][..15].to_owned();
+    let (r, a, b, c, d) = (0, 1, 2, 3, 6);
+    let text = stdout_of(&s, &["--format", "plain", "blast", &ids[r]], 0);
+    // R's dependents sorted by id; C under both A and B, expanded once.
+    let mut kids = vec![a, b, d];
+    kids.sort_by_key(|&i| ids[i].clone());
+    let mut want = vec![short(r)];
+    let mut seen_c = false;
+    for (n, &k) in kids.iter().enumerate() {
+        let last = n + 1 == kids.len();
+        want.push(format!(
+            "{}{}",
+            if last { "└── " } else { "├── " },
+            short(k)
+        ));
+        if k == a || k == b {
+            let pad = if last { "    " } else { "│   " };
+            let mark = if seen_c { " (*)" } else { "" };
+            want.push(format!("{pad}└── {}{mark}", short(c)));
+            seen_c = true;
+        }
+    }
+    assert_eq!(tree_lines(&text), want, "{text}");
+    assert!(text.contains(&format!("blast radius of {}: 4 dependent claim(s)", ids[r])));
+    assert!(
+        text.contains("depth 2"),
+        "the layer summary follows: {text}"
+    );
+
+    // --depth 1: only R's direct dependents in the tree.
+    let text = stdout_of(
+        &s,
+        &["--format", "plain", "blast", &ids[r], "--depth", "1"],
+        0,
+    );
+    assert_eq!(tree_lines(&text).len(), 4, "{text}");
+    assert!(!tree_lines(&text).iter().any(|l| l.contains(&short(c))));
+
+    // --invert: what C rests on.
+    let text = stdout_of(&s, &["--format", "plain", "blast", &ids[c], "--invert"], 0);
+    let (first, second) = if ids[a] < ids[b] { (a, b) } else { (b, a) };
+    assert_eq!(
+        tree_lines(&text),
+        vec![
+            short(c),
+            format!("├── {}", short(first)),
+            format!("│   └── {}", short(r)),
+            format!("└── {}", short(second)),
+            format!("    └── {} (*)", short(r)),
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{} rests on 3 claim(s)", ids[c])),
+        "{text}"
+    );
+    let (code, json) = s.run(&["blast", &ids[c], "--invert"]);
+    assert_eq!(code, 0, "{json}");
+    let data = &json["data"];
+    assert_eq!(data["count"], json!(3));
+    assert_eq!(data["layers"][1]["depth"], json!(1));
+    let mut ab = vec![ids[a].clone(), ids[b].clone()];
+    ab.sort();
+    let layer1: Vec<&str> = data["layers"][1]["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(layer1, ab);
+    assert_eq!(data["layers"][2]["claims"][0]["id"], json!(ids[r]));
+    assert_eq!(data["layers"][2]["claims"][0]["via"], json!(ab[0]));
+    // --invert --depth 1 stops at the direct premises, and says more lies beyond.
+    let (_, json) = s.run(&["blast", &ids[c], "--invert", "--depth", "1"]);
+    assert_eq!(json["data"]["count"], json!(2));
+    assert_eq!(json["data"]["truncated"], json!(true));
+}

@@ -26,6 +26,9 @@ pub struct BlastArgs {
     /// With --format dot or mermaid: draw at most this many claims (the shallowest)
     #[arg(long, value_name = "N", default_value_t = crate::cli::render::graph::DEFAULT_MAX_NODES)]
     pub max_nodes: usize,
+    /// What the claim rests on instead: its premises, theirs, and so on
+    #[arg(long)]
+    pub invert: bool,
 }
 
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
@@ -34,17 +37,48 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     // One read transaction for the whole answer: a snapshot as of one state of the log.
     let _snapshot = store.pin()?;
     let id = resolve_claim_id(&store, &a.id)?;
-    let bulk = blast_bulk(&store, &id, a.depth)?;
     let format = crate::cli::output::Format::detect(g.format.as_deref());
-    if matches!(format, Format::Dot | Format::Mermaid) {
-        return crate::cli::render::blast_picture(&store, &bulk.to_blast(), format, a.max_nodes);
+    let picture = matches!(format, Format::Dot | Format::Mermaid);
+    let mut bulk = if a.invert {
+        None
+    } else {
+        Some(blast_bulk(&store, &id, a.depth)?)
+    };
+    if !picture && g.mode != Mode::Text {
+        if let Some(bulk) = bulk.take() {
+            // Written to stdout straight from the member arrays: a large closure never
+            // becomes a `Value` tree or a string per member.
+            return Ok(Report::streaming(bulk, String::new()));
+        }
     }
-    if g.mode != Mode::Text {
-        // Written to stdout straight from the member arrays: a large closure never becomes
-        // a `Value` tree or a string per member.
-        return Ok(Report::streaming(bulk, String::new()));
+    let b = match &bulk {
+        Some(bulk) => bulk.to_blast(),
+        None => crate::graph::rests_on(&mut crate::fold::Fold::new(&store), &id, a.depth)?,
+    };
+    if picture {
+        return crate::cli::render::blast_picture(&store, &b, format, a.max_nodes);
     }
-    let b = bulk.to_blast();
+    let Some(bulk) = bulk else {
+        // --invert: what the root rests on, in the layers of a blast radius.
+        let value = serde_json::to_value(&b)
+            .map_err(|e| Failure::Internal(format!("blast report: {e}")))?;
+        let mut text = String::new();
+        if g.mode == Mode::Text {
+            let style = Style::new(g.mode);
+            text = crate::cli::render::blast_text(&store, &b, true, a.depth, &style)?;
+            text.push_str(&format!(
+                "\n{} rests on {} claim(s){}\n",
+                b.root,
+                b.count,
+                if b.truncated {
+                    " within --depth (more beyond)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        return Ok(Report::new(value, text));
+    };
     let style = Style::new(g.mode);
     // Claim texts live in the log; read them only when a person will see them.
     let prose_of = |id: &str| -> Result<String, Failure> {
@@ -53,8 +87,9 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             .map(|c| claim_text(&c.claim.body))
             .unwrap_or_default())
     };
+    let tree = crate::cli::render::blast_text(&store, &b, false, a.depth, &style)?;
     let mut text = format!(
-        "blast radius of {}: {} dependent claim(s){}\n",
+        "{tree}\nblast radius of {}: {} dependent claim(s){}\n",
         b.root,
         b.count,
         if b.truncated {

@@ -6,6 +6,7 @@ pub mod github;
 pub mod graph;
 pub mod junit;
 pub mod sarif;
+pub mod tree;
 
 use super::args::ArgError;
 use super::output::Format;
@@ -333,4 +334,60 @@ pub fn check_document(
             )
         }
     })
+}
+
+/// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on), then the
+/// summary by layer. `prose` gives a claim's text.
+pub fn blast_text(
+    store: &crate::store::Store,
+    b: &crate::graph::Blast,
+    invert: bool,
+    depth: Option<usize>,
+    style: &super::output::Style,
+) -> Result<String, super::failure::Failure> {
+    use std::collections::{HashMap, HashSet};
+    let members: HashSet<&str> = b
+        .layers
+        .iter()
+        .flat_map(|l| l.claims.iter().map(|m| m.id.as_str()))
+        .collect();
+    let mut label_of: HashMap<String, String> = HashMap::new();
+    let mut children: HashMap<String, Vec<String>> = HashMap::new();
+    for layer in &b.layers {
+        for m in &layer.claims {
+            let c = store.get(&m.id)?;
+            let prose = c
+                .as_ref()
+                .map(|c| super::output::claim_text(&c.claim.body))
+                .unwrap_or_default();
+            label_of.insert(
+                m.id.clone(),
+                format!(
+                    "{} {} {}  {}",
+                    style.id(&m.id),
+                    style.status(m.status.as_str()),
+                    m.kind,
+                    style.dim(&prose)
+                ),
+            );
+            for p in c.iter().flat_map(|c| c.claim.depends_on.iter()) {
+                if !members.contains(p.as_str()) {
+                    continue;
+                }
+                // Premise → dependent, or, inverted, dependent → premise.
+                let (parent, child) = if invert {
+                    (m.id.clone(), p.clone())
+                } else {
+                    (p.clone(), m.id.clone())
+                };
+                children.entry(parent).or_default().push(child);
+            }
+        }
+    }
+    for kids in children.values_mut() {
+        kids.sort();
+        kids.dedup();
+    }
+    let mut label = |id: &str| label_of.get(id).cloned().unwrap_or_else(|| id.to_owned());
+    Ok(tree::render(&b.root, &children, &mut label, depth))
 }
