@@ -380,7 +380,7 @@ fn blast_text_is_a_tree_with_repeats_marked_depth_and_invert() {
     let (r, a, b, c, d) = (0, 1, 2, 3, 6);
     let text = stdout_of(&s, &["--format", "plain", "blast", &ids[r]], 0);
     // R's dependents sorted by id; C under both A and B, expanded once.
-    let mut kids = vec![a, b, d];
+    let mut kids = [a, b, d];
     kids.sort_by_key(|&i| ids[i].clone());
     let mut want = vec![short(r)];
     let mut seen_c = false;
