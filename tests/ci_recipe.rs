@@ -162,6 +162,8 @@ fn the_ci_job_of_the_docs_runs_end_to_end_against_a_bare_remote() {
         )
         .env("ELENCH_OUT", &out_dir)
         .env("GITHUB_ACTIONS", "true")
+        // check's own flags pass through, split into words.
+        .env("ELENCH_CHECK_ARGS", "--jobs 2 --repeat 1")
         .output()
         .expect("bash runs");
     let stdout = String::from_utf8_lossy(&run.stdout);
