@@ -341,3 +341,57 @@ fn sarif_refused_where_it_has_no_meaning() {
     assert!(r.stdout.is_empty());
     assert!(r.stderr.contains("--at"), "{}", r.stderr);
 }
+
+/// A claim's anchor path is whatever its author wrote. One that would point outside the
+/// checkout gets no location (a notification; no `file=`), never a wrong one.
+#[test]
+fn a_path_outside_the_tree_is_never_a_location() {
+    let f = Fixture::new();
+    let claim = ClaimBuilder::assertion("about a file outside")
+        .set(
+            "anchor",
+            json!({"tree": "0".repeat(64), "strategy": "multi", "path": "../../etc/passwd",
+                   "range": [1, 1], "contentDigest": "1".repeat(64)}),
+        )
+        .build();
+    let (env, id) = sign_cli(f.ks.dir(), &claim, &f.ks.keys.agent);
+    let (code, out) = f.ks.run(&["add", env.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let r = f.gate("sarif");
+    assert_eq!(r.code, 79, "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_valid_sarif(&doc);
+    assert!(
+        result_for(&doc, &id).is_none(),
+        "no result located outside the tree"
+    );
+    assert!(!r.stdout.contains("etc/passwd\""), "{}", r.stdout);
+    let notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap();
+    let note = notes
+        .iter()
+        .find(|n| n["properties"]["claim"] == json!(id))
+        .expect("a notification for it");
+    assert_eq!(note["associatedRule"]["id"], json!("elench/stale"));
+    let github = f.gate("github").stdout;
+    let line = github.lines().find(|l| l.contains(&id)).unwrap();
+    assert!(line.starts_with("::error title="), "{line}");
+}
+
+/// A document of one page of `status --all` says on stderr that more follow.
+#[test]
+fn a_document_of_a_cut_page_says_so() {
+    let f = Fixture::new();
+    let work = f.work.to_str().unwrap();
+    let r = f.raw(&[
+        "--format", "sarif", "status", "--all", "--at", work, "--limit", "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("warning[PAGE_CUT]"), "{}", r.stderr);
+    assert_valid_sarif(&serde_json::from_str(&r.stdout).unwrap());
+    let r = f.raw(&["--format", "mermaid", "status", "--all", "--limit", "2"]);
+    assert!(r.stderr.contains("warning[PAGE_CUT]"), "{}", r.stderr);
+    let r = f.raw(&["--format", "sarif", "status", "--all", "--at", work]);
+    assert!(!r.stderr.contains("PAGE_CUT"), "{}", r.stderr);
+}

@@ -276,6 +276,9 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
         reports.push(r);
     }
     let format = crate::cli::output::Format::detect(g.format.as_deref());
+    if format.is_product() {
+        warnings.extend(crate::cli::render::page_cut(pagination_meta.as_ref()));
+    }
     if matches!(format, Format::Dot | Format::Mermaid) {
         let picture = crate::cli::render::status_picture(&store, &reports, format, a.max_nodes)?;
         return Ok(Report {

@@ -296,12 +296,13 @@ fn dot_escape(s: &str) -> String {
 }
 
 /// Inside a Mermaid quoted label: the characters Mermaid reads (quote, entity start, HTML
-/// brackets and ampersand, the backtick of its markdown strings) as decimal entity codes.
+/// brackets and ampersand, the backtick of its markdown strings, and `%`, which starts the
+/// `%%{…}%%` directives Mermaid looks for anywhere in a diagram) as decimal entity codes.
 fn mermaid_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in one_line(s).chars() {
         match c {
-            '"' | '#' | '<' | '>' | '&' | '`' => out.push_str(&format!("#{};", c as u32)),
+            '"' | '#' | '<' | '>' | '&' | '`' | '%' => out.push_str(&format!("#{};", c as u32)),
             c => out.push(c),
         }
     }
@@ -316,6 +317,10 @@ mod tests {
     fn escapes_leave_nothing_the_formats_read() {
         assert_eq!(dot_escape("a \"b\" \\n\nc"), "a \\\"b\\\" \\\\n c");
         assert_eq!(mermaid_escape("x\"#<>&`y"), "x#34;#35;#60;#62;#38;#96;y");
+        assert_eq!(
+            mermaid_escape("%%{init: {}}%%"),
+            "#37;#37;{init: {}}#37;#37;"
+        );
         assert_eq!(shorten("abc\tdef", 5), "abc…");
     }
 }

@@ -157,10 +157,7 @@ fn assertion_text(body: &serde_json::Value) -> Option<String> {
 }
 
 fn place_of(path: &Option<String>, range: Option<[u64; 2]>) -> Option<sarif::Place> {
-    path.as_ref().map(|p| sarif::Place {
-        path: p.clone(),
-        range,
-    })
+    path.as_deref().and_then(|p| sarif::Place::new(p, range))
 }
 
 /// `gate --format sarif|github`: the gate's outcome as a document.
@@ -390,4 +387,18 @@ pub fn blast_text(
     }
     let mut label = |id: &str| label_of.get(id).cloned().unwrap_or_else(|| id.to_owned());
     Ok(tree::render(&b.root, &children, &mut label, depth))
+}
+
+/// A document made from one page of `status --all` covers that page only: a warning says
+/// where the rest starts, since the document itself has no room for it.
+pub fn page_cut(pagination: Option<&serde_json::Value>) -> Option<super::output::Warning> {
+    let next = pagination?["next_cursor"].as_str()?;
+    Some(super::output::Warning::new(
+        "PAGE_CUT",
+        format!(
+            "this document covers one page of claims; more follow (--cursor {next}, or a \
+             larger --limit, up to {})",
+            super::commands::common::MAX_LIMIT
+        ),
+    ))
 }

@@ -100,6 +100,24 @@ pub struct Place {
     pub range: Option<[u64; 2]>,
 }
 
+impl Place {
+    /// A place, when `path` is one inside a tree: relative, `/`-separated, no empty, `.` or
+    /// `..` segment. A claim's anchor path is whatever its author wrote; a stale claim's is
+    /// reported as written, so one that would name a file outside the checkout (`../x`,
+    /// `/etc/passwd`) gets no location at all rather than a wrong one.
+    pub fn new(path: &str, range: Option<[u64; 2]>) -> Option<Place> {
+        let inside = !path.is_empty()
+            && path
+                .split('/')
+                .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
+            && !path.chars().any(char::is_control);
+        inside.then(|| Place {
+            path: path.to_owned(),
+            range,
+        })
+    }
+}
+
 /// The falsified claim a revoked one rests on.
 #[derive(Debug, Clone)]
 pub struct Root {
@@ -160,10 +178,10 @@ pub fn from_gate<E>(
             rules,
             status: first.status,
             applies: first.applies,
-            place: first.path.clone().map(|path| Place {
-                path,
-                range: first.range,
-            }),
+            place: first
+                .path
+                .as_deref()
+                .and_then(|p| Place::new(p, first.range)),
             text: first.text.clone(),
             reasons: vs.iter().map(|v| v.message.clone()).collect(),
             roots: if revoked { roots(id)? } else { Vec::new() },
@@ -333,5 +351,26 @@ mod tests {
     #[test]
     fn paths_become_uri_references() {
         assert_eq!(uri_of("src/a b/ü#1.rs"), "src/a%20b/%C3%BC%231.rs");
+        assert_eq!(uri_of("https://x"), "https%3A//x");
+    }
+
+    #[test]
+    fn only_paths_inside_a_tree_are_places() {
+        assert!(Place::new("src/lib.rs", None).is_some());
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "./a",
+            "a/",
+            "a\nb",
+        ] {
+            assert!(
+                Place::new(&bad.replace("\\n", "\n"), None).is_none(),
+                "{bad:?}"
+            );
+        }
     }
 }
