@@ -448,6 +448,16 @@ fn blast_text_is_a_tree_with_repeats_marked_depth_and_invert() {
     assert_eq!(layer1, ab);
     assert_eq!(data["layers"][2]["claims"][0]["id"], json!(ids[r]));
     assert_eq!(data["layers"][2]["claims"][0]["via"], json!(ab[0]));
+    let dot = stdout_of(&s, &["--format", "dot", "blast", &ids[c], "--invert"], 0);
+    assert!(
+        dot.contains(&format!("{} rests on 3 claim(s)", short(c))),
+        "{dot}"
+    );
+    assert_eq!(
+        dot.matches("\" [label=").count(),
+        4 + 2,
+        "C, A, B, R and the records deciding A and B"
+    );
     // --invert --depth 1 stops at the direct premises, and says more lies beyond.
     let (_, json) = s.run(&["blast", &ids[c], "--invert", "--depth", "1"]);
     assert_eq!(json["data"]["count"], json!(2));

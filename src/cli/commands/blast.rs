@@ -56,7 +56,7 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
         None => crate::graph::rests_on(&mut crate::fold::Fold::new(&store), &id, a.depth)?,
     };
     if picture {
-        return crate::cli::render::blast_picture(&store, &b, format, a.max_nodes);
+        return crate::cli::render::blast_picture(&store, &b, format, a.max_nodes, a.invert);
     }
     let Some(bulk) = bulk else {
         // --invert: what the root rests on, in the layers of a blast radius.

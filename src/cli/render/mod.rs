@@ -68,21 +68,31 @@ pub fn format_error(command: &Command, format: Format) -> Option<ArgError> {
     })
 }
 
-/// `blast --format dot|mermaid`: the blast radius as a picture.
+/// `blast --format dot|mermaid`: the blast radius (`inverted`: what the root rests on) as a
+/// picture.
 pub fn blast_picture(
     store: &crate::store::Store,
     b: &crate::graph::Blast,
     format: Format,
     max_nodes: usize,
+    inverted: bool,
 ) -> Result<super::output::Report, super::failure::Failure> {
     let mut fold = crate::fold::Fold::new(store);
     let mut lookup = |id: &str| super::commands::why::info(store, &mut fold, id);
     let picture = graph::Picture::of_blast(b, &mut lookup, max_nodes)?;
-    let title = format!(
-        "blast radius of {}: {} dependent claim(s)",
-        super::output::short_id(&b.root),
-        b.count
-    );
+    let title = if inverted {
+        format!(
+            "{} rests on {} claim(s)",
+            super::output::short_id(&b.root),
+            b.count
+        )
+    } else {
+        format!(
+            "blast radius of {}: {} dependent claim(s)",
+            super::output::short_id(&b.root),
+            b.count
+        )
+    };
     Ok(picture_report(&picture, format, &title))
 }
 
