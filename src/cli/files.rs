@@ -65,22 +65,8 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path).map_err(|e| Failure::io(path.display(), e))
 }
 
-/// The text of a key file: unreadable is IO_ERROR, not text is BAD_KEY naming the file.
-pub fn read_key_file(path: &Path) -> Result<String, Failure> {
-    let bytes = std::fs::read(path).map_err(|e| Failure::io(path.display(), e))?;
-    crate::keys::pem::pem_text(&bytes)
-        .map(str::to_owned)
-        .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))
-}
-
-/// How an input is named in output.
-pub fn display_source(path: &str) -> String {
-    if path == "-" {
-        "<stdin>".to_owned()
-    } else {
-        path.to_owned()
-    }
-}
+pub use crate::ops::add::display_source;
+pub use crate::ops::keys::read_key_file;
 
 /// The one input of `sign` or `verify`: the path argument, or `--input-file PATH` (the CLI
 /// Agent Spec's name for it; clap lets only one of them through). `-` is stdin either way.

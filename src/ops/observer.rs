@@ -19,6 +19,15 @@ pub trait Observer: Send + Sync {
     fn progress(&self, _what: &str, _total: Option<u64>) -> Option<Progress> {
         None
     }
+
+    /// Lines that acknowledge work as it is done, one unit a line, written together: `add`
+    /// acknowledges each envelope of a batch once its group is durable, `check` each claim as
+    /// it is decided. Default: nobody watches.
+    fn acknowledge(&self, _lines: &str) {}
+
+    /// A one-line summary of a long operation's progress so far (`add`: the running counts),
+    /// for a spinner. Default: nobody watches.
+    fn status(&self, _summary: &str) {}
 }
 
 /// Hears nothing.

@@ -127,20 +127,7 @@ pub fn tree_of(dir: &Path, selection: Selection) -> Result<(String, Option<Warni
 /// ignored: git keeps committing them, so the commit holds code the tree (and every claim
 /// about it, and `check`) does not.
 pub fn tracked_ignored(dir: &Path, listing: &crate::tree::Listing) -> Option<Warning> {
-    let tracked = crate::tree::tracked_but_ignored(dir, listing);
-    let first = tracked.first()?;
-    Some(Warning::new(
-        "TRACKED_IGNORED",
-        format!(
-            "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
-             match them (first: {}); git still commits them, so claims about this tree and \
-             `check` do not cover them. Untrack them (git rm --cached), change the rules, or \
-             pass --no-ignore",
-            tracked.len(),
-            dir.display(),
-            first.display()
-        ),
-    ))
+    crate::ops::check::tracked_ignored(dir, listing).map(|(code, m)| Warning::new(code, m))
 }
 
 /// A tree that cannot be listed or hashed, naming the path at fault.

@@ -1,32 +1,17 @@
 //! `elench check`: evaluate predicate claims against a tree and append what the harness
-//! observed (a verification for true, a falsification for false), signed with a harness key,
-//! with the evaluation transcript kept as a blob in the store.
+//! observed, signed with a harness key ([`crate::ops::check`] does the work).
 
-use super::common::{claim_id_errors, open_store, require_claim_ids, resolve_claim_ids};
-use crate::anchor::{Applies as AnchorApplies, Resolution, Resolver};
-use crate::claim::predicate::{self, Expr};
-use crate::claim::Claim;
 use crate::cli::args::ArgError;
+use crate::cli::commands::common::{claim_id_errors, require_claim_ids};
 use crate::cli::failure::Failure;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
-use crate::error::{Code, Rejection};
-use crate::eval::paths::Tree;
 use crate::eval::runners::Runner;
-use crate::eval::sandbox::{find_bwrap, Confinement, Layer, Limits, Sandbox};
-use crate::eval::transcript::evidence_kind;
-use crate::eval::{evaluate_claim, uses_processes, Evaluation, Outcome, Setup};
-use crate::fold::{Fold, Status};
-use crate::ingest::{seal, verify_envelope};
-use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
-use crate::store::{blobs, record, Staged, Store};
-use ed25519_dalek::SigningKey;
-use serde_json::{json, Value};
+use crate::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
+use crate::ops::{Collected, Observer};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -94,777 +79,122 @@ pub struct CheckArgs {
     pub force: bool,
 }
 
-/// Whether a claim speaks about the tree being checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Applies {
-    /// Its anchor tree is this tree.
-    Anchored,
-    /// Made about an earlier tree, and the lines it is about are here unchanged (by their
-    /// content digest): evaluated here, and recorded against where the lines are now.
-    Carried(Resolution),
-    NotApplicable(String),
-}
-
-/// The one place that decides whether a claim is evaluated at a tree: its anchor tree is
-/// the tree's OID, or it carries over to it; a stale or unanchored claim is never evaluated
-/// against code it does not speak about.
-pub fn applicability(claim: &Claim, resolver: &mut Resolver) -> Result<Applies, Failure> {
-    let r = resolver.resolve(claim)?;
-    Ok(match r.applies {
-        AnchorApplies::Anchored => Applies::Anchored,
-        AnchorApplies::Carried => Applies::Carried(r),
-        AnchorApplies::Stale => Applies::NotApplicable(format!(
-            "anchored to tree {}; the lines it is about changed or are gone here, or it has no \
-             content digest to show them unchanged (stale)",
-            claim.anchor_tree
-        )),
-        AnchorApplies::Unanchored => Applies::NotApplicable(format!(
-            "a claim about the whole tree {}, not the checked tree {} (unanchored)",
-            claim.anchor_tree,
-            resolver.tree()
-        )),
-    })
-}
-
-/// A claim selected for evaluation.
-pub struct Target {
-    pub claim: Claim,
-    pub source: String,
-    pub expr: Expr,
-    pub own: Status,
-    /// Where a carried claim's lines are in the checked tree (None when anchored there).
-    pub carried: Option<Resolution>,
-}
-
-/// One line of `checked`.
-#[derive(Debug, Clone)]
-pub struct Checked {
-    pub id: String,
-    pub outcome: &'static str,
-    pub reason: Option<String>,
-    pub record: Option<String>,
-    pub evidence: Option<String>,
-}
-
-impl Checked {
-    fn json(&self) -> Value {
-        json!({"id": self.id, "outcome": self.outcome, "reason": self.reason,
-               "record": self.record, "evidence": self.evidence})
+impl CheckArgs {
+    /// The runner `--runner` names, or why it names none.
+    fn runner(&self) -> Result<Option<Runner>, String> {
+        self.runner
+            .as_deref()
+            .map(|r| Runner::parse(r, self.python.as_deref()))
+            .transpose()
+            .map_err(|e| format!("--runner: {e}"))
     }
-    fn skipped(id: &str, reason: String) -> Checked {
-        Checked {
-            id: id.to_owned(),
-            outcome: "not-applicable",
-            reason: Some(reason),
-            record: None,
-            evidence: None,
+
+    fn input(&self, runner: Option<Runner>) -> CheckInput {
+        CheckInput {
+            ids: self.ids.clone(),
+            all: self.all,
+            at: self.at.clone(),
+            no_ignore: self.no_ignore,
+            key: self.key.clone(),
+            producer: self.producer.clone(),
+            claim_timeout: self.claim_timeout,
+            repeat: self.repeat,
+            jobs: self.jobs,
+            runner,
+            expose: self.expose.clone(),
+            memory_mib: self.memory,
+            processes: self.processes,
+            scratch_mib: self.scratch,
+            no_sandbox: self.no_sandbox,
+            force: self.force,
         }
     }
-}
-
-/// The predicate of a claim, if it is one this elench evaluates.
-pub fn predicate_of(claim: &Claim) -> Result<(String, Expr), String> {
-    let a = &claim.body["assertion"];
-    if a["form"].as_str() != Some("predicate") {
-        return Err("an annotation: nothing to evaluate".into());
-    }
-    let lang = a["expression"]["language"].as_str().unwrap_or_default();
-    if lang != predicate::LANGUAGE {
-        return Err(format!(
-            "its language {lang:?} is not {}",
-            predicate::LANGUAGE
-        ));
-    }
-    let source = a["expression"]["source"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    let expr = predicate::parse(&source).map_err(|e| format!("its predicate: {e}"))?;
-    Ok((source, expr))
-}
-
-/// How `check` reaches the store while it records.
-pub enum StoreAccess<'a> {
-    /// A store the caller holds open throughout (the demo).
-    Held(&'a Store),
-    /// Opened for each batch of records and closed again, so that a long evaluation never
-    /// keeps other elench processes (agents adding claims) waiting for the store.
-    Reopen { root: PathBuf, wait: Duration },
-}
-
-impl StoreAccess<'_> {
-    fn with<R>(&self, f: impl FnOnce(&Store) -> Result<R, Failure>) -> Result<R, Failure> {
-        match self {
-            StoreAccess::Held(s) => f(s),
-            StoreAccess::Reopen { root, wait } => f(&Store::open(root, *wait)?),
-        }
-    }
-}
-
-/// Who signs the records, and how.
-pub struct Signer {
-    pub key: SigningKey,
-    pub producer: String,
-    pub force: bool,
-}
-
-/// `--at`, or the nearest ancestor of the working directory that holds `.git`.
-fn enclosing_checkout() -> Result<PathBuf, Failure> {
-    let cwd = std::env::current_dir().map_err(|e| Failure::io(".", e))?;
-    Ok(cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(&cwd)
-        .to_path_buf())
-}
-
-/// `inner` relative to `outer`, when it lies inside it.
-fn inside(outer: &Path, inner: &Path) -> Option<PathBuf> {
-    let o = outer.canonicalize().ok()?;
-    let i = inner.canonicalize().ok()?;
-    i.strip_prefix(&o).ok().map(Path::to_path_buf)
-}
-
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
-/// Reads the harness key and checks that the store trusts it as a harness.
-pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
-    let shown = path.display().to_string();
-    let pem = crate::cli::files::read_key_file(path)?;
-    let sk = read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(shown.clone())))?;
-    let kid = keyid(&sk.verifying_key());
-    let trust = store.trust_set()?;
-    match trust.get(&kid) {
-        Some(k) if k.retired => Err(Failure::rejected(
-            Rejection::new(Code::UntrustedSigner, format!("key {kid} is retired")),
-            Some(shown),
-        )),
-        Some(k) if k.role != Role::Harness => Err(Failure::rejected(
-            Rejection::new(
-                Code::RoleViolation,
-                format!(
-                    "key {kid} has role {}; check records are harness-observed and need a harness key",
-                    k.role
-                ),
-            ),
-            Some(shown),
-        )),
-        Some(_) => Ok(sk),
-        None => Err(Failure::rejected(
-            Rejection::new(
-                Code::UntrustedSigner,
-                format!("key {kid} is not trusted in the store (add it with `elench keys add --role harness`)"),
-            ),
-            Some(shown),
-        )),
-    }
-}
-
-/// The limits given as 0, which mean nothing: (flag, value as given).
-fn zero_limits(a: &CheckArgs) -> Vec<(&'static str, String)> {
-    let mut zero = Vec::new();
-    if a.claim_timeout.is_zero() {
-        zero.push(("--timeout", "0".to_owned()));
-    }
-    for (flag, value) in [
-        ("--repeat", u64::from(a.repeat)),
-        ("--jobs", a.jobs as u64),
-        ("--memory", a.memory),
-        ("--processes", a.processes),
-        ("--scratch", a.scratch),
-    ] {
-        if value == 0 {
-            zero.push((flag, "0".to_owned()));
-        }
-    }
-    zero
 }
 
 /// What `run` refuses before it looks at anything, every one at once, for the check of the
 /// whole command line ([`crate::cli::args`]).
 pub fn argument_errors(a: &CheckArgs) -> Vec<ArgError> {
     let mut errors = claim_id_errors("<ID>", &a.ids);
-    for (flag, value) in zero_limits(a) {
+    for flag in op::zero_limits(&a.input(None)) {
         errors.push(ArgError::new(
             flag,
-            Some(&value),
+            Some("0"),
             format!("{flag} must be more than 0"),
         ));
     }
-    if let Some(r) = &a.runner {
-        if let Err(e) = Runner::parse(r, a.python.as_deref()) {
-            errors.push(ArgError::new("--runner", Some(r), format!("--runner: {e}")));
-        }
+    if let (Some(r), Err(e)) = (&a.runner, a.runner()) {
+        errors.push(ArgError::new("--runner", Some(r), e));
     }
     errors
+}
+
+/// Warnings kept for the report; on a terminal, each claim shown as it is decided.
+struct Watch {
+    warnings: Collected,
+    on_terminal: bool,
+}
+
+impl Observer for Watch {
+    fn warn(&self, code: &str, message: String) {
+        self.warnings.warn(code, message);
+    }
+    fn acknowledge(&self, lines: &str) {
+        if self.on_terminal {
+            eprint!("{lines}");
+        }
+    }
 }
 
 pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
     require_claim_ids(&a.ids)?;
-    if !zero_limits(&a).is_empty() {
-        return Err(Failure::Usage(
-            "--timeout, --repeat, --jobs, --memory, --processes and --scratch must be more than 0"
-                .into(),
-        ));
+    if !op::zero_limits(&a.input(None)).is_empty() {
+        return Err(op::zero_limits_failure());
     }
-    let runner = a
-        .runner
-        .as_deref()
-        .map(|r| Runner::parse(r, a.python.as_deref()))
-        .transpose()
-        .map_err(|e| Failure::Usage(format!("--runner: {e}")))?;
-    let at = match &a.at {
-        Some(d) => d.clone(),
-        None => enclosing_checkout()?,
+    let input = a.input(a.runner().map_err(Failure::Usage)?);
+    let watch = Watch {
+        warnings: Collected::default(),
+        on_terminal: std::io::stderr().is_terminal(),
     };
-    if !at.is_dir() {
-        return Err(Failure::Usage(format!(
-            "--at {}: not a directory",
-            at.display()
-        )));
-    }
-    let mut expose = Vec::new();
-    for e in &a.expose {
-        let abs = e
-            .canonicalize()
-            .map_err(|err| Failure::Usage(format!("--expose {}: {err}", e.display())))?;
-        expose.push(abs);
-    }
-    // One listing gives the tree OID and what the evaluation must not see, so the claim's
-    // tree, what predicates read and the sandbox's copy are one set of files.
-    let listing = crate::tree::list(&at, crate::tree::Selection::from_no_ignore(a.no_ignore))
-        .and_then(|l| Ok((l.oid()?, super::anchor::tracked_ignored(&at, &l), l.ignored)))
-        .map_err(|e| Failure::Invalid {
-            code: "BAD_TREE",
-            message: format!("--at {}: {e}", at.display()),
-        })?;
-    let (tree_oid, tracked, ignored) = listing;
-
-    let store = open_store(g)?;
-    let key = harness_key(&a.key, &store)?;
-
-    // What the sandbox must never see, even when it sits in the tree.
-    let mut tree = Tree::new(&at);
-    for hide in [store.root(), a.key.as_path()] {
-        if let Some(rel) = inside(&at, hide) {
-            tree = tree.hide(&rel);
-        }
-    }
-    // Ignored files are not in the tree: build outputs and secrets next to the code.
-    for rel in &ignored {
-        tree = tree.hide(rel);
-    }
-
-    let (targets, mut checked) = select(&store, &a, &at, &tree_oid)?;
-    let access = StoreAccess::Reopen {
-        root: store.root().to_path_buf(),
-        wait: Duration::from_secs(g.wait),
-    };
-    drop(store);
-    let needs_processes = targets.iter().any(|t| uses_processes(&t.expr));
-    let confinement = if a.no_sandbox {
-        Confinement::None
-    } else {
-        Confinement::Bwrap(find_bwrap().unwrap_or_else(|| PathBuf::from("bwrap")))
-    };
-    let mut sandbox = Sandbox {
-        confinement,
-        expose,
-        limits: Limits {
-            memory: a.memory.saturating_mul(1 << 20),
-            processes: a.processes,
-            scratch: a.scratch.saturating_mul(1 << 20),
-        },
-        layer: Layer::Copy,
-    };
-    if needs_processes && a.no_sandbox {
-        // Only to choose how each process gets its own layer; unconfined, a copy always works.
-        let _ = sandbox.probe();
-    }
-    if needs_processes && !a.no_sandbox {
-        if let Err(why) = sandbox.probe() {
-            return Err(Failure::Precondition {
-                code: "SANDBOX_UNAVAILABLE",
-                message: format!(
-                    "claims to check start processes, and no sandbox can be made here ({why}); \
-                     install bubblewrap (bwrap), or pass --no-sandbox to run them unconfined \
-                     (records then say hermeticity: none)"
-                ),
-            });
-        }
-    }
-    let setup = Setup {
-        tree,
-        tree_oid: tree_oid.clone(),
-        sandbox,
-        denied: None,
-        runner,
-        timeout: a.claim_timeout,
-        repeat: a.repeat,
-        cancel: AtomicBool::new(false),
-        slots: Default::default(),
-    };
-    let signer = Signer {
-        key,
-        producer: a
-            .producer
-            .clone()
-            .unwrap_or_else(|| format!("elench/{} check", env!("CARGO_PKG_VERSION"))),
-        force: a.force,
-    };
-    let progress = std::io::stderr().is_terminal();
-    // An interrupt also ends the processes in flight, so check stops promptly.
-    let finished = AtomicBool::new(false);
-    let (done, failure) = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !finished.load(Ordering::SeqCst) {
-                if interrupt.received().is_some() {
-                    setup.cancel.store(true, Ordering::SeqCst);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
-        let r = check_claims(
-            &access,
-            &setup,
-            &signer,
-            targets,
-            a.jobs,
-            Some(&interrupt),
-            progress,
-        );
-        finished.store(true, Ordering::SeqCst);
-        r
-    });
-    checked.extend(done);
-    let mut failure = failure;
-    if failure.is_none() {
-        if let Some(signal) = interrupt.received() {
-            failure = Some(Failure::Interrupted { signal });
-        }
-    }
+    let out = op::check(
+        g.store.as_deref(),
+        Duration::from_secs(g.wait),
+        &input,
+        &watch,
+        &|| interrupt.received(),
+    )?;
     let format = crate::cli::output::Format::detect(g.format.as_deref());
     let product = match format {
-        crate::cli::output::Format::Junit | crate::cli::output::Format::Github => {
-            Some(crate::cli::render::check_document(
-                g,
-                &checked,
-                &at,
-                &tree_oid,
-                a.no_ignore,
-                setup.sandbox.hermeticity(),
-                format,
-            ))
-        }
+        crate::cli::output::Format::Junit | crate::cli::output::Format::Github => Some(
+            crate::cli::render::check_document(g, &out, a.no_ignore, format),
+        ),
         _ => None,
     };
-    let mut report = report(
-        &tree_oid,
-        &at,
-        setup.sandbox.hermeticity(),
-        checked,
-        failure,
-    );
+    let mut report = report(out);
     match product {
         Some(Ok(doc)) => report.product = Some(doc),
         // What was recorded stays recorded and reported; the document could not be made.
         Some(Err(f)) if report.failure.is_none() => report.failure = Some(f),
         _ => {}
     }
-    // Not a partial result: the claims were decided, about a tree that lacks these files.
-    report.warnings.extend(tracked);
+    report.warnings.extend(
+        watch
+            .warnings
+            .take()
+            .into_iter()
+            .map(|(code, message)| Warning::new(&code, message)),
+    );
     Ok(report)
 }
 
-/// The claims to evaluate, and the ones reported without evaluation (not applicable).
-/// Applicability and status come from the index; the predicate is read from the log only for
-/// claims that will be evaluated.
-fn select(
-    store: &Store,
-    a: &CheckArgs,
-    dir: &Path,
-    tree_oid: &str,
-) -> Result<(Vec<Target>, Vec<Checked>), Failure> {
-    let mut fold = Fold::new(store);
-    let mut resolver = Resolver::new(dir, tree_oid)
-        .with_selection(crate::tree::Selection::from_no_ignore(a.no_ignore));
-    let mut targets = Vec::new();
-    let mut skipped = Vec::new();
-    let full = |id: &str| -> Result<Claim, Failure> {
-        store
-            .get(id)?
-            .map(|c| c.claim)
-            .ok_or_else(|| Failure::NotFound {
-                code: "NOT_FOUND",
-                message: format!("no claim {id} in the store"),
-            })
-    };
-    if a.all {
-        for id in store.claim_ids()? {
-            let Ok(light) = fold.require_summary(&id) else {
-                continue;
-            };
-            if light
-                .claim
-                .body
-                .pointer("/assertion/form")
-                .and_then(|f| f.as_str())
-                != Some("predicate")
-            {
-                continue;
-            }
-            let carried = match applicability(&light.claim, &mut resolver)? {
-                Applies::Anchored => None,
-                Applies::Carried(r) => Some(r),
-                Applies::NotApplicable(_) => continue,
-            };
-            let own = fold.own(&id)?.status;
-            if own != Status::Unevaluated {
-                continue;
-            }
-            let claim = full(&id)?;
-            let Ok((source, expr)) = predicate_of(&claim) else {
-                continue;
-            };
-            targets.push(Target {
-                claim,
-                source,
-                expr,
-                own,
-                carried,
-            });
-        }
-        return Ok((targets, skipped));
-    }
-    let ids = resolve_claim_ids(store, &a.ids)?;
-    let mut seen = std::collections::HashSet::new();
-    for id in &ids {
-        if !seen.insert(id.clone()) {
-            continue;
-        }
-        let claim = full(id)?;
-        let (source, expr) = match predicate_of(&claim) {
-            Ok(x) => x,
-            Err(why) => {
-                skipped.push(Checked::skipped(id, why));
-                continue;
-            }
-        };
-        let carried = match applicability(&claim, &mut resolver)? {
-            Applies::Anchored => None,
-            Applies::Carried(r) => Some(r),
-            Applies::NotApplicable(why) => {
-                skipped.push(Checked::skipped(id, why));
-                continue;
-            }
-        };
-        let own = fold.own(id)?.status;
-        targets.push(Target {
-            claim,
-            source,
-            expr,
-            own,
-            carried,
-        });
-    }
-    Ok((targets, skipped))
-}
-
-/// Evaluates `targets` (`jobs` at a time) and records what changes a status. Returns the
-/// results in the order of `targets`, and a failure that stopped recording, if any. An
-/// interrupt stops between claims: what was recorded stays recorded.
-pub fn check_claims(
-    store: &StoreAccess<'_>,
-    setup: &Setup,
-    signer: &Signer,
-    targets: Vec<Target>,
-    jobs: usize,
-    interrupt: Option<&Interrupt>,
-    progress: bool,
-) -> (Vec<Checked>, Option<Failure>) {
-    let total = targets.len();
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<Option<Checked>> = vec![None; total];
-    let mut failure = None;
-    let stopped = || interrupt.and_then(Interrupt::received).is_some();
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel::<(usize, Evaluation)>();
-        for _ in 0..jobs.min(total.max(1)) {
-            let tx = tx.clone();
-            let targets = &targets;
-            let next = &next;
-            let stopped = &stopped;
-            scope.spawn(move || loop {
-                if stopped() {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(t) = targets.get(i) else {
-                    break;
-                };
-                let e = evaluate_claim(setup, &t.claim.id, &t.source, &t.expr);
-                if tx.send((i, e)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        let mut done = 0usize;
-        // Records are made in batches: whatever has finished when the store is opened.
-        while let Ok(first) = rx.recv() {
-            let mut batch = vec![first];
-            while let Ok(more) = rx.try_recv() {
-                batch.push(more);
-            }
-            let mut made: Vec<(usize, Checked)> = Vec::new();
-            if failure.is_none() {
-                let r =
-                    store.with(|st| record_batch(st, setup, signer, &targets, &batch, &mut made));
-                if let Err(f) = r {
-                    failure = Some(f);
-                }
-            }
-            for (i, _) in &batch {
-                done += 1;
-                let c = match made.iter().position(|(j, _)| j == i) {
-                    Some(k) => made.swap_remove(k).1,
-                    None => Checked {
-                        id: targets[*i].claim.id.clone(),
-                        outcome: "inconclusive",
-                        reason: Some("not recorded: recording failed".into()),
-                        record: None,
-                        evidence: None,
-                    },
-                };
-                if progress {
-                    eprintln!("[{done}/{total}] {} {}", c.id, c.outcome);
-                }
-                results[*i] = Some(c);
-            }
-        }
-    });
-    (results.into_iter().flatten().collect(), failure)
-}
-
-/// Records a batch of evaluations: decides each in order, writes the evidence blobs of
-/// those that change a status (all of them durable before any record naming them is
-/// appended), then appends their records as one group. A failure stops at the claim it
-/// concerns; results before it stand, and those not in `made` are reported not recorded.
-fn record_batch(
-    store: &Store,
-    setup: &Setup,
-    signer: &Signer,
-    targets: &[Target],
-    batch: &[(usize, Evaluation)],
-    made: &mut Vec<(usize, Checked)>,
-) -> Result<(), Failure> {
-    let mut pending: Vec<(usize, Pending)> = Vec::new();
-    let mut stop = None;
-    for (i, e) in batch {
-        match decide(setup, signer, &targets[*i], e) {
-            Ok(Decided::Done(c)) => made.push((*i, c)),
-            Ok(Decided::Record(p)) => pending.push((*i, *p)),
-            Err(f) => {
-                stop = Some(f);
-                break;
-            }
-        }
-    }
-    if !pending.is_empty() {
-        let (trust, generation) = store.trust_snapshot()?;
-        let mut staged = Vec::with_capacity(pending.len());
-        for (k, (_, p)) in pending.iter().enumerate() {
-            let id = Some(p.checked.id.clone());
-            let verified = verify_envelope(p.envelope.as_bytes(), &trust)
-                .map_err(|r| Failure::rejected(r, id.clone()))
-                .and_then(|accepted| {
-                    let canonical = record::canonical_envelope(p.envelope.as_bytes())
-                        .map_err(|m| Failure::rejected(Rejection::new(Code::BadEnvelope, m), id))?;
-                    Ok(Staged {
-                        digest: record::envelope_digest(&canonical),
-                        canonical,
-                        accepted,
-                        trust_generation: generation,
-                    })
-                });
-            match verified {
-                Ok(s) => staged.push(s),
-                Err(f) => {
-                    stop = Some(f);
-                    pending.truncate(k);
-                    break;
-                }
-            }
-        }
-        let evidence: Vec<&[u8]> = pending.iter().map(|(_, p)| p.evidence.as_slice()).collect();
-        blobs::put_many(store.root(), &evidence).map_err(|err| Failure::Io {
-            path: store.root().join("blobs").display().to_string(),
-            message: err.to_string(),
-        })?;
-        let outcomes = if staged.is_empty() {
-            Vec::new()
-        } else {
-            store.commit_group(staged)?
-        };
-        for ((i, p), outcome) in pending.into_iter().zip(outcomes) {
-            match outcome {
-                Ok(_) => made.push((i, p.checked)),
-                Err(r) => {
-                    let f = Failure::rejected(r, Some(p.checked.id.clone()));
-                    stop.get_or_insert(f);
-                }
-            }
-        }
-    }
-    match stop {
-        Some(f) => Err(f),
-        None => Ok(()),
-    }
-}
-
-/// What one evaluation comes to before the store is reached.
-enum Decided {
-    /// Nothing to record.
-    Done(Checked),
-    /// A sealed record to append, and the evidence blob it names.
-    Record(Box<Pending>),
-}
-
-struct Pending {
-    /// The result once the record is appended.
-    checked: Checked,
-    envelope: String,
-    evidence: Vec<u8>,
-}
-
-/// Turns one evaluation into a result, and a sealed record when it changes the claim's
-/// status (or `--force`).
-fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<Decided, Failure> {
-    let id = t.claim.id.clone();
-    let mut c = Checked {
-        id: id.clone(),
-        outcome: "inconclusive",
-        reason: None,
-        record: None,
-        evidence: None,
-    };
-    let (kind, value) = match &e.outcome {
-        Outcome::Inconclusive(why) => {
-            c.reason = Some(why.clone());
-            return Ok(Decided::Done(c));
-        }
-        Outcome::Flaky(why) => {
-            c.outcome = "flaky";
-            c.reason = Some(why.clone());
-            return Ok(Decided::Done(c));
-        }
-        Outcome::True => ("verification", true),
-        Outcome::False => ("falsification", false),
-    };
-    // A verification changes only an unevaluated claim; a falsification anything not yet
-    // falsified.
-    let changes = if value {
-        t.own == Status::Unevaluated
-    } else {
-        t.own != Status::Falsified
-    };
-    if !changes && !signer.force {
-        c.outcome = "unchanged";
-        c.reason = Some(format!(
-            "the predicate is {value}; the claim is already {} and a {kind} would not change that",
-            t.own
-        ));
-        return Ok(Decided::Done(c));
-    }
-    let bytes = e.transcript.to_bytes();
-    let digest = blobs::digest(&bytes);
-    let (ev_kind, exit) = evidence_kind(&e.transcript.runs);
-    let mut evidence = json!({"kind": ev_kind, "digest": digest});
-    if let Some(code) = exit {
-        evidence["exitCode"] = json!(code);
-    }
-    let mut anchor = t.claim.body["anchor"].clone();
-    if !anchor.is_object() {
-        anchor = json!({"strategy": "multi"});
-    }
-    anchor["tree"] = json!(setup.tree_oid);
-    // A carried claim's record is anchored where its lines are now.
-    if let Some(r) = &t.carried {
-        if let Some(path) = &r.path {
-            anchor["path"] = json!(path);
-        }
-        match r.range {
-            Some(range) => anchor["range"] = json!(range),
-            None => {
-                if let Some(obj) = anchor.as_object_mut() {
-                    obj.remove("range");
-                }
-            }
-        }
-    }
-    let mut shown: String = t.source.chars().take(1500).collect();
-    if shown.len() < t.source.len() {
-        shown.push('…');
-    }
-    let text = format!(
-        "elench check: `{shown}` is {value} at tree {}",
-        setup.tree_oid
-    );
-    let claim = json!({
-        "kind": kind,
-        "target": [id],
-        "assertion": {"form": "annotation", "text": text},
-        "origin": {"kind": "harness-observed",
-                   "producer": {"id": signer.producer,
-                                "hermeticity": setup.sandbox.hermeticity()}},
-        "anchor": anchor,
-        "timestamp": now_secs(),
-        "evidence": [evidence],
-    });
-    let (sealed, envelope) =
-        seal(&claim, &signer.key).map_err(|r| Failure::rejected(r, Some(id.clone())))?;
-    check_authority(Role::Harness, &sealed).map_err(|r| Failure::rejected(r, Some(id.clone())))?;
-    c.outcome = if value { "verified" } else { "falsified" };
-    c.record = Some(sealed.id);
-    c.evidence = Some(digest);
-    Ok(Decided::Record(Box::new(Pending {
-        checked: c,
-        envelope,
-        evidence: bytes,
-    })))
-}
-
-fn report(
-    tree_oid: &str,
-    at: &Path,
-    hermeticity: &str,
-    checked: Vec<Checked>,
-    failure: Option<Failure>,
-) -> Report {
-    let mut counts = serde_json::Map::new();
-    for o in [
-        "verified",
-        "falsified",
-        "unchanged",
-        "not-applicable",
-        "inconclusive",
-        "flaky",
-    ] {
-        let n = checked.iter().filter(|c| c.outcome == o).count();
-        counts.insert(o.to_owned(), json!(n));
-    }
+fn report(mut out: CheckOutput) -> Report {
+    let failure = out.stopped.take();
+    let checked = &out.checked;
     let mut warnings = Vec::new();
-    let mut text = format!("checked {} claim(s) at tree {tree_oid}\n", checked.len());
-    for c in &checked {
-        text.push_str(&format!("  {:<15} {}", c.outcome, c.id));
+    let mut text = format!("checked {} claim(s) at tree {}\n", checked.len(), out.tree);
+    for c in checked {
+        text.push_str(&format!("  {:<15} {}", c.outcome.as_str(), c.id));
         if let Some(r) = &c.record {
             text.push_str(&format!("  record {r}"));
         }
@@ -872,9 +202,9 @@ fn report(
             text.push_str(&format!("\n                  {why}"));
         }
         text.push('\n');
-        if matches!(c.outcome, "inconclusive" | "flaky") {
+        if c.outcome.undecided() {
             warnings.push(Warning::new(
-                if c.outcome == "flaky" {
+                if c.outcome == Outcome::Flaky {
                     "FLAKY"
                 } else {
                     "INCONCLUSIVE"
@@ -891,14 +221,8 @@ fn report(
     // Exit 3 carries an error object that says what it means here.
     let failure = match failure {
         None if partial => {
-            let count = |outcomes: &[&str]| {
-                checked
-                    .iter()
-                    .filter(|c| outcomes.contains(&c.outcome))
-                    .count()
-            };
-            let decided = count(&["verified", "falsified", "unchanged"]);
-            let not_applicable = count(&["not-applicable"]);
+            let decided = out.counts.verified + out.counts.falsified + out.counts.unchanged;
+            let not_applicable = out.counts.not_applicable;
             let rest = match (decided, not_applicable) {
                 (0, 0) => "no claim was decided".to_owned(),
                 (0, n) => format!("no claim was decided ({n} not applicable at this tree)"),
@@ -921,16 +245,10 @@ fn report(
         }
         other => other,
     };
+    let data =
+        serde_json::to_value(&out).unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}));
     Report {
-        data: json!({
-            "tree": tree_oid,
-            "at": at.display().to_string(),
-            "hermeticity": hermeticity,
-            "checked": checked.iter().map(Checked::json).collect::<Vec<_>>(),
-            "counts": counts,
-            // Records appended to the log, or none.
-            "effect": if checked.iter().any(|c| c.record.is_some()) { "created" } else { "noop" },
-        }),
+        data,
         text,
         warnings,
         partial,

@@ -7,7 +7,6 @@
 //! `elench check` itself falsifies it. Every step goes through the same ingest, store, fold
 //! and evaluation as `elench add`, `elench status` and `elench check`.
 
-use super::check;
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
@@ -18,6 +17,7 @@ use crate::fold::Fold;
 use crate::graph::blast;
 use crate::ingest::verify_envelope;
 use crate::keys::{read_public_key_pem, Role, TrustedKey};
+use crate::ops::check;
 use crate::scratch::ScratchDir;
 use crate::store::{Store, STORE_DIR};
 use serde_json::{json, Value};
@@ -363,8 +363,8 @@ impl Demo {
             &signer,
             vec![target],
             1,
-            None,
-            false,
+            &crate::ops::Never,
+            &crate::ops::Silent,
         );
         if let Some(f) = failure {
             return Err(f);

@@ -96,7 +96,7 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
             damage,
             moved,
             quarantine: dest,
-        } = Store::repair_at(&root, wait)?;
+        } = Store::repair_at_with(&root, wait, crate::cli::output::observer())?;
         text.push_str(&match &damage {
             Some(d) => format!(
                 "repaired: {d}; moved {} file(s) to {}; the index was rebuilt\n",

@@ -3,10 +3,9 @@
 use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
 use crate::cli::output::{claim_text, short_id, Format, Report, Style};
-use crate::cli::render::graph::{ClaimInfo, Picture};
+use crate::cli::render::graph::Picture;
 use crate::cli::Globals;
 use crate::fold::Fold;
-use crate::store::Store;
 use serde_json::json;
 
 #[derive(Debug, clap::Args)]
@@ -49,7 +48,7 @@ pub fn run(a: WhyArgs, g: &Globals) -> Result<Report, Failure> {
     let format = Format::detect(g.format.as_deref());
     if matches!(format, Format::Dot | Format::Mermaid) {
         let ids: Vec<String> = path.clone().unwrap_or_default();
-        let mut lookup = |id: &str| info(&store, &mut fold, id);
+        let mut lookup = |id: &str| crate::cli::render::info(&store, &mut fold, id);
         let picture = Picture::of(&ids, &mut lookup, usize::MAX, false)?;
         let title = format!(
             "why {} rests on {}: {}",
@@ -117,31 +116,4 @@ pub fn run(a: WhyArgs, g: &Globals) -> Result<Report, Failure> {
         "reverse_path": reverse,
     });
     Ok(Report::new(data, text))
-}
-
-/// What a picture shows of a claim: its text, kind, effective status and edges.
-pub fn info(
-    store: &Store,
-    fold: &mut Fold<'_, Store>,
-    id: &str,
-) -> Result<Option<ClaimInfo>, Failure> {
-    let Some(c) = store.get(id)? else {
-        return Ok(None);
-    };
-    let status = fold.effective(id)?.status;
-    let decided_by = fold.own(id)?.decided_by.clone();
-    Ok(Some(ClaimInfo {
-        decided_by,
-        text: c
-            .claim
-            .body
-            .pointer("/assertion/text")
-            .and_then(|t| t.as_str())
-            .unwrap_or("")
-            .to_owned(),
-        kind: c.claim.kind.as_str().to_owned(),
-        status,
-        depends_on: c.claim.depends_on,
-        target: c.claim.target,
-    }))
 }

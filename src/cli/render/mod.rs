@@ -9,8 +9,11 @@ pub mod sarif;
 pub mod tree;
 
 use super::args::ArgError;
-use super::output::Format;
+use super::failure::Failure;
+use super::output::{Format, Report, Warning};
 use super::Command;
+use crate::fold::Fold;
+use crate::store::Store;
 
 /// The format's name as `--format` takes it.
 pub fn format_name(f: Format) -> &'static str {
@@ -68,42 +71,144 @@ pub fn format_error(command: &Command, format: Format) -> Option<ArgError> {
     })
 }
 
-/// `blast --format dot|mermaid`: the blast radius (`inverted`: what the root rests on) as a
-/// picture.
-pub fn blast_picture(
-    store: &crate::store::Store,
-    b: &crate::graph::Blast,
-    format: Format,
-    max_nodes: usize,
-    inverted: bool,
-) -> Result<super::output::Report, super::failure::Failure> {
-    let mut fold = crate::fold::Fold::new(store);
-    let mut lookup = |id: &str| super::commands::why::info(store, &mut fold, id);
-    let picture = graph::Picture::of_blast(b, &mut lookup, max_nodes)?;
-    let title = if inverted {
-        format!(
-            "{} rests on {} claim(s)",
-            super::output::short_id(&b.root),
-            b.count
-        )
-    } else {
-        format!(
-            "blast radius of {}: {} dependent claim(s)",
-            super::output::short_id(&b.root),
-            b.count
-        )
-    };
-    Ok(picture_report(&picture, format, &title))
+/// The store, for what a document needs beyond the operation's answer (a claim's premises,
+/// texts, a falsified root's place).
+fn open(g: &super::Globals) -> Result<crate::store::Store, Failure> {
+    super::commands::common::open_store(g)
 }
 
-/// `status --format dot|mermaid`: the claims listed, then what decides each (its records,
-/// the premises it rests on directly, the paths of its revocation), drawn together.
-pub fn status_picture(
-    store: &crate::store::Store,
-    reports: &[crate::fold::ClaimStatus],
+/// What a picture shows of a claim: its text, kind, effective status, edges and the records
+/// deciding its own status.
+pub fn info(
+    store: &Store,
+    fold: &mut Fold<'_, Store>,
+    id: &str,
+) -> Result<Option<graph::ClaimInfo>, Failure> {
+    let Some(c) = store.get(id)? else {
+        return Ok(None);
+    };
+    let status = fold.effective(id)?.status;
+    let decided_by = fold.own(id)?.decided_by.clone();
+    Ok(Some(graph::ClaimInfo {
+        text: assertion_text(&c.claim.body).unwrap_or_default(),
+        kind: c.claim.kind.as_str().to_owned(),
+        status,
+        depends_on: c.claim.depends_on,
+        target: c.claim.target,
+        decided_by,
+    }))
+}
+
+/// `blast --invert`, and `blast --format dot|mermaid`: the radius (or, inverted, what the
+/// claim rests on) from the claim graph, in one snapshot.
+pub fn blast_document(
+    g: &super::Globals,
+    id: &str,
+    depth: Option<usize>,
+    inverted: bool,
     format: Format,
     max_nodes: usize,
-) -> Result<super::output::Report, super::failure::Failure> {
+) -> Result<Report, Failure> {
+    crate::ops::ids::require_claim_ids([&id.to_owned()])?;
+    let store = open(g)?;
+    let _snapshot = store.pin()?;
+    let id = crate::ops::ids::resolve_claim_id(&store, id)?;
+    let b = if inverted {
+        crate::graph::rests_on(&mut Fold::new(&store), &id, depth)?
+    } else {
+        crate::graph::blast_store(&store, &id, depth)?
+    };
+    let short = super::output::short_id(&b.root);
+    if matches!(format, Format::Dot | Format::Mermaid) {
+        let mut fold = Fold::new(&store);
+        let mut lookup = |id: &str| info(&store, &mut fold, id);
+        let picture = graph::Picture::of_blast(&b, &mut lookup, max_nodes)?;
+        let title = if inverted {
+            format!("{short} rests on {} claim(s)", b.count)
+        } else {
+            format!("blast radius of {short}: {} dependent claim(s)", b.count)
+        };
+        return Ok(picture_report(&picture, format, &title));
+    }
+    // --invert: what the root rests on, in the layers of a blast radius.
+    let value =
+        serde_json::to_value(&b).map_err(|e| Failure::Internal(format!("blast report: {e}")))?;
+    let mut text = String::new();
+    if g.mode == super::output::Mode::Text {
+        let style = super::output::Style::new(g.mode);
+        text = blast_text(&store, &b, true, depth, &style)?;
+        text.push_str(&format!(
+            "\n{} rests on {} claim(s){}\n",
+            b.root,
+            b.count,
+            if b.truncated {
+                " within --depth (more beyond)"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(Report::new(value, text))
+}
+
+/// `blast`'s tree for people, above its layers.
+pub fn blast_tree(
+    g: &super::Globals,
+    b: &crate::graph::Blast,
+    depth: Option<usize>,
+    style: &super::output::Style,
+) -> Result<String, Failure> {
+    let store = open(g)?;
+    let _snapshot = store.pin()?;
+    blast_text(&store, b, false, depth, style)
+}
+
+/// `status --format dot|mermaid|sarif`: the claims of the answer as a picture, or (with a
+/// tree) those that do not stand there as SARIF. A document of one page of `--all` says on
+/// stderr that more follow.
+pub fn status_document(
+    g: &super::Globals,
+    out: &crate::ops::status::StatusOutput,
+    at: Option<&std::path::Path>,
+    no_ignore: bool,
+    format: Format,
+    max_nodes: usize,
+) -> Result<Report, Failure> {
+    let store = open(g)?;
+    let _snapshot = store.pin()?;
+    let mut report = match (format, &out.tree) {
+        (Format::Sarif, Some(tree)) => {
+            let dir = crate::ops::tree::tree_dir(at)?;
+            let mut resolver = crate::anchor::Resolver::new(&dir, tree)
+                .with_selection(crate::tree::Selection::from_no_ignore(no_ignore));
+            let doc = status_sarif(&store, out, &mut resolver)?;
+            Report {
+                product: Some(doc),
+                ..Report::default()
+            }
+        }
+        _ => {
+            let reports: Vec<&crate::fold::ClaimStatus> =
+                out.claims.iter().map(|r| &r.status).collect();
+            status_picture(&store, &reports, format, max_nodes)?
+        }
+    };
+    let next = out
+        .pagination
+        .as_ref()
+        .and_then(|p| p.next_cursor.as_deref());
+    report.warnings.extend(page_cut(next));
+    Ok(report)
+}
+
+/// The claims listed, then what decides each (its records, the premises it rests on
+/// directly, the paths of its revocation), drawn together.
+fn status_picture(
+    store: &Store,
+    reports: &[&crate::fold::ClaimStatus],
+    format: Format,
+    max_nodes: usize,
+) -> Result<Report, Failure> {
     let mut ids: Vec<String> = reports.iter().map(|r| r.id.clone()).collect();
     for r in reports {
         ids.extend(r.decided_by.iter().cloned());
@@ -118,31 +223,31 @@ pub fn status_picture(
             ids.extend(c.claim.depends_on);
         }
     }
-    let mut fold = crate::fold::Fold::new(store);
-    let mut lookup = |id: &str| super::commands::why::info(store, &mut fold, id);
+    let mut fold = Fold::new(store);
+    let mut lookup = |id: &str| info(store, &mut fold, id);
     let picture = graph::Picture::of(&ids, &mut lookup, max_nodes, true)?;
     let title = format!("status of {} claim(s) and what decides them", reports.len());
     Ok(picture_report(&picture, format, &title))
 }
 
-fn picture_report(picture: &graph::Picture, format: Format, title: &str) -> super::output::Report {
+fn picture_report(picture: &graph::Picture, format: Format, title: &str) -> Report {
     let doc = if format == Format::Dot {
         picture.dot(title)
     } else {
         picture.mermaid(title)
     };
-    super::output::Report {
+    Report {
         product: Some(doc),
-        ..super::output::Report::default()
+        ..Report::default()
     }
 }
 
 /// The falsified roots of a revoked claim, each placed where it is at the resolver's tree.
 fn roots_at(
-    fold: &mut crate::fold::Fold<'_, crate::store::Store>,
+    fold: &mut Fold<'_, Store>,
     resolver: &mut crate::anchor::Resolver,
     id: &str,
-) -> Result<Vec<sarif::Root>, super::failure::Failure> {
+) -> Result<Vec<sarif::Root>, Failure> {
     let report = fold.report(id)?;
     let mut roots: Vec<String> = report.revoked_by.iter().map(|c| c.root.clone()).collect();
     roots.sort();
@@ -170,17 +275,25 @@ fn place_of(path: &Option<String>, range: Option<[u64; 2]>) -> Option<sarif::Pla
     path.as_deref().and_then(|p| sarif::Place::new(p, range))
 }
 
-/// `gate --format sarif|github`: the gate's outcome as a document.
+/// `gate --format sarif|github`: the gate's answer as a document. The falsified roots of
+/// revoked claims are read from the store and placed at the gate's tree.
 pub fn gate_document(
-    outcome: &crate::gate::Outcome,
-    fold: &mut crate::fold::Fold<'_, crate::store::Store>,
-    resolver: &mut crate::anchor::Resolver,
+    g: &super::Globals,
+    out: &crate::ops::gate::GateOutput,
+    at: Option<&std::path::Path>,
+    no_ignore: bool,
     format: Format,
-    tree: &str,
-) -> Result<String, super::failure::Failure> {
-    let mut roots = |id: &str| roots_at(fold, resolver, id);
-    let mut report = sarif::from_gate(outcome, &mut roots)?;
-    report.properties["tree"] = serde_json::json!(tree);
+) -> Result<String, Failure> {
+    let store = open(g)?;
+    let _snapshot = store.pin()?;
+    let dir = crate::ops::tree::tree_dir(at)?;
+    let mut resolver = crate::anchor::Resolver::new(&dir, &out.tree)
+        .with_selection(crate::tree::Selection::from_no_ignore(no_ignore));
+    let mut fold = Fold::new(&store);
+    let mut roots = |id: &str| roots_at(&mut fold, &mut resolver, id);
+    let mut report = sarif::from_gate(&out.violations, &mut roots)?;
+    report.properties =
+        serde_json::json!({"pass": out.pass, "tree": out.tree, "counts": out.counts});
     Ok(match format {
         Format::Github => github::render(&report),
         _ => sarif::render(&report),
@@ -190,20 +303,23 @@ pub fn gate_document(
 /// `status --at DIR --format sarif`: the listed claims that do not stand at the tree (an
 /// assertion falsified, revoked, stale or unevaluated; residue a human accepted is left
 /// out, and so are records and claims about other whole trees).
-pub fn status_sarif(
-    reports: &[crate::fold::ClaimStatus],
-    fold: &mut crate::fold::Fold<'_, crate::store::Store>,
+fn status_sarif(
+    store: &Store,
+    out: &crate::ops::status::StatusOutput,
     resolver: &mut crate::anchor::Resolver,
-) -> Result<String, super::failure::Failure> {
+) -> Result<String, Failure> {
     use crate::anchor::{Anchor, Applies};
     use crate::fold::Status;
+    let mut fold = Fold::new(store);
     let mut findings = Vec::new();
-    for r in reports {
-        if r.kind != "assertion" || r.accepted {
+    for row in &out.claims {
+        let r = &row.status;
+        let Some(applies) = row.applies else {
+            continue;
+        };
+        if r.kind != "assertion" || r.accepted || applies == Applies::Unanchored {
             continue;
         }
-        let c = fold.require_summary(&r.id)?;
-        let res = resolver.resolve(&c.claim)?;
         let mut rules = Vec::new();
         let mut reasons = Vec::new();
         match r.status {
@@ -212,42 +328,39 @@ pub fn status_sarif(
                 reasons.push(format!("Decided by {}", r.decided_by.join(", ")));
             }
             Status::Revoked => rules.push("elench/revoked"),
-            Status::Unevaluated if res.applies != Applies::Stale => {
+            Status::Unevaluated if applies != Applies::Stale => {
                 rules.push("elench/unevaluated");
                 reasons.push("No record decides it and no human accepted it".to_owned());
             }
             _ => {}
         }
-        match res.applies {
-            Applies::Unanchored => continue,
-            Applies::Stale => {
-                rules.push("elench/stale");
-                reasons.push(
-                    "Its lines changed at this tree, or nothing shows them unchanged".to_owned(),
-                );
-            }
-            _ => {}
+        if applies == Applies::Stale {
+            rules.push("elench/stale");
+            reasons
+                .push("Its lines changed at this tree, or nothing shows them unchanged".to_owned());
         }
         if rules.is_empty() {
             continue;
         }
         rules.sort_by_key(|r| sarif::RULES.iter().position(|x| x.0 == *r));
-        let place = if res.applies.applies() {
-            place_of(&res.path, res.range)
-        } else {
-            let a = Anchor::of(&c.claim)?;
-            place_of(&a.path, a.range.map(|(s, e)| [s, e]))
+        let place = match (&row.resolved, applies.applies()) {
+            (Some(Some(res)), true) => place_of(&res.path, res.range),
+            _ => {
+                let c = fold.require_summary(&r.id)?;
+                let a = Anchor::of(&c.claim)?;
+                place_of(&a.path, a.range.map(|(s, e)| [s, e]))
+            }
         };
         findings.push(sarif::Finding {
             id: r.id.clone(),
             rules,
             status: Some(r.status),
-            applies: Some(res.applies),
+            applies: Some(applies),
             place,
-            text: assertion_text(&c.claim.body),
+            text: row.text.as_str().map(str::to_owned),
             reasons,
             roots: if r.status == Status::Revoked {
-                roots_at(fold, resolver, &r.id)?
+                roots_at(&mut fold, resolver, &r.id)?
             } else {
                 Vec::new()
             },
@@ -268,20 +381,18 @@ const TRANSCRIPT_TAIL: usize = 4096;
 /// the checked tree, and, when falsified, the end of its transcript.
 pub fn check_document(
     g: &super::Globals,
-    checked: &[super::commands::check::Checked],
-    at: &std::path::Path,
-    tree_oid: &str,
+    out: &crate::ops::check::CheckOutput,
     no_ignore: bool,
-    hermeticity: &str,
     format: Format,
-) -> Result<String, super::failure::Failure> {
-    let store = super::commands::common::open_store(g)?;
+) -> Result<String, Failure> {
+    use crate::ops::check::Outcome;
+    let store = open(g)?;
     let _snapshot = store.pin()?;
-    let mut resolver = crate::anchor::Resolver::new(at, tree_oid)
+    let mut resolver = crate::anchor::Resolver::new(std::path::Path::new(&out.at), &out.tree)
         .with_selection(crate::tree::Selection::from_no_ignore(no_ignore));
-    let mut cases = Vec::with_capacity(checked.len());
-    for c in checked {
-        if c.outcome == "not-applicable" {
+    let mut cases = Vec::with_capacity(out.checked.len());
+    for c in &out.checked {
+        if c.outcome == Outcome::NotApplicable {
             continue;
         }
         let (text, place) = match store.get_light(&c.id)? {
@@ -297,7 +408,7 @@ pub fn check_document(
         // The evidence is kept for `elench show`; a blob that cannot be read only shortens
         // the report.
         let transcript = match (&c.evidence, c.outcome) {
-            (Some(d), "falsified") => crate::store::blobs::get(store.root(), d)
+            (Some(d), Outcome::Falsified) => crate::store::blobs::get(store.root(), d)
                 .ok()
                 .flatten()
                 .map(|bytes| {
@@ -311,7 +422,7 @@ pub fn check_document(
             text,
             path: place.as_ref().map(|p| p.path.clone()),
             range: place.and_then(|p| p.range),
-            outcome: c.outcome.to_owned(),
+            outcome: c.outcome.as_str().to_owned(),
             reason: c.reason.clone(),
             record: c.record.clone(),
             evidence: c.evidence.clone(),
@@ -333,8 +444,8 @@ pub fn check_document(
             junit::render(
                 &cases,
                 &junit::Suite {
-                    tree: tree_oid.to_owned(),
-                    hermeticity: hermeticity.to_owned(),
+                    tree: out.tree.clone(),
+                    hermeticity: out.hermeticity.to_owned(),
                     timestamp: junit::utc_timestamp(now),
                     hostname,
                 },
@@ -343,15 +454,14 @@ pub fn check_document(
     })
 }
 
-/// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on), then the
-/// summary by layer. `prose` gives a claim's text.
+/// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on).
 pub fn blast_text(
-    store: &crate::store::Store,
+    store: &Store,
     b: &crate::graph::Blast,
     invert: bool,
     depth: Option<usize>,
     style: &super::output::Style,
-) -> Result<String, super::failure::Failure> {
+) -> Result<String, Failure> {
     use std::collections::{HashMap, HashSet};
     let members: HashSet<&str> = b
         .layers
@@ -365,7 +475,8 @@ pub fn blast_text(
             let c = store.get(&m.id)?;
             let prose = c
                 .as_ref()
-                .map(|c| super::output::claim_text(&c.claim.body))
+                .and_then(|c| assertion_text(&c.claim.body))
+                .map(|t| graph::shorten(&t, 60))
                 .unwrap_or_default();
             label_of.insert(
                 m.id.clone(),
@@ -401,14 +512,14 @@ pub fn blast_text(
 
 /// A document made from one page of `status --all` covers that page only: a warning says
 /// where the rest starts, since the document itself has no room for it.
-pub fn page_cut(pagination: Option<&serde_json::Value>) -> Option<super::output::Warning> {
-    let next = pagination?["next_cursor"].as_str()?;
-    Some(super::output::Warning::new(
+pub fn page_cut(next_cursor: Option<&str>) -> Option<Warning> {
+    let next = next_cursor?;
+    Some(Warning::new(
         "PAGE_CUT",
         format!(
             "this document covers one page of claims; more follow (--cursor {next}, or a \
              larger --limit, up to {})",
-            super::commands::common::MAX_LIMIT
+            crate::ops::page::MAX_LIMIT
         ),
     ))
 }

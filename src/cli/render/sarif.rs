@@ -11,7 +11,7 @@
 
 use crate::anchor::Applies;
 use crate::fold::Status;
-use crate::gate::{Outcome, Rule, Violation};
+use crate::gate::{Rule, Violation};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -155,12 +155,12 @@ pub struct Report {
 /// The gate's violations, one finding per claim; `roots` gives the falsified roots of a
 /// revoked claim.
 pub fn from_gate<E>(
-    o: &Outcome,
+    violations: &[Violation],
     roots: &mut dyn FnMut(&str) -> Result<Vec<Root>, E>,
 ) -> Result<Report, E> {
     let mut by_claim: BTreeMap<&str, Vec<&Violation>> = BTreeMap::new();
     let mut scope = Vec::new();
-    for v in &o.violations {
+    for v in violations {
         match &v.id {
             Some(id) => by_claim.entry(id).or_default().push(v),
             None => scope.push((rule_of(v), v.message.clone())),
@@ -190,7 +190,7 @@ pub fn from_gate<E>(
     Ok(Report {
         findings,
         scope,
-        properties: json!({"pass": o.pass, "counts": o.counts}),
+        properties: Value::Null,
     })
 }
 

@@ -1,0 +1,1284 @@
+//! `add`: verify envelopes and append the accepted ones to the log.
+//!
+//! Each envelope is judged on its own; one bad envelope never stops the others. A thread reads
+//! the inputs; envelopes are verified in chunks on every core while a thread of its own
+//! appends the chunks already verified (one fsync per group: group commit), and an envelope
+//! is reported (acknowledged to the observer, and in the result) only after its group's
+//! fsync. A chunk ends after 100 ms without new input and is appended as soon as it is
+//! verified, so a slow producer's envelopes are acknowledged promptly, without waiting for
+//! the next one.
+//! With `-` among the inputs the store is opened only when the first envelope arrives. The
+//! writer lock is taken per group, so other writers interleave and readers never wait.
+//! Re-adding an envelope already in the log is a no-op without verifying it again, whatever
+//! has happened to its keys since.
+
+use super::{Failure, Never, Observer, Stop};
+use crate::envelope::Envelope;
+use crate::envelope::MAX_ENVELOPE_BYTES;
+use crate::error::{Code, Rejection};
+use crate::ingest::{verify_for_store, verify_json};
+use crate::keys::TrustSet;
+use crate::store::{locate, record, Effect, Staged, Store};
+use rayon::prelude::*;
+use rustc_hash::FxHashSet as HashSet;
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+/// Envelopes verified together and appended as one group (one fsync): the first group of a
+/// batch holds up to FIRST_GROUP, each later one up to twice its predecessor's limit, up to
+/// GROUP. The first envelopes are acknowledged early; a long batch pays few fsyncs. The store
+/// applies a group to the index in transactions sized to the index (`Store::commit_group`):
+/// up to 4,096 records in a large one, so a group holds that many.
+const FIRST_GROUP: usize = 256;
+const GROUP: usize = 4096;
+/// A group commits after this long without new input.
+const IDLE: Duration = Duration::from_millis(100);
+/// Verified chunks waiting to be appended: how far verifying may run ahead of the fsyncs.
+const AHEAD: usize = 4;
+/// At most this many envelopes are appended as one group when verified chunks have piled up
+/// behind a slow fsync.
+const MERGED: usize = 4 * GROUP;
+/// Accepted envelopes listed in `data.claims` unless `--list-all`: the report stays bounded
+/// however large the batch (counts and every rejection are always there).
+const LISTED: usize = 100;
+/// Ignored bundle lines listed in `data.foreign`; the rest are counted in `data.ignored`.
+const FOREIGN_LISTED: usize = 1000;
+/// DANGLING_REFERENCE warnings listed; the rest are counted.
+const WARNED: usize = 100;
+
+/// What to add.
+#[derive(Debug, Clone, Default)]
+pub struct AddInput {
+    /// Envelopes (.dsse, .json), bundles (.intoto.jsonl, .jsonl), directories (searched
+    /// recursively for those), or `-` for a bundle on stdin.
+    pub inputs: Vec<String>,
+    /// List every accepted envelope in `claims` (else the first 100).
+    pub list_all: bool,
+    /// Verify and report what would be added, storing nothing.
+    pub dry_run: bool,
+}
+
+/// An accepted envelope, as `claims` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Added {
+    pub id: String,
+    /// `created`, `merged` or `noop`.
+    pub effect: &'static str,
+    pub source: String,
+    pub line: Option<usize>,
+}
+
+/// A rejected input, as `rejections` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Refusal {
+    pub source: String,
+    pub line: Option<usize>,
+    pub code: &'static str,
+    pub message: String,
+    pub pointer: Option<String>,
+}
+
+/// A bundle line holding another kind of attestation, passed over.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForeignLine {
+    pub source: String,
+    pub line: Option<usize>,
+    pub kind: String,
+}
+
+/// What `add` did. Counts add up: every input is created, merged, noop, rejected, skipped
+/// or ignored.
+#[derive(Debug, Serialize)]
+pub struct AddOutput {
+    pub created: usize,
+    pub merged: usize,
+    pub noop: usize,
+    pub rejected: usize,
+    /// Unsigned claim JSONs found in directories and left alone.
+    pub skipped: usize,
+    /// Bundle lines of other attestations, passed over.
+    pub ignored: usize,
+    /// The first 1,000 of those.
+    pub foreign: Vec<ForeignLine>,
+    pub dry_run: bool,
+    /// The accepted envelopes (the first 100 unless `list_all`).
+    pub claims: Vec<Added>,
+    pub claims_truncated: bool,
+    pub rejections: Vec<Refusal>,
+    /// The log's record count afterwards (None when no store was opened).
+    pub as_of: Option<u64>,
+    /// What the run comes to when it is not plain success: a rejection, every input
+    /// rejected, some rejected (partial), nothing to add, the store failing, or a stop.
+    #[serde(skip)]
+    pub failure: Option<Failure>,
+    /// The inputs were a batch (several, or a bundle): each envelope was acknowledged to
+    /// the observer as its group became durable.
+    #[serde(skip)]
+    pub batch: bool,
+}
+
+impl AddOutput {
+    /// Some inputs accepted, some rejected.
+    pub fn partial(&self) -> bool {
+        self.created + self.merged + self.noop > 0 && self.rejected > 0
+    }
+
+    /// "N created, N merged, N already present, N rejected".
+    pub fn counts_text(&self) -> String {
+        counts_text(self.created, self.merged, self.noop, self.rejected)
+    }
+}
+
+fn counts_text(created: usize, merged: usize, noop: usize, rejected: usize) -> String {
+    format!("{created} created, {merged} merged, {noop} already present, {rejected} rejected")
+}
+
+/// Where one envelope came from.
+#[derive(Debug, Clone)]
+struct Origin {
+    source: String,
+    line: Option<usize>,
+}
+
+/// One input as read.
+enum Item {
+    Envelope {
+        origin: Origin,
+        bytes: Vec<u8>,
+        /// Where `bytes` start in the file, as lines and bytes (whitespace cut from the
+        /// front, a bundle's earlier lines), so that a position in them is the file's.
+        lead: (usize, usize),
+    },
+    Refused {
+        origin: Origin,
+        rejection: Rejection,
+    },
+    /// A claim JSON (not an envelope) found in a directory: left alone, with a hint.
+    Skipped { message: String },
+}
+
+/// One input after verification.
+enum Prepared {
+    Ready {
+        origin: Origin,
+        staged: Staged,
+    },
+    Refused {
+        origin: Origin,
+        rejection: Rejection,
+        /// The claim id its payload names and its digest, when it is JSON: an envelope
+        /// already stored is a no-op even if it would not verify today (its key retired since).
+        stored_as: Option<(String, [u8; 32])>,
+    },
+    Skipped {
+        message: String,
+    },
+    /// A bundle line holding another kind of attestation (`kind`: its payloadType or
+    /// predicateType): passed over, as the in-toto bundle convention asks of consumers.
+    Foreign {
+        origin: Origin,
+        kind: String,
+    },
+}
+
+struct Batch<'o> {
+    claims: Vec<Added>,
+    listed_all: bool,
+    rejections: Vec<Refusal>,
+    observer: &'o dyn Observer,
+    dangling: usize,
+    /// Created assertions whose anchor names a span without a contentDigest.
+    no_digest: usize,
+    created: usize,
+    merged: usize,
+    noop: usize,
+    /// Unsigned claim JSONs found in directories and left alone.
+    skipped: usize,
+    /// Bundle lines of other attestations, passed over: how many, and the first
+    /// [`FOREIGN_LISTED`] as `{source, line, kind}`.
+    ignored: usize,
+    foreign: Vec<ForeignLine>,
+    /// `--dry-run`: judge, never store; the claims and envelopes this run would have added.
+    dry_run: Option<(HashSet<String>, HashSet<[u8; 32]>)>,
+    last_rejection: Option<Failure>,
+    /// Acknowledge each envelope to the observer (a batch).
+    ack_lines: bool,
+    /// The acknowledgement lines of the group being reported, handed over together.
+    ack_buffer: String,
+}
+
+/// Adds the envelopes `input` names to the store at `store` (None: the nearest `.elench`),
+/// waiting up to `wait` for the store's writer lock for each group. Each envelope is judged
+/// on its own; one bad envelope never stops the others. Warnings go to `observer`, and in a
+/// batch each envelope is acknowledged there once durable; `stop` ends the run after the
+/// envelopes in hand, which are appended and reported.
+pub fn add(
+    store: Option<&Path>,
+    wait: Duration,
+    input: &AddInput,
+    observer: &dyn Observer,
+    stop: &dyn Stop,
+) -> Result<AddOutput, Failure> {
+    let root = locate(store)?;
+    Store::check(&root)?;
+    let files = expand_inputs(&input.inputs)?;
+    let is_batch = files.len() > 1 || files.iter().any(|f| f.bundle);
+    let mut batch = Batch::new(observer, input, is_batch);
+    // Files are there already: take the store now, so that waiting for it comes first.
+    let mut store = if files.iter().all(|f| f.path != "-") {
+        Some(Store::open(&root, wait)?)
+    } else {
+        None
+    };
+    let rx = spawn_reader(files);
+    let mut input = Input {
+        rx,
+        group: FIRST_GROUP,
+        done: false,
+    };
+    // The store is taken once there is something to add (stdin may be slow to start).
+    let first = input.first_chunk(stop);
+    let mut fatal = None;
+    if first.is_some() && store.is_none() {
+        match Store::open(&root, wait) {
+            Ok(s) => store = Some(s),
+            Err(e) => fatal = Some(e.into()),
+        }
+    }
+    if let (Some(first), Some(st)) = (first, store.as_ref()) {
+        fatal = append_all(st, &mut batch, first, &mut input, stop);
+    }
+    let as_of = match store.as_ref().map(Store::count).transpose() {
+        Ok(n) => n,
+        Err(e) => {
+            fatal.get_or_insert(e.into());
+            None
+        }
+    };
+    Ok(batch.finish(as_of, fatal, stop.received()))
+}
+
+/// Appends envelopes already in memory, each named by a source for the result (`claim`
+/// appends the envelopes it signs this way): verified against the store's trust, judged one
+/// by one like the inputs of [`add`], appended in groups. `failure` in the result says what
+/// went wrong, if anything did.
+pub fn append_envelopes(
+    store: &Store,
+    envelopes: Vec<(String, Vec<u8>)>,
+    observer: &dyn Observer,
+) -> AddOutput {
+    let input = AddInput::default();
+    let mut batch = Batch::new(observer, &input, envelopes.len() > 1);
+    let (tx, rx) = sync_channel::<Item>(envelopes.len().max(1));
+    for (source, bytes) in envelopes {
+        let origin = Origin { source, line: None };
+        let _ = tx.send(envelope_item(origin, &bytes));
+    }
+    drop(tx);
+    let mut input = Input {
+        rx,
+        group: FIRST_GROUP,
+        done: false,
+    };
+    let mut fatal = None;
+    if let Some(first) = input.first_chunk(&Never) {
+        fatal = append_all(store, &mut batch, first, &mut input, &Never);
+    }
+    let as_of = match store.count() {
+        Ok(n) => Some(n),
+        Err(e) => {
+            fatal.get_or_insert(e.into());
+            None
+        }
+    };
+    batch.finish(as_of, fatal, None)
+}
+
+/// One envelope's bytes as an input: refused when too large, else trimmed of surrounding
+/// whitespace (positions in it stay the file's).
+fn envelope_item(origin: Origin, all: &[u8]) -> Item {
+    // The size is the file's, whitespace included: what `verify` would refuse, `add`
+    // refuses too.
+    if all.len() > MAX_ENVELOPE_BYTES {
+        return Item::Refused {
+            origin,
+            rejection: too_large(),
+        };
+    }
+    let bytes = all.trim_ascii();
+    let lead = crate::json::offset_of(&all[..all.len() - all.trim_ascii_start().len()]);
+    Item::Envelope {
+        origin,
+        bytes: bytes.to_vec(),
+        lead,
+    }
+}
+
+/// The envelopes read so far, handed out in chunks that grow from FIRST_GROUP to GROUP.
+struct Input {
+    rx: Receiver<Item>,
+    group: usize,
+    /// Every input has been read.
+    done: bool,
+}
+
+impl Input {
+    /// Reads what is available: up to the current group size, ending early after IDLE
+    /// without input. Empty only when the inputs are done or an interrupt came.
+    fn next_chunk(&mut self, stop: &dyn Stop) -> Vec<Item> {
+        let mut chunk = Vec::new();
+        while chunk.len() < self.group && !self.done {
+            match self.rx.recv_timeout(IDLE) {
+                Ok(item) => chunk.push(item),
+                Err(RecvTimeoutError::Timeout) => {
+                    if !chunk.is_empty() || stop.received().is_some() {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => self.done = true,
+            }
+        }
+        self.group = (self.group * 2).min(GROUP);
+        chunk
+    }
+
+    /// The first chunk, once one arrives; `None` when there is none (or an interrupt came).
+    fn first_chunk(&mut self, stop: &dyn Stop) -> Option<Vec<Item>> {
+        let chunk = self.next_chunk(stop);
+        (!chunk.is_empty()).then_some(chunk)
+    }
+}
+
+/// Verifies chunk after chunk on the rayon pool while a thread of its own appends what is
+/// verified. The appender is not a pool thread on purpose: it spends much of its time
+/// waiting for fsync (from a few milliseconds to a second on a busy disk), and a pool thread
+/// blocked there is a core not verifying. When fsyncs fall behind, the chunks verified
+/// meanwhile are appended together as one group (one fsync, up to MERGED envelopes), so the
+/// appender catches up instead of paying one fsync per chunk. Returns the failure that
+/// stopped the batch, if one did.
+fn append_all(
+    store: &Store,
+    batch: &mut Batch<'_>,
+    first: Vec<Item>,
+    input: &mut Input,
+    stop: &dyn Stop,
+) -> Option<Failure> {
+    let (verified, to_append) = sync_channel::<Vec<Prepared>>(AHEAD);
+    std::thread::scope(|scope| {
+        let appender = scope.spawn(move || -> Option<Failure> {
+            let mut appended = 0;
+            while let Ok(mut group) = to_append.recv() {
+                while group.len() < MERGED {
+                    match to_append.try_recv() {
+                        Ok(more) => group.extend(more),
+                        Err(_) => break,
+                    }
+                }
+                appended += group.len();
+                if let Err(e) = batch.commit(store, group) {
+                    // Dropping the receiver stops the verifying side at its next chunk.
+                    return Some(e);
+                }
+            }
+            // A long batch ends with the index on disk (one fsync), so that a machine that
+            // stops later does not make the next command rebuild it; a short one leaves that
+            // to the kernel, as the log is what holds its envelopes.
+            if appended as u64 >= crate::store::SYNC_AFTER {
+                if let Err(e) = store.sync_index() {
+                    return Some(e.into());
+                }
+            }
+            None
+        });
+        let mut fatal = None;
+        let mut chunk = first;
+        loop {
+            let (trust, generation) = match store.trust_snapshot() {
+                Ok(t) => t,
+                Err(e) => {
+                    fatal = Some(e.into());
+                    break;
+                }
+            };
+            let prepared = verify_chunk(chunk, &trust, generation);
+            if !prepared.is_empty() && verified.send(prepared).is_err() {
+                break; // the appender stopped, and says why
+            }
+            // An interrupt lets the chunks in hand finish: they are appended and reported.
+            if stop.received().is_some() {
+                break;
+            }
+            chunk = input.next_chunk(stop);
+            if chunk.is_empty() {
+                break;
+            }
+        }
+        drop(verified);
+        let appended = appender
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        appended.or(fatal)
+    })
+}
+
+fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prepared> {
+    chunk
+        .into_par_iter()
+        .map(|item| match item {
+            Item::Skipped { message } => Prepared::Skipped { message },
+            Item::Refused { origin, rejection } => Prepared::Refused {
+                origin,
+                rejection,
+                stored_as: None,
+            },
+            Item::Envelope {
+                origin,
+                bytes,
+                lead,
+            } => {
+                // Text already in canonical form (as `elench sign` writes it) is its own
+                // canonical form; any other is read as JSON once, for the checks and for
+                // the canonical form.
+                let (verdict, canonical) = match Envelope::from_canonical(&bytes) {
+                    Some((envelope, text)) => {
+                        (verify_for_store(envelope, trust), Some(text.to_vec()))
+                    }
+                    None => match Envelope::parse_json(&bytes) {
+                        Ok(json) => (verify_json(&json, trust), record::canonical_of(&json).ok()),
+                        // The position of text that is not JSON is the file's, as `verify`
+                        // gives it.
+                        Err(rejection) if rejection.code == Code::BadJson => {
+                            let shifted = crate::json::parse_unique_keys(&bytes)
+                                .err()
+                                .map(|e| Envelope::json_rejection(e.shifted(lead.0, lead.1)));
+                            (Err(shifted.unwrap_or(rejection)), None)
+                        }
+                        Err(rejection) => (Err(rejection), None),
+                    },
+                };
+                let digest = canonical.as_deref().map(record::envelope_digest);
+                match (verdict, canonical, digest) {
+                    (Ok(accepted), Some(canonical), Some(digest)) => Prepared::Ready {
+                        origin,
+                        staged: Staged {
+                            canonical,
+                            digest,
+                            accepted,
+                            trust_generation: generation,
+                        },
+                    },
+                    (Ok(_), _, _) => Prepared::Refused {
+                        origin,
+                        rejection: Rejection::new(
+                            Code::BadEnvelope,
+                            "the envelope verified but has no canonical JSON form",
+                        ),
+                        stored_as: None,
+                    },
+                    // A bundle may carry other attestations beside elench's claims; what
+                    // they are is readable without any key, so they are passed over whoever
+                    // signed them. A lone file of another type is still refused: it was
+                    // given to elench as a claim.
+                    (Err(_), _, _)
+                        if origin.line.is_some()
+                            && crate::ingest::foreign_kind(&bytes).is_some() =>
+                    {
+                        Prepared::Foreign {
+                            kind: crate::ingest::foreign_kind(&bytes).unwrap_or_default(),
+                            origin,
+                        }
+                    }
+                    (Err(mut rejection), _, digest) => {
+                        let stored_as =
+                            digest.and_then(|d| record::claimed_id(&bytes).map(|id| (id, d)));
+                        if rejection.code == Code::BadEnvelope {
+                            if let Some(role) = unsigned_claim_role(&bytes) {
+                                rejection.message = format!(
+                                    "this is a claim, not a signed envelope; {}",
+                                    sign_hint(&origin.source, role)
+                                );
+                            }
+                        }
+                        Prepared::Refused {
+                            origin,
+                            rejection,
+                            stored_as,
+                        }
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// One file to read, whether it is a bundle, and whether it was found in a directory
+/// (where a claim JSON that is not yet signed is skipped rather than rejected).
+struct InputFile {
+    path: String,
+    bundle: bool,
+    from_dir: bool,
+}
+
+fn is_bundle_name(name: &str) -> bool {
+    name.ends_with(".intoto.jsonl") || name.ends_with(".jsonl")
+}
+
+fn expand_inputs(inputs: &[String]) -> Result<Vec<InputFile>, Failure> {
+    let mut out = Vec::new();
+    for input in inputs {
+        if input == "-" {
+            out.push(InputFile {
+                path: "-".into(),
+                bundle: true,
+                from_dir: false,
+            });
+            continue;
+        }
+        let p = Path::new(input);
+        if p.is_dir() {
+            let mut found = Vec::new();
+            walk(p, &mut found)?;
+            found.sort();
+            for f in found {
+                let name = f.to_string_lossy().into_owned();
+                out.push(InputFile {
+                    bundle: is_bundle_name(&name),
+                    path: name,
+                    from_dir: true,
+                });
+            }
+        } else {
+            out.push(InputFile {
+                bundle: is_bundle_name(input),
+                path: input.clone(),
+                from_dir: false,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Envelope and bundle files under `dir`, recursively (symlinked directories not followed).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Failure::io(dir.display(), e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Failure::io(dir.display(), e))?;
+        let path = entry.path();
+        let ft = entry
+            .file_type()
+            .map_err(|e| Failure::io(path.display(), e))?;
+        if ft.is_dir() {
+            walk(&path, out)?;
+        } else {
+            let name = path.to_string_lossy();
+            if name.ends_with(".dsse") || name.ends_with(".json") || is_bundle_name(&name) {
+                out.push(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads every input on a thread of its own (stdin may block as long as its writer likes),
+/// sending items as they are read.
+fn spawn_reader(files: Vec<InputFile>) -> Receiver<Item> {
+    let (tx, rx) = sync_channel::<Item>(4 * GROUP);
+    std::thread::spawn(move || {
+        for f in files {
+            if !read_input(&f, &mut |item| tx.send(item).is_ok()) {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Reads one input, handing each item to `send`; false when the receiver is gone.
+fn read_input(f: &InputFile, send: &mut dyn FnMut(Item) -> bool) -> bool {
+    let source = display_source(&f.path);
+    let io_refusal = |line: Option<usize>, message: &str| Item::Refused {
+        origin: Origin {
+            source: source.clone(),
+            line,
+        },
+        rejection: Rejection::new(Code::Unreadable, format!("cannot read {source}: {message}")),
+    };
+    let reader: Box<dyn Read + Send> = if f.path == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        match std::fs::File::open(&f.path) {
+            Ok(file) => Box::new(file),
+            Err(e) => return send(io_refusal(None, &e.to_string())),
+        }
+    };
+    if !f.bundle {
+        let mut bytes = Vec::new();
+        if let Err(e) = reader
+            .take(MAX_ENVELOPE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+        {
+            return send(io_refusal(None, &e.to_string()));
+        }
+        let origin = Origin { source, line: None };
+        if f.from_dir && bytes.len() <= MAX_ENVELOPE_BYTES {
+            if let Some(role) = unsigned_claim_role(bytes.trim_ascii()) {
+                return send(Item::Skipped {
+                    message: format!(
+                        "skipped {}: a claim, not a signed envelope; {}",
+                        origin.source,
+                        sign_hint(&origin.source, role)
+                    ),
+                });
+            }
+        }
+        return send(envelope_item(origin, &bytes));
+    }
+    let mut lines = Lines::new(reader);
+    while let Some(item) = lines.next_line() {
+        let origin = |line| Origin {
+            source: source.clone(),
+            line: Some(line),
+        };
+        let item = match item {
+            LineRead::Envelope {
+                line,
+                bytes,
+                indent,
+            } => Item::Envelope {
+                origin: origin(line),
+                bytes,
+                lead: (line - 1, indent),
+            },
+            LineRead::TooLarge { line } => Item::Refused {
+                origin: origin(line),
+                rejection: too_large(),
+            },
+            LineRead::Failed { line, message } => io_refusal(Some(line), &message),
+        };
+        if !send(item) {
+            return false;
+        }
+    }
+    true
+}
+
+impl<'o> Batch<'o> {
+    fn new(observer: &'o dyn Observer, input: &AddInput, is_batch: bool) -> Batch<'o> {
+        Batch {
+            claims: Vec::new(),
+            listed_all: input.list_all,
+            rejections: Vec::new(),
+            observer,
+            dangling: 0,
+            no_digest: 0,
+            created: 0,
+            merged: 0,
+            noop: 0,
+            skipped: 0,
+            ignored: 0,
+            foreign: Vec::new(),
+            dry_run: input.dry_run.then(Default::default),
+            last_rejection: None,
+            ack_lines: is_batch,
+            ack_buffer: String::new(),
+        }
+    }
+
+    /// Appends one verified chunk (the lock is taken per group) and records the outcomes.
+    fn commit(&mut self, store: &Store, chunk: Vec<Prepared>) -> Result<(), Failure> {
+        let mut ready = Vec::with_capacity(chunk.len());
+        let mut order = Vec::with_capacity(chunk.len());
+        for p in chunk {
+            match p {
+                Prepared::Skipped { message } => {
+                    self.skipped += 1;
+                    self.observer.warn("SKIPPED_UNSIGNED_CLAIM", message);
+                }
+                Prepared::Foreign { origin, kind } => {
+                    if self.ack_lines {
+                        let _ =
+                            writeln!(self.ack_buffer, "ignored {} ({kind})", origin_text(&origin));
+                    }
+                    self.ignored += 1;
+                    if self.foreign.len() < FOREIGN_LISTED {
+                        self.foreign.push(ForeignLine {
+                            source: origin.source,
+                            line: origin.line,
+                            kind,
+                        });
+                    }
+                }
+                Prepared::Ready { origin, staged } => {
+                    order.push((origin, None));
+                    ready.push(staged);
+                }
+                Prepared::Refused {
+                    origin,
+                    rejection,
+                    stored_as,
+                } => {
+                    // Stored already: a no-op, whatever its key's state now.
+                    let stored = match stored_as {
+                        Some((id, d)) if store.holds_envelope(&id, &d)? => Some(id),
+                        _ => None,
+                    };
+                    order.push((origin, Some((rejection, stored))));
+                }
+            }
+        }
+        let ids: Vec<String> = ready.iter().map(|s| s.accepted.claim.id.clone()).collect();
+        let refs: Vec<(Vec<String>, Vec<String>)> = ready
+            .iter()
+            .map(|s| {
+                (
+                    s.accepted.claim.target.clone(),
+                    s.accepted.claim.depends_on.clone(),
+                )
+            })
+            .collect();
+        let unverified: Vec<usize> = ready
+            .iter()
+            .map(|s| s.accepted.unverified_signatures)
+            .collect();
+        let no_digest: Vec<bool> = ready
+            .iter()
+            .map(|s| span_without_digest(&s.accepted))
+            .collect();
+        let mut outcomes = if ready.is_empty() {
+            Vec::new()
+        } else if let Some((claims, envelopes)) = self.dry_run.as_mut() {
+            // What the append would do, from what is stored and what this run has judged.
+            let mut out = Vec::with_capacity(ready.len());
+            for s in &ready {
+                let id = &s.accepted.claim.id;
+                let effect = if store.holds_envelope(id, &s.digest)? || !envelopes.insert(s.digest)
+                {
+                    Effect::Noop
+                } else if store.contains(id)? || !claims.insert(id.clone()) {
+                    Effect::Merged
+                } else {
+                    Effect::Created
+                };
+                out.push(Ok(effect));
+            }
+            out
+        } else {
+            store.commit_group(ready)?
+        }
+        .into_iter();
+        // Which named claims the store holds now, read in one transaction for the group.
+        let referenced: Vec<&str> = refs
+            .iter()
+            .flat_map(|(targets, premises)| targets.iter().chain(premises))
+            .map(String::as_str)
+            .collect();
+        let present: HashSet<&str> = referenced
+            .iter()
+            .zip(store.contains_each(&referenced)?)
+            .filter_map(|(id, stored)| stored.then_some(*id))
+            .collect();
+        let mut k = 0;
+        for (origin, refused) in order {
+            match refused {
+                Some((_, Some(id))) => self.accepted(&id, Effect::Noop, &origin),
+                Some((rejection, None)) => self.reject(rejection, origin),
+                None => {
+                    let outcome = outcomes.next().ok_or_else(|| {
+                        Failure::Internal("the store returned fewer outcomes than envelopes".into())
+                    })?;
+                    match outcome {
+                        Ok(effect) => {
+                            if effect == Effect::Created {
+                                self.check_dangling(&present, &ids[k], &refs[k]);
+                                if no_digest[k] {
+                                    self.no_digest += 1;
+                                    if self.no_digest <= WARNED {
+                                        self.observer
+                                            .warn("NO_CONTENT_DIGEST", no_content_digest(&ids[k]));
+                                    }
+                                }
+                            }
+                            if unverified[k] > 0 {
+                                self.observer.warn(
+                                    "UNVERIFIED_SIGNATURE",
+                                    format!(
+                                        "{}: {} signature(s) in the envelope were not verified by \
+                                         any trusted key",
+                                        ids[k], unverified[k]
+                                    ),
+                                );
+                            }
+                            self.accepted(&ids[k], effect, &origin);
+                        }
+                        Err(rejection) => self.reject(rejection, origin),
+                    }
+                    k += 1;
+                }
+            }
+        }
+        self.flush_acks();
+        Ok(())
+    }
+
+    /// Hands over the group's acknowledgement lines at once, not one per envelope, and the
+    /// counts so far.
+    fn flush_acks(&mut self) {
+        if !self.ack_buffer.is_empty() {
+            self.observer.acknowledge(&self.ack_buffer);
+            self.ack_buffer.clear();
+        }
+        if self.ack_lines {
+            self.observer.status(&self.counts_text());
+        }
+    }
+
+    fn check_dangling(
+        &mut self,
+        present: &HashSet<&str>,
+        id: &str,
+        refs: &(Vec<String>, Vec<String>),
+    ) {
+        for (field, list) in [("target", &refs.0), ("dependsOn", &refs.1)] {
+            for other in list {
+                if !present.contains(other.as_str()) {
+                    self.dangling += 1;
+                    if self.dangling <= WARNED {
+                        self.observer.warn(
+                            "DANGLING_REFERENCE",
+                            format!(
+                                "{id} names {other} in {field}, which the store has not seen yet"
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn accepted(&mut self, id: &str, effect: Effect, origin: &Origin) {
+        match effect {
+            Effect::Created => self.created += 1,
+            Effect::Merged => self.merged += 1,
+            Effect::Noop => self.noop += 1,
+        }
+        let word = effect.as_str();
+        if self.ack_lines {
+            let would = if self.dry_run.is_some() {
+                "would be "
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                self.ack_buffer,
+                "{would}{word} {id} {}",
+                origin_text(origin)
+            );
+        }
+        if self.listed_all || self.claims.len() < LISTED {
+            self.claims.push(Added {
+                id: id.to_owned(),
+                effect: word,
+                source: origin.source.clone(),
+                line: origin.line,
+            });
+        }
+    }
+
+    fn counts_text(&self) -> String {
+        counts_text(self.created, self.merged, self.noop, self.rejections.len())
+    }
+
+    fn reject(&mut self, r: Rejection, origin: Origin) {
+        if self.ack_lines {
+            let _ = writeln!(
+                self.ack_buffer,
+                "rejected {} {}: {}",
+                origin_text(&origin),
+                r.code,
+                r.message
+            );
+        }
+        self.rejections.push(Refusal {
+            source: origin.source.clone(),
+            line: origin.line,
+            code: r.code.as_str(),
+            message: r.message.clone(),
+            pointer: r.pointer.clone(),
+        });
+        self.last_rejection = Some(Failure::Rejected {
+            rejection: r,
+            input: Some(origin.source),
+            line: origin.line,
+        });
+    }
+
+    fn finish(
+        mut self,
+        as_of: Option<u64>,
+        fatal: Option<Failure>,
+        signal: Option<i32>,
+    ) -> AddOutput {
+        let rejected = self.rejections.len();
+        let accepted = self.created + self.merged + self.noop;
+        let ignored = self.ignored;
+        let failure = if fatal.is_some() {
+            fatal
+        } else if let Some(signal) = signal {
+            Some(Failure::Interrupted { signal })
+        } else if accepted == 0 && rejected == 0 && ignored > 0 {
+            // Only other attestations: nothing to do, and nothing wrong.
+            None
+        } else if accepted == 0 && rejected == 0 && self.skipped > 0 {
+            Some(Failure::Usage(format!(
+                "no envelopes found in the inputs, only {} unsigned claim(s): sign each with \
+                 `elench sign CLAIM.json --key KEY.pem` (see the warnings), then add the .dsse files",
+                self.skipped
+            )))
+        } else if accepted == 0 && rejected == 0 {
+            Some(Failure::Usage("no envelopes found in the inputs".into()))
+        } else if accepted == 0 && rejected == 1 {
+            self.last_rejection.take()
+        } else if accepted == 0 {
+            Some(Failure::AllRejected(format!(
+                "all {rejected} envelopes were rejected; see data.rejections"
+            )))
+        } else if rejected > 0 {
+            Some(Failure::Partial(format!(
+                "{rejected} of {} envelopes were rejected (see data.rejections); the other {accepted} {}",
+                accepted + rejected,
+                if self.dry_run.is_some() { "would be stored" } else { "are stored" }
+            )))
+        } else {
+            None
+        };
+        if self.no_digest > WARNED {
+            self.observer.warn(
+                "NO_CONTENT_DIGEST",
+                format!(
+                    "{} more assertions name a path in their anchor without a contentDigest",
+                    self.no_digest - WARNED
+                ),
+            );
+        }
+        if self.dangling > WARNED {
+            self.observer.warn(
+                "DANGLING_REFERENCE",
+                format!(
+                    "{} more references name claims the store has not seen yet",
+                    self.dangling - WARNED
+                ),
+            );
+        }
+        if ignored > 0 {
+            self.observer
+                .warn("FOREIGN_STATEMENT", foreign_message(ignored, &self.foreign));
+        }
+        AddOutput {
+            created: self.created,
+            merged: self.merged,
+            noop: self.noop,
+            rejected,
+            skipped: self.skipped,
+            ignored,
+            claims_truncated: accepted > self.claims.len(),
+            foreign: self.foreign,
+            dry_run: self.dry_run.is_some(),
+            claims: self.claims,
+            rejections: self.rejections,
+            as_of,
+            failure,
+            batch: self.ack_lines,
+        }
+    }
+}
+
+/// The `NO_CONTENT_DIGEST` warning's message for claim `id`.
+pub fn no_content_digest(id: &str) -> String {
+    format!(
+        "{id}: its anchor names a path but carries no contentDigest, so it can never carry \
+         to another tree (it is stale there); fill the anchor with `elench sign --anchor \
+         PATH[:START-END]` or from `elench anchor`"
+    )
+}
+
+/// The FOREIGN_STATEMENT warning: which lines of which bundles were passed over, and what
+/// they are.
+fn foreign_message(ignored: usize, foreign: &[ForeignLine]) -> String {
+    let mut by_source: Vec<(&str, Vec<String>)> = Vec::new();
+    for f in foreign.iter().take(LISTED) {
+        let source = f.source.as_str();
+        let line = format!("{} ({})", f.line.unwrap_or_default(), f.kind);
+        match by_source.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, lines)) => lines.push(line),
+            None => by_source.push((source, vec![line])),
+        }
+    }
+    let listed: Vec<String> = by_source
+        .into_iter()
+        .map(|(s, lines)| format!("{s} line(s) {}", lines.join(", ")))
+        .collect();
+    let more = ignored.saturating_sub(foreign.len().min(LISTED));
+    format!(
+        "{ignored} bundle line(s) hold other attestations than elench claims and were ignored, \
+         as the in-toto bundle convention asks: {}{} (see data.foreign)",
+        listed.join("; "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// When `bytes` are a claim's JSON rather than an envelope, the role of key that may sign
+/// it (from its kind and origin, as the authority rules have it).
+pub fn unsigned_claim_role(bytes: &[u8]) -> Option<&'static str> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    let obj = v.as_object()?;
+    if obj.contains_key("payloadType") || obj.contains_key("signatures") {
+        return None;
+    }
+    if !obj.contains_key("kind") || !(obj.contains_key("origin") || obj.contains_key("assertion")) {
+        return None;
+    }
+    let kind = obj.get("kind").and_then(Value::as_str);
+    let origin = v.pointer("/origin/kind").and_then(Value::as_str);
+    Some(match (kind, origin) {
+        (Some("verification"), _) | (_, Some("harness-observed")) => "harness",
+        (Some("residue-acceptance"), _) | (_, Some("human-asserted")) => "human",
+        (_, Some("agent-asserted")) => "agent (or harness)",
+        _ => "harness, agent or human (as its origin.kind needs)",
+    })
+}
+
+/// What to do with an unsigned claim.
+pub fn sign_hint(source: &str, role: &str) -> String {
+    format!(
+        "sign it first with `elench sign {source} --key KEY.pem`, using a {role} key, \
+         then add the .dsse file it writes"
+    )
+}
+
+/// How an input is named in output: `-` is `<stdin>`.
+pub fn display_source(path: &str) -> String {
+    if path == "-" {
+        "<stdin>".to_owned()
+    } else {
+        path.to_owned()
+    }
+}
+
+fn origin_text(o: &Origin) -> String {
+    match o.line {
+        Some(l) => format!("{}:{l}", o.source),
+        None => o.source.clone(),
+    }
+}
+
+fn too_large() -> Rejection {
+    Rejection::new(
+        Code::TooLarge,
+        format!("envelope is larger than the limit of {MAX_ENVELOPE_BYTES} bytes (1 MiB)"),
+    )
+}
+
+/// One line of a bundle, as read.
+enum LineRead {
+    /// `indent`: the bytes of whitespace cut from the front of the line.
+    Envelope {
+        line: usize,
+        bytes: Vec<u8>,
+        indent: usize,
+    },
+    TooLarge {
+        line: usize,
+    },
+    Failed {
+        line: usize,
+        message: String,
+    },
+}
+
+/// Reads a bundle line by line, never holding more than the size limit of one line; blank
+/// lines are skipped, surrounding whitespace trimmed.
+struct Lines {
+    reader: BufReader<Box<dyn Read + Send>>,
+    line: usize,
+    done: bool,
+}
+
+impl Lines {
+    fn new(reader: Box<dyn Read + Send>) -> Lines {
+        Lines {
+            reader: BufReader::new(reader),
+            line: 0,
+            done: false,
+        }
+    }
+
+    fn next_line(&mut self) -> Option<LineRead> {
+        let mut buf = Vec::new();
+        while !self.done {
+            buf.clear();
+            self.line += 1;
+            let line = self.line;
+            // At most the limit, plus the newline, plus one byte to tell an oversized line.
+            let cap = MAX_ENVELOPE_BYTES as u64 + 2;
+            let n = match (&mut self.reader).take(cap).read_until(b'\n', &mut buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.done = true;
+                    return Some(LineRead::Failed {
+                        line,
+                        message: e.to_string(),
+                    });
+                }
+            };
+            if n == 0 {
+                self.done = true;
+                return None;
+            }
+            let content = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            let content = content.strip_suffix(b"\r").unwrap_or(content);
+            if content.len() > MAX_ENVELOPE_BYTES {
+                if !buf.ends_with(b"\n") {
+                    if let Err(e) = skip_line(&mut self.reader) {
+                        self.done = true;
+                        return Some(LineRead::Failed {
+                            line,
+                            message: e.to_string(),
+                        });
+                    }
+                }
+                return Some(LineRead::TooLarge { line });
+            }
+            let trimmed = content.trim_ascii();
+            if !trimmed.is_empty() {
+                return Some(LineRead::Envelope {
+                    line,
+                    bytes: trimmed.to_vec(),
+                    indent: content.len() - content.trim_ascii_start().len(),
+                });
+            }
+        }
+        None
+    }
+}
+
+fn skip_line<R: BufRead>(r: &mut R) -> std::io::Result<()> {
+    let mut sink = Vec::new();
+    loop {
+        sink.clear();
+        let n = r.by_ref().take(64 * 1024).read_until(b'\n', &mut sink)?;
+        if n == 0 || sink.ends_with(b"\n") {
+            return Ok(());
+        }
+    }
+}
+
+/// Whether an accepted envelope holds an assertion whose anchor names a span (a path or a
+/// range) without a `contentDigest`. Read from the body, or from the summary the fast path
+/// kept of it (which holds the anchor's members but its tree).
+fn span_without_digest(a: &crate::ingest::Accepted) -> bool {
+    if a.claim.kind != crate::claim::Kind::Assertion {
+        return false;
+    }
+    match &a.summary {
+        None => a
+            .claim
+            .body
+            .get("anchor")
+            .is_some_and(crate::anchor::span_without_digest),
+        Some(text) => {
+            // Only which members are there matters: read without building values, since a
+            // bulk add reads one summary per envelope.
+            use serde::de::IgnoredAny;
+            #[derive(serde::Deserialize)]
+            struct Summary {
+                anchor: Option<AnchorMembers>,
+            }
+            #[derive(serde::Deserialize)]
+            struct AnchorMembers {
+                path: Option<IgnoredAny>,
+                range: Option<IgnoredAny>,
+                #[serde(rename = "contentDigest")]
+                content_digest: Option<IgnoredAny>,
+            }
+            serde_json::from_str::<Summary>(text)
+                .ok()
+                .and_then(|s| s.anchor)
+                .is_some_and(|a| {
+                    (a.path.is_some() || a.range.is_some()) && a.content_digest.is_none()
+                })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{generate_signing_key, Role, TrustedKey};
+    use crate::ops::Collected;
+    use serde_json::json;
+
+    const TREE: &str = "4f2d6c1a9b3e5d7f0a8c6e4b2d0f9e7c5a3b1d8f6e4c2a0b9d7f5e3c1a2b4d6e";
+
+    fn envelope(key: &ed25519_dalek::SigningKey, text: &str, depends_on: &[&str]) -> Vec<u8> {
+        let mut claim = json!({
+            "kind": "assertion",
+            "assertion": {"form": "annotation", "text": text},
+            "origin": {"kind": "agent-asserted", "producer": {"id": "model-x"}},
+            "anchor": {"tree": TREE, "strategy": "multi"},
+            "timestamp": 1_700_000_000,
+        });
+        if !depends_on.is_empty() {
+            claim["dependsOn"] = json!(depends_on);
+        }
+        crate::ingest::seal(&claim, key).unwrap().1.into_bytes()
+    }
+
+    #[test]
+    fn append_envelopes_stores_judges_each_and_reports_like_add() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(dir.path(), Duration::from_secs(5)).unwrap();
+        let key = generate_signing_key();
+        let trusted = TrustedKey::new(Role::Agent, "agent", key.verifying_key()).unwrap();
+        store.add_key(&trusted).unwrap();
+        let first = envelope(&key, "first", &[]);
+        let missing = format!("cl_{}", "ab".repeat(32));
+        let second = envelope(&key, "second", &[&missing]);
+        let seen = Collected::default();
+        let out = append_envelopes(
+            &store,
+            vec![
+                ("a".into(), first.clone()),
+                ("b".into(), second),
+                ("c".into(), b"{not json".to_vec()),
+            ],
+            &seen,
+        );
+        assert_eq!((out.created, out.noop, out.rejected), (2, 0, 1));
+        assert_eq!(out.claims[0].source, "a");
+        assert_eq!(out.rejections[0].source, "c");
+        assert_eq!(out.rejections[0].code, "BAD_JSON");
+        assert!(matches!(out.failure, Some(Failure::Partial(_))));
+        assert_eq!(out.as_of, Some(2), "the claims stored");
+        let warned = seen.take();
+        assert!(
+            warned
+                .iter()
+                .any(|(code, m)| code == "DANGLING_REFERENCE" && m.contains(&missing)),
+            "{warned:?}"
+        );
+        // The same envelope again is a no-op, and nothing failed.
+        let again = append_envelopes(&store, vec![("a".into(), first)], &seen);
+        assert_eq!((again.created, again.noop), (0, 1));
+        assert!(again.failure.is_none());
+        assert!(!again.batch);
+    }
+}
