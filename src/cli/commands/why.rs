@@ -1,12 +1,10 @@
 //! `elench why A B`: a shortest `dependsOn` path from claim A to claim B, or none.
 
-use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
-use crate::cli::output::{claim_text, short_id, Format, Report, Style};
+use crate::cli::output::{short_id, Format, Report, Style};
 use crate::cli::render::graph::Picture;
 use crate::cli::Globals;
-use crate::fold::Fold;
-use serde_json::json;
+use crate::ops::why::{why, WhyInput, WhyOutput};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -23,97 +21,83 @@ pub struct WhyArgs {
 }
 
 pub fn run(a: WhyArgs, g: &Globals) -> Result<Report, Failure> {
-    require_claim_ids([&a.from, &a.to])?;
-    let store = open_store(g)?;
-    // One read transaction for the whole answer: a snapshot as of one state of the log.
-    let _snapshot = store.pin()?;
-    let from = resolve_claim_id(&store, &a.from)?;
-    let to = resolve_claim_id(&store, &a.to)?;
-    let path = crate::graph::why(&store, &from, &to)?;
-    // Said when there is no path but the other way round there is: the arguments swapped.
-    let reverse = match &path {
-        None => crate::graph::why(&store, &to, &from)?.is_some(),
-        Some(_) => false,
-    };
-    let mut fold = Fold::new(&store);
-    let mut steps = Vec::new();
-    for id in path.iter().flatten() {
-        let status = fold.effective(id)?.status;
-        let text = store
-            .get(id)?
-            .map(|c| claim_text(&c.claim.body))
-            .unwrap_or_default();
-        steps.push((id.clone(), status, text));
-    }
+    let out = why(
+        &g.context(),
+        &WhyInput {
+            from: a.from,
+            to: a.to,
+        },
+    )?;
     let format = Format::detect(g.format.as_deref());
     if matches!(format, Format::Dot | Format::Mermaid) {
-        let ids: Vec<String> = path.clone().unwrap_or_default();
-        let mut lookup = |id: &str| crate::cli::render::info(&store, &mut fold, id);
-        let picture = Picture::of(&ids, &mut lookup, usize::MAX, false)?;
-        let title = format!(
-            "why {} rests on {}: {}",
-            short_id(&from),
-            short_id(&to),
-            match &path {
-                Some(p) => format!("{} step(s)", p.len() - 1),
-                None => "no dependsOn path".into(),
-            }
-        );
-        let doc = if format == Format::Dot {
-            picture.dot(&title)
-        } else {
-            picture.mermaid(&title)
-        };
-        return Ok(Report {
-            product: Some(doc),
-            ..Report::default()
-        });
+        return picture(g, &out, format);
     }
-    let style = Style::new(g.mode);
-    let text = match &path {
+    let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(format!("why: {e}")))?;
+    Ok(Report::new(data, text(&out, &Style::new(g.mode))))
+}
+
+fn text(out: &WhyOutput, style: &Style) -> String {
+    let (from, to) = (short_id(&out.from), short_id(&out.to));
+    match &out.path {
         Some(p) => {
             let mut t = format!(
-                "{} rests on {} through {} dependsOn step(s):\n",
-                short_id(&from),
-                short_id(&to),
+                "{from} rests on {to} through {} dependsOn step(s):\n",
                 p.len() - 1
             );
-            for (i, (id, status, prose)) in steps.iter().enumerate() {
+            for (i, s) in out.steps.iter().enumerate() {
                 let arrow = if i == 0 { "  " } else { "└ " };
+                let prose = s
+                    .text
+                    .as_str()
+                    .map(|t| crate::cli::render::graph::shorten(t, 60))
+                    .unwrap_or_default();
                 t.push_str(&format!(
                     "{}{arrow}{} {}  {}\n",
                     "  ".repeat(i),
-                    style.id(id),
-                    style.status(status.as_str()),
-                    style.dim(prose)
+                    style.id(&s.id),
+                    style.status(s.status.as_str()),
+                    style.dim(&prose)
                 ));
             }
             t
         }
-        None => format!(
-            "no dependsOn path from {} to {}: {} does not rest on {}{}\n",
-            short_id(&from),
-            short_id(&to),
-            short_id(&from),
-            short_id(&to),
-            if reverse {
-                format!(
-                    " (the other way round there is one: elench why {} {})",
-                    short_id(&to),
-                    short_id(&from)
-                )
+        None => {
+            let swapped = if out.reverse_path {
+                format!(" (the other way round there is one: elench why {to} {from})")
             } else {
                 String::new()
-            }
-        ),
+            };
+            format!(
+                "no dependsOn path from {from} to {to}: {from} does not rest on {to}{swapped}\n"
+            )
+        }
+    }
+}
+
+/// The path drawn: its claims, premise to dependent.
+fn picture(g: &Globals, out: &WhyOutput, format: Format) -> Result<Report, Failure> {
+    let store = super::common::open_store(g)?;
+    let _snapshot = store.pin()?;
+    let mut fold = crate::fold::Fold::new(&store);
+    let ids: Vec<String> = out.path.clone().unwrap_or_default();
+    let mut lookup = |id: &str| crate::cli::render::info(&store, &mut fold, id);
+    let picture = Picture::of(&ids, &mut lookup, usize::MAX, false)?;
+    let title = format!(
+        "why {} rests on {}: {}",
+        short_id(&out.from),
+        short_id(&out.to),
+        match &out.path {
+            Some(p) => format!("{} step(s)", p.len() - 1),
+            None => "no dependsOn path".into(),
+        }
+    );
+    let doc = if format == Format::Dot {
+        picture.dot(&title)
+    } else {
+        picture.mermaid(&title)
     };
-    let data = json!({
-        "from": from,
-        "to": to,
-        "path": path,
-        "length": path.as_ref().map(|p| p.len() - 1),
-        "steps": steps.iter().map(|(id, status, text)| json!({"id": id, "status": status, "text": text})).collect::<Vec<_>>(),
-        "reverse_path": reverse,
-    });
-    Ok(Report::new(data, text))
+    Ok(Report {
+        product: Some(doc),
+        ..Report::default()
+    })
 }
