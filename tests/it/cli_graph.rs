@@ -463,3 +463,21 @@ fn blast_text_is_a_tree_with_repeats_marked_depth_and_invert() {
     assert_eq!(json["data"]["count"], json!(2));
     assert_eq!(json["data"]["truncated"], json!(true));
 }
+
+/// `why`'s ids are checked with the rest of the line: both bad ones named at once, beside
+/// the line's other errors, before anything runs.
+#[test]
+fn why_refuses_ids_that_cannot_be_ids_with_the_lines_other_errors() {
+    let s = KeyedStore::new();
+    let (code, json) = s.run(&["why", "not-an-id", "../etc/passwd", "--wait", "soon"]);
+    assert_eq!(code, 2, "{json}");
+    let errors = json["error"]["errors"]
+        .as_array()
+        .expect("every error listed");
+    let params: Vec<&str> = errors
+        .iter()
+        .map(|e| e["param"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(errors.len(), 3, "{json}");
+    assert_eq!(params.iter().filter(|p| **p == "<ID>").count(), 2, "{json}");
+}
