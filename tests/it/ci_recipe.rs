@@ -109,6 +109,27 @@ fn the_ci_job_of_the_docs_runs_end_to_end_against_a_bare_remote() {
         fs::write(p, bytes).unwrap();
     }
 
+    // The protected branch holds them: committed, and known as origin/main.
+    git(&checkout, &["init", "--quiet", "-b", "main"]);
+    git(&checkout, &["add", "-A"]);
+    git(
+        &checkout,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "--quiet",
+            "-m",
+            "base",
+        ],
+    );
+    git(
+        &checkout,
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+
     // A developer's store, whose claims reach the team's remote.
     let remote = dir.join("log.git");
     fs::create_dir_all(&remote).unwrap();
@@ -138,6 +159,20 @@ fn the_ci_job_of_the_docs_runs_end_to_end_against_a_bare_remote() {
         let (code, out) = elench(dir, &with_store(&dev, &args));
         assert_eq!(code, 0, "{args:?}: {out}");
     }
+
+    // The commit under test tries to trust a key of its own and to loosen the policy; the
+    // job reads both from the protected branch, so neither counts.
+    let evil = make_key(dir, "human", "evil");
+    fs::write(
+        checkout.join(".elench-trust/human/evil.pub"),
+        fs::read(&evil.public).unwrap(),
+    )
+    .unwrap();
+    fs::write(
+        checkout.join("elench-policy.toml"),
+        "[rules]\nforbid = []\nmax_unevaluated = 1000\n",
+    )
+    .unwrap();
 
     // The job, as the page gives it, with elench on PATH (so it installs nothing).
     let script = dir.join("elench-ci.sh");
@@ -178,6 +213,12 @@ fn the_ci_job_of_the_docs_runs_end_to_end_against_a_bare_remote() {
     let read = |name: &str| {
         fs::read_to_string(out_dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
     };
+    let trusted = read("keys.json");
+    assert!(trusted.contains(&keys.human.keyid) && trusted.contains(&keys.harness.keyid));
+    assert!(
+        !trusted.contains(&evil.keyid),
+        "a key the commit under test added is not trusted"
+    );
     let pull: Value = serde_json::from_str(&read("pull.json")).unwrap();
     assert_eq!(pull["data"]["created"], json!(2), "{pull}");
     let junit = read("check.xml");
