@@ -36,6 +36,7 @@ mod durability;
 mod fold_props;
 mod id_props;
 mod index_cache;
+mod mcp;
 mod ops_read;
 mod predicate_props;
 mod standards;
