@@ -9,6 +9,7 @@ pub mod add;
 pub mod blast;
 pub mod check;
 pub mod claim;
+pub mod claims_for;
 pub mod context;
 pub mod error;
 pub mod gate;
