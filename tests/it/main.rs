@@ -38,6 +38,7 @@ mod id_props;
 mod index_cache;
 mod mcp;
 mod ops_read;
+mod predicate_parser;
 mod predicate_props;
 mod standards;
 mod store_fds;
