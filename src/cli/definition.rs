@@ -86,6 +86,8 @@ pub enum Command {
     Status(commands::status::StatusArgs),
     /// What a falsification of a claim revokes, layer by layer
     Blast(commands::blast::BlastArgs),
+    /// A shortest dependsOn path from one claim to a premise it rests on
+    Why(commands::why::WhyArgs),
     /// A claim as signed, its signers and the records targeting it
     Show(commands::show::ShowArgs),
     /// The log in arrival order
@@ -144,6 +146,7 @@ impl Command {
             Command::Claim(_) => "claim",
             Command::Status(_) => "status",
             Command::Blast(_) => "blast",
+            Command::Why(_) => "why",
             Command::Show(_) => "show",
             Command::Log(_) => "log",
             Command::Export(_) => "export",

@@ -15,6 +15,7 @@ pub mod interrupt;
 pub mod limits;
 pub mod output;
 pub mod progress;
+pub mod render;
 pub mod values;
 pub mod watchdog;
 
@@ -83,6 +84,7 @@ pub fn run() -> i32 {
         errors.push(e);
     }
     errors.extend(args::command_errors(&cli.command));
+    errors.extend(render::format_error(&cli.command, format));
     if let Some(f) = Failure::arguments(errors) {
         let report = Report {
             failure: Some(f),
@@ -148,6 +150,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Claim(a) => commands::claim::run(a, g),
         Command::Status(a) => commands::status::run(a, g),
         Command::Blast(a) => commands::blast::run(a, g),
+        Command::Why(a) => commands::why::run(a, g),
         Command::Show(a) => commands::show::run(a, g),
         Command::Log(a) => commands::log::run(a, g),
         Command::Export(a) => commands::export::run(a, g),

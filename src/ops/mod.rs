@@ -23,6 +23,7 @@ pub mod show;
 pub mod status;
 pub mod stop;
 pub mod tree;
+pub mod why;
 
 pub use context::Context;
 pub use error::Failure;
