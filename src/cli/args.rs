@@ -14,7 +14,8 @@
 //! clap refused the line, and [`command_errors`] holds only checks that the command itself
 //! makes, unconditionally, before it reads or changes anything.
 
-use super::commands::{check, common, keys, remote, status};
+use super::commands::{check, keys, remote, status};
+use super::common;
 use super::definition::{Cli, Command};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::Parser;

@@ -21,15 +21,13 @@ pub mod watchdog;
 
 use args::ArgError;
 use clap::{CommandFactory, Parser};
-pub use definition::{Cli, Command};
+use definition::{Cli, Command};
 use failure::Failure;
-pub use globals::Globals;
+use globals::Globals;
 use limits::{command_limit, default_timeout};
 use output::{emit, Format, Mode, Report};
 use std::io::IsTerminal;
 use std::time::Instant;
-// Until the commands that still name them here are moved (a path, not a dependency).
-pub use values::parse_seconds;
 
 /// Runs elench with the process's arguments and returns the exit code.
 pub fn run() -> i32 {

@@ -3,9 +3,9 @@
 //! group is durable: a line each off a terminal, a spinner with the counts on one.
 
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
-use crate::cli::Globals;
 use crate::ops::add::{self as op, AddInput, AddOutput};
 use crate::ops::{Collected, Observer};
 use std::io::{IsTerminal, Write as _};

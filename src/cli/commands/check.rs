@@ -1,14 +1,14 @@
 //! `elench check`: evaluate predicate claims against a tree and append what the harness
 //! observed, signed with a harness key ([`crate::ops::check`] does the work).
 
-use crate::cli::args::ArgError;
-use crate::cli::commands::common::{claim_id_errors, require_claim_ids};
+use crate::cli::common::{claim_id_errors, require_claim_ids};
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
-use crate::cli::Globals;
 use crate::eval::runners::Runner;
 use crate::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
+use crate::ops::error::ArgError;
 use crate::ops::{Collected, Observer};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -42,7 +42,7 @@ pub struct CheckArgs {
     // The id is the global option's, so that clap does not give `check` a second
     // `--timeout`; the value type is the same (the parser shares values by id).
     #[arg(id = "timeout", long = "timeout", visible_alias = "claim-timeout",
-          default_value = "300", value_name = "SECS", value_parser = crate::cli::parse_seconds)]
+          default_value = "300", value_name = "SECS", value_parser = crate::cli::values::parse_seconds)]
     pub claim_timeout: Duration,
     /// Evaluate each claim N times; record only when all N agree (else: flaky)
     #[arg(long, default_value_t = 1, value_name = "N")]

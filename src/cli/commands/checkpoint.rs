@@ -2,11 +2,11 @@
 //! signed. Keep it somewhere else; `elench fsck --checkpoint FILE` later proves the log still
 //! extends it: nothing before it was changed, removed or reordered.
 
-use super::common::{open_store, refuse_inside_store};
+use crate::cli::common::{open_store, refuse_inside_store};
 use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use crate::envelope::pae;
 use crate::keys::{keyid, read_signing_key_pem};
 use base64::Engine;

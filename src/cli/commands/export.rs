@@ -2,11 +2,11 @@
 //! order. Each line is the envelope exactly as the log keeps it (its canonical RFC 8785 form,
 //! which is one line), so two stores holding the same envelopes export the same lines.
 
-use super::common::{open_store, refuse_inside_store};
+use crate::cli::common::{open_store, refuse_inside_store};
 use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use crate::store::Store;
 use serde_json::json;
 use std::io::Write;

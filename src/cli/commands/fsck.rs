@@ -7,10 +7,10 @@
 //! on into `quarantine/` and rebuilds the index.
 
 use super::checkpoint::{chain_bytes, read_checkpoint, Checkpoint};
-use super::common::{open_store, open_store_unsettled};
+use crate::cli::common::{open_store, open_store_unsettled};
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
-use crate::cli::Globals;
 use crate::keys::read_public_key_pem;
 use crate::store::index::Difference;
 use crate::store::log::Head;
@@ -217,7 +217,7 @@ pub fn check(store: &Store, checkpoint: Option<CheckpointCheck>) -> Result<Findi
         .read()
         .map_err(|e| Failure::Corrupt(format!("the index cannot be read: {e}")))?;
     let total = live.meta().map(|m| m.head.records).unwrap_or(0);
-    let audited = super::common::with_records_bar("checking", total, |progress| {
+    let audited = crate::cli::progress::with_records_bar("checking", total, |progress| {
         rebuild::audit_log(store.log(), &live, 20, progress)
     });
     let audited =

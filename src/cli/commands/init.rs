@@ -1,8 +1,8 @@
 //! `elench init [DIR]`: create a store.
 
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use crate::store::{Store, STORE_DIR};
 use serde_json::json;
 use std::path::PathBuf;

@@ -1,14 +1,14 @@
 //! `elench keys …`: make signing keys (and, with a store, manage the trusted ones).
 
-use super::common::{open_store, Page};
-use crate::cli::args::ArgError;
+use crate::cli::common::{open_store, Page};
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use crate::keys::{
     generate_signing_key, keyid, public_key_pem, read_public_key_pem, signing_key_pem, Role,
     TrustedKey,
 };
+use crate::ops::error::ArgError;
 use crate::store::StoredKey;
 use serde_json::json;
 use std::io::Write;

@@ -6,7 +6,6 @@ pub mod check;
 pub mod check_permissions;
 pub mod checkpoint;
 pub mod claim;
-pub mod common;
 pub mod completions;
 pub mod conformance;
 pub mod demo;

@@ -1,8 +1,8 @@
 //! `elench reindex`: rebuild the index from the log (it is never the source of truth).
 
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
 use crate::store::Store;
 use serde_json::json;
 
@@ -14,7 +14,7 @@ pub fn run(_a: ReindexArgs, g: &Globals) -> Result<Report, Failure> {
     let wait = std::time::Duration::from_secs(g.wait);
     // The index being replaced is never read (it may be damaged): the bar counts records
     // without knowing how many there are.
-    let meta = super::common::with_records_bar("reindexing", 0, |progress| {
+    let meta = crate::cli::progress::with_records_bar("reindexing", 0, |progress| {
         Store::reindex_at_with(&root, wait, progress, crate::cli::output::observer())
     });
     let meta = meta?;

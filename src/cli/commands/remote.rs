@@ -2,10 +2,10 @@
 //! with. They are kept in the store, not in any git checkout around it.
 
 use super::sync::sync_failure;
-use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::cli::Globals;
+use crate::ops::error::ArgError;
 use crate::store::{locate, Store};
 use crate::sync::remote::{self, SyncLock};
 use serde_json::json;

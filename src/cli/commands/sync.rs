@@ -3,11 +3,11 @@
 //! the ones it refuses are listed with their codes, stay in the remote, and are offered again
 //! on the next pull.
 
-use super::common::open_store;
+use crate::cli::common::open_store;
 use crate::cli::failure::Failure;
+use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
-use crate::cli::Globals;
 use crate::sync::git::GitError;
 use crate::sync::{Options, Outcome, Session, SyncError};
 use serde_json::json;
@@ -25,7 +25,7 @@ pub struct RemoteArg {
     /// GIT_SSH_COMMAND, GIT_SSH or core.sshCommand names an ssh command of your own. A
     /// remote that does not answer in time is REMOTE_UNREACHABLE (exit 12, retryable); the
     /// whole command's limit is --timeout
-    #[arg(long, value_name = "SECONDS", value_parser = crate::cli::parse_seconds)]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::cli::values::parse_seconds)]
     pub connect_timeout: Option<Duration>,
 }
 

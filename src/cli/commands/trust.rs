@@ -23,8 +23,8 @@ pub fn parse_trust_arg(arg: &str) -> Result<TrustedKey, Failure> {
 
 /// The keys a command trusts: the store's, when there is one, and those given with
 /// `--trust`.
-pub fn for_command(g: &crate::cli::Globals, args: &[String]) -> Result<TrustSet, Failure> {
-    with_store(super::common::open_store_if_any(g)?.as_ref(), args)
+pub fn for_command(g: &crate::cli::globals::Globals, args: &[String]) -> Result<TrustSet, Failure> {
+    with_store(crate::cli::common::open_store_if_any(g)?.as_ref(), args)
 }
 
 /// The keys of `store` (if any) and those given on the command line.

@@ -74,7 +74,7 @@ pub fn format_error(command: &Command, format: Format) -> Option<ArgError> {
 /// The store, for what a document needs beyond the operation's answer (a claim's premises,
 /// texts, a falsified root's place).
 fn open(g: &super::globals::Globals) -> Result<crate::store::Store, Failure> {
-    super::common::open_store(g)
+    crate::cli::common::open_store(g)
 }
 
 /// What a picture shows of a claim: its text, kind, effective status, edges and the records
