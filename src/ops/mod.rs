@@ -7,7 +7,9 @@
 
 pub mod add;
 pub mod check;
+pub mod checkpoint;
 pub mod error;
+pub mod fsck;
 pub mod keys;
 pub mod observer;
 pub mod stop;
