@@ -13,6 +13,7 @@ pub mod fsck;
 pub mod keys;
 pub mod observer;
 pub mod stop;
+pub mod sync;
 
 pub use error::Failure;
 pub use observer::{Collected, Observer, Progress, Silent};
