@@ -75,7 +75,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 /// RFC 8785 canonical text.
 fn jcs(v: &Value) -> Vec<u8> {
-    serde_json_canonicalizer::to_vec(v).expect("canonicalize")
+    elench::jcs::canonical(v).expect("canonicalize")
 }
 
 /// docs/envelope.md: "cl_" + hex SHA-256 of the JCS form of the claim without its `id` member.

@@ -20,6 +20,8 @@ pub struct Layout1 {
     pub envelopes: Vec<Vec<u8>>,
 }
 
+/// Reads layout 1 (a sled database). Only builds with the `layout1` feature carry sled.
+#[cfg(feature = "layout1")]
 pub fn read_layout1(db_dir: &Path) -> Result<Layout1, String> {
     let db = sled::Config::new()
         .path(db_dir)
@@ -50,4 +52,17 @@ pub fn read_layout1(db_dir: &Path) -> Result<Layout1, String> {
         envelopes.push(env.to_vec());
     }
     Ok(Layout1 { keys, envelopes })
+}
+
+/// Whether this build can read layout 1: sled is a dependency only with the `layout1`
+/// feature, so that every other build stays free of it.
+pub const CAN_READ_LAYOUT1: bool = cfg!(feature = "layout1");
+
+/// Without the `layout1` feature there is no reader; `migrate` refuses before calling this.
+#[cfg(not(feature = "layout1"))]
+pub fn read_layout1(db_dir: &Path) -> Result<Layout1, String> {
+    Err(format!(
+        "{}: this build cannot read layout 1 (built without the `layout1` feature)",
+        db_dir.display()
+    ))
 }

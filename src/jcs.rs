@@ -1,28 +1,27 @@
 //! RFC 8785 (JCS) canonical JSON, the form claim ids and stored envelopes are hashed in.
 //!
-//! Ingest canonicalises every envelope and every claim, so this sits on the hot path. The
-//! values elench meets hold strings, booleans, nulls, arrays, objects and integers, and for
-//! those the canonical form is simple: members sorted by the UTF-16 code units of their names,
-//! strings escaped minimally, integers in plain decimal. That is written here directly. Any
-//! other number (a fraction, an exponent, an integer beyond ±2^53, where a double no longer
-//! holds it exactly) needs ECMAScript's number formatting, so the whole value then goes
-//! through the `serde_json_canonicalizer` crate instead. A property test holds the two to the
-//! same bytes.
+//! This is elench's one canonical-JSON writer. Ingest canonicalises every envelope and every
+//! claim, so it sits on the hot path: members sorted by the UTF-16 code units of their names,
+//! strings escaped minimally, integers up to 2^53 in plain decimal, written straight into a
+//! buffer. Any other number (a fraction, an exponent, an integer beyond ±2^53, where a double
+//! no longer holds it exactly) is the double it denotes, written as ECMAScript's
+//! `Number.prototype.toString` writes it (the `ryu-js` crate), as RFC 8785 prescribes.
+//! [`Canon`] writes an object member by member for the fast ingest reading, which holds typed
+//! fields rather than a `Value`. Property tests hold the output to an independent RFC 8785
+//! implementation, and the RFC's own vectors to their expected bytes.
 
-use serde::ser::SerializeMap;
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 /// Largest integer magnitude written directly (2^53): every integer up to it is exact in a
 /// double and prints as its decimal digits.
 const MAX_EXACT: u64 = 1 << 53;
 
-/// The canonical bytes of `value`.
+/// The canonical bytes of `value`. Every JSON value has them; the `Result` is kept for the
+/// callers that treat canonicalisation as fallible.
 pub fn canonical(value: &Value) -> Result<Vec<u8>, serde_json::Error> {
     let mut out = Vec::with_capacity(1024);
-    if write_value(value, &mut out).is_some() {
-        return Ok(out);
-    }
-    serde_json_canonicalizer::to_vec(value)
+    write_value(value, &mut out);
+    Ok(out)
 }
 
 /// The canonical bytes of the object `fields` without its member `skip` (a claim's id is the
@@ -32,44 +31,16 @@ pub fn canonical_without(
     skip: &str,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut out = Vec::with_capacity(1024);
-    if write_object(fields, Some(skip), &mut out).is_some() {
-        return Ok(out);
-    }
-    serde_json_canonicalizer::to_vec(&Without { fields, skip })
+    write_object(fields, Some(skip), &mut out);
+    Ok(out)
 }
 
-/// An object without one member, for the crate's serializer.
-struct Without<'a> {
-    fields: &'a Map<String, Value>,
-    skip: &'a str,
-}
-
-impl serde::Serialize for Without<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let kept = self.fields.iter().filter(|(k, _)| k.as_str() != self.skip);
-        let mut map = s.serialize_map(Some(kept.clone().count()))?;
-        for (k, v) in kept {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
-/// Writes `value` canonically; None when it holds a number this writer leaves to the crate.
-fn write_value(value: &Value, out: &mut Vec<u8>) -> Option<()> {
+fn write_value(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => {
-            if let Some(u) = n.as_u64().filter(|u| *u <= MAX_EXACT) {
-                out.extend_from_slice(u.to_string().as_bytes());
-            } else if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= MAX_EXACT) {
-                out.extend_from_slice(i.to_string().as_bytes());
-            } else {
-                return None;
-            }
-        }
+        Value::Number(n) => write_number(n, out),
         Value::String(s) => write_string(s, out),
         Value::Array(items) => {
             out.push(b'[');
@@ -77,16 +48,34 @@ fn write_value(value: &Value, out: &mut Vec<u8>) -> Option<()> {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(item, out)?;
+                write_value(item, out);
             }
             out.push(b']');
         }
-        Value::Object(fields) => write_object(fields, None, out)?,
+        Value::Object(fields) => write_object(fields, None, out),
     }
-    Some(())
 }
 
-fn write_object(fields: &Map<String, Value>, skip: Option<&str>, out: &mut Vec<u8>) -> Option<()> {
+/// A number as RFC 8785 writes it: the double it denotes, in ECMAScript's shortest form.
+/// Integers a double holds exactly print as their digits without going through a double.
+fn write_number(n: &Number, out: &mut Vec<u8>) {
+    if let Some(u) = n.as_u64().filter(|u| *u <= MAX_EXACT) {
+        out.extend_from_slice(u.to_string().as_bytes());
+    } else if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= MAX_EXACT) {
+        out.extend_from_slice(i.to_string().as_bytes());
+    } else {
+        // serde_json holds every other number as u64, i64 or a finite f64; the integers
+        // round to the nearest double, as an ECMAScript reader would read them.
+        let double = n
+            .as_f64()
+            .or_else(|| n.as_u64().map(|u| u as f64))
+            .or_else(|| n.as_i64().map(|i| i as f64))
+            .unwrap_or(0.0);
+        out.extend_from_slice(ryu_js::Buffer::new().format(double).as_bytes());
+    }
+}
+
+fn write_object(fields: &Map<String, Value>, skip: Option<&str>, out: &mut Vec<u8>) {
     let mut members: Vec<(&String, &Value)> = fields
         .iter()
         .filter(|(k, _)| Some(k.as_str()) != skip)
@@ -105,10 +94,57 @@ fn write_object(fields: &Map<String, Value>, skip: Option<&str>, out: &mut Vec<u
         }
         write_string(k, out);
         out.push(b':');
-        write_value(v, out)?;
+        write_value(v, out);
     }
     out.push(b'}');
-    Some(())
+}
+
+/// Writes one canonical object at a time from typed fields, for the fast ingest reading.
+/// The caller names members in RFC 8785 order (for the ASCII names it writes, byte order);
+/// commas go before every member but the first of its object.
+pub(crate) struct Canon(pub(crate) Vec<u8>);
+
+impl Canon {
+    pub(crate) fn open(&mut self) {
+        self.0.push(b'{');
+    }
+    pub(crate) fn close(&mut self) {
+        self.0.push(b'}');
+    }
+    pub(crate) fn key(&mut self, name: &str) {
+        if !matches!(self.0.last(), Some(b'{')) {
+            self.0.push(b',');
+        }
+        write_string(name, &mut self.0);
+        self.0.push(b':');
+    }
+    pub(crate) fn opt_str(&mut self, name: &str, value: Option<&str>) {
+        if let Some(v) = value {
+            self.key(name);
+            write_string(v, &mut self.0);
+        }
+    }
+    pub(crate) fn opt_strs<'s>(
+        &mut self,
+        name: &str,
+        items: Option<impl IntoIterator<Item = &'s str>>,
+    ) {
+        if let Some(items) = items {
+            self.key(name);
+            self.0.push(b'[');
+            for (i, item) in items.into_iter().enumerate() {
+                if i > 0 {
+                    self.0.push(b',');
+                }
+                write_string(item, &mut self.0);
+            }
+            self.0.push(b']');
+        }
+    }
+    /// An integer the strict reader accepted (at most 2^53 in magnitude): its digits.
+    pub(crate) fn int(&mut self, n: i64) {
+        self.0.extend_from_slice(n.to_string().as_bytes());
+    }
 }
 
 /// `text` without the whitespace JSON allows around a value, when what is left is already
@@ -384,15 +420,32 @@ mod tests {
     }
 
     #[test]
-    fn numbers_it_does_not_write_go_to_the_crate() {
-        for v in [
-            json!({"n": 1.5}),
-            json!([1e21]),
-            json!(-0.0),
-            json!(9007199254740993u64),
+    fn numbers_beyond_integers_are_written_as_ecmascript_writes_them() {
+        // RFC 8785 appendix B and section 3.2.2.3, plus the edges of the direct path.
+        for (v, text) in [
+            (json!(1.5), "1.5"),
+            (json!(1e21), "1e+21"),
+            (json!(1e20), "100000000000000000000"),
+            (json!(-0.0), "0"),
+            (json!(0.000001), "0.000001"),
+            (json!(1e-7), "1e-7"),
+            (json!(4.5e-7), "4.5e-7"),
+            (json!(333333333.3333333), "333333333.3333333"),
+            (json!(5e-324), "5e-324"),
+            (json!(1.7976931348623157e308), "1.7976931348623157e+308"),
+            (json!(9007199254740992u64), "9007199254740992"),
+            (json!(-9007199254740992i64), "-9007199254740992"),
+            (json!(9007199254740993u64), "9007199254740992"),
+            (json!(295147905179352830000.0), "295147905179352830000"),
+            (json!(u64::MAX), "18446744073709552000"),
+            (json!(i64::MIN), "-9223372036854776000"),
         ] {
-            assert!(write_value(&v, &mut Vec::new()).is_none(), "{v}");
-            assert_eq!(canonical(&v).unwrap(), crate_form(&v));
+            assert_eq!(
+                String::from_utf8(canonical(&v).unwrap()).unwrap(),
+                text,
+                "{v}"
+            );
+            assert_eq!(canonical(&v).unwrap(), crate_form(&v), "{v}");
         }
         let v = json!({"id": 1, "n": 0.1});
         assert_eq!(
@@ -429,6 +482,9 @@ mod tests {
             any::<i64>().prop_map(Value::from),
             any::<u64>().prop_map(Value::from),
             (-1e6f64..1e6).prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("JSON holds finite numbers", |f| f.is_finite())
+                .prop_map(Value::from),
             any::<String>().prop_map(Value::String),
             "[\\x00-\\x7f]{0,8}".prop_map(Value::String),
             PLAIN_RUNS.prop_map(Value::String),

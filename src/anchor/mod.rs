@@ -14,7 +14,7 @@ pub mod resolve;
 
 pub use digest::{content_digest, DigestError, Normalised};
 pub use model::{span_without_digest, tree_path, Anchor, Strategy};
-pub use resolve::{resolve, Applies, Resolution, Resolver};
+pub use resolve::{Applies, Resolution, Resolver};
 
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};

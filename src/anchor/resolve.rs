@@ -92,12 +92,6 @@ impl Resolution {
     }
 }
 
-/// Resolves one claim at `dir`, whose tree OID (`crate::tree::tree_oid`) is `dir_tree_oid`.
-/// To resolve many claims at one directory, use a [`Resolver`]: it reads each file once.
-pub fn resolve(claim: &Claim, dir: &Path, dir_tree_oid: &str) -> Result<Resolution, AnchorError> {
-    Resolver::new(dir, dir_tree_oid).resolve(claim)
-}
-
 /// Resolves claims at one directory, keeping each file it has read (normalised) for the next.
 pub struct Resolver {
     dir: PathBuf,
@@ -357,6 +351,11 @@ fn find_in_file(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One claim resolved at `dir` by a fresh resolver.
+    fn resolve(claim: &Claim, dir: &Path, dir_tree_oid: &str) -> Result<Resolution, AnchorError> {
+        Resolver::new(dir, dir_tree_oid).resolve(claim)
+    }
     use crate::anchor::digest::content_digest;
     use crate::claim::{Kind, OriginKind};
     use serde_json::json;

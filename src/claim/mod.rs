@@ -4,6 +4,7 @@
 //! [`validate`] is the single gate: a [`Claim`] value exists only for a predicate that passed
 //! the schema, the extra rules and the id check.
 
+pub mod draft;
 pub mod id;
 pub mod model;
 pub mod predicate;

@@ -18,127 +18,13 @@ use super::commands::{check, common, keys, remote, status};
 use super::{Cli, Command};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::Parser;
-use serde_json::{json, Value};
+
 use std::ffi::OsString;
 
-/// The code of an argument error; the response's `error.code` too, unless the first error is
-/// a made-up identifier ([`AGENT_INPUT_CODE`]).
-pub const CODE: &str = "BAD_ARGUMENTS";
-
-/// The code of an identifier (a claim id, a keyid, a remote name) refused because it holds a
-/// pattern no identifier has and an agent's made-up one often does: a path traversal,
-/// percent-encoding, a query or a fragment (the CLI Agent Spec's REQ-F-045).
-pub const AGENT_INPUT_CODE: &str = "INVALID_AGENT_INPUT";
-
-/// The pattern a refused identifier holds, by the name `error.rejected_pattern` gives it, if it
-/// holds one: `path_traversal` (`../`, `..\`, also percent-encoded: `..%2f`, `%2e%2e/`),
-/// `percent_encoded` (`%` and two hex digits), `query` (`?` or `&`) or `fragment` (`#`).
-/// Only ever asked about a value already refused: it decides the code, never whether a value
-/// is accepted. File paths are never asked about: they are the caller's own files, `../` and
-/// all.
-pub fn rejected_pattern(value: &str) -> Option<&'static str> {
-    let lower = value.to_ascii_lowercase();
-    let decoded = lower
-        .replace("%2e", ".")
-        .replace("%2f", "/")
-        .replace("%5c", "\\");
-    let traversal = decoded == ".."
-        || ["../", "..\\", "/..", "\\.."]
-            .iter()
-            .any(|t| decoded.contains(t));
-    let bytes = value.as_bytes();
-    let percent = bytes
-        .windows(3)
-        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit());
-    if traversal {
-        Some("path_traversal")
-    } else if percent {
-        Some("percent_encoded")
-    } else if value.contains(['?', '&']) {
-        Some("query")
-    } else if value.contains('#') {
-        Some("fragment")
-    } else {
-        None
-    }
-}
-
-/// What a rejected pattern is, for people.
-fn pattern_text(pattern: &str) -> &'static str {
-    match pattern {
-        "path_traversal" => "a path traversal (`..` beside a path separator)",
-        "percent_encoded" => "percent-encoding (`%` and two hex digits)",
-        "query" => "a query (`?` or `&`)",
-        _ => "a fragment (`#`)",
-    }
-}
+pub use crate::ops::error::{rejected_pattern, ArgError, AGENT_INPUT_CODE, CODE};
 
 /// The most repairs one line gets; no real line has this many errors.
 pub const MAX_ROUNDS: usize = 32;
-
-/// One error found on the command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArgError {
-    /// The argument, as the command line names it: an option (`--limit`), a positional
-    /// argument (`<ID>`), the token itself when it means nothing to elench (`--frobnicate`),
-    /// or an environment variable (`ELENCH_TIMEOUT`).
-    pub param: String,
-    /// The value refused, when one was given.
-    pub value: Option<String>,
-    /// What is wrong, and what to do.
-    pub message: String,
-    /// For a made-up identifier, the pattern that gave it away ([`rejected_pattern`]); its
-    /// code is then [`AGENT_INPUT_CODE`].
-    pub pattern: Option<&'static str>,
-}
-
-impl ArgError {
-    pub fn new(param: impl Into<String>, value: Option<&str>, message: impl Into<String>) -> Self {
-        ArgError {
-            param: param.into(),
-            value: value.map(str::to_owned),
-            message: message.into(),
-            pattern: None,
-        }
-    }
-
-    /// An identifier `param` refused as `value`: [`AGENT_INPUT_CODE`] when it holds a
-    /// [`rejected_pattern`], the message then saying which; else an ordinary argument error.
-    pub fn identifier(param: impl Into<String>, value: &str, message: impl Into<String>) -> Self {
-        let mut e = ArgError::new(param, Some(value), message);
-        if let Some(p) = rejected_pattern(value) {
-            e.message = format!(
-                "{}; it holds {}, which no identifier has",
-                e.message,
-                pattern_text(p)
-            );
-            e.pattern = Some(p);
-        }
-        e
-    }
-
-    /// `BAD_ARGUMENTS`, or `INVALID_AGENT_INPUT` for a made-up identifier.
-    pub fn code(&self) -> &'static str {
-        if self.pattern.is_some() {
-            AGENT_INPUT_CODE
-        } else {
-            CODE
-        }
-    }
-
-    /// One entry of `error.errors`: `{code, param, message, value?, rejected_pattern?}` (the
-    /// CLI Agent Spec's validation error, REQ-C-006; the pattern, REQ-F-045).
-    pub fn to_json(&self) -> Value {
-        let mut v = json!({"code": self.code(), "param": self.param, "message": self.message});
-        if let Some(value) = &self.value {
-            v["value"] = json!(value);
-        }
-        if let Some(p) = self.pattern {
-            v["rejected_pattern"] = json!(p);
-        }
-        v
-    }
-}
 
 /// What [`collect`] found.
 pub struct Collected {
@@ -508,6 +394,11 @@ pub fn command_errors(command: &Command) -> Vec<ArgError> {
         Command::Status(a) => status::argument_errors(a),
         Command::Show(a) => common::claim_id_errors("<ID>", [&a.id]),
         Command::Blast(a) => common::claim_id_errors("<ID>", [&a.id]),
+        Command::Claim(a) => {
+            let mut errors = common::claim_id_errors("--depends-on", &a.depends_on);
+            errors.extend(common::claim_id_errors("--target", &a.target));
+            errors
+        }
         Command::Log(a) => a.page.argument_errors(),
         Command::Keys(KeysCommand::List(a)) => a.page.argument_errors(),
         Command::Keys(KeysCommand::Retire(a)) => keys::keyid_error(&a.keyid).into_iter().collect(),

@@ -87,6 +87,9 @@ pub enum Command {
     Verify(commands::verify::VerifyArgs),
     /// Verify envelopes and append the accepted ones to the log
     Add(commands::add::AddArgs),
+    /// Build, sign and append a claim in one call: anchor from the tree, id prefixes
+    /// expanded, origin from the key's role (or a chain of claims with --batch)
+    Claim(commands::claim::ClaimArgs),
     /// Fold the log: each claim's standing, and why
     #[command(override_usage = "elench status [OPTIONS] <ID>...\n       \
                                 elench status [OPTIONS] --all [--limit N] [--cursor C]")]
@@ -145,6 +148,7 @@ impl Command {
             Command::Verify(_) => "verify",
             Command::Init(_) => "init",
             Command::Add(_) => "add",
+            Command::Claim(_) => "claim",
             Command::Status(_) => "status",
             Command::Blast(_) => "blast",
             Command::Show(_) => "show",
@@ -256,6 +260,17 @@ pub struct Globals {
 }
 
 impl Globals {
+    /// The settings of the operations this command line runs: its store, its wait, and the
+    /// CLI's observer ([`output::observer`]), which puts warnings into the report and shows
+    /// progress on a terminal.
+    pub fn context(&self) -> crate::ops::Context {
+        crate::ops::Context::new(
+            self.store.clone(),
+            Duration::from_secs(self.wait),
+            output::observer(),
+        )
+    }
+
     /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an
     /// explicit `--format json` forbids.
     pub fn stdout_for_product(&self, what: &str) -> Result<(), Failure> {
@@ -292,8 +307,6 @@ pub fn run() -> i32 {
     };
     let format = Format::detect(cli.format.as_deref());
     let mode = format.mode();
-    // A store whose index must be rebuilt on open shows it, as `reindex` does.
-    crate::store::report_rebuilds_to(Some(commands::common::rebuild_spinner));
     output::set_plain(format == Format::Plain);
     // No child process of elench's (git, check's runners) may wait for a person who is not
     // there, or colour what nobody reads. Before any thread starts.
@@ -386,6 +399,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Verify(a) => commands::verify::run(a, g),
         Command::Init(a) => commands::init::run(a, g),
         Command::Add(a) => commands::add::run(a, g).map(add_effect),
+        Command::Claim(a) => commands::claim::run(a, g),
         Command::Status(a) => commands::status::run(a, g),
         Command::Blast(a) => commands::blast::run(a, g),
         Command::Show(a) => commands::show::run(a, g),

@@ -147,6 +147,37 @@ impl Report {
     }
 }
 
+/// The observer of every operation this process runs: warnings are kept for the report
+/// ([`emit`] adds them to its `warnings`), and the progress of long work is drawn on stderr
+/// when it is a terminal. One per process, as the report is: a command stopped by a signal
+/// or its time limit is answered by the watchdog, whose report carries the warnings too.
+pub struct CliObserver {
+    collected: crate::ops::Collected,
+}
+
+impl crate::ops::Observer for CliObserver {
+    fn warn(&self, code: &str, message: String) {
+        crate::ops::Observer::warn(&self.collected, code, message);
+    }
+
+    fn progress(&self, what: &str, _total: Option<u64>) -> Option<crate::ops::Progress> {
+        // A store whose index must be rebuilt on open shows it, as `reindex` does.
+        super::commands::common::rebuild_spinner(what)
+    }
+}
+
+static CLI_OBSERVER: std::sync::LazyLock<std::sync::Arc<CliObserver>> =
+    std::sync::LazyLock::new(|| {
+        std::sync::Arc::new(CliObserver {
+            collected: crate::ops::Collected::default(),
+        })
+    });
+
+/// The CLI's observer ([`CliObserver`]), for the operations a command runs.
+pub fn observer() -> std::sync::Arc<dyn crate::ops::Observer> {
+    CLI_OBSERVER.clone()
+}
+
 /// Set once the report of this invocation is being written: only one is ever written, by
 /// the command or, when it is stopped, by the watchdog (see `interrupt`).
 static EMITTED: AtomicBool = AtomicBool::new(false);
@@ -211,7 +242,7 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
     }
     clear_progress();
     // What the store noticed on the way (a torn tail cut, an index rebuilt) is reported too.
-    for (code, message) in crate::store::take_warnings() {
+    for (code, message) in CLI_OBSERVER.collected.take() {
         report.warnings.push(Warning::new(&code, message));
     }
     let exit_code = report.exit_code();
@@ -988,10 +1019,15 @@ pub fn short_id(id: &str) -> &str {
 
 /// A claim's `assertion.text` on one line, shortened to [`TEXT_WIDTH`] characters.
 pub fn claim_text(body: &Value) -> String {
-    let text = body
-        .pointer("/assertion/text")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    one_line(
+        body.pointer("/assertion/text")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+    )
+}
+
+/// A claim's text on one line, shortened to [`TEXT_WIDTH`] characters.
+pub fn one_line(text: &str) -> String {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= TEXT_WIDTH {
         one_line

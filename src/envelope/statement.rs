@@ -160,7 +160,9 @@ impl Statement {
     }
 }
 
-/// Wraps a claim in a Statement whose subject is its anchor tree, and serializes it.
+/// Wraps a claim in a Statement whose subject is its anchor tree, and serializes it in its
+/// RFC 8785 form: one claim signed with one key is one envelope, whatever member order or
+/// whitespace the claim was written with.
 pub fn statement_bytes(predicate: &Map<String, Value>, anchor_tree: &str) -> Vec<u8> {
     let st = json!({
         "_type": STATEMENT_TYPE,
@@ -168,7 +170,9 @@ pub fn statement_bytes(predicate: &Map<String, Value>, anchor_tree: &str) -> Vec
         "predicateType": PREDICATE_TYPE,
         "predicate": predicate,
     });
-    st.to_string().into_bytes()
+    // Canonical form fails only for a number JSON text cannot hold, which a `Value` never
+    // has; the plain text is then still a correct Statement.
+    crate::jcs::canonical(&st).unwrap_or_else(|_| st.to_string().into_bytes())
 }
 
 #[cfg(test)]

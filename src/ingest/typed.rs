@@ -556,13 +556,13 @@ fn stored_summary(c: &ClaimView<'_>) -> String {
 /// RFC 8785 bytes of the claim without `id`: members sorted by name (all ASCII, so byte order
 /// is UTF-16 order), strings as `jcs` writes them, integers in decimal.
 fn canonical_without_id(c: &ClaimView<'_>) -> Vec<u8> {
-    let mut w = Canon(Vec::with_capacity(512));
+    let mut w = crate::jcs::Canon(Vec::with_capacity(512));
     w.open();
     let a = &c.anchor;
     w.key("anchor");
     w.open();
-    w.opt_str("contentDigest", a.content_digest.as_ref());
-    w.opt_str("path", a.path.as_ref());
+    w.opt_str("contentDigest", a.content_digest.as_deref());
+    w.opt_str("path", a.path.as_deref());
     if let Some(range) = &a.range {
         w.key("range");
         w.0.push(b'[');
@@ -574,24 +574,27 @@ fn canonical_without_id(c: &ClaimView<'_>) -> Vec<u8> {
         }
         w.0.push(b']');
     }
-    w.opt_str("strategy", a.strategy.as_ref());
-    w.opt_str("symbol", a.symbol.as_ref());
-    w.opt_str("tree", a.tree.as_ref());
+    w.opt_str("strategy", a.strategy.as_deref());
+    w.opt_str("symbol", a.symbol.as_deref());
+    w.opt_str("tree", a.tree.as_deref());
     w.close();
     w.key("assertion");
     w.open();
     if let Some(e) = &c.assertion.expression {
         w.key("expression");
         w.open();
-        w.opt_str("digest", e.digest.as_ref());
-        w.opt_str("language", Some(&e.language));
-        w.opt_str("source", Some(&e.source));
+        w.opt_str("digest", e.digest.as_deref());
+        w.opt_str("language", Some(&*e.language));
+        w.opt_str("source", Some(&*e.source));
         w.close();
     }
-    w.opt_str("form", Some(&c.assertion.form));
-    w.opt_str("text", c.assertion.text.as_ref());
+    w.opt_str("form", Some(&*c.assertion.form));
+    w.opt_str("text", c.assertion.text.as_deref());
     w.close();
-    w.opt_ids("dependsOn", c.depends_on.as_ref());
+    w.opt_strs(
+        "dependsOn",
+        c.depends_on.as_ref().map(|ids| ids.iter().map(|id| &**id)),
+    );
     if let Some(items) = &c.evidence {
         w.key("evidence");
         w.0.push(b'[');
@@ -601,76 +604,37 @@ fn canonical_without_id(c: &ClaimView<'_>) -> Vec<u8> {
             }
             let e = &e.0;
             w.open();
-            w.opt_str("digest", e.digest.as_ref());
+            w.opt_str("digest", e.digest.as_deref());
             if let Some(code) = e.exit_code {
                 w.key("exitCode");
                 w.int(code);
             }
-            w.opt_str("kind", Some(&e.kind));
-            w.opt_str("uri", e.uri.as_ref());
+            w.opt_str("kind", Some(&*e.kind));
+            w.opt_str("uri", e.uri.as_deref());
             w.close();
         }
         w.0.push(b']');
     }
-    w.opt_str("kind", Some(&c.kind));
+    w.opt_str("kind", Some(&*c.kind));
     w.key("origin");
     w.open();
-    w.opt_str("kind", Some(&c.origin.0.kind));
+    w.opt_str("kind", Some(&*c.origin.0.kind));
     let p = &c.origin.0.producer.0;
     w.key("producer");
     w.open();
-    w.opt_str("hermeticity", p.hermeticity.as_ref());
-    w.opt_str("id", Some(&p.id));
-    w.opt_str("sessionId", p.session_id.as_ref());
+    w.opt_str("hermeticity", p.hermeticity.as_deref());
+    w.opt_str("id", Some(&*p.id));
+    w.opt_str("sessionId", p.session_id.as_deref());
     w.close();
     w.close();
-    w.opt_ids("target", c.target.as_ref());
+    w.opt_strs(
+        "target",
+        c.target.as_ref().map(|ids| ids.iter().map(|id| &**id)),
+    );
     w.key("timestamp");
     w.int(c.timestamp);
     w.close();
     w.0
-}
-
-/// A writer of one canonical object at a time; commas go before every member but the first
-/// of its object.
-struct Canon(Vec<u8>);
-
-impl Canon {
-    fn open(&mut self) {
-        self.0.push(b'{');
-    }
-    fn close(&mut self) {
-        self.0.push(b'}');
-    }
-    fn key(&mut self, name: &str) {
-        if !matches!(self.0.last(), Some(b'{')) {
-            self.0.push(b',');
-        }
-        crate::jcs::write_string(name, &mut self.0);
-        self.0.push(b':');
-    }
-    fn opt_str(&mut self, name: &str, value: Option<&Str<'_>>) {
-        if let Some(v) = value {
-            self.key(name);
-            crate::jcs::write_string(v, &mut self.0);
-        }
-    }
-    fn opt_ids(&mut self, name: &str, ids: Option<&Vec<Str<'_>>>) {
-        if let Some(ids) = ids {
-            self.key(name);
-            self.0.push(b'[');
-            for (i, id) in ids.iter().enumerate() {
-                if i > 0 {
-                    self.0.push(b',');
-                }
-                crate::jcs::write_string(id, &mut self.0);
-            }
-            self.0.push(b']');
-        }
-    }
-    fn int(&mut self, n: i64) {
-        self.0.extend_from_slice(n.to_string().as_bytes());
-    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! verification for true, a falsification for false), signed with a harness key, with the
 //! evaluation transcript kept as a blob in the store.
 
-use super::{Failure, Observer, Stop};
+use super::{Context, Failure, Observer, Stop};
 use crate::anchor::{Applies as AnchorApplies, Resolution, Resolver};
 use crate::claim::predicate::{self, Expr};
 use crate::claim::Claim;
@@ -15,7 +15,7 @@ use crate::eval::{evaluate_claim, uses_processes, Evaluation, Outcome as Evaluat
 use crate::fold::{Fold, Status};
 use crate::ingest::{seal, verify_envelope};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
-use crate::store::{blobs, locate, record, Staged, Store};
+use crate::store::{blobs, record, Staged, Store};
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
 use serde_json::json;
@@ -227,18 +227,13 @@ pub fn zero_limits_failure() -> Failure {
     )
 }
 
-/// Checks the claims `input` names against its tree, in the store at `store` (None: the
-/// nearest `.elench`), waiting up to `wait` for the store each time it records. The store is
-/// opened per batch of records, never held through an evaluation. Warnings go to `observer`,
-/// and each claim is acknowledged there as it is decided; `stop` ends the run between
-/// claims (and the processes in flight), keeping what was recorded.
-pub fn check(
-    store: Option<&Path>,
-    wait: Duration,
-    input: &CheckInput,
-    observer: &dyn Observer,
-    stop: &dyn Stop,
-) -> Result<CheckOutput, Failure> {
+/// Checks the claims `input` names against its tree, in the store of `ctx`, waiting up to its
+/// `wait` for the store each time it records. The store is opened per batch of records, never
+/// held through an evaluation. Warnings go to the context's observer, and each claim is
+/// acknowledged there as it is decided; `stop` ends the run between claims (and the
+/// processes in flight), keeping what was recorded.
+pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<CheckOutput, Failure> {
+    let observer = ctx.observer();
     if !zero_limits(input).is_empty() {
         return Err(zero_limits_failure());
     }
@@ -270,8 +265,7 @@ pub fn check(
         })?;
     let (tree_oid, tracked, ignored) = listing;
 
-    let root = locate(store)?;
-    let store = Store::open(&root, wait)?;
+    let store = ctx.open_store()?;
     let key = harness_key(&input.key, &store)?;
 
     // What the sandbox must never see, even when it sits in the tree.
@@ -289,7 +283,7 @@ pub fn check(
     let (targets, mut checked) = select(&store, input, &at, &tree_oid)?;
     let access = StoreAccess::Reopen {
         root: store.root().to_path_buf(),
-        wait,
+        ctx,
     };
     drop(store);
     let needs_processes = targets.iter().any(|t| uses_processes(&t.expr));
@@ -480,14 +474,14 @@ pub enum StoreAccess<'a> {
     Held(&'a Store),
     /// Opened for each batch of records and closed again, so that a long evaluation never
     /// keeps other elench processes (agents adding claims) waiting for the store.
-    Reopen { root: PathBuf, wait: Duration },
+    Reopen { root: PathBuf, ctx: &'a Context },
 }
 
 impl StoreAccess<'_> {
     fn with<R>(&self, f: impl FnOnce(&Store) -> Result<R, Failure>) -> Result<R, Failure> {
         match self {
             StoreAccess::Held(s) => f(s),
-            StoreAccess::Reopen { root, wait } => f(&Store::open(root, *wait)?),
+            StoreAccess::Reopen { root, ctx } => f(&ctx.open_store_at(root)?),
         }
     }
 }

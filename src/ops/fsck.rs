@@ -7,13 +7,12 @@
 //! damaged record on into `quarantine/` and rebuilds the index.
 
 use super::checkpoint::{hold, read_checkpoint, CheckpointCheck};
-use super::{Failure, Observer};
+use super::{Context, Failure, Observer};
 use crate::keys::read_public_key_pem;
 use crate::store::index::Difference;
-use crate::store::{locate, rebuild, Store, Tail};
+use crate::store::{rebuild, Store, Tail};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// What to check.
 #[derive(Debug, Clone, Default)]
@@ -81,15 +80,12 @@ pub struct Findings {
     pub log_damaged: bool,
 }
 
-/// Checks the store at `store` (None: the nearest `.elench`), repairing it first when asked.
-/// A store too damaged to open like any command is still looked at and reported on.
-/// Warnings go to `observer`, and the progress of the walk over the log.
-pub fn fsck(
-    store: Option<&Path>,
-    wait: Duration,
-    input: &FsckInput,
-    observer: &dyn Observer,
-) -> Result<FsckOutput, Failure> {
+/// Checks the store of `ctx`, repairing it first when asked. A store too damaged to open
+/// like any command is still looked at and reported on. Warnings go to the context's
+/// observer, and the progress of the walk over the log.
+pub fn fsck(ctx: &Context, input: &FsckInput) -> Result<FsckOutput, Failure> {
+    let observer = ctx.observer();
+    let wait = ctx.wait;
     let checkpoint = input
         .checkpoint
         .as_deref()
@@ -122,13 +118,13 @@ pub fn fsck(
         // Before the store is opened: a FORMAT naming an older layout than the one on disk
         // keeps every command out, and the index is rebuilt into fresh files, never read when
         // a command found it damaged (a damaged one can fault when read).
-        let root = locate(store)?;
+        let root = ctx.store_root()?;
         let format_repaired = Store::repair_format(&root, wait)?;
         let crate::store::Repaired {
             damage,
             moved,
             quarantine: dest,
-        } = Store::repair_at(&root, wait)?;
+        } = Store::repair_at_with(&root, wait, ctx.shared_observer())?;
         repaired = Some(Repair {
             damage: damage.map(|d| d.to_string()),
             moved,
@@ -139,19 +135,14 @@ pub fn fsck(
     }
     // Opened like any command (a missing index is rebuilt, a torn tail cut, each with its
     // warning); if the store is too damaged for that, fsck still looks and reports.
-    let opened = locate(store).and_then(|root| Store::open(&root, wait));
-    let opened = match opened.map_err(Failure::from) {
+    let opened = match ctx.open_store() {
         Ok(s) => s,
-        Err(Failure::Corrupt(why)) => {
-            match locate(store).and_then(|root| Store::open_unsettled(&root, wait)) {
-                Ok(s) => s,
-                Err(e) => match Failure::from(e) {
-                    // The store cannot be opened at all: say why the first attempt failed.
-                    Failure::Corrupt(_) => return Err(Failure::Corrupt(why)),
-                    e => return Err(e),
-                },
-            }
-        }
+        Err(Failure::Corrupt(why)) => match ctx.open_store_unsettled() {
+            Ok(s) => s,
+            // The store cannot be opened at all: say why the first attempt failed.
+            Err(Failure::Corrupt(_)) => return Err(Failure::Corrupt(why)),
+            Err(e) => return Err(e),
+        },
         Err(e) => return Err(e),
     };
     let f = check(

@@ -2,19 +2,30 @@
 //!
 //! Each operation takes typed input and returns a typed, `Serialize` result or a
 //! [`Failure`] that carries its error code. Warnings and progress go to the [`Observer`] the
-//! caller passes in. The CLI (`cli`) and the MCP server (`mcp`) are thin layers over this
-//! module: arguments in, one call here, output out.
+//! caller passes in (in the [`Context`]). The CLI (`cli`) and the MCP server (`mcp`) are thin
+//! layers over this module: arguments in, one call here, output out.
 
 pub mod add;
+pub mod blast;
 pub mod check;
 pub mod checkpoint;
+pub mod claim;
+pub mod context;
 pub mod error;
 pub mod fsck;
+pub mod gate;
+pub mod ids;
 pub mod keys;
+pub mod log;
 pub mod observer;
+pub mod page;
+pub mod show;
+pub mod status;
 pub mod stop;
 pub mod sync;
+pub mod tree;
 
+pub use context::Context;
 pub use error::Failure;
 pub use observer::{Collected, Observer, Progress, Silent};
 pub use stop::{Never, Stop};

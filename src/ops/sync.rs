@@ -3,13 +3,12 @@
 //! local trust store; the ones it refuses are listed with their codes, stay in the remote,
 //! and are offered again on the next pull.
 
-use super::{Failure, Observer, Stop};
+use super::{Context, Failure, Observer, Stop};
 use crate::store::Store;
 use crate::sync::git::GitError;
 use crate::sync::remote::{self, Remote, SyncLock};
 use crate::sync::{Conflict, Ignored, Options, Rejected, Session, SyncError};
 use serde::Serialize;
-use std::path::Path;
 use std::time::Duration;
 
 /// Which exchange.
@@ -238,18 +237,14 @@ pub struct RemoteAdded {
     pub effect: &'static str,
 }
 
-/// Adds a remote to the store at `root`; `url` may be a path relative to the working
+/// Adds a remote to the store of `ctx`; `url` may be a path relative to the working
 /// directory.
-pub fn add_remote(
-    root: &Path,
-    wait: Duration,
-    name: &str,
-    url: &str,
-) -> Result<RemoteAdded, Failure> {
+pub fn add_remote(ctx: &Context, name: &str, url: &str) -> Result<RemoteAdded, Failure> {
+    let root = &ctx.store_root()?;
     Store::check(root)?;
     let cwd = std::env::current_dir().map_err(|e| Failure::io(".", e))?;
     let url = remote::normalize_url(url, &cwd).map_err(sync_failure)?;
-    let _lock = SyncLock::acquire(root, wait).map_err(sync_failure)?;
+    let _lock = SyncLock::acquire(root, ctx.wait).map_err(sync_failure)?;
     let added = remote::add(root, name, &url).map_err(sync_failure)?;
     Ok(RemoteAdded {
         name: name.to_owned(),
@@ -259,10 +254,11 @@ pub fn add_remote(
     })
 }
 
-/// The remotes of the store at `root`.
-pub fn list_remotes(root: &Path) -> Result<Vec<Remote>, Failure> {
-    Store::check(root)?;
-    remote::list(root).map_err(sync_failure)
+/// The remotes of the store of `ctx`.
+pub fn list_remotes(ctx: &Context) -> Result<Vec<Remote>, Failure> {
+    let root = ctx.store_root()?;
+    Store::check(&root)?;
+    remote::list(&root).map_err(sync_failure)
 }
 
 /// The failure a sync error is reported as.

@@ -43,15 +43,6 @@ pub fn digest(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// Stores `bytes` durably and returns their SHA-256 (lowercase hex).
-pub fn put(root: &Path, bytes: &[u8]) -> Result<String, BlobError> {
-    let mut digests = put_many(root, &[bytes])?;
-    digests.pop().ok_or_else(|| BlobError::Io {
-        path: root.join("blobs"),
-        source: std::io::Error::other("no digest returned"),
-    })
-}
-
 /// How many blobs are written and fsynced at once. An fsync waits for a journal commit;
 /// concurrent ones share a commit, so a group costs about one commit, not one per blob.
 const WRITERS: usize = 16;
@@ -186,6 +177,11 @@ pub fn get(root: &Path, digest: &str) -> Result<Option<Vec<u8>>, BlobError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One blob stored, as `put_many` stores each.
+    fn put(root: &Path, bytes: &[u8]) -> Result<String, BlobError> {
+        Ok(put_many(root, &[bytes])?.remove(0))
+    }
 
     #[test]
     fn put_then_get_round_trips_and_names_by_sha256() {

@@ -648,7 +648,9 @@ impl Appender {
         }
     }
 
-    pub fn head(&self) -> Head {
+    /// The head after the last commit.
+    #[cfg(test)]
+    fn head(&self) -> Head {
         self.head
     }
 
@@ -658,11 +660,6 @@ impl Appender {
         self.pending
             .reserve(payload_bytes + records * (HEADER_LEN + 1));
         self.pending_positions.reserve(records);
-    }
-
-    /// Head after the records staged so far.
-    pub fn pending_head(&self) -> Head {
-        self.pending_head
     }
 
     /// Stages one record; returns where it will sit, its chain value and its frame length.
@@ -692,10 +689,6 @@ impl Appender {
             chain,
             frame_len,
         }
-    }
-
-    pub fn staged(&self) -> usize {
-        self.pending_positions.len()
     }
 
     /// Writes the staged group and fsyncs it. Only after this returns are its records

@@ -107,6 +107,21 @@ fn from_layout1(root: &Path) -> Result<(), StoreError> {
     } else {
         root.join(LAYOUT1_KEPT)
     };
+    if !m0002::CAN_READ_LAYOUT1 {
+        // Checked before anything is written: the store stays exactly as elench 0.1 left it.
+        return Err(StoreError::MigrationUnavailable(format!(
+            "{} is a store of elench 0.1 (layout 1: a sled database in {}/), and this elench \
+             was built without the layout 1 migration, so nothing was changed. Migrate it once \
+             with a build that has it: `cargo install elench --features layout1`, or in elench's \
+             source tree `cargo run --release --features layout1 -- fsck --store {}`. Any \
+             command of that build migrates the store; every build opens it afterwards",
+            root.display(),
+            old.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(LAYOUT1_DIR),
+            root.display()
+        )));
+    }
     let layout = m0002::read_layout1(&old).map_err(StoreError::Corrupt)?;
     // The new log is written aside; a previous attempt's is elench's own scratch, made
     // from the database still here, and is written again.

@@ -35,6 +35,7 @@ use crate::claim::Claim;
 use crate::error::Rejection;
 use crate::ingest::{Accepted, Signer};
 use crate::keys::{Role, TrustSet, TrustedKey};
+use crate::ops::observer::{Observer, Silent};
 use ed25519_dalek::VerifyingKey;
 use index::{id_key, id_text, Apply, Index};
 use log::{Appender, Kind, Log};
@@ -43,7 +44,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The directory name `init` creates and commands look for.
@@ -82,6 +83,10 @@ pub enum StoreError {
     FormatTooNew { found: u32, supported: u32 },
     #[error("store is damaged: {0}")]
     Corrupt(String),
+    /// A store of an older layout that this build has no migration for (layout 1 needs the
+    /// `layout1` feature). Nothing was changed.
+    #[error("{0}")]
+    MigrationUnavailable(String),
     /// A record of the log that is whole (checksums, chain) but cannot be used: it does not
     /// verify, is not canonical, or repeats an envelope.
     #[error("store is damaged: {0}; `elench fsck --repair` moves the damaged part aside")]
@@ -207,42 +212,16 @@ pub struct Staged {
     pub trust_generation: u64,
 }
 
-/// Warnings the store raised while serving this process (TORN_TAIL, INDEX_REBUILT, …); the
-/// CLI adds them to its report.
-static WARNINGS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
-
-fn warn(code: &str, message: String) {
-    WARNINGS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push((code.to_owned(), message));
-}
-
-/// Takes the warnings raised so far.
-pub fn take_warnings() -> Vec<(String, String)> {
-    std::mem::take(&mut *WARNINGS.lock().unwrap_or_else(|p| p.into_inner()))
-}
-
 /// Hears the number of log records applied so far.
-pub type Progress = Box<dyn Fn(u64) + Sync>;
+pub type Progress = crate::ops::Progress;
 
-/// Makes a listener for the progress of an index rebuild or catch-up that opening a store
-/// starts by itself (a million records take most of a minute), given what is being done;
-/// the listener is dropped when that work ends. None: nothing listens.
-pub type ProgressSource = fn(&str) -> Option<Progress>;
+/// Who hears a store's warnings (TORN_TAIL, INDEX_REBUILT, …) and the progress of the
+/// rebuilds and catch-ups opening it starts by itself: the observer it was opened with.
+pub type Observed = Arc<dyn Observer>;
 
-/// Set once by the CLI, which shows a progress bar on a terminal; the library is silent.
-static REBUILD_PROGRESS: Mutex<Option<ProgressSource>> = Mutex::new(None);
-
-/// Says who hears the progress of the rebuilds and catch-ups that opening a store starts
-/// (None: nobody). Commands that rebuild on request (`reindex`) pass their own listener.
-pub fn report_rebuilds_to(source: Option<ProgressSource>) {
-    *REBUILD_PROGRESS.lock().unwrap_or_else(|p| p.into_inner()) = source;
-}
-
-fn rebuild_listener(what: &str) -> Option<Progress> {
-    let source = *REBUILD_PROGRESS.lock().unwrap_or_else(|p| p.into_inner());
-    source.and_then(|make| make(what))
+/// The observer of a store opened without one: nobody hears anything.
+fn silent() -> Observed {
+    Arc::new(Silent)
 }
 
 pub struct Store {
@@ -255,6 +234,8 @@ pub struct Store {
     /// Nobody can write the store (read-only file system or permissions): it is read as the
     /// last writer left it, and every write is refused.
     read_only: bool,
+    /// Hears the warnings and progress of this store's work.
+    observer: Observed,
 }
 
 /// Where the store is: an explicit path, or `.elench` in the working directory or the
@@ -378,12 +359,22 @@ enum Standing {
 
 impl Store {
     /// Creates a store at `root` (or opens the one already there). Returns whether it was new.
+    /// Nobody hears its warnings: [`Store::init_with`] names who does.
     pub fn init(root: &Path, wait: Duration) -> Result<(Store, bool), StoreError> {
+        Store::init_with(root, wait, silent())
+    }
+
+    /// [`Store::init`], with `observer` hearing the store's warnings and progress.
+    pub fn init_with(
+        root: &Path,
+        wait: Duration,
+        observer: Observed,
+    ) -> Result<(Store, bool), StoreError> {
         if root.join(FORMAT_FILE).is_file() {
-            return Ok((Store::open(root, wait)?, false));
+            return Ok((Store::open_with(root, wait, observer)?, false));
         }
         std::fs::create_dir_all(root.join(LOG_DIR)).map_err(io_err(root))?;
-        let store = Store::open_parts(root, wait)?;
+        let store = Store::open_parts(root, wait, &observer)?;
         // The FORMAT file is written last: its presence marks a complete store.
         write_format_file(root)?;
         Ok((store, true))
@@ -400,8 +391,15 @@ impl Store {
     }
 
     /// Opens an existing store. Never waits for a writer, unless the index must be rebuilt
-    /// or an older layout migrated (up to `wait`).
+    /// or an older layout migrated (up to `wait`). Nobody hears its warnings:
+    /// [`Store::open_with`] names who does.
     pub fn open(root: &Path, wait: Duration) -> Result<Store, StoreError> {
+        Store::open_with(root, wait, silent())
+    }
+
+    /// [`Store::open`], with `observer` hearing the store's warnings (a torn tail cut, an
+    /// index rebuilt) and the progress of a rebuild, on opening and after.
+    pub fn open_with(root: &Path, wait: Duration, observer: Observed) -> Result<Store, StoreError> {
         let found = read_format_file(root)?;
         let supported = current_version();
         if found > supported {
@@ -416,7 +414,7 @@ impl Store {
             migrate::migrate(root, found)?;
             drop(lock);
         }
-        let store = Store::open_parts(root, wait)?;
+        let store = Store::open_parts(root, wait, &observer)?;
         match store.settle(None) {
             Ok(()) => Ok(store),
             // Damage found on the way is rebuilt into fresh files, never read again.
@@ -427,8 +425,8 @@ impl Store {
                 let _lock = acquire_lock(root, wait)?;
                 let log = Log::new(root.join(LOG_DIR));
                 let why = "the index was found damaged when it was opened";
-                let index = Store::replace_index_locked(root, &log, wait, why)?;
-                let store = Store::assemble(root, log, index, wait, false);
+                let index = Store::replace_index_locked(root, &log, wait, why, &observer)?;
+                let store = Store::assemble(root, log, index, wait, false, observer);
                 store.settle(Some(&_lock))?;
                 Ok(store)
             }
@@ -453,15 +451,24 @@ impl Store {
     /// Opens a store without bringing the index level with the log (for `fsck`, which
     /// reports what it finds instead).
     pub fn open_unsettled(root: &Path, wait: Duration) -> Result<Store, StoreError> {
+        Store::open_unsettled_with(root, wait, silent())
+    }
+
+    /// [`Store::open_unsettled`], with `observer` hearing the store's warnings and progress.
+    pub fn open_unsettled_with(
+        root: &Path,
+        wait: Duration,
+        observer: Observed,
+    ) -> Result<Store, StoreError> {
         Store::check(root)?;
         let found = read_format_file(root)?;
         if found < current_version() {
-            return Store::open(root, wait);
+            return Store::open_with(root, wait, observer);
         }
         if let Some(why) = migrate::disagreement(root, found) {
             return Err(StoreError::Corrupt(why));
         }
-        Store::open_parts(root, wait)
+        Store::open_parts(root, wait, &observer)
     }
 
     fn refuse_if_read_only(&self) -> Result<(), StoreError> {
@@ -482,7 +489,14 @@ impl Store {
         acquire_lock(&self.root, self.wait)
     }
 
-    fn assemble(root: &Path, log: Log, index: Index, wait: Duration, read_only: bool) -> Store {
+    fn assemble(
+        root: &Path,
+        log: Log,
+        index: Index,
+        wait: Duration,
+        read_only: bool,
+        observer: Observed,
+    ) -> Store {
         Store {
             root: root.to_path_buf(),
             log,
@@ -490,10 +504,16 @@ impl Store {
             wait,
             trust_seen: AtomicU64::new(u64::MAX),
             read_only,
+            observer,
         }
     }
 
-    fn open_parts(root: &Path, wait: Duration) -> Result<Store, StoreError> {
+    /// Who hears this store's warnings and progress.
+    pub fn observer(&self) -> &dyn Observer {
+        &*self.observer
+    }
+
+    fn open_parts(root: &Path, wait: Duration, observer: &Observed) -> Result<Store, StoreError> {
         let log = Log::new(root.join(LOG_DIR));
         let index_dir = root.join(INDEX_DIR);
         let marker = index::unsynced::path_in(&index_dir);
@@ -511,7 +531,14 @@ impl Store {
                     format!("the store is read-only and its index cannot be read ({e})"),
                 )
             })?;
-            return Ok(Store::assemble(root, log, index, wait, true));
+            return Ok(Store::assemble(
+                root,
+                log,
+                index,
+                wait,
+                true,
+                observer.clone(),
+            ));
         }
         // An index a command found damaged (`index::fault`) is never read again: it
         // is rebuilt into fresh files.
@@ -523,8 +550,16 @@ impl Store {
                     &log,
                     wait,
                     "an earlier command found the index damaged",
+                    observer,
                 )?;
-                return Ok(Store::assemble(root, log, index, wait, false));
+                return Ok(Store::assemble(
+                    root,
+                    log,
+                    index,
+                    wait,
+                    false,
+                    observer.clone(),
+                ));
             }
         }
         // An index that may have lost pages with an earlier boot is rebuilt into fresh files
@@ -537,8 +572,15 @@ impl Store {
             // Another process may have rebuilt it meanwhile.
             if let Ok(Some(other)) = index::unsynced::from_other_boot(&marker) {
                 let why = index::unsynced::reason(&other);
-                let index = Store::replace_index_locked(root, &log, wait, &why)?;
-                return Ok(Store::assemble(root, log, index, wait, false));
+                let index = Store::replace_index_locked(root, &log, wait, &why, observer)?;
+                return Ok(Store::assemble(
+                    root,
+                    log,
+                    index,
+                    wait,
+                    false,
+                    observer.clone(),
+                ));
             }
         }
         let index = match open_index(&index_dir) {
@@ -559,11 +601,19 @@ impl Store {
                         &log,
                         wait,
                         &format!("the index could not be opened ({why})"),
+                        observer,
                     )?,
                 }
             }
         };
-        Ok(Store::assemble(root, log, index, wait, false))
+        Ok(Store::assemble(
+            root,
+            log,
+            index,
+            wait,
+            false,
+            observer.clone(),
+        ))
     }
 
     /// Moves the index's files aside and rebuilds it from the log in fresh ones. The caller
@@ -573,6 +623,7 @@ impl Store {
         log: &Log,
         wait: Duration,
         why: &str,
+        observer: &Observed,
     ) -> Result<Index, StoreError> {
         let index_dir = root.join(INDEX_DIR);
         Index::forget(&index_dir);
@@ -599,7 +650,14 @@ impl Store {
             }
         }
         let index = open_index(&index_dir).map_err(StoreError::Corrupt)?;
-        let store = Store::assemble(root, log.clone(), index.clone(), wait, false);
+        let store = Store::assemble(
+            root,
+            log.clone(),
+            index.clone(),
+            wait,
+            false,
+            observer.clone(),
+        );
         store.rebuild_locked(why)?;
         Ok(index)
     }
@@ -870,12 +928,20 @@ impl Store {
 
     fn catch_up_locked(&self) -> Result<(), StoreError> {
         let from = self.index.read()?.meta()?;
-        let listener = rebuild_listener(if from.head.records == 0 {
-            "rebuilding the index"
-        } else {
-            "bringing the index up to date"
-        });
-        let tail = rebuild::apply_log(&self.log, &self.index, from.head, listener.as_deref())?;
+        let listener = self.observer.progress(
+            if from.head.records == 0 {
+                "rebuilding the index"
+            } else {
+                "bringing the index up to date"
+            },
+            None,
+        );
+        let tail = rebuild::apply_log(
+            &self.log,
+            &self.index,
+            from.head,
+            listener.as_deref().map(|l| l as _),
+        )?;
         drop(listener);
         let now = self.index.read()?.meta()?.head.records;
         // A long catch-up ends with the index on disk, as a rebuild does.
@@ -883,7 +949,7 @@ impl Store {
             self.index.sync()?;
         }
         if from.head.records == 0 && now > 0 {
-            warn(
+            self.observer.warn(
                 "INDEX_REBUILT",
                 format!("the index was missing or empty; rebuilt it from the log ({now} records)"),
             );
@@ -893,11 +959,12 @@ impl Store {
 
     /// Rebuilds the index from the whole log. The caller holds the writer lock.
     pub fn rebuild_locked(&self, why: &str) -> Result<(), StoreError> {
-        let listener = rebuild_listener("rebuilding the index");
-        let tail = rebuild::rebuild_all(&self.log, &self.index, listener.as_deref())?;
+        let listener = self.observer.progress("rebuilding the index", None);
+        let tail =
+            rebuild::rebuild_all(&self.log, &self.index, listener.as_deref().map(|l| l as _))?;
         drop(listener);
         let records = self.index.read()?.meta()?.head.records;
-        warn(
+        self.observer.warn(
             "INDEX_REBUILT",
             format!("{why}; rebuilt the index from the log ({records} records)"),
         );
@@ -905,7 +972,7 @@ impl Store {
     }
 
     fn handle_tail(&self, tail: Tail) -> Result<(), StoreError> {
-        handle_tail_of(&self.root, &self.log, tail)
+        handle_tail_of(&self.root, &self.log, tail, &*self.observer)
     }
 
     /// Takes the writer lock (waiting up to `--wait`) and brings the index level with the log.
@@ -1352,8 +1419,9 @@ impl Store {
     /// The index is rebuilt into fresh files (never reading the old ones, which may be
     /// damaged), so the store is consumed: open it again to read the new index.
     pub fn reindex(self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
+        let observer = self.observer.clone();
         let (root, wait) = self.close();
-        Store::reindex_at(&root, wait, progress)
+        Store::reindex_at_with(&root, wait, progress, observer)
     }
 
     /// [`Store::reindex`] of the store at `root`, without opening its index at all (a damaged
@@ -1363,9 +1431,19 @@ impl Store {
         wait: Duration,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Meta, StoreError> {
-        let log = Store::unopened(root, wait)?;
+        Store::reindex_at_with(root, wait, progress, silent())
+    }
+
+    /// [`Store::reindex_at`], with `observer` hearing the store's warnings.
+    pub fn reindex_at_with(
+        root: &Path,
+        wait: Duration,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+        observer: Observed,
+    ) -> Result<Meta, StoreError> {
+        let log = Store::unopened(root, wait, &observer)?;
         let _lock = acquire_lock(root, wait)?;
-        rebuild_aside_locked(root, &log, progress)
+        rebuild_aside_locked(root, &log, progress, &*observer)
     }
 
     /// Lets go of this store's index (so that its files can be replaced) and says where the
@@ -1377,10 +1455,10 @@ impl Store {
 
     /// The log of the store at `root`, checked (format, layout migrated, writable) without
     /// opening the index.
-    fn unopened(root: &Path, wait: Duration) -> Result<Log, StoreError> {
+    fn unopened(root: &Path, wait: Duration, observer: &Observed) -> Result<Log, StoreError> {
         Store::check(root)?;
         if read_format_file(root)? < current_version() {
-            let (root, _) = Store::open(root, wait)?.close();
+            let (root, _) = Store::open_with(root, wait, observer.clone())?.close();
             return Ok(Log::new(root.join(LOG_DIR)));
         }
         if is_read_only(root) {
@@ -1397,15 +1475,25 @@ impl Store {
     /// when the log was sound or only ended in an unfinished append) and the files moved.
     /// The index is rebuilt into fresh files, so the store is consumed: open it again.
     pub fn repair(self) -> Result<Repaired, StoreError> {
+        let observer = self.observer.clone();
         let (root, wait) = self.close();
-        Store::repair_at(&root, wait)
+        Store::repair_at_with(&root, wait, observer)
     }
 
     /// [`Store::repair`] of the store at `root`. Its index is read only to learn what it
     /// vouches for, and not at all when a command found it damaged (`index::fault`): the
     /// rebuilt index is written into fresh files.
     pub fn repair_at(root: &Path, wait: Duration) -> Result<Repaired, StoreError> {
-        let log = Store::unopened(root, wait)?;
+        Store::repair_at_with(root, wait, silent())
+    }
+
+    /// [`Store::repair_at`], with `observer` hearing the store's warnings.
+    pub fn repair_at_with(
+        root: &Path,
+        wait: Duration,
+        observer: Observed,
+    ) -> Result<Repaired, StoreError> {
+        let log = Store::unopened(root, wait, &observer)?;
         // What the index vouches for, before it is rebuilt: a log cut inside a record the
         // index saw lost an acknowledged record, which is damage, not an unfinished append.
         // Only a log that ends in a torn record needs the answer, so only then is the old
@@ -1413,7 +1501,7 @@ impl Store {
         let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
         let acknowledged_loss = match tail {
             Tail::Torn { .. } if !index::fault::marked(&root.join(INDEX_DIR)) => {
-                match Store::open_unsettled(root, wait) {
+                match Store::open_unsettled_with(root, wait, observer.clone()) {
                     Ok(store) => {
                         let why = store.acknowledged_loss();
                         store.close();
@@ -1435,7 +1523,7 @@ impl Store {
         loop {
             let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
             let (cut, is_damage) = match tail {
-                Tail::Clean => match rebuild_aside_locked(root, &log, None) {
+                Tail::Clean => match rebuild_aside_locked(root, &log, None, &*observer) {
                     Ok(_) => break,
                     Err(StoreError::Damaged(d)) => (d, true),
                     Err(e) => return Err(e),
@@ -1491,7 +1579,12 @@ pub struct Repaired {
     pub quarantine: PathBuf,
 }
 
-fn handle_tail_of(root: &Path, log: &Log, tail: Tail) -> Result<(), StoreError> {
+fn handle_tail_of(
+    root: &Path,
+    log: &Log,
+    tail: Tail,
+    observer: &dyn Observer,
+) -> Result<(), StoreError> {
     match tail {
         Tail::Clean => Ok(()),
         Tail::Torn {
@@ -1502,7 +1595,7 @@ fn handle_tail_of(root: &Path, log: &Log, tail: Tail) -> Result<(), StoreError> 
             // Cut off, but kept: nothing elench does deletes bytes of the log.
             let dest = fresh_quarantine(root);
             log.quarantine_from(segment, offset, &dest)?;
-            warn(
+            observer.warn(
                 "TORN_TAIL",
                 format!(
                     "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
@@ -1527,6 +1620,7 @@ fn rebuild_aside_locked(
     root: &Path,
     log: &Log,
     progress: Option<&(dyn Fn(u64) + Sync)>,
+    observer: &dyn Observer,
 ) -> Result<Meta, StoreError> {
     let index_dir = root.join(INDEX_DIR);
     let fresh = root.join(format!("index.new-{}-{}", unix_time(), std::process::id()));
@@ -1537,7 +1631,7 @@ fn rebuild_aside_locked(
         let meta = index.read().and_then(|r| r.meta());
         Index::forget(&fresh);
         drop(index);
-        handle_tail_of(root, log, tail?)?;
+        handle_tail_of(root, log, tail?, observer)?;
         Ok::<Meta, StoreError>(meta?)
     })();
     // A rebuild that stopped (damage `fsck --repair` moves aside, say) leaves no half-built

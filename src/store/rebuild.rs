@@ -16,8 +16,20 @@ use crate::ingest::{verify_for_store, verify_json, Accepted};
 use crate::keys::TrustSet;
 use rayon::prelude::*;
 
-/// Envelopes verified together (in parallel) before being applied in order.
+/// Envelopes verified together (in parallel) before being applied in order, unless
+/// `ELENCH_VERIFY_BATCH` says otherwise (tests set a small batch to cross batch boundaries
+/// with a few hundred claims rather than thousands).
 const VERIFY_BATCH: usize = 4096;
+
+/// The verify batch in force: `ELENCH_VERIFY_BATCH` when it is a number from 1 to 65,536,
+/// else [`VERIFY_BATCH`].
+fn verify_batch_size() -> usize {
+    std::env::var("ELENCH_VERIFY_BATCH")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| (1..=65_536).contains(n))
+        .unwrap_or(VERIFY_BATCH)
+}
 /// Records per index transaction during a long rebuild.
 const COMMIT_EVERY: u64 = 100_000;
 
@@ -343,7 +355,8 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         // The log is read (and its checksums and chain checked) on a thread of its own, up to
         // a batch ahead: read between batches on this thread, it left both cores idle while
         // the next batch was read.
-        let (records, received) = std::sync::mpsc::sync_channel::<Record>(VERIFY_BATCH);
+        let batch = verify_batch_size();
+        let (records, received) = std::sync::mpsc::sync_channel::<Record>(batch);
         std::thread::scope(|scope| {
             let reader = scope.spawn(move || {
                 // A closed channel means the records' user stopped: so does the reading.
@@ -354,7 +367,7 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
                 let step = match rec.kind {
                     Kind::Envelope => {
                         self.batch.push(rec);
-                        if self.batch.len() >= VERIFY_BATCH {
+                        if self.batch.len() >= batch {
                             self.flush()
                         } else {
                             Ok(())

@@ -728,12 +728,6 @@ impl Repo {
         Ok(entries)
     }
 
-    /// For each path, what the tree of `treeish` (a commit or a tree) holds there.
-    pub fn at(&self, treeish: &str, paths: &[String]) -> Result<Vec<At>, GitError> {
-        let asked: Vec<(&str, &str)> = paths.iter().map(|p| (treeish, p.as_str())).collect();
-        self.at_each(&asked)
-    }
-
     /// For each `(treeish, path)`, what the tree of `treeish` holds at `path`. Asking for one
     /// name in a tree already found costs one tree read, where a path from the commit costs
     /// one per folder on the way.
@@ -1175,15 +1169,12 @@ mod tests {
             assert_eq!(repo.list(&linked, "v1").unwrap().len(), 3);
             assert_eq!(repo.list(&c2, "v1").unwrap().len(), 3);
             let at = repo
-                .at(
-                    &c2,
-                    &[
-                        "v1/aa/x/1".into(),
-                        "v1/dd/q/4".into(),
-                        "v1/aa".into(),
-                        "v1/aa/x/1/below".into(),
-                    ],
-                )
+                .at_each(&[
+                    (c2.as_str(), "v1/aa/x/1"),
+                    (c2.as_str(), "v1/dd/q/4"),
+                    (c2.as_str(), "v1/aa"),
+                    (c2.as_str(), "v1/aa/x/1/below"),
+                ])
                 .unwrap();
             assert!(matches!(&at[0], At::Blob { size: 3, .. }), "{at:?}");
             assert_eq!(at[1], At::Nothing);

@@ -181,7 +181,6 @@ pub struct SyncLock {
 
 impl SyncLock {
     pub fn acquire(store_root: &Path, wait: Duration) -> Result<SyncLock, SyncError> {
-        use fs2::FileExt;
         let dir = store_root.join(SYNC_DIR);
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let path = dir.join("lock");
@@ -193,8 +192,11 @@ impl SyncLock {
             .map_err(io(&path))?;
         let started = Instant::now();
         loop {
-            if file.try_lock_exclusive().is_ok() {
-                return Ok(SyncLock { _file: file });
+            // std's advisory lock (flock), released with the file however the process ends.
+            match file.try_lock() {
+                Ok(()) => return Ok(SyncLock { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
             }
             if started.elapsed() >= wait {
                 return Err(SyncError::Busy(started.elapsed().as_secs()));

@@ -1,10 +1,10 @@
 //! `elench blast ID [--depth N]`: what a falsification of a claim revokes.
 
-use super::common::{open_store, require_claim_ids, resolve_claim_id};
 use crate::cli::failure::Failure;
-use crate::cli::output::{claim_text, short_id, JsonData, Mode, Report, Style};
+use crate::cli::output::{one_line, short_id, JsonData, Mode, Report, Style};
 use crate::cli::Globals;
-use crate::graph::{blast_bulk, BulkBlast};
+use crate::graph::BulkBlast;
+use crate::ops::blast::{blast, BlastInput};
 
 impl JsonData for BulkBlast {
     fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
@@ -26,25 +26,28 @@ pub struct BlastArgs {
 }
 
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
-    require_claim_ids([&a.id])?;
-    let store = open_store(g)?;
-    // One read transaction for the whole answer: a snapshot as of one state of the log.
-    let _snapshot = store.pin()?;
-    let id = resolve_claim_id(&store, &a.id)?;
-    let bulk = blast_bulk(&store, &id, a.depth)?;
+    let out = blast(
+        &g.context(),
+        &BlastInput {
+            id: a.id,
+            depth: a.depth,
+            // Claim texts live in the log; read them only when a person will see them.
+            with_texts: g.mode == Mode::Text,
+        },
+    )?;
     if g.mode != Mode::Text {
         // Written to stdout straight from the member arrays: a large closure never becomes
         // a `Value` tree or a string per member.
-        return Ok(Report::streaming(bulk, String::new()));
+        return Ok(Report::streaming(out.bulk, String::new()));
     }
-    let b = bulk.to_blast();
+    let b = out.bulk.to_blast();
     let style = Style::new(g.mode);
-    // Claim texts live in the log; read them only when a person will see them.
-    let prose_of = |id: &str| -> Result<String, Failure> {
-        Ok(store
-            .get(id)?
-            .map(|c| claim_text(&c.claim.body))
-            .unwrap_or_default())
+    let prose_of = |id: &str| -> String {
+        out.texts
+            .get(id)
+            .and_then(|t| t.as_str())
+            .map(one_line)
+            .unwrap_or_default()
     };
     let mut text = format!(
         "blast radius of {}: {} dependent claim(s){}\n",
@@ -64,7 +67,7 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
                 .as_ref()
                 .map(|v| format!(" via {}", short_id(v)))
                 .unwrap_or_default();
-            let prose = prose_of(&m.id)?;
+            let prose = prose_of(&m.id);
             text.push_str(&format!(
                 "  {} {} {}{via}  {}\n",
                 style.id(&m.id),
@@ -78,7 +81,7 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
         text.push_str("affected (outside the closure, decided by a record inside it):\n");
         for x in &b.affected {
             let by: Vec<&str> = x.decided_by.iter().map(|d| short_id(d)).collect();
-            let prose = prose_of(&x.id)?;
+            let prose = prose_of(&x.id);
             text.push_str(&format!(
                 "  {} {} by {}  {}\n",
                 style.id(&x.id),
@@ -88,5 +91,5 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             ));
         }
     }
-    Ok(Report::streaming(bulk, text))
+    Ok(Report::streaming(out.bulk, text))
 }

@@ -2,12 +2,13 @@
 //! ([`crate::ops::fsck`]), with a bar over the log's records on a terminal.
 
 use crate::cli::failure::Failure;
-use crate::cli::output::{Report, Warning};
+use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::ops::fsck::{fsck, FsckInput};
-use crate::ops::{Collected, Observer, Progress};
+use crate::ops::{Context, Observer, Progress};
 use indicatif::ProgressDrawTarget;
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -26,20 +27,24 @@ pub struct FsckArgs {
     pub key: Option<std::path::PathBuf>,
 }
 
-/// Warnings kept for the report; the walk over the log shown as a bar on a terminal.
-#[derive(Default)]
+/// The CLI's observer (warnings for the report, the spinner of a rebuild), with the walk
+/// over the log shown as a bar on a terminal.
 struct Watch {
-    warnings: Collected,
+    cli: Arc<dyn Observer>,
 }
 
 impl Observer for Watch {
     fn warn(&self, code: &str, message: String) {
-        self.warnings.warn(code, message);
+        self.cli.warn(code, message);
     }
 
-    /// A bar on stderr over the log's records, only when stderr is a terminal: piped or
-    /// scripted runs get the final report alone. Cleared when the walk ends.
+    /// The check's walk: a bar on stderr over the log's records, only when stderr is a
+    /// terminal (piped or scripted runs get the final report alone), cleared when the walk
+    /// ends. Anything else (a rebuild on open) is the CLI's.
     fn progress(&self, what: &str, total: Option<u64>) -> Option<Progress> {
+        if what != "checking" {
+            return self.cli.progress(what, total);
+        }
         if !std::io::stderr().is_terminal() {
             return None;
         }
@@ -65,19 +70,15 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         checkpoint: a.checkpoint,
         key: a.key,
     };
-    let watch = Watch::default();
-    let out = fsck(
-        g.store.as_deref(),
+    let watch = Watch {
+        cli: crate::cli::output::observer(),
+    };
+    let ctx = Context::new(
+        g.store.clone(),
         Duration::from_secs(g.wait),
-        &input,
-        &watch,
+        Arc::new(watch),
     );
-    let warnings = watch
-        .warnings
-        .take()
-        .into_iter()
-        .map(|(code, message)| Warning::new(&code, message))
-        .collect();
+    let out = fsck(&ctx, &input);
     let mut out = out?;
     let mut text = String::new();
     if let Some(r) = &out.repaired {
@@ -116,7 +117,6 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         data,
         text,
         failure,
-        warnings,
         ..Report::default()
     })
 }

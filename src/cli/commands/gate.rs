@@ -4,16 +4,11 @@
 //! from the CLI Agent Spec's range for a command's own codes), so CI can tell "may not ship"
 //! from "could not decide" (bad policy 2, no store 4, …).
 
-use super::anchor::{tree_dir, tree_of};
-use super::common::open_store;
-use crate::anchor::Resolver;
 use crate::cli::failure::Failure;
-use crate::cli::output::{Report, Warning};
+use crate::cli::output::Report;
 use crate::cli::Globals;
-use crate::fold::Fold;
-use crate::gate::{evaluate, Outcome, Policy, StaleRule};
-use crate::tree::Selection;
-use serde_json::json;
+use crate::gate::StaleRule;
+use crate::ops::gate::{gate, GateInput, GateOutput};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -39,89 +34,30 @@ pub struct GateArgs {
 }
 
 pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
-    let shown = a.policy.display().to_string();
-    let text = std::fs::read(&a.policy).map_err(|e| Failure::io(&shown, e))?;
-    let text = String::from_utf8(text).map_err(|e| Failure::BadPolicy {
-        path: shown.clone(),
-        error: crate::gate::PolicyError {
-            message: format!("not UTF-8 text ({e})"),
-            line: 0,
-            column: 0,
+    let out = gate(
+        &g.context(),
+        &GateInput {
+            policy: a.policy,
+            at: a.at,
+            no_ignore: a.no_ignore,
         },
-    })?;
-    let policy = Policy::parse(&text).map_err(|error| Failure::BadPolicy {
-        path: shown.clone(),
-        error,
-    })?;
-    let dir = tree_dir(a.at.as_deref())?;
-    let store = open_store(g)?;
-    // One read transaction for the whole answer: a snapshot as of one state of the log.
-    let _snapshot = store.pin()?;
-    let selection = Selection::from_no_ignore(a.no_ignore);
-    let (tree, tracked) = tree_of(&dir, selection)?;
-    let ids = store.claim_ids()?;
-    let mut fold = Fold::new(&store);
-    let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
-    let outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
-
-    let mut warnings: Vec<Warning> = tracked.into_iter().collect();
-    // Only with `min_in_scope = 0` can a gate that judged nothing pass; say so.
-    let ignored_stale = match policy.rules.stale {
-        StaleRule::Ignore => outcome.counts.applies.stale,
-        StaleRule::Fail => 0,
-    };
-    if outcome.counts.in_scope == ignored_stale && outcome.pass {
-        warnings.push(Warning::new(
-            "EMPTY_SCOPE",
-            "no claim in scope was judged at this tree (none in scope, or only stale ones the \
-             policy ignores) and the policy allows it (min_in_scope = 0): the gate passes \
-             without judging anything; check the policy's [scope] and that the claims' anchors \
-             apply here",
-        ));
-    }
-    let text = render(&outcome, &tree, &shown, &policy);
-    let data = json!({
-        "pass": outcome.pass,
-        "tree": tree,
-        "policy": policy.to_json(),
-        "violations": outcome.violations,
-        "counts": outcome.counts,
-    });
-    let failure = (!outcome.pass).then(|| {
-        let c = &outcome.counts.violations;
-        let empty = if c.min_in_scope > 0 {
-            format!(
-                "EMPTY_SCOPE: fewer claims judged than the policy's min_in_scope ({}); ",
-                policy.rules.min_in_scope
-            )
-        } else {
-            String::new()
-        };
-        Failure::GateFailed(format!(
-            "the tree may not ship: {empty}{} violation(s) of {shown} (forbid {}, \
-             max_unevaluated {}, min_harness_keys {}, stale {}, min_in_scope {})",
-            outcome.violations.len(),
-            c.forbid,
-            c.max_unevaluated,
-            c.min_harness_keys,
-            c.stale,
-            c.min_in_scope
-        ))
-    });
+    )?;
+    let text = render(&out);
+    let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(format!("gate: {e}")))?;
     Ok(Report {
         data,
         text,
-        warnings,
-        failure,
+        failure: out.failure(),
         ..Report::default()
     })
 }
 
 /// The report for people: verdict, counts per status and per rule, then each violation with
 /// the claim's text.
-fn render(o: &Outcome, tree: &str, policy_path: &str, policy: &Policy) -> String {
+fn render(o: &GateOutput) -> String {
+    let (tree, policy_path) = (&o.tree, &o.policy_path);
     let c = &o.counts;
-    let r = &policy.rules;
+    let r = &o.parsed.rules;
     let verdict = if o.pass { "PASS" } else { "FAIL" };
     let mut t = format!(
         "gate {verdict} at tree {} (policy {policy_path})\n",

@@ -26,7 +26,11 @@ pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
         (None, Some(d)) => d.join(STORE_DIR),
         (None, None) => PathBuf::from(STORE_DIR),
     };
-    let (store, created) = Store::init(&root, Duration::from_secs(g.wait))?;
+    let (store, created) = Store::init_with(
+        &root,
+        Duration::from_secs(g.wait),
+        crate::cli::output::observer(),
+    )?;
     let path = std::fs::canonicalize(store.root()).unwrap_or_else(|_| root.clone());
     let text = if created {
         format!("created an empty elench store at {}\n", path.display())

@@ -1,10 +1,10 @@
 //! `elench log`: the claims in arrival order, paginated.
 
-use super::common::{open_store, Page};
+use super::common::{pagination_json, Page};
 use crate::cli::failure::Failure;
-use crate::cli::output::{claim_text, Report, Style};
+use crate::cli::output::{one_line, Mode, Report, Style};
 use crate::cli::Globals;
-use serde_json::json;
+use crate::ops::log::{log, LogInput};
 
 #[derive(Debug, clap::Args)]
 pub struct LogArgs {
@@ -13,51 +13,42 @@ pub struct LogArgs {
 }
 
 pub fn run(a: LogArgs, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store(g)?;
-    let (page, pagination_meta) = a.page.of_arrivals(&store)?;
-    let mut entries = Vec::with_capacity(page.len());
-    let mut text = String::new();
-    let style = Style::new(g.mode);
     // Status is folded only for text: a person reading the log wants to see where each
     // claim stands; the JSON entries stay what was logged.
-    let mut fold = crate::fold::Fold::new(&store);
-    for (seq, id) in &page {
-        let c = store.get(id)?.ok_or_else(|| {
-            Failure::Internal(format!("arrival #{seq} names {id}, which is not stored"))
-        })?;
-        if g.mode == crate::cli::output::Mode::Text {
-            let status = fold.effective(id)?.status;
+    let out = log(
+        &g.context(),
+        &LogInput {
+            page: a.page.request(),
+            with_status: g.mode == Mode::Text,
+        },
+    )?;
+    let mut text = String::new();
+    let style = Style::new(g.mode);
+    for e in &out.entries {
+        if let Some(status) = e.status {
             text.push_str(&format!(
-                "#{seq} {} {} {:<13} {}  {}\n",
-                style.id(id),
+                "#{} {} {} {:<13} {}  {}\n",
+                e.seq,
+                style.id(&e.id),
                 style.status(&format!("{:<11}", status.as_str())),
-                c.claim.kind.as_str(),
-                c.claim.producer,
-                style.dim(&claim_text(&c.claim.body))
+                e.kind.as_str(),
+                e.producer,
+                style.dim(&e.text.as_str().map(one_line).unwrap_or_default())
             ));
         }
-        entries.push(json!({
-            "seq": seq,
-            "id": id,
-            "kind": c.claim.kind,
-            "origin": c.claim.origin,
-            "producer": c.claim.producer,
-            "target": c.claim.target,
-            "depends_on": c.claim.depends_on,
-            "signers": c.signers.iter().map(|s| s.keyid.clone()).collect::<Vec<_>>(),
-        }));
     }
-    if entries.is_empty() {
+    if out.entries.is_empty() {
         text.push_str("the log is empty\n");
     }
-    if let Some(next) = pagination_meta["next_cursor"].as_str() {
+    if let Some(next) = &out.pagination.next_cursor {
         text.push_str(&format!("(more: --cursor {next})\n"));
     }
+    let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(format!("log: {e}")))?;
     Ok(Report {
-        data: json!({"entries": entries}),
+        data,
         text,
-        pagination: Some(pagination_meta),
-        cursors: page.iter().map(|(seq, _)| seq.to_string()).collect(),
+        pagination: Some(pagination_json(&out.pagination)),
+        cursors: out.cursors,
         ..Report::default()
     })
 }

@@ -5,6 +5,7 @@ pub mod blast;
 pub mod check;
 pub mod check_permissions;
 pub mod checkpoint;
+pub mod claim;
 pub mod common;
 pub mod completions;
 pub mod conformance;

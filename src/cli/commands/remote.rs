@@ -6,10 +6,8 @@ use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::ops::sync::{add_remote, list_remotes};
-use crate::store::locate;
 use crate::sync::remote;
 use serde_json::json;
-use std::time::Duration;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RemoteCommand {
@@ -55,10 +53,10 @@ pub fn argument_errors(a: &AddArgs) -> Vec<ArgError> {
 }
 
 pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {
-    let root = locate(g.store.as_deref())?;
+    let ctx = g.context();
     match c {
         RemoteCommand::Add(a) => {
-            let r = add_remote(&root, Duration::from_secs(g.wait), &a.name, &a.url)?;
+            let r = add_remote(&ctx, &a.name, &a.url)?;
             let text = if r.added {
                 format!("added remote {} at {}\n", r.name, r.url)
             } else {
@@ -71,7 +69,7 @@ pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {
             Ok(Report::new(data, text))
         }
         RemoteCommand::List => {
-            let remotes = list_remotes(&root)?;
+            let remotes = list_remotes(&ctx)?;
             let mut text = String::new();
             for r in &remotes {
                 text.push_str(&format!("{}\t{}\n", r.name, r.url));

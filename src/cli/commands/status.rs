@@ -1,21 +1,17 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use super::anchor::{tree_dir, tree_of};
-use super::common::{
-    claim_id_errors, open_store, pagination, require_claim_ids, resolve_claim_ids, Page,
-};
-use crate::anchor::{Anchor, Applies, Resolution, Resolver};
+use super::common::{claim_id_errors, pagination_json, Page};
+use crate::anchor::Applies;
 use crate::cli::args::ArgError;
 use crate::cli::failure::Failure;
-use crate::cli::output::{claim_text, short_id, Report, Style, Warning};
+use crate::cli::output::{one_line, short_id, Mode, Report, Style};
 use crate::cli::Globals;
-use crate::fold::{ClaimStatus, Fold, Status};
-use crate::store::{Store, StoredClaim};
-use crate::tree::Selection;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde_json::{json, Value};
+use crate::fold::{ClaimStatus, Status};
+use crate::ops;
+use crate::ops::status::{
+    glob, glob_problem, needs_ids, Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow,
+};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
@@ -57,92 +53,24 @@ pub struct StatusArgs {
     pub path: Vec<String>,
 }
 
-/// What `status` takes, for when it was given nothing.
-const USAGE: &str = "elench status <ID>... (full ids or unique prefixes such as cl_1a2b), \
-                     or elench status --all [--limit N] [--cursor C] for every claim";
-
-/// The `--all` filters.
-struct Filters {
-    applies: Vec<String>,
-    status: Vec<String>,
-    kind: Vec<String>,
-    origin: Vec<String>,
-    path: Option<GlobSet>,
-}
-
-impl Filters {
-    fn from_args(a: &StatusArgs) -> Result<Option<Filters>, Failure> {
-        if a.applies.is_empty()
-            && a.status.is_empty()
-            && a.kind.is_empty()
-            && a.origin.is_empty()
-            && a.path.is_empty()
-        {
-            return Ok(None);
+impl StatusArgs {
+    /// The arguments as the operation takes them.
+    pub fn input(&self) -> StatusInput {
+        StatusInput {
+            ids: self.ids.clone(),
+            all: self.all,
+            page: self.page.request(),
+            at: self.at.clone(),
+            no_ignore: self.no_ignore,
+            filters: StatusFilters {
+                applies: self.applies.clone(),
+                status: self.status.clone(),
+                kind: self.kind.clone(),
+                origin: self.origin.clone(),
+                path: self.path.clone(),
+            },
         }
-        let path = if a.path.is_empty() {
-            None
-        } else {
-            let mut set = GlobSetBuilder::new();
-            for p in &a.path {
-                let g = glob(p).map_err(|e| Failure::Usage(glob_problem(p, &e)))?;
-                set.add(g);
-            }
-            Some(
-                set.build()
-                    .map_err(|e| Failure::Usage(format!("--path: {e}")))?,
-            )
-        };
-        Ok(Some(Filters {
-            applies: a.applies.clone(),
-            status: a.status.clone(),
-            kind: a.kind.clone(),
-            origin: a.origin.clone(),
-            path,
-        }))
     }
-
-    /// Whether the claim passes every filter; reads its status only when asked to.
-    fn pass(
-        &self,
-        fold: &mut Fold<'_, Store>,
-        c: &StoredClaim,
-        res: Option<&Resolution>,
-    ) -> Result<bool, Failure> {
-        let claim = &c.claim;
-        let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
-        if !any(&self.kind, claim.kind.as_str()) || !any(&self.origin, claim.origin.as_str()) {
-            return Ok(false);
-        }
-        if let Some(r) = res {
-            if !any(&self.applies, r.applies.as_str()) {
-                return Ok(false);
-            }
-        }
-        if let Some(globs) = &self.path {
-            let path = match res {
-                Some(r) if r.applies.applies() => r.path.clone(),
-                _ => Anchor::of(claim)?.path,
-            };
-            if !path.is_some_and(|p| globs.is_match(p)) {
-                return Ok(false);
-            }
-        }
-        if !self.status.is_empty() {
-            let status = fold.effective(&claim.id)?.status;
-            if !any(&self.status, status.as_str()) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-}
-
-/// Claims `status --all` reads per round when filtering.
-const FILTER_BATCH: usize = 512;
-
-fn needs_ids() -> String {
-    format!("status needs claim ids or --all. Usage: {USAGE}")
 }
 
 /// What `run` refuses before it opens the store, every one at once, for the check of the
@@ -165,234 +93,56 @@ pub fn argument_errors(a: &StatusArgs) -> Vec<ArgError> {
     errors
 }
 
-fn glob(p: &str) -> Result<globset::Glob, globset::Error> {
-    GlobBuilder::new(p).literal_separator(true).build()
-}
-
-fn glob_problem(p: &str, e: &globset::Error) -> String {
-    format!("--path {p:?} is not a glob: {}", e.kind())
-}
-
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
-    if a.ids.is_empty() && !a.all {
-        return Err(Failure::Usage(needs_ids()));
-    }
-    require_claim_ids(&a.ids)?;
-    let filters = Filters::from_args(&a)?;
-    let store = open_store(g)?;
-    // One read transaction for the whole answer: a snapshot as of one state of the log.
-    let _snapshot = store.pin()?;
-    let as_of = store.count()?;
-    let mut tracked = None;
-    let mut resolver = match &a.at {
-        Some(at) => {
-            let dir = tree_dir(Some(at))?;
-            let selection = Selection::from_no_ignore(a.no_ignore);
-            let (tree, warning) = tree_of(&dir, selection)?;
-            tracked = warning;
-            Some(Resolver::new(&dir, &tree).with_selection(selection))
-        }
-        None => None,
-    };
-    let mut fold = Fold::new(&store);
-    // With --all, each claim's arrival number is the cursor that starts at it.
-    let (ids, pagination_meta, cursors) = match (&filters, a.all) {
-        (Some(f), true) => {
-            let (page, meta) = filtered_page(&store, &mut fold, resolver.as_mut(), f, &a.page)?;
-            let cursors = page.iter().map(|(seq, _)| seq.to_string()).collect();
-            (
-                page.into_iter().map(|(_, id)| id).collect(),
-                Some(meta),
-                cursors,
-            )
-        }
-        (_, true) => {
-            let (page, meta) = a.page.of_arrivals(&store)?;
-            let cursors = page.iter().map(|(seq, _)| seq.to_string()).collect();
-            (
-                page.into_iter().map(|(_, id)| id).collect(),
-                Some(meta),
-                cursors,
-            )
-        }
-        (_, false) => (resolve_claim_ids(&store, &a.ids)?, None, Vec::new()),
-    };
-    let mut unknown = Vec::new();
-    for id in &ids {
-        if fold.claim(id)?.is_none() {
-            unknown.push(id.clone());
-        }
-    }
-    if !unknown.is_empty() && a.all {
-        // The index listed them itself.
-        let why = format!("it lists claim {} and has no entry for it", unknown[0]);
-        return Err(store.index_damaged(&why).into());
-    }
-    if !unknown.is_empty() {
-        return Err(Failure::claim_not_found(&unknown));
-    }
-    let mut reports = Vec::with_capacity(ids.len());
-    let mut proses = Vec::with_capacity(ids.len());
-    // What the text shows beside each status, whole, for the JSON rows: the claim's text
-    // and the path its anchor names.
-    let mut about = Vec::with_capacity(ids.len());
-    let mut warnings: Vec<Warning> = tracked.into_iter().collect();
-    for id in &ids {
-        // Reading the claim's record from the log checks it: a damaged record is
-        // STORE_CORRUPT, never a status. Its text is what people see beside the status.
-        let stored = store.get(id)?;
-        proses.push(
-            stored
-                .as_ref()
-                .map(|c| claim_text(&c.claim.body))
-                .unwrap_or_default(),
-        );
-        about.push(match &stored {
-            // A shown field never fails the status: an anchor that cannot be read shows none.
-            Some(c) => (
-                c.claim.body.pointer("/assertion/text").cloned(),
-                Anchor::of(&c.claim).ok().and_then(|a| a.path),
-            ),
-            None => (None, None),
-        });
-        let r = fold.report(id)?;
-        for d in &r.decided_by_revoked {
-            let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();
-            warnings.push(Warning::new(
-                "DECIDED_BY_REVOKED_RECORD",
-                format!(
-                    "{} is {} by record {}, which is itself revoked (falsified premise {}); \
-                     falsify the record to disarm it",
-                    r.id,
-                    r.own_status,
-                    d.record,
-                    roots.join(", ")
-                ),
-            ));
-        }
-        reports.push(r);
-    }
-    let style = Style::new(g.mode);
-    let texts: Vec<String> = reports
+    let out = ops::status::status(&g.context(), &a.input())?;
+    report(&out, g.mode)
+}
+
+/// The report of a `status` answer: its JSON, and text for people.
+pub fn report(out: &StatusOutput, mode: Mode) -> Result<Report, Failure> {
+    let style = Style::new(mode);
+    let texts: Vec<String> = out
+        .claims
         .iter()
-        .zip(&proses)
-        .map(|(r, prose)| text_of(r, prose, &style))
+        .map(|row| {
+            let prose = row.text.as_str().map(one_line).unwrap_or_default();
+            let t = text_of(&row.status, &prose, &style);
+            match row.applies {
+                Some(applies) => format!("{t}  applies: {}\n", applies_text(applies, row)),
+                None => t,
+            }
+        })
         .collect();
-    let (mut claims, mut text) = match resolver.as_mut() {
-        None => (
-            serde_json::to_value(&reports)
-                .map_err(|e| Failure::Internal(format!("status report: {e}")))?,
-            texts.join("\n"),
-        ),
-        Some(resolver) => with_applies(&mut fold, resolver, &reports, &texts)?,
-    };
-    if let Value::Array(rows) = &mut claims {
-        for (row, (prose, path)) in rows.iter_mut().zip(about) {
-            row["text"] = prose.unwrap_or(Value::Null);
-            row["anchor_path"] = json!(path);
-        }
-    }
+    let mut text = texts.join("\n");
     // A page that is not the whole list says how to get the rest, as `log` does.
-    if let Some(next) = pagination_meta
+    if let Some(next) = out
+        .pagination
         .as_ref()
-        .and_then(|p| p["next_cursor"].as_str())
+        .and_then(|p| p.next_cursor.as_deref())
     {
         text.push_str(&format!("(more: --cursor {next})\n"));
     }
-    let mut data = json!({"claims": claims, "as_of": as_of});
-    if let Some(r) = &resolver {
-        data["tree"] = json!(r.tree());
-    }
+    let data =
+        serde_json::to_value(out).map_err(|e| Failure::Internal(format!("status report: {e}")))?;
     Ok(Report {
         data,
-        text: format!("{text}(as of {as_of} log entries)\n"),
-        warnings,
-        pagination: pagination_meta,
-        cursors,
+        text: format!("{text}(as of {} log entries)\n", out.as_of),
+        pagination: out.pagination.as_ref().map(pagination_json),
+        cursors: out.cursors.clone(),
         ..Report::default()
     })
 }
 
-/// One page of `--all` after the filters: claims (with their arrival numbers) in arrival
-/// order from the cursor, and the cursor (an arrival number) of the first match left over.
-fn filtered_page(
-    store: &Store,
-    fold: &mut Fold<'_, Store>,
-    mut resolver: Option<&mut Resolver>,
-    f: &Filters,
-    page: &Page,
-) -> Result<(Vec<(u64, String)>, Value), Failure> {
-    let limit = page.limit()?;
-    let mut from = page.start()?;
-    let mut ids = Vec::new();
-    loop {
-        let batch = store.arrivals(from, FILTER_BATCH)?;
-        let Some(&(last, _)) = batch.last() else {
-            let meta = pagination(ids.len(), None, None);
-            return Ok((ids, meta));
-        };
-        let mut claims: Vec<Arc<StoredClaim>> = Vec::with_capacity(batch.len());
-        for (_, id) in &batch {
-            claims.push(fold.require_summary(id)?);
-        }
-        let resolutions = match resolver.as_deref_mut() {
-            Some(r) => {
-                let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
-                Some(r.resolve_all(&refs)?)
-            }
-            None => None,
-        };
-        for (i, (seq, id)) in batch.iter().enumerate() {
-            let res = resolutions.as_ref().and_then(|r| r.get(i));
-            if f.pass(fold, &claims[i], res)? {
-                if ids.len() == limit {
-                    let meta = pagination(ids.len(), None, Some(*seq));
-                    return Ok((ids, meta));
-                }
-                ids.push((*seq, id.clone()));
-            }
-        }
-        from = last + 1;
-    }
-}
-
-/// The reports as JSON with `applies` and `resolved` (`{path, range}`, null unless the claim
-/// applies) added, and their text with one more line each.
-fn with_applies(
-    fold: &mut Fold<'_, Store>,
-    resolver: &mut Resolver,
-    reports: &[ClaimStatus],
-    texts: &[String],
-) -> Result<(Value, String), Failure> {
-    let mut claims = Vec::with_capacity(reports.len());
-    for r in reports {
-        claims.push(fold.require_summary(&r.id)?);
-    }
-    let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
-    let resolutions = resolver.resolve_all(&refs)?;
-    let mut out = Vec::with_capacity(reports.len());
-    let mut lines = Vec::with_capacity(reports.len());
-    for ((r, res), text) in reports.iter().zip(&resolutions).zip(texts) {
-        let mut v = serde_json::to_value(r)
-            .map_err(|e| Failure::Internal(format!("status report: {e}")))?;
-        v["applies"] = json!(res.applies);
-        v["resolved"] = if res.applies.applies() {
-            json!({"path": res.path, "range": res.range})
-        } else {
-            Value::Null
-        };
-        out.push(v);
-        lines.push(format!("{text}  applies: {}\n", applies_text(res)));
-    }
-    Ok((Value::Array(out), lines.join("\n")))
-}
-
-fn applies_text(res: &Resolution) -> String {
-    let mut t = res.applies.to_string();
-    if res.applies == Applies::Carried || res.applies == Applies::Anchored {
-        if let Some(p) = &res.path {
+fn applies_text(applies: Applies, row: &StatusRow) -> String {
+    let mut t = applies.to_string();
+    if applies == Applies::Carried || applies == Applies::Anchored {
+        if let Some(Some(Resolved {
+            path: Some(p),
+            range,
+        })) = &row.resolved
+        {
             t.push_str(&format!(" at {p}"));
-            if let Some([s, e]) = res.range {
+            if let Some([s, e]) = range {
                 t.push_str(&format!(":{s}-{e}"));
             }
         }

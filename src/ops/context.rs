@@ -1,0 +1,92 @@
+//! What every operation is given: where the store is, how long to wait for it, and who
+//! hears warnings and progress.
+
+use super::{Failure, Observer};
+use crate::store::{locate, Store, StoreError};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The settings an operation runs under, fixed by the front end that calls it.
+#[derive(Clone)]
+pub struct Context {
+    /// The store named explicitly (`--store`, the MCP server's start), or None for `.elench`
+    /// in the working directory or the nearest ancestor that has one.
+    pub store: Option<PathBuf>,
+    /// How long to wait for a store another process holds before STORE_BUSY.
+    pub wait: Duration,
+    observer: Arc<dyn Observer>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("store", &self.store)
+            .field("wait", &self.wait)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// A context whose warnings and progress go to `observer`; a store it opens keeps the
+    /// observer, so what the store notices later (a torn tail cut, an index rebuilt) is
+    /// heard too.
+    pub fn new(store: Option<PathBuf>, wait: Duration, observer: Arc<dyn Observer>) -> Context {
+        Context {
+            store,
+            wait,
+            observer,
+        }
+    }
+
+    /// Who hears warnings and progress.
+    pub fn observer(&self) -> &dyn Observer {
+        &*self.observer
+    }
+
+    /// The observer, to hand to something that keeps it (a store).
+    pub fn shared_observer(&self) -> Arc<dyn Observer> {
+        self.observer.clone()
+    }
+
+    /// Where the store is (it need not exist).
+    pub fn store_root(&self) -> Result<PathBuf, Failure> {
+        Ok(locate(self.store.as_deref())?)
+    }
+
+    /// Opens the store, bringing its index level with the log.
+    pub fn open_store(&self) -> Result<Store, Failure> {
+        let root = self.store_root()?;
+        self.open_store_at(&root)
+    }
+
+    /// Opens the store at `root`, bringing its index level with the log.
+    pub fn open_store_at(&self, root: &Path) -> Result<Store, Failure> {
+        Ok(Store::open_with(root, self.wait, self.shared_observer())?)
+    }
+
+    /// Opens the store without bringing its index level with the log (`fsck`, which reports
+    /// what it finds instead).
+    pub fn open_store_unsettled(&self) -> Result<Store, Failure> {
+        let root = self.store_root()?;
+        Ok(Store::open_unsettled_with(
+            &root,
+            self.wait,
+            self.shared_observer(),
+        )?)
+    }
+
+    /// Opens the store if there is one: no `.elench` found is not an error here, but a store
+    /// named explicitly must exist.
+    pub fn open_store_if_any(&self) -> Result<Option<Store>, Failure> {
+        match locate(self.store.as_deref()) {
+            Ok(root) => match Store::open_with(&root, self.wait, self.shared_observer()) {
+                Ok(s) => Ok(Some(s)),
+                Err(StoreError::NotFound(_)) if self.store.is_none() => Ok(None),
+                Err(e) => Err(e.into()),
+            },
+            Err(StoreError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

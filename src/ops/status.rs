@@ -1,0 +1,425 @@
+//! `status`: the fold of the log for given claims, or a filtered page of every claim, and
+//! with a tree whether each applies there.
+
+use super::ids::{require_claim_ids, resolve_claim_ids};
+use super::page::{PageRequest, Pagination};
+use super::tree::{tree_at, tree_dir};
+use super::{Context, Failure, Observer};
+use crate::anchor::{Anchor, Applies, Resolution, Resolver};
+use crate::fold::{ClaimStatus, Fold};
+use crate::store::{Store, StoredClaim};
+use crate::tree::Selection;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What `status` is asked.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StatusInput {
+    /// Claim ids (whole, or unique prefixes); none with `all`.
+    pub ids: Vec<String>,
+    /// Every claim, in arrival order, a page at a time.
+    pub all: bool,
+    /// With `all`: which page.
+    pub page: PageRequest,
+    /// Also say whether each claim applies at the tree in this directory.
+    pub at: Option<PathBuf>,
+    /// With `at`: keep the files ignore rules leave out of the tree.
+    pub no_ignore: bool,
+    /// With `all`: only claims passing these.
+    pub filters: StatusFilters,
+}
+
+/// The filters of `status --all`; an empty list lets everything through.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StatusFilters {
+    /// How the claim applies at the tree (`anchored`, `carried`, `stale`, `unanchored`;
+    /// needs a tree).
+    pub applies: Vec<String>,
+    /// Effective status.
+    pub status: Vec<String>,
+    pub kind: Vec<String>,
+    pub origin: Vec<String>,
+    /// Globs a claim's path must match (at the tree, where its lines are there).
+    pub path: Vec<String>,
+}
+
+impl StatusFilters {
+    fn is_empty(&self) -> bool {
+        self.applies.is_empty()
+            && self.status.is_empty()
+            && self.kind.is_empty()
+            && self.origin.is_empty()
+            && self.path.is_empty()
+    }
+}
+
+/// What `status` answers: its JSON is the command's `data`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusOutput {
+    pub claims: Vec<StatusRow>,
+    /// The number of log entries folded.
+    pub as_of: u64,
+    /// The tree the claims were judged at, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+    /// With `all`: what the page holds of the whole list.
+    #[serde(skip)]
+    pub pagination: Option<Pagination>,
+    /// With `all`: the cursor that starts at each claim (its arrival number).
+    #[serde(skip)]
+    pub cursors: Vec<String>,
+}
+
+/// One claim's standing.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusRow {
+    #[serde(flatten)]
+    pub status: ClaimStatus,
+    /// With a tree: how the claim applies there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applies: Option<Applies>,
+    /// With a tree: where its lines are there (null unless it applies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Option<Resolved>>,
+    /// The claim's `assertion.text`, whole (null when it has none).
+    pub text: Value,
+    /// The path its anchor names.
+    pub anchor_path: Option<String>,
+}
+
+/// Where a claim's lines are at a tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct Resolved {
+    pub path: Option<String>,
+    pub range: Option<[u64; 2]>,
+}
+
+/// What `status` takes, for when it was given nothing.
+const USAGE: &str = "elench status <ID>... (full ids or unique prefixes such as cl_1a2b), \
+                     or elench status --all [--limit N] [--cursor C] for every claim";
+
+/// Why a `status` with neither ids nor `all` is refused.
+pub fn needs_ids() -> String {
+    format!("status needs claim ids or --all. Usage: {USAGE}")
+}
+
+/// A `--path` glob: `*` stays inside one path segment.
+pub fn glob(p: &str) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(p).literal_separator(true).build()
+}
+
+/// Why `p` is not a glob.
+pub fn glob_problem(p: &str, e: &globset::Error) -> String {
+    format!("--path {p:?} is not a glob: {}", e.kind())
+}
+
+/// The filters, compiled.
+struct Filters<'a> {
+    given: &'a StatusFilters,
+    path: Option<GlobSet>,
+}
+
+impl<'a> Filters<'a> {
+    fn compile(f: &'a StatusFilters) -> Result<Option<Filters<'a>>, Failure> {
+        if f.is_empty() {
+            return Ok(None);
+        }
+        let path = if f.path.is_empty() {
+            None
+        } else {
+            let mut set = GlobSetBuilder::new();
+            for p in &f.path {
+                let g = glob(p).map_err(|e| Failure::Usage(glob_problem(p, &e)))?;
+                set.add(g);
+            }
+            Some(
+                set.build()
+                    .map_err(|e| Failure::Usage(format!("--path: {e}")))?,
+            )
+        };
+        Ok(Some(Filters { given: f, path }))
+    }
+
+    /// Whether the claim passes every filter; reads its status only when asked to.
+    fn pass(
+        &self,
+        fold: &mut Fold<'_, Store>,
+        c: &StoredClaim,
+        res: Option<&Resolution>,
+    ) -> Result<bool, Failure> {
+        let claim = &c.claim;
+        let f = self.given;
+        let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
+        if !any(&f.kind, claim.kind.as_str()) || !any(&f.origin, claim.origin.as_str()) {
+            return Ok(false);
+        }
+        if let Some(r) = res {
+            if !any(&f.applies, r.applies.as_str()) {
+                return Ok(false);
+            }
+        }
+        if let Some(globs) = &self.path {
+            let path = match res {
+                Some(r) if r.applies.applies() => r.path.clone(),
+                _ => Anchor::of(claim)?.path,
+            };
+            if !path.is_some_and(|p| globs.is_match(p)) {
+                return Ok(false);
+            }
+        }
+        if !f.status.is_empty() {
+            let status = fold.effective(&claim.id)?.status;
+            if !any(&f.status, status.as_str()) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Claims `status --all` reads per round when filtering.
+const FILTER_BATCH: usize = 512;
+
+/// The fold for each claim asked about, or a page of every claim; warnings (a record
+/// deciding a claim that is itself revoked, files git tracks that the tree leaves out) go to
+/// the context's observer.
+pub fn status(ctx: &Context, input: &StatusInput) -> Result<StatusOutput, Failure> {
+    if input.ids.is_empty() && !input.all {
+        return Err(Failure::Usage(needs_ids()));
+    }
+    require_claim_ids(&input.ids)?;
+    let filters = Filters::compile(&input.filters)?;
+    let store = ctx.open_store()?;
+    let resolver = match &input.at {
+        Some(at) => Some(resolver_at(ctx, Some(at), input.no_ignore)?),
+        None => None,
+    };
+    status_in(ctx.observer(), &store, input, filters, resolver)
+}
+
+/// A resolver for the tree at `at` (or the enclosing checkout).
+fn resolver_at(
+    ctx: &Context,
+    at: Option<&std::path::Path>,
+    no_ignore: bool,
+) -> Result<Resolver, Failure> {
+    let dir = tree_dir(at)?;
+    let selection = Selection::from_no_ignore(no_ignore);
+    let tree = tree_at(&dir, selection, ctx.observer())?;
+    Ok(Resolver::new(&dir, &tree).with_selection(selection))
+}
+
+/// What `claims_for` is asked.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClaimsForInput {
+    /// Files or folders of the tree (relative to it); none: every claim.
+    pub paths: Vec<String>,
+    /// The tree (default: the enclosing checkout, else the working directory).
+    pub at: Option<PathBuf>,
+    /// Keep the files ignore rules leave out of the tree.
+    pub no_ignore: bool,
+    /// Which page.
+    pub page: PageRequest,
+}
+
+/// The claims anchored in the given files or folders (where their lines are at the tree
+/// when they apply there, else the path their anchor names), or every claim when none are
+/// given, each with its status and how it applies at the tree: `status --all --at DIR`
+/// narrowed to those paths.
+pub fn claims_for(ctx: &Context, input: &ClaimsForInput) -> Result<StatusOutput, Failure> {
+    let mut path = Vec::with_capacity(input.paths.len() * 2);
+    for p in &input.paths {
+        // As anchors write paths: relative to the tree, `/`-separated, no `.` segments.
+        let p = p
+            .split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .collect::<Vec<_>>()
+            .join("/");
+        if p.is_empty() {
+            // The whole tree.
+            path.clear();
+            break;
+        }
+        // A path given is a file or a folder, never a pattern.
+        let exact = globset::escape(&p);
+        path.push(format!("{exact}/**"));
+        path.push(exact);
+    }
+    let status_input = StatusInput {
+        ids: Vec::new(),
+        all: true,
+        page: input.page.clone(),
+        at: input.at.clone(),
+        no_ignore: input.no_ignore,
+        filters: StatusFilters {
+            path,
+            ..StatusFilters::default()
+        },
+    };
+    let filters = Filters::compile(&status_input.filters)?;
+    let store = ctx.open_store()?;
+    let resolver = resolver_at(ctx, input.at.as_deref(), input.no_ignore)?;
+    status_in(
+        ctx.observer(),
+        &store,
+        &status_input,
+        filters,
+        Some(resolver),
+    )
+}
+
+fn status_in(
+    observer: &dyn Observer,
+    store: &Store,
+    input: &StatusInput,
+    filters: Option<Filters<'_>>,
+    mut resolver: Option<Resolver>,
+) -> Result<StatusOutput, Failure> {
+    // One read transaction for the whole answer: a snapshot as of one state of the log.
+    let _snapshot = store.pin()?;
+    let as_of = store.count()?;
+    let mut fold = Fold::new(store);
+    // With `all`, each claim's arrival number is the cursor that starts at it.
+    let (ids, pagination, cursors) = match (&filters, input.all) {
+        (Some(f), true) => {
+            let (page, meta) = filtered_page(store, &mut fold, resolver.as_mut(), f, &input.page)?;
+            let cursors = page.iter().map(|(seq, _)| seq.to_string()).collect();
+            (
+                page.into_iter().map(|(_, id)| id).collect(),
+                Some(meta),
+                cursors,
+            )
+        }
+        (_, true) => {
+            let (page, meta) = input.page.of_arrivals(store)?;
+            let cursors = page.iter().map(|(seq, _)| seq.to_string()).collect();
+            (
+                page.into_iter().map(|(_, id)| id).collect(),
+                Some(meta),
+                cursors,
+            )
+        }
+        (_, false) => (resolve_claim_ids(store, &input.ids)?, None, Vec::new()),
+    };
+    let mut unknown = Vec::new();
+    for id in &ids {
+        if fold.claim(id)?.is_none() {
+            unknown.push(id.clone());
+        }
+    }
+    if !unknown.is_empty() && input.all {
+        // The index listed them itself.
+        let why = format!("it lists claim {} and has no entry for it", unknown[0]);
+        return Err(store.index_damaged(&why).into());
+    }
+    if !unknown.is_empty() {
+        return Err(Failure::claim_not_found(&unknown));
+    }
+    let mut rows = Vec::with_capacity(ids.len());
+    for id in &ids {
+        // Reading the claim's record from the log checks it: a damaged record is
+        // STORE_CORRUPT, never a status.
+        let stored = store.get(id)?;
+        let (text, anchor_path) = match &stored {
+            // A shown field never fails the status: an anchor that cannot be read shows none.
+            Some(c) => (
+                c.claim
+                    .body
+                    .pointer("/assertion/text")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                Anchor::of(&c.claim).ok().and_then(|a| a.path),
+            ),
+            None => (Value::Null, None),
+        };
+        let r = fold.report(id)?;
+        for d in &r.decided_by_revoked {
+            let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();
+            observer.warn(
+                "DECIDED_BY_REVOKED_RECORD",
+                format!(
+                    "{} is {} by record {}, which is itself revoked (falsified premise {}); \
+                     falsify the record to disarm it",
+                    r.id,
+                    r.own_status,
+                    d.record,
+                    roots.join(", ")
+                ),
+            );
+        }
+        rows.push(StatusRow {
+            status: r,
+            applies: None,
+            resolved: None,
+            text,
+            anchor_path,
+        });
+    }
+    if let Some(resolver) = resolver.as_mut() {
+        let mut claims = Vec::with_capacity(rows.len());
+        for r in &rows {
+            claims.push(fold.require_summary(&r.status.id)?);
+        }
+        let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
+        let resolutions = resolver.resolve_all(&refs)?;
+        for (row, res) in rows.iter_mut().zip(resolutions) {
+            row.applies = Some(res.applies);
+            row.resolved = Some(res.applies.applies().then_some(Resolved {
+                path: res.path,
+                range: res.range,
+            }));
+        }
+    }
+    Ok(StatusOutput {
+        claims: rows,
+        as_of,
+        tree: resolver.as_ref().map(|r| r.tree().to_owned()),
+        pagination,
+        cursors,
+    })
+}
+
+/// One page of `all` after the filters: claims (with their arrival numbers) in arrival
+/// order from the cursor, and the cursor (an arrival number) of the first match left over.
+fn filtered_page(
+    store: &Store,
+    fold: &mut Fold<'_, Store>,
+    mut resolver: Option<&mut Resolver>,
+    f: &Filters<'_>,
+    page: &PageRequest,
+) -> Result<(Vec<(u64, String)>, Pagination), Failure> {
+    let limit = page.limit()?;
+    let mut from = page.start()?;
+    let mut ids = Vec::new();
+    loop {
+        let batch = store.arrivals(from, FILTER_BATCH)?;
+        let Some(&(last, _)) = batch.last() else {
+            return Ok((ids.clone(), Pagination::new(ids.len(), None, None)));
+        };
+        let mut claims: Vec<Arc<StoredClaim>> = Vec::with_capacity(batch.len());
+        for (_, id) in &batch {
+            claims.push(fold.require_summary(id)?);
+        }
+        let resolutions = match resolver.as_deref_mut() {
+            Some(r) => {
+                let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
+                Some(r.resolve_all(&refs)?)
+            }
+            None => None,
+        };
+        for (i, (seq, id)) in batch.iter().enumerate() {
+            let res = resolutions.as_ref().and_then(|r| r.get(i));
+            if f.pass(fold, &claims[i], res)? {
+                if ids.len() == limit {
+                    let meta = Pagination::new(ids.len(), None, Some(*seq));
+                    return Ok((ids, meta));
+                }
+                ids.push((*seq, id.clone()));
+            }
+        }
+        from = last + 1;
+    }
+}

@@ -1,0 +1,70 @@
+//! The tree an operation judges claims at (`status --at`, `gate`, `claims_for`).
+
+use super::{Failure, Observer};
+use crate::tree::{Listing, Selection};
+use std::path::{Path, PathBuf};
+
+/// The directory a tree is read from: `at` when given (it must be a directory), else the
+/// enclosing checkout (the nearest directory upwards holding `.git`), else the working
+/// directory.
+pub fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
+    if let Some(dir) = at {
+        return match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => Ok(dir.to_path_buf()),
+            Ok(_) => Err(Failure::Usage(format!(
+                "--at {}: not a directory",
+                dir.display()
+            ))),
+            Err(e) => Err(Failure::io(dir.display(), e)),
+        };
+    }
+    let cwd = std::env::current_dir().map_err(|e| Failure::io(".", e))?;
+    Ok(cwd
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&cwd)
+        .to_path_buf())
+}
+
+/// The elench tree OID of `dir`; `TRACKED_IGNORED` goes to `observer` when git tracks files
+/// there that the tree leaves out.
+pub fn tree_at(
+    dir: &Path,
+    selection: Selection,
+    observer: &dyn Observer,
+) -> Result<String, Failure> {
+    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    let oid = listing.oid().map_err(tree_failure)?;
+    if let Some((code, message)) = tracked_ignored(dir, &listing) {
+        observer.warn(code, message);
+    }
+    Ok(oid)
+}
+
+/// `TRACKED_IGNORED` when git's index in `dir` tracks files that the listing leaves out as
+/// ignored: git keeps committing them, so the commit holds code the tree (and every claim
+/// about it, and `check`) does not.
+pub fn tracked_ignored(dir: &Path, listing: &Listing) -> Option<(&'static str, String)> {
+    let tracked = crate::tree::tracked_but_ignored(dir, listing);
+    let first = tracked.first()?;
+    Some((
+        "TRACKED_IGNORED",
+        format!(
+            "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
+             match them (first: {}); git still commits them, so claims about this tree and \
+             `check` do not cover them. Untrack them (git rm --cached), change the rules, or \
+             pass --no-ignore",
+            tracked.len(),
+            dir.display(),
+            first.display()
+        ),
+    ))
+}
+
+/// A tree that cannot be listed or hashed, naming the path at fault.
+pub fn tree_failure(e: crate::tree::TreeError) -> Failure {
+    Failure::Io {
+        path: e.path().display().to_string(),
+        message: e.to_string(),
+    }
+}

@@ -1,0 +1,548 @@
+//! The manual in `docs/` stays true to the code:
+//!
+//! - every error and warning code the source can emit has a row in `docs/errors.md`, and the
+//!   exit code that row gives is the one the binary really uses (probed through the binary);
+//! - the example claims in `docs/claims.md` pass the real claim validation (ids included), and
+//!   there is one of every kind;
+//! - every relative link in README.md, ARCHITECTURE.md and `docs/` resolves, and no
+//!   Markdown file points a reader at documents outside the repository.
+//!
+//! Codes are found by reading the source rather than by listing them here, so a code that a
+//! later change adds anywhere under `src/` fails this test until the table names it.
+
+use crate::common;
+
+use regex::Regex;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// Files under `dir` whose names end with `ext`, recursively, sorted; build output, VCS data
+/// and hidden directories are skipped.
+fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                if name != "target" && !name.starts_with('.') {
+                    stack.push(p);
+                }
+            } else if ft.is_file() && name.ends_with(ext) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(repo()).unwrap_or(p).display().to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) every code in the source is in docs/errors.md
+
+/// UPPER_SNAKE string literals that are not codes: environment variables and the like.
+/// A literal is also skipped when it sits where an environment variable or a clap value name
+/// goes (see `NOT_A_CODE_CONTEXT`), so this list stays short.
+const NOT_CODES: &[&str] = &[
+    "CARGO_PKG_VERSION",
+    "CARGO_MANIFEST_DIR",
+    "ELENCH_STORE",
+    "ELENCH_TEST",
+    "ELENCH_JUNIT",
+    "ELENCH_TIMEOUT",
+    "ELENCH_MAX_OUTPUT_BYTES",
+    "ELENCH_MAX_STDIN_BYTES",
+    // Signal names (`error.context.signal` of CANCELLED).
+    "SIGINT",
+    "SIGTERM",
+    "SIGALRM",
+    // Environment elench reads to decide on colour and headless mode.
+    "GITHUB_ACTIONS",
+    "JENKINS_URL",
+    "WAYLAND_DISPLAY",
+    "SSH_TTY",
+    "NO_COLOR",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    // Environment elench sets or clears for the processes it starts (check runners, git).
+    "CARGO_HOME",
+    "CARGO_NET_OFFLINE",
+    "CARGO_TERM_COLOR",
+    "RUSTUP_HOME",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_DEFAULT_HASH",
+    "GIT_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_NAMESPACE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_QUARANTINE_PATH",
+    "GIT_TRACE_PACKET",
+    "GIT_WORK_TREE",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_TERMINAL_PROMPT",
+];
+
+/// Text right before a literal that marks it as an environment variable or argument name.
+const NOT_A_CODE_CONTEXT: &str = r"(?:env!\(|option_env!\(|env\s*=\s*|\.env\(|env_remove\(|var\(|var_os\(|set_var\(|remove_var\(|value_name\s*=\s*)\s*$";
+
+/// Every code the source can emit, with the files it appears in.
+///
+/// Three shapes are recognised, which between them cover how elench names codes:
+/// - a match arm returning a code (`Code::BadEnvelope => "BAD_ENVELOPE"`, `Failure::code`),
+///   single words included (`"INTERNAL"`);
+/// - a `code: "…"` or `code = "…"` field, and the first argument of `Warning::new("…"`;
+/// - any other string literal in UPPER_SNAKE with at least one underscore (conformance
+///   violation codes, fsck problem codes, warnings built across lines), unless it names an
+///   environment variable or a clap value.
+fn source_codes() -> BTreeMap<String, BTreeSet<String>> {
+    let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let files = files_with_ext(&repo().join("src"), ".rs");
+    assert!(!files.is_empty(), "no Rust files under src/");
+    for f in files {
+        for code in codes_in(&read(&f)) {
+            found.entry(code).or_default().insert(rel(&f));
+        }
+    }
+    found
+}
+
+/// The codes in one Rust source text (see [`source_codes`] for the shapes recognised).
+fn codes_in(text: &str) -> BTreeSet<String> {
+    let word = r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*";
+    let arm = Regex::new(&format!(r#"=>\s*"({word})""#)).unwrap();
+    let field = Regex::new(&format!(r#"\bcode\s*[:=]\s*"({word})""#)).unwrap();
+    let warning = Regex::new(&format!(r#"Warning::new\(\s*"({word})""#)).unwrap();
+    let snake = Regex::new(r#""([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)""#).unwrap();
+    let not_code_context = Regex::new(NOT_A_CODE_CONTEXT).unwrap();
+
+    let mut found = BTreeSet::new();
+    for re in [&arm, &field, &warning] {
+        for c in re.captures_iter(text) {
+            found.insert(c[1].to_owned());
+        }
+    }
+    for c in snake.captures_iter(text) {
+        let m = c.get(0).unwrap();
+        let line_start = text[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+        if !not_code_context.is_match(&text[line_start..m.start()]) {
+            found.insert(c[1].to_owned());
+        }
+    }
+    found.retain(|c| !NOT_CODES.contains(&c.as_str()));
+    found
+}
+
+#[test]
+fn code_extraction_recognises_each_shape_and_skips_names() {
+    let src = r#"
+        match self { Code::A => "ONE_CODE", Failure::Internal(_) => "INTERNAL" }
+        Failure::NotFound { code: "NOT_HERE", message }
+        warnings.push(Warning::new(
+            "SPLIT_ACROSS_LINES",
+            "message",
+        ));
+        Warning::new("SINGLE", "message");
+        p.add("PROBLEM_CODE", id, msg);
+        let v = env!("CARGO_SOMETHING_ELSE");
+        #[arg(long, env = "ELENCH_HOME_DIR", value_name = "SOME_PATH")]
+        cmd.env("ELENCH_RUNNER_X", "1");
+        std::env::var_os("MY_ENV_VAR");
+        let prose = "TODO";
+    "#;
+    let got: Vec<String> = codes_in(src).into_iter().collect();
+    assert_eq!(
+        got,
+        [
+            "INTERNAL",
+            "NOT_HERE",
+            "ONE_CODE",
+            "PROBLEM_CODE",
+            "SINGLE",
+            "SPLIT_ACROSS_LINES"
+        ]
+    );
+}
+
+/// One row of a table in docs/errors.md.
+#[derive(Debug)]
+struct Row {
+    exit: String,
+    meaning: String,
+    todo: String,
+}
+
+/// The rows of every `code | exit | meaning | what to do` table in docs/errors.md, by code.
+fn documented_codes() -> BTreeMap<String, Row> {
+    let path = repo().join("docs/errors.md");
+    let text = read(&path);
+    let code_cell = Regex::new(r"^`?([A-Z][A-Z0-9_]*)`?$").unwrap();
+    let mut rows = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if !line.starts_with('|') {
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let first = cells[0];
+        if first == "code" || first.chars().all(|c| matches!(c, '-' | ':' | ' ')) {
+            continue; // header or separator
+        }
+        let Some(code) = code_cell.captures(first) else {
+            panic!(
+                "docs/errors.md line {}: the first cell {first:?} is not a code",
+                n + 1
+            );
+        };
+        assert_eq!(
+            cells.len(),
+            4,
+            "docs/errors.md line {}: a row has four cells (code | exit | meaning | what to do)",
+            n + 1
+        );
+        let row = Row {
+            exit: cells[1].to_owned(),
+            meaning: cells[2].to_owned(),
+            todo: cells[3].to_owned(),
+        };
+        assert!(
+            !row.exit.is_empty() && !row.meaning.is_empty() && !row.todo.is_empty(),
+            "docs/errors.md line {}: {} has an empty cell",
+            n + 1,
+            &code[1]
+        );
+        rows.insert(code[1].to_owned(), row);
+    }
+    rows
+}
+
+#[test]
+fn every_code_in_the_source_is_documented_in_errors_md() {
+    let found = source_codes();
+    // The extraction itself must work: these are emitted in three different ways.
+    for sure in [
+        "BAD_SIGNATURE",
+        "INTERNAL",
+        "STORE_BUSY",
+        "DANGLING_REFERENCE",
+        "DENOMINATOR_INTACT",
+    ] {
+        assert!(
+            found.contains_key(sure),
+            "the extraction missed {sure}; it found {:?}",
+            found.keys().collect::<Vec<_>>()
+        );
+    }
+    let documented = documented_codes();
+    let missing: Vec<String> = found
+        .iter()
+        .filter(|(code, _)| !documented.contains_key(*code))
+        .map(|(code, files)| {
+            format!(
+                "{code} (in {})",
+                files.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes used in src/ but missing from the table in docs/errors.md (add a row \
+         `code | exit | meaning | what to do` for each):\n  {}",
+        missing.join("\n  ")
+    );
+}
+
+/// The leading number of an exit cell ("4", "4 (…)"), if it has one.
+fn exit_number(cell: &str) -> Option<i32> {
+    let digits: String = cell
+        .trim_matches('`')
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+#[test]
+fn documented_exit_codes_are_the_ones_the_binary_uses() {
+    let documented = documented_codes();
+    let dir = tempfile::tempdir().unwrap();
+    // An explicit store path, so that no store in a parent directory is found by accident.
+    let store = dir.path().join("store");
+    let store = store.to_str().unwrap();
+    let unknown = format!("cl_{}", "0".repeat(64));
+    let mut seen = Vec::new();
+    let mut probe = |args: &[&str], want: &str| {
+        let mut full = vec!["--store", store];
+        full.extend_from_slice(args);
+        let (code, json) = common::elench(dir.path(), &full);
+        seen.push((args.join(" "), want.to_owned(), code, json));
+    };
+    probe(&["status", &unknown], "STORE_NOT_FOUND");
+    probe(&["status", "not-a-claim-id"], "BAD_ARGUMENTS");
+    probe(&["status", "../not-a-claim-id"], "INVALID_AGENT_INPUT");
+    probe(&["init"], "");
+    probe(&["status", &unknown], "NOT_FOUND");
+    probe(&["add", "no-such-file.dsse"], "IO_ERROR");
+    for (line, want, code, json) in seen {
+        if want.is_empty() {
+            assert_eq!(code, 0, "`elench {line}` failed: {json}");
+            continue;
+        }
+        assert_eq!(
+            json["error"]["code"], want,
+            "`elench {line}` gave {json}; the probe expects {want}"
+        );
+        let row = documented
+            .get(&want)
+            .unwrap_or_else(|| panic!("{want} has no row in docs/errors.md"));
+        assert_eq!(
+            exit_number(&row.exit),
+            Some(code),
+            "docs/errors.md gives {want} exit {:?}, but `elench {line}` exited {code}",
+            row.exit
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the example claims of docs/claims.md
+
+/// Fenced code blocks with the info string `json`, as (first line number, text).
+fn json_blocks(markdown: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<(usize, String)> = None;
+    for (n, line) in markdown.lines().enumerate() {
+        let t = line.trim_start();
+        match &mut current {
+            None if t.starts_with("```json") => current = Some((n + 2, String::new())),
+            Some(_) if t.starts_with("```") => out.push(current.take().unwrap()),
+            Some((_, text)) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn example_claims_in_the_manual_are_valid_and_cover_every_kind() {
+    let text = read(&repo().join("docs/claims.md"));
+    let mut kinds = BTreeSet::new();
+    for (line, block) in json_blocks(&text) {
+        let Ok(value) = serde_json::from_str::<Value>(&block) else {
+            continue; // a fragment, not a whole claim
+        };
+        let is_claim = ["id", "kind", "origin", "anchor"]
+            .iter()
+            .all(|k| value.get(k).is_some());
+        if !is_claim {
+            continue;
+        }
+        let claim = elench::claim::validate(value.clone()).unwrap_or_else(|r| {
+            panic!("docs/claims.md line {line}: the example claim is refused: {r}")
+        });
+        kinds.insert(claim.kind.as_str());
+    }
+    let all: BTreeSet<&str> = [
+        "assertion",
+        "falsification",
+        "verification",
+        "supersession",
+        "residue-acceptance",
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        kinds, all,
+        "docs/claims.md needs a complete, valid example of every kind"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) links resolve; nothing points outside the repository
+
+/// Markdown with fenced code blocks and inline code spans blanked out, so that code such as
+/// `a[i](x)` is not read as a link.
+fn prose_only(markdown: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            out.push('\n');
+            continue;
+        }
+        if fenced {
+            out.push('\n');
+            continue;
+        }
+        let mut in_code = false;
+        for ch in line.chars() {
+            if ch == '`' {
+                in_code = !in_code;
+                out.push(' ');
+            } else {
+                out.push(if in_code { ' ' } else { ch });
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The anchor a heading gets (the rule GitHub and mdBook share for plain headings): lower
+/// case, spaces to `-`, and only letters, digits, `-` and `_` kept.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn anchors_of(markdown: &str) -> BTreeSet<String> {
+    let mut fenced = false;
+    let mut out = BTreeSet::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced && line.starts_with('#') {
+            out.insert(slug(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// Every relative link target in a Markdown text: inline `[text](target)` and reference
+/// definitions `[name]: target`.
+fn links(markdown: &str) -> Vec<String> {
+    let inline = Regex::new(r"\]\(\s*<?([^)\s>]+)>?(?:\s+[^)]*)?\)").unwrap();
+    let reference = Regex::new(r"(?m)^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)").unwrap();
+    let prose = prose_only(markdown);
+    inline
+        .captures_iter(&prose)
+        .chain(reference.captures_iter(&prose))
+        .map(|c| c[1].to_owned())
+        .filter(|t| !(t.contains("://") || t.starts_with("mailto:") || t.starts_with("tel:")))
+        .collect()
+}
+
+#[test]
+fn relative_links_resolve() {
+    let root = repo();
+    let mut files = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    let in_docs = files_with_ext(&root.join("docs"), ".md");
+    files.extend(in_docs);
+
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for f in &files {
+        let text = read(f);
+        for target in links(&text) {
+            checked += 1;
+            let (path, anchor) = match target.split_once('#') {
+                Some((p, a)) => (p, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let dest = if path.is_empty() {
+                f.clone()
+            } else {
+                f.parent().unwrap().join(path)
+            };
+            if !dest.exists() {
+                broken.push(format!("{}: {target} (no such file)", rel(f)));
+                continue;
+            }
+            if let Some(anchor) = anchor.filter(|a| !a.is_empty()) {
+                if dest.extension().is_some_and(|x| x == "md")
+                    && !anchors_of(&read(&dest)).contains(anchor)
+                {
+                    broken.push(format!(
+                        "{}: {target} (no heading with that anchor)",
+                        rel(f)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 0,
+        "no links found at all; the link reader is broken"
+    );
+    assert!(
+        broken.is_empty(),
+        "broken links:\n  {}",
+        broken.join("\n  ")
+    );
+}
+
+#[test]
+fn the_manual_covers_every_chapter_in_its_summary() {
+    // Every chapter in docs/ is reachable from the table of contents.
+    let docs = repo().join("docs");
+    let summary = read(&docs.join("SUMMARY.md"));
+    let linked: BTreeSet<String> = links(&summary)
+        .into_iter()
+        .map(|t| t.split('#').next().unwrap_or_default().to_owned())
+        .collect();
+    for f in files_with_ext(&docs, ".md") {
+        let name = f.strip_prefix(&docs).unwrap().display().to_string();
+        if name == "SUMMARY.md" {
+            continue;
+        }
+        assert!(
+            linked.contains(&name),
+            "docs/{name} is not linked from docs/SUMMARY.md"
+        );
+    }
+}
+
+#[test]
+fn no_markdown_file_points_outside_the_repository() {
+    // A user has only the repository: no page may send them to the design notes or the
+    // folder they came from.
+    let forbidden = Regex::new(r"DESIGN\.md|\.\./shared|(?:^|[\s(`'\x22/])shared/").unwrap();
+    let mut offences = Vec::new();
+    let files = files_with_ext(&repo(), ".md");
+    assert!(files.len() >= 3, "found too few Markdown files: {files:?}");
+    for f in files {
+        for (n, line) in read(&f).lines().enumerate() {
+            if forbidden.is_match(line) {
+                offences.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "Markdown that points outside the repository (say it in the repository's own words):\n  {}",
+        offences.join("\n  ")
+    );
+}
