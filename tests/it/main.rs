@@ -33,6 +33,7 @@ mod fold_props;
 mod id_props;
 mod index_cache;
 mod ops_read;
+mod ops_write;
 mod predicate_props;
 mod standards;
 mod store_fds;
