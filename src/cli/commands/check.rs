@@ -2,13 +2,13 @@
 //! observed, signed with a harness key ([`crate::ops::check`] does the work).
 
 use crate::cli::args::ArgError;
-use crate::cli::commands::common::{claim_id_errors, require_claim_ids};
 use crate::cli::failure::Failure;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
 use crate::cli::Globals;
 use crate::eval::runners::Runner;
 use crate::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
+use crate::ops::ids::{claim_id_errors, require_claim_ids};
 use crate::ops::{Context, Observer, Progress};
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! signed ([`crate::ops::checkpoint`]). Keep it somewhere else; `elench fsck --checkpoint FILE`
 //! later proves the log still extends it: nothing before it was changed, removed or reordered.
 
-use crate::cli::commands::common::{open_store, refuse_inside_store};
+use crate::cli::commands::common::refuse_inside_store;
 use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
 use crate::cli::output::Report;
@@ -23,7 +23,7 @@ pub struct CheckpointArgs {
 }
 
 pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store(g)?;
+    let store = g.context().open_store()?;
     if let Some(out) = &a.out {
         refuse_inside_store(Path::new(out), store.root())?;
     }

@@ -2,7 +2,7 @@
 //! [`crate::ops::keys`].
 
 use crate::cli::args::ArgError;
-use crate::cli::commands::common::{open_store, Page};
+use crate::cli::commands::common::Page;
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
@@ -132,7 +132,11 @@ fn generate(a: GenerateArgs, g: &Globals) -> Result<Report, Failure> {
         return Err(Failure::Usage(e.message));
     }
     // With --trust, the store must be there before any file is written.
-    let store = if a.trust { Some(open_store(g)?) } else { None };
+    let store = if a.trust {
+        Some(g.context().open_store()?)
+    } else {
+        None
+    };
     let input = GenerateInput {
         role: a.role,
         name: a.name,
@@ -157,7 +161,7 @@ fn to_data(v: &impl serde::Serialize) -> Result<serde_json::Value, Failure> {
 
 fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
     let key = keys::trusted_key_file(&a.pubkey, a.role, &a.name)?;
-    let store = open_store(g)?;
+    let store = g.context().open_store()?;
     let added = keys::add(&store, &key)?;
     let text = if added.effect == "created" {
         format!(
@@ -174,7 +178,7 @@ fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
 }
 
 fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store(g)?;
+    let store = g.context().open_store()?;
     let keys = keys::list(&store)?;
     let (page, pagination_meta, cursors) = a.page.of_slice(&keys)?;
     let mut text = String::new();
@@ -203,7 +207,7 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
     if let Some(f) = Failure::arguments(keyid_error(&a.keyid).into_iter().collect()) {
         return Err(f);
     }
-    let store = open_store(g)?;
+    let store = g.context().open_store()?;
     let plan = keys::plan_retire(&store, &a.keyid)?;
     let what = &plan.what;
     let confirmed = a.yes || a.confirm_destructive;

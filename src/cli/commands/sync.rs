@@ -1,7 +1,6 @@
 //! `elench push [NAME]`, `pull [NAME]`, `sync [NAME]`: exchange the log with a git remote
 //! (default `origin`) through [`crate::ops::sync`].
 
-use crate::cli::commands::common::open_store;
 use crate::cli::failure::Failure;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
@@ -46,7 +45,7 @@ fn connect_timeout(given: Option<Duration>, interactive: bool) -> Option<Duratio
 }
 
 pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store(g)?;
+    let store = g.context().open_store()?;
     let interrupt = Interrupt::install();
     // A person at a terminal, as for git's prompt (`child_env::harden`).
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();

@@ -9,5 +9,5 @@ pub use crate::ops::keys::trust_with_store as with_store;
 /// The keys a command trusts: the store's, when there is one, and those given with
 /// `--trust`.
 pub fn for_command(g: &crate::cli::Globals, args: &[String]) -> Result<TrustSet, Failure> {
-    with_store(super::common::open_store_if_any(g)?.as_ref(), args)
+    with_store(g.context().open_store_if_any()?.as_ref(), args)
 }
