@@ -18,6 +18,7 @@ pub mod gate;
 pub mod graph;
 pub mod ingest;
 pub mod keys;
+pub mod mcp;
 pub mod ops;
 pub mod store;
 pub mod sync;

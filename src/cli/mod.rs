@@ -110,6 +110,8 @@ pub enum Command {
     Checkpoint(commands::checkpoint::CheckpointArgs),
     /// Decide from the log whether the tree may ship under a policy (exit 79 when not)
     Gate(commands::gate::GateArgs),
+    /// Serve elench to coding agents over the Model Context Protocol (stdio)
+    Mcp(commands::mcp::McpArgs),
     /// Manage the git remotes the log is shared through
     #[command(subcommand)]
     Remote(commands::remote::RemoteCommand),
@@ -144,6 +146,7 @@ impl Command {
             Command::Tree(_) => "tree",
             Command::Anchor(_) => "anchor",
             Command::Gate(_) => "gate",
+            Command::Mcp(_) => "mcp",
             Command::Sign(_) => "sign",
             Command::Verify(_) => "verify",
             Command::Init(_) => "init",
@@ -231,6 +234,8 @@ fn command_limit(
     Ok(match chosen {
         Some(d) if d.is_zero() => None,
         Some(d) => Some(d),
+        // A server lives as long as its client keeps it: no limit unless one is given.
+        None if name == "mcp" => None,
         None => Some(default_timeout(name)),
     })
 }
@@ -395,6 +400,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Tree(a) => commands::tree::run(a, g),
         Command::Anchor(a) => commands::anchor::run(a, g),
         Command::Gate(a) => commands::gate::run(a, g),
+        Command::Mcp(a) => commands::mcp::run(a, g),
         Command::Sign(a) => commands::sign::run(a, g),
         Command::Verify(a) => commands::verify::run(a, g),
         Command::Init(a) => commands::init::run(a, g),

@@ -32,6 +32,7 @@ mod durability;
 mod fold_props;
 mod id_props;
 mod index_cache;
+mod mcp;
 mod ops_read;
 mod ops_write;
 mod predicate_props;

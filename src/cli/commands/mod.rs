@@ -18,6 +18,7 @@ pub mod keys;
 pub mod log;
 pub mod man;
 pub mod manifest;
+pub mod mcp;
 pub mod reindex;
 pub mod remote;
 pub mod show;

@@ -1,0 +1,59 @@
+//! `elench mcp`: elench served to coding agents over the Model Context Protocol, on stdio,
+//! with the official Rust SDK (`rmcp`).
+//!
+//! `server` speaks the protocol; `tools` lists the tools (names, annotations, `schemas`) and
+//! runs each as one call into the library, on a blocking thread. What the server signs with,
+//! which store it appends to and which tree it reads are fixed when it starts ([`Config`]),
+//! never taken from a tool's input.
+
+pub mod schemas;
+mod server;
+pub mod tools;
+
+use crate::ops::Failure;
+use ed25519_dalek::SigningKey;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A private key the server signs with, read once at start.
+pub struct Signer {
+    /// Where it was read from (for messages).
+    pub path: PathBuf,
+    pub key: SigningKey,
+}
+
+impl std::fmt::Debug for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key itself.
+        f.debug_struct("Signer").field("path", &self.path).finish()
+    }
+}
+
+/// What the server is fixed to for its whole life.
+#[derive(Debug)]
+pub struct Config {
+    /// The store's root, found at start.
+    pub store: PathBuf,
+    /// How long a call waits for a store another process holds.
+    pub wait: Duration,
+    /// Signs what `claim` records (None only under `read_only`).
+    pub key: Option<Signer>,
+    /// Signs what `check` records; without it `check` is not served.
+    pub harness_key: Option<Signer>,
+    /// `origin.producer.id` of what `claim` records (None: the key's name in the store).
+    pub producer: Option<String>,
+    /// The tree anchors, `claims_for`, `check` and `gate` read.
+    pub at: PathBuf,
+    /// Serve only the tools that change nothing.
+    pub read_only: bool,
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin. Returns an error only when the
+/// session could not run at all; a failing tool is a tool result, never an end.
+pub fn serve(config: Config) -> Result<(), Failure> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Internal(format!("mcp: cannot start the runtime: {e}")))?;
+    runtime.block_on(server::run(config))
+}

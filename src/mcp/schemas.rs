@@ -1,0 +1,494 @@
+//! The JSON Schemas (2020-12) of every tool's input and output.
+//!
+//! Input schemas are the contract the server holds calls to: every call's arguments are
+//! validated against them before anything runs, so a wrong argument is refused with the
+//! JSON pointer of the field. Output schemas describe `structuredContent` of a successful
+//! call; members may be added, none renamed (like the CLI's `data`). A failed call carries
+//! `{"error": {...}, "warnings": [...]}` instead, with `isError: true` (see [`error`]).
+
+use serde_json::{json, Value};
+
+/// Claim statuses, exactly as the fold names them.
+const STATUSES: [&str; 5] = [
+    "unevaluated",
+    "verified",
+    "falsified",
+    "superseded",
+    "revoked",
+];
+const KINDS: [&str; 5] = [
+    "assertion",
+    "falsification",
+    "verification",
+    "supersession",
+    "residue-acceptance",
+];
+const APPLIES: [&str; 4] = ["anchored", "carried", "stale", "unanchored"];
+
+/// A claim id or a unique prefix of one (as the CLI accepts).
+fn id_or_prefix(what: &str) -> Value {
+    json!({
+        "type": "string",
+        "pattern": "^cl_[0-9a-f]{4,64}$",
+        "description": format!("{what}: a claim id (cl_ and 64 hex digits) or a unique prefix \
+                                of at least 4 hex digits after cl_"),
+    })
+}
+
+fn id() -> Value {
+    json!({"type": "string", "pattern": "^cl_[0-9a-f]{64}$"})
+}
+
+fn ids() -> Value {
+    json!({"type": "array", "items": id()})
+}
+
+fn status() -> Value {
+    json!({"type": "string", "enum": STATUSES})
+}
+
+fn text_list(description: &str) -> Value {
+    json!({"type": "array", "items": {"type": "string"}, "description": description})
+}
+
+/// `warnings`, on every result: what the operation noticed on the way (a torn tail cut, an
+/// index rebuilt, a premise missing), each with its stable code.
+pub fn warnings() -> Value {
+    json!({
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["code", "message"]
+        }
+    })
+}
+
+/// An object schema with these properties, `required` members, and `warnings` added.
+fn output(mut properties: Value, required: &[&str]) -> Value {
+    properties["warnings"] = warnings();
+    let mut req: Vec<&str> = required.to_vec();
+    req.push("warnings");
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": properties,
+        "required": req,
+    })
+}
+
+/// An input object schema: only these members.
+fn input(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// The `error` of a failed call: elench's code, message and what to do about it.
+pub fn error() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
+            "message": {"type": "string"},
+            "suggestion": {"type": "string"},
+            "retryable": {"type": "boolean"}
+        },
+        "required": ["code", "message", "retryable"]
+    })
+}
+
+/// One claim's standing, as `status` reports it (DESIGN's stable fields).
+fn claim_status() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": id(),
+            "status": status(),
+            "own_status": status(),
+            "kind": {"type": "string", "enum": KINDS},
+            "origin": {"type": "string"},
+            "producer": {"type": "string"},
+            "signers": {"type": "array", "items": {"type": "string"}},
+            "decided_by": ids(),
+            "revoked_by": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"root": id(), "path": ids()},
+                "required": ["root", "path"]
+            }},
+            "missing_premises": ids(),
+            "stale_premises": ids(),
+            "accepted": {"type": "boolean"},
+            "accepted_by": ids(),
+            "history": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "id": id(), "kind": {"type": "string"}, "seq": {"type": "integer"},
+                    "own_status": status(), "status": status(), "live": {"type": "boolean"}
+                },
+                "required": ["id", "kind", "seq", "status"]
+            }},
+            "text": {"type": ["string", "null"]},
+        },
+        "required": ["id", "status", "own_status", "kind", "origin", "producer", "signers",
+                     "decided_by", "revoked_by", "missing_premises", "stale_premises",
+                     "accepted_by", "history"]
+    })
+}
+
+fn pagination() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "total": {"type": ["integer", "null"]},
+            "returned": {"type": "integer"},
+            "truncated": {"type": "boolean"},
+            "has_more": {"type": "boolean"},
+            "next_cursor": {"type": ["string", "null"],
+                            "description": "Give it as cursor for the next page"}
+        },
+        "required": ["returned", "has_more", "next_cursor"]
+    })
+}
+
+fn limit() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": 10000,
+           "description": "How many items (default 20)"})
+}
+
+fn cursor() -> Value {
+    json!({"type": "string",
+           "description": "Where to go on: the next_cursor of the previous page"})
+}
+
+pub fn claims_for_input() -> Value {
+    input(
+        json!({
+            "paths": text_list(
+                "Files or folders of the tree, relative to its top (src/lib.rs, src); the \
+                 claims anchored in any of them. Absent or empty: every claim"),
+            "limit": limit(),
+            "cursor": cursor(),
+        }),
+        &[],
+    )
+}
+
+pub fn claims_for_output() -> Value {
+    let mut row = claim_status();
+    row["properties"]["applies"] = json!({"type": "string", "enum": APPLIES});
+    row["properties"]["resolved"] = json!({
+        "description": "Where its lines are in this tree (null unless it applies)",
+        "anyOf": [{"type": "null"}, {
+            "type": "object",
+            "properties": {
+                "path": {"type": ["string", "null"]},
+                "range": {"type": ["array", "null"], "items": {"type": "integer"},
+                          "minItems": 2, "maxItems": 2}
+            },
+            "required": ["path", "range"]
+        }]
+    });
+    row["properties"]["anchor_path"] = json!({"type": ["string", "null"],
+                                              "description": "The path its anchor names"});
+    if let Some(req) = row["required"].as_array_mut() {
+        req.push(json!("applies"));
+        req.push(json!("resolved"));
+    }
+    output(
+        json!({
+            "tree": {"type": "string", "description": "The tree's id (git's SHA-256 tree id)"},
+            "as_of": {"type": "integer", "minimum": 0},
+            "claims": {"type": "array", "items": row},
+            "pagination": pagination()
+        }),
+        &["tree", "claims", "as_of", "pagination"],
+    )
+}
+
+pub fn status_input() -> Value {
+    input(
+        json!({
+            "ids": {"type": "array", "items": id_or_prefix("A claim"), "minItems": 1,
+                    "maxItems": 1000},
+        }),
+        &["ids"],
+    )
+}
+
+pub fn status_output() -> Value {
+    output(
+        json!({
+            "claims": {"type": "array", "items": claim_status()},
+            "as_of": {"type": "integer", "minimum": 0,
+                      "description": "How many log entries were folded"}
+        }),
+        &["claims", "as_of"],
+    )
+}
+
+pub fn blast_input() -> Value {
+    input(
+        json!({
+            "id": id_or_prefix("The claim whose falsification is asked about"),
+            "depth": {"type": "integer", "minimum": 0, "maximum": 1000000,
+                      "description": "Only this many layers of dependents"}
+        }),
+        &["id"],
+    )
+}
+
+pub fn blast_output() -> Value {
+    output(
+        json!({
+            "root": id(),
+            "count": {"type": "integer", "minimum": 0,
+                      "description": "Members, the root excluded"},
+            "layers": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "depth": {"type": "integer", "minimum": 0},
+                    "claims": {"type": "array", "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": id(), "kind": {"type": "string"}, "status": status(),
+                            "via": {"anyOf": [id(), {"type": "null"}]}
+                        },
+                        "required": ["id", "kind", "status", "via"]
+                    }}
+                },
+                "required": ["depth", "claims"]
+            }},
+            "affected": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"id": id(), "status": status(), "decided_by": ids()},
+                "required": ["id", "status"]
+            }},
+            "truncated": {"type": "boolean"}
+        }),
+        &["root", "count", "layers", "affected"],
+    )
+}
+
+pub fn show_input() -> Value {
+    input(
+        json!({
+            "id": id_or_prefix("The claim"),
+            "evidence": {"type": "boolean",
+                         "description": "Also the evidence blobs it names (check's transcripts)"}
+        }),
+        &["id"],
+    )
+}
+
+pub fn show_output() -> Value {
+    output(
+        json!({
+            "id": id(),
+            "seq": {"type": "integer", "minimum": 0, "description": "Its number in the log"},
+            "claim": {"type": "object", "description": "The claim as signed"},
+            "signers": {"type": "array", "items": {"type": "object"}},
+            "status": status(),
+            "history": {"type": "array", "items": {"type": "object"}},
+            "evidence": {"type": "array", "items": {"type": "object"}}
+        }),
+        &["id", "claim", "signers", "status", "history"],
+    )
+}
+
+pub fn log_input() -> Value {
+    input(json!({"limit": limit(), "cursor": cursor()}), &[])
+}
+
+pub fn log_output() -> Value {
+    output(
+        json!({
+            "entries": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "seq": {"type": "integer"}, "id": id(), "kind": {"type": "string"},
+                    "origin": {"type": "string"}, "producer": {"type": "string"},
+                    "target": ids(), "depends_on": ids(),
+                    "signers": {"type": "array", "items": {"type": "string"}}
+                },
+                "required": ["seq", "id", "kind", "origin", "producer"]
+            }},
+            "pagination": pagination()
+        }),
+        &["entries", "pagination"],
+    )
+}
+
+pub fn claim_input() -> Value {
+    input(
+        json!({
+            "text": {"type": "string", "minLength": 1,
+                     "description": "What the claim says, in words"},
+            "kind": {"type": "string", "enum": KINDS, "description": "Default: assertion"},
+            "predicate": {"type": "string",
+                          "description": "An elench-predicate-v1 expression that check can \
+                                          evaluate, e.g. exists(\"src/lib.rs\")"},
+            "anchor": text_list("PATH or PATH:START-END in the server's tree; the claim \
+                                 records the lines' content digest. Absent: the whole tree"),
+            "depends_on": {"type": "array", "items": id_or_prefix("A premise")},
+            "target": {"type": "array", "items": id_or_prefix("A claim this record acts on"),
+                       "description": "For records (falsification, verification, \
+                                       supersession, residue-acceptance)"},
+            "evidence": text_list("KIND[:DIGEST|:EXIT|:URI], as `elench claim --evidence`"),
+            "session": {"type": "string", "description": "The producer's session id"},
+            "timestamp": {"type": "integer", "minimum": 0,
+                          "description": "Seconds since 1970 (default: now); given, the id is \
+                                          reproducible"},
+            "dry_run": {"type": "boolean",
+                        "description": "Build and sign the claim, append nothing"}
+        }),
+        &[],
+    )
+}
+
+pub fn claim_output() -> Value {
+    output(
+        json!({
+            "id": id(),
+            "effect": {"type": "string", "enum": ["created", "merged", "noop"],
+                       "description": "created: a new claim; merged: a new signature on a \
+                                       stored claim; noop: stored already. In a dry run, \
+                                       what the append would do"},
+            "status": {"anyOf": [status(), {"type": "null"}],
+                       "description": "Its status after the append (null in a dry run)"},
+            "kind": {"type": "string", "enum": KINDS},
+            "origin": {"type": "string"},
+            "producer": {"type": "string"},
+            "signer": {"type": "string", "description": "The keyid that signed it"},
+            "dry_run": {"type": "boolean"},
+            "claim": {"type": "object", "description": "The claim as signed (dry run)"},
+            "envelope": {"type": "object", "description": "The signed envelope (dry run)"}
+        }),
+        &[
+            "id", "effect", "status", "kind", "origin", "producer", "signer", "dry_run",
+        ],
+    )
+}
+
+pub fn check_input() -> Value {
+    input(
+        json!({
+            "ids": {"type": "array", "items": id_or_prefix("A predicate claim"),
+                    "description": "The claims to evaluate (or all: true)"},
+            "all": {"type": "boolean",
+                    "description": "Every predicate claim that applies at the tree"},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400,
+                        "description": "Seconds one claim's evaluation may take"},
+            "repeat": {"type": "integer", "minimum": 1, "maximum": 100,
+                       "description": "Evaluate each claim this many times; a verdict \
+                                       needs them all to agree"},
+            "force": {"type": "boolean",
+                      "description": "Evaluate again a claim already decided at this tree"}
+        }),
+        &[],
+    )
+}
+
+pub fn check_output() -> Value {
+    output(
+        json!({
+            "checked": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "id": id(),
+                    "outcome": {"type": "string", "enum": ["verified", "falsified",
+                                "inconclusive", "not-applicable", "unchanged", "flaky"]},
+                    "reason": {"type": ["string", "null"]},
+                    "record": {"anyOf": [id(), {"type": "null"}]}
+                },
+                "required": ["id", "outcome", "record"]
+            }},
+            "tree": {"type": "string", "description": "The checked tree's id"},
+            "hermeticity": {"type": "string", "enum": ["container", "none"]},
+            "counts": {"type": "object"},
+            "effect": {"type": "string", "enum": ["created", "noop"]}
+        }),
+        &["checked", "tree", "counts", "effect"],
+    )
+}
+
+pub fn gate_input() -> Value {
+    let mut s = input(
+        json!({
+            "policy": {"type": "string",
+                       "description": "The policy file (TOML), relative to the server's \
+                                       tree or absolute"},
+            "policy_toml": {"type": "string", "description": "The policy itself, as TOML text"}
+        }),
+        &[],
+    );
+    s["oneOf"] = json!([{"required": ["policy"]}, {"required": ["policy_toml"]}]);
+    s
+}
+
+pub fn gate_output() -> Value {
+    output(
+        json!({
+            "pass": {"type": "boolean", "description": "Whether the tree may ship"},
+            "tree": {"type": "string"},
+            "violations": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"anyOf": [id(), {"type": "null"}]},
+                    "rule": {"type": "string"},
+                    "status": {"anyOf": [status(), {"type": "null"}]},
+                    "applies": {"type": ["string", "null"]},
+                    "message": {"type": "string"}
+                },
+                "required": ["id", "rule", "status", "applies"]
+            }},
+            "counts": {"type": "object"}
+        }),
+        &["pass", "violations", "counts"],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every schema compiles as 2020-12 (a typo in a keyword's value would not).
+    #[test]
+    fn every_schema_compiles() {
+        for s in [
+            claims_for_input(),
+            claims_for_output(),
+            status_input(),
+            status_output(),
+            blast_input(),
+            blast_output(),
+            show_input(),
+            show_output(),
+            log_input(),
+            log_output(),
+            claim_input(),
+            claim_output(),
+            check_input(),
+            check_output(),
+            gate_input(),
+            gate_output(),
+        ] {
+            jsonschema::draft202012::new(&s).unwrap();
+            assert_eq!(s["type"], "object");
+        }
+    }
+
+    #[test]
+    fn gate_input_takes_one_policy() {
+        let v = jsonschema::draft202012::new(&gate_input()).unwrap();
+        assert!(v.is_valid(&json!({"policy": "p.toml"})));
+        assert!(v.is_valid(&json!({"policy_toml": "[rules]"})));
+        assert!(!v.is_valid(&json!({})));
+        assert!(!v.is_valid(&json!({"policy": "a", "policy_toml": "b"})));
+        assert!(!v.is_valid(&json!({"policy": "a", "other": 1})));
+    }
+}

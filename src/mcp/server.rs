@@ -1,0 +1,211 @@
+//! The protocol side: initialize, tools/list and tools/call over `rmcp`.
+//!
+//! A call's failure is a tool result with `isError: true` whose `structuredContent` is
+//! `{"error": {code, message, suggestion, …}, "warnings": […]}`, the same `error` object as
+//! the CLI's JSON envelope, so that the model reads what went wrong and what to do. Only a
+//! request that names no served tool is a JSON-RPC error (invalid params).
+
+use super::tools::{self, ToolDef};
+use super::Config;
+use crate::claim::schema::collect_violations;
+use crate::ops::{Collected, Failure};
+use jsonschema::Validator;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    Tool, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, ServerInitializeError};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+struct Served {
+    def: &'static ToolDef,
+    tool: Tool,
+    input: Validator,
+}
+
+pub struct Server {
+    config: Arc<Config>,
+    tools: Arc<HashMap<&'static str, Served>>,
+    order: Vec<&'static str>,
+}
+
+fn object(v: Value) -> Arc<JsonObject> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        // Every schema in `schemas` is an object; a test holds them to it.
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+impl Server {
+    fn new(config: Config) -> Result<Server, Failure> {
+        let mut tools = HashMap::new();
+        let mut order = Vec::new();
+        for def in tools::served(&config) {
+            let input_schema = (def.input)();
+            let input = jsonschema::draft202012::new(&input_schema).map_err(|e| {
+                Failure::Internal(format!(
+                    "mcp: the input schema of {} is wrong: {e}",
+                    def.name
+                ))
+            })?;
+            let mut annotations = ToolAnnotations::with_title(def.title)
+                .read_only(def.read_only)
+                .destructive(false)
+                .idempotent(def.idempotent)
+                .open_world(false);
+            annotations.title = Some(def.title.to_owned());
+            let tool = Tool::new(def.name, def.description, object(input_schema))
+                .with_title(def.title)
+                .with_raw_output_schema(object((def.output)()))
+                .with_annotations(annotations);
+            order.push(def.name);
+            tools.insert(def.name, Served { def, tool, input });
+        }
+        Ok(Server {
+            config: Arc::new(config),
+            tools: Arc::new(tools),
+            order,
+        })
+    }
+}
+
+pub async fn run(config: Config) -> Result<(), Failure> {
+    let server = Server::new(config)?;
+    let running = match server.serve(rmcp::transport::stdio()).await {
+        Ok(r) => r,
+        // The client went away before it began: nothing was asked, nothing failed.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => {
+            return Err(Failure::Usage(format!(
+                "mcp: the client did not open an MCP session (initialize first): {e}"
+            )))
+        }
+    };
+    running
+        .waiting()
+        .await
+        .map_err(|e| Failure::Internal(format!("mcp: the session ended abnormally: {e}")))?;
+    Ok(())
+}
+
+fn warnings_json(w: Vec<(String, String)>) -> Value {
+    Value::Array(
+        w.into_iter()
+            .map(|(code, message)| json!({"code": code, "message": message}))
+            .collect(),
+    )
+}
+
+/// The tool result of a failure: elench's `error` object, and a line of text for people.
+pub fn failure_result(f: &Failure, warnings: Vec<(String, String)>) -> CallToolResult {
+    let error = f.to_json();
+    let mut text = format!("error[{}]: {f}", f.code());
+    if let Some(s) = error["suggestion"].as_str() {
+        text.push_str(&format!("\nsuggestion: {s}"));
+    }
+    let mut r = CallToolResult::structured_error(
+        json!({"error": error, "warnings": warnings_json(warnings)}),
+    );
+    r.content = vec![ContentBlock::text(text)];
+    r
+}
+
+/// Arguments against the tool's input schema: every violation, with its pointer.
+fn check_input(served: &Served, args: &Value) -> Result<(), Failure> {
+    if served.input.is_valid(args) {
+        return Ok(());
+    }
+    let violations = collect_violations(&served.input, args);
+    let listed: Vec<String> = violations
+        .iter()
+        .map(|v| {
+            let at = if v.pointer.is_empty() {
+                "/"
+            } else {
+                &v.pointer
+            };
+            format!("at {at}: {}", v.message)
+        })
+        .collect();
+    Err(Failure::Usage(format!(
+        "{}: the arguments do not match its input schema: {}",
+        served.def.name,
+        listed.join("; ")
+    )))
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> InitializeResult {
+        let mut info = Implementation::new("elench", env!("CARGO_PKG_VERSION"));
+        info.title = Some("elench".into());
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(info)
+            .with_instructions(
+                "elench keeps an append-only log of signed claims about this code. Before \
+                 changing code, call claims_for with the paths you will touch; record what \
+                 you concluded with claim (depends_on the claims it rests on); status and \
+                 blast say where a claim stands and what falls with it.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.order
+                .iter()
+                .filter_map(|n| self.tools.get(n).map(|s| s.tool.clone()))
+                .collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !self.tools.contains_key(name.as_str()) {
+            return Err(ErrorData::invalid_params(
+                tools::not_served(&self.config, &name),
+                Some(json!({"tool": name})),
+            ));
+        }
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let config = self.config.clone();
+        let served_tools = self.tools.clone();
+        // The library blocks (the store, the sandbox): off the protocol's thread.
+        let outcome = tokio::task::spawn_blocking(move || {
+            let observer = Arc::new(Collected::default());
+            let served = &served_tools[name.as_str()];
+            let result = check_input(served, &args)
+                .and_then(|()| tools::call(&config, served.def.name, args, observer.clone()));
+            (result, observer.take())
+        })
+        .await;
+        let result = match outcome {
+            Ok((Ok(data), warnings)) => {
+                let mut data = data;
+                if let Value::Object(m) = &mut data {
+                    m.insert("warnings".into(), warnings_json(warnings));
+                }
+                CallToolResult::structured(data)
+            }
+            Ok((Err(f), warnings)) => failure_result(&f, warnings),
+            Err(e) => failure_result(
+                &Failure::Internal(format!(
+                    "elench failed unexpectedly ({e}); please report it with the tool call"
+                )),
+                Vec::new(),
+            ),
+        };
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,447 @@
+//! The tools: their names, descriptions, annotations and schemas, and the call of each, which
+//! is one call into the library (never a subprocess of elench).
+
+use super::{schemas, Config};
+use crate::ops::blast::BlastInput;
+use crate::ops::check::CheckInput;
+use crate::ops::claim::{ClaimRequest, ShortClaim};
+use crate::ops::gate::GateInput;
+use crate::ops::log::LogInput;
+use crate::ops::page::{PageRequest, Pagination};
+use crate::ops::show::ShowInput;
+use crate::ops::status::{ClaimsForInput, StatusInput};
+use crate::ops::{self, Context, Failure, Observer};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// One tool as the server lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolDef {
+    /// The stable name agents call it by.
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// `readOnlyHint`: it changes nothing (served under `--read-only`).
+    pub read_only: bool,
+    /// `idempotentHint`: the same call again changes nothing more.
+    pub idempotent: bool,
+    /// Served only with a harness key (`check`, whose records it signs).
+    pub needs_harness_key: bool,
+    pub input: fn() -> Value,
+    pub output: fn() -> Value,
+}
+
+/// Every tool, in the order `tools/list` gives them. Nothing elench does destroys anything:
+/// the log is append-only, so `destructiveHint` is false throughout.
+pub const TOOLS: [ToolDef; 8] = [
+    ToolDef {
+        name: "claims_for",
+        title: "Claims about these paths",
+        description: "The claims anchored in the given files or folders of the server's \
+                      tree (or every claim), each with its status and how it applies there: \
+                      anchored (made at this tree), carried (its lines are unchanged here), \
+                      stale (its lines changed or are gone), unanchored (a whole-tree claim \
+                      about another tree). Read this before changing code.",
+        read_only: true,
+        idempotent: true,
+        needs_harness_key: false,
+        input: schemas::claims_for_input,
+        output: schemas::claims_for_output,
+    },
+    ToolDef {
+        name: "status",
+        title: "Status of claims",
+        description: "Each claim's standing, folded from the log: unevaluated, verified, \
+                      falsified, superseded or revoked (a premise fell), with the records that \
+                      decided it, the falsified roots that revoke it, missing and stale \
+                      premises, and its history.",
+        read_only: true,
+        idempotent: true,
+        needs_harness_key: false,
+        input: schemas::status_input,
+        output: schemas::status_output,
+    },
+    ToolDef {
+        name: "blast",
+        title: "Blast radius",
+        description: "What a falsification of a claim revokes: every claim built on it \
+                      through dependsOn, in layers by depth, and the claims outside whose \
+                      status a record inside decides (affected).",
+        read_only: true,
+        idempotent: true,
+        needs_harness_key: false,
+        input: schemas::blast_input,
+        output: schemas::blast_output,
+    },
+    ToolDef {
+        name: "show",
+        title: "Show a claim",
+        description: "A claim as signed, who signed it, its status and the records that \
+                      target it.",
+        read_only: true,
+        idempotent: true,
+        needs_harness_key: false,
+        input: schemas::show_input,
+        output: schemas::show_output,
+    },
+    ToolDef {
+        name: "log",
+        title: "The log",
+        description: "The claims in arrival order, a page at a time (limit, cursor).",
+        read_only: true,
+        idempotent: true,
+        needs_harness_key: false,
+        input: schemas::log_input,
+        output: schemas::log_output,
+    },
+    ToolDef {
+        name: "claim",
+        title: "Record a claim",
+        description: "Builds a claim (an assertion by default, or a record acting on target \
+                      claims), signs it with the server's key and appends it to the log. \
+                      Anchors are read from the server's tree; ids may be unique prefixes. \
+                      The signer, origin and store are the server's, never the caller's.",
+        read_only: false,
+        idempotent: false,
+        needs_harness_key: false,
+        input: schemas::claim_input,
+        output: schemas::claim_output,
+    },
+    ToolDef {
+        name: "check",
+        title: "Check predicate claims",
+        description: "Evaluates predicate claims at the server's tree in a sandbox (no \
+                      network, the tree read-only underneath) and appends what was observed \
+                      as verification or falsification records signed with the server's \
+                      harness key.",
+        read_only: false,
+        idempotent: false,
+        needs_harness_key: true,
+        input: schemas::check_input,
+        output: schemas::check_output,
+    },
+    ToolDef {
+        name: "gate",
+        title: "Dry-run a release gate",
+        description: "Decides from the log alone whether the server's tree may ship under a \
+                      policy (TOML: scope and rules), naming every claim that breaks a rule. \
+                      A tree that may not ship is an answer (pass: false), not an error.",
+        read_only: true,
+        idempotent: true,
+        needs_harness_key: false,
+        input: schemas::gate_input,
+        output: schemas::gate_output,
+    },
+];
+
+/// The tools this server offers: `check` only with a harness key, and under `--read-only`
+/// only the tools that change nothing.
+pub fn served(config: &Config) -> Vec<&'static ToolDef> {
+    TOOLS
+        .iter()
+        .filter(|t| !t.needs_harness_key || config.harness_key.is_some())
+        .filter(|t| t.read_only || !config.read_only)
+        .collect()
+}
+
+/// Why a tool this server has is not served, for the protocol error of a call to it.
+pub fn not_served(config: &Config, name: &str) -> String {
+    match TOOLS.iter().find(|t| t.name == name) {
+        Some(t) if config.read_only && !t.read_only => format!(
+            "tool {name} is not served: this server was started with --read-only, which \
+             serves only the tools that change nothing"
+        ),
+        Some(t) if t.needs_harness_key => format!(
+            "tool {name} is not served: start the server with --harness-key HARNESS.pem to \
+             offer it"
+        ),
+        _ => {
+            let names: Vec<&str> = served(config).iter().map(|t| t.name).collect();
+            format!("no tool {name:?}; the tools are {}", names.join(", "))
+        }
+    }
+}
+
+/// Arguments that pass the input schema but not the typed reading (which the schema should
+/// have caught) are refused the same way.
+fn read<T: for<'de> Deserialize<'de>>(tool: &str, args: Value) -> Result<T, Failure> {
+    serde_json::from_value(args)
+        .map_err(|e| Failure::Usage(format!("{tool}: the arguments do not fit its input: {e}")))
+}
+
+fn to_json(tool: &str, out: &impl Serialize) -> Result<Value, Failure> {
+    serde_json::to_value(out)
+        .map_err(|e| Failure::Internal(format!("{tool}: cannot write the result: {e}")))
+}
+
+/// `value` with `pagination` added (the CLI puts it in `meta`; a tool result has only one
+/// object).
+fn with_pagination(mut value: Value, pagination: &Pagination) -> Value {
+    if let Value::Object(m) = &mut value {
+        m.insert("pagination".into(), json!(pagination));
+    }
+    value
+}
+
+fn page(limit: Option<usize>, cursor: Option<String>) -> PageRequest {
+    PageRequest {
+        limit: limit.unwrap_or(crate::ops::page::DEFAULT_LIMIT),
+        cursor,
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClaimsForIn {
+    pub paths: Vec<String>,
+    pub limit: Option<usize>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusIn {
+    pub ids: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlastIn {
+    pub id: String,
+    pub depth: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShowIn {
+    pub id: String,
+    #[serde(default)]
+    pub evidence: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogIn {
+    pub limit: Option<usize>,
+    pub cursor: Option<String>,
+}
+
+/// DESIGN 12's short form of one claim. The signer, origin and producer are the server's:
+/// there is no field for them, and a call naming one is refused by the input schema.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClaimIn {
+    pub text: Option<String>,
+    pub kind: Option<crate::claim::Kind>,
+    pub predicate: Option<String>,
+    pub anchor: Vec<String>,
+    pub depends_on: Vec<String>,
+    pub target: Vec<String>,
+    pub evidence: Vec<String>,
+    pub session: Option<String>,
+    pub timestamp: Option<i64>,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CheckIn {
+    pub ids: Vec<String>,
+    pub all: bool,
+    pub timeout: Option<f64>,
+    pub repeat: Option<u32>,
+    pub force: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GateIn {
+    pub policy: Option<String>,
+    pub policy_toml: Option<String>,
+}
+
+/// Runs tool `name` with arguments that passed its input schema: one `ops` call, under a
+/// context fixed by the server's configuration; warnings go to `observer`.
+pub fn call(
+    config: &Config,
+    name: &str,
+    args: Value,
+    observer: Arc<dyn Observer>,
+) -> Result<Value, Failure> {
+    // The store is opened by each call: another process may append between calls.
+    let ctx = Context::new(Some(config.store.clone()), config.wait, observer);
+    let at = Some(config.at.clone());
+    match name {
+        "claims_for" => {
+            let a: ClaimsForIn = read(name, args)?;
+            let out = ops::status::claims_for(
+                &ctx,
+                &ClaimsForInput {
+                    paths: a.paths,
+                    at,
+                    no_ignore: false,
+                    page: page(a.limit, a.cursor),
+                },
+            )?;
+            let pagination = out.pagination.clone();
+            let v = to_json(name, &out)?;
+            Ok(match &pagination {
+                Some(p) => with_pagination(v, p),
+                None => v,
+            })
+        }
+        "status" => {
+            let a: StatusIn = read(name, args)?;
+            let input = StatusInput {
+                ids: a.ids,
+                ..StatusInput::default()
+            };
+            to_json(name, &ops::status::status(&ctx, &input)?)
+        }
+        "blast" => {
+            let a: BlastIn = read(name, args)?;
+            let input = BlastInput {
+                id: a.id,
+                depth: a.depth,
+                with_texts: false,
+            };
+            to_json(name, &ops::blast::blast(&ctx, &input)?)
+        }
+        "show" => {
+            let a: ShowIn = read(name, args)?;
+            let input = ShowInput {
+                id: a.id,
+                evidence: a.evidence,
+            };
+            to_json(name, &ops::show::show(&ctx, &input)?)
+        }
+        "log" => {
+            let a: LogIn = read(name, args)?;
+            let input = LogInput {
+                page: page(a.limit, a.cursor),
+                with_status: false,
+            };
+            let out = ops::log::log(&ctx, &input)?;
+            Ok(with_pagination(to_json(name, &out)?, &out.pagination))
+        }
+        "claim" => claim(config, &ctx, read(name, args)?),
+        "check" => check(config, &ctx, read(name, args)?),
+        "gate" => gate(config, &ctx, read(name, args)?),
+        _ => Err(Failure::Internal(format!("tool {name} has no handler"))),
+    }
+}
+
+fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
+    let key = config.key.as_ref().ok_or_else(|| {
+        Failure::Internal("claim is served only with a key; it should not be listed".into())
+    })?;
+    let short = ShortClaim {
+        text: a.text,
+        kind: a.kind,
+        predicate: a.predicate,
+        anchor: a.anchor,
+        depends_on: a.depends_on,
+        target: a.target,
+        evidence: a.evidence,
+        // The producer and the signer are the server's, never the call's.
+        producer: None,
+        session: a.session,
+        timestamp: a.timestamp,
+        signer: None,
+    };
+    let mut request = ClaimRequest::numbered(vec![short], key.key.clone());
+    request.at = Some(config.at.clone());
+    request.producer = config.producer.clone();
+    request.dry_run = a.dry_run;
+    let store = ctx.open_store()?;
+    let out = ops::claim::claim(&store, request, ctx.observer())?;
+    if let Some(r) = out.rejections.first() {
+        return Err(Failure::Invalid {
+            code: r.code,
+            message: format!("the store refused the claim: {}", r.message),
+        });
+    }
+    let row = out
+        .claims
+        .into_iter()
+        .next()
+        .ok_or_else(|| Failure::Internal("claim: one claim asked, none made".into()))?;
+    let mut v = to_json("claim", &row)?;
+    if let Value::Object(m) = &mut v {
+        // One claim given directly: no batch to name.
+        m.remove("source");
+        m.remove("line");
+        m.insert("dry_run".into(), json!(out.dry_run));
+    }
+    Ok(v)
+}
+
+fn check(config: &Config, ctx: &Context, a: CheckIn) -> Result<Value, Failure> {
+    let key = config.harness_key.as_ref().ok_or_else(|| {
+        Failure::Internal("check is served only with --harness-key; it should not be listed".into())
+    })?;
+    if a.ids.is_empty() != a.all {
+        return Err(Failure::Usage(
+            "check: give ids, or all: true for every predicate claim that applies, not both".into(),
+        ));
+    }
+    let mut input = CheckInput::new(a.ids, key.path.clone());
+    input.all = a.all;
+    input.at = Some(config.at.clone());
+    input.force = a.force;
+    if let Some(t) = a.timeout {
+        input.claim_timeout = std::time::Duration::from_secs_f64(t);
+    }
+    if let Some(r) = a.repeat {
+        input.repeat = r;
+    }
+    let out = ops::check::check(
+        Some(&config.store),
+        config.wait,
+        &input,
+        ctx.observer(),
+        &ops::Never,
+    )?;
+    // Stopped part way: what was recorded stands in the log; the call failed.
+    if let Some(f) = out.stopped {
+        return Err(f);
+    }
+    to_json("check", &out)
+}
+
+fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
+    // A policy given as text is written where the gate reads files, and named as given.
+    let scratch;
+    let (policy, inline) = match (a.policy, a.policy_toml) {
+        (Some(p), None) => (config.at.join(p), false),
+        (None, Some(text)) => {
+            scratch = crate::scratch::ScratchDir::new("elench-mcp-policy");
+            // Made here and only here: a path someone else made first is refused.
+            std::fs::create_dir(scratch.path())
+                .map_err(|e| Failure::io(scratch.path().display(), e))?;
+            let path = scratch.path().join("policy.toml");
+            std::fs::write(&path, text).map_err(|e| Failure::io(path.display(), e))?;
+            (path, true)
+        }
+        _ => {
+            return Err(Failure::Usage(
+                "gate: give policy or policy_toml, one".into(),
+            ))
+        }
+    };
+    let input = GateInput {
+        policy,
+        at: Some(config.at.clone()),
+        no_ignore: false,
+    };
+    // A tree that may not ship is the answer (pass: false), not a failure of the call.
+    match ops::gate::gate(ctx, &input) {
+        Ok(out) => to_json("gate", &out),
+        Err(Failure::BadPolicy { error, .. }) if inline => Err(Failure::BadPolicy {
+            path: "policy_toml".into(),
+            error,
+        }),
+        Err(f) => Err(f),
+    }
+}

@@ -1,0 +1,693 @@
+//! `elench mcp` through a real MCP client: JSON-RPC messages, one per line, over the child's
+//! stdin and stdout, as a coding agent's client speaks to it.
+
+use crate::common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+/// How long one answer may take (a debug build running `check` in a sandbox included).
+const ANSWER_WITHIN: Duration = Duration::from_secs(120);
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// An MCP client over a child `elench mcp`.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+    /// Each served tool's output schema, from tools/list.
+    output_schemas: Vec<(String, Value)>,
+}
+
+impl Client {
+    /// Starts `elench ARGS…` in `dir` and opens the session (initialize, initialized).
+    fn start(dir: &Path, args: &[&str]) -> (Client, Value) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_elench"))
+            .args(args)
+            .current_dir(dir)
+            .env_remove("ELENCH_STORE")
+            .env_remove("ELENCH_PRODUCER")
+            .env_remove("CI")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("elench mcp starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut client = Client {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            output_schemas: Vec::new(),
+        };
+        let init = client.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "elench-tests", "version": "0"}
+            }),
+        );
+        client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        (client, init)
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its response (result or error), skipping notifications.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(ANSWER_WITHIN)
+                .unwrap_or_else(|e| panic!("no answer to {method} ({e})"));
+            let msg: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC ({e}): {line:?}"));
+            assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+            if msg["id"] == json!(id) {
+                return msg;
+            }
+            assert!(
+                msg.get("id").is_none(),
+                "an answer to another request: {msg}"
+            );
+        }
+    }
+
+    fn tools(&mut self) -> Vec<Value> {
+        let r = self.request("tools/list", json!({}));
+        let tools = r["result"]["tools"].as_array().expect("tools/list").clone();
+        self.output_schemas = tools
+            .iter()
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_owned(),
+                    t["outputSchema"].clone(),
+                )
+            })
+            .collect();
+        tools
+    }
+
+    /// `tools/call`; returns the result (a tool result, failed or not).
+    fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        assert!(r.get("error").is_none(), "{name}: a protocol error: {r}");
+        r["result"].clone()
+    }
+
+    /// A call that must succeed: its structured content, checked against the tool's output
+    /// schema and equal to the JSON of its text content.
+    fn ok(&mut self, name: &str, arguments: Value) -> Value {
+        let r = self.call(name, arguments.clone());
+        assert_eq!(r["isError"], json!(false), "{name} {arguments} failed: {r}");
+        let data = r["structuredContent"].clone();
+        let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, data, "the text content is the structured content");
+        if self.output_schemas.is_empty() {
+            self.tools();
+        }
+        let schema = &self
+            .output_schemas
+            .iter()
+            .find(|(n, _)| n == name)
+            .expect("a served tool")
+            .1;
+        let validator = jsonschema::draft202012::new(schema).expect("the output schema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(&data)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{name}: {data} breaks its output schema: {errors:?}"
+        );
+        data
+    }
+
+    /// A call that must fail as a tool result: its `error` object.
+    fn err(&mut self, name: &str, arguments: Value) -> Value {
+        let r = self.call(name, arguments.clone());
+        assert_eq!(
+            r["isError"],
+            json!(true),
+            "{name} {arguments} should fail: {r}"
+        );
+        let error = r["structuredContent"]["error"].clone();
+        assert!(
+            error["code"].is_string() && error["message"].is_string(),
+            "{r}"
+        );
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(error["code"].as_str().unwrap()), "{text}");
+        error
+    }
+
+    /// Closes stdin: the server ends, cleanly.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "the server exits 0 when stdin closes: {status}"
+                );
+                break;
+            }
+            assert!(started.elapsed() < ANSWER_WITHIN, "the server did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Nothing after the session on stdout: no CLI report.
+        assert!(
+            self.lines.try_iter().next().is_none(),
+            "stdout after the session"
+        );
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A store trusting one key of each role, and a tree with a file to anchor to.
+struct World {
+    tmp: tempfile::TempDir,
+    keys: Keys,
+    store: PathBuf,
+    tree: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        let keys = make_keys(tmp.path());
+        let store = tmp.path().join("store");
+        init_store_trusting(
+            tmp.path(),
+            &store,
+            &[&keys.harness, &keys.agent, &keys.human],
+        );
+        let tree = tmp.path().join("tree");
+        std::fs::create_dir_all(tree.join("src")).unwrap();
+        std::fs::write(
+            tree.join("src/lib.rs"),
+            "pub fn parse(s: &str) -> Option<u8> {\n    s.bytes().next()\n}\n",
+        )
+        .unwrap();
+        std::fs::write(tree.join("README"), "a tree\n").unwrap();
+        World {
+            tmp,
+            keys,
+            store,
+            tree,
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// `elench --store STORE mcp --at TREE EXTRA…`.
+    fn serve(&self, extra: &[&str]) -> (Client, Value) {
+        let mut args = vec!["--store", p(&self.store), "mcp", "--at", p(&self.tree)];
+        args.extend_from_slice(extra);
+        Client::start(self.dir(), &args)
+    }
+
+    /// A server signing with the agent key and, for `check`, the harness key.
+    fn serve_all(&self) -> Client {
+        self.serve(&[
+            "--key",
+            p(&self.keys.agent.private),
+            "--harness-key",
+            p(&self.keys.harness.private),
+        ])
+        .0
+    }
+}
+
+const READ_TOOLS: [&str; 6] = ["claims_for", "status", "blast", "show", "log", "gate"];
+
+#[test]
+fn initialize_and_the_tool_list_with_schemas_and_annotations() {
+    let w = World::new();
+    let (mut c, init) = w.serve(&[
+        "--key",
+        p(&w.keys.agent.private),
+        "--harness-key",
+        p(&w.keys.harness.private),
+    ]);
+    let result = &init["result"];
+    assert_eq!(result["serverInfo"]["name"], "elench", "{init}");
+    assert!(result["capabilities"]["tools"].is_object(), "{init}");
+    assert!(result["protocolVersion"].is_string(), "{init}");
+    let tools = c.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "claims_for",
+            "status",
+            "blast",
+            "show",
+            "log",
+            "claim",
+            "check",
+            "gate"
+        ]
+    );
+    for t in &tools {
+        let name = t["name"].as_str().unwrap();
+        assert!(
+            t["description"].as_str().is_some_and(|d| d.len() > 20),
+            "{t}"
+        );
+        for key in ["inputSchema", "outputSchema"] {
+            assert_eq!(t[key]["type"], "object", "{name} {key}: {t}");
+            jsonschema::draft202012::new(&t[key])
+                .unwrap_or_else(|e| panic!("{name} {key} does not compile: {e}"));
+        }
+        assert_eq!(t["inputSchema"]["additionalProperties"], false, "{t}");
+        let a = &t["annotations"];
+        let reads = READ_TOOLS.contains(&name);
+        assert_eq!(a["readOnlyHint"], json!(reads), "{name}: {a}");
+        assert_eq!(a["destructiveHint"], json!(false), "{name}: {a}");
+        assert_eq!(a["idempotentHint"], json!(reads), "{name}: {a}");
+        assert_eq!(a["openWorldHint"], json!(false), "{name}: {a}");
+    }
+    c.finish();
+
+    // Without a harness key there is no check to offer.
+    let (mut c, _) = w.serve(&["--key", p(&w.keys.agent.private)]);
+    let names: Vec<String> = c
+        .tools()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n == "check"), "{names:?}");
+    let r = c.request(
+        "tools/call",
+        json!({"name": "check", "arguments": {"all": true}}),
+    );
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--harness-key"),
+        "{r}"
+    );
+    c.finish();
+}
+
+#[test]
+fn a_chain_of_three_claims_then_status_blast_and_claims_for() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let a = c.ok(
+        "claim",
+        json!({"text": "parse reads the first byte", "anchor": ["src/lib.rs:1-3"],
+               "predicate": "exists(\"src/lib.rs\")", "timestamp": 1_700_000_000}),
+    );
+    assert_eq!(a["effect"], "created", "{a}");
+    assert_eq!(a["status"], "unevaluated", "{a}");
+    assert_eq!(a["origin"], "agent-asserted", "{a}");
+    assert_eq!(a["signer"], json!(w.keys.agent.keyid), "{a}");
+    assert_eq!(a["producer"], "bot", "the key's name in the store: {a}");
+    let a_id = a["id"].as_str().unwrap().to_owned();
+    // A premise named by a unique prefix.
+    let b = c.ok(
+        "claim",
+        json!({"text": "parse never panics", "depends_on": [&a_id[..10]]}),
+    );
+    let b_id = b["id"].as_str().unwrap().to_owned();
+    let cc = c.ok(
+        "claim",
+        json!({"text": "the reader is safe", "depends_on": [&b_id]}),
+    );
+    let c_id = cc["id"].as_str().unwrap().to_owned();
+    // Claiming the same thing again changes nothing.
+    let again = c.ok(
+        "claim",
+        json!({"text": "parse reads the first byte", "anchor": ["src/lib.rs:1-3"],
+               "predicate": "exists(\"src/lib.rs\")", "timestamp": 1_700_000_000}),
+    );
+    assert_eq!(again["id"], json!(a_id), "{again}");
+    assert_eq!(again["effect"], "noop", "{again}");
+
+    let st = c.ok("status", json!({"ids": [&a_id, &b_id[..8], &c_id]}));
+    let got: Vec<(&str, &str)> = st["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["id"].as_str().unwrap(), x["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (a_id.as_str(), "unevaluated"),
+            (b_id.as_str(), "unevaluated"),
+            (c_id.as_str(), "unevaluated")
+        ]
+    );
+    assert_eq!(st["as_of"], json!(3), "{st}");
+
+    let blast = c.ok("blast", json!({"id": &a_id}));
+    assert_eq!(blast["root"], json!(a_id), "{blast}");
+    assert_eq!(blast["count"], json!(2), "{blast}");
+    assert_eq!(
+        blast["layers"][1]["claims"][0]["id"],
+        json!(b_id),
+        "{blast}"
+    );
+    assert_eq!(
+        blast["layers"][1]["claims"][0]["via"],
+        json!(a_id),
+        "{blast}"
+    );
+    assert_eq!(
+        blast["layers"][2]["claims"][0]["id"],
+        json!(c_id),
+        "{blast}"
+    );
+    assert_eq!(
+        blast["layers"][2]["claims"][0]["via"],
+        json!(b_id),
+        "{blast}"
+    );
+
+    // About src/lib.rs: only the claim anchored there, as made at this tree.
+    let about = c.ok("claims_for", json!({"paths": ["src/lib.rs"]}));
+    assert_eq!(about["claims"].as_array().unwrap().len(), 1, "{about}");
+    let x = &about["claims"][0];
+    assert_eq!(x["id"], json!(a_id), "{about}");
+    assert_eq!(x["applies"], "anchored", "{about}");
+    assert_eq!(x["status"], "unevaluated", "{about}");
+    assert_eq!(x["resolved"]["path"], "src/lib.rs", "{about}");
+    assert_eq!(x["resolved"]["range"], json!([1, 3]), "{about}");
+    assert_eq!(x["text"], "parse reads the first byte", "{about}");
+    // Its folder names it too; another path does not.
+    for paths in [json!(["src"]), json!(["src/"]), json!(["./src/lib.rs"])] {
+        let r = c.ok("claims_for", json!({ "paths": paths }));
+        assert_eq!(r["claims"].as_array().unwrap().len(), 1, "{paths}: {r}");
+        assert_eq!(r["claims"][0]["id"], json!(a_id), "{paths}: {r}");
+    }
+    let none = c.ok("claims_for", json!({"paths": ["README"]}));
+    assert_eq!(none["claims"], json!([]), "{none}");
+    // Every claim: all three, a page at a time.
+    let all = c.ok("claims_for", json!({}));
+    assert_eq!(all["claims"].as_array().unwrap().len(), 3, "{all}");
+    let first = c.ok("claims_for", json!({"limit": 2}));
+    assert_eq!(first["pagination"]["has_more"], json!(true), "{first}");
+    let rest = c.ok(
+        "claims_for",
+        json!({"limit": 2, "cursor": first["pagination"]["next_cursor"].clone()}),
+    );
+    assert_eq!(rest["claims"].as_array().unwrap().len(), 1, "{rest}");
+
+    let shown = c.ok("show", json!({"id": &c_id[..12]}));
+    assert_eq!(shown["id"], json!(c_id), "{shown}");
+    assert_eq!(shown["claim"]["dependsOn"], json!([b_id]), "{shown}");
+    let log = c.ok("log", json!({"limit": 2}));
+    assert_eq!(log["entries"][0]["id"], json!(a_id), "{log}");
+    assert_eq!(log["pagination"]["has_more"], json!(true), "{log}");
+    let rest = c.ok(
+        "log",
+        json!({"cursor": log["pagination"]["next_cursor"].clone()}),
+    );
+    assert_eq!(rest["entries"][0]["id"], json!(c_id), "{rest}");
+
+    // What the store warns of comes back with the result.
+    let missing = some_id(7);
+    let d = c.ok(
+        "claim",
+        json!({"text": "rests on nothing known", "depends_on": [&missing]}),
+    );
+    let codes: Vec<&str> = d["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"MISSING_PREMISE"), "{d}");
+    c.finish();
+
+    // The CLI sees the same log.
+    let (code, json) = elench(w.dir(), &with_store(&w.store, &["blast", &a_id]));
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["data"]["count"], json!(2), "{json}");
+}
+
+#[test]
+fn check_evaluates_a_predicate_claim_with_the_harness_key() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let yes = c.ok(
+        "claim",
+        json!({"text": "the library exists", "anchor": ["src/lib.rs"],
+               "predicate": "exists(\"src/lib.rs\")"}),
+    );
+    let no = c.ok(
+        "claim",
+        json!({"text": "there is a main", "predicate": "exists(\"src/main.rs\")"}),
+    );
+    let (yes, no) = (yes["id"].as_str().unwrap(), no["id"].as_str().unwrap());
+    let out = c.ok("check", json!({"ids": [yes, no]}));
+    let outcome = |id: &str| {
+        out["checked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["id"] == id)
+            .unwrap_or_else(|| panic!("{id} is in {out}"))
+            .clone()
+    };
+    assert_eq!(outcome(yes)["outcome"], "verified", "{out}");
+    assert_eq!(outcome(no)["outcome"], "falsified", "{out}");
+    let record = outcome(yes)["record"].as_str().unwrap().to_owned();
+    let st = c.ok("status", json!({"ids": [yes, no]}));
+    assert_eq!(st["claims"][0]["status"], "verified", "{st}");
+    assert_eq!(st["claims"][0]["decided_by"], json!([record]), "{st}");
+    assert_eq!(st["claims"][1]["status"], "falsified", "{st}");
+    // The record is the harness's.
+    let shown = c.ok("show", json!({"id": record}));
+    assert_eq!(
+        shown["claim"]["origin"]["kind"], "harness-observed",
+        "{shown}"
+    );
+    c.finish();
+}
+
+#[test]
+fn failures_are_tool_results_with_elench_codes() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let unknown = some_id(9);
+    let e = c.err("status", json!({ "ids": [&unknown] }));
+    assert_eq!(e["code"], "NOT_FOUND", "{e}");
+    assert!(e["message"].as_str().unwrap().contains(&unknown), "{e}");
+    assert!(
+        e["suggestion"].as_str().is_some_and(|s| !s.is_empty()),
+        "{e}"
+    );
+    assert_eq!(e["retryable"], json!(false), "{e}");
+    let e = c.err("blast", json!({"id": "cl_0123abcd"}));
+    assert_eq!(e["code"], "NOT_FOUND", "{e}");
+    let e = c.err("show", json!({"id": &unknown}));
+    assert_eq!(e["code"], "NOT_FOUND", "{e}");
+    // Arguments that break the input schema: every fault, with its pointer.
+    let e = c.err("status", json!({"ids": ["nope"], "all": true}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    let m = e["message"].as_str().unwrap();
+    assert!(m.contains("/ids/0") && m.contains("/all"), "{e}");
+    // The signer, origin and producer are the server's: no call can choose them.
+    for field in [
+        json!({"producer": "someone-else"}),
+        json!({"signer": "ci"}),
+        json!({"origin": {"kind": "harness-observed"}}),
+        json!({"key": "/tmp/other.pem"}),
+    ] {
+        let mut args = json!({"text": "x"});
+        args.as_object_mut()
+            .unwrap()
+            .extend(field.as_object().unwrap().clone());
+        let e = c.err("claim", args);
+        assert_eq!(e["code"], "BAD_ARGUMENTS", "{field}: {e}");
+    }
+    // An agent key cannot verify (a verification is the harness's to make).
+    let a = c.ok("claim", json!({"text": "a"}));
+    let e = c.err(
+        "claim",
+        json!({"kind": "verification", "target": [a["id"].clone()]}),
+    );
+    assert_eq!(e["code"], "ROLE_VIOLATION", "{e}");
+    // A policy that does not parse, with its place.
+    let e = c.err("gate", json!({"policy_toml": "[rules\n"}));
+    assert_eq!(e["code"], "BAD_POLICY", "{e}");
+    // A gate that refuses the tree is an answer, not an error.
+    let g = c.ok(
+        "gate",
+        json!({"policy_toml": "[rules]\nmax_unevaluated = 0\n"}),
+    );
+    assert_eq!(g["pass"], json!(false), "{g}");
+    // A tool that does not exist is a protocol error.
+    let r = c.request("tools/call", json!({"name": "nope", "arguments": {}}));
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    // Only "a" was appended.
+    let log = c.ok("log", json!({}));
+    assert_eq!(log["entries"].as_array().unwrap().len(), 1, "{log}");
+    c.finish();
+}
+
+#[test]
+fn read_only_serves_only_the_tools_that_change_nothing() {
+    let w = World::new();
+    let (mut c, _) = w.serve(&["--read-only"]);
+    let tools = c.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, READ_TOOLS);
+    assert!(
+        tools
+            .iter()
+            .all(|t| t["annotations"]["readOnlyHint"] == true),
+        "{tools:?}"
+    );
+    let r = c.request(
+        "tools/call",
+        json!({"name": "claim", "arguments": {"text": "x"}}),
+    );
+    assert_eq!(r["error"]["code"], json!(-32602), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--read-only"),
+        "{r}"
+    );
+    let log = c.ok("log", json!({}));
+    assert_eq!(log["entries"], json!([]), "{log}");
+    c.finish();
+
+    // A harness key does not bring check back under --read-only.
+    let (mut c, _) = w.serve(&["--read-only", "--harness-key", p(&w.keys.harness.private)]);
+    let tools = c.tools();
+    assert_eq!(tools.len(), READ_TOOLS.len(), "{tools:?}");
+    c.finish();
+}
+
+#[test]
+fn a_claim_through_mcp_is_the_claim_elench_claim_makes() {
+    let w = World::new();
+    let other = w.dir().join("store2");
+    init_store_trusting(
+        w.dir(),
+        &other,
+        &[&w.keys.harness, &w.keys.agent, &w.keys.human],
+    );
+    let mut c = w.serve_all();
+    let first = c.ok(
+        "claim",
+        json!({"text": "parse reads the first byte", "anchor": ["src/lib.rs:1-3"],
+               "predicate": "exists(\"src/lib.rs\")", "timestamp": 1_700_000_000,
+               "session": "s-1", "evidence": ["process-exit:0"]}),
+    );
+    let first_id = first["id"].as_str().unwrap().to_owned();
+    let second = c.ok(
+        "claim",
+        json!({"text": "built on it", "depends_on": [&first_id[..9]],
+               "timestamp": 1_700_000_001}),
+    );
+    c.finish();
+    let cli = |args: &[&str]| {
+        let mut line = vec!["claim"];
+        line.extend_from_slice(args);
+        line.extend_from_slice(&["--at", p(&w.tree), "--key", p(&w.keys.agent.private)]);
+        let (code, json) = elench(w.dir(), &with_store(&other, &line));
+        assert_eq!(code, 0, "{json}");
+        json["data"]["claims"][0]["id"].as_str().unwrap().to_owned()
+    };
+    let one = cli(&[
+        "parse reads the first byte",
+        "--anchor",
+        "src/lib.rs:1-3",
+        "--predicate",
+        "exists(\"src/lib.rs\")",
+        "--timestamp",
+        "1700000000",
+        "--session",
+        "s-1",
+        "--evidence",
+        "process-exit:0",
+    ]);
+    let two = cli(&[
+        "built on it",
+        "--depends-on",
+        &one,
+        "--timestamp",
+        "1700000001",
+    ]);
+    assert_eq!(one, first_id);
+    assert_eq!(two, second["id"].as_str().unwrap());
+    // The same envelopes, byte for byte.
+    assert_eq!(
+        export_bundle(w.dir(), &w.store),
+        export_bundle(w.dir(), &other)
+    );
+}
+
+#[test]
+fn a_server_that_cannot_work_says_so_on_stderr_and_nothing_on_stdout() {
+    let w = World::new();
+    for (args, code) in [
+        (
+            vec![
+                "--store",
+                "nowhere",
+                "mcp",
+                "--key",
+                p(&w.keys.agent.private),
+            ],
+            4,
+        ),
+        (
+            vec!["--store", p(&w.store), "mcp", "--key", "no-such.pem"],
+            2,
+        ),
+    ] {
+        let out = command(w.dir()).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: {:?}", out.stdout);
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+}
