@@ -396,13 +396,7 @@ fn check(config: &Config, ctx: &Context, a: CheckIn) -> Result<Value, Failure> {
     if let Some(r) = a.repeat {
         input.repeat = r;
     }
-    let out = ops::check::check(
-        Some(&config.store),
-        config.wait,
-        &input,
-        ctx.observer(),
-        &ops::Never,
-    )?;
+    let out = ops::check::check(ctx, &input, &ops::Never)?;
     // Stopped part way: what was recorded stands in the log; the call failed.
     if let Some(f) = out.stopped {
         return Err(f);
