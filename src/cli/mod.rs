@@ -212,6 +212,9 @@ fn command_limit(
         }
         (Some(c), _) => Some(c),
         (None, Some(t)) => Some(t),
+        // ELENCH_TIMEOUT bounds one-shot commands; a server lives as long as its client
+        // keeps it, so only a limit on its own command line ends it.
+        (None, None) if name == "mcp" => None,
         (None, None) => match std::env::var("ELENCH_TIMEOUT") {
             Err(std::env::VarError::NotPresent) => None,
             Ok(v) if v.trim().is_empty() => None,

@@ -323,54 +323,111 @@ pub fn log_output() -> Value {
     )
 }
 
+/// The fields of one claim in DESIGN 12's short form; in a list (`refs`), premises and
+/// targets may also be `@N`, the list's Nth claim.
+fn short_claim(refs: bool) -> Value {
+    let reference = |what: &str| {
+        let mut r = id_or_prefix(what);
+        if refs {
+            r["pattern"] = json!("^(cl_[0-9a-f]{4,64}|@[1-9][0-9]{0,3})$");
+            r["description"] = json!(format!(
+                "{what}: a claim id, a unique prefix of one, or @N for the Nth claim of this list"
+            ));
+        }
+        r
+    };
+    json!({
+        "text": {"type": "string", "minLength": 1,
+                 "description": "What the claim says, in words"},
+        "kind": {"type": "string", "enum": KINDS, "description": "Default: assertion"},
+        "predicate": {"type": "string",
+                      "description": "An elench-predicate-v1 expression that check can \
+                                      evaluate, e.g. exists(\"src/lib.rs\")"},
+        "anchor": text_list("PATH or PATH:START-END in the server's tree; the claim \
+                             records the lines' content digest. Absent: the whole tree"),
+        "depends_on": {"type": "array", "items": reference("A premise")},
+        "target": {"type": "array", "items": reference("A claim this record acts on"),
+                   "description": "For records (falsification, verification, \
+                                   supersession, residue-acceptance)"},
+        "evidence": text_list("KIND[:DIGEST|:EXIT|:URI], as `elench claim --evidence`"),
+        "session": {"type": "string", "description": "The producer's session id"},
+        "timestamp": {"type": "integer", "minimum": 0,
+                      "description": "Seconds since 1970 (default: now); given, the id is \
+                                      reproducible"}
+    })
+}
+
+/// The single-claim fields, which `claims` replaces.
+const SHORT_FIELDS: [&str; 9] = [
+    "text",
+    "kind",
+    "predicate",
+    "anchor",
+    "depends_on",
+    "target",
+    "evidence",
+    "session",
+    "timestamp",
+];
+
 pub fn claim_input() -> Value {
-    input(
-        json!({
-            "text": {"type": "string", "minLength": 1,
-                     "description": "What the claim says, in words"},
-            "kind": {"type": "string", "enum": KINDS, "description": "Default: assertion"},
-            "predicate": {"type": "string",
-                          "description": "An elench-predicate-v1 expression that check can \
-                                          evaluate, e.g. exists(\"src/lib.rs\")"},
-            "anchor": text_list("PATH or PATH:START-END in the server's tree; the claim \
-                                 records the lines' content digest. Absent: the whole tree"),
-            "depends_on": {"type": "array", "items": id_or_prefix("A premise")},
-            "target": {"type": "array", "items": id_or_prefix("A claim this record acts on"),
-                       "description": "For records (falsification, verification, \
-                                       supersession, residue-acceptance)"},
-            "evidence": text_list("KIND[:DIGEST|:EXIT|:URI], as `elench claim --evidence`"),
-            "session": {"type": "string", "description": "The producer's session id"},
-            "timestamp": {"type": "integer", "minimum": 0,
-                          "description": "Seconds since 1970 (default: now); given, the id is \
-                                          reproducible"},
-            "dry_run": {"type": "boolean",
-                        "description": "Build and sign the claim, append nothing"}
-        }),
-        &[],
-    )
+    let mut properties = short_claim(false);
+    properties["dry_run"] = json!({"type": "boolean",
+                                   "description": "Build and sign, append nothing"});
+    properties["claims"] = json!({
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 4096,
+        "items": {"type": "object", "properties": short_claim(true),
+                  "additionalProperties": false},
+        "description": "A chain of claims in one call, appended as one group (in place of the \
+                        single claim's fields): a claim names an earlier one of the list as \
+                        @N (1 is the first) in depends_on or target"
+    });
+    let mut s = input(properties, &[]);
+    // With a list, the single claim's fields are not also given.
+    let forbidden: serde_json::Map<String, Value> = SHORT_FIELDS
+        .iter()
+        .map(|f| ((*f).to_owned(), json!(false)))
+        .collect();
+    s["dependentSchemas"] = json!({"claims": {"properties": forbidden}});
+    s
+}
+
+fn claim_row() -> Value {
+    json!({
+        "id": id(),
+        "effect": {"type": "string", "enum": ["created", "merged", "noop"],
+                   "description": "created: a new claim; merged: a new signature on a \
+                                   stored claim; noop: stored already. In a dry run, what \
+                                   the append would do"},
+        "status": {"anyOf": [status(), {"type": "null"}],
+                   "description": "Its status after the append (null in a dry run)"},
+        "kind": {"type": "string", "enum": KINDS},
+        "origin": {"type": "string"},
+        "producer": {"type": "string"},
+        "signer": {"type": "string", "description": "The keyid that signed it"},
+        "line": {"type": ["integer", "null"], "description": "Its place in claims (1 first)"},
+        "claim": {"type": "object", "description": "The claim as signed (dry run)"},
+        "envelope": {"type": "object", "description": "The signed envelope (dry run)"}
+    })
 }
 
 pub fn claim_output() -> Value {
+    // One claim given: its row's fields at the top too, as the command line puts its id.
+    let mut properties = claim_row();
+    properties["claims"] = json!({"type": "array", "items": {
+        "type": "object",
+        "properties": claim_row(),
+        "required": ["id", "effect", "status", "kind", "origin", "producer", "signer"]
+    }});
+    for count in ["created", "merged", "noop"] {
+        properties[count] = json!({"type": "integer", "minimum": 0});
+    }
+    properties["dry_run"] = json!({"type": "boolean"});
     output(
-        json!({
-            "id": id(),
-            "effect": {"type": "string", "enum": ["created", "merged", "noop"],
-                       "description": "created: a new claim; merged: a new signature on a \
-                                       stored claim; noop: stored already. In a dry run, \
-                                       what the append would do"},
-            "status": {"anyOf": [status(), {"type": "null"}],
-                       "description": "Its status after the append (null in a dry run)"},
-            "kind": {"type": "string", "enum": KINDS},
-            "origin": {"type": "string"},
-            "producer": {"type": "string"},
-            "signer": {"type": "string", "description": "The keyid that signed it"},
-            "dry_run": {"type": "boolean"},
-            "claim": {"type": "object", "description": "The claim as signed (dry run)"},
-            "envelope": {"type": "object", "description": "The signed envelope (dry run)"}
-        }),
-        &[
-            "id", "effect", "status", "kind", "origin", "producer", "signer", "dry_run",
-        ],
+        properties,
+        &["claims", "created", "merged", "noop", "dry_run"],
     )
 }
 
@@ -420,8 +477,8 @@ pub fn gate_input() -> Value {
     let mut s = input(
         json!({
             "policy": {"type": "string",
-                       "description": "The policy file (TOML), relative to the server's \
-                                       tree or absolute"},
+                       "description": "The policy file (TOML), a file of the server's \
+                                       tree, relative to its top"},
             "policy_toml": {"type": "string", "description": "The policy itself, as TOML text"}
         }),
         &[],

@@ -102,8 +102,14 @@ fn warnings_json(w: Vec<(String, String)>) -> Value {
 }
 
 /// The tool result of a failure: elench's `error` object, and a line of text for people.
-pub fn failure_result(f: &Failure, warnings: Vec<(String, String)>) -> CallToolResult {
-    let error = f.to_json();
+fn failure_result(f: &Failure, warnings: Vec<(String, String)>) -> CallToolResult {
+    let mut error = f.to_json();
+    if f.code() == crate::ops::error::CODE {
+        // The manual's advice for bad arguments speaks of the command line's --help.
+        error["suggestion"] = json!(
+            "Fix the arguments as the message says; tools/list gives each tool's input schema"
+        );
+    }
     let mut text = format!("error[{}]: {f}", f.code());
     if let Some(s) = error["suggestion"].as_str() {
         text.push_str(&format!("\nsuggestion: {s}"));
@@ -169,7 +175,7 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if !self.tools.contains_key(name.as_str()) {
@@ -181,12 +187,17 @@ impl ServerHandler for Server {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let config = self.config.clone();
         let served_tools = self.tools.clone();
+        let cancelled = context.ct.clone();
         // The library blocks (the store, the sandbox): off the protocol's thread.
         let outcome = tokio::task::spawn_blocking(move || {
             let observer = Arc::new(Collected::default());
             let served = &served_tools[name.as_str()];
-            let result = check_input(served, &args)
-                .and_then(|()| tools::call(&config, served.def.name, args, observer.clone()));
+            // The client's notifications/cancelled for this call: a check stops between
+            // claims, keeping what it recorded, as on SIGINT.
+            let stop = move || cancelled.is_cancelled().then_some(libc::SIGINT);
+            let result = check_input(served, &args).and_then(|()| {
+                tools::call(&config, served.def.name, args, observer.clone(), &stop)
+            });
             (result, observer.take())
         })
         .await;

@@ -10,9 +10,10 @@ use crate::ops::log::LogInput;
 use crate::ops::page::{PageRequest, Pagination};
 use crate::ops::show::ShowInput;
 use crate::ops::status::{ClaimsForInput, StatusInput};
-use crate::ops::{self, Context, Failure, Observer};
+use crate::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 /// One tool as the server lists it.
@@ -99,9 +100,10 @@ pub const TOOLS: [ToolDef; 8] = [
         name: "claim",
         title: "Record a claim",
         description: "Builds a claim (an assertion by default, or a record acting on target \
-                      claims), signs it with the server's key and appends it to the log. \
-                      Anchors are read from the server's tree; ids may be unique prefixes. \
-                      The signer, origin and store are the server's, never the caller's.",
+                      claims), signs it with the server's key and appends it to the log; or \
+                      a chain of them in one call (claims, where @N names the Nth). Anchors \
+                      are read from the server's tree; ids may be unique prefixes. The \
+                      signer, origin and store are the server's, never the caller's.",
         read_only: false,
         idempotent: false,
         needs_harness_key: false,
@@ -231,6 +233,40 @@ pub struct LogIn {
 /// there is no field for them, and a call naming one is refused by the input schema.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+pub struct ShortIn {
+    pub text: Option<String>,
+    pub kind: Option<crate::claim::Kind>,
+    pub predicate: Option<String>,
+    pub anchor: Vec<String>,
+    pub depends_on: Vec<String>,
+    pub target: Vec<String>,
+    pub evidence: Vec<String>,
+    pub session: Option<String>,
+    pub timestamp: Option<i64>,
+}
+
+impl ShortIn {
+    fn into_short(self) -> ShortClaim {
+        ShortClaim {
+            text: self.text,
+            kind: self.kind,
+            predicate: self.predicate,
+            anchor: self.anchor,
+            depends_on: self.depends_on,
+            target: self.target,
+            evidence: self.evidence,
+            // The producer and the signer are the server's, never the call's.
+            producer: None,
+            session: self.session,
+            timestamp: self.timestamp,
+            signer: None,
+        }
+    }
+}
+
+/// One claim (the fields of [`ShortIn`]) or a list of them (`claims`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ClaimIn {
     pub text: Option<String>,
     pub kind: Option<crate::claim::Kind>,
@@ -241,6 +277,7 @@ pub struct ClaimIn {
     pub evidence: Vec<String>,
     pub session: Option<String>,
     pub timestamp: Option<i64>,
+    pub claims: Option<Vec<ShortIn>>,
     pub dry_run: bool,
 }
 
@@ -262,12 +299,14 @@ pub struct GateIn {
 }
 
 /// Runs tool `name` with arguments that passed its input schema: one `ops` call, under a
-/// context fixed by the server's configuration; warnings go to `observer`.
+/// context fixed by the server's configuration; warnings go to `observer`, and a long
+/// operation (`check`) stops between claims once `stop` says so.
 pub fn call(
     config: &Config,
     name: &str,
     args: Value,
     observer: Arc<dyn Observer>,
+    stop: &dyn Stop,
 ) -> Result<Value, Failure> {
     // The store is opened by each call: another process may append between calls.
     let ctx = Context::new(Some(config.store.clone()), config.wait, observer);
@@ -326,7 +365,7 @@ pub fn call(
             Ok(with_pagination(to_json(name, &out)?, &out.pagination))
         }
         "claim" => claim(config, &ctx, read(name, args)?),
-        "check" => check(config, &ctx, read(name, args)?),
+        "check" => check(config, &ctx, read(name, args)?, stop),
         "gate" => gate(config, &ctx, read(name, args)?),
         _ => Err(Failure::Internal(format!("tool {name} has no handler"))),
     }
@@ -336,48 +375,81 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
     let key = config.key.as_ref().ok_or_else(|| {
         Failure::Internal("claim is served only with a key; it should not be listed".into())
     })?;
-    let short = ShortClaim {
-        text: a.text,
-        kind: a.kind,
-        predicate: a.predicate,
-        anchor: a.anchor,
-        depends_on: a.depends_on,
-        target: a.target,
-        evidence: a.evidence,
-        // The producer and the signer are the server's, never the call's.
-        producer: None,
-        session: a.session,
-        timestamp: a.timestamp,
-        signer: None,
+    let (claims, single) = match a.claims {
+        // The input schema refuses the single claim's fields beside a list.
+        Some(list) => (list.into_iter().map(ShortIn::into_short).collect(), false),
+        None => {
+            let one = ShortIn {
+                text: a.text,
+                kind: a.kind,
+                predicate: a.predicate,
+                anchor: a.anchor,
+                depends_on: a.depends_on,
+                target: a.target,
+                evidence: a.evidence,
+                session: a.session,
+                timestamp: a.timestamp,
+            };
+            (vec![one.into_short()], true)
+        }
     };
-    let mut request = ClaimRequest::numbered(vec![short], key.key.clone());
+    let mut request = ClaimRequest::numbered(claims, key.key.clone());
     request.at = Some(config.at.clone());
     request.producer = config.producer.clone();
     request.dry_run = a.dry_run;
+    if !single {
+        // Errors and rows name the list and the claim's place in it.
+        request.batch = Some("claims".into());
+    }
     let store = ctx.open_store()?;
     let out = ops::claim::claim(&store, request, ctx.observer())?;
-    if let Some(r) = out.rejections.first() {
-        return Err(Failure::Invalid {
-            code: r.code,
-            message: format!("the store refused the claim: {}", r.message),
-        });
+    if !out.rejections.is_empty() {
+        let first = &out.rejections[0];
+        let place = first
+            .line
+            .map(|l| format!("claim {l}: "))
+            .unwrap_or_default();
+        let message = format!("the store refused {place}{}", first.message);
+        if out.claims.is_empty() {
+            return Err(Failure::Invalid {
+                code: first.code,
+                message,
+            });
+        }
+        let stored: Vec<&str> = out.claims.iter().map(|c| c.id.as_str()).collect();
+        return Err(Failure::Partial(format!(
+            "{message} ({} refused in all); these are stored: {}",
+            out.rejections.len(),
+            stored.join(", ")
+        )));
     }
-    let row = out
-        .claims
-        .into_iter()
-        .next()
-        .ok_or_else(|| Failure::Internal("claim: one claim asked, none made".into()))?;
-    let mut v = to_json("claim", &row)?;
-    if let Value::Object(m) = &mut v {
-        // One claim given directly: no batch to name.
-        m.remove("source");
-        m.remove("line");
-        m.insert("dry_run".into(), json!(out.dry_run));
+    let mut rows = Vec::with_capacity(out.claims.len());
+    for row in &out.claims {
+        let mut v = to_json("claim", row)?;
+        if let Value::Object(m) = &mut v {
+            // Every claim here came from this call.
+            m.remove("source");
+            if single {
+                m.remove("line");
+            }
+        }
+        rows.push(v);
     }
-    Ok(v)
+    let mut result = serde_json::Map::new();
+    if single {
+        if let Some(Value::Object(row)) = rows.first() {
+            result.extend(row.clone());
+        }
+    }
+    result.insert("claims".into(), Value::Array(rows));
+    result.insert("created".into(), json!(out.created));
+    result.insert("merged".into(), json!(out.merged));
+    result.insert("noop".into(), json!(out.noop));
+    result.insert("dry_run".into(), json!(out.dry_run));
+    Ok(Value::Object(result))
 }
 
-fn check(config: &Config, ctx: &Context, a: CheckIn) -> Result<Value, Failure> {
+fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<Value, Failure> {
     let key = config.harness_key.as_ref().ok_or_else(|| {
         Failure::Internal("check is served only with --harness-key; it should not be listed".into())
     })?;
@@ -396,7 +468,7 @@ fn check(config: &Config, ctx: &Context, a: CheckIn) -> Result<Value, Failure> {
     if let Some(r) = a.repeat {
         input.repeat = r;
     }
-    let out = ops::check::check(ctx, &input, &ops::Never)?;
+    let out = ops::check::check(ctx, &input, stop)?;
     // Stopped part way: what was recorded stands in the log; the call failed.
     if let Some(f) = out.stopped {
         return Err(f);
@@ -404,11 +476,46 @@ fn check(config: &Config, ctx: &Context, a: CheckIn) -> Result<Value, Failure> {
     to_json("check", &out)
 }
 
+/// The largest policy file the `gate` tool reads.
+const MAX_POLICY_BYTES: u64 = 1 << 20;
+
+/// A policy file named by a call: a regular file inside the server's tree, reached without
+/// leaving it. (The command line reads any file its user names; a tool's caller gets only
+/// the tree it was given, so a policy error's text can quote nothing from elsewhere.)
+fn policy_in_tree(at: &Path, given: &str) -> Result<PathBuf, Failure> {
+    let refuse = |why: &str| {
+        Failure::Usage(format!(
+            "gate: policy {given:?} {why}; give a file of the server's tree, relative to its \
+             top, or the policy itself as policy_toml"
+        ))
+    };
+    let rel = Path::new(given);
+    let plain = rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        return Err(refuse("is not a path inside the tree"));
+    }
+    let real = std::fs::canonicalize(at.join(rel)).map_err(|e| Failure::io(given, e))?;
+    if !real.starts_with(at) {
+        return Err(refuse("leads outside the tree (through a symbolic link)"));
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| Failure::io(given, e))?;
+    if !meta.is_file() {
+        return Err(refuse("is not a regular file"));
+    }
+    if meta.len() > MAX_POLICY_BYTES {
+        return Err(refuse("is larger than 1 MiB"));
+    }
+    Ok(real)
+}
+
 fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
-    // A policy given as text is written where the gate reads files, and named as given.
+    // A policy given as text is written where the gate reads files; either way a policy
+    // error names the policy as the call gave it.
     let scratch;
-    let (policy, inline) = match (a.policy, a.policy_toml) {
-        (Some(p), None) => (config.at.join(p), false),
+    let (policy, shown) = match (a.policy, a.policy_toml) {
+        (Some(p), None) => (policy_in_tree(&config.at, &p)?, p),
         (None, Some(text)) => {
             scratch = crate::scratch::ScratchDir::new("elench-mcp-policy");
             // Made here and only here: a path someone else made first is refused.
@@ -416,7 +523,7 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
                 .map_err(|e| Failure::io(scratch.path().display(), e))?;
             let path = scratch.path().join("policy.toml");
             std::fs::write(&path, text).map_err(|e| Failure::io(path.display(), e))?;
-            (path, true)
+            (path, "policy_toml".to_owned())
         }
         _ => {
             return Err(Failure::Usage(
@@ -432,10 +539,7 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
     // A tree that may not ship is the answer (pass: false), not a failure of the call.
     match ops::gate::gate(ctx, &input) {
         Ok(out) => to_json("gate", &out),
-        Err(Failure::BadPolicy { error, .. }) if inline => Err(Failure::BadPolicy {
-            path: "policy_toml".into(),
-            error,
-        }),
+        Err(Failure::BadPolicy { error, .. }) => Err(Failure::BadPolicy { path: shown, error }),
         Err(f) => Err(f),
     }
 }

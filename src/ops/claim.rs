@@ -8,7 +8,7 @@
 //! the store's ordinary path (`Store::commit_group`, as `add`). Everything that can be wrong
 //! with any claim is found before anything is signed, so a refused batch appends nothing.
 
-use super::{Failure, Observer};
+use super::{Context, Failure, Observer};
 use crate::anchor::{self, Strategy};
 use crate::claim::draft::{self, Draft};
 use crate::claim::{is_claim_id, Kind, OriginKind};
@@ -25,10 +25,6 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// Fewest hex digits after `cl_` that a short id may have (as everywhere else).
-const MIN_PREFIX_HEX: usize = 4;
-/// How many candidates an ambiguous short id lists.
-const MAX_CANDIDATES: usize = 10;
 /// Claims in one request: a batch is one group of the log, and its report lists every line.
 pub const MAX_CLAIMS: usize = 4096;
 
@@ -204,12 +200,16 @@ struct Sealed {
     staged: Staged,
 }
 
-/// Builds, checks, signs and (unless a dry run) appends the request's claims as one group.
-pub fn claim(
-    store: &Store,
-    req: ClaimRequest,
-    observer: &dyn Observer,
-) -> Result<ClaimOutput, Failure> {
+/// [`claim`] in the store `ctx` names, opened once the request is known to be well formed;
+/// warnings go to its observer.
+pub fn claim_at(ctx: &Context, req: ClaimRequest) -> Result<ClaimOutput, Failure> {
+    check_request(&req)?;
+    let store = ctx.open_store()?;
+    claim(&store, req, ctx.observer())
+}
+
+/// What is wrong with a request before the store is opened.
+fn check_request(req: &ClaimRequest) -> Result<(), Failure> {
     if req.claims.is_empty() {
         return Err(Failure::Usage(
             "nothing to claim: the batch holds no claim".into(),
@@ -226,6 +226,16 @@ pub fn claim(
             "no key to sign with: give --key KEY.pem".into(),
         ));
     }
+    Ok(())
+}
+
+/// Builds, checks, signs and (unless a dry run) appends the request's claims as one group.
+pub fn claim(
+    store: &Store,
+    req: ClaimRequest,
+    observer: &dyn Observer,
+) -> Result<ClaimOutput, Failure> {
+    check_request(&req)?;
     let (trust, generation) = store.trust_snapshot()?;
     let signers = req
         .keys
@@ -683,31 +693,16 @@ fn expand_all(
     Ok(out)
 }
 
-/// The one stored claim whose id starts with `prefix`.
+/// The one stored claim whose id starts with `prefix` (a full id the caller has handled).
 fn expand_prefix(store: &Store, prefix: &str) -> Result<String, Failure> {
-    let well_formed = prefix.strip_prefix("cl_").is_some_and(|hex| {
-        (MIN_PREFIX_HEX..=64).contains(&hex.len())
-            && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    });
-    if !well_formed {
+    if !super::ids::is_id_or_prefix(prefix) {
         return Err(Failure::Usage(format!(
             "{prefix:?} is not a claim id: give cl_ followed by 64 lowercase hex digits, a \
-             unique prefix of at least {MIN_PREFIX_HEX} of them, or @N for line N of a batch"
+             unique prefix of at least {} of them, or @N for line N of a batch",
+            super::ids::MIN_PREFIX_HEX
         )));
     }
-    let mut found = store.ids_with_prefix(prefix, MAX_CANDIDATES + 1)?;
-    match found.len() {
-        0 => Err(Failure::claim_not_found(&[prefix.to_owned()])),
-        1 => Ok(found.remove(0)),
-        n => {
-            found.truncate(MAX_CANDIDATES);
-            Err(Failure::Ambiguous {
-                input: prefix.to_owned(),
-                candidates: found,
-                more: n > MAX_CANDIDATES,
-            })
-        }
-    }
+    super::ids::resolve_claim_id(store, prefix)
 }
 
 fn now_seconds() -> i64 {

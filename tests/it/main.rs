@@ -35,6 +35,7 @@ mod index_cache;
 mod mcp;
 mod ops_read;
 mod ops_write;
+mod predicate_parser;
 mod predicate_props;
 mod standards;
 mod store_fds;

@@ -1,9 +1,9 @@
 //! `elench mcp` through a real MCP client: JSON-RPC messages, one per line, over the child's
 //! stdin and stdout, as a coding agent's client speaks to it.
 
-use crate::common;
-
-use common::*;
+use crate::common::{
+    command, elench, export_bundle, init_store_trusting, make_keys, some_id, with_store, Keys,
+};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -31,7 +31,12 @@ struct Client {
 impl Client {
     /// Starts `elench ARGS…` in `dir` and opens the session (initialize, initialized).
     fn start(dir: &Path, args: &[&str]) -> (Client, Value) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_elench"))
+        Client::start_with(Command::new(env!("CARGO_BIN_EXE_elench")), dir, args)
+    }
+
+    /// [`Client::start`] with a command already given some environment.
+    fn start_with(mut command: Command, dir: &Path, args: &[&str]) -> (Client, Value) {
+        let mut child = command
             .args(args)
             .current_dir(dir)
             .env_remove("ELENCH_STORE")
@@ -190,6 +195,20 @@ impl Client {
             self.lines.try_iter().next().is_none(),
             "stdout after the session"
         );
+    }
+}
+
+impl Client {
+    /// Waits for the server to end by itself, stdin still open.
+    fn wait_for_end(&mut self) -> std::process::ExitStatus {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < ANSWER_WITHIN, "the server did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -531,6 +550,10 @@ fn failures_are_tool_results_with_elench_codes() {
     assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
     let m = e["message"].as_str().unwrap();
     assert!(m.contains("/ids/0") && m.contains("/all"), "{e}");
+    assert!(
+        e["suggestion"].as_str().unwrap().contains("input schema"),
+        "{e}"
+    );
     // The signer, origin and producer are the server's: no call can choose them.
     for field in [
         json!({"producer": "someone-else"}),
@@ -555,6 +578,21 @@ fn failures_are_tool_results_with_elench_codes() {
     // A policy that does not parse, with its place.
     let e = c.err("gate", json!({"policy_toml": "[rules\n"}));
     assert_eq!(e["code"], "BAD_POLICY", "{e}");
+    // A policy file is one of the tree's: nothing outside it is read, whatever the path.
+    std::os::unix::fs::symlink("/etc/passwd", w.tree.join("policy.toml")).unwrap();
+    std::fs::write(w.dir().join("outside.toml"), "[rules]\n").unwrap();
+    for policy in ["/etc/passwd", "../outside.toml", "policy.toml", "src"] {
+        let e = c.err("gate", json!({ "policy": policy }));
+        assert_eq!(e["code"], "BAD_ARGUMENTS", "{policy}: {e}");
+        assert!(!e["message"].as_str().unwrap().contains("root:"), "{e}");
+    }
+    std::fs::write(
+        w.tree.join("release.toml"),
+        "[rules]\nmax_unevaluated = 0\n",
+    )
+    .unwrap();
+    let g = c.ok("gate", json!({"policy": "./release.toml"}));
+    assert_eq!(g["pass"], json!(false), "{g}");
     // A gate that refuses the tree is an answer, not an error.
     let g = c.ok(
         "gate",
@@ -690,4 +728,140 @@ fn a_server_that_cannot_work_says_so_on_stderr_and_nothing_on_stdout() {
         assert!(out.stdout.is_empty(), "{args:?}: {:?}", out.stdout);
         assert!(!out.stderr.is_empty(), "{args:?}");
     }
+}
+
+#[test]
+fn a_cancelled_check_stops_between_claims_and_keeps_what_it_recorded() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let ids: Vec<String> = (0..3)
+        .map(|n| {
+            let made = c.ok(
+                "claim",
+                json!({"text": format!("slow {n}"), "predicate": "run(\"sleep 3\").exit == 0"}),
+            );
+            made["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    // The check is sent, and cancelled while its first claim is evaluated.
+    c.next_id += 1;
+    let check_id = c.next_id;
+    c.send(
+        json!({"jsonrpc": "2.0", "id": check_id, "method": "tools/call",
+                  "params": {"name": "check", "arguments": {"ids": ids}}}),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": check_id, "reason": "the agent moved on"}}),
+    );
+    // The server still answers, and ends when the client does, the check stopped.
+    let log = c.ok("log", json!({}));
+    assert!(log["entries"].as_array().unwrap().len() >= 3, "{log}");
+    c.finish();
+    let (code, json) = elench(w.dir(), &with_store(&w.store, &["log", "--limit", "100"]));
+    assert_eq!(code, 0, "{json}");
+    let records = json["data"]["entries"].as_array().unwrap().len() - 3;
+    assert!(
+        records < 3,
+        "a cancelled check records no claim after the one in hand: {json}"
+    );
+}
+
+#[test]
+fn the_server_outlives_elench_timeout_and_the_manifest_says_it_has_no_limit() {
+    let w = World::new();
+    let mut args = vec![
+        "--store",
+        p(&w.store),
+        "mcp",
+        "--read-only",
+        "--at",
+        p(&w.tree),
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elench"));
+    child.env("ELENCH_TIMEOUT", "1");
+    // ELENCH_TIMEOUT bounds one-shot commands, not a session an agent keeps open.
+    let (mut c, _) = Client::start_with(child, w.dir(), &args);
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(c.tools().len(), READ_TOOLS.len());
+    c.finish();
+    // A limit on the server's own line still holds.
+    args.extend_from_slice(&["--timeout", "1"]);
+    let (mut c, _) = Client::start(w.dir(), &args);
+    let status = c.wait_for_end();
+    assert_eq!(status.code(), Some(10), "TIMEOUT");
+
+    let (code, json) = elench(w.dir(), &["manifest"]);
+    assert_eq!(code, 0, "{json}");
+    let timeout = &json["data"]["commands"]["mcp"]["exit_codes"]["10"]["description"];
+    assert!(
+        timeout.as_str().unwrap().contains("none by default"),
+        "{timeout}"
+    );
+}
+
+#[test]
+fn a_chain_of_claims_in_one_call() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let out = c.ok(
+        "claim",
+        json!({"claims": [
+            {"text": "parse reads the first byte", "anchor": ["src/lib.rs:1-3"]},
+            {"text": "parse never panics", "depends_on": ["@1"]},
+            {"text": "the reader is safe", "depends_on": ["@2"]}
+        ]}),
+    );
+    assert_eq!(out["created"], json!(3), "{out}");
+    assert!(out.get("id").is_none(), "a list has no one id: {out}");
+    let rows = out["claims"].as_array().unwrap();
+    let lines: Vec<&Value> = rows.iter().map(|r| &r["line"]).collect();
+    assert_eq!(lines, [&json!(1), &json!(2), &json!(3)], "{out}");
+    let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let blast = c.ok("blast", json!({"id": ids[0]}));
+    assert_eq!(blast["count"], json!(2), "{blast}");
+    assert_eq!(
+        blast["layers"][2]["claims"][0]["id"],
+        json!(ids[2]),
+        "{blast}"
+    );
+    assert_eq!(
+        blast["layers"][2]["claims"][0]["via"],
+        json!(ids[1]),
+        "{blast}"
+    );
+
+    // A list with a claim that cannot be made appends none of it.
+    let e = c.err(
+        "claim",
+        json!({"claims": [{"text": "fine"}, {"text": "bad", "predicate": "exists("}]}),
+    );
+    assert_eq!(e["code"], "PREDICATE_PARSE_ERROR", "{e}");
+    // The single claim's fields beside a list, or @N outside one, are refused.
+    let e = c.err("claim", json!({"text": "x", "claims": [{"text": "y"}]}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    let e = c.err("claim", json!({"text": "x", "depends_on": ["@1"]}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    let e = c.err("claim", json!({"claims": [{"text": "y", "producer": "z"}]}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    let log = c.ok("log", json!({}));
+    assert_eq!(log["entries"].as_array().unwrap().len(), 3, "{log}");
+    c.finish();
+}
+
+#[test]
+fn sigterm_ends_the_server_with_nothing_more_on_stdout() {
+    let w = World::new();
+    let (mut c, _) = w.serve(&["--read-only"]);
+    assert_eq!(c.tools().len(), READ_TOOLS.len());
+    // SAFETY: a signal to the child this test started and still holds.
+    let sent = unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(sent, 0);
+    let status = c.wait_for_end();
+    assert_eq!(status.code(), Some(143), "CANCELLED by SIGTERM");
+    // The answer to the signal goes to stderr: stdout carried only the protocol.
+    std::thread::sleep(Duration::from_millis(100));
+    let after: Vec<String> = c.lines.try_iter().collect();
+    assert!(after.is_empty(), "stdout after SIGTERM: {after:?}");
 }

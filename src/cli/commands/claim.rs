@@ -5,11 +5,10 @@
 use crate::claim::Kind;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_key_file, read_limited};
-use crate::cli::output::{Report, Warning};
+use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::keys::read_signing_key_pem;
 use crate::ops::claim::{self as op, ClaimOutput, ClaimRequest, Entry, ShortClaim};
-use crate::ops::Collected;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -152,10 +151,10 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
         Some(p) => Some(p),
         None => producer_from_env()?,
     };
-    let store = super::common::open_store(g)?;
-    let observer = Collected::default();
-    let out = op::claim(
-        &store,
+    // Warnings (MISSING_PREMISE, TRACKED_IGNORED, the store's own) reach the report through
+    // the CLI's observer, which the context carries.
+    let out = op::claim_at(
+        &g.context(),
         ClaimRequest {
             claims,
             batch,
@@ -165,14 +164,8 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
             session: a.session,
             dry_run: a.dry_run,
         },
-        &observer,
     )?;
-    let warnings = observer
-        .take()
-        .into_iter()
-        .map(|(code, message)| Warning::new(&code, message))
-        .collect();
-    render(out, warnings)
+    render(out)
 }
 
 /// `ELENCH_PRODUCER`, when set to something.
@@ -187,7 +180,7 @@ fn producer_from_env() -> Result<Option<String>, Failure> {
     }
 }
 
-fn render(out: ClaimOutput, warnings: Vec<Warning>) -> Result<Report, Failure> {
+fn render(out: ClaimOutput) -> Result<Report, Failure> {
     let mut text = String::new();
     let would = if out.dry_run { "would be " } else { "" };
     for c in &out.claims {
@@ -263,7 +256,6 @@ fn render(out: ClaimOutput, warnings: Vec<Warning>) -> Result<Report, Failure> {
         m.insert("effect".into(), json!(effect));
     }
     let mut report = Report::new(data, text);
-    report.warnings = warnings;
     report.meta.insert("dry_run".into(), json!(out.dry_run));
     report.failure = failure;
     Ok(report)

@@ -46,9 +46,12 @@ fn own_exit_codes(path: &str) -> Value {
     let mut codes = json!({
         "10": {
             "name": "TIMEOUT",
-            "description": format!(
-                "Stopped at its time limit (default {limit} s; {flag} SECONDS, 0 for none)"
-            ),
+            "description": if path == "mcp" {
+                // The server runs until its client closes stdin (no default limit).
+                "Stopped at the time limit --timeout SECONDS gave (none by default)".to_owned()
+            } else {
+                format!("Stopped at its time limit (default {limit} s; {flag} SECONDS, 0 for none)")
+            },
             "retryable": false,
             "side_effects": if safe { "none" } else { "partial" },
         }
