@@ -358,7 +358,7 @@ pub fn run() -> i32 {
         format,
         name,
         Failure::Precondition {
-            code: "INDEX_DAMAGED",
+            code: crate::error::Code::IndexDamaged.as_str(),
             message: crate::store::index::fault::MESSAGE.to_owned(),
         },
     );

@@ -160,9 +160,13 @@ impl crate::ops::Observer for CliObserver {
         crate::ops::Observer::warn(&self.collected, code, message);
     }
 
-    fn progress(&self, what: &str, _total: Option<u64>) -> Option<crate::ops::Progress> {
-        // A store whose index must be rebuilt on open shows it, as `reindex` does.
-        super::commands::common::rebuild_spinner(what)
+    fn progress(&self, what: &str, total: Option<u64>) -> Option<crate::ops::Progress> {
+        match total {
+            // Work of a known size (`fsck`'s walk over the log): a bar from the start.
+            Some(total) => super::commands::common::records_bar(what, total),
+            // A store whose index must be rebuilt on open shows it, as `reindex` does.
+            None => super::commands::common::rebuild_spinner(what),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod blast;
 pub mod check;
 pub mod checkpoint;
 pub mod claim;
+pub mod claims_for;
 pub mod context;
 pub mod error;
 pub mod fsck;

@@ -1,15 +1,10 @@
 //! `elench fsck [--repair] [--checkpoint FILE]`: check the whole store
-//! ([`crate::ops::fsck`]), with a bar over the log's records on a terminal.
+//! ([`crate::ops::fsck`]).
 
 use crate::cli::failure::Failure;
 use crate::cli::output::Report;
 use crate::cli::Globals;
 use crate::ops::fsck::{fsck, FsckInput};
-use crate::ops::{Context, Observer, Progress};
-use indicatif::ProgressDrawTarget;
-use std::io::IsTerminal;
-use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct FsckArgs {
@@ -27,59 +22,14 @@ pub struct FsckArgs {
     pub key: Option<std::path::PathBuf>,
 }
 
-/// The CLI's observer (warnings for the report, the spinner of a rebuild), with the walk
-/// over the log shown as a bar on a terminal.
-struct Watch {
-    cli: Arc<dyn Observer>,
-}
-
-impl Observer for Watch {
-    fn warn(&self, code: &str, message: String) {
-        self.cli.warn(code, message);
-    }
-
-    /// The check's walk: a bar on stderr over the log's records, only when stderr is a
-    /// terminal (piped or scripted runs get the final report alone), cleared when the walk
-    /// ends. Anything else (a rebuild on open) is the CLI's.
-    fn progress(&self, what: &str, total: Option<u64>) -> Option<Progress> {
-        if what != "checking" {
-            return self.cli.progress(what, total);
-        }
-        if !std::io::stderr().is_terminal() {
-            return None;
-        }
-        let bar = indicatif::ProgressBar::with_draw_target(total, ProgressDrawTarget::hidden())
-            .with_finish(indicatif::ProgressFinish::AndClear);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{msg} {bar:30} {pos}/{len} records ({eta} left)",
-        ) {
-            bar.set_style(style);
-        }
-        bar.set_message(what.to_owned());
-        bar.set_draw_target(ProgressDrawTarget::stderr());
-        // So that the report of a command stopped in the middle clears it.
-        crate::cli::output::progress_shown(&bar);
-        bar.enable_steady_tick(Duration::from_millis(200));
-        Some(Box::new(move |n| bar.set_position(n)))
-    }
-}
-
 pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
     let input = FsckInput {
         repair: a.repair,
         checkpoint: a.checkpoint,
         key: a.key,
     };
-    let watch = Watch {
-        cli: crate::cli::output::observer(),
-    };
-    let ctx = Context::new(
-        g.store.clone(),
-        Duration::from_secs(g.wait),
-        Arc::new(watch),
-    );
-    let out = fsck(&ctx, &input);
-    let mut out = out?;
+    // The CLI's observer draws the walk over the log as a bar on a terminal.
+    let mut out = fsck(&g.context(), &input)?;
     let mut text = String::new();
     if let Some(r) = &out.repaired {
         if r.format {
