@@ -243,6 +243,8 @@ codes! {
         r#"Nothing; if it recurs, run `elench fsck` and check the disk"#;
     ResponseTruncated = "RESPONSE_TRUNCATED", Exit::Unchanged,
         r#"Run the command in `meta.truncation_hint` (the next page, or the same command with a larger cap)"#;
+    PageCut = "PAGE_CUT", Exit::Unchanged,
+        r#"Pass a larger `--limit` (up to 10,000), or `--cursor` for the next page; for a verdict over every claim use `elench gate`"#;
     CheckpointUnverified = "CHECKPOINT_UNVERIFIED", Exit::Unchanged,
         r#"Pass `--key PUB.pem`, the public key you expect to have signed it"#;
     BadEnvironment = "BAD_ENVIRONMENT", Exit::Unchanged,

@@ -25,6 +25,7 @@ pub mod status;
 pub mod stop;
 pub mod sync;
 pub mod tree;
+pub mod why;
 
 pub use context::Context;
 pub use error::Failure;

@@ -168,7 +168,21 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         Arc::new(watch),
     );
     let out = op::check(&ctx, &input, &|| interrupt.received())?;
-    Ok(report(out))
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    let product = match format {
+        crate::cli::output::Format::Junit | crate::cli::output::Format::Github => Some(
+            crate::cli::render::check_document(g, &out, a.no_ignore, format),
+        ),
+        _ => None,
+    };
+    let mut report = report(out);
+    match product {
+        Some(Ok(doc)) => report.product = Some(doc),
+        // What was recorded stays recorded and reported; the document could not be made.
+        Some(Err(f)) if report.failure.is_none() => report.failure = Some(f),
+        _ => {}
+    }
+    Ok(report)
 }
 
 fn report(mut out: CheckOutput) -> Report {
