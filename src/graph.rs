@@ -184,6 +184,77 @@ pub fn blast<S: ClaimSource>(
     })
 }
 
+/// What `root` rests on (`blast --invert`): every claim reachable from it along `dependsOn`,
+/// followed from dependent to premise, in breadth-first layers as [`blast`] gives them (each
+/// claim once, at its shortest depth; `via` the smallest-id claim one layer up that names it
+/// as a premise; sorted by id in a layer). Premises the store has never seen are left out
+/// (status lists them as missing). `affected` is empty: records act on their targets, not
+/// on what those rest on.
+pub fn rests_on<S: ClaimSource>(
+    fold: &mut Fold<'_, S>,
+    root: &str,
+    max_depth: Option<usize>,
+) -> Result<Blast, FoldError> {
+    fold.require(root)?;
+    let mut depth_of: HashMap<String, usize> = HashMap::default();
+    depth_of.insert(root.to_owned(), 0);
+    let mut layers = vec![Layer {
+        depth: 0,
+        claims: vec![Member {
+            id: root.to_owned(),
+            kind: fold.require(root)?.claim.kind.as_str(),
+            status: fold.effective(root)?.status,
+            via: None,
+        }],
+    }];
+    let mut frontier = vec![root.to_owned()];
+    let mut truncated = false;
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        // Premise → the smallest-id claim of this layer naming it, for those first reached.
+        let mut next: BTreeMap<String, String> = BTreeMap::new();
+        for id in &frontier {
+            let c = fold.require(id)?;
+            for p in &c.claim.depends_on {
+                if depth_of.contains_key(p) || fold.claim(p)?.is_none() {
+                    continue;
+                }
+                let via = next.entry(p.clone()).or_insert_with(|| id.clone());
+                if id < via {
+                    *via = id.clone();
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        if max_depth.is_some_and(|m| depth >= m) {
+            truncated = true;
+            break;
+        }
+        depth += 1;
+        let mut claims = Vec::with_capacity(next.len());
+        for (id, via) in &next {
+            depth_of.insert(id.clone(), depth);
+            claims.push(Member {
+                id: id.clone(),
+                kind: fold.require(id)?.claim.kind.as_str(),
+                status: fold.effective(id)?.status,
+                via: Some(via.clone()),
+            });
+        }
+        layers.push(Layer { depth, claims });
+        frontier = next.into_keys().collect();
+    }
+    Ok(Blast {
+        root: root.to_owned(),
+        count: depth_of.len() - 1,
+        layers,
+        affected: Vec::new(),
+        truncated,
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // The bulk blast over the store
 
@@ -792,6 +863,100 @@ impl Owns<'_, '_> {
             None => Err(self.cycle_at(node)),
         }
     }
+}
+
+/// A shortest `dependsOn` path from `from` to `to` (`elench why`): `[from, …, to]`, each
+/// claim naming the next among its premises, or None when `from` does not rest on `to`.
+///
+/// Among equally short paths the one whose ids, read in order, sort first is chosen, so the
+/// answer is a function of the claim set alone. The walk reads only `from`'s ancestry,
+/// breadth-first, and stops at `to`'s depth; premises the store has never seen end a branch.
+pub fn why<S: ClaimSource>(
+    src: &S,
+    from: &str,
+    to: &str,
+) -> Result<Option<Vec<String>>, FoldError> {
+    let premises_of = |id: &str| -> Result<Vec<String>, FoldError> {
+        Ok(match src.claim(id)? {
+            Some(c) => {
+                let mut p = c.claim.depends_on;
+                p.sort();
+                p.dedup();
+                p
+            }
+            None => Vec::new(),
+        })
+    };
+    if src.claim(from)?.is_none() {
+        return Err(FoldError::NotFound(from.to_owned()));
+    }
+    if src.claim(to)?.is_none() {
+        return Err(FoldError::NotFound(to.to_owned()));
+    }
+    if from == to {
+        return Ok(Some(vec![from.to_owned()]));
+    }
+    // Layers of the ancestry, each claim at its shortest distance from `from`, with its
+    // premises.
+    let mut seen: HashSet<String> = HashSet::default();
+    seen.insert(from.to_owned());
+    let mut layers: Vec<Vec<(String, Vec<String>)>> = Vec::new();
+    let mut frontier = vec![from.to_owned()];
+    let mut found = false;
+    while !frontier.is_empty() && !found {
+        let mut layer = Vec::with_capacity(frontier.len());
+        let mut next = Vec::new();
+        for id in frontier {
+            let premises = premises_of(&id)?;
+            for p in &premises {
+                if p == to {
+                    found = true;
+                }
+                if seen.insert(p.clone()) {
+                    next.push(p.clone());
+                }
+            }
+            layer.push((id, premises));
+        }
+        layers.push(layer);
+        frontier = next;
+    }
+    if !found {
+        return Ok(None);
+    }
+    // Backwards from `to`: the claims of each layer that reach it in the layers left.
+    let mut leads: Vec<HashSet<String>> = vec![HashSet::default(); layers.len() + 1];
+    leads[layers.len()].insert(to.to_owned());
+    for k in (0..layers.len()).rev() {
+        let (here, after) = leads.split_at_mut(k + 1);
+        for (id, premises) in &layers[k] {
+            if premises.iter().any(|p| after[0].contains(p)) {
+                here[k].insert(id.clone());
+            }
+        }
+    }
+    // Forwards from `from`: the smallest premise that still leads to `to`, step by step.
+    let premises: HashMap<&str, &Vec<String>> = layers
+        .iter()
+        .flatten()
+        .map(|(id, p)| (id.as_str(), p))
+        .collect();
+    let mut path = vec![from.to_owned()];
+    for next_leads in leads.iter().skip(1) {
+        let here = path.last().map(String::as_str).unwrap_or(from);
+        let step = premises
+            .get(here)
+            .and_then(|ps| ps.iter().find(|p| next_leads.contains(*p)));
+        match step {
+            Some(p) => path.push(p.clone()),
+            None => {
+                return Err(corrupt(format!(
+                    "the path from {from} to {to} broke at {here}"
+                )))
+            }
+        }
+    }
+    Ok(Some(path))
 }
 
 #[cfg(test)]

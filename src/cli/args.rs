@@ -394,6 +394,7 @@ pub fn command_errors(command: &Command) -> Vec<ArgError> {
         Command::Status(a) => status::argument_errors(a),
         Command::Show(a) => common::claim_id_errors("<ID>", [&a.id]),
         Command::Blast(a) => common::claim_id_errors("<ID>", [&a.id]),
+        Command::Why(a) => common::claim_id_errors("<ID>", [&a.from, &a.to]),
         Command::Claim(a) => {
             let mut errors = common::claim_id_errors("--depends-on", &a.depends_on);
             errors.extend(common::claim_id_errors("--target", &a.target));

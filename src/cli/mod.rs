@@ -9,6 +9,7 @@ pub mod failure;
 pub mod files;
 pub mod interrupt;
 pub mod output;
+pub mod render;
 
 use args::ArgError;
 use clap::{CommandFactory, Parser, Subcommand};
@@ -96,6 +97,8 @@ pub enum Command {
     Status(commands::status::StatusArgs),
     /// What a falsification of a claim revokes, layer by layer
     Blast(commands::blast::BlastArgs),
+    /// A shortest dependsOn path from one claim to a premise it rests on
+    Why(commands::why::WhyArgs),
     /// A claim as signed, its signers and the records targeting it
     Show(commands::show::ShowArgs),
     /// The log in arrival order
@@ -154,6 +157,7 @@ impl Command {
             Command::Claim(_) => "claim",
             Command::Status(_) => "status",
             Command::Blast(_) => "blast",
+            Command::Why(_) => "why",
             Command::Show(_) => "show",
             Command::Log(_) => "log",
             Command::Export(_) => "export",
@@ -346,6 +350,7 @@ pub fn run() -> i32 {
         errors.push(e);
     }
     errors.extend(args::command_errors(&cli.command));
+    errors.extend(render::format_error(&cli.command, format));
     if let Some(f) = Failure::arguments(errors) {
         let report = Report {
             failure: Some(f),
@@ -358,7 +363,7 @@ pub fn run() -> i32 {
         format,
         name,
         Failure::Precondition {
-            code: "INDEX_DAMAGED",
+            code: crate::error::Code::IndexDamaged.as_str(),
             message: crate::store::index::fault::MESSAGE.to_owned(),
         },
     );
@@ -411,6 +416,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Claim(a) => commands::claim::run(a, g),
         Command::Status(a) => commands::status::run(a, g),
         Command::Blast(a) => commands::blast::run(a, g),
+        Command::Why(a) => commands::why::run(a, g),
         Command::Show(a) => commands::show::run(a, g),
         Command::Log(a) => commands::log::run(a, g),
         Command::Export(a) => commands::export::run(a, g),

@@ -30,11 +30,21 @@ pub enum Format {
     Text,
     /// The same text, never coloured.
     Plain,
+    /// A document for another tool, written whole to stdout by the commands that make one
+    /// (`render::supports` says which): SARIF 2.1.0, Graphviz DOT, Mermaid, JUnit XML,
+    /// GitHub Actions workflow commands. A failure goes to stderr as text.
+    Sarif,
+    Dot,
+    Mermaid,
+    Junit,
+    Github,
 }
 
 impl Format {
     /// Every value `--format` accepts.
-    pub const NAMES: [&'static str; 5] = ["json", "jsonl", "tsv", "text", "plain"];
+    pub const NAMES: [&'static str; 10] = [
+        "json", "jsonl", "tsv", "text", "plain", "sarif", "dot", "mermaid", "junit", "github",
+    ];
 
     pub fn detect(flag: Option<&str>) -> Format {
         match flag {
@@ -43,6 +53,11 @@ impl Format {
             Some("tsv") => Format::Tsv,
             Some("text") => Format::Text,
             Some("plain") => Format::Plain,
+            Some("sarif") => Format::Sarif,
+            Some("dot") => Format::Dot,
+            Some("mermaid") => Format::Mermaid,
+            Some("junit") => Format::Junit,
+            Some("github") => Format::Github,
             _ => {
                 let piped = !std::io::stdout().is_terminal();
                 let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty());
@@ -59,9 +74,21 @@ impl Format {
 
     pub fn mode(self) -> Mode {
         match self {
+            // A document for a program: no colour, no text for people.
             Format::Json | Format::Jsonl | Format::Tsv => Mode::Json,
+            Format::Sarif | Format::Dot | Format::Mermaid | Format::Junit | Format::Github => {
+                Mode::Json
+            }
             Format::Text | Format::Plain => Mode::Text,
         }
+    }
+
+    /// Whether the format is a document another tool reads ([`Report::product`]).
+    pub fn is_product(self) -> bool {
+        matches!(
+            self,
+            Format::Sarif | Format::Dot | Format::Mermaid | Format::Junit | Format::Github
+        )
     }
 }
 
@@ -103,6 +130,9 @@ pub struct Report {
     /// Data written as JSON straight into stdout, in place of `data` (see
     /// [`Report::streaming`]).
     pub streamed: Option<Box<dyn JsonData>>,
+    /// With a document format (`--format sarif|dot|mermaid|junit|github`): the document,
+    /// written to stdout in place of the report; the exit code and any failure stand.
+    pub product: Option<String>,
 }
 
 /// Data that writes itself as one JSON value: a large result goes to stdout straight from
@@ -160,9 +190,13 @@ impl crate::ops::Observer for CliObserver {
         crate::ops::Observer::warn(&self.collected, code, message);
     }
 
-    fn progress(&self, what: &str, _total: Option<u64>) -> Option<crate::ops::Progress> {
-        // A store whose index must be rebuilt on open shows it, as `reindex` does.
-        super::commands::common::rebuild_spinner(what)
+    fn progress(&self, what: &str, total: Option<u64>) -> Option<crate::ops::Progress> {
+        match total {
+            // Work of a known size (`fsck`'s walk over the log): a bar from the start.
+            Some(total) => super::commands::common::records_bar(what, total),
+            // A store whose index must be rebuilt on open shows it, as `reindex` does.
+            None => super::commands::common::rebuild_spinner(what),
+        }
     }
 }
 
@@ -327,6 +361,17 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
                 let mut err = std::io::stderr().lock();
                 let _ = writeln!(err, "more: --cursor {next}");
             }
+            failure_to_stderr(&report, exit_code);
+        }
+        Format::Sarif | Format::Dot | Format::Mermaid | Format::Junit | Format::Github => {
+            // The document, when the command made one (a gate that fails still has its
+            // SARIF); a failure before it was made leaves stdout empty.
+            if let Some(doc) = report.product.take() {
+                if let Some(signal) = write_lines(&doc, &StopWatch::new(&report)) {
+                    return stopped_stream(format, command, started, &report, signal);
+                }
+            }
+            warnings_to_stderr(&report.warnings);
             failure_to_stderr(&report, exit_code);
         }
         Format::Text | Format::Plain => {

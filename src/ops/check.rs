@@ -617,7 +617,7 @@ fn select(
         }
         return Ok((targets, skipped));
     }
-    let ids = crate::cli::commands::common::resolve_claim_ids(store, &a.ids)?;
+    let ids = super::ids::resolve_claim_ids(store, &a.ids)?;
     let mut seen = std::collections::HashSet::new();
     for id in &ids {
         if !seen.insert(id.clone()) {

@@ -2,7 +2,7 @@
 //! exit code (docs/output.md).
 
 use crate::cli::interrupt::{self, TIMEOUT_SIGNAL};
-use crate::error::Rejection;
+use crate::error::{Code, Rejection};
 use serde_json::{json, Value};
 
 /// The exit code of a gate that decided the tree may not ship; used by nothing else. It is
@@ -39,12 +39,12 @@ fn seconds_text(ms: u64) -> String {
 
 /// The code of an argument error; the response's `error.code` too, unless the first error is
 /// a made-up identifier ([`AGENT_INPUT_CODE`]).
-pub const CODE: &str = "BAD_ARGUMENTS";
+pub const CODE: &str = Code::BadArguments.as_str();
 
 /// The code of an identifier (a claim id, a keyid, a remote name) refused because it holds a
 /// pattern no identifier has and an agent's made-up one often does: a path traversal,
 /// percent-encoding, a query or a fragment (the CLI Agent Spec's REQ-F-045).
-pub const AGENT_INPUT_CODE: &str = "INVALID_AGENT_INPUT";
+pub const AGENT_INPUT_CODE: &str = Code::InvalidAgentInput.as_str();
 
 /// The pattern a refused identifier holds, by the name `error.rejected_pattern` gives it, if it
 /// holds one: `path_traversal` (`../`, `..\`, also percent-encoded: `..%2f`, `%2e%2e/`),
@@ -259,24 +259,24 @@ impl Failure {
     pub fn code(&self) -> &str {
         match self {
             Failure::Rejected { rejection, .. } => rejection.code.as_str(),
-            Failure::AllRejected(_) => "ALL_REJECTED",
-            Failure::ConfirmationRequired { .. } => "CONFIRMATION_REQUIRED",
+            Failure::AllRejected(_) => Code::AllRejected.as_str(),
+            Failure::ConfirmationRequired { .. } => Code::ConfirmationRequired.as_str(),
             Failure::Usage(_) => CODE,
             // The first error's: INVALID_AGENT_INPUT when it is a made-up identifier.
             Failure::Arguments { errors, .. } => errors.first().map_or(CODE, ArgError::code),
-            Failure::Io { .. } => "IO_ERROR",
+            Failure::Io { .. } => Code::Unreadable.as_str(),
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. } => code,
-            Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => "TIMEOUT",
-            Failure::Interrupted { .. } => "CANCELLED",
-            Failure::Partial(_) | Failure::PartialWith { .. } => "PARTIAL_FAILURE",
-            Failure::BadPolicy { .. } => "BAD_POLICY",
-            Failure::GateFailed(_) => "GATE_FAILED",
-            Failure::Ambiguous { .. } => "AMBIGUOUS_ID",
-            Failure::Internal(_) => "INTERNAL",
-            Failure::Corrupt(_) => "STORE_CORRUPT",
+            Failure::Interrupted { signal } if *signal == TIMEOUT_SIGNAL => Code::Timeout.as_str(),
+            Failure::Interrupted { .. } => Code::Cancelled.as_str(),
+            Failure::Partial(_) | Failure::PartialWith { .. } => Code::PartialFailure.as_str(),
+            Failure::BadPolicy { .. } => Code::BadPolicy.as_str(),
+            Failure::GateFailed(_) => Code::GateFailed.as_str(),
+            Failure::Ambiguous { .. } => Code::AmbiguousId.as_str(),
+            Failure::Internal(_) => Code::Internal.as_str(),
+            Failure::Corrupt(_) => Code::StoreCorrupt.as_str(),
         }
     }
 
@@ -437,7 +437,7 @@ impl Failure {
     /// NOT_FOUND for claim ids, with where to look next.
     pub fn claim_not_found(ids: &[String]) -> Failure {
         Failure::NotFound {
-            code: "NOT_FOUND",
+            code: Code::NotFound.as_str(),
             message: format!(
                 "no claim {} in the store; `elench status --all` or `elench log` lists the \
                  claims there, and a unique prefix of an id (cl_ and at least 4 hex digits) \
@@ -453,25 +453,25 @@ impl From<crate::store::StoreError> for Failure {
         use crate::store::StoreError as E;
         match e {
             E::NotFound(_) => Failure::Precondition {
-                code: "STORE_NOT_FOUND",
+                code: Code::StoreNotFound.as_str(),
                 message: e.to_string(),
             },
             E::Busy { .. } => Failure::Unavailable {
-                code: "STORE_BUSY",
+                code: Code::StoreBusy.as_str(),
                 message: format!("{e}; try again, or raise --wait"),
             },
             E::ReadOnly(_) => Failure::Precondition {
-                code: "STORE_READ_ONLY",
+                code: Code::StoreReadOnly.as_str(),
                 message: format!("{e}; copy it somewhere writable to change it"),
             },
             E::ReadOnlyIndexStale { .. } => Failure::Precondition {
-                code: "STORE_READ_ONLY",
+                code: Code::StoreReadOnly.as_str(),
                 message: format!(
                     "{e}; copy the store somewhere writable, where the first command rebuilds it"
                 ),
             },
             E::FormatTooNew { .. } => Failure::Precondition {
-                code: "STORE_FORMAT_TOO_NEW",
+                code: Code::StoreFormatTooNew.as_str(),
                 message: e.to_string(),
             },
             E::MigrationUnavailable(_) => Failure::Precondition {
@@ -479,18 +479,18 @@ impl From<crate::store::StoreError> for Failure {
                 message: e.to_string(),
             },
             E::Invalid(..) | E::Io { .. } => Failure::Precondition {
-                code: "STORE_INVALID",
+                code: Code::StoreInvalid.as_str(),
                 message: format!("cannot use the store: {e}"),
             },
             E::Corrupt(_) | E::Damaged(_) => {
                 Failure::Corrupt(format!("{e} (`elench fsck` says more)"))
             }
             E::IndexDamaged(_) => Failure::Precondition {
-                code: "INDEX_DAMAGED",
+                code: Code::IndexDamaged.as_str(),
                 message: e.to_string(),
             },
             E::IndexUnavailable(_) => Failure::Precondition {
-                code: "INDEX_UNAVAILABLE",
+                code: Code::IndexUnavailable.as_str(),
                 message: e.to_string(),
             },
             E::Rejected(rejection) => Failure::Rejected {
@@ -531,11 +531,11 @@ impl From<crate::anchor::AnchorError> for Failure {
             E::Ignored { .. } => Failure::Usage(message),
             E::Digest { source, .. } => match source {
                 D::Binary { .. } => Failure::Invalid {
-                    code: "BINARY_FILE",
+                    code: Code::BinaryFile.as_str(),
                     message,
                 },
                 D::OutOfBounds { .. } => Failure::Invalid {
-                    code: "RANGE_OUT_OF_BOUNDS",
+                    code: Code::RangeOutOfBounds.as_str(),
                     message: format!("{message}; give lines inside the file"),
                 },
                 D::BadRange { .. } => Failure::Usage(message),
@@ -555,75 +555,73 @@ impl From<crate::gate::GateError> for Failure {
     }
 }
 
-/// The manual's table of codes, compiled in: its "what to do" column is `error.suggestion`,
-/// so the manual and the binary never give different advice.
-const ERRORS_MD: &str = include_str!("../../docs/errors.md");
-
-/// What to do about an error code, from the first row for it in docs/errors.md (the errors
-/// table comes before the others), with Markdown links reduced to their text.
+/// What to do about an error code (`error.suggestion`), compiled in with the code
+/// ([`Code::suggestion`]); None for a name that is no code of elench's.
 pub fn suggestion(code: &str) -> Option<String> {
-    static TABLE: std::sync::OnceLock<std::collections::HashMap<String, String>> =
-        std::sync::OnceLock::new();
-    TABLE
-        .get_or_init(|| {
-            let mut table = std::collections::HashMap::new();
-            for line in ERRORS_MD.lines() {
-                let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
-                if !line.trim_start().starts_with('|') || cells.len() != 4 {
-                    continue;
-                }
-                let name = cells[0].trim().trim_matches('`');
-                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
-                    continue;
-                }
-                table
-                    .entry(name.to_owned())
-                    .or_insert_with(|| link_text(cells[3].trim()));
-            }
-            table
-        })
-        .get(code)
-        .cloned()
-}
-
-/// `[text](target)` becomes `text`.
-fn link_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(open) = rest.find('[') {
-        let after = &rest[open + 1..];
-        match after.find("](").and_then(|close| {
-            after[close + 2..]
-                .find(')')
-                .map(|end| (close, close + 2 + end + 1))
-        }) {
-            Some((close, past)) => {
-                out.push_str(&rest[..open]);
-                out.push_str(&after[..close]);
-                rest = &after[past..];
-            }
-            None => {
-                out.push_str(&rest[..=open]);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    Code::from_name(code).map(|c| c.suggestion().to_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Exit;
 
     #[test]
-    fn suggestions_come_from_the_manual() {
+    fn suggestions_come_with_the_codes() {
         let s = suggestion("STORE_NOT_FOUND").unwrap();
         assert!(s.contains("elench init"), "{s}");
         assert!(suggestion("not a code").is_none());
+    }
+
+    /// The exit code of each kind of failure is the one its code's class gives.
+    #[test]
+    fn each_failure_exits_as_its_code_says() {
+        let rejection = Rejection::new(Code::BadSignature, "x");
+        let failures = [
+            Failure::rejected(rejection, None),
+            Failure::AllRejected("x".into()),
+            Failure::Usage("x".into()),
+            Failure::arguments(vec![ArgError::new("--x", None, "x")]).unwrap(),
+            Failure::arguments(vec![ArgError::identifier("<ID>", "../x", "x")]).unwrap(),
+            Failure::io("p", "x"),
+            Failure::Invalid {
+                code: Code::BinaryFile.as_str(),
+                message: "x".into(),
+            },
+            Failure::Ambiguous {
+                input: "x".into(),
+                candidates: vec![],
+                more: false,
+            },
+            Failure::ConfirmationRequired {
+                message: "x".into(),
+                would_affect: Value::Null,
+            },
+            Failure::Precondition {
+                code: Code::StoreNotFound.as_str(),
+                message: "x".into(),
+            },
+            Failure::claim_not_found(&["cl_x".into()]),
+            Failure::Unavailable {
+                code: Code::StoreBusy.as_str(),
+                message: "x".into(),
+            },
+            Failure::partial_default(),
+            Failure::GateFailed("x".into()),
+            Failure::Interrupted {
+                signal: TIMEOUT_SIGNAL,
+            },
+            Failure::Corrupt("x".into()),
+            Failure::Internal("x".into()),
+        ];
+        for f in failures {
+            let code = Code::from_name(f.code()).unwrap_or_else(|| panic!("{}", f.code()));
+            assert_eq!(code.exit(), Exit::Status(f.exit_code()), "{}", f.code());
+        }
+        let stopped = Failure::Interrupted { signal: 2 };
         assert_eq!(
-            link_text("see [the gate](gate.md#x) and [a](b), [c]"),
-            "see the gate and a, [c]"
+            Code::from_name(stopped.code()).unwrap().exit(),
+            Exit::Signal
         );
     }
 }

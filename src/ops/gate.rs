@@ -76,7 +76,7 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     };
     if outcome.counts.in_scope == ignored_stale && outcome.pass {
         ctx.observer().warn(
-            "EMPTY_SCOPE",
+            crate::error::Code::EmptyScope.as_str(),
             "no claim in scope was judged at this tree (none in scope, or only stale ones the \
              policy ignores) and the policy allows it (min_in_scope = 0): the gate passes \
              without judging anything; check the policy's [scope] and that the claims' anchors \

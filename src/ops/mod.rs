@@ -9,6 +9,7 @@ pub mod add;
 pub mod blast;
 pub mod check;
 pub mod claim;
+pub mod claims_for;
 pub mod context;
 pub mod error;
 pub mod gate;
@@ -21,6 +22,7 @@ pub mod show;
 pub mod status;
 pub mod stop;
 pub mod tree;
+pub mod why;
 
 pub use context::Context;
 pub use error::Failure;

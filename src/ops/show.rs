@@ -60,7 +60,7 @@ pub fn show(ctx: &Context, input: &ShowInput) -> Result<ShowOutput, Failure> {
     // The claim as signed is read from the log (and checked there); the fold needs only
     // the index.
     let stored = store.get(&id)?.ok_or_else(|| Failure::NotFound {
-        code: "NOT_FOUND",
+        code: crate::error::Code::NotFound.as_str(),
         message: format!("no claim {id} in the store"),
     })?;
     let mut fold = Fold::new(&store);

@@ -16,6 +16,8 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use super::claims_for::{claims_for, ClaimsForInput};
+
 /// What `status` is asked.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StatusInput {
@@ -118,13 +120,13 @@ pub fn glob_problem(p: &str, e: &globset::Error) -> String {
 }
 
 /// The filters, compiled.
-struct Filters<'a> {
+pub(super) struct Filters<'a> {
     given: &'a StatusFilters,
     path: Option<GlobSet>,
 }
 
 impl<'a> Filters<'a> {
-    fn compile(f: &'a StatusFilters) -> Result<Option<Filters<'a>>, Failure> {
+    pub(super) fn compile(f: &'a StatusFilters) -> Result<Option<Filters<'a>>, Failure> {
         if f.is_empty() {
             return Ok(None);
         }
@@ -202,7 +204,7 @@ pub fn status(ctx: &Context, input: &StatusInput) -> Result<StatusOutput, Failur
 }
 
 /// A resolver for the tree at `at` (or the enclosing checkout).
-fn resolver_at(
+pub(super) fn resolver_at(
     ctx: &Context,
     at: Option<&std::path::Path>,
     no_ignore: bool,
@@ -213,66 +215,7 @@ fn resolver_at(
     Ok(Resolver::new(&dir, &tree).with_selection(selection))
 }
 
-/// What `claims_for` is asked.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ClaimsForInput {
-    /// Files or folders of the tree (relative to it); none: every claim.
-    pub paths: Vec<String>,
-    /// The tree (default: the enclosing checkout, else the working directory).
-    pub at: Option<PathBuf>,
-    /// Keep the files ignore rules leave out of the tree.
-    pub no_ignore: bool,
-    /// Which page.
-    pub page: PageRequest,
-}
-
-/// The claims anchored in the given files or folders (where their lines are at the tree
-/// when they apply there, else the path their anchor names), or every claim when none are
-/// given, each with its status and how it applies at the tree: `status --all --at DIR`
-/// narrowed to those paths.
-pub fn claims_for(ctx: &Context, input: &ClaimsForInput) -> Result<StatusOutput, Failure> {
-    let mut path = Vec::with_capacity(input.paths.len() * 2);
-    for p in &input.paths {
-        // As anchors write paths: relative to the tree, `/`-separated, no `.` segments.
-        let p = p
-            .split('/')
-            .filter(|s| !s.is_empty() && *s != ".")
-            .collect::<Vec<_>>()
-            .join("/");
-        if p.is_empty() {
-            // The whole tree.
-            path.clear();
-            break;
-        }
-        // A path given is a file or a folder, never a pattern.
-        let exact = globset::escape(&p);
-        path.push(format!("{exact}/**"));
-        path.push(exact);
-    }
-    let status_input = StatusInput {
-        ids: Vec::new(),
-        all: true,
-        page: input.page.clone(),
-        at: input.at.clone(),
-        no_ignore: input.no_ignore,
-        filters: StatusFilters {
-            path,
-            ..StatusFilters::default()
-        },
-    };
-    let filters = Filters::compile(&status_input.filters)?;
-    let store = ctx.open_store()?;
-    let resolver = resolver_at(ctx, input.at.as_deref(), input.no_ignore)?;
-    status_in(
-        ctx.observer(),
-        &store,
-        &status_input,
-        filters,
-        Some(resolver),
-    )
-}
-
-fn status_in(
+pub(super) fn status_in(
     observer: &dyn Observer,
     store: &Store,
     input: &StatusInput,
@@ -336,7 +279,7 @@ fn status_in(
         for d in &r.decided_by_revoked {
             let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();
             observer.warn(
-                "DECIDED_BY_REVOKED_RECORD",
+                crate::error::Code::DecidedByRevokedRecord.as_str(),
                 format!(
                     "{} is {} by record {}, which is itself revoked (falsified premise {}); \
                      falsify the record to disarm it",

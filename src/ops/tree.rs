@@ -48,7 +48,7 @@ pub fn tracked_ignored(dir: &Path, listing: &Listing) -> Option<(&'static str, S
     let tracked = crate::tree::tracked_but_ignored(dir, listing);
     let first = tracked.first()?;
     Some((
-        "TRACKED_IGNORED",
+        crate::error::Code::TrackedIgnored.as_str(),
         format!(
             "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
              match them (first: {}); git still commits them, so claims about this tree and \

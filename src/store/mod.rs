@@ -953,7 +953,7 @@ impl Store {
         }
         if from.head.records == 0 && now > 0 {
             self.observer.warn(
-                "INDEX_REBUILT",
+                crate::error::Code::IndexRebuilt.as_str(),
                 format!("the index was missing or empty; rebuilt it from the log ({now} records)"),
             );
         }
@@ -968,7 +968,7 @@ impl Store {
         drop(listener);
         let records = self.index.read()?.meta()?.head.records;
         self.observer.warn(
-            "INDEX_REBUILT",
+            crate::error::Code::IndexRebuilt.as_str(),
             format!("{why}; rebuilt the index from the log ({records} records)"),
         );
         self.handle_tail(tail)
@@ -1597,7 +1597,7 @@ fn handle_tail_of(
             let dest = fresh_quarantine(root);
             log.quarantine_from(segment, offset, &dest)?;
             observer.warn(
-                "TORN_TAIL",
+                crate::error::Code::TornTail.as_str(),
                 format!(
                     "the log ended in an incomplete record ({bytes} bytes at byte {offset} of \
                      segment {}), left by an interrupted append that was never acknowledged; \

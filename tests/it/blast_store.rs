@@ -455,7 +455,11 @@ fn the_binary_prints_the_reference_blast() {
     assert!(text.status.success());
     let text = String::from_utf8(text.stdout).unwrap();
     let short = |id: &str| id[..15].to_owned();
-    let mut lines = text.lines();
+    // The tree comes first (its root line starts with the root's short id), then the layers.
+    assert!(text.starts_with(&short(&r.id)), "{text}");
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.starts_with("blast radius of"));
     assert_eq!(
         lines.next(),
         Some(format!("blast radius of {}: 3 dependent claim(s)", r.id).as_str())

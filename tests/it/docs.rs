@@ -107,10 +107,11 @@ const NOT_A_CODE_CONTEXT: &str = r"(?:env!\(|option_env!\(|env\s*=\s*|\.env\(|en
 
 /// Every code the source can emit, with the files it appears in.
 ///
-/// Three shapes are recognised, which between them cover how elench names codes:
+/// These shapes are recognised, which between them cover how elench names codes:
 /// - a match arm returning a code (`Code::BadEnvelope => "BAD_ENVELOPE"`, `Failure::code`),
 ///   single words included (`"INTERNAL"`);
-/// - a `code: "…"` or `code = "…"` field, and the first argument of `Warning::new("…"`;
+/// - a `code: "…"` or `code = "…"` field, the first argument of `Warning::new("…"`, and a
+///   row of the code enum's table (`Internal = "INTERNAL", Exit::…`);
 /// - any other string literal in UPPER_SNAKE with at least one underscore (conformance
 ///   violation codes, fsck problem codes, warnings built across lines), unless it names an
 ///   environment variable or a clap value.
@@ -132,11 +133,16 @@ fn codes_in(text: &str) -> BTreeSet<String> {
     let arm = Regex::new(&format!(r#"=>\s*"({word})""#)).unwrap();
     let field = Regex::new(&format!(r#"\bcode\s*[:=]\s*"({word})""#)).unwrap();
     let warning = Regex::new(&format!(r#"Warning::new\(\s*"({word})""#)).unwrap();
+    // A row of the code enum's table (`Internal = "INTERNAL", Exit::Status(1), …`).
+    let enum_row = Regex::new(&format!(
+        r#"\b[A-Z][A-Za-z0-9]*\s*=\s*"({word})",\s*Exit::"#
+    ))
+    .unwrap();
     let snake = Regex::new(r#""([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)""#).unwrap();
     let not_code_context = Regex::new(NOT_A_CODE_CONTEXT).unwrap();
 
     let mut found = BTreeSet::new();
-    for re in [&arm, &field, &warning] {
+    for re in [&arm, &field, &warning, &enum_row] {
         for c in re.captures_iter(text) {
             found.insert(c[1].to_owned());
         }
@@ -162,6 +168,7 @@ fn code_extraction_recognises_each_shape_and_skips_names() {
             "message",
         ));
         Warning::new("SINGLE", "message");
+        Whole = "WHOLE", Exit::Status(1),
         p.add("PROBLEM_CODE", id, msg);
         let v = env!("CARGO_SOMETHING_ELSE");
         #[arg(long, env = "ELENCH_HOME_DIR", value_name = "SOME_PATH")]
@@ -178,7 +185,8 @@ fn code_extraction_recognises_each_shape_and_skips_names() {
             "ONE_CODE",
             "PROBLEM_CODE",
             "SINGLE",
-            "SPLIT_ACROSS_LINES"
+            "SPLIT_ACROSS_LINES",
+            "WHOLE"
         ]
     );
 }
@@ -545,4 +553,88 @@ fn no_markdown_file_points_outside_the_repository() {
         "Markdown that points outside the repository (say it in the repository's own words):\n  {}",
         offences.join("\n  ")
     );
+}
+
+/// `[text](target)` becomes `text`: the manual's links, as the binary's suggestions read.
+fn link_text(s: &str) -> String {
+    let link = Regex::new(r"\[([^\]]*)\]\([^)]*\)").unwrap();
+    link.replace_all(s, "$1").into_owned()
+}
+
+/// The first row of each code in docs/errors.md (the errors table comes first), leaving out
+/// the table of exit code names, which name exit codes rather than codes.
+fn first_rows() -> Vec<(String, Row)> {
+    let text = read(&repo().join("docs/errors.md"));
+    let code_cell = Regex::new(r"^`([A-Z][A-Z0-9_]*)`$").unwrap();
+    let mut rows: Vec<(String, Row)> = Vec::new();
+    let mut section = String::new();
+    for line in text.lines() {
+        if let Some(title) = line.strip_prefix("## ") {
+            section = title.to_owned();
+            continue;
+        }
+        if section.starts_with("Exit code names") || !line.trim_start().starts_with('|') {
+            continue;
+        }
+        let cells: Vec<&str> = line
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let Some(code) = code_cell.captures(cells[0]) else {
+            continue;
+        };
+        if rows.iter().any(|(c, _)| c == &code[1]) {
+            continue;
+        }
+        rows.push((
+            code[1].to_owned(),
+            Row {
+                exit: cells[1].to_owned(),
+                meaning: cells[2].to_owned(),
+                todo: cells[3].to_owned(),
+            },
+        ));
+    }
+    rows
+}
+
+/// docs/errors.md and the code enum hold the same codes, in the same order, each with the
+/// same exit class and the same "what to do" (the binary's `error.suggestion`).
+#[test]
+fn errors_md_and_the_code_enum_agree() {
+    use elench::error::Code;
+    let rows = first_rows();
+    assert!(rows.len() > 90, "{} rows", rows.len());
+    let documented: Vec<&str> = rows.iter().map(|(c, _)| c.as_str()).collect();
+    let compiled: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    let missing: Vec<&&str> = documented
+        .iter()
+        .filter(|c| !compiled.contains(c))
+        .collect();
+    let undocumented: Vec<&&str> = compiled
+        .iter()
+        .filter(|c| !documented.contains(c))
+        .collect();
+    assert!(
+        missing.is_empty() && undocumented.is_empty(),
+        "documented but not in elench::error::Code: {missing:?}; in the enum but not \
+         documented: {undocumented:?}"
+    );
+    assert_eq!(documented, compiled, "the same codes, in the same order");
+    for (name, row) in &rows {
+        let code = Code::from_name(name).unwrap();
+        assert_eq!(
+            code.exit().to_string(),
+            row.exit.trim_matches('`'),
+            "{name}: the exit class in docs/errors.md and in the enum"
+        );
+        assert_eq!(
+            code.suggestion(),
+            link_text(&row.todo),
+            "{name}: what to do, in docs/errors.md and in the enum"
+        );
+        assert!(!row.meaning.is_empty(), "{name}");
+    }
 }

@@ -43,73 +43,41 @@ pub enum Arg {
     Regex(String),
 }
 
-/// Declares a keyword enum and `as_str`, its spelling in source.
+/// Declares keyword enums, each with `as_str` (its spelling in source) and `from_name`.
 macro_rules! keywords {
-    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)* }) => {
+    ($($(#[$doc:meta])* $name:ident { $($variant:ident = $text:literal,)* })*) => {$(
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name {
-            $($(#[$vdoc])* $variant,)*
-        }
+        pub enum $name { $($variant,)* }
 
         impl $name {
             /// The keyword or operator as written in source.
             pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text,)*
-                }
+                match self { $($name::$variant => $text,)* }
             }
 
             #[allow(dead_code)] // not every keyword is looked up by name
             pub(super) fn from_name(name: &str) -> Option<$name> {
-                match name {
-                    $($text => Some($name::$variant),)*
-                    _ => None,
-                }
+                match name { $($text => Some($name::$variant),)* _ => None }
             }
         }
-    };
+    )*};
 }
 
 keywords! {
     /// Comparison operator.
     CmpOp { Eq = "==", Ne = "!=", Ge = ">=", Le = "<=", Gt = ">", Lt = "<", }
-}
 
-keywords! {
-    /// Primitive function.
-    Func {
-        /// `grep(pattern, path) -> Int`
-        Grep = "grep",
-        /// `test(name) -> TestResult`
-        Test = "test",
-        /// `run(cmd) -> RunResult`
-        Run = "run",
-        /// `exists(path) -> Bool`
-        Exists = "exists",
-    }
-}
+    /// Primitive function: `grep(pattern, path) -> Int`, `test(name) -> TestResult`,
+    /// `run(cmd) -> RunResult`, `exists(path) -> Bool`.
+    Func { Grep = "grep", Test = "test", Run = "run", Exists = "exists", }
 
-keywords! {
-    /// Field of a structured result.
-    Field {
-        /// `test(..).passed: Bool`
-        Passed = "passed",
-        /// `run(..).exit: Int`
-        Exit = "exit",
-        /// `run(..).stdout: Str`
-        Stdout = "stdout",
-    }
-}
+    /// Field of a structured result: `test(..).passed: Bool`, `run(..).exit: Int`,
+    /// `run(..).stdout: Str`.
+    Field { Passed = "passed", Exit = "exit", Stdout = "stdout", }
 
-keywords! {
-    /// Method on a string value.
-    Method {
-        /// `s.contains("needle") -> Bool`
-        Contains = "contains",
-        /// `s.matches("regex") -> Bool`
-        Matches = "matches",
-    }
+    /// Method on a string value: `s.contains("needle")` and `s.matches("regex")`, both Bool.
+    Method { Contains = "contains", Matches = "matches", }
 }
 
 impl Func {

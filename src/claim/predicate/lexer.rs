@@ -29,16 +29,17 @@ impl Tok {
     }
 }
 
+/// Every operator and punctuation token, each before any token that is a prefix of it.
+const OPERATORS: [&str; 13] = [
+    "||", "&&", "==", "!=", ">=", "<=", ">", "<", "!", "(", ")", ".", ",",
+];
+
 pub(super) struct Lexer<'a> {
     pub(super) src: &'a str,
-    pos: usize,
+    pub(super) pos: usize,
 }
 
 impl<'a> Lexer<'a> {
-    pub(super) fn new(src: &'a str) -> Lexer<'a> {
-        Lexer { src, pos: 0 }
-    }
-
     fn peek(&self) -> Option<char> {
         self.src.get(self.pos..)?.chars().next()
     }
@@ -49,65 +50,48 @@ impl<'a> Lexer<'a> {
         Some(c)
     }
 
-    fn eat(&mut self, expected: char) -> bool {
-        let hit = self.peek() == Some(expected);
-        self.pos += usize::from(hit) * expected.len_utf8();
-        hit
-    }
-
-    fn error(&self, offset: usize, message: impl Into<String>) -> ParseError {
-        ParseError::new(self.src, offset, message)
+    fn fail<T>(&self, offset: usize, message: impl Into<String>) -> Result<T, ParseError> {
+        Err(ParseError::new(self.src, offset, message))
     }
 
     /// The next token and the byte offset where it starts.
     pub(super) fn next_token(&mut self) -> Result<(Tok, usize), ParseError> {
-        while matches!(self.peek(), Some(' ' | '\t' | '\n' | '\r')) {
-            self.bump();
+        let rest = self.src.get(self.pos..).unwrap_or_default();
+        let rest = rest.trim_start_matches([' ', '\t', '\n', '\r']);
+        let start = self.src.len() - rest.len();
+        self.pos = start;
+        if let Some(op) = OPERATORS.into_iter().find(|op| rest.starts_with(op)) {
+            self.pos += op.len();
+            return Ok((CmpOp::from_name(op).map_or(Tok::Punct(op), Tok::Cmp), start));
         }
-        let start = self.pos;
         let Some(c) = self.bump() else {
             return Ok((Tok::Eof, start));
         };
         let kind = match c {
-            '(' => Tok::Punct("("),
-            ')' => Tok::Punct(")"),
-            '.' => Tok::Punct("."),
-            ',' => Tok::Punct(","),
-            '|' if self.eat('|') => Tok::Punct("||"),
-            '&' if self.eat('&') => Tok::Punct("&&"),
-            '=' if self.eat('=') => Tok::Cmp(CmpOp::Eq),
             '|' | '&' | '=' => {
-                return Err(self.error(start, format!("unexpected '{c}' (did you mean '{c}{c}'?)")))
+                return self.fail(start, format!("unexpected '{c}' (did you mean '{c}{c}'?)"))
             }
-            '!' if self.eat('=') => Tok::Cmp(CmpOp::Ne),
-            '!' => Tok::Punct("!"),
-            '>' if self.eat('=') => Tok::Cmp(CmpOp::Ge),
-            '>' => Tok::Cmp(CmpOp::Gt),
-            '<' if self.eat('=') => Tok::Cmp(CmpOp::Le),
-            '<' => Tok::Cmp(CmpOp::Lt),
             '"' => Tok::Str(self.string(start)?),
             '/' => Tok::Regex(self.regex(start)?),
-            '0'..='9' => Tok::Int(self.int(start)?),
+            '0'..='9' => {
+                while matches!(self.peek(), Some(c) if c.is_ascii_digit()) {
+                    self.bump();
+                }
+                let Ok(value) = self.src[start..self.pos].parse() else {
+                    let msg = format!("integer literal out of range (maximum is {})", i64::MAX);
+                    return self.fail(start, msg);
+                };
+                Tok::Int(value)
+            }
             c if c.is_ascii_alphabetic() || c == '_' => {
                 while matches!(self.peek(), Some(c) if c.is_ascii_alphanumeric() || c == '_') {
                     self.bump();
                 }
                 Tok::Ident(self.src[start..self.pos].to_string())
             }
-            other => return Err(self.error(start, format!("unexpected character {other:?}"))),
+            other => return self.fail(start, format!("unexpected character {other:?}")),
         };
         Ok((kind, start))
-    }
-
-    /// The digits from `start` (the first already consumed); must fit in an `i64`.
-    fn int(&mut self, start: usize) -> Result<i64, ParseError> {
-        while matches!(self.peek(), Some(c) if c.is_ascii_digit()) {
-            self.bump();
-        }
-        self.src[start..self.pos].parse().map_err(|_| {
-            let msg = format!("integer literal out of range (maximum is {})", i64::MAX);
-            self.error(start, msg)
-        })
     }
 
     /// The rest of a string literal opened at `start`, escapes decoded.
@@ -124,24 +108,21 @@ impl<'a> Lexer<'a> {
                     Some('t') => '\t',
                     Some(other) => {
                         let e = other.escape_debug();
-                        let allowed = "\\\" \\\\ \\n \\t";
-                        let msg = format!(
-                            "invalid escape '\\{e}' in string literal (allowed: {allowed})"
-                        );
-                        return Err(self.error(at, msg));
+                        let msg = format!("invalid escape '\\{e}' in string literal");
+                        return self.fail(at, msg + r#" (allowed: \" \\ \n \t)"#);
                     }
-                    None => return Err(self.error(start, "unterminated string literal")),
+                    None => break,
                 },
                 Some(c) if c.is_control() => {
-                    let msg =
-                        format!("raw control character {c:?} in string literal (use an escape)");
-                    return Err(self.error(at, msg));
+                    let msg = format!("raw control character {c:?} in string literal");
+                    return self.fail(at, msg + " (use an escape)");
                 }
                 Some(c) => c,
-                None => return Err(self.error(start, "unterminated string literal")),
+                None => break,
             };
             out.push(c);
         }
+        self.fail(start, "unterminated string literal")
     }
 
     /// The rest of a `/regex/` literal opened at `start`: `\/` becomes `/`, every other
@@ -152,15 +133,14 @@ impl<'a> Lexer<'a> {
         loop {
             let (at, after_backslash) = (self.pos, std::mem::take(&mut escaped));
             match self.bump() {
-                None => return Err(self.error(start, "unterminated regex literal")),
+                None => return self.fail(start, "unterminated regex literal"),
                 Some(c) if c.is_control() => {
-                    let msg = format!("raw control character {c:?} in regex literal");
-                    return Err(self.error(at, msg));
+                    return self.fail(at, format!("raw control character {c:?} in regex literal"));
                 }
                 Some('/') if after_backslash => out.push('/'),
                 Some(c) if after_backslash => out.extend(['\\', c]),
                 Some('\\') => escaped = true,
-                Some('/') if out.is_empty() => return Err(self.error(start, "empty regex literal")),
+                Some('/') if out.is_empty() => return self.fail(start, "empty regex literal"),
                 Some('/') => return Ok(out),
                 Some(c) => out.push(c),
             }

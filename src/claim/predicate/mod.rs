@@ -10,10 +10,9 @@
 mod ast;
 mod lexer;
 mod parser;
-#[cfg(test)]
-mod tests;
 
 pub use ast::{Arg, CmpOp, Expr, Field, Func, Method};
+pub use parser::parse;
 
 /// Name and version of the language accepted by [`parse`].
 pub const LANGUAGE: &str = "elench-predicate-v1";
@@ -53,14 +52,4 @@ impl ParseError {
             column: before.get(line_start..).map_or(0, |s| s.chars().count()) + 1,
         }
     }
-}
-
-/// Parse and type-check a predicate written in [`LANGUAGE`].
-///
-/// # Errors
-///
-/// Returns a [`ParseError`] locating the first lexical, syntactic or type error in source
-/// order (a non-Bool predicate is reported at its start).
-pub fn parse(source: &str) -> Result<Expr, ParseError> {
-    parser::parse(source)
 }

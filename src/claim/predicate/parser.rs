@@ -7,8 +7,14 @@ use super::{
     Arg, CmpOp, Expr, Field, Func, Method, ParseError, MAX_DEPTH, MAX_REGEXES, MAX_REGEX_BYTES,
 };
 
-pub(super) fn parse(source: &str) -> Parsed<Expr> {
-    let mut lexer = Lexer::new(source);
+/// Parse and type-check a predicate written in [`LANGUAGE`](super::LANGUAGE).
+///
+/// # Errors
+///
+/// Returns a [`ParseError`] locating the first lexical, syntactic or type error in source
+/// order (a non-Bool predicate is reported at its start).
+pub fn parse(src: &str) -> Result<Expr, ParseError> {
+    let mut lexer = Lexer { src, pos: 0 };
     let (tok, at) = lexer.next_token()?;
     let mut p = Parser {
         lexer,
@@ -42,20 +48,15 @@ enum Ty {
     RunResult,
 }
 
+/// Every field: the type that has it, its name, its own type. (Every [`Method`] is on Str.)
+const FIELDS: [(Ty, Field, Ty); 3] = [
+    (Ty::TestResult, Field::Passed, Ty::Bool),
+    (Ty::RunResult, Field::Exit, Ty::Int),
+    (Ty::RunResult, Field::Stdout, Ty::Str),
+];
+
 impl Ty {
-    fn field(self, name: &str) -> Option<(Field, Ty)> {
-        match (self, name) {
-            (Ty::TestResult, "passed") => Some((Field::Passed, Ty::Bool)),
-            (Ty::RunResult, "exit") => Some((Field::Exit, Ty::Int)),
-            (Ty::RunResult, "stdout") => Some((Field::Stdout, Ty::Str)),
-            _ => None,
-        }
-    }
-
-    fn method(self, name: &str) -> Option<Method> {
-        Method::from_name(name).filter(|_| self == Ty::Str)
-    }
-
+    /// The members of the type, as the error about an unknown one lists them.
     fn members(self) -> &'static str {
         match self {
             Ty::TestResult => "fields: passed",
@@ -66,22 +67,17 @@ impl Ty {
     }
 }
 
-/// A `||` or `&&` chain being built, and where it starts.
-#[derive(Default)]
-struct Chain {
-    items: Vec<Expr>,
-    start: Option<usize>,
-}
+/// Where a `/regex/` literal may stand, as both errors about one elsewhere say.
+const REGEX_PLACE: &str = "a /regex/ literal is only allowed as the first argument of grep";
+
+/// The operands of a `||` or `&&` chain being built.
+type Chain = Vec<Typed>;
 
 /// An expression together with its static type and start offset.
 struct Typed {
     expr: Expr,
     ty: Ty,
     start: usize,
-}
-
-fn is_ordering(op: CmpOp) -> bool {
-    !matches!(op, CmpOp::Eq | CmpOp::Ne)
 }
 
 fn typed(expr: Expr, ty: Ty, start: usize) -> Typed {
@@ -106,6 +102,12 @@ impl Parser<'_> {
         Err(ParseError::new(self.lexer.src, offset, message))
     }
 
+    /// Fails at the current token: `{expected}, found {the token}`.
+    fn expected<T>(&self, expected: &str) -> Parsed<T> {
+        let msg = format!("{expected}, found {}", self.tok.describe());
+        self.fail(self.at, msg)
+    }
+
     fn advance(&mut self) -> Parsed<()> {
         (self.tok, self.at) = self.lexer.next_token()?;
         Ok(())
@@ -123,13 +125,11 @@ impl Parser<'_> {
 
     /// The operand of `op` (`!`, `&&`, `||`) must be Bool.
     fn expect_bool(&self, operand: &Typed, op: &str) -> Parsed<()> {
-        match operand.ty {
-            Ty::Bool => Ok(()),
-            ty => {
-                let msg = format!("operand of '{op}' must be Bool, found {ty:?}");
-                self.fail(operand.start, msg)
-            }
+        if operand.ty == Ty::Bool {
+            return Ok(());
         }
+        let msg = format!("operand of '{op}' must be Bool, found {:?}", operand.ty);
+        self.fail(operand.start, msg)
     }
 
     /// `or := and ("||" and)*` over `and := not ("&&" not)*`, both chains flattened.
@@ -138,14 +138,13 @@ impl Parser<'_> {
     /// little in their frames (unoptimised builds give every temporary its own slot), and
     /// the rest of the work happens in helpers such as `join`, off the recursion path.
     fn expr(&mut self) -> Parsed<Typed> {
-        let (mut ors, mut ands) = (Chain::default(), Chain::default());
+        let (mut ors, mut ands) = (Chain::new(), Chain::new());
         loop {
             let item = self.not()?;
-            let Some(and) = self.join(&mut ands, item, "&&")? else {
-                continue;
-            };
-            if let Some(or) = self.join(&mut ors, and, "||")? {
-                return Ok(or);
+            if let Some(and) = self.join(&mut ands, item, "&&")? {
+                if let Some(or) = self.join(&mut ors, and, "||")? {
+                    return Ok(or);
+                }
             }
         }
     }
@@ -153,20 +152,19 @@ impl Parser<'_> {
     /// Adds `item` to the chain of `op` if one is open or `op` follows. Returns `None` once
     /// it has consumed `op` (another operand follows), else the item or the whole chain.
     fn join(&mut self, chain: &mut Chain, item: Typed, op: &'static str) -> Parsed<Option<Typed>> {
-        if chain.items.is_empty() && self.tok != Tok::Punct(op) {
+        if chain.is_empty() && self.tok != Tok::Punct(op) {
             return Ok(Some(item));
         }
-        let start = *chain.start.get_or_insert(item.start);
         self.expect_bool(&item, op)?;
-        chain.items.push(item.expr);
+        chain.push(item);
         if self.tok == Tok::Punct(op) {
             return self.advance().map(|()| None);
         }
-        let (items, _) = (std::mem::take(&mut chain.items), chain.start.take());
-        let expr = if op == "||" {
-            Expr::Or(items)
-        } else {
-            Expr::And(items)
+        let start = chain.first().map_or(0, |first| first.start);
+        let items = chain.drain(..).map(|item| item.expr).collect();
+        let expr = match op {
+            "||" => Expr::Or(items),
+            _ => Expr::And(items),
         };
         Ok(Some(typed(expr, Ty::Bool, start)))
     }
@@ -198,34 +196,28 @@ impl Parser<'_> {
         let Tok::Cmp(op) = self.tok else {
             return Ok(lhs);
         };
-        self.operator(&lhs, op)?;
+        self.operand(op, &lhs, None).and_then(|()| self.advance())?;
         self.term().and_then(|rhs| self.compared(lhs, op, rhs))
     }
 
-    /// Type rules of `lhs op …` (two scalars of one type, Int for `<`, `>`, `<=`, `>=`),
-    /// then consumes `op`.
-    fn operator(&mut self, lhs: &Typed, op: CmpOp) -> Parsed<()> {
-        let (sym, l) = (op.as_str(), lhs.ty);
-        if is_ordering(op) && l != Ty::Int {
-            let msg = format!("operator '{sym}' requires Int operands, found {l:?}");
-            return self.fail(lhs.start, msg);
-        } else if !matches!(l, Ty::Int | Ty::Bool | Ty::Str) {
-            let msg = format!("operator '{sym}' cannot compare {l:?} values");
-            return self.fail(lhs.start, msg);
-        }
-        self.advance()
+    /// Type rules of the operands of `op`, two scalars of one type (Int for `<`, `>`, `<=`,
+    /// `>=`); `lhs`, the left operand's type, is given when `operand` is the right one.
+    fn operand(&self, op: CmpOp, operand: &Typed, lhs: Option<Ty>) -> Parsed<()> {
+        let (ordering, t) = (!matches!(op, CmpOp::Eq | CmpOp::Ne), operand.ty);
+        let problem = match lhs {
+            _ if ordering && t != Ty::Int => format!("requires Int operands, found {t:?}"),
+            None if matches!(t, Ty::Int | Ty::Bool | Ty::Str) => return Ok(()),
+            None => format!("cannot compare {t:?} values"),
+            Some(l) if l == t => return Ok(()),
+            Some(l) => format!("requires operands of the same type, found {l:?} and {t:?}"),
+        };
+        let msg = format!("operator '{}' {problem}", op.as_str());
+        self.fail(operand.start, msg)
     }
 
-    /// Type rules of `lhs op rhs`, which must not go on into another comparison.
+    /// `lhs op rhs`, which must not go on into another comparison.
     fn compared(&mut self, lhs: Typed, op: CmpOp, rhs: Typed) -> Parsed<Typed> {
-        let (sym, l, r) = (op.as_str(), lhs.ty, rhs.ty);
-        if r != l {
-            let msg = match is_ordering(op) {
-                true => format!("requires Int operands, found {r:?}"),
-                false => format!("requires operands of the same type, found {l:?} and {r:?}"),
-            };
-            return self.fail(rhs.start, format!("operator '{sym}' {msg}"));
-        }
+        self.operand(op, &rhs, Some(lhs.ty))?;
         if let Tok::Cmp(_) = self.tok {
             let msg = "comparison operators cannot be chained (use parentheses and '&&')";
             return self.fail(self.at, msg);
@@ -236,10 +228,9 @@ impl Parser<'_> {
 
     /// `term := atom ("." IDENT | "." IDENT "(" STRING ")")*`.
     fn term(&mut self) -> Parsed<Typed> {
-        let atom = if self.tok == Tok::Punct("(") {
-            self.paren()
-        } else {
-            self.atom()
+        let atom = match self.tok {
+            Tok::Punct("(") => self.paren(),
+            _ => self.atom(),
         };
         atom.and_then(|atom| self.members(atom))
     }
@@ -256,10 +247,7 @@ impl Parser<'_> {
         match &self.tok {
             Tok::Punct(")") => self.depth -= 1,
             Tok::Eof => return self.fail(open, "unclosed '('"),
-            other => {
-                let msg = format!("expected ')', found {}", other.describe());
-                return self.fail(self.at, msg);
-            }
+            _ => return self.expected("expected ')'"),
         }
         self.advance()?;
         Ok(typed(inner.expr, inner.ty, open))
@@ -270,20 +258,15 @@ impl Parser<'_> {
         while self.tok == Tok::Punct(".") {
             self.advance()?;
             let Tok::Ident(name) = &self.tok else {
-                let found = self.tok.describe();
-                let msg = format!("expected field or method name after '.', found {found}");
-                return self.fail(self.at, msg);
+                return self.expected("expected field or method name after '.'");
             };
             let (name, ty) = (name.clone(), value.ty);
-            let member = match (ty.field(&name), ty.method(&name)) {
-                (Some(field), _) => Ok(field),
-                (None, Some(method)) => Err(method),
-                (None, None) => {
-                    let members = ty.members();
-                    let msg =
-                        format!("unknown field '{name}' on a value of type {ty:?} ({members})");
-                    return self.fail(self.at, msg);
-                }
+            let field = FIELDS.iter().find(|f| f.0 == ty && f.1.as_str() == name);
+            let method = Method::from_name(&name).filter(|_| ty == Ty::Str);
+            let Some(member) = field.map(|f| Ok((f.1, f.2))).or(method.map(Err)) else {
+                let members = ty.members();
+                let msg = format!("unknown field '{name}' on a value of type {ty:?} ({members})");
+                return self.fail(self.at, msg);
             };
             self.advance()?;
             let (start, at, base) = (value.start, self.at, Box::new(value.expr));
@@ -293,10 +276,8 @@ impl Parser<'_> {
                 }
                 Ok((name, ty)) => typed(Expr::Field { base, name }, ty, start),
                 Err(name) => {
-                    let label = format!("method '{}'", name.as_str());
                     // `call` checked arity 1 and refused regexes: always one string.
-                    let mut args = self.call(&label, name.as_str(), 1, false)?;
-                    let Some(Arg::Str(arg)) = args.pop() else {
+                    let Some(Arg::Str(arg)) = self.call("method ", name.as_str(), 1)?.pop() else {
                         return self.fail(at, "invalid method argument");
                     };
                     typed(Expr::Method { base, name, arg }, Ty::Bool, start)
@@ -319,9 +300,8 @@ impl Parser<'_> {
                     let expected = "expected grep, test, run, exists, true or false";
                     return self.fail(start, format!("unknown identifier '{name}' ({expected})"));
                 };
-                let (label, name) = (format!("'{name}'"), func.as_str());
                 self.advance()?;
-                let args = self.call(&label, name, func.arity(), func == Func::Grep)?;
+                let args = self.call("", func.as_str(), func.arity())?;
                 let ty = match func {
                     Func::Grep => Ty::Int,
                     Func::Test => Ty::TestResult,
@@ -330,33 +310,27 @@ impl Parser<'_> {
                 };
                 return Ok(typed(Expr::Call { func, args }, ty, start));
             }
-            Tok::Regex(_) => {
-                let msg = "a /regex/ literal is only allowed as the first argument of grep";
-                return self.fail(start, msg);
-            }
+            Tok::Regex(_) => return self.fail(start, REGEX_PLACE),
             Tok::Punct("!") => {
                 let why = "the operand of a comparison must be parenthesized to use '!'";
                 return self.fail(start, format!("expected a term, found '!' ({why})"));
             }
-            other => {
-                let msg = format!("expected expression, found {}", other.describe());
-                return self.fail(start, msg);
-            }
+            _ => return self.expected("expected expression"),
         };
         self.advance()?;
         Ok(typed(expr, ty, start))
     }
 
-    /// `"(" args ")"` after the function or method `label`: `arity` string literals, the
-    /// first a `/regex/` if `regex`. The argument of `matches` is a regex too.
-    fn call(&mut self, label: &str, name: &str, arity: usize, regex: bool) -> Parsed<Vec<Arg>> {
+    /// `"(" args ")"` after function `name` (`kind` is "method " for a method): `arity` string
+    /// literals, the first a `/regex/` for `grep`; the argument of `matches` is a regex too.
+    fn call(&mut self, kind: &str, name: &str, arity: usize) -> Parsed<Vec<Arg>> {
         if self.tok != Tok::Punct("(") {
-            let msg = format!("expected '(' after {label}, found {}", self.tok.describe());
-            return self.fail(self.at, msg);
+            return self.expected(&format!("expected '(' after {kind}'{name}'"));
         }
         let open = self.at;
         self.advance()?;
         let plural = if arity == 1 { "" } else { "s" };
+        let takes = format!("'{name}' takes {arity} argument{plural}");
         let unclosed = format!("unclosed '(' of '{name}'");
         let mut args = Vec::new();
         while self.tok != Tok::Punct(")") || !args.is_empty() {
@@ -365,21 +339,17 @@ impl Parser<'_> {
                 Tok::Eof => return self.fail(open, unclosed),
                 Tok::Punct(")") => return self.fail(at, "expected argument after ','"),
                 _ if args.len() >= arity => {
-                    let msg =
-                        format!("too many arguments: '{name}' takes {arity} argument{plural}");
-                    return self.fail(at, msg);
+                    return self.fail(at, format!("too many arguments: {takes}"))
                 }
                 Tok::Str(s) => Arg::Str(s.clone()),
-                Tok::Regex(r) if regex && args.is_empty() => Arg::Regex(r.clone()),
+                Tok::Regex(r) if name == "grep" && args.is_empty() => Arg::Regex(r.clone()),
                 other => {
+                    let msg = format!("argument {n} of '{name}' must be a string literal");
                     let found = match other {
-                        Tok::Regex(_) => " (a /regex/ literal is only allowed as the first \
-                                           argument of grep)"
-                            .to_string(),
+                        Tok::Regex(_) => format!(" ({REGEX_PLACE})"),
                         other => format!(", found {}", other.describe()),
                     };
-                    let msg = format!("argument {n} of '{name}' must be a string literal{found}");
-                    return self.fail(at, msg);
+                    return self.fail(at, msg + &found);
                 }
             };
             if let (Arg::Str(pattern), "matches") | (Arg::Regex(pattern), _) = (&arg, name) {
@@ -391,17 +361,11 @@ impl Parser<'_> {
                 Tok::Punct(",") => self.advance()?,
                 Tok::Punct(")") => break,
                 Tok::Eof => return self.fail(open, unclosed),
-                other => {
-                    let found = other.describe();
-                    let msg = format!("expected ',' or ')' after argument, found {found}");
-                    return self.fail(self.at, msg);
-                }
+                _ => return self.expected("expected ',' or ')' after argument"),
             }
         }
         if args.len() < arity {
-            let found = args.len();
-            let msg = format!("'{name}' takes {arity} argument{plural}, found {found}");
-            return self.fail(self.at, msg);
+            return self.fail(self.at, format!("{takes}, found {}", args.len()));
         }
         self.advance()?;
         Ok(args)
@@ -431,9 +395,8 @@ impl Parser<'_> {
             return Ok(());
         };
         let detail = e.to_string();
-        let mut lines = detail.lines().rev().map(str::trim);
-        let last = lines.find(|l| !l.is_empty()).unwrap_or("invalid");
-        let last = last.trim_start_matches("error: ");
+        let last = detail.lines().rev().map(str::trim).find(|l| !l.is_empty());
+        let last = last.unwrap_or("invalid").trim_start_matches("error: ");
         let msg = format!("invalid regular expression {pattern:?}: {last}");
         self.fail(at, msg)
     }

@@ -23,9 +23,27 @@ pub struct BlastArgs {
     /// Only this many layers of dependents
     #[arg(long)]
     pub depth: Option<usize>,
+    /// With --format dot or mermaid: draw at most this many claims (the shallowest)
+    #[arg(long, value_name = "N", default_value_t = crate::cli::render::graph::DEFAULT_MAX_NODES)]
+    pub max_nodes: usize,
+    /// What the claim rests on instead: its premises, theirs, and so on
+    #[arg(long)]
+    pub invert: bool,
 }
 
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    if a.invert || format.is_product() {
+        // What the claim rests on, and pictures: rendered from the claim graph itself.
+        return crate::cli::render::blast_document(
+            g,
+            &a.id,
+            a.depth,
+            a.invert,
+            format,
+            a.max_nodes,
+        );
+    }
     let out = blast(
         &g.context(),
         &BlastInput {
@@ -49,8 +67,9 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             .map(one_line)
             .unwrap_or_default()
     };
+    let tree = crate::cli::render::blast_tree(g, &b, a.depth, &style)?;
     let mut text = format!(
-        "blast radius of {}: {} dependent claim(s){}\n",
+        "{tree}\nblast radius of {}: {} dependent claim(s){}\n",
         b.root,
         b.count,
         if b.truncated {

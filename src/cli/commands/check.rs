@@ -164,7 +164,20 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         &watch,
         &|| interrupt.received(),
     )?;
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    let product = match format {
+        crate::cli::output::Format::Junit | crate::cli::output::Format::Github => Some(
+            crate::cli::render::check_document(g, &out, a.no_ignore, format),
+        ),
+        _ => None,
+    };
     let mut report = report(out);
+    match product {
+        Some(Ok(doc)) => report.product = Some(doc),
+        // What was recorded stays recorded and reported; the document could not be made.
+        Some(Err(f)) if report.failure.is_none() => report.failure = Some(f),
+        _ => {}
+    }
     report.warnings.extend(
         watch
             .warnings

@@ -150,6 +150,22 @@ pub fn with_records_bar<R>(
     result
 }
 
+/// A listener that moves a bar on stderr over `total` records, only when stderr is a
+/// terminal; the bar is cleared when the listener is dropped (the work ended, however).
+pub fn records_bar(verb: &str, total: u64) -> Option<crate::ops::Progress> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = show_bar(
+        indicatif::ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden())
+            .with_finish(indicatif::ProgressFinish::AndClear),
+        "{msg} {bar:30} {pos}/{len} records ({eta} left)",
+        verb,
+    );
+    Some(Box::new(move |n| bar.set_position(n)))
+}
+
 /// A rebuild or catch-up that lasts longer than this gets a spinner: quick ones stay silent.
 const SPINNER_AFTER: Duration = Duration::from_millis(500);
 

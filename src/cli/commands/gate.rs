@@ -34,6 +34,7 @@ pub struct GateArgs {
 }
 
 pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
+    let at = a.at.clone();
     let out = gate(
         &g.context(),
         &GateInput {
@@ -44,10 +45,18 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
     )?;
     let text = render(&out);
     let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(format!("gate: {e}")))?;
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    let product = match format {
+        crate::cli::output::Format::Sarif | crate::cli::output::Format::Github => Some(
+            crate::cli::render::gate_document(g, &out, at.as_deref(), a.no_ignore, format)?,
+        ),
+        _ => None,
+    };
     Ok(Report {
         data,
         text,
         failure: out.failure(),
+        product,
         ..Report::default()
     })
 }

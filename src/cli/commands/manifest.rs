@@ -27,7 +27,7 @@ pub fn danger_level(path: &str) -> &'static str {
         // Commands other helpers add later default to the careful answer.
         "status" | "blast" | "show" | "log" | "verify" | "tree" | "anchor" | "gate"
         | "keys.list" | "keys" | "remote" | "remote.list" | "conformance" | "conformance.check"
-        | "demo" | "manifest" | "check-permissions" => "safe",
+        | "demo" | "manifest" | "check-permissions" | "why" => "safe",
         _ => "mutating",
     }
 }

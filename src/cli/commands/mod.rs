@@ -28,3 +28,4 @@ pub mod sync;
 pub mod tree;
 pub mod trust;
 pub mod verify;
+pub mod why;

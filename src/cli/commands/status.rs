@@ -51,6 +51,9 @@ pub struct StatusArgs {
     /// path where the lines are at that tree)
     #[arg(long, requires = "all", value_name = "GLOB")]
     pub path: Vec<String>,
+    /// With --format dot or mermaid: draw at most this many claims
+    #[arg(long, value_name = "N", default_value_t = crate::cli::render::graph::DEFAULT_MAX_NODES)]
+    pub max_nodes: usize,
 }
 
 impl StatusArgs {
@@ -95,6 +98,17 @@ pub fn argument_errors(a: &StatusArgs) -> Vec<ArgError> {
 
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     let out = ops::status::status(&g.context(), &a.input())?;
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    if format.is_product() {
+        return crate::cli::render::status_document(
+            g,
+            &out,
+            a.at.as_deref(),
+            a.no_ignore,
+            format,
+            a.max_nodes,
+        );
+    }
     report(&out, g.mode)
 }
 

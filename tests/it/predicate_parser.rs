@@ -1,7 +1,7 @@
-//! Unit tests of the predicate parser: accepted forms, every error with its position,
-//! limits, and round trips of generated syntax trees.
+//! The predicate parser through its public API: accepted forms, every error with its
+//! position, limits, and round trips of generated syntax trees.
 
-use super::*;
+use elench::claim::predicate::*;
 use proptest::prelude::*;
 
 fn ok(src: &str) -> Expr {

@@ -1,0 +1,103 @@
+//! `elench why A B`: a shortest `dependsOn` path from claim A to claim B, or none.
+
+use crate::cli::failure::Failure;
+use crate::cli::output::{short_id, Format, Report, Style};
+use crate::cli::render::graph::Picture;
+use crate::cli::Globals;
+use crate::ops::why::{why, WhyInput, WhyOutput};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Each claim on the path names the next among its premises (dependsOn): \
+                        A rests on B through them, and a falsification of B revokes A along \
+                        it. Among equally short paths, the one whose ids sort first is shown. \
+                        No path is not an error: data.path is null, exit 0."
+)]
+pub struct WhyArgs {
+    /// The claim that rests on the other (cl_…, or a unique prefix of at least 4 hex digits)
+    pub from: String,
+    /// The premise it may rest on
+    pub to: String,
+}
+
+pub fn run(a: WhyArgs, g: &Globals) -> Result<Report, Failure> {
+    let out = why(
+        &g.context(),
+        &WhyInput {
+            from: a.from,
+            to: a.to,
+        },
+    )?;
+    let format = Format::detect(g.format.as_deref());
+    if matches!(format, Format::Dot | Format::Mermaid) {
+        return picture(g, &out, format);
+    }
+    let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(format!("why: {e}")))?;
+    Ok(Report::new(data, text(&out, &Style::new(g.mode))))
+}
+
+fn text(out: &WhyOutput, style: &Style) -> String {
+    let (from, to) = (short_id(&out.from), short_id(&out.to));
+    match &out.path {
+        Some(p) => {
+            let mut t = format!(
+                "{from} rests on {to} through {} dependsOn step(s):\n",
+                p.len() - 1
+            );
+            for (i, s) in out.steps.iter().enumerate() {
+                let arrow = if i == 0 { "  " } else { "└ " };
+                let prose = s
+                    .text
+                    .as_str()
+                    .map(|t| crate::cli::render::graph::shorten(t, 60))
+                    .unwrap_or_default();
+                t.push_str(&format!(
+                    "{}{arrow}{} {}  {}\n",
+                    "  ".repeat(i),
+                    style.id(&s.id),
+                    style.status(s.status.as_str()),
+                    style.dim(&prose)
+                ));
+            }
+            t
+        }
+        None => {
+            let swapped = if out.reverse_path {
+                format!(" (the other way round there is one: elench why {to} {from})")
+            } else {
+                String::new()
+            };
+            format!(
+                "no dependsOn path from {from} to {to}: {from} does not rest on {to}{swapped}\n"
+            )
+        }
+    }
+}
+
+/// The path drawn: its claims, premise to dependent.
+fn picture(g: &Globals, out: &WhyOutput, format: Format) -> Result<Report, Failure> {
+    let store = super::common::open_store(g)?;
+    let _snapshot = store.pin()?;
+    let mut fold = crate::fold::Fold::new(&store);
+    let ids: Vec<String> = out.path.clone().unwrap_or_default();
+    let mut lookup = |id: &str| crate::cli::render::info(&store, &mut fold, id);
+    let picture = Picture::of(&ids, &mut lookup, usize::MAX, false)?;
+    let title = format!(
+        "why {} rests on {}: {}",
+        short_id(&out.from),
+        short_id(&out.to),
+        match &out.path {
+            Some(p) => format!("{} step(s)", p.len() - 1),
+            None => "no dependsOn path".into(),
+        }
+    );
+    let doc = if format == Format::Dot {
+        picture.dot(&title)
+    } else {
+        picture.mermaid(&title)
+    };
+    Ok(Report {
+        product: Some(doc),
+        ..Report::default()
+    })
+}

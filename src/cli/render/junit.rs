@@ -1,0 +1,196 @@
+//! JUnit XML (`--format junit` on `check`): one testcase per claim evaluated, so CI systems
+//! show claims where they show tests. Falsified is a failure carrying the evidence, an
+//! inconclusive or flaky evaluation is skipped with its reason, verified and unchanged pass.
+//! Claims not applicable at the tree were not evaluated and are not listed.
+//!
+//! The shape is Apache Ant's JUnit report (the schema most consumers read): `testsuites`
+//! holding one `testsuite` with `properties`, the testcases, `system-out` and `system-err`.
+
+/// One claim's evaluation.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub id: String,
+    pub text: String,
+    /// The file the claim is about at the tree, when it names one.
+    pub path: Option<String>,
+    pub range: Option<[u64; 2]>,
+    /// `verified`, `falsified`, `unchanged`, `inconclusive`, `flaky` (others are left out).
+    pub outcome: String,
+    pub reason: Option<String>,
+    pub record: Option<String>,
+    pub evidence: Option<String>,
+    /// What the evaluation recorded (its transcript), shortened, for a failure.
+    pub transcript: Option<String>,
+}
+
+/// What the suite says about the run.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    pub tree: String,
+    pub hermeticity: String,
+    /// `YYYY-MM-DDTHH:MM:SS`, UTC.
+    pub timestamp: String,
+    pub hostname: String,
+}
+
+/// Text as XML 1.0 can carry it: `&`, `<`, `>`, quotes escaped; characters XML forbids
+/// (most controls, unpaired surrogates cannot occur in a `str`, U+FFFE, U+FFFF) replaced;
+/// in an attribute, line breaks and tabs written as character references so they survive
+/// attribute normalisation.
+fn xml(s: &str, attribute: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if attribute => out.push_str("&quot;"),
+            '\n' if attribute => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' if attribute => out.push_str("&#9;"),
+            '\n' | '\t' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn counted(cases: &[Case]) -> impl Iterator<Item = &Case> {
+    cases.iter().filter(|c| {
+        matches!(
+            c.outcome.as_str(),
+            "verified" | "falsified" | "unchanged" | "inconclusive" | "flaky"
+        )
+    })
+}
+
+/// The JUnit document.
+pub fn render(cases: &[Case], suite: &Suite) -> String {
+    let listed: Vec<&Case> = counted(cases).collect();
+    let failures = listed.iter().filter(|c| c.outcome == "falsified").count();
+    let skipped = listed
+        .iter()
+        .filter(|c| matches!(c.outcome.as_str(), "inconclusive" | "flaky"))
+        .count();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    out.push_str(&format!(
+        "  <testsuite name=\"elench check\" package=\"elench\" id=\"0\" timestamp=\"{}\" \
+         hostname=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" \
+         time=\"0\">\n",
+        xml(&suite.timestamp, true),
+        xml(&suite.hostname, true),
+        listed.len()
+    ));
+    out.push_str("    <properties>\n");
+    for (name, value) in [
+        ("tree", suite.tree.as_str()),
+        ("hermeticity", suite.hermeticity.as_str()),
+    ] {
+        out.push_str(&format!(
+            "      <property name=\"{name}\" value=\"{}\"/>\n",
+            xml(value, true)
+        ));
+    }
+    out.push_str("    </properties>\n");
+    for c in listed {
+        let name = format!(
+            "{} {}",
+            crate::cli::output::short_id(&c.id),
+            super::graph::one_line(&c.text)
+        );
+        let classname = match &c.path {
+            Some(p) => format!("elench.{p}"),
+            None => "elench".to_owned(),
+        };
+        out.push_str(&format!(
+            "    <testcase name=\"{}\" classname=\"{}\" time=\"0\"",
+            xml(name.trim(), true),
+            xml(&classname, true)
+        ));
+        match c.outcome.as_str() {
+            "falsified" => {
+                let mut body = format!("claim {}\n", c.id);
+                if let Some(p) = &c.path {
+                    body.push_str(&format!("about {p}"));
+                    if let Some([s, e]) = c.range {
+                        body.push_str(&format!(":{s}-{e}"));
+                    }
+                    body.push('\n');
+                }
+                if let Some(r) = &c.record {
+                    body.push_str(&format!("falsification record {r} (elench show {r})\n"));
+                }
+                if let Some(e) = &c.evidence {
+                    body.push_str(&format!("evidence sha256:{e}\n"));
+                }
+                if let Some(t) = &c.transcript {
+                    body.push_str("transcript:\n");
+                    body.push_str(t);
+                    if !t.ends_with('\n') {
+                        body.push('\n');
+                    }
+                }
+                out.push_str(&format!(
+                    ">\n      <failure type=\"falsified\" message=\"{}\">{}</failure>\n    </testcase>\n",
+                    xml(
+                        &format!("the predicate evaluated to false at tree {}", suite.tree),
+                        true
+                    ),
+                    xml(&body, false)
+                ));
+            }
+            "inconclusive" | "flaky" => {
+                let reason = c.reason.as_deref().unwrap_or("no reason given");
+                out.push_str(&format!(
+                    ">\n      <skipped message=\"{}\">{}</skipped>\n    </testcase>\n",
+                    xml(&format!("{}: {reason}", c.outcome), true),
+                    xml(reason, false)
+                ));
+            }
+            _ => out.push_str("/>\n"),
+        }
+    }
+    out.push_str("    <system-out/>\n    <system-err/>\n  </testsuite>\n</testsuites>\n");
+    out
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` (UTC) of seconds since the Unix epoch.
+pub fn utc_timestamp(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's days-from-civil, inverted.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_and_escapes() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00");
+        assert_eq!(utc_timestamp(1_700_000_000), "2023-11-14T22:13:20");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00");
+        assert_eq!(
+            xml("a<&>\"\n\u{1}", true),
+            "a&lt;&amp;&gt;&quot;&#10;\u{FFFD}"
+        );
+        assert_eq!(xml("a\nb\tc\"", false), "a\nb\tc\"");
+    }
+}
