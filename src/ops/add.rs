@@ -1183,13 +1183,11 @@ fn span_without_digest(a: &crate::ingest::Accepted) -> bool {
     if a.claim.kind != crate::claim::Kind::Assertion {
         return false;
     }
-    match &a.summary {
-        None => a
-            .claim
-            .body
-            .get("anchor")
-            .is_some_and(crate::anchor::span_without_digest),
-        Some(text) => {
+    match &a.text {
+        crate::ingest::Read::Whole(body) => {
+            crate::claim::Gist::anchor(body).is_some_and(crate::anchor::span_without_digest)
+        }
+        crate::ingest::Read::Summary(text) => {
             // Only which members are there matters: read without building values, since a
             // bulk add reads one summary per envelope.
             use serde::de::IgnoredAny;

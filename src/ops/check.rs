@@ -5,7 +5,7 @@
 use super::{Context, Failure, Observer, Stop};
 use crate::anchor::{Applies as AnchorApplies, Resolution, Resolver};
 use crate::claim::predicate::{self, Expr};
-use crate::claim::Claim;
+use crate::claim::{Body, Claim, Gist};
 use crate::error::{Code, Rejection};
 use crate::eval::paths::Tree;
 use crate::eval::runners::Runner;
@@ -419,8 +419,12 @@ pub enum Applies {
 /// The one place that decides whether a claim is evaluated at a tree: its anchor tree is
 /// the tree's OID, or it carries over to it; a stale or unanchored claim is never evaluated
 /// against code it does not speak about.
-pub fn applicability(claim: &Claim, resolver: &mut Resolver) -> Result<Applies, Failure> {
-    let r = resolver.resolve(claim)?;
+pub fn applicability<G: Gist>(
+    claim: &Claim,
+    text: &G,
+    resolver: &mut Resolver,
+) -> Result<Applies, Failure> {
+    let r = resolver.resolve(claim, text)?;
     Ok(match r.applies {
         AnchorApplies::Anchored => Applies::Anchored,
         AnchorApplies::Carried => Applies::Carried(r),
@@ -440,6 +444,8 @@ pub fn applicability(claim: &Claim, resolver: &mut Resolver) -> Result<Applies, 
 /// A claim selected for evaluation.
 pub struct Target {
     pub claim: Claim,
+    /// The claim as signed (its anchor goes into the record).
+    pub body: Body,
     pub source: String,
     pub expr: Expr,
     pub own: Status,
@@ -448,8 +454,8 @@ pub struct Target {
 }
 
 /// The predicate of a claim, if it is one this elench evaluates.
-pub fn predicate_of(claim: &Claim) -> Result<(String, Expr), String> {
-    let a = &claim.body["assertion"];
+pub fn predicate_of(body: &Body) -> Result<(String, Expr), String> {
+    let a = body.assertion();
     if a["form"].as_str() != Some("predicate") {
         return Err("an annotation: nothing to evaluate".into());
     }
@@ -564,10 +570,10 @@ fn select(
         .with_selection(crate::tree::Selection::from_no_ignore(a.no_ignore));
     let mut targets = Vec::new();
     let mut skipped = Vec::new();
-    let full = |id: &str| -> Result<Claim, Failure> {
+    let full = |id: &str| -> Result<(Claim, Body), Failure> {
         store
             .get(id)?
-            .map(|c| c.claim)
+            .map(|c| (c.claim, c.body))
             .ok_or_else(|| Failure::NotFound {
                 code: "NOT_FOUND",
                 message: format!("no claim {id} in the store"),
@@ -578,16 +584,10 @@ fn select(
             let Ok(light) = fold.require_summary(&id) else {
                 continue;
             };
-            if light
-                .claim
-                .body
-                .pointer("/assertion/form")
-                .and_then(|f| f.as_str())
-                != Some("predicate")
-            {
+            if light.body.form() != Some("predicate") {
                 continue;
             }
-            let carried = match applicability(&light.claim, &mut resolver)? {
+            let carried = match applicability(&light.claim, &light.body, &mut resolver)? {
                 Applies::Anchored => None,
                 Applies::Carried(r) => Some(r),
                 Applies::NotApplicable(_) => continue,
@@ -596,12 +596,13 @@ fn select(
             if own != Status::Unevaluated {
                 continue;
             }
-            let claim = full(&id)?;
-            let Ok((source, expr)) = predicate_of(&claim) else {
+            let (claim, body) = full(&id)?;
+            let Ok((source, expr)) = predicate_of(&body) else {
                 continue;
             };
             targets.push(Target {
                 claim,
+                body,
                 source,
                 expr,
                 own,
@@ -616,15 +617,15 @@ fn select(
         if !seen.insert(id.clone()) {
             continue;
         }
-        let claim = full(id)?;
-        let (source, expr) = match predicate_of(&claim) {
+        let (claim, body) = full(id)?;
+        let (source, expr) = match predicate_of(&body) {
             Ok(x) => x,
             Err(why) => {
                 skipped.push(Checked::skipped(id, why));
                 continue;
             }
         };
-        let carried = match applicability(&claim, &mut resolver)? {
+        let carried = match applicability(&claim, &body, &mut resolver)? {
             Applies::Anchored => None,
             Applies::Carried(r) => Some(r),
             Applies::NotApplicable(why) => {
@@ -635,6 +636,7 @@ fn select(
         let own = fold.own(id)?.status;
         targets.push(Target {
             claim,
+            body,
             source,
             expr,
             own,
@@ -855,7 +857,7 @@ fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<
     if let Some(code) = exit {
         evidence["exitCode"] = json!(code);
     }
-    let mut anchor = t.claim.body["anchor"].clone();
+    let mut anchor = t.body.anchor().cloned().unwrap_or_default();
     if !anchor.is_object() {
         anchor = json!({"strategy": "multi"});
     }

@@ -14,6 +14,7 @@ mod blast_store;
 mod check_confinement;
 mod check_runners;
 mod ci_recipe;
+mod claim_text;
 mod cli_anchor;
 mod cli_blast;
 mod cli_check;
