@@ -13,7 +13,7 @@
 
 use ed25519_dalek::SigningKey;
 use elench::anchor::{content_digest, Applies, Resolver};
-use elench::claim::Claim;
+use elench::claim::{Body, Claim};
 use elench::ingest::seal;
 use elench::keys::public_key_pem;
 use serde_json::{json, Value};
@@ -82,12 +82,13 @@ struct Built {
     carried_claim: String,
     /// The 100,000 assertions, regenerated each run (signing is deterministic, so they are
     /// the ones in the store), for timing resolution alone.
-    claims: Vec<Claim>,
+    /// Each claim with its body (as sealed, but for the id, which resolution never reads).
+    claims: Vec<(Claim, Body)>,
 }
 
 /// Every envelope of the bench in bundle order, and the assertions among them. Deterministic:
 /// fixed keys, fixed content, Ed25519 signatures are deterministic.
-fn envelopes(old_tree: &str, new_tree: &str) -> (Vec<String>, Vec<Claim>, String) {
+fn envelopes(old_tree: &str, new_tree: &str) -> (Vec<String>, Vec<(Claim, Body)>, String) {
     let agent = SigningKey::from_bytes(&[21; 32]);
     let harness = SigningKey::from_bytes(&[22; 32]);
     let carried_file = 1; // odd: its spans moved down one line
@@ -131,7 +132,7 @@ fn envelopes(old_tree: &str, new_tree: &str) -> (Vec<String>, Vec<Claim>, String
             if k == carried_file && !at_new {
                 carried_claim = c.id.clone();
             }
-            claims.push(c);
+            claims.push((c, Body::new(claim)));
         }
     }
     (envs, claims, carried_claim)
@@ -258,7 +259,7 @@ fn main() {
     let t_gate = median(5, || {
         elench(&["--store", s, "gate", "--policy", policy, "--at", new]);
     });
-    let refs: Vec<&Claim> = b.claims.iter().collect();
+    let refs: Vec<(&Claim, &Body)> = b.claims.iter().map(|(c, b)| (c, b)).collect();
     let tree = tree_oid(&b.new);
     let t_resolve = median(5, || {
         // A fresh resolver each time: every file is read again.

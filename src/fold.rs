@@ -9,7 +9,7 @@
 //!
 //! The walks use explicit stacks, so a chain of any length cannot overflow the call stack.
 
-use crate::claim::Kind;
+use crate::claim::{Kind, Summary};
 use crate::store::{StoreError, StoredClaim};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
@@ -18,12 +18,17 @@ use std::sync::Arc;
 
 /// Where the fold reads claims and edges from: the store, or memory in tests.
 pub trait ClaimSource {
-    /// The claim's fields the fold reads (`claim.body` may be null).
+    /// The claim's header, the fields the fold reads.
     fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError>;
-    /// The claim with at least its `anchor` and `assertion.{form,text}` in `claim.body`, for
-    /// scopes and carry-over.
-    fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
-        self.claim(id)
+    /// The claim with its `anchor` and `assertion.{form,text}`, for scopes and carry-over.
+    /// A source that keeps no claim text answers with an empty summary.
+    fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
+        Ok(self.claim(id)?.map(|c| StoredClaim {
+            claim: c.claim,
+            body: Summary::default(),
+            signers: c.signers,
+            seq: c.seq,
+        }))
     }
     /// Records whose `target` contains `id`.
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError>;
@@ -36,7 +41,7 @@ impl ClaimSource for crate::store::Store {
     fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
         self.get_fold(id)
     }
-    fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+    fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
         self.get_light(id)
     }
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
@@ -154,7 +159,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
 
     /// The stored claim with its anchor and assertion summary (see
     /// [`ClaimSource::claim_summary`]), or NotFound. Not memoized: callers read it once.
-    pub fn require_summary(&mut self, id: &str) -> Result<Arc<StoredClaim>, FoldError> {
+    pub fn require_summary(&mut self, id: &str) -> Result<Arc<StoredClaim<Summary>>, FoldError> {
         self.src
             .claim_summary(id)?
             .map(Arc::new)

@@ -1,7 +1,7 @@
 //! A claim's `anchor` as carry-over reads it, and the paths anchors may name.
 
 use super::AnchorError;
-use crate::claim::Claim;
+use crate::claim::{Claim, Gist};
 use serde_json::Value;
 use std::fmt;
 
@@ -57,16 +57,16 @@ pub struct Anchor {
 }
 
 impl Anchor {
-    /// Reads the anchor of a validated claim. Ingest has already checked its shape, so an
-    /// error here means the claim did not come through ingest.
-    pub fn of(claim: &Claim) -> Result<Anchor, AnchorError> {
+    /// Reads the anchor of a validated claim from its body or summary (`text`). Ingest has
+    /// already checked its shape, so an error here means the claim did not come through
+    /// ingest.
+    pub fn of<G: Gist + ?Sized>(claim: &Claim, text: &G) -> Result<Anchor, AnchorError> {
         let bad = |message: String| AnchorError::BadAnchor {
             id: claim.id.clone(),
             message,
         };
-        let a = claim
-            .body
-            .get("anchor")
+        let a = text
+            .anchor()
             .and_then(Value::as_object)
             .ok_or_else(|| bad("the claim has no anchor object".into()))?;
         let strategy = match a.get("strategy") {

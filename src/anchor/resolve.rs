@@ -20,7 +20,7 @@ use super::digest::Normalised;
 use super::files::{self, Entry};
 use super::model::{tree_path, Anchor, Strategy};
 use super::AnchorError;
-use crate::claim::Claim;
+use crate::claim::{Claim, Gist};
 use crate::tree::Selection;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -131,8 +131,9 @@ impl Resolver {
         &self.tree
     }
 
-    pub fn resolve(&mut self, claim: &Claim) -> Result<Resolution, AnchorError> {
-        let mut out = self.resolve_all(&[claim])?;
+    /// Resolves one claim, its anchor read from `text` (its body or summary).
+    pub fn resolve<G: Gist>(&mut self, claim: &Claim, text: &G) -> Result<Resolution, AnchorError> {
+        let mut out = self.resolve_all(&[(claim, text)])?;
         out.pop().ok_or_else(|| AnchorError::BadAnchor {
             id: claim.id.clone(),
             message: "resolution produced no answer".into(),
@@ -142,11 +143,14 @@ impl Resolver {
     /// Resolves every claim, in order. Claims whose lines may have moved to another file are
     /// searched for together: one pass over the tree per distinct span length, however many
     /// claims are looked for.
-    pub fn resolve_all(&mut self, claims: &[&Claim]) -> Result<Vec<Resolution>, AnchorError> {
+    pub fn resolve_all<G: Gist>(
+        &mut self,
+        claims: &[(&Claim, &G)],
+    ) -> Result<Vec<Resolution>, AnchorError> {
         let mut out = Vec::with_capacity(claims.len());
         let mut searches = Vec::new();
-        for (index, claim) in claims.iter().enumerate() {
-            let anchor = Anchor::of(claim)?;
+        for (index, (claim, text)) in claims.iter().enumerate() {
+            let anchor = Anchor::of(claim, *text)?;
             let (r, search) = self.resolve_locally(&anchor)?;
             if let (Some((digest, len)), Applies::Stale) = (search, r.applies) {
                 searches.push(Search { index, digest, len });
@@ -353,19 +357,23 @@ mod tests {
     use super::*;
 
     /// One claim resolved at `dir` by a fresh resolver.
-    fn resolve(claim: &Claim, dir: &Path, dir_tree_oid: &str) -> Result<Resolution, AnchorError> {
-        Resolver::new(dir, dir_tree_oid).resolve(claim)
+    fn resolve(
+        claim: &(Claim, Body),
+        dir: &Path,
+        dir_tree_oid: &str,
+    ) -> Result<Resolution, AnchorError> {
+        Resolver::new(dir, dir_tree_oid).resolve(&claim.0, &claim.1)
     }
     use crate::anchor::digest::content_digest;
-    use crate::claim::{Kind, OriginKind};
+    use crate::claim::{Body, Kind, OriginKind};
     use serde_json::json;
     use std::fs;
 
     const OLD: &str = "1111111111111111111111111111111111111111111111111111111111111111";
     const NEW: &str = "2222222222222222222222222222222222222222222222222222222222222222";
 
-    fn claim(anchor: serde_json::Value) -> Claim {
-        Claim {
+    fn claim(anchor: serde_json::Value) -> (Claim, Body) {
+        let header = Claim {
             id: "cl_test".into(),
             kind: Kind::Assertion,
             target: vec![],
@@ -374,8 +382,8 @@ mod tests {
             producer: "p".into(),
             anchor_tree: anchor["tree"].as_str().unwrap_or(OLD).to_owned(),
             timestamp: 0,
-            body: json!({ "anchor": anchor }),
-        }
+        };
+        (header, Body::new(json!({ "anchor": anchor })))
     }
 
     fn digest(text: &str, range: Option<(u64, u64)>) -> String {
@@ -467,7 +475,7 @@ mod tests {
             anchor("content-digest", None),
             anchor("multi", None),
         ];
-        let refs: Vec<&Claim> = cs.iter().collect();
+        let refs: Vec<(&Claim, &Body)> = cs.iter().map(|(c, b)| (c, b)).collect();
         let got = res.resolve_all(&refs).unwrap();
         assert_eq!(got[0].applies, Applies::Stale);
         assert_eq!(got[1].applies, Applies::Carried);

@@ -11,16 +11,15 @@ pub mod predicate;
 pub mod schema;
 
 pub use id::{compute_id, is_claim_id};
-pub use model::{Claim, Kind, OriginKind};
+pub use model::{Body, Claim, Gist, Kind, OriginKind, Summary};
 
 use crate::error::{Code, Rejection};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-/// Checks a claim completely and returns its typed view, which keeps `predicate` as its body
-/// (moved, not copied). Pointers in errors are relative to the claim (the statement's
-/// `predicate`).
-pub fn validate(predicate: Value) -> Result<Claim, Rejection> {
+/// Checks a claim completely and returns its header and `predicate` as its body (moved, not
+/// copied). Pointers in errors are relative to the claim (the statement's `predicate`).
+pub fn validate(predicate: Value) -> Result<(Claim, Body), Rejection> {
     schema::check(&predicate)?;
     let obj = predicate
         .as_object()
@@ -38,7 +37,7 @@ pub fn with_id(claim: &Value) -> Result<(Claim, Map<String, Value>), Rejection> 
         .ok_or_else(|| Rejection::at(Code::SchemaViolation, "", "claim must be a JSON object"))?;
     let id = compute_id(&obj)?;
     obj.insert("id".into(), Value::String(id));
-    let claim = validate(Value::Object(obj.clone()))?;
+    let (claim, _) = validate(Value::Object(obj.clone()))?;
     Ok((claim, obj))
 }
 
@@ -168,7 +167,7 @@ fn as_integer(v: &Value) -> Option<i64> {
 }
 
 /// Builds the typed view of a schema-valid claim.
-fn typed(id: String, predicate: Value) -> Result<Claim, Rejection> {
+fn typed(id: String, predicate: Value) -> Result<(Claim, Body), Rejection> {
     let kind: Kind = serde_json::from_value(predicate["kind"].clone())
         .map_err(|e| Rejection::at(Code::SchemaViolation, "/kind", e.to_string()))?;
     let origin: OriginKind = serde_json::from_value(predicate["origin"]["kind"].clone())
@@ -183,7 +182,7 @@ fn typed(id: String, predicate: Value) -> Result<Claim, Rejection> {
             })
             .unwrap_or_default()
     };
-    Ok(Claim {
+    let claim = Claim {
         id,
         kind,
         target: ids("target"),
@@ -204,8 +203,8 @@ fn typed(id: String, predicate: Value) -> Result<Claim, Rejection> {
                 "timestamp must be an integer number of seconds",
             )
         })?,
-        body: predicate,
-    })
+    };
+    Ok((claim, Body::new(predicate)))
 }
 
 #[cfg(test)]

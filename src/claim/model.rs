@@ -58,8 +58,11 @@ impl fmt::Display for OriginKind {
     }
 }
 
-/// A claim that passed every check of `claim::validate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The header of a claim that passed every check of `claim::validate`: the fields the fold,
+/// the graph and the index read. The claim's text is elsewhere, in a [`Body`] (the whole
+/// predicate as signed) or a [`Summary`] (what the index keeps of it), so the type says
+/// which one a caller holds.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
     pub id: String,
     pub kind: Kind,
@@ -71,6 +74,85 @@ pub struct Claim {
     pub producer: String,
     pub anchor_tree: String,
     pub timestamp: i64,
-    /// The claim exactly as signed (the statement's predicate).
-    pub body: Value,
+}
+
+/// What every reading of a claim's text holds: its anchor (with `tree`) and its assertion's
+/// form and text. Both [`Body`] and [`Summary`] give it.
+pub trait Gist {
+    /// The `anchor` object, if there is one.
+    fn anchor(&self) -> Option<&Value>;
+    /// `assertion.form`.
+    fn form(&self) -> Option<&str>;
+    /// `assertion.text`, as stored (a JSON string, or absent).
+    fn text_value(&self) -> Option<&Value>;
+    /// `assertion.text` as a string.
+    fn text(&self) -> Option<&str> {
+        self.text_value().and_then(Value::as_str)
+    }
+}
+
+/// The claim as signed: the Statement's predicate, whole (read from the log).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Body(Value);
+
+impl Body {
+    /// Wraps a predicate; `claim::validate` is what checks it.
+    pub fn new(predicate: Value) -> Body {
+        Body(predicate)
+    }
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+    pub fn into_value(self) -> Value {
+        self.0
+    }
+    /// The `assertion` object (`Null` for a record).
+    pub fn assertion(&self) -> &Value {
+        &self.0["assertion"]
+    }
+    /// The `evidence` entries (none when absent).
+    pub fn evidence(&self) -> &[Value] {
+        self.0["evidence"].as_array().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl Gist for Body {
+    fn anchor(&self) -> Option<&Value> {
+        self.0.get("anchor")
+    }
+    fn form(&self) -> Option<&str> {
+        self.0.pointer("/assertion/form").and_then(Value::as_str)
+    }
+    fn text_value(&self) -> Option<&Value> {
+        self.0.pointer("/assertion/text")
+    }
+}
+
+/// What the index keeps of a claim's body, read without the log: `anchor` (with its tree)
+/// and `assertion.{form,text}`, nothing else.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Summary(Value);
+
+impl Summary {
+    /// Wraps the summary as the body it abbreviates (`store::index::ClaimEntry::summary_body`).
+    pub fn new(abbreviated: Value) -> Summary {
+        Summary(abbreviated)
+    }
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl Gist for Summary {
+    fn anchor(&self) -> Option<&Value> {
+        self.0.get("anchor")
+    }
+    fn form(&self) -> Option<&str> {
+        self.0.pointer("/assertion/form").and_then(Value::as_str)
+    }
+    fn text_value(&self) -> Option<&Value> {
+        self.0.pointer("/assertion/text")
+    }
 }

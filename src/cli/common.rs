@@ -13,6 +13,12 @@ pub fn open_store(g: &Globals) -> Result<Store, Failure> {
     g.context().open_store()
 }
 
+/// The keys a command trusts: the store's, when there is one, and those given with
+/// `--trust ROLE:NAME:PUBKEY.pem`.
+pub fn trusted_keys(g: &Globals, args: &[String]) -> Result<crate::keys::TrustSet, Failure> {
+    crate::ops::keys::trust_with_store(open_store_if_any(g)?.as_ref(), args)
+}
+
 /// Refuses an output path inside the store: only the store writes there.
 pub fn refuse_inside_store(
     path: &std::path::Path,

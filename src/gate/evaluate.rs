@@ -13,7 +13,7 @@
 
 use super::policy::{Form, Policy, StaleRule};
 use crate::anchor::{Anchor, AnchorError, Applies, Resolver};
-use crate::claim::{Claim, Kind};
+use crate::claim::{Claim, Gist, Kind, Summary};
 use crate::fold::{ClaimSource, Fold, FoldError, Status};
 use crate::keys::Role;
 use crate::store::StoredClaim;
@@ -141,19 +141,19 @@ pub fn evaluate<S: ClaimSource>(
 
     let mut counts = Counts::default();
     // Filters that need no file first, so resolution only reads what may be in scope.
-    let mut candidates: Vec<Arc<StoredClaim>> = Vec::new();
+    let mut candidates: Vec<Arc<StoredClaim<Summary>>> = Vec::new();
     for id in ids {
         let stored = fold.require_summary(id)?;
         if stored.claim.kind != Kind::Assertion {
             continue;
         }
-        if passes_filters(policy, &stored.claim) {
+        if passes_filters(policy, &stored) {
             candidates.push(stored);
         } else {
             counts.filtered_out += 1;
         }
     }
-    let claims: Vec<&Claim> = candidates.iter().map(|s| &s.claim).collect();
+    let claims: Vec<(&Claim, &Summary)> = candidates.iter().map(|s| (&s.claim, &s.body)).collect();
     let resolutions = resolver.resolve_all(&claims)?;
 
     let rules = &policy.rules;
@@ -161,13 +161,14 @@ pub fn evaluate<S: ClaimSource>(
     let mut unaccepted = Vec::new();
     for (stored, res) in candidates.iter().zip(resolutions) {
         let c = &stored.claim;
+        let summary = &stored.body;
         if res.applies == Applies::Unanchored {
             counts.unanchored += 1;
             continue;
         }
         let (path, range) = match res.applies {
             Applies::Stale => {
-                let a = Anchor::of(c)?;
+                let a = Anchor::of(c, summary)?;
                 (a.path, a.range.map(|(s, e)| [s, e]))
             }
             _ => (res.path.clone(), res.range),
@@ -188,12 +189,12 @@ pub fn evaluate<S: ClaimSource>(
             message,
             path: path.clone(),
             range,
-            text: assertion_text(c),
+            text: summary.text().map(str::to_owned),
         };
         if res.applies == Applies::Stale {
             counts.applies.stale += 1;
             if rules.stale == StaleRule::Fail {
-                let no_digest = Anchor::of(c)?.content_digest.is_none();
+                let no_digest = Anchor::of(c, summary)?.content_digest.is_none();
                 violations.push(violation(
                     Rule::Stale,
                     if no_digest {
@@ -307,7 +308,8 @@ pub fn evaluate<S: ClaimSource>(
 }
 
 /// The scope's origin, producer and form filters (the path filter needs the resolution).
-fn passes_filters(policy: &Policy, c: &Claim) -> bool {
+fn passes_filters(policy: &Policy, stored: &StoredClaim<Summary>) -> bool {
+    let c = &stored.claim;
     let s = &policy.scope;
     if let Some(origins) = &s.origins {
         if !origins.contains(&c.origin) {
@@ -320,11 +322,7 @@ fn passes_filters(policy: &Policy, c: &Claim) -> bool {
         }
     }
     if let Some(forms) = &s.forms {
-        let form = c
-            .body
-            .pointer("/assertion/form")
-            .and_then(|f| f.as_str())
-            .and_then(Form::parse);
+        let form = stored.body.form().and_then(Form::parse);
         if !form.is_some_and(|f| forms.contains(&f)) {
             return false;
         }
@@ -347,14 +345,6 @@ fn harness_keys<S: ClaimSource>(fold: &mut Fold<'_, S>, id: &str) -> Result<usiz
     Ok(keys.len())
 }
 
-/// `assertion.text` of a claim.
-pub fn assertion_text(c: &Claim) -> Option<String> {
-    c.body
-        .pointer("/assertion/text")
-        .and_then(|t| t.as_str())
-        .map(str::to_owned)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,10 +358,18 @@ mod tests {
     const ELSEWHERE: &str = "2222222222222222222222222222222222222222222222222222222222222222";
 
     #[derive(Default)]
-    struct Mem(HashMap<String, StoredClaim>);
+    struct Mem(HashMap<String, StoredClaim<Summary>>);
 
     impl ClaimSource for Mem {
         fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+            Ok(self.0.get(id).map(|c| StoredClaim {
+                claim: c.claim.clone(),
+                body: (),
+                signers: c.signers.clone(),
+                seq: c.seq,
+            }))
+        }
+        fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
             Ok(self.0.get(id).cloned())
         }
         fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
@@ -410,8 +408,10 @@ mod tests {
                 producer: "p".into(),
                 anchor_tree: anchor["tree"].as_str().unwrap().into(),
                 timestamp: 0,
-                body: json!({"anchor": anchor, "assertion": {"form": "annotation", "text": format!("claim {id}")}}),
             };
+            let body = Summary::new(
+                json!({"anchor": anchor, "assertion": {"form": "annotation", "text": format!("claim {id}")}}),
+            );
             let signers = keys
                 .iter()
                 .map(|(k, role)| Signer {
@@ -425,6 +425,7 @@ mod tests {
                 id.into(),
                 StoredClaim {
                     claim,
+                    body,
                     signers,
                     seq,
                 },

@@ -4,7 +4,7 @@
 //! rules, id) → subject → authority of the verifying key's role. Validity depends only on the
 //! bytes and the trust set, never on the log (docs/envelope.md).
 
-use crate::claim::{self, Claim};
+use crate::claim::{self, Body, Claim};
 use crate::envelope::statement::statement_bytes;
 use crate::envelope::{sign_envelope, Candidate, Envelope, Statement, PAYLOAD_TYPE};
 use crate::error::{Code, Rejection};
@@ -48,10 +48,19 @@ pub struct Accepted {
     pub signers: Vec<Signer>,
     /// Signatures in the envelope that no trusted key verified.
     pub unverified_signatures: usize,
-    /// What the store keeps of the claim's body, already written as the index's summary
-    /// text, when [`verify_for_store`] read the payload the fast way; the claim's `body` is
-    /// then empty. None otherwise, with the body whole.
-    pub summary: Option<String>,
+    /// What was read of the claim's text: the whole body, or only what the store keeps of
+    /// it (when [`verify_for_store`] read the payload the fast way).
+    pub text: Read,
+}
+
+/// What ingest read of a claim's text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// The predicate as signed.
+    Whole(Body),
+    /// Only the index's summary of it, already written as the index's summary text
+    /// (`store::index::summary_of`).
+    Summary(String),
 }
 
 /// Validates one envelope's bytes against the trust set.
@@ -66,38 +75,41 @@ pub fn verify_json(json: &serde_json::Value, trust: &TrustSet) -> Result<Accepte
 
 /// Validates an envelope already read (as [`Envelope::from_canonical`] reads one).
 pub fn verify_read(envelope: Envelope, trust: &TrustSet) -> Result<Accepted, Rejection> {
-    verify_with(envelope, trust, Body::Whole)
+    verify_with(envelope, trust, Way::Whole)
 }
 
 /// As [`verify_read`], for an envelope on its way into the store (`add`, rebuilds, `fsck`).
 /// A payload of the common shape is read without building its JSON value (`typed`): the
-/// claim's `body` is then empty, and [`Accepted::summary`] holds what the store keeps of it.
+/// claim's body is then not kept, and [`Accepted::text`] holds only what the store keeps of it.
 /// Any other payload is read in full. The verdict is the same either way.
 pub fn verify_for_store(envelope: Envelope, trust: &TrustSet) -> Result<Accepted, Rejection> {
-    verify_with(envelope, trust, Body::Stored)
+    verify_with(envelope, trust, Way::Stored)
 }
 
-/// Whether the payload may be read the fast way, which leaves the claim's body empty and
-/// writes its summary instead ([`verify_for_store`]).
-enum Body {
+/// Whether the payload may be read the fast way, which keeps no body and writes its
+/// summary instead ([`verify_for_store`]).
+enum Way {
     Whole,
     Stored,
 }
 
-fn verify_with(envelope: Envelope, trust: &TrustSet, body: Body) -> Result<Accepted, Rejection> {
+fn verify_with(envelope: Envelope, trust: &TrustSet, way: Way) -> Result<Accepted, Rejection> {
     let active: Vec<_> = trust.active().collect();
     let candidates = candidates_of(&active);
     let verified = envelope
         .verify(&candidates, 1, &[PAYLOAD_TYPE])
         .map_err(|e| explain_retired(e, &envelope, trust))?;
     // From here on only the verified payload bytes are read.
-    let fast = match body {
-        Body::Stored => typed::read(&verified.payload),
-        Body::Whole => None,
+    let fast = match way {
+        Way::Stored => typed::read(&verified.payload),
+        Way::Whole => None,
     };
-    let (claim, summary) = match fast {
-        Some((claim, summary)) => (claim, Some(summary)),
-        None => (read_claim(&verified.payload)?, None),
+    let (claim, text) = match fast {
+        Some((claim, summary)) => (claim, Read::Summary(summary)),
+        None => {
+            let (claim, body) = read_claim(&verified.payload)?;
+            (claim, Read::Whole(body))
+        }
     };
     let signers: Vec<Signer> = verified
         .verifying_keys
@@ -117,7 +129,7 @@ fn verify_with(envelope: Envelope, trust: &TrustSet, body: Body) -> Result<Accep
                     claim,
                     signers,
                     unverified_signatures: verified.unverified_signatures,
-                    summary,
+                    text,
                 })
             }
             Err(e) => last_violation = Some(e),
@@ -140,12 +152,12 @@ fn candidates_of<'k>(keys: &[&'k TrustedKey]) -> Vec<Candidate<'k>> {
 
 /// The full reading of a verified payload: the Statement, the claim's every check, the
 /// subject.
-fn read_claim(payload: &[u8]) -> Result<Claim, Rejection> {
+fn read_claim(payload: &[u8]) -> Result<(Claim, Body), Rejection> {
     let mut statement = Statement::parse(payload)?;
     let predicate = std::mem::take(&mut statement.predicate);
-    let claim = claim::validate(predicate).map_err(|e| e.within("/predicate"))?;
+    let (claim, body) = claim::validate(predicate).map_err(|e| e.within("/predicate"))?;
     statement.check_subject(&claim.anchor_tree)?;
-    Ok(claim)
+    Ok((claim, body))
 }
 
 /// The producer's side of ingest: gives a claim its id (replacing a stale one), validates it,

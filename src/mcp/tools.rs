@@ -470,13 +470,7 @@ fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<
     if let Some(r) = a.repeat {
         input.repeat = r;
     }
-    let out = ops::check::check(
-        Some(&config.store),
-        config.wait,
-        &input,
-        ctx.observer(),
-        stop,
-    )?;
+    let out = ops::check::check(ctx, &input, stop)?;
     // Stopped part way: what was recorded stands in the log; the call failed.
     if let Some(f) = out.stopped {
         return Err(f);

@@ -12,13 +12,13 @@
 //! Re-adding an envelope already in the log is a no-op without verifying it again, whatever
 //! has happened to its keys since.
 
-use super::{Failure, Never, Observer, Stop};
+use super::{Context, Failure, Never, Observer, Stop};
 use crate::envelope::Envelope;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
 use crate::ingest::{verify_for_store, verify_json};
 use crate::keys::TrustSet;
-use crate::store::{locate, record, Effect, Staged, Store};
+use crate::store::{record, Effect, Staged, Store};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet as HashSet;
 use serde::Serialize;
@@ -212,26 +212,21 @@ struct Batch<'o> {
     ack_buffer: String,
 }
 
-/// Adds the envelopes `input` names to the store at `store` (None: the nearest `.elench`),
-/// waiting up to `wait` for the store's writer lock for each group. Each envelope is judged
-/// on its own; one bad envelope never stops the others. Warnings go to `observer`, and in a
-/// batch each envelope is acknowledged there once durable; `stop` ends the run after the
-/// envelopes in hand, which are appended and reported.
-pub fn add(
-    store: Option<&Path>,
-    wait: Duration,
-    input: &AddInput,
-    observer: &dyn Observer,
-    stop: &dyn Stop,
-) -> Result<AddOutput, Failure> {
-    let root = locate(store)?;
+/// Adds the envelopes `input` names to the store of `ctx`, waiting up to its `wait` for the
+/// store's writer lock for each group. Each envelope is judged on its own; one bad envelope
+/// never stops the others. Warnings go to the context's observer, and in a batch each
+/// envelope is acknowledged there once durable; `stop` ends the run after the envelopes in
+/// hand, which are appended and reported.
+pub fn add(ctx: &Context, input: &AddInput, stop: &dyn Stop) -> Result<AddOutput, Failure> {
+    let observer = ctx.observer();
+    let root = ctx.store_root()?;
     Store::check(&root)?;
     let files = expand_inputs(&input.inputs)?;
     let is_batch = files.len() > 1 || files.iter().any(|f| f.bundle);
     let mut batch = Batch::new(observer, input, is_batch);
     // Files are there already: take the store now, so that waiting for it comes first.
     let mut store = if files.iter().all(|f| f.path != "-") {
-        Some(Store::open(&root, wait)?)
+        Some(ctx.open_store_at(&root)?)
     } else {
         None
     };
@@ -245,9 +240,9 @@ pub fn add(
     let first = input.first_chunk(stop);
     let mut fatal = None;
     if first.is_some() && store.is_none() {
-        match Store::open(&root, wait) {
+        match ctx.open_store_at(&root) {
             Ok(s) => store = Some(s),
-            Err(e) => fatal = Some(e.into()),
+            Err(e) => fatal = Some(e),
         }
     }
     if let (Some(first), Some(st)) = (first, store.as_ref()) {
@@ -1188,13 +1183,11 @@ fn span_without_digest(a: &crate::ingest::Accepted) -> bool {
     if a.claim.kind != crate::claim::Kind::Assertion {
         return false;
     }
-    match &a.summary {
-        None => a
-            .claim
-            .body
-            .get("anchor")
-            .is_some_and(crate::anchor::span_without_digest),
-        Some(text) => {
+    match &a.text {
+        crate::ingest::Read::Whole(body) => {
+            crate::claim::Gist::anchor(body).is_some_and(crate::anchor::span_without_digest)
+        }
+        crate::ingest::Read::Summary(text) => {
             // Only which members are there matters: read without building values, since a
             // bulk add reads one summary per envelope.
             use serde::de::IgnoredAny;

@@ -2,6 +2,7 @@
 
 use super::ids::{require_claim_ids, resolve_claim_id};
 use super::{Context, Failure};
+use crate::claim::Gist;
 use crate::graph::{blast_bulk, BulkBlast};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,10 +57,7 @@ pub fn blast(ctx: &Context, input: &BlastInput) -> Result<BlastOutput, Failure> 
             if texts.contains_key(id) {
                 continue;
             }
-            if let Some(t) = store
-                .get(id)?
-                .and_then(|c| c.claim.body.pointer("/assertion/text").cloned())
-            {
+            if let Some(t) = store.get(id)?.and_then(|c| c.body.text_value().cloned()) {
                 texts.insert(id.clone(), t);
             }
         }

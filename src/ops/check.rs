@@ -2,10 +2,10 @@
 //! verification for true, a falsification for false), signed with a harness key, with the
 //! evaluation transcript kept as a blob in the store.
 
-use super::{Failure, Observer, Stop};
+use super::{Context, Failure, Observer, Stop};
 use crate::anchor::{Applies as AnchorApplies, Resolution, Resolver};
 use crate::claim::predicate::{self, Expr};
-use crate::claim::Claim;
+use crate::claim::{Body, Claim, Gist};
 use crate::error::{Code, Rejection};
 use crate::eval::paths::Tree;
 use crate::eval::runners::Runner;
@@ -15,7 +15,7 @@ use crate::eval::{evaluate_claim, uses_processes, Evaluation, Outcome as Evaluat
 use crate::fold::{Fold, Status};
 use crate::ingest::{seal, verify_envelope};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
-use crate::store::{blobs, locate, record, Staged, Store};
+use crate::store::{blobs, record, Staged, Store};
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
 use serde_json::json;
@@ -227,18 +227,13 @@ pub fn zero_limits_failure() -> Failure {
     )
 }
 
-/// Checks the claims `input` names against its tree, in the store at `store` (None: the
-/// nearest `.elench`), waiting up to `wait` for the store each time it records. The store is
-/// opened per batch of records, never held through an evaluation. Warnings go to `observer`,
-/// and each claim is acknowledged there as it is decided; `stop` ends the run between
-/// claims (and the processes in flight), keeping what was recorded.
-pub fn check(
-    store: Option<&Path>,
-    wait: Duration,
-    input: &CheckInput,
-    observer: &dyn Observer,
-    stop: &dyn Stop,
-) -> Result<CheckOutput, Failure> {
+/// Checks the claims `input` names against its tree, in the store of `ctx`, waiting up to its
+/// `wait` for the store each time it records. The store is opened per batch of records, never
+/// held through an evaluation. Warnings go to the context's observer, and each claim is
+/// acknowledged there as it is decided; `stop` ends the run between claims (and the
+/// processes in flight), keeping what was recorded.
+pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<CheckOutput, Failure> {
+    let observer = ctx.observer();
     if !zero_limits(input).is_empty() {
         return Err(zero_limits_failure());
     }
@@ -270,8 +265,7 @@ pub fn check(
         })?;
     let (tree_oid, tracked, ignored) = listing;
 
-    let root = locate(store)?;
-    let store = Store::open(&root, wait)?;
+    let store = ctx.open_store()?;
     let key = harness_key(&input.key, &store)?;
 
     // What the sandbox must never see, even when it sits in the tree.
@@ -289,7 +283,7 @@ pub fn check(
     let (targets, mut checked) = select(&store, input, &at, &tree_oid)?;
     let access = StoreAccess::Reopen {
         root: store.root().to_path_buf(),
-        wait,
+        ctx,
     };
     drop(store);
     let needs_processes = targets.iter().any(|t| uses_processes(&t.expr));
@@ -425,8 +419,12 @@ pub enum Applies {
 /// The one place that decides whether a claim is evaluated at a tree: its anchor tree is
 /// the tree's OID, or it carries over to it; a stale or unanchored claim is never evaluated
 /// against code it does not speak about.
-pub fn applicability(claim: &Claim, resolver: &mut Resolver) -> Result<Applies, Failure> {
-    let r = resolver.resolve(claim)?;
+pub fn applicability<G: Gist>(
+    claim: &Claim,
+    text: &G,
+    resolver: &mut Resolver,
+) -> Result<Applies, Failure> {
+    let r = resolver.resolve(claim, text)?;
     Ok(match r.applies {
         AnchorApplies::Anchored => Applies::Anchored,
         AnchorApplies::Carried => Applies::Carried(r),
@@ -446,6 +444,8 @@ pub fn applicability(claim: &Claim, resolver: &mut Resolver) -> Result<Applies, 
 /// A claim selected for evaluation.
 pub struct Target {
     pub claim: Claim,
+    /// The claim as signed (its anchor goes into the record).
+    pub body: Body,
     pub source: String,
     pub expr: Expr,
     pub own: Status,
@@ -454,8 +454,8 @@ pub struct Target {
 }
 
 /// The predicate of a claim, if it is one this elench evaluates.
-pub fn predicate_of(claim: &Claim) -> Result<(String, Expr), String> {
-    let a = &claim.body["assertion"];
+pub fn predicate_of(body: &Body) -> Result<(String, Expr), String> {
+    let a = body.assertion();
     if a["form"].as_str() != Some("predicate") {
         return Err("an annotation: nothing to evaluate".into());
     }
@@ -480,14 +480,14 @@ pub enum StoreAccess<'a> {
     Held(&'a Store),
     /// Opened for each batch of records and closed again, so that a long evaluation never
     /// keeps other elench processes (agents adding claims) waiting for the store.
-    Reopen { root: PathBuf, wait: Duration },
+    Reopen { root: PathBuf, ctx: &'a Context },
 }
 
 impl StoreAccess<'_> {
     fn with<R>(&self, f: impl FnOnce(&Store) -> Result<R, Failure>) -> Result<R, Failure> {
         match self {
             StoreAccess::Held(s) => f(s),
-            StoreAccess::Reopen { root, wait } => f(&Store::open(root, *wait)?),
+            StoreAccess::Reopen { root, ctx } => f(&ctx.open_store_at(root)?),
         }
     }
 }
@@ -570,10 +570,10 @@ fn select(
         .with_selection(crate::tree::Selection::from_no_ignore(a.no_ignore));
     let mut targets = Vec::new();
     let mut skipped = Vec::new();
-    let full = |id: &str| -> Result<Claim, Failure> {
+    let full = |id: &str| -> Result<(Claim, Body), Failure> {
         store
             .get(id)?
-            .map(|c| c.claim)
+            .map(|c| (c.claim, c.body))
             .ok_or_else(|| Failure::NotFound {
                 code: crate::error::Code::NotFound,
                 message: format!("no claim {id} in the store"),
@@ -584,16 +584,10 @@ fn select(
             let Ok(light) = fold.require_summary(&id) else {
                 continue;
             };
-            if light
-                .claim
-                .body
-                .pointer("/assertion/form")
-                .and_then(|f| f.as_str())
-                != Some("predicate")
-            {
+            if light.body.form() != Some("predicate") {
                 continue;
             }
-            let carried = match applicability(&light.claim, &mut resolver)? {
+            let carried = match applicability(&light.claim, &light.body, &mut resolver)? {
                 Applies::Anchored => None,
                 Applies::Carried(r) => Some(r),
                 Applies::NotApplicable(_) => continue,
@@ -602,12 +596,13 @@ fn select(
             if own != Status::Unevaluated {
                 continue;
             }
-            let claim = full(&id)?;
-            let Ok((source, expr)) = predicate_of(&claim) else {
+            let (claim, body) = full(&id)?;
+            let Ok((source, expr)) = predicate_of(&body) else {
                 continue;
             };
             targets.push(Target {
                 claim,
+                body,
                 source,
                 expr,
                 own,
@@ -622,15 +617,15 @@ fn select(
         if !seen.insert(id.clone()) {
             continue;
         }
-        let claim = full(id)?;
-        let (source, expr) = match predicate_of(&claim) {
+        let (claim, body) = full(id)?;
+        let (source, expr) = match predicate_of(&body) {
             Ok(x) => x,
             Err(why) => {
                 skipped.push(Checked::skipped(id, why));
                 continue;
             }
         };
-        let carried = match applicability(&claim, &mut resolver)? {
+        let carried = match applicability(&claim, &body, &mut resolver)? {
             Applies::Anchored => None,
             Applies::Carried(r) => Some(r),
             Applies::NotApplicable(why) => {
@@ -641,6 +636,7 @@ fn select(
         let own = fold.own(id)?.status;
         targets.push(Target {
             claim,
+            body,
             source,
             expr,
             own,
@@ -861,7 +857,7 @@ fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<
     if let Some(code) = exit {
         evidence["exitCode"] = json!(code);
     }
-    let mut anchor = t.claim.body["anchor"].clone();
+    let mut anchor = t.body.anchor().cloned().unwrap_or_default();
     if !anchor.is_object() {
         anchor = json!({"strategy": "multi"});
     }

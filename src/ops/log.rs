@@ -2,7 +2,7 @@
 
 use super::page::{PageRequest, Pagination};
 use super::{Context, Failure};
-use crate::claim::{Kind, OriginKind};
+use crate::claim::{Gist, Kind, OriginKind};
 use crate::fold::Status;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -72,12 +72,7 @@ pub fn log(ctx: &Context, input: &LogInput) -> Result<LogOutput, Failure> {
             depends_on: c.claim.depends_on.clone(),
             signers: c.signers.iter().map(|s| s.keyid.clone()).collect(),
             status,
-            text: c
-                .claim
-                .body
-                .pointer("/assertion/text")
-                .cloned()
-                .unwrap_or(Value::Null),
+            text: c.body.text_value().cloned().unwrap_or(Value::Null),
         });
     }
     Ok(LogOutput {

@@ -2,6 +2,7 @@
 
 use super::ids::{require_claim_ids, resolve_claim_id};
 use super::{Context, Failure};
+use crate::claim::Gist;
 use crate::fold::{Fold, HistoryEntry, Status};
 use crate::ingest::Signer;
 use crate::store::blobs;
@@ -69,17 +70,13 @@ pub fn show(ctx: &Context, input: &ShowInput) -> Result<ShowOutput, Failure> {
         history_texts.push(
             store
                 .get(&h.id)?
-                .and_then(|c| c.claim.body.pointer("/assertion/text").cloned())
+                .and_then(|c| c.body.text_value().cloned())
                 .unwrap_or(Value::Null),
         );
     }
     let evidence = if input.evidence {
         let mut shown = Vec::new();
-        for e in stored.claim.body["evidence"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
+        for e in stored.body.evidence() {
             let Some(digest) = e["digest"].as_str() else {
                 continue;
             };
@@ -120,7 +117,7 @@ pub fn show(ctx: &Context, input: &ShowInput) -> Result<ShowOutput, Failure> {
     Ok(ShowOutput {
         id,
         seq: stored.seq,
-        claim: stored.claim.body,
+        claim: stored.body.into_value(),
         signers: stored.signers,
         status: status.status,
         history: status.history,

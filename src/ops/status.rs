@@ -6,6 +6,7 @@ use super::page::{PageRequest, Pagination};
 use super::tree::{tree_at, tree_dir};
 use super::{Context, Failure, Observer};
 use crate::anchor::{Anchor, Applies, Resolution, Resolver};
+use crate::claim::{Gist, Summary};
 use crate::fold::{ClaimStatus, Fold};
 use crate::store::{Store, StoredClaim};
 use crate::tree::Selection;
@@ -149,7 +150,7 @@ impl<'a> Filters<'a> {
     fn pass(
         &self,
         fold: &mut Fold<'_, Store>,
-        c: &StoredClaim,
+        c: &StoredClaim<Summary>,
         res: Option<&Resolution>,
     ) -> Result<bool, Failure> {
         let claim = &c.claim;
@@ -166,7 +167,7 @@ impl<'a> Filters<'a> {
         if let Some(globs) = &self.path {
             let path = match res {
                 Some(r) if r.applies.applies() => r.path.clone(),
-                _ => Anchor::of(claim)?.path,
+                _ => Anchor::of(claim, &c.body)?.path,
             };
             if !path.is_some_and(|p| globs.is_match(p)) {
                 return Ok(false);
@@ -269,12 +270,8 @@ pub(super) fn status_in(
         let (text, anchor_path) = match &stored {
             // A shown field never fails the status: an anchor that cannot be read shows none.
             Some(c) => (
-                c.claim
-                    .body
-                    .pointer("/assertion/text")
-                    .cloned()
-                    .unwrap_or(Value::Null),
-                Anchor::of(&c.claim).ok().and_then(|a| a.path),
+                c.body.text_value().cloned().unwrap_or(Value::Null),
+                Anchor::of(&c.claim, &c.body).ok().and_then(|a| a.path),
             ),
             None => (Value::Null, None),
         };
@@ -306,7 +303,7 @@ pub(super) fn status_in(
         for r in &rows {
             claims.push(fold.require_summary(&r.status.id)?);
         }
-        let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
+        let refs: Vec<_> = claims.iter().map(|c| (&c.claim, &c.body)).collect();
         let resolutions = resolver.resolve_all(&refs)?;
         for (row, res) in rows.iter_mut().zip(resolutions) {
             row.applies = Some(res.applies);
@@ -342,13 +339,13 @@ fn filtered_page(
         let Some(&(last, _)) = batch.last() else {
             return Ok((ids.clone(), Pagination::new(ids.len(), None, None)));
         };
-        let mut claims: Vec<Arc<StoredClaim>> = Vec::with_capacity(batch.len());
+        let mut claims: Vec<Arc<StoredClaim<Summary>>> = Vec::with_capacity(batch.len());
         for (_, id) in &batch {
             claims.push(fold.require_summary(id)?);
         }
         let resolutions = match resolver.as_deref_mut() {
             Some(r) => {
-                let refs: Vec<_> = claims.iter().map(|c| &c.claim).collect();
+                let refs: Vec<_> = claims.iter().map(|c| (&c.claim, &c.body)).collect();
                 Some(r.resolve_all(&refs)?)
             }
             None => None,

@@ -2,6 +2,7 @@
 
 use super::ids::{require_claim_ids, resolve_claim_id};
 use super::{Context, Failure};
+use crate::claim::Gist;
 use crate::fold::{Fold, Status};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -59,7 +60,7 @@ pub fn why(ctx: &Context, input: &WhyInput) -> Result<WhyOutput, Failure> {
         // Reading the claim from the log checks it; its text is what people see.
         let text = store
             .get(id)?
-            .and_then(|c| c.claim.body.pointer("/assertion/text").cloned())
+            .and_then(|c| c.body.text_value().cloned())
             .unwrap_or(Value::Null);
         steps.push(Step {
             id: id.clone(),

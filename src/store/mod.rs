@@ -31,7 +31,7 @@ pub use index::{ClaimEntry, Counts, KeyEntry, Meta};
 pub use log::{Damage, Head, Position, Tail};
 pub use migrate::current_version;
 
-use crate::claim::Claim;
+use crate::claim::{Body, Claim, Summary};
 use crate::error::Rejection;
 use crate::ingest::{Accepted, Signer};
 use crate::keys::{Role, TrustSet, TrustedKey};
@@ -149,10 +149,13 @@ impl From<index::IndexError> for StoreError {
     }
 }
 
-/// A claim as the store reports it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredClaim {
+/// A claim as the store reports it: its header, and `body`, what was read of its text:
+/// nothing (`()`, [`Store::get_fold`]), the index's [`Summary`] ([`Store::get_light`]) or the
+/// whole [`Body`] as signed ([`Store::get`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredClaim<B = ()> {
     pub claim: Claim,
+    pub body: B,
     /// The union of the keys that verified any of the claim's envelopes, sorted by keyid.
     pub signers: Vec<Signer>,
     /// Arrival number: 0 for the first claim ever added.
@@ -1038,17 +1041,15 @@ impl Store {
         Ok(self.index.read()?.claim(&k)?)
     }
 
-    /// A claim with the fields the fold reads, from the index alone; `claim.body` is null.
+    /// A claim's header, the fields the fold reads, from the index alone.
     pub fn get_fold(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
-        Ok(self
-            .entry(id)?
-            .map(|e| stored_claim(id, e, serde_json::Value::Null)))
+        Ok(self.entry(id)?.map(|e| stored_claim(id, e, ())))
     }
 
     /// A claim with everything the fold, scopes and anchors need, without reading the log:
-    /// `claim.body` holds only `anchor` and `assertion.{form,text}`. For the claim as signed,
-    /// use [`Store::get`].
-    pub fn get_light(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+    /// its header and the index's [`Summary`] of its body. For the claim as signed, use
+    /// [`Store::get`].
+    pub fn get_light(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
         match self.entry(id)? {
             None => Ok(None),
             Some(e) => {
@@ -1060,8 +1061,8 @@ impl Store {
         }
     }
 
-    /// A claim in full: its text is read (and checked) from the log.
-    pub fn get(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+    /// A claim in full: its body is read (and checked) from the log.
+    pub fn get(&self, id: &str) -> Result<Option<StoredClaim<Body>>, StoreError> {
         let Some(entry) = self.entry(id)? else {
             return Ok(None);
         };
@@ -1773,7 +1774,7 @@ pub fn trust_set_of(keys: Vec<KeyEntry>) -> Result<TrustSet, StoreError> {
     Ok(TrustSet::new(out))
 }
 
-fn stored_claim(id: &str, e: ClaimEntry, body: serde_json::Value) -> StoredClaim {
+fn stored_claim<B>(id: &str, e: ClaimEntry, body: B) -> StoredClaim<B> {
     StoredClaim {
         claim: Claim {
             id: id.to_owned(),
@@ -1784,18 +1785,18 @@ fn stored_claim(id: &str, e: ClaimEntry, body: serde_json::Value) -> StoredClaim
             producer: e.producer,
             anchor_tree: e.anchor_tree,
             timestamp: e.timestamp,
-            body,
         },
+        body,
         signers: e.signers,
         seq: e.seq,
     }
 }
 
 /// The claim (the Statement's predicate) inside a stored canonical envelope.
-fn claim_body(envelope: &[u8]) -> Result<serde_json::Value, String> {
+fn claim_body(envelope: &[u8]) -> Result<Body, String> {
     let env = crate::envelope::Envelope::parse(envelope).map_err(|r| r.message)?;
     let statement = crate::envelope::Statement::parse(&env.payload).map_err(|r| r.message)?;
-    Ok(statement.predicate)
+    Ok(Body::new(statement.predicate))
 }
 
 /// Whether the index applied `rec` (the log's record `rec.pos.n`, whose envelopes before it

@@ -8,7 +8,7 @@
 //! Normalisation is recomputed here independently of elench's code.
 
 use elench::anchor::{content_digest, Applies, Resolver};
-use elench::claim::{Claim, Kind, OriginKind};
+use elench::claim::{Body, Claim, Kind, OriginKind};
 use proptest::prelude::*;
 use serde_json::json;
 use std::fs;
@@ -90,8 +90,8 @@ fn apply(lines: &mut Vec<String>, e: &Edit) {
     }
 }
 
-fn claim(anchor: serde_json::Value) -> Claim {
-    Claim {
+fn claim(anchor: serde_json::Value) -> (Claim, Body) {
+    let header = Claim {
         id: "cl_prop".into(),
         kind: Kind::Assertion,
         target: vec![],
@@ -100,8 +100,8 @@ fn claim(anchor: serde_json::Value) -> Claim {
         producer: "prop".into(),
         anchor_tree: OLD.into(),
         timestamp: 0,
-        body: json!({ "anchor": anchor }),
-    }
+    };
+    (header, Body::new(json!({ "anchor": anchor })))
 }
 
 proptest! {
@@ -165,7 +165,7 @@ proptest! {
             anchor["range"] = json!([s, e]);
         }
         let c = claim(anchor);
-        let r = Resolver::new(tmp.path(), NEW).resolve(&c).unwrap();
+        let r = Resolver::new(tmp.path(), NEW).resolve(&c.0, &c.1).unwrap();
 
         let found = |text: &str| -> bool {
             let lines = norm_lines(text);

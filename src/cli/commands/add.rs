@@ -5,11 +5,11 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
-use crate::cli::output::{Report, Warning};
+use crate::cli::output::Report;
 use crate::ops::add::{self as op, AddInput, AddOutput};
-use crate::ops::{Collected, Observer};
+use crate::ops::{Context, Observer, Progress};
 use std::io::{IsTerminal, Write as _};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 pub use crate::ops::add::{sign_hint, unsigned_claim_role};
@@ -36,16 +36,20 @@ pub struct AddArgs {
     pub dry_run: bool,
 }
 
-/// Warnings kept for the report; acknowledgements shown as they come.
+/// The CLI's observer (warnings for the report, the spinner of a rebuild), with each
+/// acknowledgement shown as it comes.
 struct Watch {
-    warnings: Collected,
+    cli: Arc<dyn Observer>,
     on_terminal: bool,
     spinner: OnceLock<indicatif::ProgressBar>,
 }
 
 impl Observer for Watch {
     fn warn(&self, code: &str, message: String) {
-        self.warnings.warn(code, message);
+        self.cli.warn(code, message);
+    }
+    fn progress(&self, what: &str, total: Option<u64>) -> Option<Progress> {
+        self.cli.progress(what, total)
     }
     fn acknowledge(&self, lines: &str) {
         if !self.on_terminal {
@@ -73,29 +77,17 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         list_all: a.list_all,
         dry_run: a.dry_run,
     };
-    let watch = Watch {
-        warnings: Collected::default(),
+    let watch = Arc::new(Watch {
+        cli: crate::cli::output::observer(),
         on_terminal: std::io::stderr().is_terminal(),
         spinner: OnceLock::new(),
-    };
-    let out = op::add(
-        g.store.as_deref(),
-        Duration::from_secs(g.wait),
-        &input,
-        &watch,
-        &|| interrupt.received(),
-    );
+    });
+    let ctx = Context::new(g.store.clone(), Duration::from_secs(g.wait), watch.clone());
+    let out = op::add(&ctx, &input, &|| interrupt.received());
     if let Some(bar) = watch.spinner.get() {
         bar.finish_and_clear();
     }
-    let mut report = report(out?);
-    report.warnings = watch
-        .warnings
-        .take()
-        .into_iter()
-        .map(|(code, message)| Warning::new(&code, message))
-        .collect();
-    Ok(report)
+    Ok(report(out?))
 }
 
 fn report(mut out: AddOutput) -> Report {

@@ -1,7 +1,6 @@
 //! `elench check`: evaluate predicate claims against a tree and append what the harness
 //! observed, signed with a harness key ([`crate::ops::check`] does the work).
 
-use crate::cli::common::{claim_id_errors, require_claim_ids};
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
@@ -9,9 +8,11 @@ use crate::cli::output::{Report, Warning};
 use crate::eval::runners::Runner;
 use crate::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
 use crate::ops::error::ArgError;
-use crate::ops::{Collected, Observer};
+use crate::ops::ids::{claim_id_errors, require_claim_ids};
+use crate::ops::{Context, Observer, Progress};
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -128,15 +129,19 @@ pub fn argument_errors(a: &CheckArgs) -> Vec<ArgError> {
     errors
 }
 
-/// Warnings kept for the report; on a terminal, each claim shown as it is decided.
+/// The CLI's observer (warnings for the report, the spinner of a rebuild), with each claim
+/// shown on a terminal as it is decided.
 struct Watch {
-    warnings: Collected,
+    cli: Arc<dyn Observer>,
     on_terminal: bool,
 }
 
 impl Observer for Watch {
     fn warn(&self, code: &str, message: String) {
-        self.warnings.warn(code, message);
+        self.cli.warn(code, message);
+    }
+    fn progress(&self, what: &str, total: Option<u64>) -> Option<Progress> {
+        self.cli.progress(what, total)
     }
     fn acknowledge(&self, lines: &str) {
         if self.on_terminal {
@@ -154,16 +159,15 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     }
     let input = a.input(a.runner().map_err(Failure::Usage)?);
     let watch = Watch {
-        warnings: Collected::default(),
+        cli: crate::cli::output::observer(),
         on_terminal: std::io::stderr().is_terminal(),
     };
-    let out = op::check(
-        g.store.as_deref(),
+    let ctx = Context::new(
+        g.store.clone(),
         Duration::from_secs(g.wait),
-        &input,
-        &watch,
-        &|| interrupt.received(),
-    )?;
+        Arc::new(watch),
+    );
+    let out = op::check(&ctx, &input, &|| interrupt.received())?;
     let format = crate::cli::output::Format::detect(g.format.as_deref());
     let product = match format {
         crate::cli::output::Format::Junit | crate::cli::output::Format::Github => Some(
@@ -178,13 +182,6 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         Some(Err(f)) if report.failure.is_none() => report.failure = Some(f),
         _ => {}
     }
-    report.warnings.extend(
-        watch
-            .warnings
-            .take()
-            .into_iter()
-            .map(|(code, message)| Warning::new(&code, message)),
-    );
     Ok(report)
 }
 

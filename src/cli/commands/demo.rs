@@ -328,7 +328,7 @@ impl Demo {
             .store
             .get(&id)?
             .ok_or_else(|| Failure::Internal("the demo claim was not stored".into()))?;
-        let (source, expr) = check::predicate_of(&stored.claim).map_err(Failure::Internal)?;
+        let (source, expr) = check::predicate_of(&stored.body).map_err(Failure::Internal)?;
         let setup = Setup {
             tree: Tree::new(&dir),
             tree_oid,
@@ -352,6 +352,7 @@ impl Demo {
         };
         let target = check::Target {
             claim: stored.claim.clone(),
+            body: stored.body.clone(),
             source: source.clone(),
             expr,
             own: crate::fold::Status::Unevaluated,

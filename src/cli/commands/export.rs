@@ -2,7 +2,7 @@
 //! order. Each line is the envelope exactly as the log keeps it (its canonical RFC 8785 form,
 //! which is one line), so two stores holding the same envelopes export the same lines.
 
-use crate::cli::common::{open_store, refuse_inside_store};
+use crate::cli::common::refuse_inside_store;
 use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
 use crate::cli::globals::Globals;
@@ -49,7 +49,7 @@ pub fn run(a: ExportArgs, g: &Globals) -> Result<Report, Failure> {
     if a.out == "-" {
         g.stdout_for_product("bundle")?;
     }
-    let store = open_store(g)?;
+    let store = g.context().open_store()?;
     if a.out != "-" {
         refuse_inside_store(std::path::Path::new(&a.out), store.root())?;
     }

@@ -1,15 +1,13 @@
-//! `elench keys …`: make signing keys (and, with a store, manage the trusted ones).
+//! `elench keys …`: make signing keys (and, with a store, manage the trusted ones), through
+//! [`crate::ops::keys`].
 
-use crate::cli::common::{open_store, Page};
+use crate::cli::common::Page;
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::keys::{
-    generate_signing_key, keyid, public_key_pem, read_public_key_pem, signing_key_pem, Role,
-    TrustedKey,
-};
+use crate::keys::Role;
 use crate::ops::error::ArgError;
-use crate::store::StoredKey;
+use crate::ops::keys::{self, GenerateInput};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -134,117 +132,54 @@ fn generate(a: GenerateArgs, g: &Globals) -> Result<Report, Failure> {
         return Err(Failure::Usage(e.message));
     }
     // With --trust, the store must be there before any file is written.
-    let store = if a.trust { Some(open_store(g)?) } else { None };
-    let sk = generate_signing_key();
-    let vk = sk.verifying_key();
-    let private_pem = signing_key_pem(&sk).map_err(|r| Failure::rejected(r, None))?;
-    let public_pem = public_key_pem(&vk).map_err(|r| Failure::rejected(r, None))?;
-    write_new_file(&a.out, private_pem.as_bytes(), 0o600)?;
-    if let Some(p) = &a.pub_out {
-        if let Err(e) = write_new_file(p, public_pem.as_bytes(), 0o644) {
-            // Leave nothing half-made behind.
-            let _ = std::fs::remove_file(&a.out);
-            return Err(e);
-        }
-    }
-    let id = keyid(&vk);
-    if let Some(store) = &store {
-        let trusted = TrustedKey::new(a.role, &a.name, vk)
-            .map_err(|r| Failure::rejected(r, None))
-            .and_then(|k| store.add_key(&k).map_err(Failure::from));
-        if let Err(e) = trusted {
-            // Leave nothing half-made behind: a key file the store does not trust.
-            let _ = std::fs::remove_file(&a.out);
-            if let Some(p) = &a.pub_out {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(e);
-        }
-    }
+    let store = if a.trust {
+        Some(g.context().open_store()?)
+    } else {
+        None
+    };
+    let input = GenerateInput {
+        role: a.role,
+        name: a.name,
+        out: a.out,
+        pub_out: a.pub_out,
+    };
+    let made = keys::generate(&input, store.as_ref())?;
     let mut text = format!(
-        "wrote private key {} (mode 0600)\nkeyid {id}\nrole {} name {}\n",
-        a.out.display(),
-        a.role,
-        a.name
+        "wrote private key {} (mode 0600)\nkeyid {}\nrole {} name {}\n",
+        made.private_key_path, made.keyid, made.role, made.name
     );
-    if store.is_some() {
+    if made.trusted {
         text.push_str("trusted in the store\n");
     }
-    text.push_str(&public_pem);
-    Ok(Report::new(
-        json!({
-            "keyid": id,
-            "role": a.role,
-            "name": a.name,
-            "private_key_path": a.out.display().to_string(),
-            "public_key_path": a.pub_out.as_ref().map(|p| p.display().to_string()),
-            "public_key_pem": public_pem,
-            "trusted": store.is_some(),
-            "effect": "created",
-        }),
-        text,
-    ))
+    text.push_str(&made.public_key_pem);
+    Ok(Report::new(to_data(&made)?, text))
 }
 
-/// Creates `path` with `mode`, refusing to replace an existing file.
-pub fn write_new_file(path: &PathBuf, bytes: &[u8], mode: u32) -> Result<(), Failure> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(mode);
-    }
-    #[cfg(not(unix))]
-    let _ = mode;
-    let mut f = opts.open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            Failure::Io {
-                path: path.display().to_string(),
-                message: "file exists; refusing to overwrite a key (choose another path)".into(),
-            }
-        } else {
-            Failure::io(path.display(), e)
-        }
-    })?;
-    f.write_all(bytes)
-        .and_then(|_| f.sync_all())
-        .map_err(|e| Failure::io(path.display(), e))
-}
-
-fn key_json(k: &StoredKey) -> serde_json::Value {
-    json!({"keyid": k.keyid, "role": k.role, "name": k.name, "retired": k.retired})
+fn to_data(v: &impl serde::Serialize) -> Result<serde_json::Value, Failure> {
+    serde_json::to_value(v).map_err(|e| Failure::Internal(e.to_string()))
 }
 
 fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
-    let path = a.pubkey.display().to_string();
-    let pem = crate::cli::files::read_key_file(&a.pubkey)?;
-    let vk = read_public_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(path.clone())))?;
-    let key = TrustedKey::new(a.role, &a.name, vk).map_err(|r| Failure::rejected(r, Some(path)))?;
-    let store = open_store(g)?;
-    if let Some(existing) = store.get_key(&key.keyid)? {
-        if existing.role != key.role || existing.name != key.name {
-            return Err(Failure::Usage(format!(
-                "key {} is already trusted as {} {:?}; a key has one role and name",
-                key.keyid, existing.role, existing.name
-            )));
-        }
-    }
-    let added = store.add_key(&key)?;
-    let text = if added {
-        format!("trusted {} key {:?}: {}\n", key.role, key.name, key.keyid)
+    let key = keys::trusted_key_file(&a.pubkey, a.role, &a.name)?;
+    let store = g.context().open_store()?;
+    let added = keys::add(&store, &key)?;
+    let text = if added.effect == "created" {
+        format!(
+            "trusted {} key {:?}: {}\n",
+            added.role, added.name, added.keyid
+        )
     } else {
-        format!("key {} was already trusted (nothing changed)\n", key.keyid)
+        format!(
+            "key {} was already trusted (nothing changed)\n",
+            added.keyid
+        )
     };
-    Ok(Report::new(
-        json!({"keyid": key.keyid, "role": key.role, "name": key.name, "effect": if added {"created"} else {"noop"}}),
-        text,
-    ))
+    Ok(Report::new(to_data(&added)?, text))
 }
 
 fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store(g)?;
-    let keys = store.list_keys()?;
+    let store = g.context().open_store()?;
+    let keys = keys::list(&store)?;
     let (page, pagination_meta, cursors) = a.page.of_slice(&keys)?;
     let mut text = String::new();
     for k in page {
@@ -260,7 +195,7 @@ fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
         text.push_str("no trusted keys (add one with `elench keys add`)\n");
     }
     Ok(Report {
-        data: json!({"keys": page.iter().map(key_json).collect::<Vec<_>>()}),
+        data: json!({ "keys": page }),
         text,
         pagination: Some(pagination_meta),
         cursors,
@@ -272,24 +207,15 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
     if let Some(f) = Failure::arguments(keyid_error(&a.keyid).into_iter().collect()) {
         return Err(f);
     }
-    let store = open_store(g)?;
-    let Some(key) = store.get_key(&a.keyid)? else {
-        return Err(key_not_found(&a.keyid));
-    };
-    let what = format!("{} key {:?} ({})", key.role, key.name, key.keyid);
-    // What retiring changes, for a preview and for a refusal alike.
-    let would_affect = json!({
-        "keys": [{"keyid": key.keyid, "role": key.role, "name": key.name}],
-        "reversible": false,
-        "description": "new envelopes signed only by this key are rejected; claims it already \
-                        signed stay",
-    });
+    let store = g.context().open_store()?;
+    let plan = keys::plan_retire(&store, &a.keyid)?;
+    let what = &plan.what;
     let confirmed = a.yes || a.confirm_destructive;
-    if !key.retired {
+    if !plan.key.retired {
         if a.dry_run {
             let mut report = Report::new(
-                json!({"keyid": key.keyid, "retired": false, "effect": "would_update",
-                       "would_affect": would_affect, "dry_run": true}),
+                json!({"keyid": plan.key.keyid, "retired": false, "effect": "would_update",
+                       "would_affect": plan.would_affect, "dry_run": true}),
                 format!(
                     "would retire {what}: envelopes signed only by it would be rejected from \
                      then on; claims it already signed stay (dry run, nothing changed)\n"
@@ -299,36 +225,19 @@ fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
             return Ok(report);
         }
         if !confirmed {
-            confirm_retire(&what, a.non_interactive, would_affect)?;
+            confirm_retire(what, a.non_interactive, plan.would_affect.clone())?;
         }
     }
-    match store.retire_key(&a.keyid)? {
-        None => Err(key_not_found(&a.keyid)),
-        Some(changed) => {
-            let text = if changed {
-                format!("retired key {}\n", a.keyid)
-            } else {
-                format!("key {} was already retired (nothing changed)\n", a.keyid)
-            };
-            // Retiring changes the key's state: `updated`, one of the spec's four effects
-            // (REQ-C-003); `retired: true` says what the update was.
-            let mut report = Report::new(
-                json!({"keyid": a.keyid, "retired": true,
-                       "effect": if changed { "updated" } else { "noop" }}),
-                text,
-            );
-            report.meta.insert("dry_run".into(), json!(false));
-            report.meta.insert("confirmed".into(), json!(true));
-            Ok(report)
-        }
-    }
-}
-
-fn key_not_found(keyid: &str) -> Failure {
-    Failure::NotFound {
-        code: crate::error::Code::KeyNotFound,
-        message: format!("no trusted key {keyid} (see `elench keys list`)"),
-    }
+    let retired = keys::retire(&store, &a.keyid)?;
+    let text = if retired.effect == "updated" {
+        format!("retired key {}\n", a.keyid)
+    } else {
+        format!("key {} was already retired (nothing changed)\n", a.keyid)
+    };
+    let mut report = Report::new(to_data(&retired)?, text);
+    report.meta.insert("dry_run".into(), json!(false));
+    report.meta.insert("confirmed".into(), json!(true));
+    Ok(report)
 }
 
 /// Retiring a key cannot be undone: ask on a terminal, refuse elsewhere unless confirmed

@@ -1,15 +1,13 @@
 //! `elench remote add NAME URL` / `remote list`: the git remotes a store exchanges its log
 //! with. They are kept in the store, not in any git checkout around it.
 
-use super::sync::sync_failure;
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
 use crate::ops::error::ArgError;
-use crate::store::{locate, Store};
-use crate::sync::remote::{self, SyncLock};
+use crate::ops::sync::{add_remote, list_remotes};
+use crate::sync::remote;
 use serde_json::json;
-use std::time::Duration;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum RemoteCommand {
@@ -55,28 +53,23 @@ pub fn argument_errors(a: &AddArgs) -> Vec<ArgError> {
 }
 
 pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {
-    let root = locate(g.store.as_deref())?;
-    Store::check(&root)?;
+    let ctx = g.context();
     match c {
         RemoteCommand::Add(a) => {
-            let cwd = std::env::current_dir().map_err(|e| Failure::io(".", e))?;
-            let url = remote::normalize_url(&a.url, &cwd).map_err(sync_failure)?;
-            let _lock =
-                SyncLock::acquire(&root, Duration::from_secs(g.wait)).map_err(sync_failure)?;
-            let added = remote::add(&root, &a.name, &url).map_err(sync_failure)?;
-            let text = if added {
-                format!("added remote {} at {url}\n", a.name)
+            let r = add_remote(&ctx, &a.name, &a.url)?;
+            let text = if r.added {
+                format!("added remote {} at {}\n", r.name, r.url)
             } else {
-                format!("remote {} is already at {url} (nothing changed)\n", a.name)
+                format!(
+                    "remote {} is already at {} (nothing changed)\n",
+                    r.name, r.url
+                )
             };
-            Ok(Report::new(
-                json!({"name": a.name, "url": url, "added": added,
-                       "effect": if added { "created" } else { "noop" }}),
-                text,
-            ))
+            let data = serde_json::to_value(&r).map_err(|e| Failure::Internal(e.to_string()))?;
+            Ok(Report::new(data, text))
         }
         RemoteCommand::List => {
-            let remotes = remote::list(&root).map_err(sync_failure)?;
+            let remotes = list_remotes(&ctx)?;
             let mut text = String::new();
             for r in &remotes {
                 text.push_str(&format!("{}\t{}\n", r.name, r.url));

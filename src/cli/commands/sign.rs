@@ -1,6 +1,5 @@
 //! `elench sign CLAIM.json --key KEY.pem`: id, Statement, DSSE envelope.
 
-use super::trust;
 use crate::anchor::Strategy;
 use crate::claim;
 use crate::cli::failure::Failure;
@@ -105,7 +104,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path.clone())))?;
     let kid = keyid(&sk.verifying_key());
     let store = crate::cli::common::open_store_if_any(g)?;
-    let trusted = trust::with_store(store.as_ref(), &a.trust)?;
+    let trusted = crate::ops::keys::trust_with_store(store.as_ref(), &a.trust)?;
     let role = match (trusted.get(&kid), a.role) {
         (Some(k), Some(r)) if k.role != r => {
             return Err(Failure::Usage(format!(

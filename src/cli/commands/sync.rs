@@ -1,18 +1,16 @@
 //! `elench push [NAME]`, `pull [NAME]`, `sync [NAME]`: exchange the log with a git remote
-//! (default `origin`). Pull verifies every envelope it takes against the local trust store;
-//! the ones it refuses are listed with their codes, stay in the remote, and are offered again
-//! on the next pull.
+//! (default `origin`) through [`crate::ops::sync`].
 
-use crate::cli::common::open_store;
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
-use crate::sync::git::GitError;
-use crate::sync::{Options, Outcome, Session, SyncError};
-use serde_json::json;
+use crate::ops::sync::{exchange, SyncInput, SyncOutput};
+use crate::ops::Collected;
 use std::io::IsTerminal;
 use std::time::Duration;
+
+pub use crate::ops::sync::Direction;
 
 #[derive(Debug, clap::Args)]
 pub struct RemoteArg {
@@ -46,55 +44,32 @@ fn connect_timeout(given: Option<Duration>, interactive: bool) -> Option<Duratio
     }
 }
 
-/// Which exchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Push,
-    Pull,
-    Sync,
-}
-
 pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Failure> {
-    let store = open_store(g)?;
+    let store = g.context().open_store()?;
     let interrupt = Interrupt::install();
-    let stop = || interrupt.received().is_some();
     // A person at a terminal, as for git's prompt (`child_env::harden`).
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let opts = Options {
+    let input = SyncInput {
+        remote: a.name,
+        direction,
+        connect_timeout: connect_timeout(a.connect_timeout, interactive),
         wait: Duration::from_secs(g.wait),
         progress: std::io::stderr().is_terminal(),
-        stop: &stop,
-        connect_timeout: connect_timeout(a.connect_timeout, interactive),
     };
-    let mut session = Session::open(&store, &a.name, opts).map_err(sync_failure)?;
-    let url = session.remote().url.clone();
-    let outcome = match direction {
-        Direction::Push => session.push(),
-        Direction::Pull => session.pull(),
-        Direction::Sync => session.sync(),
-    };
-    let outcome = match (outcome, interrupt.received()) {
-        // A signal at a terminal reaches git too; its failure is the interruption.
-        (Err(_), Some(signal)) => return Err(Failure::interrupted(signal)),
-        (o, _) => o.map_err(sync_failure)?,
-    };
-    Ok(report(direction, &a.name, &url, outcome, &interrupt))
+    let warnings = Collected::default();
+    let out = exchange(&store, &input, &warnings, &|| interrupt.received())?;
+    let mut report = report(direction, out);
+    report.warnings = warnings
+        .take()
+        .into_iter()
+        .map(|(code, message)| Warning::new(&code, message))
+        .collect();
+    Ok(report)
 }
 
-fn report(
-    direction: Direction,
-    name: &str,
-    url: &str,
-    o: Outcome,
-    interrupt: &Interrupt,
-) -> Report {
-    let verb = match direction {
-        Direction::Push => "push",
-        Direction::Pull => "pull",
-        Direction::Sync => "sync",
-    };
+fn report(direction: Direction, mut o: SyncOutput) -> Report {
     let head = o.remote_head.as_deref().unwrap_or("(no log yet)");
-    let mut text = format!("{verb} {name} ({url})\n");
+    let mut text = format!("{} {} ({})\n", direction.verb(), o.remote, o.url);
     if direction != Direction::Push {
         text.push_str(&format!(
             "  fetched {} new envelope(s): {} created, {} merged, {} already held, {} rejected, \
@@ -112,176 +87,15 @@ fn report(
             r.path, r.code, r.message
         ));
     }
-    let mut warnings = Vec::new();
-    for c in o.conflicts.iter().take(LISTED) {
-        let message = match &c.placed_at {
-            // Pull: the path names an envelope its bytes are not.
-            None => format!(
-                "{} on the remote holds other bytes than the envelope its name gives (not \
-                 written by elench); they were judged like any others",
-                c.path
-            ),
-            Some(p) if *p == c.envelope_path => format!(
-                "{} on the remote is not a folder, so nothing can go beside it: envelope {} \
-                 was written at its own path, replacing it",
-                c.path, c.envelope_path
-            ),
-            Some(p) => format!(
-                "{} on the remote holds other bytes than envelope {} (not written by elench); \
-                 it is kept, and the envelope is at {p} beside it, so it still reaches every \
-                 store",
-                c.path, c.envelope_path
-            ),
-        };
-        warnings.push(Warning::new("REMOTE_CONFLICT", message));
-    }
-    if o.conflicts.len() > LISTED {
-        warnings.push(Warning::new(
-            "REMOTE_CONFLICT",
-            format!(
-                "{} more remote paths hold other bytes than their envelopes (see data.conflicts)",
-                o.conflicts.len() - LISTED
-            ),
-        ));
-    }
-    if o.ignored > 0 {
-        let paths: Vec<String> = o
-            .ignored_entries
-            .iter()
-            .take(LISTED)
-            .map(|i| format!("{} ({})", i.path, i.kind))
-            .collect();
-        let more = o.ignored.saturating_sub(paths.len());
-        warnings.push(Warning::new(
-            "FOREIGN_STATEMENT",
-            format!(
-                "{} entries of the remote are other attestations than elench claims, ignored as \
-                 the in-toto bundle convention asks: {}{}",
-                o.ignored,
-                paths.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            ),
-        ));
-    }
-    for u in o.unverified.iter().take(LISTED) {
-        warnings.push(Warning::new(
-            "UNVERIFIED_SIGNATURE",
-            format!(
-                "{}: {} signature(s) in the envelope were not verified by any trusted key",
-                u.id, u.signatures
-            ),
-        ));
-    }
-    let failure = if o.interrupted {
-        Some(Failure::interrupted(interrupt.received().unwrap_or(2)))
-    } else if o.rejected > 0 {
-        // The remote holds envelopes this store refused: a partial exchange (exit 3), named
-        // one by one so that a script sees which without reading data.
-        let listed: Vec<String> = o
-            .rejections
-            .iter()
-            .take(LISTED)
-            .map(|r| format!("{} ({})", r.path, r.code))
-            .collect();
-        let more = o.rejected.saturating_sub(listed.len());
-        Some(Failure::Partial(format!(
-            "{} envelope(s) of the remote were rejected and left there: {}{}; see \
-             data.rejections. The next pull offers them again, e.g. after `elench keys add` of \
-             their key",
-            o.rejected,
-            listed.join(", "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        )))
-    } else {
-        None
-    };
+    let failure = o.failure.take();
+    let data =
+        serde_json::to_value(&o).unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}));
     Report {
-        data: json!({
-            "remote": name,
-            "url": url,
-            "object_format": o.object_format,
-            "fetched": o.fetched,
-            "created": o.created,
-            "merged": o.merged,
-            "noop": o.noop,
-            "rejected": o.rejected,
-            "ignored": o.ignored,
-            "rejections": o.rejections,
-            "foreign": o.ignored_entries,
-            "conflicts": o.conflicts,
-            "pushed": o.pushed,
-            "attempts": o.attempts,
-            "examined": o.examined,
-            "compared": o.compared,
-            "remote_head": o.remote_head,
-            // The log grew here (pull) or there (push), or nothing changed.
-            "effect": if o.created + o.merged + o.pushed > 0 { "updated" } else { "noop" },
-        }),
+        data,
         text,
-        warnings,
         partial: o.rejected > 0,
         failure,
         ..Report::default()
-    }
-}
-
-/// Warnings listed one by one; the rest are counted.
-const LISTED: usize = 100;
-
-/// The failure a sync error is reported as.
-pub fn sync_failure(e: SyncError) -> Failure {
-    let message = e.to_string();
-    match e {
-        SyncError::Store(s) => s.into(),
-        SyncError::Git(GitError::Missing(_)) => Failure::Precondition {
-            code: crate::error::Code::GitNotFound,
-            message: format!("{message}; install git"),
-        },
-        SyncError::Git(_) => Failure::Unavailable {
-            code: crate::error::Code::GitFailed,
-            message: format!("{message}; check the remote's URL and access, then run again"),
-        },
-        SyncError::BadName(_) | SyncError::BadUrl(_) => Failure::Usage(message),
-        SyncError::UnknownRemote(_) => Failure::NotFound {
-            code: crate::error::Code::RemoteNotFound,
-            message,
-        },
-        SyncError::RemoteExists { .. } => Failure::Invalid {
-            code: crate::error::Code::RemoteExists,
-            message: format!("{message}; choose another name"),
-        },
-        SyncError::Config(_) => Failure::Precondition {
-            code: crate::error::Code::StoreInvalid,
-            message,
-        },
-        SyncError::Io(m) => Failure::Io {
-            path: "store".into(),
-            message: m,
-        },
-        SyncError::Busy(_) => Failure::Unavailable {
-            code: crate::error::Code::SyncBusy,
-            message: format!("{message}; try again, or raise --wait"),
-        },
-        SyncError::PushRejected { .. } => Failure::Unavailable {
-            code: crate::error::Code::PushRejected,
-            message,
-        },
-        SyncError::Unreachable { .. } => Failure::Unavailable {
-            code: crate::error::Code::RemoteUnreachable,
-            message,
-        },
-        SyncError::NotALog { .. } => Failure::Invalid {
-            code: crate::error::Code::RemoteNotALog,
-            message,
-        },
     }
 }
 

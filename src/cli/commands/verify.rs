@@ -1,6 +1,5 @@
 //! `elench verify FILE.dsse`: the whole ingest validation, nothing stored.
 
-use super::trust;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited};
 use crate::cli::globals::Globals;
@@ -42,7 +41,7 @@ fn verify(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
     // `run` has put --input-file here, if that is how the envelope was given.
     let envelope = a.envelope.clone().unwrap_or_default();
     let source = display_source(&envelope);
-    let trusted = trust::for_command(g, &a.trust)?;
+    let trusted = crate::cli::common::trusted_keys(g, &a.trust)?;
     if trusted.keys().is_empty() {
         return Err(Failure::Usage(
             "no trusted keys: pass --trust ROLE:NAME:PUBKEY.pem, or add keys to a store with `elench keys add`".into(),

@@ -11,6 +11,7 @@ pub mod tree;
 use super::definition::Command;
 use super::failure::Failure;
 use super::output::{Format, Report, Warning};
+use crate::claim::Gist;
 use crate::fold::Fold;
 use crate::ops::error::ArgError;
 use crate::store::Store;
@@ -90,7 +91,7 @@ pub fn info(
     let status = fold.effective(id)?.status;
     let decided_by = fold.own(id)?.decided_by.clone();
     Ok(Some(graph::ClaimInfo {
-        text: assertion_text(&c.claim.body).unwrap_or_default(),
+        text: assertion_text(&c.body).unwrap_or_default(),
         kind: c.claim.kind.as_str().to_owned(),
         status,
         depends_on: c.claim.depends_on,
@@ -255,9 +256,9 @@ fn roots_at(
     let mut out = Vec::with_capacity(roots.len());
     for root in roots {
         let c = fold.require_summary(&root)?;
-        let res = resolver.resolve(&c.claim)?;
+        let res = resolver.resolve(&c.claim, &c.body)?;
         out.push(sarif::Root {
-            text: assertion_text(&c.claim.body),
+            text: assertion_text(&c.body),
             place: place_of(&res.path, res.range).filter(|_| res.applies.applies()),
             id: root,
         });
@@ -265,10 +266,8 @@ fn roots_at(
     Ok(out)
 }
 
-fn assertion_text(body: &serde_json::Value) -> Option<String> {
-    body.pointer("/assertion/text")
-        .and_then(|t| t.as_str())
-        .map(str::to_owned)
+fn assertion_text<G: Gist>(text: &G) -> Option<String> {
+    text.text().map(str::to_owned)
 }
 
 fn place_of(path: &Option<String>, range: Option<[u64; 2]>) -> Option<sarif::Place> {
@@ -347,7 +346,7 @@ fn status_sarif(
             (Some(Some(res)), true) => place_of(&res.path, res.range),
             _ => {
                 let c = fold.require_summary(&r.id)?;
-                let a = Anchor::of(&c.claim)?;
+                let a = Anchor::of(&c.claim, &c.body)?;
                 place_of(&a.path, a.range.map(|(s, e)| [s, e]))
             }
         };
@@ -397,9 +396,9 @@ pub fn check_document(
         }
         let (text, place) = match store.get_light(&c.id)? {
             Some(s) => {
-                let res = resolver.resolve(&s.claim)?;
+                let res = resolver.resolve(&s.claim, &s.body)?;
                 (
-                    assertion_text(&s.claim.body).unwrap_or_default(),
+                    assertion_text(&s.body).unwrap_or_default(),
                     place_of(&res.path, res.range).filter(|_| res.applies.applies()),
                 )
             }
@@ -475,7 +474,7 @@ pub fn blast_text(
             let c = store.get(&m.id)?;
             let prose = c
                 .as_ref()
-                .and_then(|c| assertion_text(&c.claim.body))
+                .and_then(|c| assertion_text(&c.body))
                 .map(|t| graph::shorten(&t, 60))
                 .unwrap_or_default();
             label_of.insert(

@@ -557,8 +557,14 @@ mod tests {
             producer: format!("p{c}"),
             anchor_tree: "a".repeat(64),
             timestamp: i64::from(c),
-            body: serde_json::json!({"assertion": {"form": "prose", "text": format!("c{c}")}}),
         }
+    }
+
+    /// The body of claim `c`.
+    fn body(c: u8) -> crate::claim::Body {
+        crate::claim::Body::new(
+            serde_json::json!({"assertion": {"form": "prose", "text": format!("c{c}")}}),
+        )
     }
 
     fn signer(v: u8) -> Signer {
@@ -604,7 +610,7 @@ mod tests {
                             claim: claim(c),
                             signers: signers[..1 + usize::from(variant % 2)].to_vec(),
                             unverified_signatures: 0,
-                            summary: None,
+                            text: crate::ingest::Read::Whole(body(c)),
                         },
                     )
                     .unwrap();

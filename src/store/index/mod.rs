@@ -39,8 +39,8 @@ pub mod unsynced;
 pub use audit::Audit;
 
 use super::log::{Chain, Head, Position};
-use crate::claim::{Kind, OriginKind};
-use crate::ingest::{Accepted, Signer};
+use crate::claim::{Kind, OriginKind, Summary};
+use crate::ingest::{Accepted, Read, Signer};
 use crate::keys::Role;
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, PutFlags, RoTxn, RwTxn, WithTls};
@@ -140,7 +140,7 @@ impl ClaimEntry {
         let Accepted {
             claim,
             signers,
-            summary,
+            text,
             ..
         } = accepted;
         let to_keys =
@@ -160,7 +160,10 @@ impl ClaimEntry {
             seq,
             signers: sorted,
             first: pos,
-            summary: summary.clone().unwrap_or_else(|| summary_of(&claim.body)),
+            summary: match text {
+                Read::Summary(summary) => summary.clone(),
+                Read::Whole(body) => summary_of(body.as_value()),
+            },
             envelopes: vec![envelope],
         }
     }
@@ -188,12 +191,12 @@ impl ClaimEntry {
 
     /// The summary as the claim body it abbreviates: `anchor` (with its tree) and
     /// `assertion.{form,text}`.
-    pub fn summary_body(&self) -> Result<serde_json::Value, serde_json::Error> {
+    pub fn summary_body(&self) -> Result<Summary, serde_json::Error> {
         let mut body: serde_json::Value = serde_json::from_str(&self.summary)?;
         if let Some(anchor) = body.get_mut("anchor").and_then(|a| a.as_object_mut()) {
             anchor.insert("tree".into(), self.anchor_tree.clone().into());
         }
-        Ok(body)
+        Ok(Summary::new(body))
     }
 }
 
