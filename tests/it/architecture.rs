@@ -117,7 +117,8 @@ fn tokens(src: &str) -> Vec<Token> {
         } else if c == b'\'' {
             // A character literal ('x', '\n', '\u{..}') or a lifetime ('a).
             if b.get(i + 1) == Some(&b'\\') {
-                i += 2;
+                // Past the backslash and the character it escapes (which may be a quote).
+                i += 3;
                 while i < b.len() && b[i] != b'\'' {
                     i += 1;
                 }
