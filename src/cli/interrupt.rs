@@ -93,7 +93,7 @@ pub extern "C" fn catch_before_main() {
 
 /// Catches SIGINT and SIGTERM for the rest of the process: the first thing elench's `run`
 /// does, so that a stop in its first milliseconds is recorded (and answered by the watchdog
-/// once [`start`] knows the command) instead of ending the process unanswered.
+/// once `cli::watchdog::start` knows the command) instead of ending the process unanswered.
 pub fn catch_signals() {
     let st = state();
     // A stop that came before the handlers: signal-hook has replaced (and chains to) the

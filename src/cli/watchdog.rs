@@ -28,7 +28,7 @@ pub struct Watch {
     pub store: Option<PathBuf>,
 }
 
-/// Starts the watchdog, which answers for a stop (a signal caught since [`catch_signals`],
+/// Starts the watchdog, which answers for a stop (a signal caught since `catch_signals`,
 /// or the time limit).
 pub fn start(w: Watch) {
     interrupt::set_limit(w.limit);
