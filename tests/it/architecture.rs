@@ -477,3 +477,38 @@ fn the_reader_finds_paths_written_every_way() {
     assert_eq!(resolve(&sign, &p("crate::ops::Failure"), &modules), None);
     assert_eq!(resolve(&sign, &p("serde_json::json"), &modules), None);
 }
+
+/// The library below the front ends never reaches up into one: `ops` (and everything else
+/// outside `src/cli`) names no `cli` module, so the MCP server and any later front end get
+/// the same operations without the CLI's process-wide state.
+#[test]
+fn nothing_outside_the_cli_names_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    cli_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in files {
+        let module = module_of(&src, &file);
+        // The CLI itself, and the binary that only calls it, may.
+        if module.first().map(String::as_str) == Some("cli") || module == ["main"] {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (_, path) in paths(&tokens(&text)) {
+            let names_cli = matches!(
+                path.iter().map(String::as_str).take(2).collect::<Vec<_>>()[..],
+                ["crate", "cli"] | ["elench", "cli"]
+            ) || (path.first().map(String::as_str) == Some("super")
+                && module.len() == 1
+                && path.get(1).map(String::as_str) == Some("cli"));
+            if names_cli {
+                wrong.push(format!("{}: {}", name(&module), path.join("::")));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "library modules naming the CLI (carry what they need in their own types):\n{}",
+        wrong.join("\n")
+    );
+}
