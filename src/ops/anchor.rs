@@ -1,7 +1,7 @@
 //! Anchors and trees as `elench anchor`, `elench tree` and `sign --anchor` make them: the
 //! anchor object for a span of a file in a tree, and a tree's OID.
 
-use super::tree::{tracked_ignored, tree_failure};
+use super::tree::{relative_to, tracked_ignored, tree_failure};
 use super::Failure;
 use crate::anchor::{self, Strategy};
 use crate::tree::Selection;
@@ -51,32 +51,4 @@ pub fn tree_of(dir: &Path, selection: Selection) -> Result<(String, Option<TreeW
     let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
     let oid = listing.oid().map_err(tree_failure)?;
     Ok((oid, tracked_ignored(dir, &listing)))
-}
-
-/// `path` as a path inside `dir`: relative paths are taken as they are; an absolute one must
-/// lie under `dir`.
-fn relative_to(dir: &Path, path: &str) -> Result<String, Failure> {
-    let p = Path::new(path);
-    if !p.is_absolute() {
-        return Ok(path.to_owned());
-    }
-    let outside = || {
-        Failure::Usage(format!(
-            "{path} is not inside {}; give a path relative to --at DIR",
-            dir.display()
-        ))
-    };
-    let root = dir
-        .canonicalize()
-        .map_err(|e| Failure::io(dir.display(), e))?;
-    let parent = p.parent().ok_or_else(outside)?;
-    let name = p.file_name().ok_or_else(outside)?;
-    let parent = parent
-        .canonicalize()
-        .map_err(|e| Failure::io(parent.display(), e))?;
-    let rel = parent.join(name);
-    let rel = rel.strip_prefix(&root).map_err(|_| outside())?;
-    rel.to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| Failure::Usage(format!("{path} is not UTF-8")))
 }

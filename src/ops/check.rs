@@ -239,7 +239,7 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
     }
     let at = match &input.at {
         Some(d) => d.clone(),
-        None => enclosing_checkout()?,
+        None => super::tree::tree_dir(None)?,
     };
     if !at.is_dir() {
         return Err(Failure::Usage(format!(
@@ -497,16 +497,6 @@ pub struct Signer {
     pub key: SigningKey,
     pub producer: String,
     pub force: bool,
-}
-
-/// `--at`, or the nearest ancestor of the working directory that holds `.git`.
-fn enclosing_checkout() -> Result<PathBuf, Failure> {
-    let cwd = std::env::current_dir().map_err(|e| Failure::io(".", e))?;
-    Ok(cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(&cwd)
-        .to_path_buf())
 }
 
 /// `inner` relative to `outer`, when it lies inside it.

@@ -8,6 +8,7 @@
 //! the store's ordinary path (`Store::commit_group`, as `add`). Everything that can be wrong
 //! with any claim is found before anything is signed, so a refused batch appends nothing.
 
+use super::tree::{relative_to, tree_dir, tree_failure};
 use super::{Context, Failure, Observer};
 use crate::anchor::{self, Strategy};
 use crate::claim::draft::{self, Draft};
@@ -823,62 +824,6 @@ impl<'a> TreeAt<'a> {
             first.display()
         ))
     }
-}
-
-/// `--at DIR` or, without it, the enclosing checkout: the nearest directory from the working
-/// directory upwards that holds `.git`, else the working directory (as `elench anchor`).
-pub fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
-    if let Some(dir) = at {
-        return match std::fs::metadata(dir) {
-            Ok(m) if m.is_dir() => Ok(dir.to_path_buf()),
-            Ok(_) => Err(Failure::Usage(format!(
-                "--at {}: not a directory",
-                dir.display()
-            ))),
-            Err(e) => Err(Failure::io(dir.display(), e)),
-        };
-    }
-    let cwd = std::env::current_dir().map_err(|e| Failure::io(".", e))?;
-    Ok(cwd
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(&cwd)
-        .to_path_buf())
-}
-
-fn tree_failure(e: crate::tree::TreeError) -> Failure {
-    Failure::Io {
-        path: e.path().display().to_string(),
-        message: e.to_string(),
-    }
-}
-
-/// `path` as a path inside `dir`: a relative one as it is; an absolute one must lie under
-/// `dir`.
-fn relative_to(dir: &Path, path: &str) -> Result<String, Failure> {
-    let p = Path::new(path);
-    if !p.is_absolute() {
-        return Ok(path.to_owned());
-    }
-    let outside = || {
-        Failure::Usage(format!(
-            "{path} is not inside {}; give a path relative to --at DIR",
-            dir.display()
-        ))
-    };
-    let root = dir
-        .canonicalize()
-        .map_err(|e| Failure::io(dir.display(), e))?;
-    let parent = p.parent().ok_or_else(outside)?;
-    let name = p.file_name().ok_or_else(outside)?;
-    let parent = parent
-        .canonicalize()
-        .map_err(|e| Failure::io(parent.display(), e))?;
-    let rel = parent.join(name);
-    let rel = rel.strip_prefix(&root).map_err(|_| outside())?;
-    rel.to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| Failure::Usage(format!("{path} is not UTF-8")))
 }
 
 #[cfg(test)]

@@ -68,3 +68,31 @@ pub fn tree_failure(e: crate::tree::TreeError) -> Failure {
         message: e.to_string(),
     }
 }
+
+/// `path` as a path inside `dir`: relative paths are taken as they are; an absolute one must
+/// lie under `dir`.
+pub fn relative_to(dir: &Path, path: &str) -> Result<String, Failure> {
+    let p = Path::new(path);
+    if !p.is_absolute() {
+        return Ok(path.to_owned());
+    }
+    let outside = || {
+        Failure::Usage(format!(
+            "{path} is not inside {}; give a path relative to --at DIR",
+            dir.display()
+        ))
+    };
+    let root = dir
+        .canonicalize()
+        .map_err(|e| Failure::io(dir.display(), e))?;
+    let parent = p.parent().ok_or_else(outside)?;
+    let name = p.file_name().ok_or_else(outside)?;
+    let parent = parent
+        .canonicalize()
+        .map_err(|e| Failure::io(parent.display(), e))?;
+    let rel = parent.join(name);
+    let rel = rel.strip_prefix(&root).map_err(|_| outside())?;
+    rel.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| Failure::Usage(format!("{path} is not UTF-8")))
+}

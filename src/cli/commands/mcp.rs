@@ -52,24 +52,8 @@ fn signer(path: &Path) -> Result<Signer, Failure> {
 /// The tree: `--at DIR`, else the nearest directory upwards holding `.git`, else the working
 /// directory; made absolute once, so that nothing later depends on the working directory.
 fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
-    let dir = match at {
-        Some(d) => d.to_path_buf(),
-        None => {
-            let cwd = std::env::current_dir().map_err(|e| Failure::io(".", e))?;
-            cwd.ancestors()
-                .find(|d| d.join(".git").exists())
-                .unwrap_or(&cwd)
-                .to_path_buf()
-        }
-    };
-    let dir = std::fs::canonicalize(&dir).map_err(|e| Failure::io(dir.display(), e))?;
-    if !dir.is_dir() {
-        return Err(Failure::Usage(format!(
-            "--at {}: not a directory",
-            dir.display()
-        )));
-    }
-    Ok(dir)
+    let dir = crate::ops::tree::tree_dir(at)?;
+    std::fs::canonicalize(&dir).map_err(|e| Failure::io(dir.display(), e))
 }
 
 /// `ELENCH_PRODUCER`, when set to something (as `elench claim` reads it).
