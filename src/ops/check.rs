@@ -258,7 +258,7 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
     // tree, what predicates read and the sandbox's copy are one set of files.
     let selection = crate::tree::Selection::from_no_ignore(input.no_ignore);
     let listing = crate::tree::list(&at, selection)
-        .and_then(|l| Ok((l.oid()?, tracked_ignored(&at, &l), l.ignored)))
+        .and_then(|l| Ok((l.oid()?, super::tree::tracked_ignored(&at, &l), l.ignored)))
         .map_err(|e| Failure::Invalid {
             code: crate::error::Code::BadTree,
             message: format!("--at {}: {e}", at.display()),
@@ -380,29 +380,6 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
         checked,
         stopped: failure,
     })
-}
-
-/// `TRACKED_IGNORED` when git's index in `dir` tracks files that the listing leaves out as
-/// ignored: git keeps committing them, so the commit holds code the tree (and every claim
-/// about it, and `check`) does not.
-pub fn tracked_ignored(
-    dir: &Path,
-    listing: &crate::tree::Listing,
-) -> Option<(&'static str, String)> {
-    let tracked = crate::tree::tracked_but_ignored(dir, listing);
-    let first = tracked.first()?;
-    Some((
-        "TRACKED_IGNORED",
-        format!(
-            "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
-             match them (first: {}); git still commits them, so claims about this tree and \
-             `check` do not cover them. Untrack them (git rm --cached), change the rules, or \
-             pass --no-ignore",
-            tracked.len(),
-            dir.display(),
-            first.display()
-        ),
-    ))
 }
 
 /// Whether a claim speaks about the tree being checked.

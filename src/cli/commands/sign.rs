@@ -209,16 +209,9 @@ fn sign_warnings(
     Ok(out)
 }
 
-/// The `NO_CONTENT_DIGEST` warning for claim `id` (also given by `add`).
+/// The `NO_CONTENT_DIGEST` warning for claim `id`, worded as `add` words it.
 pub fn no_content_digest(id: &str) -> Warning {
-    Warning::new(
-        "NO_CONTENT_DIGEST",
-        format!(
-            "{id}: its anchor names a path but carries no contentDigest, so it can never carry \
-             to another tree (it is stale there); fill the anchor with `elench sign --anchor \
-             PATH[:START-END]` or from `elench anchor`"
-        ),
-    )
+    Warning::new("NO_CONTENT_DIGEST", crate::ops::add::no_content_digest(id))
 }
 
 /// `sign` never writes over the claim it read, and nothing but the store writes inside it.
