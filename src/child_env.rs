@@ -3,8 +3,8 @@
 //! editor to type into, no colour to read, so no child can wait for a person who is not
 //! there (the CLI Agent Spec's pager, editor and colour rules).
 //!
-//! It also keeps the children elench waits on that must not outlive it ([`Bound`]): a
-//! process that ends early ends them first ([`end_all`]).
+//! The children that must not outlive elench are bound to the front end's reaper
+//! (`reaper::Bound`).
 
 /// Pagers: `cat`, or told to quit at once. Set always: elench never pages its own output
 /// either.
@@ -51,89 +51,6 @@ pub fn for_sandbox() -> Vec<(String, String)> {
         .chain([("NO_COLOR", "1")].iter())
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect()
-}
-
-/// The children elench waits on that must not outlive it (`git ls-remote` waiting on a
-/// remote that never answers): their pids, and whether each leads a process group of its
-/// own (then the whole group is ended).
-static LIVE: std::sync::Mutex<Vec<(u32, bool)>> = std::sync::Mutex::new(Vec::new());
-
-fn live() -> std::sync::MutexGuard<'static, Vec<(u32, bool)>> {
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn kill(pid: u32, group: bool) {
-    if let Ok(pid) = i32::try_from(pid) {
-        let target = if group { -pid } else { pid };
-        // SAFETY: kill(2) only sends a signal; no memory is involved.
-        unsafe { libc::kill(target, libc::SIGKILL) };
-    }
-}
-
-/// A child process that ends with elench: if elench ends first ([`end_all`], when the
-/// watchdog answers for a command at its time limit), or when this handle is dropped.
-/// Waiting and ending go through the same lock as [`end_all`], so a pid is never signalled
-/// after its process was reaped (when the pid may already be another process's).
-pub struct Bound {
-    child: std::process::Child,
-    group: bool,
-    reaped: bool,
-}
-
-impl Bound {
-    /// `group`: the child leads a process group of its own (spawned with `process_group(0)`).
-    pub fn new(child: std::process::Child, group: bool) -> Bound {
-        live().push((child.id(), group));
-        Bound {
-            child,
-            group,
-            reaped: false,
-        }
-    }
-
-    pub fn child_mut(&mut self) -> &mut std::process::Child {
-        &mut self.child
-    }
-
-    /// `Child::try_wait`; a child that has ended is forgotten.
-    pub fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
-        let mut live = live();
-        let r = self.child.try_wait();
-        if !matches!(r, Ok(None)) {
-            self.reaped = true;
-            let id = self.child.id();
-            live.retain(|(p, _)| *p != id);
-        }
-        r
-    }
-
-    /// Ends the child (and its group) and reaps it.
-    pub fn end(&mut self) {
-        if self.reaped {
-            return;
-        }
-        let mut live = live();
-        kill(self.child.id(), self.group);
-        let _ = self.child.wait();
-        self.reaped = true;
-        let id = self.child.id();
-        live.retain(|(p, _)| *p != id);
-    }
-}
-
-impl Drop for Bound {
-    fn drop(&mut self) {
-        self.end();
-    }
-}
-
-/// Ends every [`Bound`] child still running: for a process about to end without running
-/// destructors.
-pub fn end_all() {
-    let live = live();
-    for (pid, group) in live.iter() {
-        kill(*pid, *group);
-    }
 }
 
 /// Marks every descriptor from `first` up as close-on-exec, in a child between fork and

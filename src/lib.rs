@@ -5,6 +5,7 @@ pub mod child_env;
 pub mod error;
 pub mod jcs;
 pub mod json;
+pub mod reaper;
 pub mod scratch;
 
 pub mod anchor;

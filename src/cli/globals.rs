@@ -2,7 +2,9 @@
 
 use crate::cli::failure::Failure;
 use crate::cli::output::{self, Mode};
+use crate::reaper::Reaper;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Global settings every command receives.
@@ -13,18 +15,24 @@ pub struct Globals {
     pub mode: Mode,
     /// `--format` as given (None when the mode was detected).
     pub format: Option<String>,
+    /// The one reaper of this process, which the watchdog reaps when it ends elench early:
+    /// every operation's children and scratch directories are listed with it.
+    pub reaper: Arc<Reaper>,
 }
 
 impl Globals {
-    /// The settings of the operations this command line runs: its store, its wait, and the
+    /// The settings of the operations this command line runs: its store, its wait, the
     /// CLI's observer ([`output::observer`]), which puts warnings into the report and shows
-    /// progress on a terminal.
+    /// progress on a terminal, and the process's reaper.
     pub fn context(&self) -> crate::ops::Context {
-        crate::ops::Context::new(
-            self.store.clone(),
-            Duration::from_secs(self.wait),
-            output::observer(),
-        )
+        self.context_with(output::observer())
+    }
+
+    /// [`Globals::context`] with another observer (a command's own, which passes on to the
+    /// CLI's what it does not handle itself).
+    pub fn context_with(&self, observer: Arc<dyn crate::ops::Observer>) -> crate::ops::Context {
+        crate::ops::Context::new(self.store.clone(), Duration::from_secs(self.wait), observer)
+            .with_reaper(self.reaper.clone())
     }
 
     /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an

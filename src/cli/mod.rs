@@ -60,6 +60,9 @@ pub fn run() -> i32 {
     );
     let name = cli.command.name();
     let limit = command_limit(name, cli.timeout, cli.command_timeout);
+    // What the command's operations start and make, for the watchdog to end and remove
+    // should it end the process first.
+    let reaper = crate::reaper::Reaper::new();
     watchdog::start(watchdog::Watch {
         format,
         command: name,
@@ -69,6 +72,7 @@ pub fn run() -> i32 {
             Err(_) => Some(default_timeout(name)),
         },
         store: cli.store.clone(),
+        reaper: reaper.clone(),
     });
     // Every argument error at once, before anything runs: the time limit, a global option
     // given twice, then the command's own checks.
@@ -105,6 +109,7 @@ pub fn run() -> i32 {
         wait: cli.wait,
         mode,
         format: cli.format.clone(),
+        reaper,
     };
     // A bug must still answer in the output contract: the panic's message goes to stderr
     // (the default hook prints it), the envelope says INTERNAL.

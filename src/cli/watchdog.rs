@@ -5,8 +5,10 @@
 use crate::cli::failure::Failure;
 use crate::cli::interrupt;
 use crate::cli::output::{self, emit, Format, Report};
+use crate::reaper::Reaper;
 use serde_json::json;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a command that stops at safe points gets to do so before the watchdog answers.
@@ -26,6 +28,9 @@ pub struct Watch {
     pub limit: Option<Duration>,
     /// `--store` as given, to find the store's writer lock.
     pub store: Option<PathBuf>,
+    /// The command's reaper: its scratch directories and the children that must not
+    /// outlive elench (a git process waiting on a remote that does not answer).
+    pub reaper: Arc<Reaper>,
 }
 
 /// Starts the watchdog, which answers for a stop (a signal caught since `catch_signals`,
@@ -64,9 +69,7 @@ fn watch(w: Watch, deadline: Option<Instant>) {
     let _lock = hold_writer_lock(w.store.as_deref());
     // The stop may have changed meanwhile (a signal after the time limit).
     let signal = interrupt::stopped().unwrap_or(signal);
-    crate::scratch::remove_all();
-    // A git process waiting on a remote that does not answer must not outlive elench.
-    crate::child_env::end_all();
+    w.reaper.reap();
     let report = Report {
         data: json!({"partial": true}),
         failure: Some(Failure::Interrupted {

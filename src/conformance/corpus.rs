@@ -10,11 +10,14 @@ use crate::fold::Fold;
 use crate::graph::blast;
 use crate::ingest::verify_envelope;
 use crate::keys::{read_public_key_pem, Role, TrustedKey};
+use crate::reaper::Reaper;
+use crate::scratch::ScratchDir;
 use crate::store::Store;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The specification files this implementation runs cases for.
@@ -88,8 +91,10 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, CorpusError> {
 }
 
 /// Runs every case of the corpus in `dir`; `progress` hears each verdict as it is reached.
+/// Each case's scratch store is listed with `reaper` while it lives.
 pub fn run(
     dir: &Path,
+    reaper: &Arc<Reaper>,
     mut progress: impl FnMut(&CaseResult),
 ) -> Result<(Value, Vec<CaseResult>), CorpusError> {
     let manifest = read_manifest(dir)?;
@@ -98,7 +103,7 @@ pub fn run(
         let verdict = if !DECLARED_SCOPES.contains(&scope.as_str()) {
             Verdict::NotApplicable
         } else {
-            run_case(&dir.join(&id))
+            run_case(&dir.join(&id), reaper)
         };
         let r = CaseResult { id, scope, verdict };
         progress(&r);
@@ -176,8 +181,8 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 /// Runs one case: Pass, Fail with what differed, or Error when it could not be run.
-pub fn run_case(case: &Path) -> Verdict {
-    match try_case(case) {
+pub fn run_case(case: &Path, reaper: &Arc<Reaper>) -> Verdict {
+    match try_case(case, reaper) {
         Ok(None) => Verdict::Pass,
         Ok(Some(diff)) => Verdict::Fail(diff),
         Err(e) => Verdict::Error(e),
@@ -190,7 +195,7 @@ fn read_json(path: &Path) -> Result<Value, String> {
 }
 
 /// Ok(None) = pass, Ok(Some(why)) = fail, Err = could not run.
-fn try_case(case: &Path) -> Result<Option<String>, String> {
+fn try_case(case: &Path, reaper: &Arc<Reaper>) -> Result<Option<String>, String> {
     let expected = read_json(&case.join("expected.json"))?;
     let keys = read_json(&case.join("keys.json"))?;
     let inputs: Vec<String> = expected
@@ -210,7 +215,7 @@ fn try_case(case: &Path) -> Result<Option<String>, String> {
         .and_then(Value::as_str)
         .ok_or("expected.json: no `expect.kind`")?;
 
-    let scratch = crate::scratch::ScratchDir::new("elench-conformance");
+    let scratch = ScratchDir::create("elench-conformance", reaper).map_err(|e| e.to_string())?;
     let (store, _) =
         Store::init(scratch.path(), Duration::from_secs(10)).map_err(|e| e.to_string())?;
     for (i, k) in keys

@@ -27,12 +27,14 @@
 //! group; that is best effort, and records made that way say `hermeticity: none`.
 
 use super::paths::Tree;
+use crate::reaper::Reaper;
+use crate::scratch::ScratchDir;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// Where the process sees its copy of the tree inside the sandbox.
@@ -49,12 +51,11 @@ pub const SCRATCH_DEFAULT: u64 = 1 << 30;
 const SANDBOX_UID_BASE: u32 = 3_000_000_000;
 
 /// A uid for one job slot (whose processes run one at a time): distinct across the slots
-/// of this process, and (through the
-/// process id) unlikely to meet another `check` running at the same time.
-pub fn sandbox_uid() -> u32 {
-    use std::sync::atomic::AtomicU32;
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 1000;
+/// of this process (a number from its `reaper`, which every operation of the process
+/// shares), and (through the process id) unlikely to meet another `check` running at the
+/// same time.
+pub fn sandbox_uid(reaper: &Reaper) -> u32 {
+    let n = (reaper.number() % 1000) as u32;
     SANDBOX_UID_BASE + (std::process::id() % 1_000_000) * 1000 + n
 }
 
@@ -106,6 +107,9 @@ pub struct Sandbox {
     pub limits: Limits,
     /// Set by [`Sandbox::probe`] to the best this machine allows.
     pub layer: Layer,
+    /// Lists the scratch directories of the sandbox's slots and draws its numbers (the
+    /// front end's, from `ops::Context::reaper`).
+    pub reaper: Arc<Reaper>,
 }
 
 /// How a process ended.
@@ -207,8 +211,9 @@ impl Sandbox {
                 );
             }
         }
-        let scratch = crate::scratch::ScratchDir::new("elench-probe");
-        let uid = sandbox_uid();
+        let scratch =
+            ScratchDir::create("elench-probe", &self.reaper).map_err(|e| e.to_string())?;
+        let uid = sandbox_uid(&self.reaper);
         let tree = scratch.path().join("tree");
         let out = scratch.path().join("out");
         let work = scratch.path().join("work");
@@ -419,11 +424,8 @@ impl Sandbox {
         let view: PathBuf = match &overlay {
             Some(m) => m.merged_path.clone(),
             None => {
-                use std::sync::atomic::AtomicU64;
-                static NEXT: AtomicU64 = AtomicU64::new(0);
-                let d = job
-                    .work
-                    .join(format!("p{}", NEXT.fetch_add(1, Ordering::Relaxed)));
+                // The slot's own work folder, where nothing else makes names.
+                let d = job.work.join(format!("p{}", self.reaper.number()));
                 _copy = Some(RemoveOnDrop(d.clone()));
                 if let Err(why) = clone_dir(job.tree, &d, job.uid) {
                     return not_started(format!("cannot copy the tree for the process: {why}"));
@@ -998,6 +1000,7 @@ mod tests {
             expose: Vec::new(),
             limits: Limits::default(),
             layer: Layer::Copy,
+            reaper: Reaper::new(),
         }
     }
 
@@ -1016,13 +1019,13 @@ mod tests {
             work,
             deadline: Instant::now() + Duration::from_secs(secs),
             cancel: None,
-            uid: sandbox_uid(),
+            uid: sandbox_uid(&Reaper::new()),
         }
     }
 
     #[test]
     fn the_copy_holds_what_the_tree_id_covers_minus_hidden_paths() {
-        let s = crate::scratch::ScratchDir::new("elench-copy");
+        let s = ScratchDir::new("elench-copy");
         let src = s.path().join("src");
         for d in ["a/.git", ".elench", "keys", "b"] {
             std::fs::create_dir_all(src.join(d)).unwrap();
@@ -1037,7 +1040,7 @@ mod tests {
         std::os::unix::fs::symlink("../a/x.sh", src.join("b/link")).unwrap();
         let tree = Tree::new(&src).hide(Path::new("keys/h.pem"));
         let dst = s.path().join("dst");
-        copy_tree(&tree, &dst, sandbox_uid()).unwrap();
+        copy_tree(&tree, &dst, sandbox_uid(&Reaper::new())).unwrap();
         let mode = std::fs::metadata(dst.join("a/x.sh"))
             .unwrap()
             .permissions()
@@ -1055,18 +1058,18 @@ mod tests {
 
     #[test]
     fn a_copy_inside_its_own_tree_does_not_copy_itself() {
-        let s = crate::scratch::ScratchDir::new("elench-copy");
+        let s = ScratchDir::new("elench-copy");
         std::fs::create_dir_all(s.path().join("src")).unwrap();
         std::fs::write(s.path().join("src/a"), "a").unwrap();
         let dst = s.path().join("scratch/tree");
-        copy_tree(&Tree::new(s.path()), &dst, sandbox_uid()).unwrap();
+        copy_tree(&Tree::new(s.path()), &dst, sandbox_uid(&Reaper::new())).unwrap();
         assert!(dst.join("src/a").is_file());
         assert!(!dst.join("scratch").exists());
     }
 
     #[test]
     fn output_exit_code_and_environment_are_captured() {
-        let s = crate::scratch::ScratchDir::new("elench-run");
+        let s = ScratchDir::new("elench-run");
         std::fs::create_dir_all(s.path()).unwrap();
         let o = unconfined().run(job(
             "echo out; echo err >&2; echo $EXTRA; exit 7",
@@ -1084,7 +1087,7 @@ mod tests {
 
     #[test]
     fn the_deadline_ends_the_process_and_what_it_left_behind() {
-        let s = crate::scratch::ScratchDir::new("elench-run");
+        let s = ScratchDir::new("elench-run");
         std::fs::create_dir_all(s.path()).unwrap();
         let marker = s.path().join("late");
         let cmd = format!("(sleep 2; touch {}) & sleep 60", marker.display());

@@ -42,14 +42,12 @@ impl Slots {
     }
 }
 
-fn new_slot(source: &Tree) -> Result<Slot, String> {
-    let dir = ScratchDir::new("elench-check");
-    std::fs::create_dir_all(dir.path())
-        .map_err(|e| format!("cannot make a scratch directory: {e}"))?;
+fn new_slot(source: &Tree, sandbox: &Sandbox) -> Result<Slot, String> {
+    let dir = ScratchDir::create("elench-check", &sandbox.reaper).map_err(|e| e.to_string())?;
     let tree = dir.path().join("tree");
     let out = dir.path().join("out");
     let work = dir.path().join("work");
-    let uid = sandbox_uid();
+    let uid = sandbox_uid(&sandbox.reaper);
     copy_tree(source, &tree, uid).map_err(|e| format!("cannot copy the tree: {e}"))?;
     // The report directory stays elench's (a root-run sandbox cannot add to it or swap its
     // report for a link); only the report file itself is handed to the sandbox's user.
@@ -111,7 +109,7 @@ impl<'a> Workspace<'a> {
         if self.slot.is_none() {
             let s = match self.slots.take() {
                 Some(s) => s,
-                None => new_slot(self.source)?,
+                None => new_slot(self.source, self.sandbox)?,
             };
             self.slot = Some(s);
         }
@@ -352,12 +350,12 @@ mod tests {
     fn a_regular_report_is_read_and_an_empty_one_is_none() {
         let s = out_dir();
         assert_eq!(read_report(s.path()), Ok(None));
-        fresh_report(s.path(), sandbox_uid()).unwrap();
+        fresh_report(s.path(), sandbox_uid(&crate::reaper::Reaper::new())).unwrap();
         assert_eq!(read_report(s.path()), Ok(None));
         std::fs::write(s.path().join(JUNIT_FILE), "<testsuite/>").unwrap();
         assert_eq!(read_report(s.path()), Ok(Some(b"<testsuite/>".to_vec())));
         // The next test starts from an empty file again.
-        fresh_report(s.path(), sandbox_uid()).unwrap();
+        fresh_report(s.path(), sandbox_uid(&crate::reaper::Reaper::new())).unwrap();
         assert_eq!(read_report(s.path()), Ok(None));
     }
 
@@ -383,13 +381,13 @@ mod tests {
         assert!(read_report(s.path())
             .unwrap_err()
             .contains("not a regular file"));
-        fresh_report(s.path(), sandbox_uid()).unwrap();
+        fresh_report(s.path(), sandbox_uid(&crate::reaper::Reaper::new())).unwrap();
         assert_eq!(read_report(s.path()), Ok(None));
 
         let s = out_dir();
         std::fs::create_dir(report(&s)).unwrap();
         assert!(read_report(s.path()).is_err());
-        fresh_report(s.path(), sandbox_uid()).unwrap();
+        fresh_report(s.path(), sandbox_uid(&crate::reaper::Reaper::new())).unwrap();
 
         let s = out_dir();
         let linked = s.path().join("key.pem");

@@ -46,6 +46,9 @@ pub struct Config {
     pub at: PathBuf,
     /// Serve only the tools that change nothing.
     pub read_only: bool,
+    /// The one reaper of every call's children and scratch directories (and the numbers
+    /// two `check` calls at once must not share).
+    pub reaper: std::sync::Arc<crate::reaper::Reaper>,
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Returns an error only when the

@@ -309,7 +309,8 @@ pub fn call(
     stop: &dyn Stop,
 ) -> Result<Value, Failure> {
     // The store is opened by each call: another process may append between calls.
-    let ctx = Context::new(Some(config.store.clone()), config.wait, observer);
+    let ctx = Context::new(Some(config.store.clone()), config.wait, observer)
+        .with_reaper(config.reaper.clone());
     let at = Some(config.at.clone());
     match name {
         "claims_for" => {
@@ -519,10 +520,9 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
     let (policy, shown) = match (a.policy, a.policy_toml) {
         (Some(p), None) => (policy_in_tree(&config.at, &p)?, p),
         (None, Some(text)) => {
-            scratch = crate::scratch::ScratchDir::new("elench-mcp-policy");
-            // Made here and only here: a path someone else made first is refused.
-            std::fs::create_dir(scratch.path())
-                .map_err(|e| Failure::io(scratch.path().display(), e))?;
+            // Made here and only here: a path someone else made first is never used.
+            scratch = crate::scratch::ScratchDir::create("elench-mcp-policy", &config.reaper)
+                .map_err(|e| Failure::io(std::env::temp_dir().display(), e))?;
             let path = scratch.path().join("policy.toml");
             std::fs::write(&path, text).map_err(|e| Failure::io(path.display(), e))?;
             (path, "policy_toml".to_owned())

@@ -301,6 +301,7 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
             scratch: input.scratch_mib.saturating_mul(1 << 20),
         },
         layer: Layer::Copy,
+        reaper: ctx.reaper().clone(),
     };
     if needs_processes && input.no_sandbox {
         // Only to choose how each process gets its own layer; unconfined, a copy always works.

@@ -2,6 +2,7 @@
 //! hears warnings and progress.
 
 use super::{Failure, Observer};
+use crate::reaper::Reaper;
 use crate::store::{locate, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,6 +17,7 @@ pub struct Context {
     /// How long to wait for a store another process holds before STORE_BUSY.
     pub wait: Duration,
     observer: Arc<dyn Observer>,
+    reaper: Arc<Reaper>,
 }
 
 impl std::fmt::Debug for Context {
@@ -36,7 +38,21 @@ impl Context {
             store,
             wait,
             observer,
+            reaper: Reaper::new(),
         }
+    }
+
+    /// The same context with the front end's reaper, which ends the children and removes
+    /// the scratch directories of its operations should the process end early (without
+    /// one, each context has its own that nobody reaps: only drops clean up).
+    pub fn with_reaper(mut self, reaper: Arc<Reaper>) -> Context {
+        self.reaper = reaper;
+        self
+    }
+
+    /// The reaper of this context's operations.
+    pub fn reaper(&self) -> &Arc<Reaper> {
+        &self.reaper
     }
 
     /// Who hears warnings and progress.

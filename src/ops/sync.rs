@@ -4,11 +4,13 @@
 //! and are offered again on the next pull.
 
 use super::{Context, Failure, Observer, Stop};
+use crate::reaper::Reaper;
 use crate::store::Store;
 use crate::sync::git::GitError;
 use crate::sync::remote::{self, Remote, SyncLock};
 use crate::sync::{Conflict, Ignored, Options, Rejected, Session, SyncError};
 use serde::Serialize;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Which exchange.
@@ -79,10 +81,12 @@ pub struct SyncOutput {
 const LISTED: usize = 100;
 
 /// Exchanges the log of `store` with a remote. Warnings go to `observer`; `stop` ends the
-/// exchange between envelopes, keeping what was done.
+/// exchange between envelopes, keeping what was done; `reaper` (the front end's, as
+/// `Context::reaper`) ends git should elench end first.
 pub fn exchange(
     store: &Store,
     input: &SyncInput,
+    reaper: &Arc<Reaper>,
     observer: &dyn Observer,
     stop: &dyn Stop,
 ) -> Result<SyncOutput, Failure> {
@@ -92,6 +96,7 @@ pub fn exchange(
         progress: input.progress,
         stop: &stopped,
         connect_timeout: input.connect_timeout,
+        reaper,
     };
     let mut session = Session::open(store, &input.remote, opts).map_err(sync_failure)?;
     let url = session.remote().url.clone();

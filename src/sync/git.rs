@@ -6,6 +6,7 @@
 //! moved with `fetch` / `push`. Every call names the private repository explicitly and drops
 //! the caller's `GIT_*` variables, so running inside a checkout or a hook changes nothing.
 
+use crate::reaper::{Bound, Reaper};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -236,7 +237,7 @@ impl Drain {
 
 /// Runs a prepared command to its end, as `Command::output` does, but for no longer than
 /// `limit` (if any): then it is ended and the answer is [`GitError::TimedOut`]. It ends with
-/// elench, too, if elench ends first (`child_env::end_all`). Without a controlling
+/// elench, too, if elench ends first (`reaper` reaps). Without a controlling
 /// terminal the command runs in a process group of its own, so that what git started (ssh,
 /// a remote helper) ends with it. With one it stays in elench's, where ssh can still ask a
 /// person for a passphrase (a process outside the terminal's foreground group cannot read
@@ -246,6 +247,7 @@ fn output_within(
     mut cmd: Command,
     name: &str,
     limit: Option<Duration>,
+    reaper: &Arc<Reaper>,
 ) -> Result<std::process::Output, GitError> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let own_group = std::fs::File::open("/dev/tty").is_err();
@@ -254,7 +256,7 @@ fn output_within(
     }
     let child = cmd.spawn().map_err(|e| spawn_error(name, e))?;
     // Ended with elench too, should elench end first (the command's time limit).
-    let mut child = crate::child_env::Bound::new(child, own_group);
+    let mut child = Bound::new(child, own_group, reaper);
     let stdout = Drain::start(child.child_mut().stdout.take());
     let stderr = Drain::start(child.child_mut().stderr.take());
     let started = Instant::now();
@@ -292,12 +294,18 @@ pub struct RemoteHead {
 /// that says neither is taken as SHA-1, git's default). It is elench's first contact with
 /// the remote, so it is what the connect timeout bounds: the whole exchange, whatever the
 /// transport.
-pub fn ls_remote(url: &str, refname: &str, reach: &Reach) -> Result<RemoteHead, GitError> {
+/// `reaper` ends git should elench end first.
+pub fn ls_remote(
+    url: &str,
+    refname: &str,
+    reach: &Reach,
+    reaper: &Arc<Reaper>,
+) -> Result<RemoteHead, GitError> {
     let mut cmd = git();
     cmd.args(["-c", "protocol.version=2", "ls-remote", "--", url, refname])
         .env("GIT_TRACE_PACKET", "1");
     reach.apply(&mut cmd);
-    let out = output_within(cmd, "ls-remote", reach.connect_timeout)?;
+    let out = output_within(cmd, "ls-remote", reach.connect_timeout, reaper)?;
     if !out.status.success() {
         return Err(GitError::Failed {
             command: "ls-remote".into(),
@@ -1099,12 +1107,17 @@ mod tests {
         let mut cmd = Command::new("sh");
         // A child of its own that would outlive it, holding the pipes.
         cmd.args(["-c", "sleep 30 & sleep 30"]);
-        let got = output_within(cmd, "sleep", Some(Duration::from_millis(300)));
+        let got = output_within(
+            cmd,
+            "sleep",
+            Some(Duration::from_millis(300)),
+            &Reaper::new(),
+        );
         assert!(matches!(got, Err(GitError::TimedOut { .. })), "{got:?}");
         assert!(started.elapsed() < Duration::from_secs(10));
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "echo out; echo err >&2; exit 3"]);
-        let out = output_within(cmd, "sh", Some(Duration::from_secs(30))).unwrap();
+        let out = output_within(cmd, "sh", Some(Duration::from_secs(30)), &Reaper::new()).unwrap();
         assert_eq!(out.status.code(), Some(3));
         assert_eq!(out.stdout, b"out\n");
         assert_eq!(out.stderr, b"err\n");
@@ -1120,7 +1133,8 @@ mod tests {
             let tmp = tempfile::tempdir().unwrap();
             let remote = bare(tmp.path(), format);
             let url = remote.to_str().unwrap();
-            let empty = ls_remote(url, "refs/elench/log", &Reach::default()).unwrap();
+            let empty =
+                ls_remote(url, "refs/elench/log", &Reach::default(), &Reaper::new()).unwrap();
             assert_eq!(empty, RemoteHead { format, head: None });
 
             let repo = Repo::open_or_init(&tmp.path().join("private"), format).unwrap();
@@ -1134,7 +1148,7 @@ mod tests {
                 Pushed::Done
             );
             assert_eq!(
-                ls_remote(url, "refs/elench/log", &Reach::default())
+                ls_remote(url, "refs/elench/log", &Reach::default(), &Reaper::new())
                     .unwrap()
                     .head
                     .as_deref(),

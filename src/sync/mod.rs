@@ -19,9 +19,11 @@ mod pull;
 mod push;
 pub mod remote;
 
+use crate::reaper::Reaper;
 use crate::store::{Store, StoreError};
 use git::{GitError, Repo};
 use remote::{Remote, SyncLock, SyncState};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
@@ -162,6 +164,8 @@ pub struct Options<'a> {
     /// How long the remote may take to answer the first contact (`None`: no bound but the
     /// command's time limit); ssh's own connection is given as long.
     pub connect_timeout: Option<Duration>,
+    /// Ends the git processes of the exchange should elench end first.
+    pub reaper: &'a Arc<Reaper>,
 }
 
 /// An exchange with one remote, holding the store's sync lock.
@@ -172,6 +176,7 @@ pub struct Session<'a> {
     progress: bool,
     stop: &'a dyn Fn() -> bool,
     reach: git::Reach,
+    reaper: &'a Arc<Reaper>,
     _lock: SyncLock,
 }
 
@@ -190,6 +195,7 @@ impl<'a> Session<'a> {
             progress: opts.progress,
             stop: opts.stop,
             reach,
+            reaper: opts.reaper,
             _lock: lock,
         })
     }
@@ -203,7 +209,7 @@ impl<'a> Session<'a> {
             limit: self.reach.connect_timeout.unwrap_or_default(),
             detail,
         };
-        match git::ls_remote(&self.remote.url, layout::LOG_REF, &self.reach) {
+        match git::ls_remote(&self.remote.url, layout::LOG_REF, &self.reach, self.reaper) {
             Err(GitError::TimedOut { .. }) => Err(unreachable(None)),
             // ssh gave up first, at the same limit.
             Err(GitError::Failed { message, .. })

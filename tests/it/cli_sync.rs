@@ -649,6 +649,7 @@ fn an_interrupted_pull_or_push_is_completed_by_the_next_run() {
             progress: false,
             stop: &stop,
             connect_timeout: None,
+            reaper: &elench::reaper::Reaper::new(),
         };
         let mut session = Session::open(&s, "origin", opts).unwrap();
         if pull {

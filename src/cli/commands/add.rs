@@ -7,7 +7,7 @@ use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::Report;
 use crate::ops::add::{self as op, AddInput, AddOutput};
-use crate::ops::{Context, Observer, Progress};
+use crate::ops::{Observer, Progress};
 use std::io::{IsTerminal, Write as _};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -82,7 +82,7 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         on_terminal: std::io::stderr().is_terminal(),
         spinner: OnceLock::new(),
     });
-    let ctx = Context::new(g.store.clone(), Duration::from_secs(g.wait), watch.clone());
+    let ctx = g.context_with(watch.clone());
     let out = op::add(&ctx, &input, &|| interrupt.received());
     if let Some(bar) = watch.spinner.get() {
         bar.finish_and_clear();

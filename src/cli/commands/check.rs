@@ -9,7 +9,7 @@ use crate::eval::runners::Runner;
 use crate::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
 use crate::ops::error::ArgError;
 use crate::ops::ids::{claim_id_errors, require_claim_ids};
-use crate::ops::{Context, Observer, Progress};
+use crate::ops::{Observer, Progress};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -162,11 +162,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         cli: crate::cli::output::observer(),
         on_terminal: std::io::stderr().is_terminal(),
     };
-    let ctx = Context::new(
-        g.store.clone(),
-        Duration::from_secs(g.wait),
-        Arc::new(watch),
-    );
+    let ctx = g.context_with(Arc::new(watch));
     let out = op::check(&ctx, &input, &|| interrupt.received())?;
     let format = crate::cli::output::Format::detect(g.format.as_deref());
     let product = match format {

@@ -85,7 +85,7 @@ pub fn run(cmd: ConformanceCommand, g: &Globals) -> Result<Report, Failure> {
     match cmd {
         ConformanceCommand::Check(a) => check(a),
         ConformanceCommand::Attest(a) => attest(a, g),
-        ConformanceCommand::Run(a) => run_corpus(a),
+        ConformanceCommand::Run(a) => run_corpus(a, g),
     }
 }
 
@@ -371,8 +371,8 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
     })
 }
 
-fn run_corpus(a: RunArgs) -> Result<Report, Failure> {
-    let (declaration, results) = corpus::run(&a.corpus, |r| {
+fn run_corpus(a: RunArgs, g: &Globals) -> Result<Report, Failure> {
+    let (declaration, results) = corpus::run(&a.corpus, &g.reaper, |r| {
         let word = match &r.verdict {
             Verdict::Pass => "pass".to_owned(),
             Verdict::Fail(why) => format!("FAIL ({why})"),

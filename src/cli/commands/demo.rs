@@ -90,7 +90,13 @@ struct Demo {
 
 pub fn run(a: DemoArgs, g: &Globals) -> Result<Report, Failure> {
     // A temporary store lives as long as `scratch`, which removes it when dropped.
-    let scratch = a.keep.is_none().then(|| ScratchDir::new("elench-demo"));
+    let scratch = match a.keep {
+        None => Some(
+            ScratchDir::create("elench-demo", &g.reaper)
+                .map_err(|e| Failure::io(std::env::temp_dir().display(), e))?,
+        ),
+        Some(_) => None,
+    };
     let temporary = scratch.is_some();
     let root = match (&a.keep, &scratch) {
         (Some(d), _) => d.join(STORE_DIR),
@@ -169,7 +175,7 @@ fn story(root: &std::path::Path, g: &Globals) -> Result<StoryOutput, Failure> {
          `parse` is verified again and its dependents revert; nothing was edited, the log only grew.",
         &[5],
     )?;
-    d.check_step(root)?;
+    d.check_step(root, g)?;
     d.say(&format!(
         "\n{} envelopes in the log; every status above was folded from it.\n",
         d.store.count()?
@@ -303,7 +309,7 @@ impl Demo {
     /// An agent's predicate claim about a real tree, answered by `elench check` itself: the
     /// grep finds an unwrap, the harness records a falsification with the transcript as
     /// evidence, and the claim built on it is revoked.
-    fn check_step(&mut self, root: &std::path::Path) -> Result<(), Failure> {
+    fn check_step(&mut self, root: &std::path::Path, g: &Globals) -> Result<(), Failure> {
         let title = "5. An agent claims parse.rs never unwraps, and another claim builds on it. \
                      `elench check` greps the real tree and falsifies it: no hand-signed record.";
         self.say(&format!("\n{title}\n"));
@@ -337,6 +343,7 @@ impl Demo {
                 expose: Vec::new(),
                 limits: Limits::default(),
                 layer: crate::eval::sandbox::Layer::Copy,
+                reaper: g.reaper.clone(),
             },
             denied: Some("the demo starts no processes".into()),
             runner: None,

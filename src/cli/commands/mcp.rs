@@ -123,6 +123,7 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
         },
         at: tree_dir(a.at.as_deref())?,
         read_only: a.read_only,
+        reaper: g.reaper.clone(),
     };
     crate::mcp::serve(config)?;
     Ok(Report {

@@ -45,7 +45,8 @@ fn connect_timeout(given: Option<Duration>, interactive: bool) -> Option<Duratio
 }
 
 pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Failure> {
-    let store = g.context().open_store()?;
+    let ctx = g.context();
+    let store = ctx.open_store()?;
     let interrupt = Interrupt::install();
     // A person at a terminal, as for git's prompt (`child_env::harden`).
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
@@ -57,7 +58,9 @@ pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Fa
         progress: std::io::stderr().is_terminal(),
     };
     let warnings = Collected::default();
-    let out = exchange(&store, &input, &warnings, &|| interrupt.received())?;
+    let out = exchange(&store, &input, ctx.reaper(), &warnings, &|| {
+        interrupt.received()
+    })?;
     let mut report = report(direction, out);
     report.warnings = warnings
         .take()
