@@ -644,8 +644,7 @@ fn reads(o: &Options, dir: &Path, pristine: &Path, ids: &[String]) -> Tally {
 
 fn main() {
     let o = Options::parse();
-    let dir = elench::scratch::ScratchDir::new("elench-campaign");
-    std::fs::create_dir_all(dir.path()).unwrap();
+    let dir = elench::scratch::ScratchDir::unlisted("elench-campaign").unwrap();
     let started = Instant::now();
     let mut rng = Rng(o.seed);
     let mut ids = vec![];

@@ -512,3 +512,170 @@ fn nothing_outside_the_cli_names_it() {
         wrong.join("\n")
     );
 }
+
+/// The `static` items of a Rust source that can change after they are made: `static mut`,
+/// anything declared in `thread_local!`, and statics of a type (or made by an initializer)
+/// with interior mutability (locks, cells, atomics, and the write-once `OnceLock`/`LazyLock`
+/// family). Each as `NAME`; plain constants (`static X: &str = "…"`) are not listed.
+fn mutable_statics(src: &str) -> Vec<String> {
+    const INTERIOR: &[&str] = &[
+        "Mutex",
+        "RwLock",
+        "Condvar",
+        "Cell",
+        "RefCell",
+        "UnsafeCell",
+        "OnceCell",
+        "OnceLock",
+        "LazyCell",
+        "LazyLock",
+        "Once",
+    ];
+    let toks = tokens(src);
+    let mut found = Vec::new();
+    let mut thread_local_depth: Option<usize> = None;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i] {
+            // `thread_local! { … }`: every static inside is per thread and mutable.
+            Token::Ident(k)
+                if k == "thread_local"
+                    && toks.get(i + 1) == Some(&Token::Other)
+                    && toks.get(i + 2) == Some(&Token::Open) =>
+            {
+                thread_local_depth = Some(depth + 1);
+            }
+            Token::Ident(k) if k == "static" => {
+                let mut j = i + 1;
+                let is_mut = toks.get(j) == Some(&Token::Ident("mut".into()));
+                if is_mut {
+                    j += 1;
+                }
+                let Some(Token::Ident(name)) = toks.get(j) else {
+                    i += 1;
+                    continue;
+                };
+                // The type and the initializer, to the `;` (or the `}` closing a macro body).
+                let mut inner = 0usize;
+                let mut interior = false;
+                for t in &toks[j + 1..] {
+                    match t {
+                        Token::Semi if inner == 0 => break,
+                        Token::Open => inner += 1,
+                        Token::Close if inner == 0 => break,
+                        Token::Close => inner -= 1,
+                        Token::Ident(id) => {
+                            interior |= INTERIOR.contains(&id.as_str()) || id.starts_with("Atomic")
+                        }
+                        _ => {}
+                    }
+                }
+                if is_mut || interior || thread_local_depth.is_some() {
+                    found.push(name.clone());
+                }
+            }
+            Token::Open => depth += 1,
+            Token::Close => {
+                if thread_local_depth == Some(depth) {
+                    thread_local_depth = None;
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Library code (everything under `src/` but the front ends, `src/cli`, `src/mcp`, and
+/// `src/main.rs`) keeps no process-wide mutable state: what an operation needs it is given
+/// (`ops::Context`: the observer, the reaper of its children and scratch directories), so
+/// two front ends, or two operations of one, never share state by accident.
+#[test]
+fn library_code_has_no_process_wide_mutable_static() {
+    // (file under src/, static; None: every static of the file), and why it may stay.
+    let allowed: &[(&str, Option<&str>, &str)] = &[
+        // Being removed by envs (the LMDB environments and the fault handler move to a
+        // registry the front end owns); this allow-list goes when that lands.
+        ("store/index/mod.rs", Some("OPEN"), "being removed by envs"),
+        (
+            "store/index/mod.rs",
+            Some("PINNED"),
+            "being removed by envs",
+        ),
+        ("store/index/fault.rs", None, "being removed by envs"),
+        // Written once, on first use, with a value computed from what is compiled in (the
+        // claim schema, the report schemas) or fixed for the life of the machine (the boot
+        // id): a constant computed lazily, the same for every caller, that carries nothing
+        // from one operation to another.
+        (
+            "claim/schema.rs",
+            Some("VALIDATOR"),
+            "compiled claim schema",
+        ),
+        (
+            "conformance/report.rs",
+            Some("V"),
+            "compiled report schemas",
+        ),
+        ("store/index/unsynced.rs", Some("BOOT"), "this boot's id"),
+    ];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    cli_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    let mut used = BTreeSet::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel.starts_with("cli/") || rel.starts_with("mcp/") || rel == "main.rs" {
+            continue;
+        }
+        for name in mutable_statics(&std::fs::read_to_string(&file).unwrap()) {
+            match allowed
+                .iter()
+                .position(|(f, n, _)| *f == rel && n.is_none_or(|n| n == name))
+            {
+                Some(k) => {
+                    used.insert(k);
+                }
+                None => wrong.push(format!("src/{rel}: static {name}")),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "process-wide mutable state in library code (give it to the operations through \
+         ops::Context, owned by the front end):\n{}",
+        wrong.join("\n")
+    );
+    // An entry that matches nothing is stale: it would let a new static in unseen.
+    let stale: Vec<_> = (0..allowed.len())
+        .filter(|k| !used.contains(k))
+        .map(|k| format!("src/{} {:?}", allowed[k].0, allowed[k].1))
+        .collect();
+    assert!(stale.is_empty(), "allowed but gone, remove: {stale:?}");
+}
+
+/// The reader above finds each kind of mutable static, and only those.
+#[test]
+fn the_static_reader_finds_each_kind_and_only_those() {
+    let found = mutable_statics(
+        "static NAMES: [&str; 2] = [\"a\", \"b\"];\n\
+         fn f(s: &'static str) -> &'static str { s }\n\
+         // static COMMENTED: Mutex<u8> = Mutex::new(0);\n\
+         const TEXT: &str = \"static IN_A_STRING: AtomicU8\";\n\
+         static mut RAW: u8 = 0;\n\
+         static LIVE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());\n\
+         fn g() { static N: AtomicU64 = AtomicU64::new(0); }\n\
+         static CACHE: OnceLock<String> = OnceLock::new();\n\
+         thread_local! { static PER_THREAD: Vec<u8> = Vec::new() }\n\
+         static AFTER: &str = \"x\";",
+    );
+    assert_eq!(found, ["RAW", "LIVE", "N", "CACHE", "PER_THREAD"]);
+}

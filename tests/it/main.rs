@@ -35,6 +35,7 @@ mod crash;
 mod demo;
 mod docs;
 mod durability;
+mod early_exit;
 mod fold_props;
 mod id_props;
 mod index_cache;
