@@ -47,7 +47,7 @@ struct Outcome {
 const HANG_LIMIT: Duration = Duration::from_secs(60);
 
 fn execute(s: &KeyedStore, args: &[String], stdin: Stdin, env: &[(&str, &str)]) -> Outcome {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("elench"));
+    let mut cmd = Command::new(common::elench_path());
     cmd.current_dir(s.dir())
         .args(with_store(&s.store, args))
         .env_remove("ELENCH_STORE")

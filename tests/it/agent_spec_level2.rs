@@ -31,7 +31,7 @@ struct Out {
 }
 
 fn elench_cmd(dir: &Path) -> Command {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("elench"));
+    let mut cmd = Command::new(common::elench_path());
     cmd.current_dir(dir)
         .env_remove("ELENCH_STORE")
         .env_remove("ELENCH_TIMEOUT")

@@ -10,8 +10,12 @@
 //! sees, and members that depend on deeper members (breadth-first order is not a topological
 //! order).
 
-use crate::support_envelopes;
+use crate::common;
 
+use common::{
+    assertion, dangling_id, lib_add_all, lib_store, pick, record, record_kind, refs, run,
+    ClaimBuilder, Keys, Signed,
+};
 use elench::claim::Kind;
 use elench::fold::{ClaimSource, Fold, FoldError, Status};
 use elench::graph::{blast, blast_bulk, blast_store, Blast};
@@ -20,10 +24,6 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use support_envelopes::{
-    assertion, dangling_id, lib_add_all, lib_store, pick, record, record_kind, run, Keys, Signed,
-    Spec,
-};
 
 // ---------------------------------------------------------------------------------------------
 // An in-memory source of the same claims
@@ -137,7 +137,9 @@ fn build(steps: &[Step], keys: &Keys) -> Vec<Signed> {
                         deps.push(first);
                     }
                 }
-                Spec::assertion(format!("assertion {i}"), &deps).sign(keys)
+                ClaimBuilder::assertion(&format!("assertion {i}"))
+                    .depends_on(&refs(&deps))
+                    .sign(keys)
             }
             Step::Record {
                 kind,
@@ -433,7 +435,7 @@ fn the_binary_prints_the_reference_blast() {
         assert_eq!(out.json["meta"]["command"], json!("blast"));
     }
     // Byte for byte what `emit` prints for a `Value` envelope: its compact form and a newline.
-    let raw = support_envelopes::elench()
+    let raw = common::command(tmp.path())
         .arg("--store")
         .arg(&dir)
         .args(["--format", "json", "blast", &r.id])
@@ -446,7 +448,7 @@ fn the_binary_prints_the_reference_blast() {
     let fields: Vec<&String> = status.json.as_object().unwrap().keys().collect();
     assert_eq!(fields, ["ok", "data", "error", "warnings", "meta"]);
 
-    let text = support_envelopes::elench()
+    let text = common::command(tmp.path())
         .arg("--store")
         .arg(&dir)
         .args(["--format", "text", "blast", &r.id])
@@ -504,7 +506,7 @@ fn the_binary_cuts_a_blast_over_the_cap_and_streams_one_under_it() {
         blast(&mut Fold::new(&store), &r.id, None).unwrap()
     };
     let blast_with = |cap: &str, format: &str| {
-        let out = support_envelopes::elench()
+        let out = common::command(tmp.path())
             .env("ELENCH_MAX_OUTPUT_BYTES", cap)
             .arg("--store")
             .arg(&dir)

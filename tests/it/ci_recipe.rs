@@ -177,7 +177,7 @@ fn the_ci_job_of_the_docs_runs_end_to_end_against_a_bare_remote() {
     // The job, as the page gives it, with elench on PATH (so it installs nothing).
     let script = dir.join("elench-ci.sh");
     fs::write(&script, script_from_docs()).unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("elench");
+    let bin = common::elench_path();
     let path = format!(
         "{}:{}",
         bin.parent().unwrap().display(),

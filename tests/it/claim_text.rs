@@ -3,17 +3,17 @@
 //! header, and the summary holds exactly the body's anchor and assertion form and text,
 //! whether ingest read the payload whole or the fast way.
 
-use crate::support_envelopes;
+use crate::common;
 
+use common::{lib_store, record, Keys, Signed, Signer};
 use elench::claim::Gist;
 use elench::envelope::Envelope;
 use serde_json::{json, Value};
-use support_envelopes::{lib_store, record, Keys, Signed, Signer};
 
 /// Claims whose bodies hold more than the summary keeps: evidence, an expression, anchor
 /// members in an unusual order.
 fn claims(keys: &Keys) -> Vec<Signed> {
-    let tree = support_envelopes::TREE;
+    let tree = common::TREE;
     let annotated = keys.sign(
         &json!({
             "kind": "assertion",

@@ -139,7 +139,7 @@ fn add_refuses_what_verify_refuses_for_size() {
 
 /// `elench add -` on the store, its stdin, stdout and stderr piped.
 fn add_from_stdin(s: &KeyedStore) -> std::process::Child {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+    std::process::Command::new(common::elench_path())
         .current_dir(s.dir())
         .env_remove("CI")
         .env_remove("NO_COLOR")
@@ -366,7 +366,7 @@ fn status_rows_carry_the_claim_text_and_anchor_path() {
 fn stream_stops_on(signal: i32) {
     let s = KeyedStore::new();
     add_many(&s, 1500);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+    let mut child = std::process::Command::new(common::elench_path())
         .current_dir(s.dir())
         .env_remove("CI")
         .args(common::with_store(

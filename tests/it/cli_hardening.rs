@@ -220,7 +220,7 @@ fn sigterm_right_after_spawn_always_gets_an_answer() {
     let s = KeyedStore::new();
     let mut cancelled = 0;
     for i in 0..50 {
-        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"))
+        let child = std::process::Command::new(common::elench_path())
             .current_dir(s.dir())
             .env_remove("ELENCH_STORE")
             .env_remove("CI")

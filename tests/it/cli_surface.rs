@@ -712,7 +712,7 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         eprintln!("skipped: `script` (util-linux) is not installed, no terminal to test on");
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("elench");
+    let bin = common::elench_path();
     let line = format!("{} --store {} status {a}", bin.display(), s.store.display());
     let on_tty = |no_color: bool| {
         let mut cmd = std::process::Command::new("script");
@@ -843,7 +843,7 @@ fn keys_retire_asks_on_a_terminal() {
         eprintln!("skipped: `script` (util-linux) is not installed, no terminal to test on");
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("elench");
+    let bin = common::elench_path();
     let keyid = s.keys.human.keyid.clone();
     let line = format!(
         "{} --store {} keys retire {keyid}",

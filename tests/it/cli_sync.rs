@@ -16,17 +16,17 @@
 //!
 //! Each test skips (with a message) where git is not installed.
 
-use crate::support_envelopes;
+use crate::common;
 
+use common::{
+    cli_store, elench_path, record, refs, run, write_bundle, ClaimBuilder, Keys, Rng, Signed,
+};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use support_envelopes::{
-    cli_store, elench_path, record, run, write_bundle, Keys, Rng, Signed, Spec,
-};
 
 fn have_git() -> bool {
     let ok = Command::new("git")
@@ -108,7 +108,7 @@ fn spawn_elench(store: &Path, verb: &str, piped: bool) -> std::process::Child {
 }
 
 /// `push` from `store`: asserts it exited 0 having pushed `n` envelopes; its output.
-fn push_expecting(store: &Path, n: u64) -> support_envelopes::Out {
+fn push_expecting(store: &Path, n: u64) -> common::Out {
     let out = run(store, &["push"]);
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(out.json["data"]["pushed"], json!(n), "{}", out.json);
@@ -209,7 +209,9 @@ fn shared_graph(keys: &Keys, n: usize, seed: u64, tag: &str) -> Vec<Signed> {
                 .collect();
             deps.sort();
             deps.dedup();
-            Spec::assertion(format!("{tag} claim {i}"), &deps).sign(keys)
+            ClaimBuilder::assertion(&format!("{tag} claim {i}"))
+                .depends_on(&refs(&deps))
+                .sign(keys)
         } else {
             let t = out[rng.below(out.len())].id.clone();
             let kind = [
@@ -341,7 +343,8 @@ fn stores_pushing_at_the_same_moment_all_succeed_and_the_remote_holds_the_union(
         for (k, s) in stores.iter().enumerate() {
             let mine: Vec<Signed> = (0..5)
                 .map(|i| {
-                    Spec::assertion(format!("round {round} store {k} claim {i}"), &[]).sign(&keys)
+                    ClaimBuilder::assertion(&format!("round {round} store {k} claim {i}"))
+                        .sign(&keys)
                 })
                 .collect();
             union.extend(mine.iter().map(|s| canonical(&s.envelope)));
@@ -388,14 +391,14 @@ fn pull_refuses_tampered_and_untrusted_envelopes_and_takes_the_second_once_its_k
         return;
     }
     let (keys, tmp, remote) = keys_tmp_remote("sha256");
-    let good = Spec::assertion("honest claim", &[]).sign(&keys);
+    let good = ClaimBuilder::assertion("honest claim").sign(&keys);
     let stranger = keys.sign(
-        &Spec::assertion("claim by a stranger", &[]).to_json(),
-        support_envelopes::Signer::Stranger,
+        &ClaimBuilder::assertion("claim by a stranger").build(),
+        common::Signer::Stranger,
     );
     // Tampered: another claim's envelope with a character of its payload changed, so the
     // signature no longer covers it.
-    let honest = Spec::assertion("claim to tamper with", &[]).sign(&keys);
+    let honest = ClaimBuilder::assertion("claim to tamper with").sign(&keys);
     let mut v: Value = serde_json::from_str(&honest.envelope).unwrap();
     let payload = v["payload"].as_str().unwrap().to_owned();
     let flipped = if payload.as_bytes()[10] == b'A' {
@@ -847,7 +850,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
         return;
     }
     let (keys, tmp, remote, a, b) = two_stores_on_one_remote("sha1");
-    let x = Spec::assertion("parse is total", &[]).sign(&keys);
+    let x = ClaimBuilder::assertion("parse is total").sign(&keys);
     let v = record(&keys, "verification", "tests pass", &[&x.id], &[]);
     add(&a, &[x.clone(), v.clone()], &tmp.path().join("xv.jsonl"));
     exchange(&a, "push");
@@ -887,7 +890,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
 
     // The envelope's very bytes at its path, as a symbolic link: push counts it as there,
     // so pull reads it too.
-    let w = Spec::assertion("w", &[]).sign(&keys);
+    let w = ClaimBuilder::assertion("w").sign(&keys);
     add(&a, std::slice::from_ref(&w), &tmp.path().join("w.jsonl"));
     commit_on_log_with_modes(
         &remote,
@@ -905,10 +908,10 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
 
     // Another valid envelope at a path, junk at the first place beside it, and a file where
     // the folder of a third claim should be: each envelope lands at the next free place.
-    let y = Spec::assertion("y", &[]).sign(&keys);
-    let g = Spec::assertion("g, at y's path", &[]).sign(&keys);
-    let z = Spec::assertion("z", &[]).sign(&keys);
-    let u = Spec::assertion("u, whose path is a folder", &[]).sign(&keys);
+    let y = ClaimBuilder::assertion("y").sign(&keys);
+    let g = ClaimBuilder::assertion("g, at y's path").sign(&keys);
+    let z = ClaimBuilder::assertion("z").sign(&keys);
+    let u = ClaimBuilder::assertion("u, whose path is a folder").sign(&keys);
     add(
         &a,
         &[y.clone(), z.clone(), u.clone()],
@@ -988,7 +991,7 @@ fn whatever_holds_an_envelopes_path_on_the_remote_the_envelope_still_reaches_eve
 }
 
 /// `add` of a bundle file `file` holding `text` as it is (lines of any kind).
-fn add_text(store: &Path, file: &Path, text: &str) -> support_envelopes::Out {
+fn add_text(store: &Path, file: &Path, text: &str) -> common::Out {
     std::fs::write(file, text).unwrap();
     run(store, &["add", file.to_str().unwrap()])
 }
@@ -1009,7 +1012,7 @@ fn exchange_allowing_rejections(store: &Path, verb: &str) -> Value {
 /// An in-toto statement of another predicate type (SLSA provenance), signed by a key no
 /// store trusts; and a DSSE envelope of another payload type.
 fn foreign_envelopes(keys: &Keys) -> (String, String) {
-    let key = &keys.stranger;
+    let key = &keys.stranger.signing;
     let keyid = elench::keys::keyid(&key.verifying_key());
     let slsa = json!({
         "_type": "https://in-toto.io/Statement/v1",
@@ -1043,7 +1046,7 @@ fn cosigned_by_stranger(keys: &Keys, envelope: &str) -> String {
     let other: Value = serde_json::from_str(&elench::envelope::sign_envelope(
         v["payloadType"].as_str().unwrap(),
         &payload,
-        &keys.stranger,
+        &keys.stranger.signing,
         &elench::keys::keyid(&keys.stranger.verifying_key()),
     ))
     .unwrap();
@@ -1060,10 +1063,10 @@ fn a_pull_that_leaves_rejections_is_partial_and_its_counts_add_up_whatever_the_r
         return;
     }
     let (keys, tmp, remote) = keys_tmp_remote("sha1");
-    let good = Spec::assertion("good", &[]).sign(&keys);
+    let good = ClaimBuilder::assertion("good").sign(&keys);
     let cosigned = cosigned_by_stranger(
         &keys,
-        &Spec::assertion("cosigned", &[]).sign(&keys).envelope,
+        &ClaimBuilder::assertion("cosigned").sign(&keys).envelope,
     );
     let cosigned_id = serde_json::from_slice::<Value>(
         &base64::Engine::decode(
@@ -1130,7 +1133,7 @@ fn a_pull_that_leaves_rejections_is_partial_and_its_counts_add_up_whatever_the_r
     }
     // A remote with nothing refused: exit 0.
     let clean = bare(tmp.path(), "clean.git", "sha1");
-    let other = Spec::assertion("other", &[]).sign(&keys);
+    let other = ClaimBuilder::assertion("other").sign(&keys);
     commit_on_log(
         &clean,
         &[(
@@ -1152,7 +1155,7 @@ fn a_remote_log_ref_that_names_no_commit_is_refused() {
         return;
     }
     let (keys, tmp, remote, a, _) = two_stores_on_one_remote("sha1");
-    let x = Spec::assertion("x", &[]).sign(&keys);
+    let x = ClaimBuilder::assertion("x").sign(&keys);
     add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
     exchange(&a, "push");
     let git = |args: &[&str], input: Option<&str>| git_on(&remote, args, input).trim().to_owned();
@@ -1170,7 +1173,7 @@ fn a_remote_log_ref_that_names_no_commit_is_refused() {
         let fresh = store_with_remote(tmp.path(), &format!("fresh{i}"), &keys, &remote);
         add(
             &fresh,
-            &[Spec::assertion(format!("mine {i}"), &[]).sign(&keys)],
+            &[ClaimBuilder::assertion(&format!("mine {i}")).sign(&keys)],
             &tmp.path().join("mine.jsonl"),
         );
         for verb in ["pull", "push", "sync"] {
@@ -1200,8 +1203,8 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
     let store = tmp.path().join("s");
     cli_store(&store, &keys, &tmp.path().join("pems"));
     let (slsa, sbom) = foreign_envelopes(&keys);
-    let x = Spec::assertion("x", &[]).sign(&keys);
-    let y = Spec::assertion("y", &[]).sign(&keys);
+    let x = ClaimBuilder::assertion("x").sign(&keys);
+    let y = ClaimBuilder::assertion("y").sign(&keys);
     let out = add_text(
         &store,
         &tmp.path().join("mixed.intoto.jsonl"),
@@ -1240,10 +1243,10 @@ fn a_bundle_with_other_attestations_adds_its_claims_and_ignores_the_rest() {
 
     // An elench line that fails still fails, beside the ignored ones.
     let stranger = keys.sign(
-        &Spec::assertion("by a stranger", &[]).to_json(),
-        support_envelopes::Signer::Stranger,
+        &ClaimBuilder::assertion("by a stranger").build(),
+        common::Signer::Stranger,
     );
-    let z = Spec::assertion("z", &[]).sign(&keys);
+    let z = ClaimBuilder::assertion("z").sign(&keys);
     let out = add_text(
         &store,
         &tmp.path().join("partial.intoto.jsonl"),
@@ -1267,7 +1270,7 @@ fn a_file_where_the_layout_folder_should_be_gives_way_to_the_envelopes() {
     let (keys, tmp, remote) = keys_tmp_remote("sha256");
     commit_on_log(&remote, &[("v1".into(), "not a folder".into())]);
     let a = store_with_remote(tmp.path(), "a", &keys, &remote);
-    let x = Spec::assertion("x", &[]).sign(&keys);
+    let x = ClaimBuilder::assertion("x").sign(&keys);
     add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
     let out = push_expecting(&a, 1);
     let x_path = path_of(&x.envelope, &x.id);

@@ -3,17 +3,17 @@
 //! each, the store opens, `fsck` is clean and nothing acknowledged is missing; at the end the
 //! statuses equal those of a store built from the export.
 
-use crate::support_envelopes;
+use crate::common;
 
+use common::{
+    cli_store, elench_path, export, graph, run, write_bundle, ClaimBuilder, Keys, Rng, Signed,
+};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Instant;
-use support_envelopes::{
-    cli_store, elench_path, export, graph, run, write_bundle, Keys, Rng, Signed, Spec,
-};
 
 fn spawn(store: &Path, args: &[&str], stderr: bool) -> Child {
     std::process::Command::new(elench_path())
@@ -187,11 +187,9 @@ fn fifty_kills_near_the_end_of_short_commands_leave_a_sound_store() {
         )
         .unwrap();
         let env_path = tmp.path().join(format!("one-{round}.dsse"));
-        let one = Spec::assertion(
-            format!("short command claim {round}"),
-            std::slice::from_ref(&probe),
-        )
-        .sign(&keys);
+        let one = ClaimBuilder::assertion(&format!("short command claim {round}"))
+            .depends_on(&[&probe])
+            .sign(&keys);
         std::fs::write(&env_path, &one.envelope).unwrap();
         let keyid = elench::keys::keyid(&fresh_key.verifying_key());
         let name = format!("k{round}");

@@ -8,10 +8,14 @@
 //! - A held store makes another process fail with STORE_BUSY (exit 12) after `--wait`.
 //! - Rejected input never changes the store: `export` is byte-equal before and after.
 
-use crate::support_envelopes;
+use crate::common;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use common::{
+    assertion, cli_store, elench_path, envelope_text, export, graph, record, refs, run,
+    write_bundle, ClaimBuilder, Keys, Rng, Signed, Signer,
+};
 use elench::store::Store;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,10 +23,6 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use support_envelopes::{
-    assertion, cli_store, elench_path, export, graph, record, run, write_bundle, Keys, Rng, Signed,
-    Signer, Spec,
-};
 
 /// The 8 concurrent adds wait for each other against the default 30 s; the kill rounds of the
 /// SIGKILL test take turns with them so the two do not compete for the CPU meanwhile.
@@ -318,7 +318,9 @@ fn eight_concurrent_adds_all_succeed_and_lose_nothing() {
             } else {
                 Vec::new()
             };
-            let s = Spec::assertion(format!("process {k} claim {i}"), &deps).sign(&keys);
+            let s = ClaimBuilder::assertion(&format!("process {k} claim {i}"))
+                .depends_on(&refs(&deps))
+                .sign(&keys);
             shares[k].push(s);
         }
     }
@@ -417,9 +419,9 @@ fn a_writer_holding_the_store_holds_up_writers_never_readers() {
     let keys = Keys::new();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let store = support_envelopes::lib_store(&dir, &keys);
+    let store = common::lib_store(&dir, &keys);
     let claims = graph(&keys, 5, 0x11, "held");
-    support_envelopes::lib_add_all(&store, &claims[..4]);
+    common::lib_add_all(&store, &claims[..4]);
     let bundle = tmp.path().join("last.intoto.jsonl");
     write_bundle(&bundle, &claims[4..]);
     let held = store.lock().expect("the writer lock");
@@ -499,28 +501,23 @@ fn rejected_input_never_changes_the_store() {
 
     // The bad inputs, each with the code it must be rejected with.
     let fresh = assertion(&keys, "good c", &[&b.id]);
-    let by_stranger = keys.sign(&Spec::assertion("good d", &[]).to_json(), Signer::Stranger);
+    let by_stranger = keys.sign(&ClaimBuilder::assertion("good d").build(), Signer::Stranger);
     let mut extra_field = {
-        let (_, map) = elench::claim::with_id(&Spec::assertion("good e", &[]).to_json()).unwrap();
+        let (_, map) = elench::claim::with_id(&ClaimBuilder::assertion("good e").build()).unwrap();
         map
     };
     extra_field.insert("bogus".into(), json!(true));
-    let schema_violation = keys.sign_raw_predicate(&extra_field, Signer::Agent);
+    let schema_violation = envelope_text(&Value::Object(extra_field), &keys.agent);
     let mut wrong_id = {
-        let (_, map) = elench::claim::with_id(&Spec::assertion("good f", &[]).to_json()).unwrap();
+        let (_, map) = elench::claim::with_id(&ClaimBuilder::assertion("good f").build()).unwrap();
         map
     };
     wrong_id.insert("id".into(), json!(a.id));
-    let id_mismatch = keys.sign_raw_predicate(&wrong_id, Signer::Agent);
+    let id_mismatch = envelope_text(&Value::Object(wrong_id), &keys.agent);
     let agent_verifies = keys.sign(
-        &Spec::record(
-            "verification",
-            "harness-observed",
-            "good g",
-            std::slice::from_ref(&b.id),
-            &[],
-        )
-        .to_json(),
+        &ClaimBuilder::record("verification", &[&b.id])
+            .text("good g")
+            .build(),
         Signer::Agent,
     );
     let bad: Vec<(&str, String, &str)> = vec![
@@ -566,7 +563,7 @@ fn rejected_input_never_changes_the_store() {
         all_bad.push('\n');
     }
     // All of them at once, as a bundle on stdin.
-    let out = support_envelopes::elench()
+    let out = common::command(tmp.path())
         .arg("--store")
         .arg(&store)
         .args(["add", "-"])

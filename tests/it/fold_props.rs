@@ -9,8 +9,12 @@
 //! blast radius of every claim checked against a model (members, depths, `affected`,
 //! `--depth` truncation).
 
-use crate::support_envelopes;
+use crate::common;
 
+use common::{
+    assertion, dangling_id, export, lib_add_all, lib_store, pick, record, record_kind, refs, run,
+    ClaimBuilder, Keys, Rng, Signed, Signer,
+};
 use elench::claim::Kind;
 use elench::fold::{ClaimStatus, Fold, Status};
 use elench::store::Store;
@@ -20,10 +24,6 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
-use support_envelopes::{
-    assertion, dangling_id, export, lib_add_all, lib_store, pick, record, record_kind, run, Keys,
-    Rng, Signed, Signer, Spec,
-};
 
 // ---------------------------------------------------------------------------------------------
 // Random graphs
@@ -174,9 +174,10 @@ fn build(plan: &Plan, keys: &Keys) -> Built {
         if a.dangling {
             premises.push(dangling_id(i as u64));
         }
-        let mut spec = Spec::assertion(format!("assertion {i}"), &premises);
+        let mut spec =
+            ClaimBuilder::assertion(&format!("assertion {i}")).depends_on(&refs(&premises));
         if a.harness {
-            spec.origin = "harness-observed";
+            spec = spec.origin("harness-observed");
         }
         assertions.push(spec.sign(keys));
     }
@@ -206,8 +207,11 @@ fn build(plan: &Plan, keys: &Keys) -> Built {
                 }
             }
         };
-        let spec = Spec::record(kind, origin, text, &target, &premises);
-        all.push(keys.sign(&spec.to_json(), signer));
+        let spec = ClaimBuilder::record(kind, &refs(&target))
+            .origin(origin)
+            .text(&text)
+            .depends_on(&refs(&premises));
+        all.push(keys.sign(&spec.build(), signer));
     }
     let mut rejected = Vec::new();
     for (i, (v, about)) in plan.violations.iter().enumerate() {
@@ -215,20 +219,21 @@ fn build(plan: &Plan, keys: &Keys) -> Built {
         let text = format!("violation {i}");
         let (spec, signer) = match v {
             Violation::AgentVerifies => (
-                Spec::record("verification", "harness-observed", text, &about, &[]),
+                ClaimBuilder::record("verification", &refs(&about)).text(&text),
                 Signer::Agent,
             ),
             Violation::AgentSpeaksForHuman => {
-                let mut spec = Spec::assertion(text, &about);
-                spec.origin = "human-asserted";
+                let spec = ClaimBuilder::assertion(&text)
+                    .depends_on(&refs(&about))
+                    .origin("human-asserted");
                 (spec, Signer::Agent)
             }
             Violation::HarnessAccepts => (
-                Spec::record("residue-acceptance", "human-asserted", text, &about, &[]),
+                ClaimBuilder::record("residue-acceptance", &refs(&about)).text(&text),
                 Signer::Harness,
             ),
         };
-        rejected.push(keys.sign(&spec.to_json(), signer));
+        rejected.push(keys.sign(&spec.build(), signer));
     }
     // A harness may relay what an agent asserted: the same claim, another envelope.
     let relayable: Vec<&Signed> = all.iter().filter(|c| c.signer == Signer::Agent).collect();

@@ -2,13 +2,13 @@
 //! readers must never crash a command, never be called damage to the log, and never tear an
 //! answer. Through the real binary.
 
-use crate::support_envelopes;
+use crate::common;
 
+use common::{cli_store, elench_path, graph, run, write_bundle, Keys, Signed};
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support_envelopes::{cli_store, elench_path, graph, run, write_bundle, Keys, Signed};
 
 /// A store made through the CLI holding `claims` (and the three trust events).
 fn store_with(dir: &Path, claims: &[Signed]) -> PathBuf {
@@ -106,7 +106,7 @@ fn statuses_of(json: &Value) -> Value {
 /// LMDB somewhere else, half anywhere in a page.
 fn positions(len: usize, count: usize) -> Vec<usize> {
     let pages = (len / 4096).max(1);
-    let mut rng = support_envelopes::Rng::new(12);
+    let mut rng = common::Rng::new(12);
     (0..count)
         .map(|i| {
             let page = rng.below(pages);

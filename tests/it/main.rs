@@ -1,11 +1,10 @@
 //! Every integration test, in one binary: one link instead of one per file, and one set of
-//! helpers (`common` drives the CLI with key files, `support_envelopes` signs in memory and
-//! reads the library, `check_support` builds trees for `check`). Run one file's tests with
-//! `cargo test --test it <file>::`.
+//! helpers (`common`: keys, claims, envelopes signed in memory or through the CLI, stores,
+//! the runner; `check_support` builds trees for `check` on top of it). Run one file's tests
+//! with `cargo test --test it <file>::`.
 
 mod check_support;
 mod common;
-mod support_envelopes;
 
 mod agent_spec;
 mod agent_spec_level2;

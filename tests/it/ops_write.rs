@@ -1,10 +1,10 @@
 //! The write operations (`ops::add`, `ops::check`) through the real binary: what the store
 //! notices when they open it reaches the report, as it does for every other command.
 
-use crate::support_envelopes::{self, cli_store, run, write_bundle, Keys, Signer, Spec};
+use crate::common::{self, cli_store, run, write_bundle, ClaimBuilder, Keys, Signer};
 use std::path::Path;
 
-fn warning_codes(out: &support_envelopes::Out) -> Vec<String> {
+fn warning_codes(out: &common::Out) -> Vec<String> {
     out.json["warnings"]
         .as_array()
         .map(|w| {
@@ -32,7 +32,7 @@ fn add_and_check_report_a_torn_tail_they_find_on_opening_the_store() {
 
     tear(&store);
     let bundle = tmp.path().join("a.intoto.jsonl");
-    write_bundle(&bundle, [&Spec::assertion("first", &[]).sign(&keys)]);
+    write_bundle(&bundle, [&ClaimBuilder::assertion("first").sign(&keys)]);
     let out = run(&store, &["add", bundle.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(out.json["data"]["created"], 1, "{}", out.json);
@@ -44,7 +44,7 @@ fn add_and_check_report_a_torn_tail_they_find_on_opening_the_store() {
 
     tear(&store);
     let harness = tmp.path().join("harness.pem");
-    let pem = elench::keys::signing_key_pem(keys.key(Signer::Harness)).unwrap();
+    let pem = elench::keys::signing_key_pem(&keys.key(Signer::Harness).signing).unwrap();
     std::fs::write(&harness, pem).unwrap();
     let tree = tmp.path().join("tree");
     std::fs::create_dir(&tree).unwrap();

@@ -4,11 +4,11 @@
 //! One test in its own binary: other tests' threads would open and close descriptors
 //! meanwhile.
 
-use crate::support_envelopes;
+use crate::common;
 
+use common::{graph, lib_add_all, lib_store, Keys};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use support_envelopes::{graph, lib_add_all, lib_store, Keys};
 
 /// Descriptors of this process without close-on-exec, with what they are open on.
 fn inheritable() -> BTreeSet<(i32, PathBuf)> {

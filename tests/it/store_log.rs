@@ -1,16 +1,16 @@
 //! The log and its index through the real binary: damage, tampering, recovery, checkpoints,
 //! signer union, carrying a layout 1 (sled) store over, and where output may go.
 
-use crate::support_envelopes;
+use crate::common;
 
+use common::{
+    cli_store, export, graph, run, run_with, write_bundle, ClaimBuilder, Keys, Signed, Signer,
+};
 use elench::store::index::{ClaimEntry, KeyEntry};
 use elench::store::log::{encode_frame, Head, Log, Record, GENESIS};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use support_envelopes::{
-    cli_store, export, graph, run, run_with, write_bundle, Keys, Signed, Signer, Spec,
-};
 
 fn segment(store: &Path) -> PathBuf {
     store.join("log").join("00000000000000000000.seg")
@@ -70,7 +70,7 @@ fn repair_reports_damage(store: &Path) {
     );
 }
 
-fn corrupt(out: &support_envelopes::Out) {
+fn corrupt(out: &common::Out) {
     assert_eq!(out.code, 4, "{}", out.json);
     assert_eq!(
         out.json["error"]["code"],
@@ -85,8 +85,8 @@ fn claims(n: usize, seed: u64) -> Vec<Signed> {
 }
 
 /// `add` of one new assertion `text` signed by the agent, through a bundle written in `dir`.
-fn add_fresh(store: &Path, dir: &Path, keys: &Keys, text: &str) -> support_envelopes::Out {
-    let fresh = Spec::assertion(text, &[]).sign(keys);
+fn add_fresh(store: &Path, dir: &Path, keys: &Keys, text: &str) -> common::Out {
+    let fresh = ClaimBuilder::assertion(text).sign(keys);
     let bundle = dir.join("fresh.intoto.jsonl");
     write_bundle(&bundle, [&fresh]);
     run(store, &["add", bundle.to_str().unwrap()])
@@ -590,7 +590,11 @@ fn fsck_checkpoint_fails_once_anything_before_it_changed() {
     let cs = claims(10, 7);
     let (tmp, store) = store_with(&cs[..6]);
     let pem = tmp.path().join("harness.pem");
-    std::fs::write(&pem, elench::keys::signing_key_pem(&keys.harness).unwrap()).unwrap();
+    std::fs::write(
+        &pem,
+        elench::keys::signing_key_pem(&keys.harness.signing).unwrap(),
+    )
+    .unwrap();
     let cp = tmp.path().join("cp.json");
     let out = run(
         &store,
@@ -675,7 +679,7 @@ fn stores_fed_differently_signed_envelopes_in_opposite_orders_agree() {
     let mut envelopes = claims(15, 8);
     // The same claims relayed by the harness: other envelopes, other signers.
     for i in 0..5 {
-        let claim = Spec::assertion(format!("log assertion {i}"), &[]).to_json();
+        let claim = ClaimBuilder::assertion(&format!("log assertion {i}")).build();
         envelopes.push(keys.sign(&claim, Signer::Harness));
     }
     let mut reversed = envelopes.clone();
@@ -792,11 +796,15 @@ fn output_paths_inside_the_store_are_refused() {
     assert_eq!(run(&store, &["fsck"]).code, 0);
     // `sign` refuses the store too, and never overwrites its own input.
     let claim_path = store.parent().unwrap().join("c.json");
-    let claim = Spec::assertion("sign me", &[]).to_json();
+    let claim = ClaimBuilder::assertion("sign me").build();
     std::fs::write(&claim_path, claim.to_string()).unwrap();
     let keys = Keys::new();
     let pem = store.parent().unwrap().join("agent.pem");
-    std::fs::write(&pem, elench::keys::signing_key_pem(&keys.agent).unwrap()).unwrap();
+    std::fs::write(
+        &pem,
+        elench::keys::signing_key_pem(&keys.agent.signing).unwrap(),
+    )
+    .unwrap();
     for out_path in [inside.to_str().unwrap(), claim_path.to_str().unwrap()] {
         let out = run(
             &store,
@@ -838,7 +846,7 @@ fn a_read_only_store_can_be_read_and_refuses_writes() {
     let ro = |args: &[&str]| -> (i32, Value) {
         let out = std::process::Command::new("bwrap")
             .args(["--dev-bind", "/", "/", "--ro-bind", s, s])
-            .arg(support_envelopes::elench_path())
+            .arg(common::elench_path())
             .args(["--store", s])
             .args(args)
             .env_remove("ELENCH_STORE")
@@ -1059,14 +1067,14 @@ fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-fn error_message(out: &support_envelopes::Out) -> String {
+fn error_message(out: &common::Out) -> String {
     out.json["error"]["message"]
         .as_str()
         .unwrap_or_default()
         .to_owned()
 }
 
-fn warning_codes(out: &support_envelopes::Out) -> Vec<String> {
+fn warning_codes(out: &common::Out) -> Vec<String> {
     out.json["warnings"]
         .as_array()
         .map(|w| {
@@ -1193,7 +1201,7 @@ fn a_migrated_store_whose_format_says_layout_1_again_keeps_every_claim() {
     // The log grows past what layout 1 held; then FORMAT is set back.
     let bundle = tmp.path().join("more.intoto.jsonl");
     let more: Vec<Signed> = (0..3)
-        .map(|i| Spec::assertion(format!("after the migration {i}"), &[]).sign(&keys))
+        .map(|i| ClaimBuilder::assertion(&format!("after the migration {i}")).sign(&keys))
         .collect();
     write_bundle(&bundle, &more);
     let added = run(&store, &["add", bundle.to_str().unwrap()]);
@@ -1316,8 +1324,8 @@ fn damage_inside_a_trust_event_stops_add_as_it_stops_fsck() {
         "{}",
         out.json
     );
-    let pems = keys.write_public_pems(&tmp.path().join("pems2"));
-    let (role, pem) = &pems[0];
+    let harness = keys.harness.write_files(&tmp.path().join("pems2"));
+    let (role, pem) = (&harness.role, &harness.public);
     corrupt(&run(
         &store,
         &[

@@ -111,7 +111,7 @@ fn elench_tree(dir: &Path, home: &Path, args: &[&str]) -> String {
 
 /// `elench tree ARGS DIR`'s whole JSON answer.
 fn elench_tree_json(dir: &Path, home: &Path, args: &[&str]) -> Value {
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("elench"));
+    let mut cmd = Command::new(common::elench_path());
     isolate(&mut cmd, home);
     let out = cmd
         .arg("tree")

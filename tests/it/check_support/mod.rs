@@ -70,7 +70,7 @@ impl Bench {
     /// `elench --store STORE check …` as [`Bench::check`] runs it, not yet started: for the
     /// tests that watch it run (the caller says where its output goes).
     pub fn check_command(&self, args: &[&str]) -> std::process::Command {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("elench"));
+        let mut cmd = std::process::Command::new(crate::common::elench_path());
         cmd.current_dir(self.dir())
             .env_remove("ELENCH_STORE")
             .arg("--store")
