@@ -4,7 +4,8 @@
 //! validated against them before anything runs, so a wrong argument is refused with the
 //! JSON pointer of the field. Output schemas describe `structuredContent` of a successful
 //! call; members may be added, none renamed (like the CLI's `data`). A failed call carries
-//! `{"error": {...}, "warnings": [...]}` instead, with `isError: true` (see [`error`]).
+//! `{"error": {...}, "warnings": [...]}` instead, with `isError: true` (see [`error`]). A
+//! result the byte cap cut also carries `truncation` (see [`truncation`] and `bound`).
 
 use serde_json::{json, Value};
 
