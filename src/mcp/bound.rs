@@ -42,6 +42,24 @@ pub fn count(v: &Value, items: Items) -> usize {
     }
 }
 
+/// The JSON bytes of each item of the page `v`, in order.
+fn item_sizes(v: &Value, items: Items) -> Vec<usize> {
+    let of = |a: &Value| -> Vec<usize> {
+        a.as_array()
+            .map_or_else(Vec::new, |xs| xs.iter().map(size).collect())
+    };
+    match items {
+        Items::At(ptr) => v.pointer(ptr).map_or_else(Vec::new, of),
+        Items::Blast => {
+            let mut sizes: Vec<usize> = v["layers"].as_array().map_or_else(Vec::new, |ls| {
+                ls.iter().flat_map(|l| of(&l["claims"])).collect()
+            });
+            sizes.extend(of(&v["affected"]));
+            sizes
+        }
+    }
+}
+
 fn len(v: &Value) -> usize {
     v.as_array().map_or(0, Vec::len)
 }
@@ -147,6 +165,20 @@ pub fn fit(
     // Fewer items of the page: the most that fit, and at least one.
     let paged = page.filter(|p| count(&v, p.items) > 0 && count(&v, p.items) == p.cursors.len());
     if let Some(p) = paged {
+        // Each item costs at least its own bytes: no more than fit alone are ever kept,
+        // which keeps the search below to a value about the cap's size.
+        let mut hi = 0;
+        let mut used = 0;
+        for bytes in item_sizes(&v, p.items) {
+            used += bytes;
+            if used > cap {
+                break;
+            }
+            hi += 1;
+        }
+        let hi = hi.max(1);
+        let mut v = v;
+        keep(&mut v, p.items, 0, hi);
         let cut_page = |n: usize| {
             let mut r = v.clone();
             keep(&mut r, p.items, 0, n);
@@ -170,9 +202,8 @@ pub fn fit(
             }
             (r, hint)
         };
-        let len = p.cursors.len();
-        let (mut lo, mut hi) = (1, len);
-        // The largest n in 1..=len whose result fits; lo when none does.
+        let (mut lo, mut hi) = (1, hi);
+        // The largest n in 1..=hi whose result fits; 1 when none does.
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
             let (mut r, hint) = cut_page(mid);
@@ -256,8 +287,9 @@ fn shrink(v: &mut Value, cap: usize, full: usize, hint: &str) -> bool {
                 continue;
             }
         }
+        // Longer than a shortened text (SHORT_TEXT and `…`), so each step makes one shorter.
         let Some((ptr, n)) = largest(v, "", &|x| match x {
-            Value::String(s) if s.len() > SHORT_TEXT => Some(s.len()),
+            Value::String(s) if s.len() > SHORT_TEXT + 3 => Some(s.len()),
             _ => None,
         }) else {
             return false;
@@ -377,6 +409,24 @@ mod tests {
         assert_eq!(out["entries"].as_array().unwrap().len(), 1);
         assert!(out["entries"][0]["text"].as_str().unwrap().ends_with('…'));
         assert_eq!(out["pagination"]["next_cursor"], "1");
+    }
+
+    #[test]
+    fn texts_just_over_the_short_length_do_not_hold_the_cut_up() {
+        // Many texts of 97 to 99 bytes: shortening them would not make them shorter, so
+        // they are left, and the lists are what is cut.
+        let rows: Vec<Value> = (0..100).map(|_| json!({"t": "x".repeat(98)})).collect();
+        let v = json!({"rows": rows, "warnings": []});
+        let out = fit(v, Some(2048), None, "t", "").unwrap();
+        assert!(serde_json::to_vec(&out).unwrap().len() <= 2048);
+        assert!(out["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["t"].as_str().unwrap().len() == 98));
+        // One text of 99 bytes that alone is over: TOO_LARGE is the answer, not a loop.
+        let v = json!({"t": "y".repeat(99), "warnings": []});
+        assert_eq!(fit(v, Some(64), None, "t", ""), None);
     }
 
     #[test]

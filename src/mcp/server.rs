@@ -102,9 +102,15 @@ fn warnings_json(w: Vec<(String, String)>) -> Value {
     )
 }
 
-/// The tool result of a failure: elench's `error` object, and a line of text for people.
-fn failure_result(f: &Failure, warnings: Vec<(String, String)>) -> CallToolResult {
-    failure_result_with(f, warnings, None)
+/// The tool result of a failure: elench's `error` object, and a line of text for people,
+/// both within `cap` (a message naming a thousand unknown ids is shortened, never cut
+/// mid-JSON).
+fn failure_result(
+    f: &Failure,
+    warnings: Vec<(String, String)>,
+    cap: Option<usize>,
+) -> CallToolResult {
+    failure_result_with(f, warnings, None, cap)
 }
 
 /// [`failure_result`] with advice of its own in place of the code's.
@@ -112,6 +118,7 @@ fn failure_result_with(
     f: &Failure,
     warnings: Vec<(String, String)>,
     suggestion: Option<&str>,
+    cap: Option<usize>,
 ) -> CallToolResult {
     let mut error = f.to_json();
     if let Some(s) = suggestion {
@@ -122,13 +129,35 @@ fn failure_result_with(
             "Fix the arguments as the message says; tools/list gives each tool's input schema"
         );
     }
-    let mut text = format!("error[{}]: {f}", f.code());
+    let whole = json!({"error": error, "warnings": warnings_json(warnings)});
+    let content = bound::fit(
+        whole.clone(),
+        cap,
+        None,
+        "",
+        "the error's code says what failed",
+    )
+    .unwrap_or_else(|| {
+        // Only the code and the start of the message: always small.
+        let mut small = json!({"error": whole["error"].clone(), "warnings": []});
+        let message: String = f.to_string().chars().take(200).collect();
+        small["error"] = json!({
+            "code": f.code(),
+            "message": format!("{message}…"),
+            "retryable": whole["error"]["retryable"].clone(),
+        });
+        small
+    });
+    let error = &content["error"];
+    let mut text = format!(
+        "error[{}]: {}",
+        error["code"].as_str().unwrap_or_default(),
+        error["message"].as_str().unwrap_or_default()
+    );
     if let Some(s) = error["suggestion"].as_str() {
         text.push_str(&format!("\nsuggestion: {s}"));
     }
-    let mut r = CallToolResult::structured_error(
-        json!({"error": error, "warnings": warnings_json(warnings)}),
-    );
+    let mut r = CallToolResult::structured_error(content);
     r.content = vec![ContentBlock::text(text)];
     r
 }
@@ -227,6 +256,7 @@ impl ServerHandler for Server {
             (result, observer.take())
         })
         .await;
+        let cap = self.config.max_output_bytes;
         let result = match outcome {
             Ok((Ok(answer), warnings)) => {
                 let mut data = answer.value;
@@ -234,7 +264,6 @@ impl ServerHandler for Server {
                     m.insert("warnings".into(), warnings_json(warnings));
                 }
                 let def = self.tools[request_name.as_str()].def;
-                let cap = self.config.max_output_bytes;
                 match bound::fit(data, cap, answer.page.as_ref(), def.name, def.whole) {
                     Some(data) => CallToolResult::structured(data),
                     // TOO_LARGE's own advice speaks of claims; here the result is large.
@@ -245,15 +274,17 @@ impl ServerHandler for Server {
                             "Ask for less (a smaller limit, fewer ids), or start the server \
                              with a larger ELENCH_MAX_OUTPUT_BYTES",
                         ),
+                        cap,
                     ),
                 }
             }
-            Ok((Err(f), warnings)) => failure_result(&f, warnings),
+            Ok((Err(f), warnings)) => failure_result(&f, warnings, cap),
             Err(e) => failure_result(
                 &Failure::Internal(format!(
                     "elench failed unexpectedly ({e}); please report it with the tool call"
                 )),
                 Vec::new(),
+                cap,
             ),
         };
         Ok(result.into())

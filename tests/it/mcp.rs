@@ -185,7 +185,8 @@ impl Client {
             "type": "object",
             "properties": {
                 "error": elench::mcp::schemas::error(),
-                "warnings": elench::mcp::schemas::warnings()
+                "warnings": elench::mcp::schemas::warnings(),
+                "truncation": elench::mcp::schemas::truncation()
             },
             "required": ["error", "warnings"],
             "additionalProperties": false
@@ -201,6 +202,17 @@ impl Client {
         );
         let text = r["content"][0]["text"].as_str().unwrap();
         assert!(text.contains(error["code"].as_str().unwrap()), "{text}");
+        if let Some(cap) = self.cap {
+            let bytes = serde_json::to_vec(&r["structuredContent"]).unwrap().len();
+            assert!(
+                bytes <= cap,
+                "{name}: a failure of {bytes} bytes, over the cap {cap}: {r}"
+            );
+            assert!(
+                text.len() <= cap,
+                "{name}: its text is over the cap: {text}"
+            );
+        }
         error
     }
 
@@ -1063,6 +1075,12 @@ fn results_keep_to_the_byte_cap_and_the_cursor_goes_on() {
     let (all, cut) = c.follow("claims_for", json!({}), &ids_at("claims"));
     assert_eq!(all, logged);
     assert!(cut > 0, "the cap cut some page of claims_for");
+
+    // A failure is kept to the cap too: a hundred unknown ids, each named in the message.
+    let unknown: Vec<String> = (0..100u8).map(some_id).collect();
+    let e = c.err("status", json!({ "ids": &unknown }));
+    assert_eq!(e["code"], "NOT_FOUND", "{e}");
+    assert!(e["message"].as_str().unwrap().ends_with('…'), "{e}");
 
     // A cursor no page gave is refused, naming it.
     let e = c.err("status", json!({"ids": &logged, "cursor": "60"}));
