@@ -112,7 +112,8 @@ pub const TOOLS: [ToolDef; 9] = [
         needs_harness_key: false,
         input: schemas::show_input,
         output: schemas::show_output,
-        whole: "`elench show ID` on the command line gives the claim whole (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
+        whole: "`elench show ID` on the command line gives the claim whole \
+                (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
     },
     ToolDef {
         name: "log",
@@ -138,7 +139,8 @@ pub const TOOLS: [ToolDef; 9] = [
         needs_harness_key: false,
         input: schemas::claim_input,
         output: schemas::claim_output,
-        whole: "every claim listed was appended as the counts say; `status` of their ids gives each one's standing",
+        whole: "every claim listed was appended as the counts say; `status` of their ids \
+                gives each one's standing",
     },
     ToolDef {
         name: "check",
@@ -165,7 +167,8 @@ pub const TOOLS: [ToolDef; 9] = [
         needs_harness_key: false,
         input: schemas::gate_input,
         output: schemas::gate_output,
-        whole: "pass and the counts are for the whole tree; `elench gate` on the command line names every violation (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
+        whole: "pass and the counts are for the whole tree; `elench gate` on the command \
+                line names every violation (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
     },
 ];
 

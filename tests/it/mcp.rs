@@ -163,6 +163,11 @@ impl Client {
                 bytes <= cap,
                 "{name}: {bytes} bytes over the cap {cap}: {data}"
             );
+            let text = r["content"][0]["text"].as_str().unwrap();
+            assert!(
+                text.len() <= cap,
+                "{name}: its text is over the cap: {text}"
+            );
         }
         data
     }
