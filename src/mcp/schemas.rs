@@ -184,7 +184,8 @@ fn limit_of(description: &str) -> Value {
 }
 
 fn cursor() -> Value {
-    json!({"type": "string",
+    // Every cursor elench gives is a position, a number.
+    json!({"type": "string", "pattern": "^[0-9]{1,20}$",
            "description": "Where to go on: the next_cursor of the previous page"})
 }
 
