@@ -669,8 +669,8 @@ fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 // ---- the response size cap ----
 
 /// The cap in force (`None`: no cap), and a warning when `ELENCH_MAX_OUTPUT_BYTES` is not
-/// a number of bytes (the default applies then).
-fn output_cap() -> (Option<usize>, Option<Warning>) {
+/// a number of bytes (the default applies then). `elench mcp` reads it once, at start.
+pub(crate) fn output_cap() -> (Option<usize>, Option<Warning>) {
     match std::env::var("ELENCH_MAX_OUTPUT_BYTES") {
         Err(_) => (Some(DEFAULT_MAX_OUTPUT_BYTES), None),
         Ok(v) => match v.trim().parse::<usize>() {

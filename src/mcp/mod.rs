@@ -2,10 +2,12 @@
 //! with the official Rust SDK (`rmcp`).
 //!
 //! `server` speaks the protocol; `tools` lists the tools (names, annotations, `schemas`) and
-//! runs each as one call into the library, on a blocking thread. What the server signs with,
+//! runs each as one call into the library, on a blocking thread; `bound` cuts a result to
+//! the byte cap. What the server signs with,
 //! which store it appends to and which tree it reads are fixed when it starts ([`Config`]),
 //! never taken from a tool's input.
 
+pub mod bound;
 pub mod schemas;
 mod server;
 pub mod tools;
@@ -49,6 +51,10 @@ pub struct Config {
     /// The one reaper of every call's children and scratch directories (and the numbers
     /// two `check` calls at once must not share).
     pub reaper: std::sync::Arc<crate::reaper::Reaper>,
+
+    /// The most bytes a tool result's JSON may take (None: no cap): the command line's
+    /// `ELENCH_MAX_OUTPUT_BYTES`, read when the server starts ([`bound`]).
+    pub max_output_bytes: Option<usize>,
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Returns an error only when the

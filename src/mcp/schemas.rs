@@ -4,7 +4,8 @@
 //! validated against them before anything runs, so a wrong argument is refused with the
 //! JSON pointer of the field. Output schemas describe `structuredContent` of a successful
 //! call; members may be added, none renamed (like the CLI's `data`). A failed call carries
-//! `{"error": {...}, "warnings": [...]}` instead, with `isError: true` (see [`error`]).
+//! `{"error": {...}, "warnings": [...]}` instead, with `isError: true` (see [`error`]). A
+//! result the byte cap cut also carries `truncation` (see [`truncation`] and `bound`).
 
 use serde_json::{json, Value};
 
@@ -64,9 +65,28 @@ pub fn warnings() -> Value {
     })
 }
 
-/// An object schema with these properties, `required` members, and `warnings` added.
+/// `truncation`, on a result the byte cap cut: the cap, the whole result's size, and how to
+/// get the rest.
+pub fn truncation() -> Value {
+    json!({
+        "type": "object",
+        "description": "Present only when the result was cut to the server's byte cap \
+                        (ELENCH_MAX_OUTPUT_BYTES when it started)",
+        "properties": {
+            "cap": {"type": "integer", "minimum": 0},
+            "size": {"type": "integer", "minimum": 0,
+                     "description": "The bytes the whole result would have taken"},
+            "hint": {"type": "string", "description": "How to get the rest"}
+        },
+        "required": ["cap", "size", "hint"]
+    })
+}
+
+/// An object schema with these properties, `required` members, and `warnings` and
+/// `truncation` added.
 fn output(mut properties: Value, required: &[&str]) -> Value {
     properties["warnings"] = warnings();
+    properties["truncation"] = truncation();
     let mut req: Vec<&str> = required.to_vec();
     req.push("warnings");
     json!({
@@ -151,17 +171,21 @@ fn pagination() -> Value {
             "next_cursor": {"type": ["string", "null"],
                             "description": "Give it as cursor for the next page"}
         },
-        "required": ["returned", "has_more", "next_cursor"]
+        "required": ["total", "returned", "truncated", "has_more", "next_cursor"]
     })
 }
 
 fn limit() -> Value {
-    json!({"type": "integer", "minimum": 1, "maximum": 10000,
-           "description": "How many items (default 20)"})
+    limit_of("How many items (default 20)")
+}
+
+fn limit_of(description: &str) -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": 10000, "description": description})
 }
 
 fn cursor() -> Value {
-    json!({"type": "string",
+    // Every cursor elench gives is a position, a number.
+    json!({"type": "string", "pattern": "^[0-9]{1,20}$",
            "description": "Where to go on: the next_cursor of the previous page"})
 }
 
@@ -215,6 +239,8 @@ pub fn status_input() -> Value {
         json!({
             "ids": {"type": "array", "items": id_or_prefix("A claim"), "minItems": 1,
                     "maxItems": 1000},
+            "limit": limit_of("How many of ids (default: all)"),
+            "cursor": cursor(),
         }),
         &["ids"],
     )
@@ -225,9 +251,10 @@ pub fn status_output() -> Value {
         json!({
             "claims": {"type": "array", "items": claim_status()},
             "as_of": {"type": "integer", "minimum": 0,
-                      "description": "How many log entries were folded"}
+                      "description": "How many log entries were folded"},
+            "pagination": pagination()
         }),
-        &["claims", "as_of"],
+        &["claims", "as_of", "pagination"],
     )
 }
 
@@ -236,7 +263,10 @@ pub fn blast_input() -> Value {
         json!({
             "id": id_or_prefix("The claim whose falsification is asked about"),
             "depth": {"type": "integer", "minimum": 0, "maximum": 1000000,
-                      "description": "Only this many layers of dependents"}
+                      "description": "Only this many layers of dependents"},
+            "limit": limit_of("How many items (default: all): the members layer by layer, \
+                               the root first, then the affected claims"),
+            "cursor": cursor(),
         }),
         &["id"],
     )
@@ -268,9 +298,52 @@ pub fn blast_output() -> Value {
                 "properties": {"id": id(), "status": status(), "decided_by": ids()},
                 "required": ["id", "status"]
             }},
-            "truncated": {"type": "boolean"}
+            "truncated": {"type": "boolean",
+                          "description": "Whether depth left members out"},
+            "pagination": {
+                "description": "The page's items are the members layer by layer (the root \
+                                first), then the affected claims; total counts them all",
+                "allOf": [pagination()]
+            }
         }),
-        &["root", "count", "layers", "affected"],
+        &["root", "count", "layers", "affected", "pagination"],
+    )
+}
+
+pub fn why_input() -> Value {
+    input(
+        json!({
+            "from": id_or_prefix("The claim that may rest on the other"),
+            "to": id_or_prefix("The premise it may rest on"),
+        }),
+        &["from", "to"],
+    )
+}
+
+pub fn why_output() -> Value {
+    output(
+        json!({
+            "from": id(),
+            "to": id(),
+            "path": {"description": "[from, …, to], each naming the next among its premises \
+                                     (dependsOn); null when from does not rest on to",
+                     "anyOf": [{"type": "array", "items": id(), "minItems": 1},
+                               {"type": "null"}]},
+            "length": {"type": ["integer", "null"], "minimum": 0,
+                       "description": "The number of dependsOn steps, or null"},
+            "steps": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "id": id(),
+                    "status": status(),
+                    "text": {"type": ["string", "null"]}
+                },
+                "required": ["id", "status", "text"]
+            }},
+            "reverse_path": {"type": "boolean",
+                             "description": "With no path: whether to rests on from instead"}
+        }),
+        &["from", "to", "path", "length", "steps", "reverse_path"],
     )
 }
 
@@ -523,6 +596,8 @@ mod tests {
             status_output(),
             blast_input(),
             blast_output(),
+            why_input(),
+            why_output(),
             show_input(),
             show_output(),
             log_input(),

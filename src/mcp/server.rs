@@ -5,6 +5,7 @@
 //! the CLI's JSON envelope, so that the model reads what went wrong and what to do. Only a
 //! request that names no served tool is a JSON-RPC error (invalid params).
 
+use super::bound;
 use super::tools::{self, ToolDef};
 use super::Config;
 use crate::claim::schema::collect_violations;
@@ -101,24 +102,77 @@ fn warnings_json(w: Vec<(String, String)>) -> Value {
     )
 }
 
-/// The tool result of a failure: elench's `error` object, and a line of text for people.
-fn failure_result(f: &Failure, warnings: Vec<(String, String)>) -> CallToolResult {
+/// The tool result of a failure: elench's `error` object, and a line of text for people,
+/// both within `cap` (a message naming a thousand unknown ids is shortened, never cut
+/// mid-JSON).
+fn failure_result(
+    f: &Failure,
+    warnings: Vec<(String, String)>,
+    cap: Option<usize>,
+) -> CallToolResult {
+    failure_result_with(f, warnings, None, cap)
+}
+
+/// [`failure_result`] with advice of its own in place of the code's.
+fn failure_result_with(
+    f: &Failure,
+    warnings: Vec<(String, String)>,
+    suggestion: Option<&str>,
+    cap: Option<usize>,
+) -> CallToolResult {
     let mut error = f.to_json();
-    if f.code() == crate::ops::error::CODE {
+    if let Some(s) = suggestion {
+        error["suggestion"] = json!(s);
+    } else if f.code() == crate::ops::error::CODE {
         // The manual's advice for bad arguments speaks of the command line's --help.
         error["suggestion"] = json!(
             "Fix the arguments as the message says; tools/list gives each tool's input schema"
         );
     }
-    let mut text = format!("error[{}]: {f}", f.code());
+    let whole = json!({"error": error, "warnings": warnings_json(warnings)});
+    let content = bound::fit(
+        whole.clone(),
+        cap,
+        None,
+        "",
+        "the error's code says what failed",
+    )
+    .unwrap_or_else(|| {
+        // Only the code and the start of the message: always small.
+        let mut small = json!({"error": whole["error"].clone(), "warnings": []});
+        let message: String = f.to_string().chars().take(200).collect();
+        small["error"] = json!({
+            "code": f.code(),
+            "message": format!("{message}…"),
+            "retryable": whole["error"]["retryable"].clone(),
+        });
+        small
+    });
+    let error = &content["error"];
+    let mut text = format!(
+        "error[{}]: {}",
+        error["code"].as_str().unwrap_or_default(),
+        error["message"].as_str().unwrap_or_default()
+    );
     if let Some(s) = error["suggestion"].as_str() {
         text.push_str(&format!("\nsuggestion: {s}"));
     }
-    let mut r = CallToolResult::structured_error(
-        json!({"error": error, "warnings": warnings_json(warnings)}),
-    );
+    let mut r = CallToolResult::structured_error(content);
     r.content = vec![ContentBlock::text(text)];
     r
+}
+
+/// A result that does not fit the cap even cut down (an item whose many small members
+/// outweigh it): said, never cut mid-JSON.
+fn too_large(tool: &str, cap: Option<usize>) -> Failure {
+    Failure::Invalid {
+        code: crate::error::Code::TooLarge,
+        message: format!(
+            "{tool}: the result does not fit the server's cap of {} bytes even cut down; \
+             start the server with a larger ELENCH_MAX_OUTPUT_BYTES",
+            cap.unwrap_or(0)
+        ),
+    }
 }
 
 /// Arguments against the tool's input schema: every violation, with its pointer.
@@ -178,6 +232,7 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        let request_name = name.clone();
         if !self.tools.contains_key(name.as_str()) {
             return Err(ErrorData::invalid_params(
                 tools::not_served(&self.config, &name),
@@ -201,20 +256,35 @@ impl ServerHandler for Server {
             (result, observer.take())
         })
         .await;
+        let cap = self.config.max_output_bytes;
         let result = match outcome {
-            Ok((Ok(data), warnings)) => {
-                let mut data = data;
+            Ok((Ok(answer), warnings)) => {
+                let mut data = answer.value;
                 if let Value::Object(m) = &mut data {
                     m.insert("warnings".into(), warnings_json(warnings));
                 }
-                CallToolResult::structured(data)
+                let def = self.tools[request_name.as_str()].def;
+                match bound::fit(data, cap, answer.page.as_ref(), def.name, def.whole) {
+                    Some(data) => CallToolResult::structured(data),
+                    // TOO_LARGE's own advice speaks of claims; here the result is large.
+                    None => failure_result_with(
+                        &too_large(def.name, cap),
+                        Vec::new(),
+                        Some(
+                            "Ask for less (a smaller limit, fewer ids), or start the server \
+                             with a larger ELENCH_MAX_OUTPUT_BYTES",
+                        ),
+                        cap,
+                    ),
+                }
             }
-            Ok((Err(f), warnings)) => failure_result(&f, warnings),
+            Ok((Err(f), warnings)) => failure_result(&f, warnings, cap),
             Err(e) => failure_result(
                 &Failure::Internal(format!(
                     "elench failed unexpectedly ({e}); please report it with the tool call"
                 )),
                 Vec::new(),
+                cap,
             ),
         };
         Ok(result.into())

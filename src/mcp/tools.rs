@@ -1,6 +1,7 @@
 //! The tools: their names, descriptions, annotations and schemas, and the call of each, which
 //! is one call into the library (never a subprocess of elench).
 
+use super::bound::{self, Items, Page};
 use super::{schemas, Config};
 use crate::ops::blast::BlastInput;
 use crate::ops::check::CheckInput;
@@ -10,6 +11,7 @@ use crate::ops::log::LogInput;
 use crate::ops::page::{PageRequest, Pagination};
 use crate::ops::show::ShowInput;
 use crate::ops::status::{ClaimsForInput, StatusInput};
+use crate::ops::why::WhyInput;
 use crate::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -31,11 +33,18 @@ pub struct ToolDef {
     pub needs_harness_key: bool,
     pub input: fn() -> Value,
     pub output: fn() -> Value,
+    /// How to get the whole of a result the byte cap cut and no cursor continues (the hint
+    /// of its `truncation`).
+    pub whole: &'static str,
 }
+
+/// The hint for a tool whose command-line twin gives the same answer whole.
+const WHOLE_ON_THE_COMMAND_LINE: &str = "the command line gives the whole answer \
+     (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)";
 
 /// Every tool, in the order `tools/list` gives them. Nothing elench does destroys anything:
 /// the log is append-only, so `destructiveHint` is false throughout.
-pub const TOOLS: [ToolDef; 8] = [
+pub const TOOLS: [ToolDef; 9] = [
     ToolDef {
         name: "claims_for",
         title: "Claims about these paths",
@@ -49,6 +58,7 @@ pub const TOOLS: [ToolDef; 8] = [
         needs_harness_key: false,
         input: schemas::claims_for_input,
         output: schemas::claims_for_output,
+        whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
         name: "status",
@@ -62,6 +72,7 @@ pub const TOOLS: [ToolDef; 8] = [
         needs_harness_key: false,
         input: schemas::status_input,
         output: schemas::status_output,
+        whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
         name: "blast",
@@ -74,6 +85,22 @@ pub const TOOLS: [ToolDef; 8] = [
         needs_harness_key: false,
         input: schemas::blast_input,
         output: schemas::blast_output,
+        whole: WHOLE_ON_THE_COMMAND_LINE,
+    },
+    ToolDef {
+        name: "why",
+        title: "Why one claim rests on another",
+        description: "A shortest dependsOn path from one claim to a premise it rests on \
+                      (from, to: ids or unique prefixes): each claim on the path names the \
+                      next among its premises, so a falsification of `to` revokes `from` \
+                      along it. No path is an answer (path: null; reverse_path says whether \
+                      `to` rests on `from` instead), not an error.",
+        read_only: true,
+        idempotent: true,
+        needs_harness_key: false,
+        input: schemas::why_input,
+        output: schemas::why_output,
+        whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
         name: "show",
@@ -85,6 +112,8 @@ pub const TOOLS: [ToolDef; 8] = [
         needs_harness_key: false,
         input: schemas::show_input,
         output: schemas::show_output,
+        whole: "`elench show ID` on the command line gives the claim whole \
+                (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
     },
     ToolDef {
         name: "log",
@@ -95,6 +124,7 @@ pub const TOOLS: [ToolDef; 8] = [
         needs_harness_key: false,
         input: schemas::log_input,
         output: schemas::log_output,
+        whole: "`show` of an entry's id gives that claim",
     },
     ToolDef {
         name: "claim",
@@ -109,6 +139,8 @@ pub const TOOLS: [ToolDef; 8] = [
         needs_harness_key: false,
         input: schemas::claim_input,
         output: schemas::claim_output,
+        whole: "every claim listed was appended as the counts say; `status` of their ids \
+                gives each one's standing",
     },
     ToolDef {
         name: "check",
@@ -122,6 +154,7 @@ pub const TOOLS: [ToolDef; 8] = [
         needs_harness_key: true,
         input: schemas::check_input,
         output: schemas::check_output,
+        whole: "what it recorded is in the log: `status` of the ids gives each outcome",
     },
     ToolDef {
         name: "gate",
@@ -134,6 +167,8 @@ pub const TOOLS: [ToolDef; 8] = [
         needs_harness_key: false,
         input: schemas::gate_input,
         output: schemas::gate_output,
+        whole: "pass and the counts are for the whole tree; `elench gate` on the command \
+                line names every violation (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
     },
 ];
 
@@ -205,6 +240,10 @@ pub struct ClaimsForIn {
 #[serde(deny_unknown_fields)]
 pub struct StatusIn {
     pub ids: Vec<String>,
+    /// How many of `ids` (default: all).
+    pub limit: Option<usize>,
+    /// The place in `ids` to go on from.
+    pub cursor: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -212,6 +251,17 @@ pub struct StatusIn {
 pub struct BlastIn {
     pub id: String,
     pub depth: Option<usize>,
+    /// How many members and affected claims (default: all).
+    pub limit: Option<usize>,
+    /// The place in them to go on from.
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WhyIn {
+    pub from: String,
+    pub to: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -298,6 +348,19 @@ pub struct GateIn {
     pub policy_toml: Option<String>,
 }
 
+/// A tool's result, and where its page is when it has one (for the byte cap to cut).
+#[derive(Debug)]
+pub struct Answer {
+    pub value: Value,
+    pub page: Option<Page>,
+}
+
+impl Answer {
+    fn whole(value: Value) -> Answer {
+        Answer { value, page: None }
+    }
+}
+
 /// Runs tool `name` with arguments that passed its input schema: one `ops` call, under a
 /// context fixed by the server's configuration; warnings go to `observer`, and a long
 /// operation (`check`) stops between claims once `stop` says so.
@@ -307,7 +370,7 @@ pub fn call(
     args: Value,
     observer: Arc<dyn Observer>,
     stop: &dyn Stop,
-) -> Result<Value, Failure> {
+) -> Result<Answer, Failure> {
     // The store is opened by each call: another process may append between calls.
     let ctx = Context::new(Some(config.store.clone()), config.wait, observer)
         .with_reaper(config.reaper.clone());
@@ -324,20 +387,36 @@ pub fn call(
                     page: page(a.limit, a.cursor),
                 },
             )?;
-            let pagination = out.pagination.clone();
             let v = to_json(name, &out)?;
-            Ok(match &pagination {
-                Some(p) => with_pagination(v, p),
-                None => v,
+            Ok(match &out.pagination {
+                Some(p) => Answer {
+                    value: with_pagination(v, p),
+                    page: Some(Page {
+                        items: Items::At("/claims"),
+                        cursors: out.cursors,
+                    }),
+                },
+                None => Answer::whole(v),
             })
         }
         "status" => {
             let a: StatusIn = read(name, args)?;
+            // The library folds the ids given whole; the window is taken here, before it
+            // reads anything.
+            let (start, end, pagination) =
+                bound::window(a.ids.len(), a.limit, a.cursor.as_deref())?;
             let input = StatusInput {
-                ids: a.ids,
+                ids: a.ids[start..end].to_vec(),
                 ..StatusInput::default()
             };
-            to_json(name, &ops::status::status(&ctx, &input)?)
+            let v = to_json(name, &ops::status::status(&ctx, &input)?)?;
+            Ok(Answer {
+                value: with_pagination(v, &pagination),
+                page: Some(Page {
+                    items: Items::At("/claims"),
+                    cursors: (start..end).map(|i| i.to_string()).collect(),
+                }),
+            })
         }
         "blast" => {
             let a: BlastIn = read(name, args)?;
@@ -346,7 +425,25 @@ pub fn call(
                 depth: a.depth,
                 with_texts: false,
             };
-            to_json(name, &ops::blast::blast(&ctx, &input)?)
+            let mut v = to_json(name, &ops::blast::blast(&ctx, &input)?)?;
+            let len = bound::count(&v, Items::Blast);
+            let (start, end, pagination) = bound::window(len, a.limit, a.cursor.as_deref())?;
+            bound::keep(&mut v, Items::Blast, start, end);
+            Ok(Answer {
+                value: with_pagination(v, &pagination),
+                page: Some(Page {
+                    items: Items::Blast,
+                    cursors: (start..end).map(|i| i.to_string()).collect(),
+                }),
+            })
+        }
+        "why" => {
+            let a: WhyIn = read(name, args)?;
+            let input = WhyInput {
+                from: a.from,
+                to: a.to,
+            };
+            Ok(Answer::whole(to_json(name, &ops::why::why(&ctx, &input)?)?))
         }
         "show" => {
             let a: ShowIn = read(name, args)?;
@@ -354,7 +451,10 @@ pub fn call(
                 id: a.id,
                 evidence: a.evidence,
             };
-            to_json(name, &ops::show::show(&ctx, &input)?)
+            Ok(Answer::whole(to_json(
+                name,
+                &ops::show::show(&ctx, &input)?,
+            )?))
         }
         "log" => {
             let a: LogIn = read(name, args)?;
@@ -363,11 +463,17 @@ pub fn call(
                 with_status: false,
             };
             let out = ops::log::log(&ctx, &input)?;
-            Ok(with_pagination(to_json(name, &out)?, &out.pagination))
+            Ok(Answer {
+                value: with_pagination(to_json(name, &out)?, &out.pagination),
+                page: Some(Page {
+                    items: Items::At("/entries"),
+                    cursors: out.cursors,
+                }),
+            })
         }
-        "claim" => claim(config, &ctx, read(name, args)?),
-        "check" => check(config, &ctx, read(name, args)?, stop),
-        "gate" => gate(config, &ctx, read(name, args)?),
+        "claim" => claim(config, &ctx, read(name, args)?).map(Answer::whole),
+        "check" => check(config, &ctx, read(name, args)?, stop).map(Answer::whole),
+        "gate" => gate(config, &ctx, read(name, args)?).map(Answer::whole),
         _ => Err(Failure::Internal(format!("tool {name} has no handler"))),
     }
 }

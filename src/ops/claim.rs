@@ -350,8 +350,8 @@ pub fn claim(
             staged,
         });
     }
-    if let Some(w) = tree.tracked_ignored() {
-        observer.warn("TRACKED_IGNORED", w);
+    if let Some((code, message)) = tree.tracked_ignored() {
+        observer.warn(code, message);
     }
     append(store, sealed, req.dry_run, &source, signers)
 }
@@ -810,19 +810,11 @@ impl<'a> TreeAt<'a> {
         Ok(a)
     }
 
-    /// The `TRACKED_IGNORED` message, when the tree was listed and git tracks files it
-    /// leaves out.
-    fn tracked_ignored(&self) -> Option<String> {
+    /// `TRACKED_IGNORED` (the one message of `ops::tree`), when the tree was listed and git
+    /// tracks files it leaves out.
+    fn tracked_ignored(&self) -> Option<(&'static str, String)> {
         let (dir, listing, _) = self.found.as_ref()?;
-        let tracked = crate::tree::tracked_but_ignored(dir, listing);
-        let first = tracked.first()?;
-        Some(format!(
-            "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
-             match them (first: {}); claims about this tree do not cover them",
-            tracked.len(),
-            dir.display(),
-            first.display()
-        ))
+        super::tree::tracked_ignored(dir, listing)
     }
 }
 

@@ -43,17 +43,19 @@ pub fn tree_at(
 
 /// `TRACKED_IGNORED` when git's index in `dir` tracks files that the listing leaves out as
 /// ignored: git keeps committing them, so the commit holds code the tree (and every claim
-/// about it, and `check`) does not.
+/// about it, and `check`) does not. Every operation that lists a tree (`tree`, `anchor`,
+/// `claim`, `status --at`, `gate`, `check`) warns with this one message.
 pub fn tracked_ignored(dir: &Path, listing: &Listing) -> Option<(&'static str, String)> {
     let tracked = crate::tree::tracked_but_ignored(dir, listing);
     let first = tracked.first()?;
     Some((
         crate::error::Code::TrackedIgnored.as_str(),
+        // `claim` and the MCP tools have no --no-ignore: the advice says where it applies.
         format!(
             "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
              match them (first: {}); git still commits them, so claims about this tree and \
              `check` do not cover them. Untrack them (git rm --cached), change the rules, or \
-             pass --no-ignore",
+             read the tree with --no-ignore where the command has it",
             tracked.len(),
             dir.display(),
             first.display()

@@ -909,3 +909,64 @@ fn a_claim_larger_than_an_envelope_may_be_is_too_large_and_appends_nothing() {
     );
     assert_eq!(err["line"], json!(2), "{err}");
 }
+
+/// A file git tracks that ignore rules leave out of the tree: `claim` warns
+/// `TRACKED_IGNORED` in the very words `tree` uses for the same directory (one message, from
+/// one place), naming the file and what to do.
+#[test]
+fn claim_warns_tracked_ignored_in_the_words_tree_uses() {
+    let ks = KeyedStore::new();
+    let repo = ks.dir().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::create_dir_all(repo.join("gen")).unwrap();
+    std::fs::write(repo.join("src/a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(repo.join("gen/out.rs"), "generated\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(&repo)
+            .env("HOME", ks.dir())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    // Tracked first, ignored after: git still commits gen/out.rs.
+    std::fs::write(repo.join(".gitignore"), "gen/\n").unwrap();
+    let tracked_ignored = |json: &Value| -> Vec<String> {
+        json["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["code"] == "TRACKED_IGNORED")
+            .map(|w| w["message"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let home = |args: &[&str]| {
+        let out = command(ks.dir())
+            .env("HOME", ks.dir())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(with_store(&ks.store, args))
+            .output()
+            .expect("elench runs");
+        let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(out.status.code(), Some(0), "{json}");
+        json
+    };
+    let by_tree = tracked_ignored(&home(&["tree", p(&repo)]));
+    let by_claim = tracked_ignored(&home(&[
+        "claim",
+        "a is small",
+        "--anchor",
+        "src/a.rs",
+        "--at",
+        p(&repo),
+        "--key",
+        p(&ks.keys.agent.private),
+    ]));
+    assert_eq!(by_tree.len(), 1, "{by_tree:?}");
+    assert!(by_tree[0].contains("(first: gen/out.rs)"), "{by_tree:?}");
+    assert_eq!(by_claim, by_tree, "one message for one warning");
+}

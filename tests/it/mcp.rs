@@ -26,6 +26,8 @@ struct Client {
     next_id: u64,
     /// Each served tool's output schema, from tools/list.
     output_schemas: Vec<(String, Value)>,
+    /// The byte cap the server was started with, which every result must keep to.
+    cap: Option<usize>,
 }
 
 impl Client {
@@ -64,6 +66,7 @@ impl Client {
             lines,
             next_id: 0,
             output_schemas: Vec::new(),
+            cap: None,
         };
         let init = client.request(
             "initialize",
@@ -154,6 +157,18 @@ impl Client {
             errors.is_empty(),
             "{name}: {data} breaks its output schema: {errors:?}"
         );
+        if let Some(cap) = self.cap {
+            let bytes = serde_json::to_vec(&data).unwrap().len();
+            assert!(
+                bytes <= cap,
+                "{name}: {bytes} bytes over the cap {cap}: {data}"
+            );
+            let text = r["content"][0]["text"].as_str().unwrap();
+            assert!(
+                text.len() <= cap,
+                "{name}: its text is over the cap: {text}"
+            );
+        }
         data
     }
 
@@ -170,8 +185,39 @@ impl Client {
             error["code"].is_string() && error["message"].is_string(),
             "{r}"
         );
+        // A failure's structured content is the documented failure shape.
+        let failure = json!({
+            "type": "object",
+            "properties": {
+                "error": elench::mcp::schemas::error(),
+                "warnings": elench::mcp::schemas::warnings(),
+                "truncation": elench::mcp::schemas::truncation()
+            },
+            "required": ["error", "warnings"],
+            "additionalProperties": false
+        });
+        let validator = jsonschema::draft202012::new(&failure).expect("the failure schema");
+        let errors: Vec<String> = validator
+            .iter_errors(&r["structuredContent"])
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{name}: {r} breaks the failure shape: {errors:?}"
+        );
         let text = r["content"][0]["text"].as_str().unwrap();
         assert!(text.contains(error["code"].as_str().unwrap()), "{text}");
+        if let Some(cap) = self.cap {
+            let bytes = serde_json::to_vec(&r["structuredContent"]).unwrap().len();
+            assert!(
+                bytes <= cap,
+                "{name}: a failure of {bytes} bytes, over the cap {cap}: {r}"
+            );
+            assert!(
+                text.len() <= cap,
+                "{name}: its text is over the cap: {text}"
+            );
+        }
         error
     }
 
@@ -276,7 +322,15 @@ impl World {
     }
 }
 
-const READ_TOOLS: [&str; 6] = ["claims_for", "status", "blast", "show", "log", "gate"];
+const READ_TOOLS: [&str; 7] = [
+    "claims_for",
+    "status",
+    "blast",
+    "why",
+    "show",
+    "log",
+    "gate",
+];
 
 #[test]
 fn initialize_and_the_tool_list_with_schemas_and_annotations() {
@@ -299,6 +353,7 @@ fn initialize_and_the_tool_list_with_schemas_and_annotations() {
             "claims_for",
             "status",
             "blast",
+            "why",
             "show",
             "log",
             "claim",
@@ -425,6 +480,26 @@ fn a_chain_of_three_claims_then_status_blast_and_claims_for() {
         json!(b_id),
         "{blast}"
     );
+
+    // Why the reader rests on parse's first byte: through the claim between them; prefixes
+    // are enough. The other way round there is no path, and that is an answer.
+    let why = c.ok("why", json!({"from": &c_id[..10], "to": &a_id[..10]}));
+    assert_eq!(why["path"], json!([c_id, b_id, a_id]), "{why}");
+    assert_eq!(why["length"], json!(2), "{why}");
+    assert_eq!(why["from"], json!(c_id), "{why}");
+    assert_eq!(
+        why["steps"][2]["text"], "parse reads the first byte",
+        "{why}"
+    );
+    assert_eq!(why["steps"][0]["status"], "unevaluated", "{why}");
+    let back = c.ok("why", json!({"from": &a_id, "to": &c_id}));
+    assert_eq!(back["path"], Value::Null, "{back}");
+    assert_eq!(back["length"], Value::Null, "{back}");
+    assert_eq!(back["reverse_path"], json!(true), "{back}");
+    let e = c.err("why", json!({"from": &a_id, "to": some_id(3)}));
+    assert_eq!(e["code"], "NOT_FOUND", "{e}");
+    let e = c.err("why", json!({"from": &a_id}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
 
     // About src/lib.rs: only the claim anchored there, as made at this tree.
     let about = c.ok("claims_for", json!({"paths": ["src/lib.rs"]}));
@@ -635,6 +710,9 @@ fn read_only_serves_only_the_tools_that_change_nothing() {
     );
     let log = c.ok("log", json!({}));
     assert_eq!(log["entries"], json!([]), "{log}");
+    // why is served: it answers (here, that there is no such claim) as a tool.
+    let e = c.err("why", json!({"from": some_id(1), "to": some_id(2)}));
+    assert_eq!(e["code"], "NOT_FOUND", "{e}");
     c.finish();
 
     // A harness key does not bring check back under --read-only.
@@ -864,4 +942,158 @@ fn sigterm_ends_the_server_with_nothing_more_on_stdout() {
     std::thread::sleep(Duration::from_millis(100));
     let after: Vec<String> = c.lines.try_iter().collect();
     assert!(after.is_empty(), "stdout after SIGTERM: {after:?}");
+}
+
+impl Client {
+    /// Every item of a list tool, page after page from `args`, following `next_cursor`
+    /// until none: each page is within the cap (checked by [`Client::ok`]); returns the
+    /// items' ids (by `ids_of`) and how many pages the cap cut.
+    fn follow(
+        &mut self,
+        tool: &str,
+        args: Value,
+        ids_of: &dyn Fn(&Value) -> Vec<String>,
+    ) -> (Vec<String>, usize) {
+        let mut ids = Vec::new();
+        let mut cut = 0;
+        let mut call = args.clone();
+        for _ in 0..1000 {
+            let page = self.ok(tool, call.clone());
+            let got = ids_of(&page);
+            assert!(!got.is_empty(), "{tool}: a page moves on: {page}");
+            let pg = &page["pagination"];
+            assert_eq!(pg["returned"], json!(got.len()), "{page}");
+            if page.get("truncation").is_some() {
+                cut += 1;
+                let next = pg["next_cursor"].as_str().expect("a cut page goes on");
+                assert_eq!(pg["truncated"], json!(true), "{page}");
+                assert_eq!(pg["has_more"], json!(true), "{page}");
+                let hint = page["truncation"]["hint"].as_str().unwrap();
+                assert!(hint.contains(&format!("cursor {next:?}")), "{hint}");
+                let codes: Vec<&Value> = page["warnings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|w| &w["code"])
+                    .collect();
+                assert!(codes.contains(&&json!("RESPONSE_TRUNCATED")), "{page}");
+            }
+            ids.extend(got);
+            match pg["next_cursor"].as_str() {
+                Some(next) => call["cursor"] = json!(next),
+                None => {
+                    assert_eq!(pg["has_more"], json!(false), "{page}");
+                    return (ids, cut);
+                }
+            }
+        }
+        panic!("{tool}: the pages never end");
+    }
+}
+
+fn ids_at(list: &'static str) -> impl Fn(&Value) -> Vec<String> {
+    move |v: &Value| {
+        v[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+/// ELENCH_MAX_OUTPUT_BYTES, read when the server starts, bounds every tool result as it
+/// bounds the command line's JSON: a result that would be larger comes back as whole JSON
+/// with fewer items, `truncation` and `RESPONSE_TRUNCATED`, and its `next_cursor` goes on
+/// exactly where it stopped, so the pages together are the whole list.
+#[test]
+fn results_keep_to_the_byte_cap_and_the_cursor_goes_on() {
+    const CAP: usize = 4096;
+    let w = World::new();
+    let mut env = Command::new(env!("CARGO_BIN_EXE_elench"));
+    env.env("ELENCH_MAX_OUTPUT_BYTES", CAP.to_string());
+    let (mut c, _) = Client::start_with(
+        env,
+        w.dir(),
+        &[
+            "--store",
+            p(&w.store),
+            "mcp",
+            "--at",
+            p(&w.tree),
+            "--key",
+            p(&w.keys.agent.private),
+        ],
+    );
+    c.cap = Some(CAP);
+    // A root and 59 claims resting on it, each with a long text: far more than the cap.
+    let long = "a claim with words enough to weigh something in a context window, ".repeat(3);
+    let mut list = vec![json!({"text": format!("root: {long}")})];
+    for n in 2..=60 {
+        list.push(json!({"text": format!("{n}: {long}"), "depends_on": ["@1"]}));
+    }
+    // The claim tool's own answer (sixty rows) is cut too, its counts whole.
+    let made = c.ok("claim", json!({ "claims": list }));
+    assert_eq!(made["created"], json!(60), "{made}");
+    let rows = made["claims"].as_array().unwrap().len();
+    assert!((1..60).contains(&rows), "{made}");
+    assert!(made["truncation"]["hint"].is_string(), "{made}");
+
+    // The log, every entry once, in order, over pages the cap cut.
+    let (logged, cut) = c.follow("log", json!({"limit": 100}), &ids_at("entries"));
+    assert_eq!(logged.len(), 60, "{logged:?}");
+    assert!(cut > 0, "the cap cut some page of the log");
+    let root = logged[0].clone();
+    let mut uniq = logged.clone();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(uniq.len(), 60, "no entry twice");
+
+    // status of the sixty ids: rows over pages, in the order asked, none lost.
+    let (rows, cut) = c.follow("status", json!({ "ids": &logged }), &ids_at("claims"));
+    assert_eq!(rows, logged);
+    assert!(cut > 0, "the cap cut some page of status");
+    // A limit pages status without the cap's help.
+    let two = c.ok("status", json!({"ids": &logged, "limit": 2}));
+    assert_eq!(two["pagination"]["next_cursor"], "2", "{two}");
+    assert_eq!(two["pagination"]["total"], json!(60), "{two}");
+    assert!(two.get("truncation").is_none(), "{two}");
+
+    // blast of the root: the root and its 59 dependents.
+    let members = |v: &Value| -> Vec<String> {
+        v["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|l| l["claims"].as_array().unwrap().clone())
+            .map(|x| x["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (blasted, cut) = c.follow("blast", json!({ "id": &root }), &members);
+    assert!(cut > 0, "the cap cut some page of blast");
+    assert_eq!(blasted[0], root);
+    let mut got = blasted.clone();
+    got.sort();
+    assert_eq!(got, uniq, "every member once");
+
+    // claims_for pages by 20; each page is cut further to the cap.
+    let (all, cut) = c.follow("claims_for", json!({}), &ids_at("claims"));
+    assert_eq!(all, logged);
+    assert!(cut > 0, "the cap cut some page of claims_for");
+
+    // A failure is kept to the cap too: a hundred unknown ids, each named in the message.
+    let unknown: Vec<String> = (0..100u8).map(some_id).collect();
+    let e = c.err("status", json!({ "ids": &unknown }));
+    assert_eq!(e["code"], "NOT_FOUND", "{e}");
+    assert!(e["message"].as_str().unwrap().ends_with('…'), "{e}");
+
+    // A cursor no page gave is refused, naming it.
+    let e = c.err("status", json!({"ids": &logged, "cursor": "60"}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("\"60\""), "{e}");
+    for tool in ["log", "claims_for"] {
+        let e = c.err(tool, json!({"cursor": "x".repeat(100_000)}));
+        assert_eq!(e["code"], "BAD_ARGUMENTS", "{tool}: {e}");
+    }
+    c.finish();
 }

@@ -34,7 +34,8 @@ pub struct McpArgs {
     /// ELENCH_PRODUCER, else the key's name in the store)
     #[arg(long, value_name = "ID")]
     pub producer: Option<String>,
-    /// Serve only the tools that change nothing (claims_for, status, blast, show, log, gate)
+    /// Serve only the tools that change nothing (claims_for, status, blast, why, show, log,
+    /// gate)
     #[arg(long)]
     pub read_only: bool,
 }
@@ -112,6 +113,12 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
         Some(path) if !a.read_only => Some(signer(path)?),
         _ => None,
     };
+    // The command line's response cap bounds each tool result too, fixed for the session.
+    let (max_output_bytes, bad_cap) = output::output_cap();
+    if let Some(w) = bad_cap {
+        // Said once, where whoever started the server looks: stdout is the protocol's.
+        eprintln!("warning[{}]: {}", w.code, w.message);
+    }
     let config = Config {
         store,
         wait: Duration::from_secs(g.wait),
@@ -124,6 +131,8 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
         at: tree_dir(a.at.as_deref())?,
         read_only: a.read_only,
         reaper: g.reaper.clone(),
+
+        max_output_bytes,
     };
     crate::mcp::serve(config)?;
     Ok(Report {
