@@ -13,18 +13,22 @@ pub struct Globals {
     pub mode: Mode,
     /// `--format` as given (None when the mode was detected).
     pub format: Option<String>,
+    /// The index environments of every store the command opens, watched for faults
+    /// (`cli::fault`).
+    pub envs: crate::store::Environments,
 }
 
 impl Globals {
     /// The settings of the operations this command line runs: its store, its wait, and the
     /// CLI's observer ([`output::observer`]), which puts warnings into the report and shows
-    /// progress on a terminal.
+    /// progress on a terminal, and the command's index environments.
     pub fn context(&self) -> crate::ops::Context {
         crate::ops::Context::new(
             self.store.clone(),
             Duration::from_secs(self.wait),
             output::observer(),
         )
+        .with_environments(self.envs.clone())
     }
 
     /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an

@@ -46,6 +46,9 @@ pub struct Config {
     pub at: PathBuf,
     /// Serve only the tools that change nothing.
     pub read_only: bool,
+    /// The index environments every call's store shares, for the server's life (LMDB opens
+    /// one folder's once per process; calls run at once on blocking threads).
+    pub envs: crate::store::Environments,
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Returns an error only when the

@@ -309,7 +309,8 @@ pub fn call(
     stop: &dyn Stop,
 ) -> Result<Value, Failure> {
     // The store is opened by each call: another process may append between calls.
-    let ctx = Context::new(Some(config.store.clone()), config.wait, observer);
+    let ctx = Context::new(Some(config.store.clone()), config.wait, observer)
+        .with_environments(config.envs.clone());
     let at = Some(config.at.clone());
     match name {
         "claims_for" => {

@@ -82,7 +82,8 @@ pub fn run(mut a: AddArgs, g: &Globals) -> Result<Report, Failure> {
         on_terminal: std::io::stderr().is_terminal(),
         spinner: OnceLock::new(),
     });
-    let ctx = Context::new(g.store.clone(), Duration::from_secs(g.wait), watch.clone());
+    let ctx = Context::new(g.store.clone(), Duration::from_secs(g.wait), watch.clone())
+        .with_environments(g.envs.clone());
     let out = op::add(&ctx, &input, &|| interrupt.received());
     if let Some(bar) = watch.spinner.get() {
         bar.finish_and_clear();

@@ -166,7 +166,8 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
         g.store.clone(),
         Duration::from_secs(g.wait),
         Arc::new(watch),
-    );
+    )
+    .with_environments(g.envs.clone());
     let out = op::check(&ctx, &input, &|| interrupt.received())?;
     let format = crate::cli::output::Format::detect(g.format.as_deref());
     let product = match format {
