@@ -35,6 +35,7 @@ mod crash;
 mod demo;
 mod docs;
 mod durability;
+mod environments;
 mod fold_props;
 mod id_props;
 mod index_cache;
