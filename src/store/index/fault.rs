@@ -79,40 +79,49 @@ thread_local! {
     static ENTERED: Cell<Option<&'static CStr>> = const { Cell::new(None) };
 }
 
-/// Held while a transaction of the index is open: the watch is told, and the map is not
-/// resized.
-pub(super) struct Active {
-    watched: Arc<Watched>,
-}
-
-impl Active {
-    pub(super) fn new(watched: &Arc<Watched>) -> Active {
-        watched.watch.enter(watched.marker);
-        ENTERED.with(|e| e.set(Some(watched.marker)));
+impl Watched {
+    /// A transaction begins: the watch is told, and it waits for a resize of the map.
+    pub(super) fn acquire(&self) {
+        self.watch.enter(self.marker);
+        ENTERED.with(|e| e.set(Some(self.marker)));
         loop {
-            let n = watched.active.load(Ordering::SeqCst);
+            let n = self.active.load(Ordering::SeqCst);
             if n == EXCLUSIVE {
                 // A resize of the map, which takes a moment.
                 std::thread::yield_now();
                 continue;
             }
-            if watched
+            if self
                 .active
                 .compare_exchange(n, n + 1, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
-                return Active {
-                    watched: watched.clone(),
-                };
+                return;
             }
         }
     }
+
+    /// The transaction [`Watched::acquire`] announced has ended.
+    pub(super) fn release(&self) {
+        self.active.fetch_sub(1, Ordering::SeqCst);
+        self.watch.leave();
+    }
 }
 
-impl Drop for Active {
+/// Held while a transaction of the index is open: the watch is told, and the map is not
+/// resized.
+pub(super) struct Active<'w>(&'w Watched);
+
+impl<'w> Active<'w> {
+    pub(super) fn new(watched: &'w Watched) -> Active<'w> {
+        watched.acquire();
+        Active(watched)
+    }
+}
+
+impl Drop for Active<'_> {
     fn drop(&mut self) {
-        self.watched.active.fetch_sub(1, Ordering::SeqCst);
-        self.watched.watch.leave();
+        self.0.release();
     }
 }
 

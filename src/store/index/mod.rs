@@ -975,9 +975,11 @@ impl Index {
         let active = fault::Active::new(&self.opened.watched);
         let txn = self.begin(|env| env.clone().static_read_txn())?;
         PINNED.with(|p| p.borrow_mut().push((dir.clone(), Rc::new(txn))));
+        // The pin holds the transaction from here, and releases it when dropped.
+        std::mem::forget(active);
         Ok(Pin {
             dir,
-            _active: active,
+            watched: self.opened.watched.clone(),
         })
     }
 
@@ -1159,7 +1161,7 @@ fn keys_in(txn: &RoTxn, dbs: &Dbs) -> Result<Vec<KeyEntry>, IndexError> {
 pub struct Reader<'e> {
     txn: Txn<'e>,
     dbs: Dbs,
-    _active: fault::Active,
+    _active: fault::Active<'e>,
 }
 
 /// A read transaction of the reader's own, or the one pinned for the thread ([`Index::pin`]).
@@ -1188,12 +1190,14 @@ thread_local! {
 /// answer is a snapshot of one state of the index ([`Index::pin`]).
 pub struct Pin {
     dir: PathBuf,
-    _active: fault::Active,
+    /// The pinned transaction's environment, released when the transaction ends.
+    watched: Arc<fault::Watched>,
 }
 
 impl Drop for Pin {
     fn drop(&mut self) {
         PINNED.with(|p| p.borrow_mut().retain(|(dir, _)| dir != &self.dir));
+        self.watched.release();
     }
 }
 
@@ -1565,7 +1569,7 @@ pub struct Writer<'e> {
     legacy: Vec<Checked>,
     meta: Meta,
     unsynced: &'e Path,
-    _active: fault::Active,
+    _active: fault::Active<'e>,
 }
 
 /// Where a log's records go, in log order: an index being written ([`Writer`]), or the live
