@@ -407,6 +407,7 @@ impl Store {
     /// Opens an existing store. Never waits for a writer, unless the index must be rebuilt
     /// or an older layout migrated (up to `wait`). Nobody hears its warnings:
     /// [`Store::open_with`] names who does.
+    ///
     /// Its index is opened through environments of its own: a second store of the same
     /// folder opened while this one lives must share them ([`Store::open_with`]).
     pub fn open(root: &Path, wait: Duration) -> Result<Store, StoreError> {
