@@ -18,12 +18,15 @@ pub struct Globals {
     /// The one reaper of this process, which the watchdog reaps when it ends elench early:
     /// every operation's children and scratch directories are listed with it.
     pub reaper: Arc<Reaper>,
+    /// The index environments of every store the command opens, watched for faults
+    /// (`cli::fault`).
+    pub envs: crate::store::Environments,
 }
 
 impl Globals {
     /// The settings of the operations this command line runs: its store, its wait, the
     /// CLI's observer ([`output::observer`]), which puts warnings into the report and shows
-    /// progress on a terminal, and the process's reaper.
+    /// progress on a terminal, the process's reaper and the command's index environments.
     pub fn context(&self) -> crate::ops::Context {
         self.context_with(output::observer())
     }
@@ -33,6 +36,7 @@ impl Globals {
     pub fn context_with(&self, observer: Arc<dyn crate::ops::Observer>) -> crate::ops::Context {
         crate::ops::Context::new(self.store.clone(), Duration::from_secs(self.wait), observer)
             .with_reaper(self.reaper.clone())
+            .with_environments(self.envs.clone())
     }
 
     /// For `-o -`: the product itself goes to stdout instead of the JSON report, which an

@@ -9,6 +9,7 @@ pub mod common;
 pub mod definition;
 pub mod describe;
 pub mod failure;
+pub mod fault;
 pub mod files;
 pub mod globals;
 pub mod interrupt;
@@ -100,16 +101,20 @@ pub fn run() -> i32 {
         name,
         Failure::Precondition {
             code: crate::error::Code::IndexDamaged,
-            message: crate::store::index::fault::MESSAGE.to_owned(),
+            message: fault::MESSAGE.to_owned(),
         },
     );
-    crate::store::index::fault::prepare(stdout, stderr);
+    fault::prepare(stdout, stderr);
     let globals = Globals {
         store: cli.store.clone(),
         wait: cli.wait,
         mode,
         format: cli.format.clone(),
         reaper,
+
+        // One registry for the command line: every store it opens shares its index's
+        // environment, and a fault reading the index is answered (`fault`).
+        envs: crate::store::Environments::watched(std::sync::Arc::new(fault::Watch)),
     };
     // A bug must still answer in the output contract: the panic's message goes to stderr
     // (the default hook prints it), the envelope says INTERNAL.

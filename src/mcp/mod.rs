@@ -55,6 +55,10 @@ pub struct Config {
     /// The most bytes a tool result's JSON may take (None: no cap): the command line's
     /// `ELENCH_MAX_OUTPUT_BYTES`, read when the server starts ([`bound`]).
     pub max_output_bytes: Option<usize>,
+
+    /// The index environments every call's store shares, for the server's life (LMDB opens
+    /// one folder's once per process; calls run at once on blocking threads).
+    pub envs: crate::store::Environments,
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Returns an error only when the

@@ -373,7 +373,8 @@ pub fn call(
 ) -> Result<Answer, Failure> {
     // The store is opened by each call: another process may append between calls.
     let ctx = Context::new(Some(config.store.clone()), config.wait, observer)
-        .with_reaper(config.reaper.clone());
+        .with_reaper(config.reaper.clone())
+        .with_environments(config.envs.clone());
     let at = Some(config.at.clone());
     match name {
         "claims_for" => {

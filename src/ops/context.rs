@@ -3,7 +3,7 @@
 
 use super::{Failure, Observer};
 use crate::reaper::Reaper;
-use crate::store::{locate, Store, StoreError};
+use crate::store::{locate, Environments, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +18,9 @@ pub struct Context {
     pub wait: Duration,
     observer: Arc<dyn Observer>,
     reaper: Arc<Reaper>,
+    /// The index environments every store this context opens shares (LMDB opens one
+    /// folder's once per process), and who is told of their transactions.
+    envs: Environments,
 }
 
 impl std::fmt::Debug for Context {
@@ -32,13 +35,15 @@ impl std::fmt::Debug for Context {
 impl Context {
     /// A context whose warnings and progress go to `observer`; a store it opens keeps the
     /// observer, so what the store notices later (a torn tail cut, an index rebuilt) is
-    /// heard too.
+    /// heard too. Its stores share environments of their own ([`Context::with_environments`]
+    /// names others).
     pub fn new(store: Option<PathBuf>, wait: Duration, observer: Arc<dyn Observer>) -> Context {
         Context {
             store,
             wait,
             observer,
             reaper: Reaper::new(),
+            envs: Environments::new(),
         }
     }
 
@@ -53,6 +58,19 @@ impl Context {
     /// The reaper of this context's operations.
     pub fn reaper(&self) -> &Arc<Reaper> {
         &self.reaper
+    }
+
+    /// This context, opening its stores' indexes through `envs`: a front end that runs many
+    /// operations in one process (the MCP server) or watches the index for faults (the CLI)
+    /// hands every context the same.
+    pub fn with_environments(mut self, envs: Environments) -> Context {
+        self.envs = envs;
+        self
+    }
+
+    /// The index environments this context's stores share.
+    pub fn environments(&self) -> &Environments {
+        &self.envs
     }
 
     /// Who hears warnings and progress.
@@ -78,7 +96,12 @@ impl Context {
 
     /// Opens the store at `root`, bringing its index level with the log.
     pub fn open_store_at(&self, root: &Path) -> Result<Store, Failure> {
-        Ok(Store::open_with(root, self.wait, self.shared_observer())?)
+        Ok(Store::open_with(
+            root,
+            self.wait,
+            self.shared_observer(),
+            &self.envs,
+        )?)
     }
 
     /// Opens the store without bringing its index level with the log (`fsck`, which reports
@@ -89,6 +112,7 @@ impl Context {
             &root,
             self.wait,
             self.shared_observer(),
+            &self.envs,
         )?)
     }
 
@@ -96,11 +120,13 @@ impl Context {
     /// named explicitly must exist.
     pub fn open_store_if_any(&self) -> Result<Option<Store>, Failure> {
         match locate(self.store.as_deref()) {
-            Ok(root) => match Store::open_with(&root, self.wait, self.shared_observer()) {
-                Ok(s) => Ok(Some(s)),
-                Err(StoreError::NotFound(_)) if self.store.is_none() => Ok(None),
-                Err(e) => Err(e.into()),
-            },
+            Ok(root) => {
+                match Store::open_with(&root, self.wait, self.shared_observer(), &self.envs) {
+                    Ok(s) => Ok(Some(s)),
+                    Err(StoreError::NotFound(_)) if self.store.is_none() => Ok(None),
+                    Err(e) => Err(e.into()),
+                }
+            }
             Err(StoreError::NotFound(_)) => Ok(None),
             Err(e) => Err(e.into()),
         }

@@ -518,6 +518,8 @@ impl From<crate::store::StoreError> for Failure {
                 code: crate::error::Code::IndexUnavailable,
                 message: e.to_string(),
             },
+            // A caller that opened one store twice at once without sharing its environments.
+            E::IndexInUse(_) => Failure::Internal(e.to_string()),
             E::Rejected(rejection) => Failure::Rejected {
                 rejection,
                 input: None,

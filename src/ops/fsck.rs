@@ -124,7 +124,7 @@ pub fn fsck(ctx: &Context, input: &FsckInput) -> Result<FsckOutput, Failure> {
             damage,
             moved,
             quarantine: dest,
-        } = Store::repair_at_with(&root, wait, ctx.shared_observer())?;
+        } = Store::repair_at_with(&root, wait, ctx.shared_observer(), ctx.environments())?;
         repaired = Some(Repair {
             damage: damage.map(|d| d.to_string()),
             moved,

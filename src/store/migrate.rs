@@ -90,17 +90,17 @@ pub fn disagreement(root: &Path, found: u32) -> Option<String> {
 }
 
 /// Brings the store at `root` from layout `found` to the current one.
-pub fn migrate(root: &Path, found: u32) -> Result<(), StoreError> {
+pub fn migrate(root: &Path, found: u32, envs: &super::Environments) -> Result<(), StoreError> {
     if let Some(why) = disagreement(root, found) {
         return Err(StoreError::Corrupt(why));
     }
     if found == 1 {
-        from_layout1(root)?;
+        from_layout1(root, envs)?;
     }
     super::write_format_file(root)
 }
 
-fn from_layout1(root: &Path) -> Result<(), StoreError> {
+fn from_layout1(root: &Path, envs: &super::Environments) -> Result<(), StoreError> {
     let db_dir = root.join(LAYOUT1_DIR);
     let old = if db_dir.is_dir() {
         db_dir.clone()
@@ -181,7 +181,7 @@ fn from_layout1(root: &Path) -> Result<(), StoreError> {
     // An index beside no log of layout 2 indexes nothing this store holds.
     let index_dir = root.join(super::INDEX_DIR);
     if index_dir.exists() {
-        super::index::Index::forget(&index_dir);
+        envs.forget(&index_dir);
         move_aside(&index_dir, &aside.join(super::INDEX_DIR))?;
     }
     std::fs::rename(&staging, &log_dir).map_err(io_err(&staging))?;

@@ -27,7 +27,7 @@ mod migrate;
 pub mod rebuild;
 pub mod record;
 
-pub use index::{ClaimEntry, Counts, KeyEntry, Meta};
+pub use index::{ClaimEntry, Counts, Environments, IndexWatch, KeyEntry, Meta};
 pub use log::{Damage, Head, Position, Tail};
 pub use migrate::current_version;
 
@@ -113,6 +113,10 @@ pub enum StoreError {
     /// space. Not damage.
     #[error("the index could not be used: {0}")]
     IndexUnavailable(String),
+    /// The caller opened one store twice at once through different [`Environments`], which
+    /// LMDB refuses (a fault of the caller, not of the store).
+    #[error("{0}")]
+    IndexInUse(String),
     /// The trust state changed between verifying an envelope and appending it, and under the
     /// new state the envelope is refused.
     #[error("{}", .0.message)]
@@ -130,9 +134,12 @@ impl From<log::LogError> for StoreError {
 
 impl From<index::IndexError> for StoreError {
     fn from(e: index::IndexError) -> StoreError {
+        if let index::IndexError::InUse(_) = e {
+            return StoreError::IndexInUse(e.to_string());
+        }
         if e.is_damage() {
             // The next command rebuilds it without reading it.
-            index::fault::mark_watched();
+            index::fault::mark_entered();
             return StoreError::IndexDamaged(format!(
                 "the index is damaged ({e}); it is a cache of the log: the next command \
                  rebuilds it, or run `elench reindex`"
@@ -239,6 +246,8 @@ pub struct Store {
     read_only: bool,
     /// Hears the warnings and progress of this store's work.
     observer: Observed,
+    /// Where its index's environment is open, shared with the caller's other stores.
+    envs: Environments,
 }
 
 /// Where the store is: an explicit path, or `.elench` in the working directory or the
@@ -364,20 +373,22 @@ impl Store {
     /// Creates a store at `root` (or opens the one already there). Returns whether it was new.
     /// Nobody hears its warnings: [`Store::init_with`] names who does.
     pub fn init(root: &Path, wait: Duration) -> Result<(Store, bool), StoreError> {
-        Store::init_with(root, wait, silent())
+        Store::init_with(root, wait, silent(), &Environments::new())
     }
 
-    /// [`Store::init`], with `observer` hearing the store's warnings and progress.
+    /// [`Store::init`], with `observer` hearing the store's warnings and progress, and its
+    /// index opened through `envs` (shared with the caller's other stores).
     pub fn init_with(
         root: &Path,
         wait: Duration,
         observer: Observed,
+        envs: &Environments,
     ) -> Result<(Store, bool), StoreError> {
         if root.join(FORMAT_FILE).is_file() {
-            return Ok((Store::open_with(root, wait, observer)?, false));
+            return Ok((Store::open_with(root, wait, observer, envs)?, false));
         }
         std::fs::create_dir_all(root.join(LOG_DIR)).map_err(io_err(root))?;
-        let store = Store::open_parts(root, wait, &observer)?;
+        let store = Store::open_parts(root, wait, &observer, envs)?;
         // The FORMAT file is written last: its presence marks a complete store.
         write_format_file(root)?;
         Ok((store, true))
@@ -396,13 +407,22 @@ impl Store {
     /// Opens an existing store. Never waits for a writer, unless the index must be rebuilt
     /// or an older layout migrated (up to `wait`). Nobody hears its warnings:
     /// [`Store::open_with`] names who does.
+    ///
+    /// Its index is opened through environments of its own: a second store of the same
+    /// folder opened while this one lives must share them ([`Store::open_with`]).
     pub fn open(root: &Path, wait: Duration) -> Result<Store, StoreError> {
-        Store::open_with(root, wait, silent())
+        Store::open_with(root, wait, silent(), &Environments::new())
     }
 
     /// [`Store::open`], with `observer` hearing the store's warnings (a torn tail cut, an
-    /// index rebuilt) and the progress of a rebuild, on opening and after.
-    pub fn open_with(root: &Path, wait: Duration, observer: Observed) -> Result<Store, StoreError> {
+    /// index rebuilt) and the progress of a rebuild, on opening and after, and its index
+    /// opened through `envs` (shared with the caller's other stores).
+    pub fn open_with(
+        root: &Path,
+        wait: Duration,
+        observer: Observed,
+        envs: &Environments,
+    ) -> Result<Store, StoreError> {
         let found = read_format_file(root)?;
         let supported = current_version();
         if found > supported {
@@ -414,22 +434,22 @@ impl Store {
         }
         if found < supported {
             let lock = acquire_lock(root, wait)?;
-            migrate::migrate(root, found)?;
+            migrate::migrate(root, found, envs)?;
             drop(lock);
         }
-        let store = Store::open_parts(root, wait, &observer)?;
+        let store = Store::open_parts(root, wait, &observer, envs)?;
         match store.settle(None) {
             Ok(()) => Ok(store),
             // Damage found on the way is rebuilt into fresh files, never read again.
             Err(StoreError::IndexDamaged(_)) if !store.read_only => {
                 drop(store);
                 let index_dir = root.join(INDEX_DIR);
-                Index::forget(&index_dir);
+                envs.forget(&index_dir);
                 let _lock = acquire_lock(root, wait)?;
                 let log = Log::new(root.join(LOG_DIR));
                 let why = "the index was found damaged when it was opened";
-                let index = Store::replace_index_locked(root, &log, wait, why, &observer)?;
-                let store = Store::assemble(root, log, index, wait, false, observer);
+                let index = Store::replace_index_locked(root, &log, wait, why, &observer, envs)?;
+                let store = Store::assemble(root, log, index, wait, false, observer, envs);
                 store.settle(Some(&_lock))?;
                 Ok(store)
             }
@@ -454,24 +474,26 @@ impl Store {
     /// Opens a store without bringing the index level with the log (for `fsck`, which
     /// reports what it finds instead).
     pub fn open_unsettled(root: &Path, wait: Duration) -> Result<Store, StoreError> {
-        Store::open_unsettled_with(root, wait, silent())
+        Store::open_unsettled_with(root, wait, silent(), &Environments::new())
     }
 
-    /// [`Store::open_unsettled`], with `observer` hearing the store's warnings and progress.
+    /// [`Store::open_unsettled`], with `observer` hearing the store's warnings and progress,
+    /// and its index opened through `envs`.
     pub fn open_unsettled_with(
         root: &Path,
         wait: Duration,
         observer: Observed,
+        envs: &Environments,
     ) -> Result<Store, StoreError> {
         Store::check(root)?;
         let found = read_format_file(root)?;
         if found < current_version() {
-            return Store::open_with(root, wait, observer);
+            return Store::open_with(root, wait, observer, envs);
         }
         if let Some(why) = migrate::disagreement(root, found) {
             return Err(StoreError::Corrupt(why));
         }
-        Store::open_parts(root, wait, &observer)
+        Store::open_parts(root, wait, &observer, envs)
     }
 
     fn refuse_if_read_only(&self) -> Result<(), StoreError> {
@@ -499,6 +521,7 @@ impl Store {
         wait: Duration,
         read_only: bool,
         observer: Observed,
+        envs: &Environments,
     ) -> Store {
         Store {
             root: root.to_path_buf(),
@@ -508,6 +531,7 @@ impl Store {
             trust_seen: AtomicU64::new(u64::MAX),
             read_only,
             observer,
+            envs: envs.clone(),
         }
     }
 
@@ -516,7 +540,12 @@ impl Store {
         &*self.observer
     }
 
-    fn open_parts(root: &Path, wait: Duration, observer: &Observed) -> Result<Store, StoreError> {
+    fn open_parts(
+        root: &Path,
+        wait: Duration,
+        observer: &Observed,
+        envs: &Environments,
+    ) -> Result<Store, StoreError> {
         let log = Log::new(root.join(LOG_DIR));
         let index_dir = root.join(INDEX_DIR);
         let marker = index::unsynced::path_in(&index_dir);
@@ -528,7 +557,7 @@ impl Store {
                     why: index::unsynced::reason(&other),
                 });
             }
-            let index = Index::open_read_only(&index_dir).map_err(|e| {
+            let index = Index::open_read_only(envs, &index_dir).map_err(|e| {
                 StoreError::Invalid(
                     root.to_path_buf(),
                     format!("the store is read-only and its index cannot be read ({e})"),
@@ -541,6 +570,7 @@ impl Store {
                 wait,
                 true,
                 observer.clone(),
+                envs,
             ));
         }
         // An index a command found damaged (`index::fault`) is never read again: it
@@ -554,6 +584,7 @@ impl Store {
                     wait,
                     "an earlier command found the index damaged",
                     observer,
+                    envs,
                 )?;
                 return Ok(Store::assemble(
                     root,
@@ -562,6 +593,7 @@ impl Store {
                     wait,
                     false,
                     observer.clone(),
+                    envs,
                 ));
             }
         }
@@ -575,7 +607,7 @@ impl Store {
             // Another process may have rebuilt it meanwhile.
             if let Ok(Some(other)) = index::unsynced::from_other_boot(&marker) {
                 let why = index::unsynced::reason(&other);
-                let index = Store::replace_index_locked(root, &log, wait, &why, observer)?;
+                let index = Store::replace_index_locked(root, &log, wait, &why, observer, envs)?;
                 return Ok(Store::assemble(
                     root,
                     log,
@@ -583,28 +615,37 @@ impl Store {
                     wait,
                     false,
                     observer.clone(),
+                    envs,
                 ));
             }
         }
-        let index = match open_index(&index_dir) {
+        let index = match open_index(envs, &index_dir) {
             Ok(i) => i,
             Err(why) if why.starts_with(RESOURCE) => {
                 return Err(StoreError::IndexUnavailable(
                     why[RESOURCE.len()..].to_owned(),
                 ))
             }
+            // Never rebuilt: another handle of this process reads it.
+            Err(why) if why.starts_with(IN_USE) => {
+                return Err(StoreError::IndexInUse(why[IN_USE.len()..].to_owned()))
+            }
             Err(why) => {
                 // Unopenable: only the writer may replace it.
                 let _lock = acquire_lock(root, wait)?;
                 // Another process may have rebuilt it meanwhile.
-                match open_index(&index_dir) {
+                match open_index(envs, &index_dir) {
                     Ok(i) => i,
+                    Err(why) if why.starts_with(IN_USE) => {
+                        return Err(StoreError::IndexInUse(why[IN_USE.len()..].to_owned()))
+                    }
                     Err(_) => Store::replace_index_locked(
                         root,
                         &log,
                         wait,
                         &format!("the index could not be opened ({why})"),
                         observer,
+                        envs,
                     )?,
                 }
             }
@@ -616,6 +657,7 @@ impl Store {
             wait,
             false,
             observer.clone(),
+            envs,
         ))
     }
 
@@ -627,9 +669,10 @@ impl Store {
         wait: Duration,
         why: &str,
         observer: &Observed,
+        envs: &Environments,
     ) -> Result<Index, StoreError> {
         let index_dir = root.join(INDEX_DIR);
-        Index::forget(&index_dir);
+        envs.forget(&index_dir);
         let aside = root.join(format!(
             "index.replaced-{}-{}",
             unix_time(),
@@ -652,7 +695,10 @@ impl Store {
                 }
             }
         }
-        let index = open_index(&index_dir).map_err(StoreError::Corrupt)?;
+        let index = open_index(envs, &index_dir).map_err(|why| match why.strip_prefix(IN_USE) {
+            Some(why) => StoreError::IndexInUse(why.to_owned()),
+            None => StoreError::Corrupt(why),
+        })?;
         let store = Store::assemble(
             root,
             log.clone(),
@@ -660,6 +706,7 @@ impl Store {
             wait,
             false,
             observer.clone(),
+            envs,
         );
         store.rebuild_locked(why)?;
         Ok(index)
@@ -1421,8 +1468,9 @@ impl Store {
     /// damaged), so the store is consumed: open it again to read the new index.
     pub fn reindex(self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
         let observer = self.observer.clone();
+        let envs = self.envs.clone();
         let (root, wait) = self.close();
-        Store::reindex_at_with(&root, wait, progress, observer)
+        Store::reindex_at_with(&root, wait, progress, observer, &envs)
     }
 
     /// [`Store::reindex`] of the store at `root`, without opening its index at all (a damaged
@@ -1432,34 +1480,40 @@ impl Store {
         wait: Duration,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Meta, StoreError> {
-        Store::reindex_at_with(root, wait, progress, silent())
+        Store::reindex_at_with(root, wait, progress, silent(), &Environments::new())
     }
 
-    /// [`Store::reindex_at`], with `observer` hearing the store's warnings.
+    /// [`Store::reindex_at`], with `observer` hearing the store's warnings, through `envs`.
     pub fn reindex_at_with(
         root: &Path,
         wait: Duration,
         progress: Option<&(dyn Fn(u64) + Sync)>,
         observer: Observed,
+        envs: &Environments,
     ) -> Result<Meta, StoreError> {
-        let log = Store::unopened(root, wait, &observer)?;
+        let log = Store::unopened(root, wait, &observer, envs)?;
         let _lock = acquire_lock(root, wait)?;
-        rebuild_aside_locked(root, &log, progress, &*observer)
+        rebuild_aside_locked(root, &log, progress, &*observer, envs)
     }
 
     /// Lets go of this store's index (so that its files can be replaced) and says where the
     /// store is.
     fn close(self) -> (PathBuf, Duration) {
-        Index::forget(&self.index_dir());
+        self.envs.forget(&self.index_dir());
         (self.root.clone(), self.wait)
     }
 
     /// The log of the store at `root`, checked (format, layout migrated, writable) without
     /// opening the index.
-    fn unopened(root: &Path, wait: Duration, observer: &Observed) -> Result<Log, StoreError> {
+    fn unopened(
+        root: &Path,
+        wait: Duration,
+        observer: &Observed,
+        envs: &Environments,
+    ) -> Result<Log, StoreError> {
         Store::check(root)?;
         if read_format_file(root)? < current_version() {
-            let (root, _) = Store::open_with(root, wait, observer.clone())?.close();
+            let (root, _) = Store::open_with(root, wait, observer.clone(), envs)?.close();
             return Ok(Log::new(root.join(LOG_DIR)));
         }
         if is_read_only(root) {
@@ -1477,24 +1531,26 @@ impl Store {
     /// The index is rebuilt into fresh files, so the store is consumed: open it again.
     pub fn repair(self) -> Result<Repaired, StoreError> {
         let observer = self.observer.clone();
+        let envs = self.envs.clone();
         let (root, wait) = self.close();
-        Store::repair_at_with(&root, wait, observer)
+        Store::repair_at_with(&root, wait, observer, &envs)
     }
 
     /// [`Store::repair`] of the store at `root`. Its index is read only to learn what it
     /// vouches for, and not at all when a command found it damaged (`index::fault`): the
     /// rebuilt index is written into fresh files.
     pub fn repair_at(root: &Path, wait: Duration) -> Result<Repaired, StoreError> {
-        Store::repair_at_with(root, wait, silent())
+        Store::repair_at_with(root, wait, silent(), &Environments::new())
     }
 
-    /// [`Store::repair_at`], with `observer` hearing the store's warnings.
+    /// [`Store::repair_at`], with `observer` hearing the store's warnings, through `envs`.
     pub fn repair_at_with(
         root: &Path,
         wait: Duration,
         observer: Observed,
+        envs: &Environments,
     ) -> Result<Repaired, StoreError> {
-        let log = Store::unopened(root, wait, &observer)?;
+        let log = Store::unopened(root, wait, &observer, envs)?;
         // What the index vouches for, before it is rebuilt: a log cut inside a record the
         // index saw lost an acknowledged record, which is damage, not an unfinished append.
         // Only a log that ends in a torn record needs the answer, so only then is the old
@@ -1502,7 +1558,7 @@ impl Store {
         let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
         let acknowledged_loss = match tail {
             Tail::Torn { .. } if !index::fault::marked(&root.join(INDEX_DIR)) => {
-                match Store::open_unsettled_with(root, wait, observer.clone()) {
+                match Store::open_unsettled_with(root, wait, observer.clone(), envs) {
                     Ok(store) => {
                         let why = store.acknowledged_loss();
                         store.close();
@@ -1524,7 +1580,7 @@ impl Store {
         loop {
             let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
             let (cut, is_damage) = match tail {
-                Tail::Clean => match rebuild_aside_locked(root, &log, None, &*observer) {
+                Tail::Clean => match rebuild_aside_locked(root, &log, None, &*observer, envs) {
                     Ok(_) => break,
                     Err(StoreError::Damaged(d)) => (d, true),
                     Err(e) => return Err(e),
@@ -1622,15 +1678,16 @@ fn rebuild_aside_locked(
     log: &Log,
     progress: Option<&(dyn Fn(u64) + Sync)>,
     observer: &dyn Observer,
+    envs: &Environments,
 ) -> Result<Meta, StoreError> {
     let index_dir = root.join(INDEX_DIR);
     let fresh = root.join(format!("index.new-{}-{}", unix_time(), std::process::id()));
     let _ = std::fs::remove_dir_all(&fresh);
     let built = (|| {
-        let index = Index::open(&fresh)?;
+        let index = Index::open(envs, &fresh)?;
         let tail = rebuild::rebuild_all(log, &index, progress);
         let meta = index.read().and_then(|r| r.meta());
-        Index::forget(&fresh);
+        envs.forget(&fresh);
         drop(index);
         handle_tail_of(root, log, tail?, observer)?;
         Ok::<Meta, StoreError>(meta?)
@@ -1640,12 +1697,12 @@ fn rebuild_aside_locked(
     let meta = match built {
         Ok(meta) => meta,
         Err(e) => {
-            Index::forget(&fresh);
+            envs.forget(&fresh);
             let _ = std::fs::remove_dir_all(&fresh);
             return Err(e);
         }
     };
-    Index::forget(&index_dir);
+    envs.forget(&index_dir);
     let aside = root.join(format!(
         "index.replaced-{}-{}",
         unix_time(),
@@ -1726,10 +1783,15 @@ fn unix_time() -> u64 {
 /// A shortage of memory or address space (never damage: the index is kept) is told by
 /// this prefix.
 const RESOURCE: &str = "resource: ";
+/// The index is open already through other environments of this process (never damage:
+/// the index is kept).
+const IN_USE: &str = "in use: ";
 
-fn open_index(dir: &Path) -> Result<Index, String> {
+fn open_index(envs: &Environments, dir: &Path) -> Result<Index, String> {
     let why = |e: index::IndexError| {
-        if e.is_resource() {
+        if let index::IndexError::InUse(_) = e {
+            format!("{IN_USE}{e}")
+        } else if e.is_resource() {
             format!(
                 "{RESOURCE}{e}; the index is not damaged: give elench more memory or address space"
             )
@@ -1737,7 +1799,8 @@ fn open_index(dir: &Path) -> Result<Index, String> {
             e.to_string()
         }
     };
-    match std::panic::catch_unwind(|| Index::open(dir)) {
+    // A panic leaves the registry as it was: nothing is inserted before LMDB opened.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Index::open(envs, dir))) {
         Ok(Ok(i)) => match i.read().and_then(|r| r.meta()) {
             Ok(_) => Ok(i),
             Err(e) => Err(why(e)),

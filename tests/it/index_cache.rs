@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A store made through the CLI holding `claims` (and the three trust events).
-fn store_with(dir: &Path, claims: &[Signed]) -> PathBuf {
+pub(crate) fn store_with(dir: &Path, claims: &[Signed]) -> PathBuf {
     let keys = Keys::new();
     let store = dir.join("store");
     cli_store(&store, &keys, &dir.join("keys"));
@@ -221,7 +221,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// Points the index's main tree at a page past the end of `data.mdb` (both meta pages), as
 /// a flipped bit in a page number can: LMDB then reads memory the file does not back.
-fn point_past_the_file(data_mdb: &Path) {
+pub(crate) fn point_past_the_file(data_mdb: &Path) {
     let mut bytes = std::fs::read(data_mdb).unwrap();
     let pages = (bytes.len() / 4096) as u64;
     for meta in [0usize, 4096] {

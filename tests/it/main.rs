@@ -35,6 +35,8 @@ mod demo;
 mod docs;
 mod durability;
 mod early_exit;
+
+mod environments;
 mod fold_props;
 mod id_props;
 mod index_cache;

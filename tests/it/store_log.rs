@@ -973,6 +973,7 @@ fn a_rebuild_on_open_reports_progress_up_to_the_last_record() {
             &store,
             std::time::Duration::from_secs(5),
             listener.clone(),
+            &elench::store::Environments::new(),
         )
         .unwrap();
         let heard = listener.heard.clone();

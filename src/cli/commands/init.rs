@@ -30,6 +30,7 @@ pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
         &root,
         Duration::from_secs(g.wait),
         crate::cli::output::observer(),
+        &g.envs,
     )?;
     let path = std::fs::canonicalize(store.root()).unwrap_or_else(|_| root.clone());
     let text = if created {

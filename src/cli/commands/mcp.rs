@@ -85,20 +85,19 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
     // stdout is the protocol's from here on: the final report and the watchdog's answer to a
     // signal go to stderr only, and so does the answer to a fault in the index.
     output::take_stdout_for_product();
-    crate::store::index::fault::prepare(
+    crate::cli::fault::prepare(
         Vec::new(),
-        format!(
-            "error[INDEX_DAMAGED]: {}\n",
-            crate::store::index::fault::MESSAGE
-        )
-        .into_bytes(),
+        format!("error[INDEX_DAMAGED]: {}\n", crate::cli::fault::MESSAGE).into_bytes(),
     );
     let store = crate::store::locate(g.store.as_deref())?;
     // Opened once here so that a missing or damaged store is said at once; each call opens
-    // it again, since another process may append between calls.
-    drop(crate::store::Store::open(
+    // it again, since another process may append between calls, through the environments
+    // of the server's life (`Config::envs`).
+    drop(crate::store::Store::open_with(
         &store,
         Duration::from_secs(g.wait),
+        std::sync::Arc::new(crate::ops::Silent),
+        &g.envs,
     )?);
     let key = match (&a.key, a.read_only) {
         (_, true) => None,
@@ -133,6 +132,8 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
         reaper: g.reaper.clone(),
 
         max_output_bytes,
+
+        envs: g.envs.clone(),
     };
     crate::mcp::serve(config)?;
     Ok(Report {

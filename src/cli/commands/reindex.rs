@@ -15,7 +15,13 @@ pub fn run(_a: ReindexArgs, g: &Globals) -> Result<Report, Failure> {
     // The index being replaced is never read (it may be damaged): the bar counts records
     // without knowing how many there are.
     let meta = crate::cli::progress::with_records_bar("reindexing", 0, |progress| {
-        Store::reindex_at_with(&root, wait, progress, crate::cli::output::observer())
+        Store::reindex_at_with(
+            &root,
+            wait,
+            progress,
+            crate::cli::output::observer(),
+            &g.envs,
+        )
     });
     let meta = meta?;
     Ok(Report::new(

@@ -521,7 +521,7 @@ impl Apply for Audit<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{id_text, Index, Writer};
+    use super::super::{id_text, Environments, Index, Writer};
     use super::*;
     use crate::claim::{Claim, Kind, OriginKind};
     use crate::ingest::Signer;
@@ -677,7 +677,7 @@ mod tests {
     /// An index the writer built from `ops`, which passes the audit of the same `ops`.
     fn built(ops: &[Op]) -> (tempfile::TempDir, Index) {
         let tmp = tempfile::tempdir().unwrap();
-        let index = Index::open(tmp.path()).unwrap();
+        let index = Index::open(&Environments::new(), tmp.path()).unwrap();
         let mut w = index.write().unwrap();
         apply(&mut w, ops);
         w.commit().unwrap();
@@ -751,7 +751,6 @@ mod tests {
             "{found:?}"
         );
         drop(index);
-        Index::forget(tmp.path());
     }
 
     proptest! {
@@ -766,7 +765,7 @@ mod tests {
             action in 0u8..3,
             pick in 0usize..1000,
         ) {
-            let (tmp, index) = built(&ops);
+            let (_tmp, index) = built(&ops);
             {
                 let mut w = index.write().unwrap();
                 tamper(&mut w, table, action, pick);
@@ -778,7 +777,6 @@ mod tests {
                 "{} changed, found {:?}", TABLES[table], found
             );
             drop(index);
-            Index::forget(tmp.path());
         }
     }
 }

@@ -33,24 +33,27 @@
 //! transactions and never wait for the writer.
 
 mod audit;
+mod envs;
 pub mod fault;
 pub mod unsynced;
 
 pub use audit::Audit;
+pub use envs::Environments;
+pub use fault::{IndexWatch, Unwatched};
 
 use super::log::{Chain, Head, Position};
 use crate::claim::{Kind, OriginKind, Summary};
 use crate::ingest::{Accepted, Read, Signer};
 use crate::keys::Role;
+use envs::{FileId, Opened};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, PutFlags, RoTxn, RwTxn, WithTls};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::Mutex;
+use std::sync::Arc;
 
 pub type IdKey = [u8; 32];
 
@@ -507,6 +510,14 @@ pub enum IndexError {
     /// transaction is left half-applied and must be abandoned.
     #[error("claim {claim} already holds this envelope")]
     DuplicateEnvelope { claim: String },
+    /// LMDB has the environment open already, through another [`Environments`] of this
+    /// process: the caller opened one store twice without sharing its environments.
+    #[error(
+        "the index in {} is open already in this process, through other environments (a \
+         store opened twice at once must share one `Environments`)",
+        .0.display()
+    )]
+    InUse(PathBuf),
 }
 
 impl IndexError {
@@ -774,24 +785,13 @@ const LEGACY_DB_NAMES: [&str; 2] = ["claim_envelopes", "envelopes"];
 /// The index of one store.
 #[derive(Clone)]
 pub struct Index {
-    env: Env,
+    /// The environment, shared with every other handle on the folder ([`Environments`]).
+    opened: Arc<Opened>,
     dbs: Dbs,
     legacy: Vec<Checked>,
     /// The `UNSYNCED` file ([`unsynced`]).
     unsynced: PathBuf,
-    /// The file the environment opened, to tell whether the directory still holds it.
-    data: Option<FileId>,
 }
-
-/// LMDB refuses to open one environment twice in a process; commands that open a store more
-/// than once (the demo, tests) share the first.
-static OPEN: Mutex<Option<HashMap<PathBuf, OpenEnv>>> = Mutex::new(None);
-
-/// An environment and the file it opened.
-type OpenEnv = (Env, Option<FileId>);
-
-/// Which file an environment opened: device and inode of its `data.mdb`.
-type FileId = (u64, u64);
 
 fn file_id(path: &Path) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
@@ -818,18 +818,19 @@ fn pair(a: &[u8], b: &[u8]) -> Vec<u8> {
 }
 
 impl Index {
-    /// Opens (creating if needed) the index in `dir`.
-    pub fn open(dir: &Path) -> Result<Index, IndexError> {
-        Index::open_mode(dir, false)
+    /// Opens (creating if needed) the index in `dir`, through `envs` (the environment of a
+    /// folder already open there is shared).
+    pub fn open(envs: &Environments, dir: &Path) -> Result<Index, IndexError> {
+        Index::open_mode(envs, dir, false)
     }
 
     /// Opens an existing index that cannot be written (a store on a read-only file system
     /// or without write permission): no lock file, no database created.
-    pub fn open_read_only(dir: &Path) -> Result<Index, IndexError> {
-        Index::open_mode(dir, true)
+    pub fn open_read_only(envs: &Environments, dir: &Path) -> Result<Index, IndexError> {
+        Index::open_mode(envs, dir, true)
     }
 
-    fn open_mode(dir: &Path, read_only: bool) -> Result<Index, IndexError> {
+    fn open_mode(envs: &Environments, dir: &Path, read_only: bool) -> Result<Index, IndexError> {
         if !read_only {
             std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
                 path: dir.to_path_buf(),
@@ -840,47 +841,45 @@ impl Index {
             path: dir.to_path_buf(),
             source,
         })?;
-        let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
-        let map = open.get_or_insert_with(HashMap::new);
-        let (env, data) = match map.get(&canonical) {
-            Some(entry) => entry.clone(),
-            None => {
-                let mut options = EnvOpenOptions::new();
-                // The map is sized to the file with room to grow (grown before a write that
-                // could need more, `Index::make_room`), not a fixed reservation: under a
-                // limit on address space (`ulimit -v`) a terabyte cannot be mapped.
-                let file = std::fs::metadata(canonical.join("data.mdb")).map_or(0, |m| m.len());
-                options
-                    .map_size(map_size_for(file))
-                    .max_dbs(16)
-                    .max_readers(1024);
-                // SAFETY: NO_SYNC only drops the index's own fsyncs: the log is fsynced, a
-                // killed process leaves its writes in the page cache, and a machine that stopped
-                // before the disk held them is told by the `UNSYNCED` file (module
-                // `unsynced`), so the index is rebuilt. Without boot ids there is no such file
-                // and NO_META_SYNC keeps LMDB's own guarantee. READ_ONLY with NO_LOCK is for
-                // stores nobody can write, so no writer can change the pages under the
-                // reader. The environment is opened once per process (the map above).
-                let env = unsafe {
-                    if read_only {
-                        options.flags(EnvFlags::READ_ONLY | EnvFlags::NO_LOCK);
-                    } else if unsynced::boot_id().is_some() {
-                        options.flags(EnvFlags::NO_SYNC);
-                    } else {
-                        options.flags(EnvFlags::NO_META_SYNC);
-                    }
-                    options.open(&canonical)?
-                };
-                // LMDB opens data.mdb without close-on-exec: a child process (a predicate's
-                // runner) would inherit a descriptor that writes the index.
-                close_on_exec_under(&canonical);
-                let data = file_id(&canonical.join("data.mdb"));
-                map.insert(canonical.clone(), (env.clone(), data));
-                (env, data)
+        let opened = envs.get_or_open(&canonical, || {
+            let mut options = EnvOpenOptions::new();
+            // The map is sized to the file with room to grow (grown before a write that
+            // could need more, `Index::make_room`), not a fixed reservation: under a
+            // limit on address space (`ulimit -v`) a terabyte cannot be mapped.
+            let file = std::fs::metadata(canonical.join("data.mdb")).map_or(0, |m| m.len());
+            options
+                .map_size(map_size_for(file))
+                .max_dbs(16)
+                .max_readers(1024);
+            // SAFETY: NO_SYNC only drops the index's own fsyncs: the log is fsynced, a
+            // killed process leaves its writes in the page cache, and a machine that stopped
+            // before the disk held them is told by the `UNSYNCED` file (module
+            // `unsynced`), so the index is rebuilt. Without boot ids there is no such file
+            // and NO_META_SYNC keeps LMDB's own guarantee. READ_ONLY with NO_LOCK is for
+            // stores nobody can write, so no writer can change the pages under the
+            // reader. The environment is opened once per registry (`Environments`), and
+            // heed refuses a second one of the folder in the process (`InUse`).
+            let env = unsafe {
+                if read_only {
+                    options.flags(EnvFlags::READ_ONLY | EnvFlags::NO_LOCK);
+                } else if unsynced::boot_id().is_some() {
+                    options.flags(EnvFlags::NO_SYNC);
+                } else {
+                    options.flags(EnvFlags::NO_META_SYNC);
+                }
+                options.open(&canonical)
             }
-        };
-        fault::watch(&canonical);
-        let _active = fault::Active::new();
+            .map_err(|e| match e {
+                heed::Error::EnvAlreadyOpened => IndexError::InUse(canonical.clone()),
+                e => IndexError::Lmdb(e),
+            })?;
+            // LMDB opens data.mdb without close-on-exec: a child process (a predicate's
+            // runner) would inherit a descriptor that writes the index.
+            close_on_exec_under(&canonical);
+            Ok((env, file_id(&canonical.join("data.mdb"))))
+        })?;
+        let env = &opened.env;
+        let _active = fault::Active::new(&opened.watched);
         let mut dbs = Vec::with_capacity(DB_NAMES.len());
         let mut legacy = Vec::new();
         if read_only {
@@ -933,37 +932,30 @@ impl Index {
             by_premise: Checked(dbs[6]),
             keys: Checked(dbs[7]),
         };
+        drop(_active);
         // A read-only index is checked against the file too (it cannot be rebuilt, so a
         // command says so instead of reading pages that may be lost).
         let unsynced = unsynced::path_in(&canonical);
         Ok(Index {
-            env,
+            opened,
             dbs,
             legacy,
             unsynced,
-            data,
         })
     }
 
-    /// Forgets the process's handle on the environment in `dir` (before its files are
-    /// replaced).
-    pub fn forget(dir: &Path) {
-        if let Ok(canonical) = std::fs::canonicalize(dir) {
-            let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(map) = open.as_mut() {
-                map.remove(&canonical);
-            }
-        }
+    fn env(&self) -> &Env {
+        &self.opened.env
     }
 
     pub fn read(&self) -> Result<Reader<'_>, IndexError> {
         let pinned = PINNED.with(|p| {
             p.borrow()
                 .iter()
-                .find(|(dir, _)| dir.as_path() == self.env.path())
+                .find(|(dir, _)| dir.as_path() == self.env().path())
                 .map(|(_, txn)| txn.clone())
         });
-        let active = fault::Active::new();
+        let active = fault::Active::new(&self.opened.watched);
         let txn = match pinned {
             Some(txn) => Txn::Pinned(txn),
             None => Txn::Own(self.begin(|env| env.read_txn())?),
@@ -979,13 +971,15 @@ impl Index {
     /// dropped: what a command answers is then one state of the index, whatever a writer
     /// commits meanwhile.
     pub fn pin(&self) -> Result<Pin, IndexError> {
-        let dir = self.env.path().to_path_buf();
-        let active = fault::Active::new();
+        let dir = self.env().path().to_path_buf();
+        let active = fault::Active::new(&self.opened.watched);
         let txn = self.begin(|env| env.clone().static_read_txn())?;
         PINNED.with(|p| p.borrow_mut().push((dir.clone(), Rc::new(txn))));
+        // The pin holds the transaction from here, and releases it when dropped.
+        std::mem::forget(active);
         Ok(Pin {
             dir,
-            _active: active,
+            watched: self.opened.watched.clone(),
         })
     }
 
@@ -993,7 +987,7 @@ impl Index {
     /// transaction yet); when another process grew the file past this process's map
     /// (MDB_MAP_RESIZED), adopts the new size and begins again.
     fn begin<'s, T>(&'s self, f: impl Fn(&'s Env) -> heed::Result<T>) -> Result<T, IndexError> {
-        match f(&self.env) {
+        match f(self.env()) {
             Err(heed::Error::Mdb(heed::MdbError::MapResized)) => {
                 // Other threads' transactions are short: wait for a moment without any.
                 for _ in 0..1000 {
@@ -1002,7 +996,7 @@ impl Index {
                     }
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
-                Ok(f(&self.env)?)
+                Ok(f(self.env())?)
             }
             other => Ok(other?),
         }
@@ -1017,20 +1011,20 @@ impl Index {
     /// [`Index::resize`] by a caller that holds `held` [`fault::Active`]s without a
     /// transaction.
     fn resize_holding(&self, size: usize, held: usize) -> Result<bool, IndexError> {
-        let Some(_excl) = fault::Exclusive::take(held) else {
+        let Some(_excl) = fault::Exclusive::take(&self.opened.watched, held) else {
             return Ok(false);
         };
         // SAFETY: no transaction of this process is open, and none can begin until `_excl`
         // is dropped (fault::Exclusive).
-        unsafe { self.env.resize(size)? };
+        unsafe { self.env().resize(size)? };
         Ok(true)
     }
 
     /// Grows the map before a write when what is left of it could be too little for one
     /// transaction: the map is sized to the data, never a fixed address-space reservation.
     fn make_room(&self) -> Result<(), IndexError> {
-        let info = self.env.info();
-        let page = self.env.stat().page_size as u64;
+        let info = self.env().info();
+        let page = self.env().stat().page_size as u64;
         let used = (info.last_page_number as u64 + 1) * page;
         let left = (info.map_size as u64).saturating_sub(used);
         if left >= headroom(used) / 2 {
@@ -1049,7 +1043,7 @@ impl Index {
 
     pub fn write(&self) -> Result<Writer<'_>, IndexError> {
         self.make_room()?;
-        let active = fault::Active::new();
+        let active = fault::Active::new(&self.opened.watched);
         let txn = self.begin(|env| env.write_txn())?;
         let meta = read_meta(&txn, &self.dbs)?;
         let next_node = self.dbs.nodes.len(&txn)?;
@@ -1075,12 +1069,12 @@ impl Index {
         // An environment whose files another process moved aside (and rebuilt anew) syncs its
         // own, orphaned file: the new index's record is not this one's to remove.
         let here = path.parent().map(|dir| file_id(&dir.join("data.mdb")));
-        if self.data.is_none() || here != Some(self.data) {
+        if self.opened.data.is_none() || here != Some(self.opened.data) {
             return Ok(());
         }
         // Held so that no writer commits between the fsync and the removal.
-        let txn = self.env.write_txn()?;
-        self.env.force_sync()?;
+        let txn = self.env().write_txn()?;
+        self.env().force_sync()?;
         unsynced::clear(path)?;
         txn.abort();
         Ok(())
@@ -1094,11 +1088,11 @@ impl Index {
 
     /// Bytes the index occupies on disk.
     pub fn disk_size(&self) -> Result<u64, IndexError> {
-        Ok(self.env.real_disk_size()?)
+        Ok(self.env().real_disk_size()?)
     }
 
     pub fn clear_stale_readers(&self) {
-        let _ = self.env.clear_stale_readers();
+        let _ = self.env().clear_stale_readers();
     }
 }
 
@@ -1167,7 +1161,7 @@ fn keys_in(txn: &RoTxn, dbs: &Dbs) -> Result<Vec<KeyEntry>, IndexError> {
 pub struct Reader<'e> {
     txn: Txn<'e>,
     dbs: Dbs,
-    _active: fault::Active,
+    _active: fault::Active<'e>,
 }
 
 /// A read transaction of the reader's own, or the one pinned for the thread ([`Index::pin`]).
@@ -1196,12 +1190,14 @@ thread_local! {
 /// answer is a snapshot of one state of the index ([`Index::pin`]).
 pub struct Pin {
     dir: PathBuf,
-    _active: fault::Active,
+    /// The pinned transaction's environment, released when the transaction ends.
+    watched: Arc<fault::Watched>,
 }
 
 impl Drop for Pin {
     fn drop(&mut self) {
         PINNED.with(|p| p.borrow_mut().retain(|(dir, _)| dir != &self.dir));
+        self.watched.release();
     }
 }
 
@@ -1573,7 +1569,7 @@ pub struct Writer<'e> {
     legacy: Vec<Checked>,
     meta: Meta,
     unsynced: &'e Path,
-    _active: fault::Active,
+    _active: fault::Active<'e>,
 }
 
 /// Where a log's records go, in log order: an index being written ([`Writer`]), or the live
@@ -1826,15 +1822,14 @@ mod tests {
     fn the_map_grows_before_a_write_that_could_fill_it_and_a_flipped_value_is_damage() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("index");
-        let index = Index::open(&dir).unwrap();
-        // As if opened by a process that mapped the file when it was small. (Other tests'
-        // transactions in this process hold a resize off for a moment.)
+        let index = Index::open(&Environments::new(), &dir).unwrap();
+        // As if opened by a process that mapped the file when it was small.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while !index.resize(1 << 20).unwrap() {
             assert!(std::time::Instant::now() < deadline);
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        assert_eq!(index.env.info().map_size, 1 << 20);
+        assert_eq!(index.env().info().map_size, 1 << 20);
         let value = vec![0x5a; 2000];
         for round in 0..4u64 {
             let mut w = index.write().unwrap();
@@ -1844,7 +1839,7 @@ mod tests {
             }
             w.commit().unwrap();
         }
-        let info = index.env.info();
+        let info = index.env().info();
         assert!(info.map_size >= map_size_for(8 << 20), "{}", info.map_size);
         let r = index.read().unwrap();
         let stored = r
@@ -1871,7 +1866,6 @@ mod tests {
         assert!(err.is_damage(), "{err}");
         assert!(!err.is_resource());
         drop(r);
-        Index::forget(&dir);
     }
 
     #[test]
@@ -1881,7 +1875,7 @@ mod tests {
         }
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("index");
-        let index = Index::open(&dir).unwrap();
+        let index = Index::open(&Environments::new(), &dir).unwrap();
         let marker = dir.join(unsynced::FILE);
         index.write().unwrap().commit().unwrap();
         assert!(marker.exists());
@@ -1898,7 +1892,6 @@ mod tests {
         std::fs::write(&marker, unsynced::boot_id().unwrap()).unwrap();
         index.sync().unwrap();
         assert!(marker.exists());
-        Index::forget(&dir);
     }
 
     /// The borrowed decoding of an entry's leading fields agrees with decoding all of it.
@@ -1964,7 +1957,7 @@ mod tests {
             wanted in prop::collection::btree_set(0u16..420, 0..120),
         ) {
             let tmp = tempfile::tempdir().unwrap();
-            let index = Index::open(tmp.path()).unwrap();
+            let index = Index::open(&Environments::new(), tmp.path()).unwrap();
             {
                 let mut w = index.write().unwrap();
                 for (a, b) in &pairs {
@@ -1991,7 +1984,6 @@ mod tests {
             prop_assert_eq!(walked, looked_up);
             drop(r);
             drop(index);
-            Index::forget(tmp.path());
         }
 
         /// The same for the claims table, whose keys are whole nodes: a walk of few keys looks
@@ -2002,7 +1994,7 @@ mod tests {
             wanted in prop::collection::btree_set(0u16..420, 0..120),
         ) {
             let tmp = tempfile::tempdir().unwrap();
-            let index = Index::open(tmp.path()).unwrap();
+            let index = Index::open(&Environments::new(), tmp.path()).unwrap();
             {
                 let mut w = index.write().unwrap();
                 for n in &stored {
@@ -2027,7 +2019,6 @@ mod tests {
             prop_assert_eq!(walked, looked_up);
             drop(r);
             drop(index);
-            Index::forget(tmp.path());
         }
     }
 }
