@@ -1054,14 +1054,15 @@ fn every_argument_error_of_a_line_is_reported_at_once_and_nothing_runs() {
         v["error"]["errors"][1]["rejected_pattern"], "path_traversal",
         "{v}"
     );
+    // clap's own wording first, then elench's value rules, each in the order of the line.
     let (code, v) = s.run(&["remote", "add", "bad/name", "", "--timeout", "soon"]);
     assert_eq!(code, 2, "{v}");
     assert_eq!(
         argument_errors(&v),
         vec![
             pair("--timeout", Some("soon")),
-            pair("<URL>", Some("")),
-            pair("<NAME>", Some("bad/name"))
+            pair("<NAME>", Some("bad/name")),
+            pair("<URL>", Some(""))
         ]
     );
     // `--limit -3`: the parser takes -3 for an option; that is one error, about --limit.

@@ -19,6 +19,7 @@ impl JsonData for BulkBlast {
 #[derive(Debug, clap::Args)]
 pub struct BlastArgs {
     /// The claim id (cl_…, or a unique prefix of at least 4 hex digits)
+    #[arg(value_parser = crate::cli::values::claim_id)]
     pub id: String,
     /// Only this many layers of dependents
     #[arg(long)]

@@ -39,10 +39,10 @@ pub struct ClaimArgs {
     pub at: Option<PathBuf>,
     /// A premise (repeatable): a claim id or a unique prefix of one (cl_ and 4+ hex digits).
     /// A full id the store does not hold yet is allowed (warning MISSING_PREMISE)
-    #[arg(long = "depends-on", value_name = "ID")]
+    #[arg(long = "depends-on", value_name = "ID", value_parser = crate::cli::values::claim_id)]
     pub depends_on: Vec<String>,
     /// A claim the record acts on (repeatable): a stored claim's id or unique prefix
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = crate::cli::values::claim_id)]
     pub target: Vec<String>,
     /// Evidence (repeatable): process-exit:EXIT, test-report[:DIGEST|:URI],
     /// artifact-digest:DIGEST, external-attestation:URI

@@ -8,6 +8,7 @@ use crate::ops::show::{show, ShowInput};
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
     /// The claim id (cl_…, or a unique prefix of at least 4 hex digits)
+    #[arg(value_parser = crate::cli::values::claim_id)]
     pub id: String,
     /// Also print the evidence blobs the claim names (evaluation transcripts kept by
     /// `check`)

@@ -15,7 +15,7 @@ pub use crate::ops::sync::Direction;
 #[derive(Debug, clap::Args)]
 pub struct RemoteArg {
     /// The remote (see `elench remote list`)
-    #[arg(default_value = "origin")]
+    #[arg(default_value = "origin", value_parser = crate::cli::values::remote_name)]
     pub name: String,
     /// How long the remote may take to answer elench's first contact, in seconds (fractions
     /// allowed; 0: no limit). Default: 30 when no person is at a terminal, none at one. An

@@ -15,8 +15,10 @@ use crate::ops::why::{why, WhyInput, WhyOutput};
 )]
 pub struct WhyArgs {
     /// The claim that rests on the other (cl_…, or a unique prefix of at least 4 hex digits)
+    #[arg(value_parser = crate::cli::values::claim_id)]
     pub from: String,
     /// The premise it may rest on
+    #[arg(value_parser = crate::cli::values::claim_id)]
     pub to: String,
 }
 
