@@ -91,6 +91,9 @@ struct Walk<'a> {
     set: Vec<(usize, String)>,
     /// The next positional argument to fill.
     position: usize,
+    /// A positional value was refused: the later ones leave the kept line too, which would
+    /// otherwise give them the wrong places.
+    positional_refused: bool,
     /// The previous token was an unknown option written without `=`: the next token, if it
     /// has no place of its own, is that option's value and part of its error.
     after_unknown: bool,
@@ -113,6 +116,7 @@ pub fn refusal(args: &[OsString]) -> Refusal {
         met: Vec::new(),
         set: Vec::new(),
         position: 0,
+        positional_refused: false,
         after_unknown: false,
     };
     let complete = walk.tokens(args.get(1..).unwrap_or_default());
@@ -177,6 +181,7 @@ impl<'a> Walk<'a> {
                         self.cmd = sub;
                         self.met.clear();
                         self.position = 0;
+                        self.positional_refused = false;
                         self.keep(token, None);
                         continue;
                     }
@@ -362,8 +367,14 @@ impl<'a> Walk<'a> {
         }
         self.met(arg);
         match judge(arg, token) {
-            Ok(()) => self.keep(token, Some(arg.get_id().to_string())),
-            Err((group, e)) => self.error(group, e),
+            Ok(()) if !self.positional_refused => {
+                self.keep(token, Some(arg.get_id().to_string()))
+            }
+            Ok(()) => {}
+            Err((group, e)) => {
+                self.positional_refused = true;
+                self.error(group, e);
+            }
         }
     }
 
@@ -544,7 +555,18 @@ fn clap_relations(walk: &Walk<'_>, found: &[(Group, ArgError)]) -> Option<(Group
                 ArgError::new(positional_name(first), None, message),
             ))
         }
-        ErrorKind::ArgumentConflict => None,
+        // Each token was judged by the walk already; clap's word on one of the kept line is
+        // none of the relations asked about here.
+        ErrorKind::ArgumentConflict
+        | ErrorKind::InvalidValue
+        | ErrorKind::ValueValidation
+        | ErrorKind::UnknownArgument
+        | ErrorKind::InvalidSubcommand
+        | ErrorKind::NoEquals
+        | ErrorKind::TooManyValues
+        | ErrorKind::TooFewValues
+        | ErrorKind::WrongNumberOfValues
+        | ErrorKind::InvalidUtf8 => None,
         ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             Some((Group::Missing, ArgError::new("<COMMAND>", None, message)))
         }
@@ -774,6 +796,9 @@ mod tests {
         );
         let errors = errors_of(&["why", "bad", "cl_abcd"]);
         assert_eq!(params(&errors), vec![("<ID>", Some("bad"))]);
+        // A refused positional value does not move the next one into its place.
+        let errors = errors_of(&["remote", "add", "../up", "/x.git"]);
+        assert_eq!(params(&errors), vec![("<NAME>", Some("../up"))]);
         let errors = errors_of(&["remote", "add", "bad/name", ""]);
         assert_eq!(
             params(&errors),
