@@ -188,11 +188,7 @@ impl<'a> Walk<'a> {
                     None => {
                         self.error(
                             Group::Structure,
-                            ArgError::new(
-                                &text,
-                                None,
-                                format!("unrecognized subcommand '{text}'"),
-                            ),
+                            ArgError::new(&text, None, format!("unrecognized subcommand '{text}'")),
                         );
                         return false;
                     }
@@ -367,9 +363,7 @@ impl<'a> Walk<'a> {
         }
         self.met(arg);
         match judge(arg, token) {
-            Ok(()) if !self.positional_refused => {
-                self.keep(token, Some(arg.get_id().to_string()))
-            }
+            Ok(()) if !self.positional_refused => self.keep(token, Some(arg.get_id().to_string())),
             Ok(()) => {}
             Err((group, e)) => {
                 self.positional_refused = true;
@@ -731,7 +725,10 @@ mod tests {
                 ("<ID>", Some("cl_bogus")),
             ]
         );
-        assert_eq!(errors[0].message, "unexpected argument '--frobnicate' found");
+        assert_eq!(
+            errors[0].message,
+            "unexpected argument '--frobnicate' found"
+        );
         let errors = errors_of(&["status", "--all", "--limit", "0", "--cursor", "soon"]);
         assert_eq!(
             params(&errors),
@@ -811,7 +808,10 @@ mod tests {
             vec![("--frobnicate", None), ("<ID>", None)]
         );
         let errors = errors_of(&["status", "--frobnicate"]);
-        assert_eq!(params(&errors), vec![("--frobnicate", None), ("<IDS>", None)]);
+        assert_eq!(
+            params(&errors),
+            vec![("--frobnicate", None), ("<IDS>", None)]
+        );
         assert!(
             errors[1].message.contains("--all") && errors[1].message.contains("<ID>"),
             "{}",
@@ -843,7 +843,10 @@ mod tests {
         // A requirement only clap knows, asked of it once on the line without the refused
         // tokens.
         let errors = errors_of(&["status", "--all", "--no-ignore", "--limit", "0"]);
-        assert_eq!(params(&errors), vec![("--limit", Some("0")), ("--at", None)]);
+        assert_eq!(
+            params(&errors),
+            vec![("--limit", Some("0")), ("--at", None)]
+        );
         assert_eq!(
             errors[1].message,
             "the following required arguments were not provided: --at <DIR>"
@@ -885,7 +888,10 @@ mod tests {
 
     #[test]
     fn the_command_is_named_from_the_line() {
-        assert_eq!(refusal(&line(&["keys", "retire", "x"])).command, "keys retire");
+        assert_eq!(
+            refusal(&line(&["keys", "retire", "x"])).command,
+            "keys retire"
+        );
         assert_eq!(refusal(&line(&["--wait", "x", "log"])).command, "log");
         assert_eq!(refusal(&line(&["frob"])).command, "elench");
     }

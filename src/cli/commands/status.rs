@@ -7,9 +7,7 @@ use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, short_id, Mode, Report, Style};
 use crate::fold::{ClaimStatus, Status};
 use crate::ops;
-use crate::ops::status::{
-    Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow,
-};
+use crate::ops::status::{Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
