@@ -1127,6 +1127,45 @@ fn every_argument_error_of_a_line_is_reported_at_once_and_nothing_runs() {
     assert_eq!(snapshot(s.dir()), before);
 }
 
+/// Each value is judged by its own argument's rule wherever it stands, so a refused value is
+/// reported beside a missing argument, or a requirement between options, on the same line
+/// (the parser stops at its first error; the walk over the line does not).
+#[test]
+fn refused_values_are_reported_beside_missing_arguments() {
+    let s = KeyedStore::new();
+    let before = snapshot(s.dir());
+    // `check` without its --key.
+    let (code, v) = s.run(&["check", "--all", "--jobs", "0", "--runner", "x"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![
+            pair("--jobs", Some("0")),
+            pair("--runner", Some("x")),
+            pair("--key", None)
+        ]
+    );
+    // `remote add` without its URL.
+    let (code, v) = s.run(&["remote", "add", "bad/name"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("<NAME>", Some("bad/name")), pair("<URL>", None)]
+    );
+    // --no-ignore wants --at: a requirement the parser keeps to itself.
+    let (code, v) = s.run(&["status", "--all", "--no-ignore", "--limit", "0"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("--limit", Some("0")), pair("--at", None)]
+    );
+    // A refused value does not push the next one into its place.
+    let (code, v) = s.run(&["why", "bad", "cl_abcd"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(argument_errors(&v), vec![pair("<ID>", Some("bad"))]);
+    assert_eq!(snapshot(s.dir()), before, "a refused line changes nothing");
+}
+
 // ---- REQ-C-012: --connect-timeout for the commands that reach a remote ----
 
 /// A TCP listener on 127.0.0.1 that accepts every connection and never says a word: a
