@@ -65,6 +65,60 @@ impl fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
+/// A value one of the parsers below accepted, as its own type, so that what holds one holds
+/// a value already checked: a [`ClaimRef`], a [`KeyId`], a [`RemoteName`].
+macro_rules! checked_text {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(v: $name) -> String {
+                v.0
+            }
+        }
+    };
+}
+
+checked_text!(
+    /// A claim id or a unique prefix of one ([`claim_id`]); which claim it names is the
+    /// operation's question.
+    ClaimRef
+);
+checked_text!(
+    /// A keyid: 64 lowercase hex digits ([`keyid`]).
+    KeyId
+);
+checked_text!(
+    /// A remote's name ([`remote_name`]).
+    RemoteName
+);
+
+/// Claim ids as the operations take them.
+pub fn claim_strings(ids: &[ClaimRef]) -> Vec<String> {
+    ids.iter().map(|i| i.0.clone()).collect()
+}
+
 /// `--timeout`: non-negative seconds, fractions allowed.
 pub fn parse_seconds(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
@@ -118,9 +172,9 @@ pub fn positive_usize(s: &str) -> Result<usize, Refused> {
 
 /// A claim id or a unique prefix of one: `cl_` and 4 to 64 lowercase hex digits. Whether
 /// it names a stored claim is the operation's question.
-pub fn claim_id(s: &str) -> Result<String, Refused> {
+pub fn claim_id(s: &str) -> Result<ClaimRef, Refused> {
     match claim_id_problem(s) {
-        None => Ok(s.to_owned()),
+        None => Ok(ClaimRef(s.to_owned())),
         Some(message) => Err(Refused {
             message,
             kind: RefusedKind::ClaimId,
@@ -130,10 +184,10 @@ pub fn claim_id(s: &str) -> Result<String, Refused> {
 
 /// A keyid: the 64 lowercase hex digits of the SHA-256 of a raw public key; anything else
 /// (a path, an encoded one) is a wrong argument, not a key that is merely unknown.
-pub fn keyid(s: &str) -> Result<String, Refused> {
+pub fn keyid(s: &str) -> Result<KeyId, Refused> {
     let ok = s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     if ok {
-        return Ok(s.to_owned());
+        return Ok(KeyId(s.to_owned()));
     }
     Err(Refused {
         message: format!(
@@ -152,9 +206,9 @@ pub fn key_name(s: &str) -> Result<String, Refused> {
 }
 
 /// A remote's name (`crate::sync::remote::check_name`).
-pub fn remote_name(s: &str) -> Result<String, Refused> {
+pub fn remote_name(s: &str) -> Result<RemoteName, Refused> {
     crate::sync::remote::check_name(s)
-        .map(|()| s.to_owned())
+        .map(|()| RemoteName(s.to_owned()))
         .map_err(|e| Refused {
             message: e.to_string(),
             kind: RefusedKind::Identifier,

@@ -18,7 +18,7 @@ pub struct CheckArgs {
     /// Claim ids (cl_…) to check
     #[arg(required_unless_present = "all", conflicts_with = "all",
           value_parser = crate::cli::values::claim_id)]
-    pub ids: Vec<String>,
+    pub ids: Vec<crate::cli::values::ClaimRef>,
     /// Every predicate claim that applies at the tree and is still unevaluated
     #[arg(long)]
     pub all: bool,
@@ -96,7 +96,7 @@ impl CheckArgs {
 
     fn input(&self, runner: Option<Runner>) -> CheckInput {
         CheckInput {
-            ids: self.ids.clone(),
+            ids: crate::cli::values::claim_strings(&self.ids),
             all: self.all,
             at: self.at.clone(),
             no_ignore: self.no_ignore,

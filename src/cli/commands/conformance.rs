@@ -55,7 +55,7 @@ pub struct AttestArgs {
     pub report: String,
     /// The claim the report bears on (its id, or a unique prefix of at least 4 hex digits)
     #[arg(long, value_name = "cl_…", value_parser = crate::cli::values::claim_id)]
-    pub claim: String,
+    pub claim: crate::cli::values::ClaimRef,
     /// A harness private key (PEM PKCS#8) trusted in the store
     #[arg(long, value_name = "HARNESS.pem")]
     pub key: PathBuf,

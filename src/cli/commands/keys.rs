@@ -77,7 +77,7 @@ pub struct ListArgs {
 pub struct RetireArgs {
     /// The keyid (hex SHA-256 of the raw public key)
     #[arg(value_parser = crate::cli::values::keyid)]
-    pub keyid: String,
+    pub keyid: crate::cli::values::KeyId,
     /// Retire without asking (required when stdin is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,

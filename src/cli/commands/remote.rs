@@ -28,7 +28,7 @@ impl RemoteCommand {
 pub struct AddArgs {
     /// The remote's name (letters, digits, '.', '_', '-'), e.g. origin
     #[arg(value_parser = crate::cli::values::remote_name)]
-    pub name: String,
+    pub name: crate::cli::values::RemoteName,
     /// Where it is; a relative path is made absolute
     #[arg(value_parser = crate::cli::values::remote_url)]
     pub url: String,

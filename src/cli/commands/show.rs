@@ -9,7 +9,7 @@ use crate::ops::show::{show, ShowInput};
 pub struct ShowArgs {
     /// The claim id (cl_…, or a unique prefix of at least 4 hex digits)
     #[arg(value_parser = crate::cli::values::claim_id)]
-    pub id: String,
+    pub id: crate::cli::values::ClaimRef,
     /// Also print the evidence blobs the claim names (evaluation transcripts kept by
     /// `check`)
     #[arg(long)]
@@ -20,7 +20,7 @@ pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
     let out = show(
         &g.context(),
         &ShowInput {
-            id: a.id,
+            id: a.id.into(),
             evidence: a.evidence,
         },
     )?;

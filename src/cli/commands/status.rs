@@ -15,7 +15,7 @@ pub struct StatusArgs {
     /// Claim ids (cl_…, or unique prefixes of at least 4 hex digits)
     #[arg(conflicts_with = "all", required_unless_present = "all",
           value_parser = crate::cli::values::claim_id)]
-    pub ids: Vec<String>,
+    pub ids: Vec<crate::cli::values::ClaimRef>,
     /// Every claim, in arrival order, paginated
     #[arg(long)]
     pub all: bool,
@@ -58,7 +58,7 @@ impl StatusArgs {
     /// The arguments as the operation takes them.
     pub fn input(&self) -> StatusInput {
         StatusInput {
-            ids: self.ids.clone(),
+            ids: crate::cli::values::claim_strings(&self.ids),
             all: self.all,
             page: self.page.request(),
             at: self.at.clone(),
