@@ -35,6 +35,20 @@ pub struct Refusal {
     pub command: String,
     /// Every error, in the order the module's description gives; never empty.
     pub errors: Vec<ArgError>,
+    /// `--help` (or `-h`, `--version`) came before any error clap itself reports: clap would
+    /// have answered it, and only values refused by elench's own rules stood on the line,
+    /// which never kept anyone from help. The answer is the help (or version) instead.
+    pub asked: Option<Asked>,
+}
+
+/// What a refused line asked for before its first error in clap's own words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    /// `-h`: the short help.
+    ShortHelp,
+    /// `--help`: the long help.
+    LongHelp,
+    Version,
 }
 
 /// The message elench gives for a clap error: clap's first paragraph, which says what is
@@ -94,6 +108,8 @@ struct Walk<'a> {
     /// A positional value was refused: the later ones leave the kept line too, which would
     /// otherwise give them the wrong places.
     positional_refused: bool,
+    /// Help or the version asked for before any error in clap's words.
+    asked: Option<Asked>,
     /// The previous token was an unknown option written without `=`: the next token, if it
     /// has no place of its own, is that option's value and part of its error.
     after_unknown: bool,
@@ -117,6 +133,7 @@ pub fn refusal(args: &[OsString]) -> Refusal {
         set: Vec::new(),
         position: 0,
         positional_refused: false,
+        asked: None,
         after_unknown: false,
     };
     let complete = walk.tokens(args.get(1..).unwrap_or_default());
@@ -141,6 +158,7 @@ pub fn refusal(args: &[OsString]) -> Refusal {
         errors.push(ArgError::new("", None, message));
     }
     Refusal {
+        asked: walk.asked,
         command: if walk.path.is_empty() {
             "elench".to_owned()
         } else {
@@ -321,6 +339,21 @@ impl<'a> Walk<'a> {
     /// A flag: no value (a value after `=` is refused).
     fn flag(&mut self, arg: &Arg, written: &str, inline: Option<OsString>) {
         self.met(arg);
+        let clap_would_answer = self.asked.is_none()
+            && inline.is_none()
+            && self.errors.iter().all(|(g, _)| *g == Group::OwnValue);
+        if clap_would_answer {
+            self.asked = match arg.get_action() {
+                ArgAction::Help | ArgAction::HelpLong if written.starts_with("--") => {
+                    Some(Asked::LongHelp)
+                }
+                ArgAction::Help | ArgAction::HelpShort | ArgAction::HelpLong => {
+                    Some(Asked::ShortHelp)
+                }
+                ArgAction::Version => Some(Asked::Version),
+                _ => None,
+            };
+        }
         if let Some(v) = inline {
             let v = v.to_string_lossy();
             self.error(
@@ -884,6 +917,23 @@ mod tests {
             assert_eq!(errors.len(), 1, "{args:?}: {errors:?}");
             assert_eq!(ours, &clap, "{args:?}");
         }
+    }
+
+    #[test]
+    fn help_asked_before_any_error_in_clap_words_is_still_help() {
+        let asked = |args: &[&str]| refusal(&line(args)).asked;
+        assert_eq!(
+            asked(&["status", "cl_bogus", "--help"]),
+            Some(Asked::LongHelp)
+        );
+        assert_eq!(
+            asked(&["log", "--limit", "0", "-h"]),
+            Some(Asked::ShortHelp)
+        );
+        assert_eq!(asked(&["show", "x", "--version"]), Some(Asked::Version));
+        // clap stops at its own error first.
+        assert_eq!(asked(&["log", "--frobnicate", "--help"]), None);
+        assert_eq!(asked(&["log", "--limit", "x", "--help"]), None);
     }
 
     #[test]

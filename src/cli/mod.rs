@@ -233,6 +233,9 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             };
             // Every error of the line, found in one walk over it (`args`).
             let refusal = args::refusal(args);
+            if let Some(asked) = refusal.asked {
+                return answer_asked(asked, &refusal.command);
+            }
             let command = refusal.command;
             let mut errors = refusal.errors;
             if command != "elench" {
@@ -264,21 +267,53 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
     }
 }
 
-/// How `command` (`keys retire`; `elench` for none) is used, as its `--help` starts, and
-/// where to read more.
-fn usage_of(command: &str) -> String {
+/// The help or version a refused line asked for before its first error in clap's words
+/// (see `args::Refusal::asked`), as clap would have given it.
+fn answer_asked(asked: args::Asked, command: &str) -> i32 {
+    let mut cmd = command_of(command);
+    let text = match asked {
+        // clap's rule: `--help` is the long help where the command has any long text.
+        args::Asked::LongHelp
+            if cmd.get_long_about().is_some()
+                || cmd.get_arguments().any(|a| a.get_long_help().is_some()) =>
+        {
+            cmd.render_long_help().to_string()
+        }
+        args::Asked::LongHelp => cmd.render_help().to_string(),
+        args::Asked::ShortHelp => cmd.render_help().to_string(),
+        args::Asked::Version => {
+            println!("elench {}", env!("CARGO_PKG_VERSION"));
+            return 0;
+        }
+    };
+    if std::io::stdout().is_terminal() {
+        print!("{text}");
+    } else {
+        eprint!("{text}");
+    }
+    0
+}
+
+/// The clap definition of `command` (`keys retire`; `elench` for the whole line), built.
+fn command_of(command: &str) -> clap::Command {
     let mut root = Cli::command();
     root.build();
-    let mut cmd = &root;
+    let mut cmd = root.clone();
     for name in command.split(' ').skip_while(|n| *n == "elench") {
         match cmd.find_subcommand(name) {
-            Some(sub) => cmd = sub,
+            Some(sub) => cmd = sub.clone(),
             None => break,
         }
     }
+    cmd
+}
+
+/// How `command` (`keys retire`; `elench` for none) is used, as its `--help` starts, and
+/// where to read more.
+fn usage_of(command: &str) -> String {
     format!(
         "{}\n\nFor more information, try '--help'.",
-        cmd.clone().render_usage().to_string().trim_end()
+        command_of(command).render_usage().to_string().trim_end()
     )
 }
 
