@@ -1166,6 +1166,28 @@ fn refused_values_are_reported_beside_missing_arguments() {
     assert_eq!(snapshot(s.dir()), before, "a refused line changes nothing");
 }
 
+/// A value refused by elench's own rules never keeps anyone from help: `--help` after it is
+/// answered as the parser answers it (exit 0, help on stderr off a terminal); an error in
+/// the parser's own words before `--help` is still an error.
+#[test]
+fn help_after_a_refused_value_is_still_help() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = common::run_raw(tmp.path(), &["status", "--help"]);
+    for args in [
+        &["status", "cl_bogus", "--help"][..],
+        &["status", "--all", "--limit", "0", "--help"],
+    ] {
+        let run = common::run_raw(tmp.path(), args);
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert_eq!(run.stderr, help.stderr, "{args:?}");
+    }
+    let run = common::run_raw(tmp.path(), &["log", "--frobnicate", "--help"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let run = common::run_raw(tmp.path(), &["show", "cl_bogus", "--version"]);
+    assert_eq!((run.code, run.stdout.lines().count()), (0, 1), "{run:?}");
+}
+
 // ---- REQ-C-012: --connect-timeout for the commands that reach a remote ----
 
 /// A TCP listener on 127.0.0.1 that accepts every connection and never says a word: a
