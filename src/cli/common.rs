@@ -4,7 +4,6 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::ops::error::ArgError;
 use crate::store::Store;
 use serde_json::Value;
 
@@ -53,19 +52,16 @@ pub fn open_store_if_any(g: &Globals) -> Result<Option<Store>, Failure> {
     g.context().open_store_if_any()
 }
 
-pub use crate::ops::ids::{
-    claim_id_errors, claim_id_problem, require_claim_ids, resolve_claim_id, resolve_claim_ids,
-    MIN_PREFIX_HEX,
-};
+pub use crate::ops::ids::{resolve_claim_id, resolve_claim_ids, MIN_PREFIX_HEX};
 
 /// `--limit` and `--cursor` for lists.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Page {
     /// How many items to return, 1 to 10000
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::values::limit)]
     pub limit: usize,
     /// Where to continue: the `next_cursor` of the previous page
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::values::cursor)]
     pub cursor: Option<String>,
 }
 
@@ -87,22 +83,6 @@ impl Page {
         self.request().limit()
     }
 
-    /// What [`Page::limit`] and [`Page::start`] refuse, both at once, for the check of the
-    /// whole command line (`cli::args`).
-    pub fn argument_errors(&self) -> Vec<ArgError> {
-        let mut errors = Vec::new();
-        if self.limit().is_err() {
-            let shown = self.limit.to_string();
-            errors.push(ArgError::new("--limit", Some(&shown), limit_problem()));
-        }
-        if let Some(c) = &self.cursor {
-            if c.parse::<u64>().is_err() {
-                errors.push(ArgError::new("--cursor", Some(c), cursor_problem(c)));
-            }
-        }
-        errors
-    }
-
     /// One page of the log in arrival order, and its `meta.pagination`.
     pub fn of_arrivals(&self, store: &Store) -> Result<(Vec<(u64, String)>, Value), Failure> {
         let (page, meta) = self.request().of_arrivals(store)?;
@@ -121,7 +101,7 @@ impl Page {
 }
 
 pub use crate::ops::page::MAX_LIMIT;
-use crate::ops::page::{cursor_problem, limit_problem, PageRequest, Pagination};
+use crate::ops::page::{PageRequest, Pagination};
 
 /// The `meta.pagination` object ([`Pagination`]).
 pub fn pagination(returned: usize, total: Option<u64>, next: Option<u64>) -> Value {

@@ -75,8 +75,8 @@ pub fn run() -> i32 {
         store: cli.store.clone(),
         reaper: reaper.clone(),
     });
-    // Every argument error at once, before anything runs: the time limit, a global option
-    // given twice, then the command's own checks.
+    // The errors clap cannot see, before anything runs: the time limit, a global option
+    // given twice with different values, a --format the command does not have.
     let mut errors: Vec<ArgError> = limit.err().into_iter().collect();
     let mut answer_in = format;
     if let Err(e) = check_global_repeats(&args) {
@@ -86,7 +86,6 @@ pub fn run() -> i32 {
         }
         errors.push(e);
     }
-    errors.extend(args::command_errors(&cli.command));
     errors.extend(render::format_error(&cli.command, format));
     if let Some(f) = Failure::arguments(errors) {
         let report = Report {
@@ -242,108 +241,90 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 Format::Json | Format::Jsonl => Mode::Json,
                 _ => Mode::Text,
             };
-            let rendered = e.render().to_string();
-            // The first error, as clap reported it, is the message; then every other error
-            // on the line, and the checks of the command's own that the rest of it allows.
-            let message = args::clap_message(&e);
-            let collected = args::collect(e, args);
-            let mut errors = collected.errors;
-            let command = match &collected.repaired {
-                Some(cli) => cli.command.name().to_owned(),
-                None => command_named(args),
-            };
+            // Every error of the line, found in one walk over it (`args`).
+            let refusal = args::refusal(args);
+            if let Some(asked) = refusal.asked {
+                return answer_asked(asked, &refusal.command);
+            }
+            let command = refusal.command;
+            let mut errors = refusal.errors;
             if command != "elench" {
-                let limit = collected
-                    .repaired
-                    .as_ref()
-                    .and_then(|cli| command_limit(&command, cli.timeout, cli.command_timeout).ok())
-                    .unwrap_or(Some(default_timeout(&command)));
-                interrupt::record_limit(limit);
-            }
-            if let Some(cli) = &collected.repaired {
-                let limit = command_limit(cli.command.name(), cli.timeout, cli.command_timeout);
+                let limit = command_limit(&command, None, None);
+                interrupt::record_limit(
+                    limit
+                        .as_ref()
+                        .ok()
+                        .copied()
+                        .unwrap_or(Some(default_timeout(&command))),
+                );
                 errors.extend(limit.err());
-                errors.extend(check_global_repeats(args).err());
-                errors.extend(args::command_errors(&cli.command));
             }
-            let text = with_more_errors(&rendered, &errors);
-            if mode == Mode::Json {
-                // Prose for people still goes to stderr; stdout gets the one JSON object.
-                eprint!("{text}");
+            errors.extend(check_global_repeats(args).err());
+            let failure = Failure::arguments(errors)
+                .unwrap_or_else(|| Failure::Usage(args::clap_message(&e)));
+            // People get every error, then how the command is used, on stderr; in JSON
+            // mode stdout gets the one JSON object.
+            eprintln!("{}\n\n{}", failure.to_text(), usage_of(&command));
+            if mode == Mode::Text {
+                return failure.exit_code();
             }
             let report = Report {
-                failure: Some(Failure::Arguments { message, errors }),
+                failure: Some(failure),
                 ..Report::default()
             };
-            if mode == Mode::Text {
-                eprint!("{text}");
-                return 2;
-            }
             emit(format, &command, started, report)
         }
     }
 }
 
-/// The command a line names (`status`, `keys generate`), read from the raw arguments when
-/// they do not parse, so that an argument error's `meta.command` says which command it was;
-/// `elench` only when the line names none.
-fn command_named(args: &[std::ffi::OsString]) -> String {
-    // The global options that take a value (`--store PATH`); their values are not commands.
-    const VALUED: [&str; 5] = [
-        "--store",
-        "--format",
-        "--wait",
-        "--timeout",
-        "--command-timeout",
-    ];
-    let root = Cli::command();
-    let mut cmd = &root;
-    let mut names: Vec<String> = Vec::new();
-    let mut rest = args.iter().skip(1).map(|a| a.to_string_lossy());
-    while let Some(arg) = rest.next() {
-        if arg == "--" {
-            break;
+/// The help or version a refused line asked for before its first error in clap's words
+/// (see `args::Refusal::asked`), as clap would have given it.
+fn answer_asked(asked: args::Asked, command: &str) -> i32 {
+    let mut cmd = command_of(command);
+    let text = match asked {
+        // clap's rule: `--help` is the long help where the command has any long text.
+        args::Asked::LongHelp
+            if cmd.get_long_about().is_some()
+                || cmd.get_arguments().any(|a| a.get_long_help().is_some()) =>
+        {
+            cmd.render_long_help().to_string()
         }
-        if arg.starts_with('-') {
-            if VALUED.contains(&arg.as_ref()) {
-                rest.next();
-            }
-            continue;
+        args::Asked::LongHelp => cmd.render_help().to_string(),
+        args::Asked::ShortHelp => cmd.render_help().to_string(),
+        args::Asked::Version => {
+            println!("elench {}", env!("CARGO_PKG_VERSION"));
+            return 0;
         }
-        match cmd.find_subcommand(arg.as_ref()) {
-            Some(sub) => {
-                names.push(sub.get_name().to_owned());
-                cmd = sub;
-                if !cmd.has_subcommands() {
-                    break;
-                }
-            }
+    };
+    if std::io::stdout().is_terminal() {
+        print!("{text}");
+    } else {
+        eprint!("{text}");
+    }
+    0
+}
+
+/// The clap definition of `command` (`keys retire`; `elench` for the whole line), built.
+fn command_of(command: &str) -> clap::Command {
+    let mut root = Cli::command();
+    root.build();
+    let mut cmd = root.clone();
+    for name in command.split(' ').skip_while(|n| *n == "elench") {
+        match cmd.find_subcommand(name) {
+            Some(sub) => cmd = sub.clone(),
             None => break,
         }
     }
-    if names.is_empty() {
-        "elench".to_owned()
-    } else {
-        names.join(" ")
-    }
+    cmd
 }
 
-/// clap's text about the first error with every other error of the line after its first
-/// paragraph, one `error:` line each, before clap's tips and usage.
-fn with_more_errors(rendered: &str, errors: &[ArgError]) -> String {
-    if errors.len() < 2 {
-        return rendered.to_owned();
-    }
-    let (head, tail) = match rendered.find("\n\n") {
-        Some(i) => rendered.split_at(i),
-        None => (rendered.trim_end_matches('\n'), "\n"),
-    };
-    let mut out = head.to_owned();
-    for e in &errors[1..] {
-        out.push_str(&format!("\nerror: {}", e.message));
-    }
-    out.push_str(tail);
-    out
+/// How `command` (`keys retire`; `elench` for none) is used, as its `--help` starts, and
+/// where to read more.
+fn usage_of(command: &str) -> String {
+    format!(
+        "{}\n\nFor more information, try '--help'.",
+        command_of(command).render_usage().to_string().trim_end()
+    )
 }
 
 /// The options every command takes, which may stand anywhere on the line.

@@ -1054,14 +1054,15 @@ fn every_argument_error_of_a_line_is_reported_at_once_and_nothing_runs() {
         v["error"]["errors"][1]["rejected_pattern"], "path_traversal",
         "{v}"
     );
+    // clap's own wording first, then elench's value rules, each in the order of the line.
     let (code, v) = s.run(&["remote", "add", "bad/name", "", "--timeout", "soon"]);
     assert_eq!(code, 2, "{v}");
     assert_eq!(
         argument_errors(&v),
         vec![
             pair("--timeout", Some("soon")),
-            pair("<URL>", Some("")),
-            pair("<NAME>", Some("bad/name"))
+            pair("<NAME>", Some("bad/name")),
+            pair("<URL>", Some(""))
         ]
     );
     // `--limit -3`: the parser takes -3 for an option; that is one error, about --limit.
@@ -1124,6 +1125,67 @@ fn every_argument_error_of_a_line_is_reported_at_once_and_nothing_runs() {
         o.stderr
     );
     assert_eq!(snapshot(s.dir()), before);
+}
+
+/// Each value is judged by its own argument's rule wherever it stands, so a refused value is
+/// reported beside a missing argument, or a requirement between options, on the same line
+/// (the parser stops at its first error; the walk over the line does not).
+#[test]
+fn refused_values_are_reported_beside_missing_arguments() {
+    let s = KeyedStore::new();
+    let before = snapshot(s.dir());
+    // `check` without its --key.
+    let (code, v) = s.run(&["check", "--all", "--jobs", "0", "--runner", "x"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![
+            pair("--jobs", Some("0")),
+            pair("--runner", Some("x")),
+            pair("--key", None)
+        ]
+    );
+    // `remote add` without its URL.
+    let (code, v) = s.run(&["remote", "add", "bad/name"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("<NAME>", Some("bad/name")), pair("<URL>", None)]
+    );
+    // --no-ignore wants --at: a requirement the parser keeps to itself.
+    let (code, v) = s.run(&["status", "--all", "--no-ignore", "--limit", "0"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        argument_errors(&v),
+        vec![pair("--limit", Some("0")), pair("--at", None)]
+    );
+    // A refused value does not push the next one into its place.
+    let (code, v) = s.run(&["why", "bad", "cl_abcd"]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(argument_errors(&v), vec![pair("<ID>", Some("bad"))]);
+    assert_eq!(snapshot(s.dir()), before, "a refused line changes nothing");
+}
+
+/// A value refused by elench's own rules never keeps anyone from help: `--help` after it is
+/// answered as the parser answers it (exit 0, help on stderr off a terminal); an error in
+/// the parser's own words before `--help` is still an error.
+#[test]
+fn help_after_a_refused_value_is_still_help() {
+    let tmp = tempfile::tempdir().unwrap();
+    let help = common::run_raw(tmp.path(), &["status", "--help"]);
+    for args in [
+        &["status", "cl_bogus", "--help"][..],
+        &["status", "--all", "--limit", "0", "--help"],
+    ] {
+        let run = common::run_raw(tmp.path(), args);
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert_eq!(run.stderr, help.stderr, "{args:?}");
+    }
+    let run = common::run_raw(tmp.path(), &["log", "--frobnicate", "--help"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    let run = common::run_raw(tmp.path(), &["show", "cl_bogus", "--version"]);
+    assert_eq!((run.code, run.stdout.lines().count()), (0, 1), "{run:?}");
 }
 
 // ---- REQ-C-012: --connect-timeout for the commands that reach a remote ----

@@ -684,3 +684,100 @@ fn the_static_reader_finds_each_kind_and_only_those() {
     );
     assert_eq!(found, ["RAW", "LIVE", "N", "CACHE", "PER_THREAD"]);
 }
+
+/// Argument checks live in the arguments' clap value parsers (`cli::values`), and a
+/// refused line is walked once (`cli::args`): no command has a function of argument checks
+/// of its own beside its definition, and nothing under `src/cli` parses the line again in a
+/// loop to find more errors (the repair loop this replaced).
+#[test]
+fn arguments_are_checked_by_their_parsers_and_a_line_is_parsed_without_a_loop() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    cli_files(&src.join("cli"), &mut files);
+    // The names the per-command checks had, and the repair loop's.
+    let banned = [
+        "argument_errors",
+        "command_errors",
+        "claim_id_errors",
+        "require_claim_ids",
+        "keyid_error",
+        "name_error",
+        "MAX_ROUNDS",
+    ];
+    let parses = [
+        "try_parse_from",
+        "try_get_matches_from",
+        "try_parse",
+        "parse_from",
+    ];
+    let loops = ["loop", "while", "for", "for_each"];
+    let mut wrong = Vec::new();
+    let mut calls = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        // Unit tests may parse lines as they like.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let toks = tokens(code);
+        let module = name(&module_of(&src, &file));
+        for t in &toks {
+            if let Token::Ident(id) = t {
+                if banned.contains(&id.as_str()) {
+                    wrong.push(format!("{module}: `{id}`"));
+                }
+            }
+        }
+        // Each function that parses a line: no loop in it.
+        let mut i = 0;
+        while i < toks.len() {
+            if toks[i] != Token::Ident("fn".into()) {
+                i += 1;
+                continue;
+            }
+            let fname = match toks.get(i + 1) {
+                Some(Token::Ident(n)) => n.clone(),
+                _ => String::new(),
+            };
+            let Some(open) = (i..toks.len()).find(|&j| toks[j] == Token::Open) else {
+                break;
+            };
+            let mut depth = 0;
+            let mut end = open;
+            for (j, t) in toks.iter().enumerate().skip(open) {
+                match t {
+                    Token::Open => depth += 1,
+                    Token::Close => depth -= 1,
+                    _ => {}
+                }
+                if depth == 0 {
+                    end = j;
+                    break;
+                }
+            }
+            let body = &toks[open..=end];
+            let idents: Vec<&str> = body
+                .iter()
+                .filter_map(|t| match t {
+                    Token::Ident(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let n = idents.iter().filter(|s| parses.contains(s)).count();
+            calls += n;
+            if n > 0 {
+                if let Some(l) = idents.iter().find(|s| loops.contains(s)) {
+                    wrong.push(format!(
+                        "{module}::{fname}: parses the line with `{l}` in it"
+                    ));
+                }
+            }
+            i = end + 1;
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // The run's parse, clap's one look at a refused line without its refused tokens, the
+    // fallback, and one value judged by its own parser.
+    assert!(
+        calls <= 4,
+        "{calls} places parse a command line under src/cli"
+    );
+}

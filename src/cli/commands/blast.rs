@@ -19,7 +19,8 @@ impl JsonData for BulkBlast {
 #[derive(Debug, clap::Args)]
 pub struct BlastArgs {
     /// The claim id (cl_…, or a unique prefix of at least 4 hex digits)
-    pub id: String,
+    #[arg(value_parser = crate::cli::values::claim_id)]
+    pub id: crate::cli::values::ClaimRef,
     /// Only this many layers of dependents
     #[arg(long)]
     pub depth: Option<usize>,
@@ -47,7 +48,7 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     let out = blast(
         &g.context(),
         &BlastInput {
-            id: a.id,
+            id: a.id.into(),
             depth: a.depth,
             // Claim texts live in the log; read them only when a person will see them.
             with_texts: g.mode == Mode::Text,

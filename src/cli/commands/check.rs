@@ -7,8 +7,6 @@ use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
 use crate::eval::runners::Runner;
 use crate::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
-use crate::ops::error::ArgError;
-use crate::ops::ids::{claim_id_errors, require_claim_ids};
 use crate::ops::{Observer, Progress};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -18,8 +16,9 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
     /// Claim ids (cl_…) to check
-    #[arg(required_unless_present = "all", conflicts_with = "all")]
-    pub ids: Vec<String>,
+    #[arg(required_unless_present = "all", conflicts_with = "all",
+          value_parser = crate::cli::values::claim_id)]
+    pub ids: Vec<crate::cli::values::ClaimRef>,
     /// Every predicate claim that applies at the tree and is still unevaluated
     #[arg(long)]
     pub all: bool,
@@ -43,17 +42,19 @@ pub struct CheckArgs {
     // The id is the global option's, so that clap does not give `check` a second
     // `--timeout`; the value type is the same (the parser shares values by id).
     #[arg(id = "timeout", long = "timeout", visible_alias = "claim-timeout",
-          default_value = "300", value_name = "SECS", value_parser = crate::cli::values::parse_seconds)]
+          default_value = "300", value_name = "SECS", value_parser = crate::cli::values::positive_seconds)]
     pub claim_timeout: Duration,
     /// Evaluate each claim N times; record only when all N agree (else: flaky)
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = crate::cli::values::positive_u32)]
     pub repeat: u32,
     /// Evaluate N claims at once
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = crate::cli::values::positive_usize)]
     pub jobs: usize,
     /// What runs test(NAME): cargo (libtest, NAME = module::test), pytest (NAME = node id),
     /// or junit:CMD (CMD runs with $ELENCH_TEST and writes JUnit XML to $ELENCH_JUNIT)
-    #[arg(long, value_name = "RUNNER")]
+    #[arg(long, value_name = "RUNNER", value_parser = crate::cli::values::runner)]
     pub runner: Option<String>,
     /// The Python interpreter the pytest runner uses
     #[arg(long, value_name = "PATH")]
@@ -63,14 +64,17 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PATH")]
     pub expose: Vec<PathBuf>,
     /// Address-space limit per process, in MiB
-    #[arg(long, default_value_t = 2048, value_name = "MIB")]
+    #[arg(long, default_value_t = 2048, value_name = "MIB",
+          value_parser = crate::cli::values::positive_u64)]
     pub memory: u64,
     /// Process limit for one claim's sandbox
-    #[arg(long, default_value_t = 256, value_name = "N")]
+    #[arg(long, default_value_t = 256, value_name = "N",
+          value_parser = crate::cli::values::positive_u64)]
     pub processes: u64,
     /// Space for each process's writes (its layer over the tree and its /tmp), and the
     /// largest file it may write, in MiB
-    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    #[arg(long, default_value_t = 1024, value_name = "MIB",
+          value_parser = crate::cli::values::positive_u64)]
     pub scratch: u64,
     /// Run processes without a sandbox (records then say hermeticity: none)
     #[arg(long)]
@@ -92,7 +96,7 @@ impl CheckArgs {
 
     fn input(&self, runner: Option<Runner>) -> CheckInput {
         CheckInput {
-            ids: self.ids.clone(),
+            ids: crate::cli::values::claim_strings(&self.ids),
             all: self.all,
             at: self.at.clone(),
             no_ignore: self.no_ignore,
@@ -110,23 +114,6 @@ impl CheckArgs {
             force: self.force,
         }
     }
-}
-
-/// What `run` refuses before it looks at anything, every one at once, for the check of the
-/// whole command line ([`crate::cli::args`]).
-pub fn argument_errors(a: &CheckArgs) -> Vec<ArgError> {
-    let mut errors = claim_id_errors("<ID>", &a.ids);
-    for flag in op::zero_limits(&a.input(None)) {
-        errors.push(ArgError::new(
-            flag,
-            Some("0"),
-            format!("{flag} must be more than 0"),
-        ));
-    }
-    if let (Some(r), Err(e)) = (&a.runner, a.runner()) {
-        errors.push(ArgError::new("--runner", Some(r), e));
-    }
-    errors
 }
 
 /// The CLI's observer (warnings for the report, the spinner of a rebuild), with each claim
@@ -153,10 +140,6 @@ impl Observer for Watch {
 pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
-    require_claim_ids(&a.ids)?;
-    if !op::zero_limits(&a.input(None)).is_empty() {
-        return Err(op::zero_limits_failure());
-    }
     let input = a.input(a.runner().map_err(Failure::Usage)?);
     let watch = Watch {
         cli: crate::cli::output::observer(),

@@ -39,11 +39,11 @@ pub struct ClaimArgs {
     pub at: Option<PathBuf>,
     /// A premise (repeatable): a claim id or a unique prefix of one (cl_ and 4+ hex digits).
     /// A full id the store does not hold yet is allowed (warning MISSING_PREMISE)
-    #[arg(long = "depends-on", value_name = "ID")]
-    pub depends_on: Vec<String>,
+    #[arg(long = "depends-on", value_name = "ID", value_parser = crate::cli::values::claim_id)]
+    pub depends_on: Vec<crate::cli::values::ClaimRef>,
     /// A claim the record acts on (repeatable): a stored claim's id or unique prefix
-    #[arg(long, value_name = "ID")]
-    pub target: Vec<String>,
+    #[arg(long, value_name = "ID", value_parser = crate::cli::values::claim_id)]
+    pub target: Vec<crate::cli::values::ClaimRef>,
     /// Evidence (repeatable): process-exit:EXIT, test-report[:DIGEST|:URI],
     /// artifact-digest:DIGEST, external-attestation:URI
     #[arg(long, value_name = "KIND[:DIGEST|:EXIT|:URI]")]
@@ -121,8 +121,8 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
                 kind,
                 predicate: a.predicate.clone(),
                 anchor: a.anchor.clone(),
-                depends_on: a.depends_on.clone(),
-                target: a.target.clone(),
+                depends_on: crate::cli::values::claim_strings(&a.depends_on),
+                target: crate::cli::values::claim_strings(&a.target),
                 evidence: a.evidence.clone(),
                 producer: None,
                 session: None,

@@ -54,8 +54,8 @@ pub struct AttestArgs {
     /// The report (JSON)
     pub report: String,
     /// The claim the report bears on (its id, or a unique prefix of at least 4 hex digits)
-    #[arg(long, value_name = "cl_…")]
-    pub claim: String,
+    #[arg(long, value_name = "cl_…", value_parser = crate::cli::values::claim_id)]
+    pub claim: crate::cli::values::ClaimRef,
     /// A harness private key (PEM PKCS#8) trusted in the store
     #[arg(long, value_name = "HARNESS.pem")]
     pub key: PathBuf,
@@ -276,7 +276,6 @@ fn decide(value: &Value, c: &Checked, level: &str) -> Result<(&'static str, Stri
 }
 
 fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
-    crate::cli::common::require_claim_ids([&a.claim])?;
     let (bytes, value, c) = checked_report(&a.report, a.cases.as_ref())?;
     if !c.is_sound() {
         let mut f = unsound(&c, &a.report);

@@ -6,7 +6,6 @@ use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
 use crate::keys::Role;
-use crate::ops::error::ArgError;
 use crate::ops::keys::{self, GenerateInput};
 use serde_json::json;
 use std::io::Write;
@@ -42,7 +41,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub role: Role,
     /// A name for the key's holder
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::values::key_name)]
     pub name: String,
     /// Where to write the private key (refuses to overwrite)
     #[arg(long = "output", visible_alias = "out", value_name = "FILE",
@@ -77,7 +76,8 @@ pub struct ListArgs {
 #[derive(Debug, clap::Args)]
 pub struct RetireArgs {
     /// The keyid (hex SHA-256 of the raw public key)
-    pub keyid: String,
+    #[arg(value_parser = crate::cli::values::keyid)]
+    pub keyid: crate::cli::values::KeyId,
     /// Retire without asking (required when stdin is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
@@ -102,35 +102,7 @@ pub fn run(cmd: KeysCommand, g: &Globals) -> Result<Report, Failure> {
     }
 }
 
-/// `keys generate --name ""`, which names nobody.
-pub fn name_error(name: &str) -> Option<ArgError> {
-    name.is_empty()
-        .then(|| ArgError::new("--name", Some(name), "--name must not be empty"))
-}
-
-/// A keyid is 64 lowercase hex digits; anything else (a path, an encoded one) is a wrong
-/// argument, refused before the store is touched, not a key that is merely unknown.
-pub fn keyid_error(keyid: &str) -> Option<ArgError> {
-    let ok = keyid.len() == 64
-        && keyid
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    (!ok).then(|| {
-        ArgError::identifier(
-            "<KEYID>",
-            keyid,
-            format!(
-                "{keyid:?} is not a keyid: give the 64 lowercase hex digits `elench keys list` \
-                 shows"
-            ),
-        )
-    })
-}
-
 fn generate(a: GenerateArgs, g: &Globals) -> Result<Report, Failure> {
-    if let Some(e) = name_error(&a.name) {
-        return Err(Failure::Usage(e.message));
-    }
     // With --trust, the store must be there before any file is written.
     let store = if a.trust {
         Some(g.context().open_store()?)
@@ -204,9 +176,6 @@ fn list(a: ListArgs, g: &Globals) -> Result<Report, Failure> {
 }
 
 fn retire(a: RetireArgs, g: &Globals) -> Result<Report, Failure> {
-    if let Some(f) = Failure::arguments(keyid_error(&a.keyid).into_iter().collect()) {
-        return Err(f);
-    }
     let store = g.context().open_store()?;
     let plan = keys::plan_retire(&store, &a.keyid)?;
     let what = &plan.what;

@@ -4,9 +4,7 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::ops::error::ArgError;
 use crate::ops::sync::{add_remote, list_remotes};
-use crate::sync::remote;
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -29,27 +27,11 @@ impl RemoteCommand {
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
     /// The remote's name (letters, digits, '.', '_', '-'), e.g. origin
-    pub name: String,
+    #[arg(value_parser = crate::cli::values::remote_name)]
+    pub name: crate::cli::values::RemoteName,
     /// Where it is; a relative path is made absolute
+    #[arg(value_parser = crate::cli::values::remote_url)]
     pub url: String,
-}
-
-/// A remote's name that cannot be one (`param` is how the command line names it).
-pub fn name_error(param: &str, name: &str) -> Option<ArgError> {
-    remote::check_name(name)
-        .err()
-        .map(|e| ArgError::identifier(param, name, e.to_string()))
-}
-
-/// What `remote add` refuses whatever the store holds, both at once, for the check of the
-/// whole command line ([`crate::cli::args`]).
-pub fn argument_errors(a: &AddArgs) -> Vec<ArgError> {
-    let mut errors = Vec::new();
-    if let Err(e) = remote::check_url(&a.url) {
-        errors.push(ArgError::new("<URL>", Some(&a.url), e.to_string()));
-    }
-    errors.extend(name_error("<NAME>", &a.name));
-    errors
 }
 
 pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {

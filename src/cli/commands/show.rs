@@ -8,7 +8,8 @@ use crate::ops::show::{show, ShowInput};
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
     /// The claim id (cl_…, or a unique prefix of at least 4 hex digits)
-    pub id: String,
+    #[arg(value_parser = crate::cli::values::claim_id)]
+    pub id: crate::cli::values::ClaimRef,
     /// Also print the evidence blobs the claim names (evaluation transcripts kept by
     /// `check`)
     #[arg(long)]
@@ -19,7 +20,7 @@ pub fn run(a: ShowArgs, g: &Globals) -> Result<Report, Failure> {
     let out = show(
         &g.context(),
         &ShowInput {
-            id: a.id,
+            id: a.id.into(),
             evidence: a.evidence,
         },
     )?;

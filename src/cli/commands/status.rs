@@ -1,23 +1,21 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
 use crate::anchor::Applies;
-use crate::cli::common::{claim_id_errors, pagination_json, Page};
+use crate::cli::common::{pagination_json, Page};
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, short_id, Mode, Report, Style};
 use crate::fold::{ClaimStatus, Status};
 use crate::ops;
-use crate::ops::error::ArgError;
-use crate::ops::status::{
-    glob, glob_problem, needs_ids, Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow,
-};
+use crate::ops::status::{Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     /// Claim ids (cl_…, or unique prefixes of at least 4 hex digits)
-    #[arg(conflicts_with = "all")]
-    pub ids: Vec<String>,
+    #[arg(conflicts_with = "all", required_unless_present = "all",
+          value_parser = crate::cli::values::claim_id)]
+    pub ids: Vec<crate::cli::values::ClaimRef>,
     /// Every claim, in arrival order, paginated
     #[arg(long)]
     pub all: bool,
@@ -49,7 +47,7 @@ pub struct StatusArgs {
     pub origin: Vec<String>,
     /// With --all: only claims about a path matching this glob (repeatable; with --at, the
     /// path where the lines are at that tree)
-    #[arg(long, requires = "all", value_name = "GLOB")]
+    #[arg(long, requires = "all", value_name = "GLOB", value_parser = crate::cli::values::glob)]
     pub path: Vec<String>,
     /// With --format dot or mermaid: draw at most this many claims
     #[arg(long, value_name = "N", default_value_t = crate::cli::render::graph::DEFAULT_MAX_NODES)]
@@ -60,7 +58,7 @@ impl StatusArgs {
     /// The arguments as the operation takes them.
     pub fn input(&self) -> StatusInput {
         StatusInput {
-            ids: self.ids.clone(),
+            ids: crate::cli::values::claim_strings(&self.ids),
             all: self.all,
             page: self.page.request(),
             at: self.at.clone(),
@@ -74,26 +72,6 @@ impl StatusArgs {
             },
         }
     }
-}
-
-/// What `run` refuses before it opens the store, every one at once, for the check of the
-/// whole command line ([`crate::cli::args`]): no ids, ids that cannot be claim ids, a
-/// `--path` that is not a glob, and with `--all` the page.
-pub fn argument_errors(a: &StatusArgs) -> Vec<ArgError> {
-    let mut errors = Vec::new();
-    if a.ids.is_empty() && !a.all {
-        errors.push(ArgError::new("<ID>", None, needs_ids()));
-    }
-    errors.extend(claim_id_errors("<ID>", &a.ids));
-    for p in &a.path {
-        if let Err(e) = glob(p) {
-            errors.push(ArgError::new("--path", Some(p), glob_problem(p, &e)));
-        }
-    }
-    if a.all {
-        errors.extend(a.page.argument_errors());
-    }
-    errors
 }
 
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {

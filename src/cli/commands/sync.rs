@@ -15,8 +15,8 @@ pub use crate::ops::sync::Direction;
 #[derive(Debug, clap::Args)]
 pub struct RemoteArg {
     /// The remote (see `elench remote list`)
-    #[arg(default_value = "origin")]
-    pub name: String,
+    #[arg(default_value = "origin", value_parser = crate::cli::values::remote_name)]
+    pub name: crate::cli::values::RemoteName,
     /// How long the remote may take to answer elench's first contact, in seconds (fractions
     /// allowed; 0: no limit). Default: 30 when no person is at a terminal, none at one. An
     /// ssh remote's connection gets the same limit (ssh -o ConnectTimeout) unless
@@ -51,7 +51,7 @@ pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Fa
     // A person at a terminal, as for git's prompt (`child_env::harden`).
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let input = SyncInput {
-        remote: a.name,
+        remote: a.name.into(),
         direction,
         connect_timeout: connect_timeout(a.connect_timeout, interactive),
         wait: Duration::from_secs(g.wait),

@@ -15,17 +15,19 @@ use crate::ops::why::{why, WhyInput, WhyOutput};
 )]
 pub struct WhyArgs {
     /// The claim that rests on the other (cl_…, or a unique prefix of at least 4 hex digits)
-    pub from: String,
+    #[arg(value_parser = crate::cli::values::claim_id)]
+    pub from: crate::cli::values::ClaimRef,
     /// The premise it may rest on
-    pub to: String,
+    #[arg(value_parser = crate::cli::values::claim_id)]
+    pub to: crate::cli::values::ClaimRef,
 }
 
 pub fn run(a: WhyArgs, g: &Globals) -> Result<Report, Failure> {
     let out = why(
         &g.context(),
         &WhyInput {
-            from: a.from,
-            to: a.to,
+            from: a.from.into(),
+            to: a.to.into(),
         },
     )?;
     let format = Format::detect(g.format.as_deref());

@@ -110,7 +110,6 @@ pub fn blast_document(
     format: Format,
     max_nodes: usize,
 ) -> Result<Report, Failure> {
-    crate::ops::ids::require_claim_ids([&id.to_owned()])?;
     let store = open(g)?;
     let _snapshot = store.pin()?;
     let id = crate::ops::ids::resolve_claim_id(&store, id)?;
