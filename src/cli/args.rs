@@ -39,6 +39,9 @@ pub struct Refusal {
     /// have answered it, and only values refused by elench's own rules stood on the line,
     /// which never kept anyone from help. The answer is the help (or version) instead.
     pub asked: Option<Asked>,
+    /// For a mistyped option or command, the name it was probably meant to be, as a line for
+    /// people (`a similar argument exists: '--all'`).
+    pub tips: Vec<String>,
 }
 
 /// What a refused line asked for before its first error in clap's own words.
@@ -113,6 +116,7 @@ struct Walk<'a> {
     /// The previous token was an unknown option written without `=`: the next token, if it
     /// has no place of its own, is that option's value and part of its error.
     after_unknown: bool,
+    tips: Vec<String>,
 }
 
 /// Every error of `args` (the program's name first), a line clap refused. See the module's
@@ -135,6 +139,7 @@ pub fn refusal(args: &[OsString]) -> Refusal {
         positional_refused: false,
         asked: None,
         after_unknown: false,
+        tips: Vec::new(),
     };
     let complete = walk.tokens(args.get(1..).unwrap_or_default());
     if complete {
@@ -165,7 +170,37 @@ pub fn refusal(args: &[OsString]) -> Refusal {
             walk.path.join(" ")
         },
         errors,
+        tips: walk.tips,
     }
+}
+
+/// The name among `known` that `written` was most likely meant to be: the nearest by edit
+/// distance, if it is near enough to be a slip (a third of its length, at least one edit).
+fn similar<'k>(written: &str, known: impl Iterator<Item = &'k str>) -> Option<&'k str> {
+    let limit = (written.chars().count() / 3).max(1);
+    known
+        .map(|k| (edit_distance(written, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 impl<'a> Walk<'a> {
@@ -208,6 +243,11 @@ impl<'a> Walk<'a> {
                             Group::Structure,
                             ArgError::new(&text, None, format!("unrecognized subcommand '{text}'")),
                         );
+                        let names = self.cmd.get_subcommands().map(|c| c.get_name());
+                        if let Some(near) = similar(&text, names) {
+                            self.tips
+                                .push(format!("a similar subcommand exists: '{near}'"));
+                        }
                         return false;
                     }
                 }
@@ -232,6 +272,11 @@ impl<'a> Walk<'a> {
                 Group::Structure,
                 ArgError::new(name, None, format!("unexpected argument '{name}' found")),
             );
+            let longs = self.cmd.get_arguments().filter_map(|a| a.get_long());
+            if let Some(near) = similar(long, longs) {
+                self.tips
+                    .push(format!("a similar argument exists: '--{near}'"));
+            }
             self.after_unknown = inline.is_none();
             return 0;
         };
@@ -739,6 +784,28 @@ mod tests {
             .iter()
             .map(|e| (e.param.as_str(), e.value.as_deref()))
             .collect()
+    }
+
+    #[test]
+    fn a_mistyped_option_or_command_gets_the_name_it_was_meant_to_be() {
+        let tips = |args: &[&str]| refusal(&line(args)).tips;
+        assert_eq!(
+            tips(&["status", "--al"]),
+            vec!["a similar argument exists: '--all'"]
+        );
+        assert_eq!(
+            tips(&["stauts"]),
+            vec!["a similar subcommand exists: 'status'"]
+        );
+        assert_eq!(
+            tips(&["log", "--limt", "5"]),
+            vec!["a similar argument exists: '--limit'"]
+        );
+        // Nothing near: no tip rather than a wild guess.
+        assert!(tips(&["log", "--frobnicate"]).is_empty());
+        assert!(tips(&["zzzzzz"]).is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 
     #[test]

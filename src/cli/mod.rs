@@ -242,12 +242,12 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 _ => Mode::Text,
             };
             // Every error of the line, found in one walk over it (`args`).
-            let refusal = args::refusal(args);
+            let mut refusal = args::refusal(args);
             if let Some(asked) = refusal.asked {
                 return answer_asked(asked, &refusal.command);
             }
-            let command = refusal.command;
-            let mut errors = refusal.errors;
+            let command = refusal.command.clone();
+            let mut errors = std::mem::take(&mut refusal.errors);
             if command != "elench" {
                 let limit = command_limit(&command, None, None);
                 interrupt::record_limit(
@@ -264,7 +264,12 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 .unwrap_or_else(|| Failure::Usage(args::clap_message(&e)));
             // People get every error, then how the command is used, on stderr; in JSON
             // mode stdout gets the one JSON object.
-            eprintln!("{}\n\n{}", failure.to_text(), usage_of(&command));
+            let tips: String = refusal
+                .tips
+                .iter()
+                .map(|t| format!("\n\n  tip: {t}"))
+                .collect();
+            eprintln!("{}{tips}\n\n{}", failure.to_text(), usage_of(&command));
             if mode == Mode::Text {
                 return failure.exit_code();
             }

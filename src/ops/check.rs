@@ -2,6 +2,7 @@
 //! verification for true, a falsification for false), signed with a harness key, with the
 //! evaluation transcript kept as a blob in the store.
 
+use super::error::ArgError;
 use super::{Context, Failure, Observer, Stop};
 use crate::anchor::{Applies as AnchorApplies, Resolution, Resolver};
 use crate::claim::predicate::{self, Expr};
@@ -202,7 +203,7 @@ pub struct CheckOutput {
 }
 
 /// The limits given as 0, which mean nothing: the flags that name them.
-pub fn zero_limits(input: &CheckInput) -> Vec<&'static str> {
+fn zero_limits(input: &CheckInput) -> Vec<&'static str> {
     let mut zero = Vec::new();
     for (flag, value) in [
         ("--timeout", u64::from(!input.claim_timeout.is_zero())),
@@ -219,11 +220,14 @@ pub fn zero_limits(input: &CheckInput) -> Vec<&'static str> {
     zero
 }
 
-/// The refusal of limits given as 0.
-pub fn zero_limits_failure() -> Failure {
-    Failure::Usage(
-        "--timeout, --repeat, --jobs, --memory, --processes and --scratch must be more than 0"
-            .into(),
+/// The refusal of limits given as 0: one error per flag, naming it (the CLI's value parsers
+/// refuse 0 too; a caller of the library, or a value that reached `check` another way, such
+/// as the global `--timeout` written before the command, is answered the same).
+fn zero_limits_failure(zero: &[&str]) -> Option<Failure> {
+    Failure::arguments(
+        zero.iter()
+            .map(|flag| ArgError::new(*flag, Some("0"), format!("{flag} must be more than 0")))
+            .collect(),
     )
 }
 
@@ -234,8 +238,8 @@ pub fn zero_limits_failure() -> Failure {
 /// processes in flight), keeping what was recorded.
 pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<CheckOutput, Failure> {
     let observer = ctx.observer();
-    if !zero_limits(input).is_empty() {
-        return Err(zero_limits_failure());
+    if let Some(refused) = zero_limits_failure(&zero_limits(input)) {
+        return Err(refused);
     }
     let at = match &input.at {
         Some(d) => d.clone(),

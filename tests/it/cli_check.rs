@@ -300,6 +300,25 @@ fn bad_arguments_and_keys_are_refused_before_anything_runs() {
     assert_eq!(out["error"]["code"], "BAD_ARGUMENTS");
     let (code, out) = b.check(&["--repeat", "0", &id]);
     assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["errors"][0]["param"], "--repeat", "{out}");
+    // `--timeout` written before the command is check's own per-claim limit too; 0 is
+    // refused naming it, whichever parser read it.
+    let tree = b.tree.display().to_string();
+    let harness = b.ks.keys.harness.private.display().to_string();
+    let (code, out) = b.ks.run(&[
+        "--timeout",
+        "0",
+        "check",
+        "--at",
+        &tree,
+        "--key",
+        &harness,
+        &id,
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(out["error"]["code"], "BAD_ARGUMENTS", "{out}");
+    assert_eq!(out["error"]["errors"][0]["param"], "--timeout", "{out}");
+    assert_eq!(out["error"]["errors"][0]["value"], "0", "{out}");
     let (code, out) = b.check(&["not-an-id"]);
     assert_eq!(code, 2, "{out}");
     let (code, out) = b.check(&[&common::some_id(7)]);
@@ -307,7 +326,6 @@ fn bad_arguments_and_keys_are_refused_before_anything_runs() {
     assert_eq!(out["error"]["code"], "NOT_FOUND");
     // An agent key may not sign what a harness observed.
     let agent = b.ks.keys.agent.private.display().to_string();
-    let tree = b.tree.display().to_string();
     let (code, out) = b.ks.run(&["check", "--at", &tree, "--key", &agent, &id]);
     assert_eq!(code, 2, "{out}");
     assert_eq!(out["error"]["code"], "ROLE_VIOLATION");
