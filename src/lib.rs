@@ -1,7 +1,7 @@
 //! elench: an append-only, content-addressed log of signed claims about code.
 //! See ARCHITECTURE.md for the code map; modules are listed in the order data flows.
-pub mod atomic_file;
-pub mod child_env;
+pub(crate) mod atomic_file;
+pub(crate) mod child_env;
 pub mod error;
 pub mod jcs;
 pub mod json;
@@ -11,11 +11,11 @@ pub mod scratch;
 pub mod anchor;
 pub mod claim;
 pub mod cli;
-pub mod conformance;
+pub(crate) mod conformance;
 pub mod envelope;
-pub mod eval;
+pub(crate) mod eval;
 pub mod fold;
-pub mod gate;
+pub(crate) mod gate;
 pub mod graph;
 pub mod ingest;
 pub mod keys;

@@ -12,7 +12,7 @@ pub mod files;
 pub mod model;
 pub mod resolve;
 
-pub use digest::{content_digest, DigestError, Normalised};
+pub use digest::{content_digest, DigestError};
 pub use model::{span_without_digest, tree_path, Anchor, Strategy};
 pub use resolve::{Applies, Resolution, Resolver};
 

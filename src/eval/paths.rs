@@ -65,14 +65,6 @@ impl Tree {
         &self.root
     }
 
-    /// The same hidden paths over another root (the scratch copy of this tree).
-    pub fn with_root(&self, root: &Path) -> Tree {
-        Tree {
-            root: root.to_path_buf(),
-            hidden: self.hidden.clone(),
-        }
-    }
-
     /// Whether the entry at these components (relative to the root) is outside the tree's
     /// content: `.git` anywhere, `.elench` at the top, or a hidden path.
     pub fn is_hidden(&self, parts: &[OsString]) -> bool {

@@ -7,5 +7,5 @@
 pub mod evaluate;
 pub mod policy;
 
-pub use evaluate::{evaluate, Counts, GateError, Outcome, Rule, Violation};
+pub use evaluate::{evaluate, Counts, GateError, Rule, Violation};
 pub use policy::{Policy, PolicyError, StaleRule};

@@ -12,7 +12,7 @@
 //! Re-adding an envelope already in the log is a no-op without verifying it again, whatever
 //! has happened to its keys since.
 
-use super::{Context, Failure, Never, Observer, Stop};
+use super::{Context, Failure, Observer, Stop};
 use crate::envelope::Envelope;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
@@ -256,42 +256,6 @@ pub fn add(ctx: &Context, input: &AddInput, stop: &dyn Stop) -> Result<AddOutput
         }
     };
     Ok(batch.finish(as_of, fatal, stop.received()))
-}
-
-/// Appends envelopes already in memory, each named by a source for the result (`claim`
-/// appends the envelopes it signs this way): verified against the store's trust, judged one
-/// by one like the inputs of [`add`], appended in groups. `failure` in the result says what
-/// went wrong, if anything did.
-pub fn append_envelopes(
-    store: &Store,
-    envelopes: Vec<(String, Vec<u8>)>,
-    observer: &dyn Observer,
-) -> AddOutput {
-    let input = AddInput::default();
-    let mut batch = Batch::new(observer, &input, envelopes.len() > 1);
-    let (tx, rx) = sync_channel::<Item>(envelopes.len().max(1));
-    for (source, bytes) in envelopes {
-        let origin = Origin { source, line: None };
-        let _ = tx.send(envelope_item(origin, &bytes));
-    }
-    drop(tx);
-    let mut input = Input {
-        rx,
-        group: FIRST_GROUP,
-        done: false,
-    };
-    let mut fatal = None;
-    if let Some(first) = input.first_chunk(&Never) {
-        fatal = append_all(store, &mut batch, first, &mut input, &Never);
-    }
-    let as_of = match store.count() {
-        Ok(n) => Some(n),
-        Err(e) => {
-            fatal.get_or_insert(e.into());
-            None
-        }
-    };
-    batch.finish(as_of, fatal, None)
 }
 
 /// One envelope's bytes as an input: refused when too large, else trimmed of surrounding
@@ -1209,69 +1173,5 @@ fn span_without_digest(a: &crate::ingest::Accepted) -> bool {
                     (a.path.is_some() || a.range.is_some()) && a.content_digest.is_none()
                 })
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::keys::{generate_signing_key, Role, TrustedKey};
-    use crate::ops::Collected;
-    use serde_json::json;
-
-    const TREE: &str = "4f2d6c1a9b3e5d7f0a8c6e4b2d0f9e7c5a3b1d8f6e4c2a0b9d7f5e3c1a2b4d6e";
-
-    fn envelope(key: &ed25519_dalek::SigningKey, text: &str, depends_on: &[&str]) -> Vec<u8> {
-        let mut claim = json!({
-            "kind": "assertion",
-            "assertion": {"form": "annotation", "text": text},
-            "origin": {"kind": "agent-asserted", "producer": {"id": "model-x"}},
-            "anchor": {"tree": TREE, "strategy": "multi"},
-            "timestamp": 1_700_000_000,
-        });
-        if !depends_on.is_empty() {
-            claim["dependsOn"] = json!(depends_on);
-        }
-        crate::ingest::seal(&claim, key).unwrap().1.into_bytes()
-    }
-
-    #[test]
-    fn append_envelopes_stores_judges_each_and_reports_like_add() {
-        let dir = tempfile::tempdir().unwrap();
-        let (store, _) = Store::init(dir.path(), Duration::from_secs(5)).unwrap();
-        let key = generate_signing_key();
-        let trusted = TrustedKey::new(Role::Agent, "agent", key.verifying_key()).unwrap();
-        store.add_key(&trusted).unwrap();
-        let first = envelope(&key, "first", &[]);
-        let missing = format!("cl_{}", "ab".repeat(32));
-        let second = envelope(&key, "second", &[&missing]);
-        let seen = Collected::default();
-        let out = append_envelopes(
-            &store,
-            vec![
-                ("a".into(), first.clone()),
-                ("b".into(), second),
-                ("c".into(), b"{not json".to_vec()),
-            ],
-            &seen,
-        );
-        assert_eq!((out.created, out.noop, out.rejected), (2, 0, 1));
-        assert_eq!(out.claims[0].source, "a");
-        assert_eq!(out.rejections[0].source, "c");
-        assert_eq!(out.rejections[0].code, "BAD_JSON");
-        assert!(matches!(out.failure, Some(Failure::Partial(_))));
-        assert_eq!(out.as_of, Some(2), "the claims stored");
-        let warned = seen.take();
-        assert!(
-            warned
-                .iter()
-                .any(|(code, m)| code == "DANGLING_REFERENCE" && m.contains(&missing)),
-            "{warned:?}"
-        );
-        // The same envelope again is a no-op, and nothing failed.
-        let again = append_envelopes(&store, vec![("a".into(), first)], &seen);
-        assert_eq!((again.created, again.noop), (0, 1));
-        assert!(again.failure.is_none());
-        assert!(!again.batch);
     }
 }

@@ -27,7 +27,7 @@ mod migrate;
 pub mod rebuild;
 pub mod record;
 
-pub use index::{ClaimEntry, Counts, Environments, IndexWatch, KeyEntry, Meta};
+pub use index::{ClaimEntry, Environments, IndexWatch, KeyEntry, Meta};
 pub use log::{Damage, Head, Position, Tail};
 pub use migrate::current_version;
 
@@ -221,9 +221,6 @@ pub struct Staged {
     /// The trust generation (number of trust events) it was verified under.
     pub trust_generation: u64,
 }
-
-/// Hears the number of log records applied so far.
-pub type Progress = crate::ops::Progress;
 
 /// Who hears a store's warnings (TORN_TAIL, INDEX_REBUILT, …) and the progress of the
 /// rebuilds and catch-ups opening it starts by itself: the observer it was opened with.

@@ -39,7 +39,7 @@ pub mod unsynced;
 
 pub use audit::Audit;
 pub use envs::Environments;
-pub use fault::{IndexWatch, Unwatched};
+pub use fault::IndexWatch;
 
 use super::log::{Chain, Head, Position};
 use crate::claim::{Kind, OriginKind, Summary};
