@@ -25,7 +25,9 @@ pub mod show;
 pub mod status;
 pub mod stop;
 pub mod sync;
+pub mod sign;
 pub mod tree;
+pub mod verify;
 pub mod why;
 
 pub use context::Context;

@@ -1,19 +1,14 @@
-//! `elench sign CLAIM.json --key KEY.pem`: id, Statement, DSSE envelope.
+//! `elench sign CLAIM.json --key KEY.pem`: id, Statement, DSSE envelope (`ops::sign`); the
+//! envelope written to a file or stdout.
 
-use crate::anchor::Strategy;
-use crate::claim;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited, write_atomically};
 use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
 use crate::envelope::MAX_ENVELOPE_BYTES;
-use crate::error::{Code, Rejection};
-use crate::ingest::seal;
-use crate::json::{parse_strict, JsonError};
-use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
-use crate::ops::anchor::anchor_at;
-use crate::ops::tree::tree_dir;
-use serde_json::{json, Value};
+use crate::keys::Role;
+use crate::ops::sign::{KeySource, SignInput};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -73,72 +68,30 @@ pub fn run(mut a: SignArgs, g: &Globals) -> Result<Report, Failure> {
 fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     // `run` has put --input-file here, if that is how the claim was given.
     let input = a.claim.clone().unwrap_or_default();
-    let source = display_source(&input);
-    let reject = |r: Rejection| Failure::rejected(r, Some(source.clone()));
-    let bytes = read_limited(&input, MAX_ENVELOPE_BYTES)?;
-    let value = parse_strict(&bytes).map_err(|e| {
-        let code = match e {
-            JsonError::DuplicateKey { .. } => Code::DuplicateKey,
-            JsonError::Syntax { .. } => Code::BadJson,
-            _ => Code::SchemaViolation,
-        };
-        reject(Rejection {
-            code,
-            pointer: e.pointer().map(str::to_owned),
-            message: format!("claim: {e}"),
-            details: Vec::new(),
-        })
-    })?;
-    let mut value = value;
-    if let Some(spec) = &a.anchor {
-        fill_anchor(&mut value, spec, a.at.as_deref()).map_err(|f| match f {
-            Failure::Rejected { rejection, .. } => reject(rejection),
-            other => other,
-        })?;
-    }
-    let (claim, _) = claim::with_id(&value).map_err(reject)?;
-
-    let key_path = a.key.display().to_string();
-    let pem = crate::cli::files::read_key_file(&a.key)?;
-    let sk =
-        read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_path.clone())))?;
-    let kid = keyid(&sk.verifying_key());
-    let store = crate::cli::common::open_store_if_any(g)?;
-    let trusted = crate::ops::keys::trust_with_store(store.as_ref(), &a.trust)?;
-    let role = match (trusted.get(&kid), a.role) {
-        (Some(k), Some(r)) if k.role != r => {
-            return Err(Failure::Usage(format!(
-                "--role {r} contradicts the trusted key {kid}, whose role is {}",
-                k.role
-            )))
-        }
-        (Some(k), _) => k.role,
-        (None, Some(r)) => r,
-        (None, None) => {
-            return Err(Failure::Usage(format!(
-                "the role of key {kid} is unknown: pass --role ROLE or --trust ROLE:NAME:PUBKEY.pem"
-            )))
-        }
-    };
-    check_authority(role, &claim).map_err(reject)?;
-
-    let (_, envelope) = seal(&value, &sk).map_err(reject)?;
-    let warnings = sign_warnings(&claim, &value, store.as_ref())?;
-    let mut data = json!({
-        "id": claim.id,
-        "kind": claim.kind,
-        "origin": claim.origin,
-        "producer": claim.producer,
-        "signers": [kid],
-        "warnings": warnings,
-    });
-    if a.anchor.is_some() {
-        data["anchor"] = value.get("anchor").cloned().unwrap_or(Value::Null);
-    }
+    let claim = read_limited(&input, MAX_ENVELOPE_BYTES)?;
+    let signed = crate::ops::sign::sign(
+        &g.context(),
+        &SignInput {
+            claim,
+            source: display_source(&input),
+            anchor: a.anchor.clone(),
+            at: a.at.clone(),
+            key: KeySource::File(a.key.clone()),
+            role: a.role,
+            trust: a.trust.clone(),
+        },
+    )?;
+    let warnings: Vec<Warning> = signed
+        .warnings
+        .iter()
+        .map(|w| Warning::new(w.code, w.message.clone()))
+        .collect();
+    let mut data = serde_json::to_value(&signed).map_err(|e| Failure::Internal(e.to_string()))?;
+    let envelope = format!("{}\n", signed.envelope);
     if a.out.as_deref() == Some("-") {
         g.stdout_for_product("envelope")?;
         // The envelope itself is the output; no report on stdout.
-        crate::cli::files::product_to_stdout(format!("{envelope}\n").as_bytes())?;
+        crate::cli::files::product_to_stdout(envelope.as_bytes())?;
         return Ok(Report {
             data,
             warnings,
@@ -156,13 +109,14 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         None => Path::new(&input).with_extension("dsse"),
     };
     refuse_own_input_or_store(&out, &input, g)?;
-    write_atomically(&out, format!("{envelope}\n").as_bytes())?;
+    write_atomically(&out, envelope.as_bytes())?;
     let text = format!(
-        "signed {} ({} {}, by {} key {kid})\nwrote {}\n",
-        claim.id,
-        claim.kind,
-        claim.origin,
-        role,
+        "signed {} ({} {}, by {} key {})\nwrote {}\n",
+        signed.id,
+        signed.kind,
+        signed.origin,
+        signed.role,
+        signed.signers.join(", "),
         out.display()
     );
     data["envelope_path"] = json!(out.display().to_string());
@@ -173,48 +127,8 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     })
 }
 
-/// What `add` would warn about this claim, said at signing time, when it is still easy to
-/// fix: an assertion whose anchor names a span without its `contentDigest` (it can never carry
-/// to another tree), and, when there is a store, claims named in `target` or `dependsOn`
-/// that it has not seen.
-fn sign_warnings(
-    claim: &claim::Claim,
-    value: &Value,
-    store: Option<&crate::store::Store>,
-) -> Result<Vec<Warning>, Failure> {
-    let mut out = Vec::new();
-    if claim.kind == claim::Kind::Assertion
-        && value
-            .get("anchor")
-            .is_some_and(crate::anchor::span_without_digest)
-    {
-        out.push(no_content_digest(&claim.id));
-    }
-    if let Some(store) = store {
-        for (field, list) in [("target", &claim.target), ("dependsOn", &claim.depends_on)] {
-            let ids: Vec<&str> = list.iter().map(String::as_str).collect();
-            for (other, seen) in ids.iter().zip(store.contains_each(&ids)?) {
-                if !seen {
-                    out.push(Warning::new(
-                        "DANGLING_REFERENCE",
-                        format!(
-                            "{} names {other} in {field}, which the store has not seen yet",
-                            claim.id
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The `NO_CONTENT_DIGEST` warning for claim `id`, worded as `add` words it.
-pub fn no_content_digest(id: &str) -> Warning {
-    Warning::new("NO_CONTENT_DIGEST", crate::ops::add::no_content_digest(id))
-}
-
 /// `sign` never writes over the claim it read, and nothing but the store writes inside it.
+/// The front end's concern: the operation writes no file, and only a command line names one.
 fn refuse_own_input_or_store(out: &Path, claim: &str, g: &Globals) -> Result<(), Failure> {
     if claim != "-" {
         let same = match (std::fs::canonicalize(out), std::fs::canonicalize(claim)) {
@@ -234,38 +148,5 @@ fn refuse_own_input_or_store(out: &Path, claim: &str, g: &Globals) -> Result<(),
             crate::cli::common::refuse_inside_store(out, &root)?;
         }
     }
-    Ok(())
-}
-
-/// Replaces the claim's anchor span by the one `spec` names in the tree at `at`: tree, path,
-/// range (none for a whole file) and contentDigest. Other anchor members stay, and so does
-/// the strategy (multi when there is none).
-fn fill_anchor(value: &mut Value, spec: &str, at: Option<&Path>) -> Result<(), Failure> {
-    let not_object = || {
-        Failure::rejected(
-            Rejection::at(Code::SchemaViolation, "", "claim must be a JSON object"),
-            None,
-        )
-    };
-    let strategy = value
-        .pointer("/anchor/strategy")
-        .and_then(Value::as_str)
-        .and_then(Strategy::parse)
-        .unwrap_or(Strategy::Multi);
-    let dir = tree_dir(at)?;
-    let Value::Object(fresh) = anchor_at(&dir, spec, strategy)? else {
-        return Err(Failure::Internal("an anchor is an object".into()));
-    };
-    let obj = value.as_object_mut().ok_or_else(not_object)?;
-    let mut anchor = obj
-        .get("anchor")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    anchor.remove("range");
-    for (k, v) in fresh {
-        anchor.insert(k, v);
-    }
-    obj.insert("anchor".into(), Value::Object(anchor));
     Ok(())
 }
