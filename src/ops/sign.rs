@@ -215,3 +215,155 @@ fn fill_anchor(value: &mut Value, spec: &str, at: Option<&Path>) -> Result<(), F
     obj.insert("anchor".into(), Value::Object(anchor));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::pem::{public_key_pem, signing_key_pem};
+    use crate::ops::verify::{verify, VerifyInput};
+    use crate::ops::Silent;
+    use ed25519_dalek::SigningKey;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// An agent's annotation that depends on a claim no store has seen.
+    const CLAIM: &str = r#"{
+      "kind": "assertion",
+      "assertion": {"form": "annotation", "text": "load_config never panics on an empty file"},
+      "origin": {"kind": "agent-asserted", "producer": {"id": "example-agent/1.0"}},
+      "anchor": {"tree": "9ba3f9417f51f1b6784891a68c2f8aa8a2b3965a67b72e8eb59e3f30ba724b5e",
+                 "strategy": "path-range", "path": "src/lib.rs",
+                 "contentDigest": "e3e483c8ade8be11dc8979dcce46e381255c14aa0f610cf1758498f6915f3450"},
+      "timestamp": 1764000060,
+      "dependsOn": ["cl_b0ac4cf1fce6feed085b3f8e2afe02a9531d799d4e21ad56d1d265b27b362fef"]
+    }"#;
+
+    /// A fresh, empty store, and a context naming it.
+    fn store() -> (tempfile::TempDir, Context) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(".elench");
+        drop(Store::init(&root, Duration::ZERO).unwrap());
+        let ctx = Context::new(Some(root), Duration::ZERO, Arc::new(Silent));
+        (dir, ctx)
+    }
+
+    fn key() -> SigningKey {
+        SigningKey::from_bytes(&[7; 32])
+    }
+
+    fn input(claim: &str, role: Option<Role>, trust: Vec<String>) -> SignInput {
+        SignInput {
+            claim: claim.as_bytes().to_vec(),
+            source: "claim.json".into(),
+            anchor: None,
+            at: None,
+            key: KeySource::Pem {
+                pem: signing_key_pem(&key()).unwrap(),
+                source: "key.pem".into(),
+            },
+            role,
+            trust,
+        }
+    }
+
+    /// `ROLE:NAME:PATH` trusting the test key, its public half written under `dir`.
+    fn trust(dir: &Path, role: &str) -> String {
+        let path = dir.join("key.pub");
+        std::fs::write(&path, public_key_pem(&key().verifying_key()).unwrap()).unwrap();
+        format!("{role}:test:{}", path.display())
+    }
+
+    #[test]
+    fn a_signed_claim_verifies_with_the_id_computed_from_its_text() {
+        let (dir, ctx) = store();
+        let signed = sign(&ctx, &input(CLAIM, Some(Role::Agent), Vec::new())).unwrap();
+        let value: Value = serde_json::from_str(CLAIM).unwrap();
+        let (claim, _) = claim::with_id(&value).unwrap();
+        assert_eq!(signed.id, claim.id);
+        assert!(signed.id.starts_with("cl_"), "{}", signed.id);
+        assert_eq!(signed.role, Role::Agent);
+        let kid = keyid(&key().verifying_key());
+        assert_eq!(signed.signers, vec![kid.clone()]);
+        assert_eq!(signed.anchor, None);
+
+        let envelope = signed.envelope.clone();
+        let verified = verify(
+            &ctx,
+            VerifyInput {
+                envelope: Box::new(move || Ok(envelope.into_bytes())),
+                source: "claim.dsse".into(),
+                trust: vec![trust(dir.path(), "agent")],
+            },
+        )
+        .unwrap();
+        assert_eq!(verified.id, signed.id);
+        assert_eq!(verified.signers, vec![kid]);
+        assert_eq!(verified.producer, "example-agent/1.0");
+        assert!(verified.warnings.is_empty(), "{:?}", verified.warnings);
+
+        // The data fields a front end reports, in the order DESIGN 5 fixes; the envelope and
+        // the role are not among them.
+        let data = serde_json::to_value(&signed).unwrap();
+        let keys: Vec<&str> = data
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            ["id", "kind", "origin", "producer", "signers", "warnings"]
+        );
+    }
+
+    #[test]
+    fn a_premise_the_store_has_not_seen_is_warned_about() {
+        let (_dir, ctx) = store();
+        let signed = sign(&ctx, &input(CLAIM, Some(Role::Agent), Vec::new())).unwrap();
+        assert_eq!(signed.warnings.len(), 1, "{:?}", signed.warnings);
+        let w = &signed.warnings[0];
+        assert_eq!(w.code, "DANGLING_REFERENCE");
+        assert!(
+            w.message.contains(
+                "names cl_b0ac4cf1fce6feed085b3f8e2afe02a9531d799d4e21ad56d1d265b27b362fef in dependsOn"
+            ),
+            "{}",
+            w.message
+        );
+    }
+
+    #[test]
+    fn a_role_that_contradicts_the_trusted_key_is_refused() {
+        let (dir, ctx) = store();
+        let human = trust(dir.path(), "human");
+        let err = sign(&ctx, &input(CLAIM, Some(Role::Agent), vec![human.clone()])).unwrap_err();
+        assert_eq!(err.code(), "BAD_ARGUMENTS");
+        assert!(
+            err.to_string()
+                .contains("--role agent contradicts the trusted key"),
+            "{err}"
+        );
+        // Without --role the trusted key's role decides, and a human may not sign an
+        // agent's claim.
+        let err = sign(&ctx, &input(CLAIM, None, vec![human])).unwrap_err();
+        assert_eq!(err.code(), "ROLE_VIOLATION", "{err}");
+        // No role at all: the key's role is unknown.
+        let err = sign(&ctx, &input(CLAIM, None, Vec::new())).unwrap_err();
+        assert!(err.to_string().contains("is unknown"), "{err}");
+    }
+
+    #[test]
+    fn a_claim_that_is_not_json_names_its_source_and_reads_no_key() {
+        let (_dir, ctx) = store();
+        let mut bad = input("{\"kind\": ", Some(Role::Agent), Vec::new());
+        // A key file that does not exist: the claim is refused first.
+        bad.key = KeySource::File(PathBuf::from("/nonexistent/key.pem"));
+        let err = sign(&ctx, &bad).unwrap_err();
+        assert_eq!(err.code(), "BAD_JSON");
+        assert!(
+            err.to_json().to_string().contains("claim.json"),
+            "{}",
+            err.to_json()
+        );
+    }
+}

@@ -95,3 +95,67 @@ fn output(a: Accepted) -> VerifyOutput {
         warnings,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::pem::public_key_pem;
+    use crate::ops::Silent;
+    use ed25519_dalek::SigningKey;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn context() -> (tempfile::TempDir, Context) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(".elench");
+        drop(crate::store::Store::init(&root, Duration::ZERO).unwrap());
+        let ctx = Context::new(Some(root), Duration::ZERO, Arc::new(Silent));
+        (dir, ctx)
+    }
+
+    #[test]
+    fn without_trusted_keys_the_envelope_is_never_read() {
+        let (_dir, ctx) = context();
+        let read = AtomicBool::new(false);
+        let err = verify(
+            &ctx,
+            VerifyInput {
+                envelope: Box::new(|| {
+                    read.store(true, Ordering::SeqCst);
+                    Ok(Vec::new())
+                }),
+                source: "e.dsse".into(),
+                trust: Vec::new(),
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().starts_with("no trusted keys"), "{err}");
+        assert!(!read.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_claim_given_for_an_envelope_is_told_how_to_sign_it() {
+        let (dir, ctx) = context();
+        let pub_path = dir.path().join("k.pub");
+        let key = SigningKey::from_bytes(&[3; 32]);
+        std::fs::write(&pub_path, public_key_pem(&key.verifying_key()).unwrap()).unwrap();
+        let claim =
+            br#"{"kind":"assertion","origin":{"kind":"agent-asserted","producer":{"id":"a"}}}"#;
+        let err = verify(
+            &ctx,
+            VerifyInput {
+                envelope: Box::new(|| Ok(claim.to_vec())),
+                source: "c.json".into(),
+                trust: vec![format!("agent:a:{}", pub_path.display())],
+            },
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), "BAD_ENVELOPE");
+        assert!(
+            err.to_string()
+                .starts_with("this is a claim, not a signed envelope; "),
+            "{err}"
+        );
+    }
+}
