@@ -1,12 +1,10 @@
-//! `elench init [DIR]`: create a store.
+//! `elench init [DIR]`: create a store (`ops::init`) where DIR or `--store` says.
 
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::store::{Store, STORE_DIR};
-use serde_json::json;
+use crate::store::STORE_DIR;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct InitArgs {
@@ -26,29 +24,15 @@ pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
         (None, Some(d)) => d.join(STORE_DIR),
         (None, None) => PathBuf::from(STORE_DIR),
     };
-    let (store, created) = Store::init_with(
-        &root,
-        Duration::from_secs(g.wait),
-        crate::cli::output::observer(),
-        &g.envs,
-    )?;
-    let path = std::fs::canonicalize(store.root()).unwrap_or_else(|_| root.clone());
-    let text = if created {
-        format!("created an empty elench store at {}\n", path.display())
+    let made = crate::ops::init::init(&g.context(), &root)?;
+    let text = if made.created {
+        format!("created an empty elench store at {}\n", made.path)
     } else {
         format!(
             "an elench store already exists at {} (nothing changed)\n",
-            path.display()
+            made.path
         )
     };
-    Ok(Report::new(
-        json!({
-            "path": path.display().to_string(),
-            "created": created,
-            "effect": if created { "created" } else { "noop" },
-            "format_version": crate::store::current_version(),
-            "claims": store.count()?,
-        }),
-        text,
-    ))
+    let data = serde_json::to_value(&made).map_err(|e| Failure::Internal(e.to_string()))?;
+    Ok(Report::new(data, text))
 }
