@@ -381,7 +381,7 @@ mod tests {
         };
         assert!(c(Vec::new()).unsound().is_none());
         let v = Violation {
-            code: "TOTAL_MISMATCH",
+            code: "TOTAL_MATCHES_CORPUS",
             pointer: "/result/total".into(),
             message: "3 is not 4".into(),
         };
@@ -389,7 +389,7 @@ mod tests {
         assert_eq!(f.code(), "UNSOUND_REPORT");
         assert_eq!(
             f.to_string(),
-            "r.json has 1 violation(s); first: TOTAL_MISMATCH at /result/total: 3 is not 4"
+            "r.json has 1 violation(s); first: TOTAL_MATCHES_CORPUS at /result/total: 3 is not 4"
         );
     }
 }

@@ -85,6 +85,17 @@ pub fn generate(input: &GenerateInput, trust: Option<&Store>) -> Result<Generate
     })
 }
 
+/// [`generate`] for `keys generate`: with `trust`, the context's store is opened before any
+/// file is written, so that a missing store leaves nothing behind.
+pub fn generate_at(
+    ctx: &super::Context,
+    input: &GenerateInput,
+    trust: bool,
+) -> Result<Generated, Failure> {
+    let store = if trust { Some(ctx.open_store()?) } else { None };
+    generate(input, store.as_ref())
+}
+
 /// Creates `path` with `mode`, refusing to replace an existing file.
 pub fn write_new_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Failure> {
     let mut opts = std::fs::OpenOptions::new();
@@ -147,6 +158,18 @@ pub fn add(store: &Store, key: &TrustedKey) -> Result<KeyAdded, Failure> {
         name: key.name.clone(),
         effect: if added { "created" } else { "noop" },
     })
+}
+
+/// `keys add`: the public key in the PEM file `path` (read first: a bad file is reported
+/// before a missing store), trusted in the context's store with `role` and `name`.
+pub fn add_file(
+    ctx: &super::Context,
+    path: &Path,
+    role: Role,
+    name: &str,
+) -> Result<KeyAdded, Failure> {
+    let key = trusted_key_file(path, role, name)?;
+    add(&ctx.open_store()?, &key)
 }
 
 /// One trusted key, as `keys list` gives it.

@@ -103,19 +103,13 @@ pub fn run(cmd: KeysCommand, g: &Globals) -> Result<Report, Failure> {
 }
 
 fn generate(a: GenerateArgs, g: &Globals) -> Result<Report, Failure> {
-    // With --trust, the store must be there before any file is written.
-    let store = if a.trust {
-        Some(g.context().open_store()?)
-    } else {
-        None
-    };
     let input = GenerateInput {
         role: a.role,
         name: a.name,
         out: a.out,
         pub_out: a.pub_out,
     };
-    let made = keys::generate(&input, store.as_ref())?;
+    let made = keys::generate_at(&g.context(), &input, a.trust)?;
     let mut text = format!(
         "wrote private key {} (mode 0600)\nkeyid {}\nrole {} name {}\n",
         made.private_key_path, made.keyid, made.role, made.name
@@ -132,9 +126,7 @@ fn to_data(v: &impl serde::Serialize) -> Result<serde_json::Value, Failure> {
 }
 
 fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {
-    let key = keys::trusted_key_file(&a.pubkey, a.role, &a.name)?;
-    let store = g.context().open_store()?;
-    let added = keys::add(&store, &key)?;
+    let added = keys::add_file(&g.context(), &a.pubkey, a.role, &a.name)?;
     let text = if added.effect == "created" {
         format!(
             "trusted {} key {:?}: {}\n",
