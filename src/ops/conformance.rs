@@ -9,6 +9,7 @@ use crate::conformance::report::{self, Checked, Format, Violation};
 use crate::error::{Code, Rejection};
 use crate::ingest::{seal, verify_envelope};
 use crate::keys::{check_authority, keyid, read_signing_key_pem};
+use crate::ops::observer::Warning;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -144,13 +145,6 @@ pub struct AttestInput {
     pub tree: Option<String>,
 }
 
-/// A warning about an attestation: its code and message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct AttestWarning {
-    pub code: &'static str,
-    pub message: String,
-}
-
 /// The record appended. Serialises as `conformance attest`'s data.
 #[derive(Debug, Clone, Serialize)]
 pub struct Attested {
@@ -166,7 +160,7 @@ pub struct Attested {
     /// The report's warnings (`pointer: message`), then `DANGLING_REFERENCE` for a target
     /// the store has not seen.
     #[serde(skip)]
-    pub warnings: Vec<AttestWarning>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Attests a sound report: a verification or falsification of `claim`, signed with a harness
@@ -214,10 +208,10 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
             ))
         }
     };
-    let mut warnings: Vec<AttestWarning> = c
+    let mut warnings: Vec<Warning> = c
         .warnings
         .iter()
-        .map(|w| AttestWarning {
+        .map(|w| Warning {
             code: w.code,
             message: format!("{}: {}", w.pointer, w.message),
         })
@@ -225,7 +219,7 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
     let tree = match (&input.tree, store.get(&claim_id)?) {
         (Some(t), found) => {
             if found.is_none() {
-                warnings.push(AttestWarning {
+                warnings.push(Warning {
                     code: Code::DanglingReference.as_str(),
                     message: format!("{} is not in the store yet", claim_id),
                 });

@@ -35,5 +35,5 @@ pub mod why;
 
 pub use context::Context;
 pub use error::Failure;
-pub use observer::{Collected, Observer, Progress, Silent};
+pub use observer::{Collected, Observer, Progress, Silent, Warning};
 pub use stop::{Never, Stop};

@@ -6,6 +6,15 @@
 
 use std::sync::Mutex;
 
+/// A warning an operation returns inside its result (where the command's `data` carries
+/// it, as `sign`'s and `verify`'s do), rather than telling the observer: its code and
+/// message.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Warning {
+    pub code: &'static str,
+    pub message: String,
+}
+
 /// Hears a count of units done so far (records applied, claims checked).
 pub type Progress = Box<dyn Fn(u64) + Send + Sync>;
 

@@ -11,6 +11,7 @@ use crate::error::{Code, Rejection};
 use crate::ingest::seal;
 use crate::json::{parse_strict, JsonError};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
+use crate::ops::observer::Warning;
 use crate::store::Store;
 use serde::Serialize;
 use serde_json::Value;
@@ -44,13 +45,6 @@ pub struct SignInput {
     pub trust: Vec<String>,
 }
 
-/// A warning about the signed claim: its code and message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SignWarning {
-    pub code: &'static str,
-    pub message: String,
-}
-
 /// A signed claim. Serialises as the stable `sign` data fields (DESIGN 5); the envelope and
 /// the role are for the caller to write and to say.
 #[derive(Debug, Clone, Serialize)]
@@ -61,7 +55,7 @@ pub struct SignOutput {
     pub producer: String,
     /// The keyid that signed.
     pub signers: Vec<String>,
-    pub warnings: Vec<SignWarning>,
+    pub warnings: Vec<Warning>,
     /// The anchor as filled, when one was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anchor: Option<Value>,
@@ -152,14 +146,14 @@ fn sign_warnings(
     claim: &claim::Claim,
     value: &Value,
     store: Option<&Store>,
-) -> Result<Vec<SignWarning>, Failure> {
+) -> Result<Vec<Warning>, Failure> {
     let mut out = Vec::new();
     if claim.kind == Kind::Assertion
         && value
             .get("anchor")
             .is_some_and(crate::anchor::span_without_digest)
     {
-        out.push(SignWarning {
+        out.push(Warning {
             code: Code::NoContentDigest.as_str(),
             message: super::add::no_content_digest(&claim.id),
         });
@@ -169,7 +163,7 @@ fn sign_warnings(
             let ids: Vec<&str> = list.iter().map(String::as_str).collect();
             for (other, seen) in ids.iter().zip(store.contains_each(&ids)?) {
                 if !seen {
-                    out.push(SignWarning {
+                    out.push(Warning {
                         code: Code::DanglingReference.as_str(),
                         message: format!(
                             "{} names {other} in {field}, which the store has not seen yet",

@@ -5,6 +5,7 @@ use super::{Context, Failure};
 use crate::claim::{Kind, OriginKind};
 use crate::error::Code;
 use crate::ingest::{verify_envelope, Accepted, Signer};
+use crate::ops::observer::Warning;
 use serde::Serialize;
 
 /// Reads the envelope's bytes. Called only once there are trusted keys to verify against,
@@ -18,13 +19,6 @@ pub struct VerifyInput<'a> {
     pub source: String,
     /// Further trusted keys, `ROLE:NAME:PUBKEY.pem` (`--trust`), beside the store's.
     pub trust: Vec<String>,
-}
-
-/// A warning about an accepted envelope: its code and message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct VerifyWarning {
-    pub code: &'static str,
-    pub message: String,
 }
 
 /// An envelope that passed every check. Serialises as the stable `verify` data fields
@@ -41,7 +35,7 @@ pub struct VerifyOutput {
     pub target: Vec<String>,
     pub depends_on: Vec<String>,
     pub anchor_tree: String,
-    pub warnings: Vec<VerifyWarning>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Verifies one envelope as `add` would, storing nothing. A claim given where an envelope
@@ -73,7 +67,7 @@ pub fn verify(ctx: &Context, input: VerifyInput<'_>) -> Result<VerifyOutput, Fai
 fn output(a: Accepted) -> VerifyOutput {
     let mut warnings = Vec::new();
     if a.unverified_signatures > 0 {
-        warnings.push(VerifyWarning {
+        warnings.push(Warning {
             code: Code::UnverifiedSignature.as_str(),
             message: format!(
                 "{} signature(s) in the envelope were not verified by any trusted key",

@@ -87,13 +87,6 @@ fn store_with(n: usize) -> (KeyedStore, Vec<String>) {
     (s, ids)
 }
 
-/// Holds the store's writer lock (as another elench process writing would).
-fn hold_writer_lock(s: &KeyedStore) -> std::fs::File {
-    let f = std::fs::File::open(s.store.join("LOCK")).unwrap();
-    f.lock().unwrap();
-    f
-}
-
 /// `keys add` of a fresh key: a command that waits for the writer lock and does not stop at
 /// safe points of its own.
 fn blocked_keys_add(s: &KeyedStore, extra: &[&str]) -> Child {
@@ -168,7 +161,7 @@ fn a_blocked_add_stops_at_its_time_limit_and_keeps_what_it_acknowledged() {
 fn a_command_blocked_where_it_cannot_stop_itself_is_answered_for_at_its_limit() {
     let s = KeyedStore::new();
     let before = key_count(&s);
-    let lock = hold_writer_lock(&s);
+    let lock = common::hold_writer_lock(&s.store);
     // keys add waits for the writer lock (up to --wait 30 s); the limit is 1 s.
     let o = finish(blocked_keys_add(&s, &["--timeout", "1"]));
     drop(lock);
@@ -249,7 +242,7 @@ fn every_response_records_the_time_limit_in_force() {
 // ---- REQ-F-013, REQ-F-069: signals, for every command ----
 
 fn signalled(s: &KeyedStore, signals: &[i32]) -> Out {
-    let lock = hold_writer_lock(s);
+    let lock = common::hold_writer_lock(&s.store);
     let child = blocked_keys_add(s, &[]);
     let pid = child.id() as i32;
     std::thread::sleep(Duration::from_millis(500));
@@ -1190,20 +1183,6 @@ fn help_after_a_refused_value_is_still_help() {
 
 // ---- REQ-C-012: --connect-timeout for the commands that reach a remote ----
 
-/// A TCP listener on 127.0.0.1 that accepts every connection and never says a word: a
-/// remote that is there but does not answer. Returns its port.
-fn silent_listener() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for c in listener.incoming() {
-            held.push(c);
-        }
-    });
-    port
-}
-
 #[test]
 fn a_remote_that_never_answers_fails_within_the_connect_timeout() {
     if Command::new("git").arg("--version").output().is_err() {
@@ -1211,7 +1190,7 @@ fn a_remote_that_never_answers_fails_within_the_connect_timeout() {
         return;
     }
     let s = KeyedStore::new();
-    let port = silent_listener();
+    let port = common::silent_listener();
     // An ssh that writes down how it was called, then waits as one that gets no answer.
     let bin = s.dir().join("bin");
     std::fs::create_dir(&bin).unwrap();

@@ -4,7 +4,7 @@
 //! with).
 
 use crate::check_support::{bwrap_works, Bench};
-use crate::common::{finish_within, with_store, KeyedStore};
+use crate::common::{self, finish_within, with_store, KeyedStore};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -74,26 +74,6 @@ fn elench_entries(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// A TCP listener on 127.0.0.1 that accepts every connection and never says a word.
-fn silent_listener() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for c in listener.incoming() {
-            held.push(c);
-        }
-    });
-    port
-}
-
-/// Holds the store's writer lock (as another elench process writing would).
-fn hold_writer_lock(store: &Path) -> std::fs::File {
-    let f = std::fs::File::open(store.join("LOCK")).unwrap();
-    f.lock().unwrap();
-    f
-}
-
 #[test]
 fn a_pull_ended_at_its_time_limit_ends_the_git_it_waits_on() {
     if Command::new("git").arg("--version").output().is_err() {
@@ -102,7 +82,7 @@ fn a_pull_ended_at_its_time_limit_ends_the_git_it_waits_on() {
     }
     let s = KeyedStore::new();
     let tmp = tempfile::tempdir().unwrap();
-    let port = silent_listener();
+    let port = common::silent_listener();
     let url = format!("git://127.0.0.1:{port}/log.git");
     let (code, v) = s.run(&["remote", "add", "silent", &url]);
     assert_eq!(code, 0, "{v}");
@@ -137,7 +117,7 @@ fn a_check_ended_at_its_time_limit_leaves_no_scratch_directory() {
     let tmp = tempfile::tempdir().unwrap();
     // The check evaluates (its tree copied to a scratch directory), then waits for the
     // writer lock to record, where it cannot stop itself: the watchdog answers for it.
-    let lock = hold_writer_lock(&b.ks.store);
+    let lock = common::hold_writer_lock(&b.ks.store);
     let mut cmd = elench_cmd(b.dir(), tmp.path());
     let mut args = vec!["--wait", "50", "--command-timeout", "1", &claim];
     if !bwrap_works() {

@@ -221,3 +221,17 @@ pub fn finish_within(
         stderr: err.join().unwrap(),
     }
 }
+
+/// A TCP listener on 127.0.0.1 that accepts every connection and never says a word: a
+/// remote that is there but does not answer. Returns its port.
+pub fn silent_listener() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming() {
+            held.push(c);
+        }
+    });
+    port
+}

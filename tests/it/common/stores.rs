@@ -127,3 +127,11 @@ pub fn lib_add_all<'a>(store: &Store, envelopes: impl IntoIterator<Item = &'a Si
         store.add(&accepted, s.envelope.as_bytes()).unwrap();
     }
 }
+
+/// Holds the writer lock of the store at `store` (as another elench process writing would)
+/// until the file is dropped.
+pub fn hold_writer_lock(store: &std::path::Path) -> std::fs::File {
+    let f = std::fs::File::open(store.join("LOCK")).unwrap();
+    f.lock().unwrap();
+    f
+}
