@@ -66,44 +66,40 @@ fn len(v: &Value) -> usize {
 
 /// Keeps the items `start..end` of the page `v` (positions past its end are ignored).
 pub fn keep(v: &mut Value, items: Items, start: usize, end: usize) {
-    let range = |n: usize| (start.min(n), end.clamp(start.min(n), n));
     match items {
         Items::At(ptr) => {
             if let Some(Value::Array(a)) = v.pointer_mut(ptr) {
-                let (s, e) = range(a.len());
-                a.truncate(e);
-                a.drain(..s);
+                keep_part(a, 0, start, end);
             }
         }
         Items::Blast => {
+            // The members layer by layer, then the affected claims: one numbering.
             let mut at = 0;
             if let Some(Value::Array(layers)) = v.get_mut("layers") {
                 for layer in layers.iter_mut() {
                     if let Some(Value::Array(claims)) = layer.get_mut("claims") {
-                        let n = claims.len();
-                        let (s, e) = (
-                            start.saturating_sub(at).min(n),
-                            end.saturating_sub(at).min(n),
-                        );
-                        claims.truncate(e);
-                        claims.drain(..s.min(e));
-                        at += n;
+                        at += keep_part(claims, at, start, end);
                     }
                 }
                 // A layer with none of the page's members is left out.
                 layers.retain(|l| len(&l["claims"]) > 0);
             }
             if let Some(Value::Array(affected)) = v.get_mut("affected") {
-                let n = affected.len();
-                let (s, e) = (
-                    start.saturating_sub(at).min(n),
-                    end.saturating_sub(at).min(n),
-                );
-                affected.truncate(e);
-                affected.drain(..s.min(e));
+                keep_part(affected, at, start, end);
             }
         }
     }
+}
+
+/// Keeps of `part`, whose first item is item `at` of the whole, the items that fall in
+/// `start..end` of the whole; returns how many `part` had.
+fn keep_part(part: &mut Vec<Value>, at: usize, start: usize, end: usize) -> usize {
+    let n = part.len();
+    let e = end.saturating_sub(at).min(n);
+    let s = start.saturating_sub(at).min(e);
+    part.truncate(e);
+    part.drain(..s);
+    n
 }
 
 /// The window `cursor..cursor+limit` of a list of `len` items that the library gives whole
