@@ -570,28 +570,42 @@ impl Store {
                 envs,
             ));
         }
+        let index = Store::writable_index(root, &log, wait, observer, envs)?;
+        Ok(Store::assemble(
+            root,
+            log,
+            index,
+            wait,
+            false,
+            observer.clone(),
+            envs,
+        ))
+    }
+
+    /// The index of a store that can be written, opened; rebuilt into fresh files first when
+    /// it was found damaged, may have lost pages with an earlier boot, or cannot be opened.
+    fn writable_index(
+        root: &Path,
+        log: &Log,
+        wait: Duration,
+        observer: &Observed,
+        envs: &Environments,
+    ) -> Result<Index, StoreError> {
+        let index_dir = root.join(INDEX_DIR);
+        let marker = index::unsynced::path_in(&index_dir);
         // An index a command found damaged (`index::fault`) is never read again: it
         // is rebuilt into fresh files.
         if index::fault::marked(&index_dir) {
             let _lock = acquire_lock(root, wait)?;
             if index::fault::marked(&index_dir) {
-                let index = Store::replace_index_locked(
+                return Store::replace_index_locked(
                     root,
-                    &log,
+                    log,
                     wait,
                     "an earlier command found the index damaged",
                     observer,
                     envs,
-                )?;
-                return Ok(Store::assemble(
-                    root,
-                    log,
-                    index,
-                    wait,
-                    false,
-                    observer.clone(),
-                    envs,
-                ));
+                );
             }
         }
         // An index that may have lost pages with an earlier boot is rebuilt into fresh files
@@ -604,41 +618,21 @@ impl Store {
             // Another process may have rebuilt it meanwhile.
             if let Ok(Some(other)) = index::unsynced::from_other_boot(&marker) {
                 let why = index::unsynced::reason(&other);
-                let index = Store::replace_index_locked(root, &log, wait, &why, observer, envs)?;
-                return Ok(Store::assemble(
-                    root,
-                    log,
-                    index,
-                    wait,
-                    false,
-                    observer.clone(),
-                    envs,
-                ));
+                return Store::replace_index_locked(root, log, wait, &why, observer, envs);
             }
         }
-        let index = match open_index(envs, &index_dir) {
+        Ok(match open_index(envs, &index_dir) {
             Ok(i) => i,
-            Err(why) if why.starts_with(RESOURCE) => {
-                return Err(StoreError::IndexUnavailable(
-                    why[RESOURCE.len()..].to_owned(),
-                ))
-            }
-            // Never rebuilt: another handle of this process reads it.
-            Err(why) if why.starts_with(IN_USE) => {
-                return Err(StoreError::IndexInUse(why[IN_USE.len()..].to_owned()))
-            }
-            Err(why) => {
+            Err(Unopened::Damaged(why)) => {
                 // Unopenable: only the writer may replace it.
                 let _lock = acquire_lock(root, wait)?;
                 // Another process may have rebuilt it meanwhile.
                 match open_index(envs, &index_dir) {
                     Ok(i) => i,
-                    Err(why) if why.starts_with(IN_USE) => {
-                        return Err(StoreError::IndexInUse(why[IN_USE.len()..].to_owned()))
-                    }
+                    Err(Unopened::InUse(why)) => return Err(StoreError::IndexInUse(why)),
                     Err(_) => Store::replace_index_locked(
                         root,
-                        &log,
+                        log,
                         wait,
                         &format!("the index could not be opened ({why})"),
                         observer,
@@ -646,16 +640,10 @@ impl Store {
                     )?,
                 }
             }
-        };
-        Ok(Store::assemble(
-            root,
-            log,
-            index,
-            wait,
-            false,
-            observer.clone(),
-            envs,
-        ))
+            Err(Unopened::Resource(why)) => return Err(StoreError::IndexUnavailable(why)),
+            // Never rebuilt: another handle of this process reads it.
+            Err(Unopened::InUse(why)) => return Err(StoreError::IndexInUse(why)),
+        })
     }
 
     /// Moves the index's files aside and rebuilds it from the log in fresh ones. The caller
@@ -692,9 +680,10 @@ impl Store {
                 }
             }
         }
-        let index = open_index(envs, &index_dir).map_err(|why| match why.strip_prefix(IN_USE) {
-            Some(why) => StoreError::IndexInUse(why.to_owned()),
-            None => StoreError::Corrupt(why),
+        let index = open_index(envs, &index_dir).map_err(|e| match e {
+            Unopened::InUse(why) => StoreError::IndexInUse(why),
+            Unopened::Resource(why) => StoreError::Corrupt(format!("resource: {why}")),
+            Unopened::Damaged(why) => StoreError::Corrupt(why),
         })?;
         let store = Store::assemble(
             root,
@@ -1775,25 +1764,28 @@ fn unix_time() -> u64 {
         .unwrap_or(0)
 }
 
-/// Opens the index, turning any failure, a panic inside LMDB's wrapper included, into a
-/// reason to rebuild.
-/// A shortage of memory or address space (never damage: the index is kept) is told by
-/// this prefix.
-const RESOURCE: &str = "resource: ";
-/// The index is open already through other environments of this process (never damage:
-/// the index is kept).
-const IN_USE: &str = "in use: ";
+/// Why the index could not be opened.
+enum Unopened {
+    /// It is open already through other environments of this process (never damage: the
+    /// index is kept).
+    InUse(String),
+    /// A shortage of memory or address space (never damage: the index is kept).
+    Resource(String),
+    /// Any other failure, a panic inside LMDB's wrapper included: a reason to rebuild.
+    Damaged(String),
+}
 
-fn open_index(envs: &Environments, dir: &Path) -> Result<Index, String> {
+/// Opens the index and reads its meta, saying why not ([`Unopened`]).
+fn open_index(envs: &Environments, dir: &Path) -> Result<Index, Unopened> {
     let why = |e: index::IndexError| {
         if let index::IndexError::InUse(_) = e {
-            format!("{IN_USE}{e}")
+            Unopened::InUse(e.to_string())
         } else if e.is_resource() {
-            format!(
-                "{RESOURCE}{e}; the index is not damaged: give elench more memory or address space"
-            )
+            Unopened::Resource(format!(
+                "{e}; the index is not damaged: give elench more memory or address space"
+            ))
         } else {
-            e.to_string()
+            Unopened::Damaged(e.to_string())
         }
     };
     // A panic leaves the registry as it was: nothing is inserted before LMDB opened.
@@ -1803,7 +1795,7 @@ fn open_index(envs: &Environments, dir: &Path) -> Result<Index, String> {
             Err(e) => Err(why(e)),
         },
         Ok(Err(e)) => Err(why(e)),
-        Err(_) => Err("opening it panicked".into()),
+        Err(_) => Err(Unopened::Damaged("opening it panicked".into())),
     }
 }
 
