@@ -47,30 +47,10 @@ fn claim(
     let c = ClaimBuilder::assertion(text)
         .predicate("elench-predicate-v1", source)
         .build();
-    let path = dir.join(fresh_name("claim", "json"));
-    fs::write(&path, serde_json::to_vec(&c).unwrap()).unwrap();
-    let env = dir.join(fresh_name("env", "dsse"));
-    let (code, out) = elench(
-        dir,
-        &[
-            "sign",
-            path.to_str().unwrap(),
-            "--key",
-            keys.agent.private.to_str().unwrap(),
-            "--role",
-            "agent",
-            "--anchor",
-            spec,
-            "--at",
-            checkout.to_str().unwrap(),
-            "-o",
-            env.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "{out}");
+    let (env, id) = sign_anchored_cli(dir, &c, &keys.agent, spec, checkout);
     let (code, added) = elench(dir, &with_store(store, &["add", env.to_str().unwrap()]));
     assert_eq!(code, 0, "{added}");
-    out["data"]["id"].as_str().unwrap().to_owned()
+    id
 }
 
 #[test]

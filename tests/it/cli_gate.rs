@@ -110,29 +110,9 @@ impl Fixture {
     /// An agent's assertion anchored with `sign --anchor SPEC --at DIR`, added to the store.
     fn anchored(&mut self, text: &str, spec: &str, dir: &Path) -> String {
         let claim = ClaimBuilder::assertion(text).producer("bot/1").build();
-        let path = self.ks.dir().join(fresh_name("claim", "json"));
-        fs::write(&path, serde_json::to_vec(&claim).unwrap()).unwrap();
-        let env = self.ks.dir().join(fresh_name("env", "dsse"));
-        let (code, out) = elench(
-            self.ks.dir(),
-            &[
-                "sign",
-                path.to_str().unwrap(),
-                "--key",
-                self.ks.keys.agent.private.to_str().unwrap(),
-                "--role",
-                "agent",
-                "--anchor",
-                spec,
-                "--at",
-                dir.to_str().unwrap(),
-                "-o",
-                env.to_str().unwrap(),
-            ],
-        );
-        assert_eq!(code, 0, "{out}");
+        let (env, id) = sign_anchored_cli(self.ks.dir(), &claim, &self.ks.keys.agent, spec, dir);
         self.add(env);
-        out["data"]["id"].as_str().unwrap().to_owned()
+        id
     }
 
     fn record(&mut self, kind: &str, target: &str, producer: &str, key: &KeyPair) {

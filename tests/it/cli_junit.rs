@@ -5,7 +5,7 @@ use crate::check_support;
 use crate::common;
 
 use check_support::Bench;
-use common::{elench, fresh_name, ClaimBuilder};
+use common::{fresh_name, sign_anchored_cli, ClaimBuilder};
 use std::path::Path;
 
 const FILES: &[(&str, &str)] = &[
@@ -21,30 +21,10 @@ fn anchored(b: &Bench, text: &str, source: &str, spec: &str) -> String {
     let claim = ClaimBuilder::assertion(text)
         .predicate("elench-predicate-v1", source)
         .build();
-    let path = b.dir().join(fresh_name("claim", "json"));
-    std::fs::write(&path, serde_json::to_vec(&claim).unwrap()).unwrap();
-    let env = b.dir().join(fresh_name("env", "dsse"));
-    let (code, out) = elench(
-        b.dir(),
-        &[
-            "sign",
-            path.to_str().unwrap(),
-            "--key",
-            b.ks.keys.agent.private.to_str().unwrap(),
-            "--role",
-            "agent",
-            "--anchor",
-            spec,
-            "--at",
-            b.tree.to_str().unwrap(),
-            "-o",
-            env.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(code, 0, "{out}");
+    let (env, id) = sign_anchored_cli(b.dir(), &claim, &b.ks.keys.agent, spec, &b.tree);
     let (code, added) = b.ks.run(&["add", env.to_str().unwrap()]);
     assert_eq!(code, 0, "{added}");
-    out["data"]["id"].as_str().unwrap().to_owned()
+    id
 }
 
 fn has_xmllint() -> bool {

@@ -110,29 +110,10 @@ impl Fixture {
         if !premises.is_empty() {
             b = b.depends_on(premises);
         }
-        let path = self.ks.dir().join(fresh_name("claim", "json"));
-        fs::write(&path, serde_json::to_vec(&b.build()).unwrap()).unwrap();
-        let env = self.ks.dir().join(fresh_name("env", "dsse"));
-        let (code, out) = elench(
-            self.ks.dir(),
-            &[
-                "sign",
-                path.to_str().unwrap(),
-                "--key",
-                self.ks.keys.agent.private.to_str().unwrap(),
-                "--role",
-                "agent",
-                "--anchor",
-                spec,
-                "--at",
-                dir.to_str().unwrap(),
-                "-o",
-                env.to_str().unwrap(),
-            ],
-        );
-        assert_eq!(code, 0, "{out}");
+        let (env, id) =
+            sign_anchored_cli(self.ks.dir(), &b.build(), &self.ks.keys.agent, spec, dir);
         self.add(&env);
-        out["data"]["id"].as_str().unwrap().to_owned()
+        id
     }
 
     fn add(&mut self, env: &Path) {

@@ -133,20 +133,42 @@ pub fn sign_cli(dir: &Path, claim: &Value, key: &KeyPair) -> (PathBuf, String) {
 
 /// Signs the claim file at `claim_path` through `elench sign`; as [`sign_cli`].
 pub fn sign_file_cli(dir: &Path, claim_path: &Path, key: &KeyPair) -> (PathBuf, String) {
+    sign_file_cli_with(dir, claim_path, key, &[])
+}
+
+/// [`sign_cli`] with `--anchor SPEC --at TREE_DIR`: the claim anchored to a span of a file
+/// of the tree in `tree_dir`.
+pub fn sign_anchored_cli(
+    dir: &Path,
+    claim: &Value,
+    key: &KeyPair,
+    spec: &str,
+    tree_dir: &Path,
+) -> (PathBuf, String) {
+    let claim_path = dir.join(fresh_name("claim", "json"));
+    std::fs::write(&claim_path, serde_json::to_vec_pretty(claim).unwrap()).unwrap();
+    let at = ["--anchor", spec, "--at", tree_dir.to_str().unwrap()];
+    sign_file_cli_with(dir, &claim_path, key, &at)
+}
+
+fn sign_file_cli_with(
+    dir: &Path,
+    claim_path: &Path,
+    key: &KeyPair,
+    extra: &[&str],
+) -> (PathBuf, String) {
     let out = dir.join(fresh_name("envelope", "dsse"));
-    let (code, json) = elench(
-        dir,
-        &[
-            "sign",
-            claim_path.to_str().unwrap(),
-            "--key",
-            key.private.to_str().unwrap(),
-            "--role",
-            &key.role,
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let mut args = vec![
+        "sign",
+        claim_path.to_str().unwrap(),
+        "--key",
+        key.private.to_str().unwrap(),
+        "--role",
+        &key.role,
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    let (code, json) = elench(dir, &args);
     assert_eq!(code, 0, "sign failed: {json}");
     assert!(out.exists(), "sign wrote no envelope");
     let id = json["data"]["id"]
