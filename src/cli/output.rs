@@ -108,6 +108,13 @@ impl Warning {
     }
 }
 
+/// A warning an operation returned in its data (`sign`, `verify`, `conformance attest`).
+impl From<&crate::ops::Warning> for Warning {
+    fn from(w: &crate::ops::Warning) -> Warning {
+        Warning::new(w.code, w.message.clone())
+    }
+}
+
 /// What a command produced. A report may carry data and a failure together (a batch in
 /// which every input was rejected still lists the rejections).
 #[derive(Debug, Default)]

@@ -140,11 +140,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
         "{} {} {} of {}\n  {}\n",
         made.effect, made.kind, made.id, made.target, made.annotation
     );
-    let warnings = made
-        .warnings
-        .iter()
-        .map(|w| Warning::new(w.code, w.message.clone()))
-        .collect();
+    let warnings = made.warnings.iter().map(Warning::from).collect();
     Ok(Report {
         data: to_data(&made)?,
         text,

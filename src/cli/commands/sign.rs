@@ -81,11 +81,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
             trust: a.trust.clone(),
         },
     )?;
-    let warnings: Vec<Warning> = signed
-        .warnings
-        .iter()
-        .map(|w| Warning::new(w.code, w.message.clone()))
-        .collect();
+    let warnings: Vec<Warning> = signed.warnings.iter().map(Warning::from).collect();
     let mut data = serde_json::to_value(&signed).map_err(|e| Failure::Internal(e.to_string()))?;
     let envelope = format!("{}\n", signed.envelope);
     if a.out.as_deref() == Some("-") {
