@@ -33,6 +33,9 @@ pub use crate::ops::error::{rejected_pattern, ArgError, AGENT_INPUT_CODE, CODE};
 pub struct Refusal {
     /// The command the line names (`status`, `keys retire`); `elench` when it names none.
     pub command: String,
+    /// Its clap definition, built, as the walk found it: for the usage and help of the
+    /// answer.
+    pub definition: clap::Command,
     /// Every error, in the order the module's description gives; never empty.
     pub errors: Vec<ArgError>,
     /// `--help` (or `-h`, `--version`) came before any error clap itself reports: clap would
@@ -171,6 +174,7 @@ pub fn refusal(args: &[OsString]) -> Refusal {
         },
         errors,
         tips: walk.tips,
+        definition: walk.cmd.clone(),
     }
 }
 
