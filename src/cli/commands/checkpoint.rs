@@ -59,6 +59,6 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
         // The checkpoint file is the only thing this command may write.
         effect: if a.out.is_some() { "created" } else { "noop" },
     };
-    let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(e.to_string()))?;
+    let data = crate::cli::common::to_data(&out)?;
     Ok(Report::new(data, text))
 }

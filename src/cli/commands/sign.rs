@@ -82,7 +82,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
         },
     )?;
     let warnings: Vec<Warning> = signed.warnings.iter().map(Warning::from).collect();
-    let mut data = serde_json::to_value(&signed).map_err(|e| Failure::Internal(e.to_string()))?;
+    let mut data = crate::cli::common::to_data(&signed)?;
     let envelope = format!("{}\n", signed.envelope);
     if a.out.as_deref() == Some("-") {
         g.stdout_for_product("envelope")?;
