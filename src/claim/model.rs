@@ -79,12 +79,22 @@ pub struct Claim {
 /// What every reading of a claim's text holds: its anchor (with `tree`) and its assertion's
 /// form and text. Both [`Body`] and [`Summary`] give it.
 pub trait Gist {
+    /// The JSON read: the predicate, or the index's abbreviation of it (same shape).
+    fn json(&self) -> &Value;
     /// The `anchor` object, if there is one.
-    fn anchor(&self) -> Option<&Value>;
+    fn anchor(&self) -> Option<&Value> {
+        self.json().get("anchor")
+    }
     /// `assertion.form`.
-    fn form(&self) -> Option<&str>;
+    fn form(&self) -> Option<&str> {
+        self.json()
+            .pointer("/assertion/form")
+            .and_then(Value::as_str)
+    }
     /// `assertion.text`, as stored (a JSON string, or absent).
-    fn text_value(&self) -> Option<&Value>;
+    fn text_value(&self) -> Option<&Value> {
+        self.json().pointer("/assertion/text")
+    }
     /// `assertion.text` as a string.
     fn text(&self) -> Option<&str> {
         self.text_value().and_then(Value::as_str)
@@ -118,14 +128,8 @@ impl Body {
 }
 
 impl Gist for Body {
-    fn anchor(&self) -> Option<&Value> {
-        self.0.get("anchor")
-    }
-    fn form(&self) -> Option<&str> {
-        self.0.pointer("/assertion/form").and_then(Value::as_str)
-    }
-    fn text_value(&self) -> Option<&Value> {
-        self.0.pointer("/assertion/text")
+    fn json(&self) -> &Value {
+        &self.0
     }
 }
 
@@ -146,13 +150,7 @@ impl Summary {
 }
 
 impl Gist for Summary {
-    fn anchor(&self) -> Option<&Value> {
-        self.0.get("anchor")
-    }
-    fn form(&self) -> Option<&str> {
-        self.0.pointer("/assertion/form").and_then(Value::as_str)
-    }
-    fn text_value(&self) -> Option<&Value> {
-        self.0.pointer("/assertion/text")
+    fn json(&self) -> &Value {
+        &self.0
     }
 }

@@ -33,6 +33,9 @@ pub use crate::ops::error::{rejected_pattern, ArgError, AGENT_INPUT_CODE, CODE};
 pub struct Refusal {
     /// The command the line names (`status`, `keys retire`); `elench` when it names none.
     pub command: String,
+    /// Its clap definition, built, as the walk found it: for the usage and help of the
+    /// answer.
+    pub definition: clap::Command,
     /// Every error, in the order the module's description gives; never empty.
     pub errors: Vec<ArgError>,
     /// `--help` (or `-h`, `--version`) came before any error clap itself reports: clap would
@@ -171,6 +174,7 @@ pub fn refusal(args: &[OsString]) -> Refusal {
         },
         errors,
         tips: walk.tips,
+        definition: walk.cmd.clone(),
     }
 }
 
@@ -264,10 +268,7 @@ impl<'a> Walk<'a> {
             None => (text, None),
         };
         let long = &name[2..];
-        let found = self.cmd.get_arguments().find(|a| {
-            a.get_long() == Some(long) || a.get_all_aliases().is_some_and(|al| al.contains(&long))
-        });
-        let Some(arg) = found else {
+        let Some(arg) = self.long_arg(long) else {
             self.error(
                 Group::Structure,
                 ArgError::new(name, None, format!("unexpected argument '{name}' found")),
@@ -289,11 +290,7 @@ impl<'a> Walk<'a> {
     fn short(&mut self, text: &str, next: Option<&OsString>) -> usize {
         let chars: Vec<char> = text[1..].chars().collect();
         for (at, c) in chars.iter().enumerate() {
-            let found = self.cmd.get_arguments().find(|a| {
-                a.get_short() == Some(*c)
-                    || a.get_all_short_aliases().is_some_and(|al| al.contains(c))
-            });
-            let Some(arg) = found else {
+            let Some(arg) = self.short_arg(*c) else {
                 let shown = format!("-{c}");
                 self.error(
                     Group::Structure,
@@ -456,15 +453,26 @@ impl<'a> Walk<'a> {
         let text = token.to_string_lossy();
         if let Some(long) = text.strip_prefix("--") {
             let long = long.split('=').next().unwrap_or_default();
-            return self.cmd.get_arguments().any(|a| {
-                a.get_long() == Some(long)
-                    || a.get_all_aliases().is_some_and(|al| al.contains(&long))
-            });
+            return self.long_arg(long).is_some();
         }
-        let first = text.chars().nth(1);
-        self.cmd
-            .get_arguments()
-            .any(|a| first.is_some() && a.get_short() == first)
+        text.chars()
+            .nth(1)
+            .and_then(|c| self.short_arg(c))
+            .is_some()
+    }
+
+    /// The command's option named `--long` (or by one of its aliases).
+    fn long_arg(&self, long: &str) -> Option<&'a Arg> {
+        self.cmd.get_arguments().find(|a| {
+            a.get_long() == Some(long) || a.get_all_aliases().is_some_and(|al| al.contains(&long))
+        })
+    }
+
+    /// The command's option named `-c` (or by one of its short aliases).
+    fn short_arg(&self, c: char) -> Option<&'a Arg> {
+        self.cmd.get_arguments().find(|a| {
+            a.get_short() == Some(c) || a.get_all_short_aliases().is_some_and(|al| al.contains(&c))
+        })
     }
 
     /// Records that the line holds `arg` (once).

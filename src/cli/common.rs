@@ -7,6 +7,11 @@ use crate::cli::output::Report;
 use crate::store::Store;
 use serde_json::Value;
 
+/// An operation's result as a report's `data`.
+pub fn to_data(v: &impl serde::Serialize) -> Result<Value, Failure> {
+    serde_json::to_value(v).map_err(|e| Failure::Internal(e.to_string()))
+}
+
 /// Opens the store the globals name (or the nearest `.elench`).
 pub fn open_store(g: &Globals) -> Result<Store, Failure> {
     g.context().open_store()

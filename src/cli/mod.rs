@@ -244,7 +244,7 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             // Every error of the line, found in one walk over it (`args`).
             let mut refusal = args::refusal(args);
             if let Some(asked) = refusal.asked {
-                return answer_asked(asked, &refusal.command);
+                return answer_asked(asked, &mut refusal.definition);
             }
             let command = refusal.command.clone();
             let mut errors = std::mem::take(&mut refusal.errors);
@@ -269,7 +269,11 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 .iter()
                 .map(|t| format!("\n\n  tip: {t}"))
                 .collect();
-            eprintln!("{}{tips}\n\n{}", failure.to_text(), usage_of(&command));
+            eprintln!(
+                "{}{tips}\n\n{}",
+                failure.to_text(),
+                usage_of(&mut refusal.definition)
+            );
             if mode == Mode::Text {
                 return failure.exit_code();
             }
@@ -284,8 +288,7 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
 
 /// The help or version a refused line asked for before its first error in clap's words
 /// (see `args::Refusal::asked`), as clap would have given it.
-fn answer_asked(asked: args::Asked, command: &str) -> i32 {
-    let mut cmd = command_of(command);
+fn answer_asked(asked: args::Asked, cmd: &mut clap::Command) -> i32 {
     let text = match asked {
         // clap's rule: `--help` is the long help where the command has any long text.
         args::Asked::LongHelp
@@ -309,26 +312,12 @@ fn answer_asked(asked: args::Asked, command: &str) -> i32 {
     0
 }
 
-/// The clap definition of `command` (`keys retire`; `elench` for the whole line), built.
-fn command_of(command: &str) -> clap::Command {
-    let mut root = Cli::command();
-    root.build();
-    let mut cmd = root.clone();
-    for name in command.split(' ').skip_while(|n| *n == "elench") {
-        match cmd.find_subcommand(name) {
-            Some(sub) => cmd = sub.clone(),
-            None => break,
-        }
-    }
-    cmd
-}
-
-/// How `command` (`keys retire`; `elench` for none) is used, as its `--help` starts, and
-/// where to read more.
-fn usage_of(command: &str) -> String {
+/// How a command (its built definition) is used, as its `--help` starts, and where to read
+/// more.
+fn usage_of(cmd: &mut clap::Command) -> String {
     format!(
         "{}\n\nFor more information, try '--help'.",
-        command_of(command).render_usage().to_string().trim_end()
+        cmd.render_usage().to_string().trim_end()
     )
 }
 

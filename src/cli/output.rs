@@ -46,6 +46,12 @@ impl Format {
         "json", "jsonl", "tsv", "text", "plain", "sarif", "dot", "mermaid", "junit", "github",
     ];
 
+    /// The format's name as `--format` takes it.
+    pub fn name(self) -> &'static str {
+        // NAMES lists the formats in the order the enum declares them.
+        Self::NAMES[self as usize]
+    }
+
     pub fn detect(flag: Option<&str>) -> Format {
         match flag {
             Some("json") => Format::Json,
@@ -105,6 +111,13 @@ impl Warning {
             code: code.to_owned(),
             message: message.into(),
         }
+    }
+}
+
+/// A warning an operation returned in its data (`sign`, `verify`, `conformance attest`).
+impl From<&crate::ops::Warning> for Warning {
+    fn from(w: &crate::ops::Warning) -> Warning {
+        Warning::new(w.code, w.message.clone())
     }
 }
 
@@ -1137,6 +1150,13 @@ impl Style {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_format_is_named_as_format_takes_it() {
+        for name in Format::NAMES {
+            assert_eq!(Format::detect(Some(name)).name(), name);
+        }
+    }
 
     #[test]
     fn claim_text_is_one_shortened_line() {

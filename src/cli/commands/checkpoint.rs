@@ -7,7 +7,6 @@ use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::keys::read_signing_key_pem;
 use crate::ops::checkpoint::{checkpoint, CheckpointOutput};
 use std::path::Path;
 
@@ -29,13 +28,7 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
     }
     let key = match &a.key {
         None => None,
-        Some(path) => {
-            let text = crate::ops::keys::read_key_file(Path::new(path))?;
-            Some(
-                read_signing_key_pem(&text)
-                    .map_err(|r| Failure::rejected(r, Some(path.clone())))?,
-            )
-        }
+        Some(path) => Some(crate::cli::files::read_signing_key(Path::new(path))?),
     };
     let c = checkpoint(&store, key.as_ref())?;
     if let Some(out) = &a.out {
@@ -59,6 +52,6 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
         // The checkpoint file is the only thing this command may write.
         effect: if a.out.is_some() { "created" } else { "noop" },
     };
-    let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(e.to_string()))?;
+    let data = crate::cli::common::to_data(&out)?;
     Ok(Report::new(data, text))
 }

@@ -4,10 +4,9 @@
 
 use crate::claim::Kind;
 use crate::cli::failure::Failure;
-use crate::cli::files::{display_source, read_key_file, read_limited};
+use crate::cli::files::{display_source, read_limited, read_signing_key};
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::keys::read_signing_key_pem;
 use crate::ops::claim::{self as op, ClaimOutput, ClaimRequest, Entry, ShortClaim};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -141,11 +140,7 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
     let keys = a
         .key
         .iter()
-        .map(|path| {
-            let pem = read_key_file(path)?;
-            read_signing_key_pem(&pem)
-                .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))
-        })
+        .map(|path| read_signing_key(path))
         .collect::<Result<Vec<_>, _>>()?;
     let producer = match a.producer {
         Some(p) => Some(p),

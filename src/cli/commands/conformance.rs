@@ -1,5 +1,6 @@
 //! `elench conformance check|attest|run`: conformance reports as evidence.
 
+use crate::cli::common::to_data;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited};
 use crate::cli::globals::Globals;
@@ -7,7 +8,7 @@ use crate::cli::output::{Report, Warning};
 use crate::conformance::corpus::{self, Verdict};
 use crate::ops::conformance::{self, AttestInput, ReportInput};
 use crate::ops::sign::KeySource;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::PathBuf;
 
 /// Reports larger than this are refused.
@@ -122,10 +123,6 @@ fn check(a: CheckArgs) -> Result<Report, Failure> {
     })
 }
 
-fn to_data(v: &impl serde::Serialize) -> Result<Value, Failure> {
-    serde_json::to_value(v).map_err(|e| Failure::Internal(e.to_string()))
-}
-
 fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
     let input = AttestInput {
         report: report_input(&a.report, a.cases.as_ref())?,
@@ -140,11 +137,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
         "{} {} {} of {}\n  {}\n",
         made.effect, made.kind, made.id, made.target, made.annotation
     );
-    let warnings = made
-        .warnings
-        .iter()
-        .map(|w| Warning::new(w.code, w.message.clone()))
-        .collect();
+    let warnings = made.warnings.iter().map(Warning::from).collect();
     Ok(Report {
         data: to_data(&made)?,
         text,

@@ -442,7 +442,7 @@ impl Demo {
             }
         }
         self.say(&out);
-        let data = serde_json::to_value(&b).map_err(|e| Failure::Internal(e.to_string()))?;
+        let data = crate::cli::common::to_data(&b)?;
         self.steps
             .push(json!({"title": format!("blast radius of {name}"), "blast": data}));
         Ok(())

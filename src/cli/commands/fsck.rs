@@ -62,7 +62,7 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         text.push_str(&format!("  {} {}\n", p.code, p.message));
     }
     let failure = out.failure.take();
-    let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(e.to_string()))?;
+    let data = crate::cli::common::to_data(&out)?;
     Ok(Report {
         data,
         text,

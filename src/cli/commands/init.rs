@@ -33,6 +33,6 @@ pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
             made.path
         )
     };
-    let data = serde_json::to_value(&made).map_err(|e| Failure::Internal(e.to_string()))?;
+    let data = crate::cli::common::to_data(&made)?;
     Ok(Report::new(data, text))
 }

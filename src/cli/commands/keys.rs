@@ -1,6 +1,7 @@
 //! `elench keys …`: make signing keys (and, with a store, manage the trusted ones), through
 //! [`crate::ops::keys`].
 
+use crate::cli::common::to_data;
 use crate::cli::common::Page;
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
@@ -119,10 +120,6 @@ fn generate(a: GenerateArgs, g: &Globals) -> Result<Report, Failure> {
     }
     text.push_str(&made.public_key_pem);
     Ok(Report::new(to_data(&made)?, text))
-}
-
-fn to_data(v: &impl serde::Serialize) -> Result<serde_json::Value, Failure> {
-    serde_json::to_value(v).map_err(|e| Failure::Internal(e.to_string()))
 }
 
 fn add(a: AddArgs, g: &Globals) -> Result<Report, Failure> {

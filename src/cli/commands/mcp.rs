@@ -41,12 +41,9 @@ pub struct McpArgs {
 }
 
 fn signer(path: &Path) -> Result<Signer, Failure> {
-    let pem = crate::cli::files::read_key_file(path)?;
-    let key = crate::keys::read_signing_key_pem(&pem)
-        .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))?;
     Ok(Signer {
         path: path.to_path_buf(),
-        key,
+        key: crate::cli::files::read_signing_key(path)?,
     })
 }
 

@@ -47,7 +47,7 @@ pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {
                     r.name, r.url
                 )
             };
-            let data = serde_json::to_value(&r).map_err(|e| Failure::Internal(e.to_string()))?;
+            let data = crate::cli::common::to_data(&r)?;
             Ok(Report::new(data, text))
         }
         RemoteCommand::List => {

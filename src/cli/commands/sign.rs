@@ -81,12 +81,8 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
             trust: a.trust.clone(),
         },
     )?;
-    let warnings: Vec<Warning> = signed
-        .warnings
-        .iter()
-        .map(|w| Warning::new(w.code, w.message.clone()))
-        .collect();
-    let mut data = serde_json::to_value(&signed).map_err(|e| Failure::Internal(e.to_string()))?;
+    let warnings: Vec<Warning> = signed.warnings.iter().map(Warning::from).collect();
+    let mut data = crate::cli::common::to_data(&signed)?;
     let envelope = format!("{}\n", signed.envelope);
     if a.out.as_deref() == Some("-") {
         g.stdout_for_product("envelope")?;

@@ -47,13 +47,9 @@ fn verify(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
             trust: a.trust.clone(),
         },
     )?;
-    let warnings = accepted
-        .warnings
-        .iter()
-        .map(|w| Warning::new(w.code, w.message.clone()))
-        .collect();
+    let warnings = accepted.warnings.iter().map(Warning::from).collect();
     Ok(Report {
-        data: serde_json::to_value(&accepted).map_err(|e| Failure::Internal(e.to_string()))?,
+        data: crate::cli::common::to_data(&accepted)?,
         text: accepted_text(&accepted),
         warnings,
         ..Report::default()

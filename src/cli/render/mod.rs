@@ -16,29 +16,13 @@ use crate::fold::Fold;
 use crate::ops::error::ArgError;
 use crate::store::Store;
 
-/// The format's name as `--format` takes it.
-pub fn format_name(f: Format) -> &'static str {
-    match f {
-        Format::Json => "json",
-        Format::Jsonl => "jsonl",
-        Format::Tsv => "tsv",
-        Format::Text => "text",
-        Format::Plain => "plain",
-        Format::Sarif => "sarif",
-        Format::Dot => "dot",
-        Format::Mermaid => "mermaid",
-        Format::Junit => "junit",
-        Format::Github => "github",
-    }
-}
-
 /// A document format the command cannot write, as an argument error (refused before
 /// anything runs, like every other).
 pub fn format_error(command: &Command, format: Format) -> Option<ArgError> {
     if !format.is_product() {
         return None;
     }
-    let name = format_name(format);
+    let name = format.name();
     let ok = match (format, command) {
         (Format::Sarif, Command::Gate(_)) => true,
         (Format::Sarif, Command::Status(a)) => {
