@@ -2,13 +2,12 @@
 //! against its schema (and a corpus's case list), and a sound one attested as a harness's
 //! verification or falsification of a claim, appended to the store.
 
-use super::keys::read_key_file;
 use super::sign::KeySource;
 use super::{Context, Failure};
 use crate::conformance::report::{self, Checked, Format, Violation};
 use crate::error::{Code, Rejection};
 use crate::ingest::{seal, verify_envelope};
-use crate::keys::{check_authority, keyid, read_signing_key_pem};
+use crate::keys::{check_authority, keyid};
 use crate::ops::observer::Warning;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -179,12 +178,7 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
     }
     let (kind, text) = decide(&value, &c, &input.level)?;
 
-    let (pem, key_source) = match &input.key {
-        KeySource::File(path) => (read_key_file(path)?, path.display().to_string()),
-        KeySource::Pem { pem, source } => (pem.clone(), source.clone()),
-    };
-    let sk =
-        read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_source.clone())))?;
+    let (sk, key_source) = input.key.read()?;
     let kid = keyid(&sk.verifying_key());
 
     let store = ctx.open_store()?;
