@@ -794,19 +794,8 @@ impl<'a> TreeAt<'a> {
         let (path, range) = anchor::parse_spec(spec).map_err(Failure::Usage)?;
         let (dir, listing, oid) = self.get()?;
         let rel = relative_to(dir, &path)?;
-        let mut a = anchor::make(dir, oid, &rel, range, Strategy::Multi)?;
-        // A file the tree leaves out cannot be anchored: the claim would name a tree that
-        // does not hold it.
-        if let Some(Value::String(p)) = a.get("path") {
-            if !listing.has_file(p) {
-                return Err(anchor::AnchorError::Ignored {
-                    path: p.clone(),
-                    dir: dir.clone(),
-                }
-                .into());
-            }
-        }
-        a.insert("tree".into(), Value::String(oid.clone()));
+        let a = anchor::make(dir, oid, &rel, range, Strategy::Multi)?;
+        super::anchor::in_listing(&a, listing, dir)?;
         Ok(a)
     }
 
