@@ -509,8 +509,7 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
         // Errors and rows name the list and the claim's place in it.
         request.batch = Some("claims".into());
     }
-    let store = ctx.open_store()?;
-    let out = ops::claim::claim(&store, request, ctx.observer())?;
+    let out = ops::claim::claim_at(ctx, request)?;
     if !out.rejections.is_empty() {
         let first = &out.rejections[0];
         let place = first

@@ -230,13 +230,13 @@ fn check_request(req: &ClaimRequest) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Builds, checks, signs and (unless a dry run) appends the request's claims as one group.
-pub fn claim(
+/// Builds, checks, signs and (unless a dry run) appends the request's claims as one group;
+/// [`claim_at`] has checked the request.
+fn claim(
     store: &Store,
     req: ClaimRequest,
     observer: &dyn Observer,
 ) -> Result<ClaimOutput, Failure> {
-    check_request(&req)?;
     let (trust, generation) = store.trust_snapshot()?;
     let signers = req
         .keys
