@@ -61,14 +61,15 @@ impl ReportCheck {
 /// Reads and checks a report; an unsound one is an answer ([`ReportCheck::unsound`] says
 /// how to fail), not a failure.
 pub fn check(input: &ReportInput) -> Result<ReportCheck, Failure> {
+    read_report(input).map(|(c, _)| c)
+}
+
+/// The report read as strict JSON and checked, and its value (for `attest` to decide on).
+fn read_report(input: &ReportInput) -> Result<(ReportCheck, Value), Failure> {
     let value = crate::json::parse_strict(&input.bytes).map_err(|e| Failure::Invalid {
         code: Code::BadReport,
         message: format!("{}: {e}", input.source),
     })?;
-    check_value(input, value).map(|(c, _)| c)
-}
-
-fn check_value(input: &ReportInput, value: Value) -> Result<(ReportCheck, Value), Failure> {
     let corpus = input.cases.as_deref().map(read_cases).transpose()?;
     let checked = report::check(&value, corpus.as_deref()).map_err(|m| Failure::Invalid {
         code: Code::UnknownReportFormat,
@@ -165,11 +166,7 @@ pub struct Attested {
 /// Attests a sound report: a verification or falsification of `claim`, signed with a harness
 /// key the store trusts, checked as ingest would and appended.
 pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
-    let value = crate::json::parse_strict(&input.report.bytes).map_err(|e| Failure::Invalid {
-        code: Code::BadReport,
-        message: format!("{}: {e}", input.report.source),
-    })?;
-    let (c, value) = check_value(&input.report, value)?;
+    let (c, value) = read_report(&input.report)?;
     if let Some(mut f) = c.unsound() {
         if let Failure::Invalid { message, .. } = &mut f {
             message.push_str(" (an unsound report attests nothing)");
