@@ -8,6 +8,7 @@
 //! the store's ordinary path (`Store::commit_group`, as `add`). Everything that can be wrong
 //! with any claim is found before anything is signed, so a refused batch appends nothing.
 
+use super::add::Refusal;
 use super::tree::{relative_to, tree_dir, tree_failure};
 use super::{Context, Failure, Observer};
 use crate::anchor::{self, Strategy};
@@ -141,7 +142,9 @@ pub struct ClaimOutput {
     pub noop: usize,
     pub rejected: usize,
     pub claims: Vec<ClaimRow>,
-    pub rejections: Vec<RejectionRow>,
+    /// Claims the store refused at the append (a key retired meanwhile, say), as `add`
+    /// lists its refusals.
+    pub rejections: Vec<Refusal>,
     /// Nothing was appended: the rows say what would be.
     pub dry_run: bool,
     /// The keys given, in order: keyid, role and name in the store.
@@ -180,16 +183,6 @@ pub struct ClaimRow {
     /// The signed envelope: in a dry run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub envelope: Option<Value>,
-}
-
-/// A claim the store refused at the append (its key was retired meanwhile, say).
-#[derive(Debug, Clone, Serialize)]
-pub struct RejectionRow {
-    pub source: String,
-    pub line: Option<usize>,
-    pub code: &'static str,
-    pub message: String,
-    pub pointer: Option<String>,
 }
 
 /// One claim built and sealed, not yet appended.
@@ -565,7 +558,7 @@ fn append(
             }
             Err(r) => {
                 out.rejected += 1;
-                out.rejections.push(RejectionRow {
+                out.rejections.push(Refusal {
                     source: source.to_owned(),
                     line,
                     code: r.code.as_str(),
