@@ -17,7 +17,7 @@ use crate::claim::{is_claim_id, Kind, OriginKind};
 use crate::envelope::{Envelope, MAX_ENVELOPE_BYTES};
 use crate::error::{Code, Rejection};
 use crate::fold::Fold;
-use crate::ingest::{seal, verify_for_store};
+use crate::ingest::{seal, verify_for_store, Signer};
 use crate::keys::{check_authority, keyid, Role};
 use crate::store::{record, Effect, Staged, Store};
 use crate::tree::{Listing, Selection};
@@ -147,16 +147,8 @@ pub struct ClaimOutput {
     pub rejections: Vec<Refusal>,
     /// Nothing was appended: the rows say what would be.
     pub dry_run: bool,
-    /// The keys given, in order: keyid, role and name in the store.
+    /// The keys given, in order, as the store knows them: keyid, role and name.
     pub signers: Vec<Signer>,
-}
-
-/// A signing key as the store knows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Signer {
-    pub keyid: String,
-    pub role: Role,
-    pub name: String,
 }
 
 /// One claim made.
