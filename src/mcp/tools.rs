@@ -315,20 +315,24 @@ impl ShortIn {
 }
 
 /// One claim (the fields of [`ShortIn`]) or a list of them (`claims`).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Debug)]
 pub struct ClaimIn {
-    pub text: Option<String>,
-    pub kind: Option<crate::claim::Kind>,
-    pub predicate: Option<String>,
-    pub anchor: Vec<String>,
-    pub depends_on: Vec<String>,
-    pub target: Vec<String>,
-    pub evidence: Vec<String>,
-    pub session: Option<String>,
-    pub timestamp: Option<i64>,
+    pub one: ShortIn,
     pub claims: Option<Vec<ShortIn>>,
     pub dry_run: bool,
+}
+
+/// The `claim` tool's arguments: `claims` and `dry_run` taken out, the rest read as the one
+/// claim's [`ShortIn`], whose unknown fields are refused as ever.
+fn read_claim(mut args: Value) -> Result<ClaimIn, Failure> {
+    let mut take = |field: &str| args.as_object_mut().and_then(|m| m.remove(field));
+    let claims = take("claims").map(|v| read("claim", v)).transpose()?;
+    let dry_run = take("dry_run").map(|v| read("claim", v)).transpose()?;
+    Ok(ClaimIn {
+        one: read("claim", args)?,
+        claims: claims.flatten(),
+        dry_run: dry_run.unwrap_or(false),
+    })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -472,7 +476,7 @@ pub fn call(
                 }),
             })
         }
-        "claim" => claim(config, &ctx, read(name, args)?).map(Answer::whole),
+        "claim" => claim(config, &ctx, read_claim(args)?).map(Answer::whole),
         "check" => check(config, &ctx, read(name, args)?, stop).map(Answer::whole),
         "gate" => gate(config, &ctx, read(name, args)?).map(Answer::whole),
         _ => Err(Failure::Internal(format!("tool {name} has no handler"))),
@@ -486,20 +490,7 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
     let (claims, single) = match a.claims {
         // The input schema refuses the single claim's fields beside a list.
         Some(list) => (list.into_iter().map(ShortIn::into_short).collect(), false),
-        None => {
-            let one = ShortIn {
-                text: a.text,
-                kind: a.kind,
-                predicate: a.predicate,
-                anchor: a.anchor,
-                depends_on: a.depends_on,
-                target: a.target,
-                evidence: a.evidence,
-                session: a.session,
-                timestamp: a.timestamp,
-            };
-            (vec![one.into_short()], true)
-        }
+        None => (vec![a.one.into_short()], true),
     };
     let mut request = ClaimRequest::numbered(claims, key.key.clone());
     request.at = Some(config.at.clone());
@@ -509,8 +500,7 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
         // Errors and rows name the list and the claim's place in it.
         request.batch = Some("claims".into());
     }
-    let store = ctx.open_store()?;
-    let out = ops::claim::claim(&store, request, ctx.observer())?;
+    let out = ops::claim::claim_at(ctx, request)?;
     if !out.rejections.is_empty() {
         let first = &out.rejections[0];
         let place = first

@@ -4,8 +4,8 @@
 use super::tree::{relative_to, tracked_ignored, tree_failure};
 use super::Failure;
 use crate::anchor::{self, Strategy};
-use crate::tree::Selection;
-use serde_json::Value;
+use crate::tree::{Listing, Selection};
+use serde_json::{Map, Value};
 use std::path::Path;
 
 /// A `TRACKED_IGNORED` warning: its code and message.
@@ -31,18 +31,27 @@ pub fn anchor_at_with(
     // The file first, then the whole tree: a typo fails before the tree is hashed.
     let mut anchor = anchor::make(dir, "", &rel, range, strategy)?;
     let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
-    if let Some(Value::String(p)) = anchor.get("path") {
-        if !listing.has_file(p) {
-            return Err(anchor::AnchorError::Ignored {
-                path: p.clone(),
-                dir: dir.to_path_buf(),
-            }
-            .into());
-        }
-    }
+    in_listing(&anchor, &listing, dir)?;
     let tree = listing.oid().map_err(tree_failure)?;
     anchor.insert("tree".into(), Value::String(tree));
     Ok((Value::Object(anchor), tracked_ignored(dir, &listing)))
+}
+
+/// Refuses an anchor whose file `listing` (the tree of `dir`) leaves out: the claim would
+/// name a tree that does not hold it.
+pub(super) fn in_listing(
+    anchor: &Map<String, Value>,
+    listing: &Listing,
+    dir: &Path,
+) -> Result<(), Failure> {
+    match anchor.get("path") {
+        Some(Value::String(p)) if !listing.has_file(p) => Err(anchor::AnchorError::Ignored {
+            path: p.clone(),
+            dir: dir.to_path_buf(),
+        }
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// The elench tree OID of `dir`, and `TRACKED_IGNORED` when git tracks files there that the

@@ -8,6 +8,7 @@
 //! the store's ordinary path (`Store::commit_group`, as `add`). Everything that can be wrong
 //! with any claim is found before anything is signed, so a refused batch appends nothing.
 
+use super::add::Refusal;
 use super::tree::{relative_to, tree_dir, tree_failure};
 use super::{Context, Failure, Observer};
 use crate::anchor::{self, Strategy};
@@ -16,7 +17,7 @@ use crate::claim::{is_claim_id, Kind, OriginKind};
 use crate::envelope::{Envelope, MAX_ENVELOPE_BYTES};
 use crate::error::{Code, Rejection};
 use crate::fold::Fold;
-use crate::ingest::{seal, verify_for_store};
+use crate::ingest::{seal, verify_for_store, Signer};
 use crate::keys::{check_authority, keyid, Role};
 use crate::store::{record, Effect, Staged, Store};
 use crate::tree::{Listing, Selection};
@@ -141,19 +142,13 @@ pub struct ClaimOutput {
     pub noop: usize,
     pub rejected: usize,
     pub claims: Vec<ClaimRow>,
-    pub rejections: Vec<RejectionRow>,
+    /// Claims the store refused at the append (a key retired meanwhile, say), as `add`
+    /// lists its refusals.
+    pub rejections: Vec<Refusal>,
     /// Nothing was appended: the rows say what would be.
     pub dry_run: bool,
-    /// The keys given, in order: keyid, role and name in the store.
+    /// The keys given, in order, as the store knows them: keyid, role and name.
     pub signers: Vec<Signer>,
-}
-
-/// A signing key as the store knows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Signer {
-    pub keyid: String,
-    pub role: Role,
-    pub name: String,
 }
 
 /// One claim made.
@@ -180,16 +175,6 @@ pub struct ClaimRow {
     /// The signed envelope: in a dry run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub envelope: Option<Value>,
-}
-
-/// A claim the store refused at the append (its key was retired meanwhile, say).
-#[derive(Debug, Clone, Serialize)]
-pub struct RejectionRow {
-    pub source: String,
-    pub line: Option<usize>,
-    pub code: &'static str,
-    pub message: String,
-    pub pointer: Option<String>,
 }
 
 /// One claim built and sealed, not yet appended.
@@ -230,13 +215,13 @@ fn check_request(req: &ClaimRequest) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Builds, checks, signs and (unless a dry run) appends the request's claims as one group.
-pub fn claim(
+/// Builds, checks, signs and (unless a dry run) appends the request's claims as one group;
+/// [`claim_at`] has checked the request.
+fn claim(
     store: &Store,
     req: ClaimRequest,
     observer: &dyn Observer,
 ) -> Result<ClaimOutput, Failure> {
-    check_request(&req)?;
     let (trust, generation) = store.trust_snapshot()?;
     let signers = req
         .keys
@@ -565,7 +550,7 @@ fn append(
             }
             Err(r) => {
                 out.rejected += 1;
-                out.rejections.push(RejectionRow {
+                out.rejections.push(Refusal {
                     source: source.to_owned(),
                     line,
                     code: r.code.as_str(),
@@ -794,19 +779,8 @@ impl<'a> TreeAt<'a> {
         let (path, range) = anchor::parse_spec(spec).map_err(Failure::Usage)?;
         let (dir, listing, oid) = self.get()?;
         let rel = relative_to(dir, &path)?;
-        let mut a = anchor::make(dir, oid, &rel, range, Strategy::Multi)?;
-        // A file the tree leaves out cannot be anchored: the claim would name a tree that
-        // does not hold it.
-        if let Some(Value::String(p)) = a.get("path") {
-            if !listing.has_file(p) {
-                return Err(anchor::AnchorError::Ignored {
-                    path: p.clone(),
-                    dir: dir.clone(),
-                }
-                .into());
-            }
-        }
-        a.insert("tree".into(), Value::String(oid.clone()));
+        let a = anchor::make(dir, oid, &rel, range, Strategy::Multi)?;
+        super::anchor::in_listing(&a, listing, dir)?;
         Ok(a)
     }
 

@@ -2,13 +2,12 @@
 //! against its schema (and a corpus's case list), and a sound one attested as a harness's
 //! verification or falsification of a claim, appended to the store.
 
-use super::keys::read_key_file;
 use super::sign::KeySource;
 use super::{Context, Failure};
 use crate::conformance::report::{self, Checked, Format, Violation};
 use crate::error::{Code, Rejection};
 use crate::ingest::{seal, verify_envelope};
-use crate::keys::{check_authority, keyid, read_signing_key_pem};
+use crate::keys::{check_authority, keyid};
 use crate::ops::observer::Warning;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -62,14 +61,15 @@ impl ReportCheck {
 /// Reads and checks a report; an unsound one is an answer ([`ReportCheck::unsound`] says
 /// how to fail), not a failure.
 pub fn check(input: &ReportInput) -> Result<ReportCheck, Failure> {
+    read_report(input).map(|(c, _)| c)
+}
+
+/// The report read as strict JSON and checked, and its value (for `attest` to decide on).
+fn read_report(input: &ReportInput) -> Result<(ReportCheck, Value), Failure> {
     let value = crate::json::parse_strict(&input.bytes).map_err(|e| Failure::Invalid {
         code: Code::BadReport,
         message: format!("{}: {e}", input.source),
     })?;
-    check_value(input, value).map(|(c, _)| c)
-}
-
-fn check_value(input: &ReportInput, value: Value) -> Result<(ReportCheck, Value), Failure> {
     let corpus = input.cases.as_deref().map(read_cases).transpose()?;
     let checked = report::check(&value, corpus.as_deref()).map_err(|m| Failure::Invalid {
         code: Code::UnknownReportFormat,
@@ -166,11 +166,7 @@ pub struct Attested {
 /// Attests a sound report: a verification or falsification of `claim`, signed with a harness
 /// key the store trusts, checked as ingest would and appended.
 pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
-    let value = crate::json::parse_strict(&input.report.bytes).map_err(|e| Failure::Invalid {
-        code: Code::BadReport,
-        message: format!("{}: {e}", input.report.source),
-    })?;
-    let (c, value) = check_value(&input.report, value)?;
+    let (c, value) = read_report(&input.report)?;
     if let Some(mut f) = c.unsound() {
         if let Failure::Invalid { message, .. } = &mut f {
             message.push_str(" (an unsound report attests nothing)");
@@ -179,12 +175,7 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
     }
     let (kind, text) = decide(&value, &c, &input.level)?;
 
-    let (pem, key_source) = match &input.key {
-        KeySource::File(path) => (read_key_file(path)?, path.display().to_string()),
-        KeySource::Pem { pem, source } => (pem.clone(), source.clone()),
-    };
-    let sk =
-        read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_source.clone())))?;
+    let (sk, key_source) = input.key.read()?;
     let kid = keyid(&sk.verifying_key());
 
     let store = ctx.open_store()?;

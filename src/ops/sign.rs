@@ -13,6 +13,7 @@ use crate::json::{parse_strict, JsonError};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
 use crate::ops::observer::Warning;
 use crate::store::Store;
+use ed25519_dalek::SigningKey;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,22 @@ pub enum KeySource {
     File(PathBuf),
     /// PEM text already read; `source` names it in errors.
     Pem { pem: String, source: String },
+}
+
+impl KeySource {
+    /// The signing key, and the name errors give its source by.
+    pub(super) fn read(&self) -> Result<(SigningKey, String), Failure> {
+        let (pem, source) = match self {
+            KeySource::File(path) => (
+                super::keys::read_key_file(path)?,
+                path.display().to_string(),
+            ),
+            KeySource::Pem { pem, source } => (pem.clone(), source.clone()),
+        };
+        let sk =
+            read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(source.clone())))?;
+        Ok((sk, source))
+    }
 }
 
 /// What to sign, and with what.
@@ -92,14 +109,7 @@ pub fn sign(ctx: &Context, input: &SignInput) -> Result<SignOutput, Failure> {
     }
     let (claim, _) = claim::with_id(&value).map_err(reject)?;
 
-    let (pem, key_source) = match &input.key {
-        KeySource::File(path) => (
-            super::keys::read_key_file(path)?,
-            path.display().to_string(),
-        ),
-        KeySource::Pem { pem, source } => (pem.clone(), source.clone()),
-    };
-    let sk = read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(key_source)))?;
+    let (sk, _) = input.key.read()?;
     let kid = keyid(&sk.verifying_key());
     let store = ctx.open_store_if_any()?;
     let trusted = super::keys::trust_with_store(store.as_ref(), &input.trust)?;

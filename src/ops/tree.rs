@@ -33,9 +33,8 @@ pub fn tree_at(
     selection: Selection,
     observer: &dyn Observer,
 ) -> Result<String, Failure> {
-    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
-    let oid = listing.oid().map_err(tree_failure)?;
-    if let Some((code, message)) = tracked_ignored(dir, &listing) {
+    let (oid, warning) = super::anchor::tree_of(dir, selection)?;
+    if let Some((code, message)) = warning {
         observer.warn(code, message);
     }
     Ok(oid)
