@@ -10,7 +10,7 @@ use jsonschema::Validator;
 use serde_json::Value;
 use std::sync::OnceLock;
 
-/// The normative schema text (a copy of shared/specs/claim.schema.json).
+/// The claim's JSON Schema (2020-12), the normative definition of a claim, compiled in.
 pub const CLAIM_SCHEMA: &str = include_str!("claim.schema.json");
 
 fn validator() -> &'static Validator {

@@ -122,7 +122,7 @@ pub fn error() -> Value {
     })
 }
 
-/// One claim's standing, as `status` reports it (DESIGN's stable fields).
+/// One claim's standing, as `status` reports it (its stable fields, docs/output.md).
 fn claim_status() -> Value {
     json!({
         "type": "object",
@@ -396,8 +396,8 @@ pub fn log_output() -> Value {
     )
 }
 
-/// The fields of one claim in DESIGN 12's short form; in a list (`refs`), premises and
-/// targets may also be `@N`, the list's Nth claim.
+/// The fields of one claim in the short form of `elench claim --batch` (docs/claims.md);
+/// in a list (`refs`), premises and targets may also be `@N`, the list's Nth claim.
 fn short_claim(refs: bool) -> Value {
     let reference = |what: &str| {
         let mut r = id_or_prefix(what);

@@ -279,7 +279,7 @@ pub struct LogIn {
     pub cursor: Option<String>,
 }
 
-/// DESIGN 12's short form of one claim. The signer, origin and producer are the server's:
+/// The short form of one claim (`elench claim --batch`, docs/claims.md). The signer, origin and producer are the server's:
 /// there is no field for them, and a call naming one is refused by the input schema.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]

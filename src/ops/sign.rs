@@ -62,7 +62,7 @@ pub struct SignInput {
     pub trust: Vec<String>,
 }
 
-/// A signed claim. Serialises as the stable `sign` data fields (DESIGN 5); the envelope and
+/// A signed claim. Serialises as the stable `sign` data fields (docs/output.md); the envelope and
 /// the role are for the caller to write and to say.
 #[derive(Debug, Clone, Serialize)]
 pub struct SignOutput {
@@ -305,7 +305,7 @@ mod tests {
         assert_eq!(verified.producer, "example-agent/1.0");
         assert!(verified.warnings.is_empty(), "{:?}", verified.warnings);
 
-        // The data fields a front end reports, in the order DESIGN 5 fixes; the envelope and
+        // The data fields a front end reports, in the order docs/output.md gives; the envelope and
         // the role are not among them.
         let data = serde_json::to_value(&signed).unwrap();
         let keys: Vec<&str> = data

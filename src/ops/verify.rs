@@ -22,7 +22,7 @@ pub struct VerifyInput<'a> {
 }
 
 /// An envelope that passed every check. Serialises as the stable `verify` data fields
-/// (DESIGN 5).
+/// (docs/output.md: the stable `data` fields).
 #[derive(Debug, Clone, Serialize)]
 pub struct VerifyOutput {
     pub id: String,
