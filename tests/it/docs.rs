@@ -534,14 +534,21 @@ fn the_manual_covers_every_chapter_in_its_summary() {
 }
 
 #[test]
-fn no_markdown_file_points_outside_the_repository() {
+fn no_markdown_file_or_source_comment_points_outside_the_repository() {
     // A user has only the repository: no page may send them to the design notes or the
     // folder they came from.
-    let forbidden = Regex::new(r"DESIGN\.md|\.\./shared|(?:^|[\s(`'\x22/])shared/").unwrap();
+    let forbidden =
+        Regex::new(r"DESIGN(?:\.md| \d|'s)|\.\./shared|(?:^|[\s(`'\x22/])shared/").unwrap();
     let mut offences = Vec::new();
     let files = files_with_ext(&repo(), ".md");
     assert!(files.len() >= 3, "found too few Markdown files: {files:?}");
-    for f in files {
+    // The source's comments are read too: they must say the rule, not where it was written.
+    let sources = files_with_ext(&repo().join("src"), ".rs");
+    assert!(
+        sources.len() >= 3,
+        "found too few source files: {sources:?}"
+    );
+    for f in files.into_iter().chain(sources) {
         for (n, line) in read(&f).lines().enumerate() {
             if forbidden.is_match(line) {
                 offences.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
