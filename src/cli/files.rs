@@ -66,14 +66,7 @@ pub fn read_text(path: &Path) -> Result<String, Failure> {
 }
 
 pub use crate::ops::add::display_source;
-pub use crate::ops::keys::read_key_file;
-
-/// The signing key a key file holds (`--key`); a refusal names the file.
-pub fn read_signing_key(path: &Path) -> Result<ed25519_dalek::SigningKey, Failure> {
-    let pem = read_key_file(path)?;
-    crate::keys::read_signing_key_pem(&pem)
-        .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))
-}
+pub use crate::ops::keys::{read_key_file, read_signing_key_file};
 
 /// The one input of `sign` or `verify`: the path argument, or `--input-file PATH` (the CLI
 /// Agent Spec's name for it; clap lets only one of them through). `-` is stdin either way.

@@ -15,7 +15,7 @@ use crate::eval::transcript::evidence_kind;
 use crate::eval::{evaluate_claim, uses_processes, Evaluation, Outcome as Evaluated, Setup};
 use crate::fold::{Fold, Status};
 use crate::ingest::{seal, verify_envelope};
-use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
+use crate::keys::{check_authority, keyid, Role};
 use crate::store::{blobs, record, Staged, Store};
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
@@ -498,8 +498,7 @@ fn now_secs() -> i64 {
 /// Reads the harness key and checks that the store trusts it as a harness.
 pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
     let shown = path.display().to_string();
-    let pem = super::keys::read_key_file(path)?;
-    let sk = read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(shown.clone())))?;
+    let sk = super::keys::read_signing_key_file(path)?;
     let kid = keyid(&sk.verifying_key());
     let trust = store.trust_set()?;
     match trust.get(&kid) {

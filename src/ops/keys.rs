@@ -20,6 +20,13 @@ pub fn read_key_file(path: &Path) -> Result<String, Failure> {
         .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))
 }
 
+/// The signing key the key file at `path` holds (`--key`); a refusal names the file.
+pub fn read_signing_key_file(path: &Path) -> Result<ed25519_dalek::SigningKey, Failure> {
+    let pem = read_key_file(path)?;
+    crate::keys::read_signing_key_pem(&pem)
+        .map_err(|r| Failure::rejected(r, Some(path.display().to_string())))
+}
+
 /// A key pair to make.
 #[derive(Debug, Clone)]
 pub struct GenerateInput {

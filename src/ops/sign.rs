@@ -31,16 +31,15 @@ pub enum KeySource {
 impl KeySource {
     /// The signing key, and the name errors give its source by.
     pub(super) fn read(&self) -> Result<(SigningKey, String), Failure> {
-        let (pem, source) = match self {
-            KeySource::File(path) => (
-                super::keys::read_key_file(path)?,
+        match self {
+            KeySource::File(path) => Ok((
+                super::keys::read_signing_key_file(path)?,
                 path.display().to_string(),
-            ),
-            KeySource::Pem { pem, source } => (pem.clone(), source.clone()),
-        };
-        let sk =
-            read_signing_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(source.clone())))?;
-        Ok((sk, source))
+            )),
+            KeySource::Pem { pem, source } => read_signing_key_pem(pem)
+                .map(|sk| (sk, source.clone()))
+                .map_err(|r| Failure::rejected(r, Some(source.clone()))),
+        }
     }
 }
 

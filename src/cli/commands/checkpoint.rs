@@ -28,7 +28,7 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
     }
     let key = match &a.key {
         None => None,
-        Some(path) => Some(crate::cli::files::read_signing_key(Path::new(path))?),
+        Some(path) => Some(crate::cli::files::read_signing_key_file(Path::new(path))?),
     };
     let c = checkpoint(&store, key.as_ref())?;
     if let Some(out) = &a.out {

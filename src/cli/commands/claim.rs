@@ -4,7 +4,7 @@
 
 use crate::claim::Kind;
 use crate::cli::failure::Failure;
-use crate::cli::files::{display_source, read_limited, read_signing_key};
+use crate::cli::files::{display_source, read_limited, read_signing_key_file};
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
 use crate::ops::claim::{self as op, ClaimOutput, ClaimRequest, Entry, ShortClaim};
@@ -140,7 +140,7 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
     let keys = a
         .key
         .iter()
-        .map(|path| read_signing_key(path))
+        .map(|path| read_signing_key_file(path))
         .collect::<Result<Vec<_>, _>>()?;
     let producer = match a.producer {
         Some(p) => Some(p),

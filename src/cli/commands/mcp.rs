@@ -43,7 +43,7 @@ pub struct McpArgs {
 fn signer(path: &Path) -> Result<Signer, Failure> {
     Ok(Signer {
         path: path.to_path_buf(),
-        key: crate::cli::files::read_signing_key(path)?,
+        key: crate::cli::files::read_signing_key_file(path)?,
     })
 }
 
