@@ -4,17 +4,6 @@
 use crate::common::{self, cli_store, run, write_bundle, ClaimBuilder, Keys, Signer};
 use std::path::Path;
 
-fn warning_codes(out: &common::Out) -> Vec<String> {
-    out.json["warnings"]
-        .as_array()
-        .map(|w| {
-            w.iter()
-                .map(|w| w["code"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Bytes after the last record, as an append cut short by a crash leaves them.
 fn tear(store: &Path) {
     let segment = store.join("log").join("00000000000000000000.seg");
@@ -37,7 +26,7 @@ fn add_and_check_report_a_torn_tail_they_find_on_opening_the_store() {
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(out.json["data"]["created"], 1, "{}", out.json);
     assert!(
-        warning_codes(&out).contains(&"TORN_TAIL".to_owned()),
+        common::warning_codes(&out).contains(&"TORN_TAIL".to_owned()),
         "{}",
         out.json
     );
@@ -62,7 +51,7 @@ fn add_and_check_report_a_torn_tail_they_find_on_opening_the_store() {
     );
     assert_eq!(out.code, 0, "{}", out.json);
     assert!(
-        warning_codes(&out).contains(&"TORN_TAIL".to_owned()),
+        common::warning_codes(&out).contains(&"TORN_TAIL".to_owned()),
         "{}",
         out.json
     );

@@ -46,7 +46,7 @@ fn statuses(store: &Path) -> (i32, Value, Vec<String>) {
     (
         out.code,
         out.json["data"]["claims"].clone(),
-        warning_codes(&out),
+        common::warning_codes(&out),
     )
 }
 
@@ -1075,17 +1075,6 @@ fn error_message(out: &common::Out) -> String {
         .to_owned()
 }
 
-fn warning_codes(out: &common::Out) -> Vec<String> {
-    out.json["warnings"]
-        .as_array()
-        .map(|w| {
-            w.iter()
-                .map(|w| w["code"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_format_naming_layout_1_over_a_current_store_is_store_corrupt_and_keeps_the_log() {
     let cs = claims(10, 21);
@@ -1275,7 +1264,7 @@ fn a_cut_inside_the_last_acknowledged_record_is_store_corrupt_never_a_torn_tail(
             let out = run(&store, &args);
             corrupt(&out);
             assert!(
-                !warning_codes(&out).contains(&"TORN_TAIL".to_owned()),
+                !common::warning_codes(&out).contains(&"TORN_TAIL".to_owned()),
                 "cut at {cut}: {}",
                 out.json
             );
@@ -1467,7 +1456,7 @@ fn an_index_of_another_log_is_rebuilt_never_read_as_damage() {
         let context = format!("index of {index_claims} claims, log of {log_claims}");
         assert_eq!(out.code, 0, "{context}: {}", out.json);
         assert!(
-            warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()),
+            common::warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()),
             "{context}: {}",
             out.json
         );
@@ -1486,7 +1475,7 @@ fn an_index_of_a_log_rewritten_before_its_head_is_rebuilt() {
     rewrite_chained(&store, &recs);
     let out = run(&store, &["status", "--all", "--limit", "10000"]);
     assert_eq!(out.code, 0, "{}", out.json);
-    assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
+    assert!(common::warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
     assert_eq!(out.json["data"]["claims"].as_array().unwrap().len(), 11);
     assert_eq!(run(&store, &["fsck"]).code, 0);
     // A strict prefix of what the index saw is acknowledged loss, not another log.
@@ -1516,13 +1505,13 @@ fn a_wrong_record_of_trust_events_in_the_index_is_rebuilt_never_blamed_on_the_lo
     });
     let out = run(&store, &["status", "--all", "--limit", "10000"]);
     assert_eq!(out.code, 0, "{}", out.json);
-    assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
+    assert!(common::warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
     assert_eq!(out.json["data"]["claims"], want);
     // Unreadable, the same.
     edit_index(&store, "meta", b"trust_events", |_| vec![0xff; 3]);
     let out = run(&store, &["status", "--all", "--limit", "10000"]);
     assert_eq!(out.code, 0, "{}", out.json);
-    assert!(warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
+    assert!(common::warning_codes(&out).contains(&"INDEX_REBUILT".to_owned()));
     assert_eq!(run(&store, &["fsck"]).code, 0);
 }
 

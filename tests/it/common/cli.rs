@@ -147,6 +147,18 @@ pub struct Out {
     pub stderr: String,
 }
 
+/// The codes of a report's warnings, in order.
+pub fn warning_codes(out: &Out) -> Vec<String> {
+    out.json["warnings"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .map(|w| w["code"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Runs `elench --store STORE ARGS…` and parses its stdout as one JSON object.
 pub fn run(store: &Path, args: &[&str]) -> Out {
     run_with(store, args, &[])
