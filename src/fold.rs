@@ -383,6 +383,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             history.push(HistoryEntry {
                 id: r.clone(),
                 kind: rc.claim.kind.as_str(),
+                tree: rc.claim.anchor_tree.clone(),
                 seq: rc.seq,
                 own_status: ro.status,
                 status: re.status,
@@ -451,6 +452,9 @@ pub struct RevokedRecord {
 pub struct HistoryEntry {
     pub id: String,
     pub kind: &'static str,
+    /// The tree the record is anchored to: for an observation (a verification,
+    /// falsification or residue-acceptance), the tree it observed.
+    pub tree: String,
     pub seq: u64,
     pub own_status: Status,
     pub status: Status,

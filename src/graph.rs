@@ -328,6 +328,60 @@ impl BulkBlast {
     }
 }
 
+impl BulkBlast {
+    /// The array form of a [`Blast`] computed another way (through the general fold, at a
+    /// tree), so that every front end renders one type. None when an id in it is not a
+    /// claim id or a kind is unknown (it did not come from [`blast`]).
+    pub fn from_blast(b: &Blast) -> Option<BulkBlast> {
+        let mut keys = Vec::new();
+        let mut layers = vec![0];
+        let mut kinds = Vec::new();
+        let mut status = Vec::new();
+        let mut number: HashMap<&str, u32> = HashMap::default();
+        for layer in &b.layers {
+            for m in &layer.claims {
+                number.insert(m.id.as_str(), u32::try_from(keys.len()).ok()?);
+                keys.push(id_key(&m.id)?);
+                kinds.push(kind_of(m.kind)?);
+                status.push(m.status);
+            }
+            layers.push(keys.len());
+        }
+        let via = b
+            .layers
+            .iter()
+            .flat_map(|l| l.claims.iter())
+            .map(|m| match &m.via {
+                Some(v) => number.get(v.as_str()).copied(),
+                None => Some(NONE),
+            })
+            .collect::<Option<Vec<u32>>>()?;
+        Some(BulkBlast {
+            root: b.root.clone(),
+            keys,
+            layers,
+            kinds,
+            status,
+            via,
+            affected: b.affected.clone(),
+            truncated: b.truncated,
+        })
+    }
+}
+
+/// The kind spelled `name`.
+fn kind_of(name: &str) -> Option<Kind> {
+    [
+        Kind::Assertion,
+        Kind::Falsification,
+        Kind::Verification,
+        Kind::Supersession,
+        Kind::ResidueAcceptance,
+    ]
+    .into_iter()
+    .find(|k| k.as_str() == name)
+}
+
 /// `"cl_…"`: a claim id as a JSON string, written from its key.
 fn push_id(buf: &mut Vec<u8>, key: &IdKey) {
     const PREFIX: &[u8] = crate::claim::id::ID_PREFIX.as_bytes();

@@ -199,7 +199,28 @@ impl Listing {
     pub fn oid(&self) -> Result<String, TreeError> {
         #[cfg(unix)]
         {
-            unix::hash_listing(&self.files).map(hex::encode)
+            unix::hash_listing(&self.files, None).map(hex::encode)
+        }
+        #[cfg(not(unix))]
+        {
+            Err(TreeError::Unsupported {
+                path: PathBuf::new(),
+            })
+        }
+    }
+
+    /// The tree id and the object id of every file and directory in it, from one pass of
+    /// hashing (what [`Listing::oid`] computes, kept by path).
+    pub fn ids(&self) -> Result<TreeIds, TreeError> {
+        #[cfg(unix)]
+        {
+            let mut entries = std::collections::HashMap::with_capacity(self.files.len() * 2);
+            let root = unix::hash_listing(&self.files, Some(&mut entries))?;
+            entries.insert(Vec::new(), (MODE_TREE, root));
+            Ok(TreeIds {
+                oid: hex::encode(root),
+                entries,
+            })
         }
         #[cfg(not(unix))]
         {
@@ -215,6 +236,81 @@ impl Listing {
         self.files
             .binary_search_by(|f| f.rel.as_path().cmp(rel))
             .is_ok_and(|i| self.files[i].kind == FileKind::File)
+    }
+}
+
+/// A tree's id and the git object id of each of its entries, by path: what a predicate's
+/// inputs are read from (`anchor::inputs`), so judging a claim at a tree never reads a file
+/// a second time.
+#[derive(Debug, Clone)]
+pub struct TreeIds {
+    oid: String,
+    /// `/`-separated path (empty for the root) → git mode and object id.
+    entries: std::collections::HashMap<Vec<u8>, (&'static str, Oid)>,
+}
+
+impl TreeIds {
+    /// The tree's id (64 lowercase hex).
+    pub fn oid(&self) -> &str {
+        &self.oid
+    }
+
+    /// The entry at `path` (`/`-separated, relative, no `.` or empty parts; `""` is the
+    /// root): its git mode (`100644`, `100755`, `120000`, `40000`) and object id.
+    pub fn entry(&self, path: &str) -> Option<(&'static str, [u8; 32])> {
+        self.entries.get(path.as_bytes()).copied()
+    }
+
+    /// A tree given by its entries, for tests of what reads it: `files` maps paths to their
+    /// bytes; directories and the tree id are computed as git would.
+    pub fn of_files(files: &[(&str, &[u8])]) -> TreeIds {
+        let mut entries = std::collections::HashMap::new();
+        let mut dirs: std::collections::BTreeMap<Vec<u8>, Vec<Entry>> = Default::default();
+        dirs.insert(Vec::new(), Vec::new());
+        let mut sorted: Vec<&(&str, &[u8])> = files.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        for (path, bytes) in sorted {
+            let oid = object_oid("blob", bytes);
+            entries.insert(path.as_bytes().to_vec(), ("100644", oid));
+            let parts: Vec<&str> = path.split('/').collect();
+            for i in 1..parts.len() {
+                dirs.entry(parts[..i].join("/").into_bytes()).or_default();
+            }
+            let parent = parts[..parts.len() - 1].join("/").into_bytes();
+            dirs.entry(parent).or_default().push(Entry {
+                name: parts[parts.len() - 1].as_bytes().to_vec(),
+                mode: "100644",
+                oid,
+            });
+        }
+        // Deepest directories first, so each is finished before its parent takes it.
+        let mut names: Vec<Vec<u8>> = dirs.keys().cloned().collect();
+        names.sort_by_key(|n| {
+            std::cmp::Reverse(n.iter().filter(|&&b| b == b'/').count() + usize::from(!n.is_empty()))
+        });
+        let mut root = [0u8; 32];
+        for name in names {
+            let mut kids = dirs.remove(&name).unwrap_or_default();
+            let oid = tree_object_oid(&mut kids);
+            entries.insert(name.clone(), (MODE_TREE, oid));
+            if name.is_empty() {
+                root = oid;
+                continue;
+            }
+            let (parent, leaf) = match name.iter().rposition(|&b| b == b'/') {
+                Some(i) => (name[..i].to_vec(), name[i + 1..].to_vec()),
+                None => (Vec::new(), name.clone()),
+            };
+            dirs.entry(parent).or_default().push(Entry {
+                name: leaf,
+                mode: MODE_TREE,
+                oid,
+            });
+        }
+        TreeIds {
+            oid: hex::encode(root),
+            entries,
+        }
     }
 }
 
@@ -317,6 +413,9 @@ mod unix {
         object_hasher, object_oid, tree_object_oid, Entry, FileKind, Listing, Oid, Selection,
         TreeError, TreeFile, MODE_TREE,
     };
+
+    /// Object ids by path, collected while hashing (see [`super::TreeIds`]).
+    pub(super) type Ids = std::collections::HashMap<Vec<u8>, (&'static str, Oid)>;
 
     fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> TreeError + '_ {
         move |source| TreeError::Io {
@@ -666,7 +765,10 @@ mod unix {
     }
 
     /// The tree id of `files` (sorted by path, as [`list`] gives them).
-    pub(super) fn hash_listing(files: &[TreeFile]) -> Result<Oid, TreeError> {
+    pub(super) fn hash_listing(
+        files: &[TreeFile],
+        mut ids: Option<&mut Ids>,
+    ) -> Result<Oid, TreeError> {
         // One open directory per level of the current file's path: its name and the entries
         // hashed so far. Files of one directory are adjacent in path order, so a directory is
         // finished as soon as a file outside it comes.
@@ -682,7 +784,7 @@ mod unix {
                 .take_while(|((name, _), d)| name.as_slice() == **d)
                 .count();
             while open.len() > common + 1 {
-                close(&mut open);
+                close(&mut open, ids.as_deref_mut());
             }
             for d in &dirs[common..] {
                 open.push((d.to_vec(), Vec::new()));
@@ -705,12 +807,18 @@ mod unix {
                     }
                 }
             };
+            if let Some(ids) = ids.as_deref_mut() {
+                ids.insert(
+                    file.rel.as_os_str().as_bytes().to_vec(),
+                    (entry.mode, entry.oid),
+                );
+            }
             if let Some((_, entries)) = open.last_mut() {
                 entries.push(entry);
             }
         }
         while open.len() > 1 {
-            close(&mut open);
+            close(&mut open, ids.as_deref_mut());
         }
         let mut root = open.pop().map(|(_, e)| e).unwrap_or_default();
         Ok(tree_object_oid(&mut root))
@@ -718,9 +826,18 @@ mod unix {
 
     /// Finishes the innermost open directory into an entry of its parent. Every open
     /// directory holds a file, so none is empty (git records no empty directory).
-    fn close(open: &mut Vec<(Vec<u8>, Vec<Entry>)>) {
+    fn close(open: &mut Vec<(Vec<u8>, Vec<Entry>)>, ids: Option<&mut Ids>) {
         if let Some((name, mut entries)) = open.pop() {
             let oid = tree_object_oid(&mut entries);
+            if let Some(ids) = ids {
+                let mut path = Vec::new();
+                for (part, _) in open[1..].iter() {
+                    path.extend_from_slice(part);
+                    path.push(b'/');
+                }
+                path.extend_from_slice(&name);
+                ids.insert(path, (MODE_TREE, oid));
+            }
             if let Some((_, parent)) = open.last_mut() {
                 parent.push(Entry {
                     name,

@@ -7,11 +7,14 @@
 //! - [`make`] (here): the anchor object for a span, what `elench anchor` prints and
 //!   `elench sign --anchor` fills in.
 
+pub mod at_tree;
 pub mod digest;
 pub mod files;
+pub mod inputs;
 pub mod model;
 pub mod resolve;
 
+pub use at_tree::AtTree;
 pub use digest::{content_digest, DigestError};
 pub use model::{span_without_digest, tree_path, Anchor, Strategy};
 pub use resolve::{Applies, Resolution, Resolver};

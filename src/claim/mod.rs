@@ -13,6 +13,11 @@ pub mod schema;
 pub use id::{compute_id, is_claim_id};
 pub use model::{Body, Claim, Gist, Kind, OriginKind, Summary};
 
+/// The `uri` of the evidence entry in which an observation (a verification, falsification
+/// or residue-acceptance) records its target's inputs digest at the tree it observed: this
+/// prefix, then the target's id (docs/claims.md, "Observations").
+pub const INPUTS_URI_PREFIX: &str = "elench:inputs:";
+
 use crate::error::{Code, Rejection};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};

@@ -535,18 +535,48 @@ fn stored_summary(c: &ClaimView<'_>) -> String {
                     map.serialize_entry("text", text)?;
                 }
             }
+            if let (true, Some(e)) = (&*a.form == "predicate", &a.expression) {
+                map.serialize_entry("expression", &Source { source: &e.source })?;
+            }
             map.end()
         }
+    }
+    #[derive(Serialize)]
+    struct Source<'v> {
+        source: &'v str,
+    }
+    #[derive(Serialize)]
+    struct Observed<'v> {
+        uri: &'v str,
+        digest: &'v str,
     }
     #[derive(Serialize)]
     struct Summary<'v, 'a> {
         anchor: Anchor<'v, 'a>,
         assertion: Assertion<'v, 'a>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        evidence: Vec<Observed<'v>>,
     }
+    // The entries that record an observation's inputs, as `summary_of` keeps them.
+    let evidence = c
+        .evidence
+        .iter()
+        .flatten()
+        .filter_map(|e| {
+            let uri = e.0.uri.as_deref()?;
+            uri.starts_with(crate::claim::INPUTS_URI_PREFIX)
+                .then_some(())?;
+            Some(Observed {
+                uri,
+                digest: e.0.digest.as_deref()?,
+            })
+        })
+        .collect();
     // Writing these into memory cannot fail.
     serde_json::to_string(&Summary {
         anchor: Anchor(&c.anchor),
         assertion: Assertion(&c.assertion),
+        evidence,
     })
     .unwrap_or_default()
 }

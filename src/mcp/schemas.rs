@@ -148,6 +148,7 @@ fn claim_status() -> Value {
                 "type": "object",
                 "properties": {
                     "id": id(), "kind": {"type": "string"}, "seq": {"type": "integer"},
+                    "tree": {"type": "string", "description": "The tree the record observed"},
                     "own_status": status(), "status": status(), "live": {"type": "boolean"}
                 },
                 "required": ["id", "kind", "seq", "status"]
@@ -250,6 +251,9 @@ pub fn status_output() -> Value {
     output(
         json!({
             "claims": {"type": "array", "items": claim_status()},
+            "tree": {"type": "string",
+                     "description": "The server's tree, where the statuses stand: only the \
+                                     verdicts that apply there count"},
             "as_of": {"type": "integer", "minimum": 0,
                       "description": "How many log entries were folded"},
             "pagination": pagination()

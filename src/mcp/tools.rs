@@ -410,8 +410,10 @@ pub fn call(
             // reads anything.
             let (start, end, pagination) =
                 bound::window(a.ids.len(), a.limit, a.cursor.as_deref())?;
+            // At the server's tree: only the observations that apply there count.
             let input = StatusInput {
                 ids: a.ids[start..end].to_vec(),
+                at: at.clone(),
                 ..StatusInput::default()
             };
             let v = to_json(name, &ops::status::status(&ctx, &input)?)?;
@@ -429,6 +431,8 @@ pub fn call(
                 id: a.id,
                 depth: a.depth,
                 with_texts: false,
+                at,
+                no_ignore: false,
             };
             let mut v = to_json(name, &ops::blast::blast(&ctx, &input)?)?;
             let len = bound::count(&v, Items::Blast);

@@ -61,3 +61,14 @@ pub fn tree_of(dir: &Path, selection: Selection) -> Result<(String, Option<TreeW
     let oid = listing.oid().map_err(tree_failure)?;
     Ok((oid, tracked_ignored(dir, &listing)))
 }
+
+/// [`tree_of`] with the object id of every entry kept (what predicates' inputs are read
+/// from), from the same one pass of hashing.
+pub fn tree_ids_of(
+    dir: &Path,
+    selection: Selection,
+) -> Result<(crate::tree::TreeIds, Option<TreeWarning>), Failure> {
+    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    let ids = listing.ids().map_err(tree_failure)?;
+    Ok((ids, tracked_ignored(dir, &listing)))
+}

@@ -1,12 +1,17 @@
 //! `blast`: what a falsification of a claim revokes, layer by layer.
 
 use super::ids::{require_claim_ids, resolve_claim_id};
+use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure};
+use crate::anchor::AtTree;
 use crate::claim::Gist;
+use crate::fold::Fold;
 use crate::graph::{blast_bulk, BulkBlast};
+use crate::tree::Selection;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 /// What `blast` is asked.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -17,6 +22,13 @@ pub struct BlastInput {
     pub depth: Option<usize>,
     /// Also read each claim's text from the log (for people; costs a read per claim).
     pub with_texts: bool,
+    /// Statuses at the tree in this directory (only the observations that apply there
+    /// count); None: log-wide.
+    #[serde(default)]
+    pub at: Option<PathBuf>,
+    /// With `at`: keep the files ignore rules leave out of the tree.
+    #[serde(default)]
+    pub no_ignore: bool,
 }
 
 /// What `blast` answers: its JSON (`root`, `count`, `layers`, `affected`, …) is the
@@ -43,7 +55,20 @@ pub fn blast(ctx: &Context, input: &BlastInput) -> Result<BlastOutput, Failure> 
     // One read transaction for the whole answer: a snapshot as of one state of the log.
     let _snapshot = store.pin()?;
     let id = resolve_claim_id(&store, &input.id)?;
-    let bulk = blast_bulk(&store, &id, input.depth)?;
+    let bulk = match &input.at {
+        None => blast_bulk(&store, &id, input.depth)?,
+        Some(at) => {
+            // At a tree: the reference blast through the fold over what applies there.
+            let dir = tree_dir(Some(at))?;
+            let selection = Selection::from_no_ignore(input.no_ignore);
+            let ids = tree_ids_at(&dir, selection, ctx.observer())?;
+            let view = AtTree::new(&store, ids, &dir, selection);
+            let b = crate::graph::blast(&mut Fold::new(&view), &id, input.depth)?;
+            BulkBlast::from_blast(&b).ok_or_else(|| {
+                Failure::Internal("blast at a tree: a member is not a claim".into())
+            })?
+        }
+    };
     let mut texts = HashMap::new();
     if input.with_texts {
         // Claim texts live in the log; read only when asked.

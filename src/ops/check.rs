@@ -4,7 +4,7 @@
 
 use super::error::ArgError;
 use super::{Context, Failure, Observer, Stop};
-use crate::anchor::{Applies as AnchorApplies, Resolution, Resolver};
+use crate::anchor::{Applies as AnchorApplies, AtTree, Resolution, Resolver};
 use crate::claim::predicate::{self, Expr};
 use crate::claim::{Body, Claim, Gist};
 use crate::error::{Code, Rejection};
@@ -17,6 +17,7 @@ use crate::fold::{Fold, Status};
 use crate::ingest::{seal, verify_envelope};
 use crate::keys::{check_authority, keyid, Role};
 use crate::store::{blobs, record, Staged, Store};
+use crate::tree::TreeIds;
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
 use serde_json::json;
@@ -262,12 +263,13 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
     // tree, what predicates read and the sandbox's copy are one set of files.
     let selection = crate::tree::Selection::from_no_ignore(input.no_ignore);
     let listing = crate::tree::list(&at, selection)
-        .and_then(|l| Ok((l.oid()?, super::tree::tracked_ignored(&at, &l), l.ignored)))
+        .and_then(|l| Ok((l.ids()?, super::tree::tracked_ignored(&at, &l), l.ignored)))
         .map_err(|e| Failure::Invalid {
             code: crate::error::Code::BadTree,
             message: format!("--at {}: {e}", at.display()),
         })?;
-    let (tree_oid, tracked, ignored) = listing;
+    let (tree_ids, tracked, ignored) = listing;
+    let tree_oid = tree_ids.oid().to_owned();
 
     let store = ctx.open_store()?;
     let key = harness_key(&input.key, &store)?;
@@ -284,7 +286,7 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
         tree = tree.hide(rel);
     }
 
-    let (targets, mut checked) = select(&store, input, &at, &tree_oid)?;
+    let (targets, mut checked) = select(&store, input, &at, tree_ids)?;
     let access = StoreAccess::Reopen {
         root: store.root().to_path_buf(),
         ctx,
@@ -430,9 +432,13 @@ pub struct Target {
     pub body: Body,
     pub source: String,
     pub expr: Expr,
+    /// Its own status at the checked tree (only the observations that apply there count).
     pub own: Status,
     /// Where a carried claim's lines are in the checked tree (None when anchored there).
     pub carried: Option<Resolution>,
+    /// The digest of its inputs at the checked tree, which the record states so that the
+    /// verdict applies wherever those inputs are the same.
+    pub inputs: Option<String>,
 }
 
 /// The predicate of a claim, if it is one this elench evaluates.
@@ -528,17 +534,19 @@ pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
 }
 
 /// The claims to evaluate, and the ones reported without evaluation (not applicable).
-/// Applicability and status come from the index; the predicate is read from the log only for
-/// claims that will be evaluated.
+/// Applicability and status (at the checked tree: only the observations that apply there
+/// count) come from the index; the predicate is read from the log only for claims that will
+/// be evaluated.
 fn select(
     store: &Store,
     a: &CheckInput,
     dir: &Path,
-    tree_oid: &str,
+    tree: TreeIds,
 ) -> Result<(Vec<Target>, Vec<Checked>), Failure> {
-    let mut fold = Fold::new(store);
-    let mut resolver = Resolver::new(dir, tree_oid)
-        .with_selection(crate::tree::Selection::from_no_ignore(a.no_ignore));
+    let selection = crate::tree::Selection::from_no_ignore(a.no_ignore);
+    let mut resolver = Resolver::new(dir, tree.oid()).with_selection(selection);
+    let view = AtTree::new(store, tree, dir, selection);
+    let mut fold = Fold::new(&view);
     let mut targets = Vec::new();
     let mut skipped = Vec::new();
     let full = |id: &str| -> Result<(Claim, Body), Failure> {
@@ -563,8 +571,22 @@ fn select(
                 Applies::Carried(r) => Some(r),
                 Applies::NotApplicable(_) => continue,
             };
-            let own = fold.own(&id)?.status;
-            if own != Status::Unevaluated {
+            // Evaluated unless an observation that applies at this tree decided it (or it
+            // was superseded): a verdict about another tree is no answer here. `--force`
+            // evaluates it again.
+            let decided = fold.own(&id)?;
+            let own = decided.status;
+            if own != Status::Unevaluated && !a.force {
+                skipped.push(Checked {
+                    id: id.clone(),
+                    outcome: Outcome::Unchanged,
+                    reason: Some(format!(
+                        "already {own} at this tree (by {}); --force evaluates it again",
+                        decided.decided_by.join(", ")
+                    )),
+                    record: None,
+                    evidence: None,
+                });
                 continue;
             }
             let (claim, body) = full(&id)?;
@@ -572,6 +594,7 @@ fn select(
                 continue;
             };
             targets.push(Target {
+                inputs: view.inputs_of(&id)?,
                 claim,
                 body,
                 source,
@@ -606,6 +629,7 @@ fn select(
         };
         let own = fold.own(id)?.status;
         targets.push(Target {
+            inputs: view.inputs_of(id)?,
             claim,
             body,
             source,
@@ -855,6 +879,12 @@ fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<
         "elench check: `{shown}` is {value} at tree {}",
         setup.tree_oid
     );
+    // The tree observed is the record's anchor tree; the digest of what the predicate read
+    // there lets the verdict apply wherever that is unchanged.
+    let mut evidence = vec![evidence];
+    if let Some(inputs) = &t.inputs {
+        evidence.push(crate::anchor::inputs::evidence_entry(&id, inputs));
+    }
     let claim = json!({
         "kind": kind,
         "target": [id],
@@ -864,7 +894,7 @@ fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<
                                 "hermeticity": setup.sandbox.hermeticity()}},
         "anchor": anchor,
         "timestamp": now_secs(),
-        "evidence": [evidence],
+        "evidence": evidence,
     });
     let (sealed, envelope) =
         seal(&claim, &signer.key).map_err(|r| Failure::rejected(r, Some(id.clone())))?;

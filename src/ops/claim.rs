@@ -11,16 +11,17 @@
 use super::add::Refusal;
 use super::tree::{relative_to, tree_dir, tree_failure};
 use super::{Context, Failure, Observer};
-use crate::anchor::{self, Strategy};
+use crate::anchor::at_tree::{claim_inputs, is_observation};
+use crate::anchor::{self, inputs, Resolver, Strategy};
 use crate::claim::draft::{self, Draft};
-use crate::claim::{is_claim_id, Kind, OriginKind};
+use crate::claim::{is_claim_id, Body, Claim, Gist, Kind, OriginKind};
 use crate::envelope::{Envelope, MAX_ENVELOPE_BYTES};
 use crate::error::{Code, Rejection};
 use crate::fold::Fold;
 use crate::ingest::{seal, verify_for_store, Signer};
 use crate::keys::{check_authority, keyid, Role};
 use crate::store::{record, Effect, Staged, Store};
-use crate::tree::{Listing, Selection};
+use crate::tree::{Listing, Selection, TreeIds};
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -233,6 +234,8 @@ fn claim(
     let now = now_seconds();
     // Ids of the lines built so far, for `@N`.
     let mut by_line: HashMap<usize, String> = HashMap::new();
+    // The claims of the lines built so far, for an observation of one of them.
+    let mut earlier: HashMap<String, (Claim, Body)> = HashMap::new();
     let mut sealed: Vec<Sealed> = Vec::with_capacity(req.claims.len());
     for entry in &req.claims {
         let line = req.batch.as_ref().map(|_| entry.line);
@@ -281,12 +284,36 @@ fn claim(
             .map_err(|f| in_line("depends_on", f))?;
         let target = expand_all(store, &c.target, entry.line, &by_line, false, observer)
             .map_err(|f| in_line("target", f))?;
-        let evidence = c
+        let mut evidence = c
             .evidence
             .iter()
             .map(|e| draft::parse_evidence(e))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|m| in_line("evidence", Failure::Usage(m)))?;
+        if is_observation(kind) {
+            // An observation of the tree at --at: it records each target's inputs there, so
+            // its verdict applies wherever they are the same (and nowhere else).
+            for t in &target {
+                let uri = format!("{}{t}", crate::claim::INPUTS_URI_PREFIX);
+                if evidence
+                    .iter()
+                    .any(|e| e["uri"].as_str() == Some(uri.as_str()))
+                {
+                    continue;
+                }
+                let found = match earlier.get(t) {
+                    Some((claim, body)) => tree.inputs_of(claim, body),
+                    None => match store.get_light(t)? {
+                        Some(stored) => tree.inputs_of(&stored.claim, &stored.body),
+                        None => Ok(None),
+                    },
+                }
+                .map_err(|f| in_line("target", f))?;
+                if let Some(digest) = found {
+                    evidence.push(inputs::evidence_entry(t, &digest));
+                }
+            }
+        }
         let producer = c
             .producer
             .clone()
@@ -327,6 +354,10 @@ fn claim(
         })?;
         let staged = stage(&envelope, &trust, generation).map_err(|r| in_line("kind", r))?;
         by_line.insert(entry.line, checked.id.clone());
+        earlier.insert(
+            checked.id.clone(),
+            (checked.clone(), Body::new(claim_value.clone())),
+        );
         sealed.push(Sealed {
             signer: signer_keyid,
             line,
@@ -742,18 +773,27 @@ pub fn parse_batch(source: &str, text: &[u8]) -> Result<Vec<Entry>, Failure> {
 struct TreeAt<'a> {
     at: Option<&'a Path>,
     found: Option<(PathBuf, Listing, String)>,
+    /// The tree's entries and a resolver over it, for observations' inputs digests.
+    judged: Option<(TreeIds, Resolver)>,
 }
 
 impl<'a> TreeAt<'a> {
     fn new(at: Option<&'a Path>) -> TreeAt<'a> {
-        TreeAt { at, found: None }
+        TreeAt {
+            at,
+            found: None,
+            judged: None,
+        }
     }
 
     fn get(&mut self) -> Result<&(PathBuf, Listing, String), Failure> {
         if self.found.is_none() {
             let dir = tree_dir(self.at)?;
             let listing = crate::tree::list(&dir, Selection::Committed).map_err(tree_failure)?;
-            let oid = listing.oid().map_err(tree_failure)?;
+            let ids = listing.ids().map_err(tree_failure)?;
+            let oid = ids.oid().to_owned();
+            let resolver = Resolver::new(&dir, &oid);
+            self.judged = Some((ids, resolver));
             self.found = Some((dir, listing, oid));
         }
         self.found
@@ -782,6 +822,17 @@ impl<'a> TreeAt<'a> {
         let a = anchor::make(dir, oid, &rel, range, Strategy::Multi)?;
         super::anchor::in_listing(&a, listing, dir)?;
         Ok(a)
+    }
+
+    /// The inputs digest of `claim` at this tree: what an observation of it made here
+    /// records, so that its verdict applies wherever those inputs are the same.
+    fn inputs_of<G: Gist>(&mut self, claim: &Claim, text: &G) -> Result<Option<String>, Failure> {
+        self.get()?;
+        let (ids, resolver) = self
+            .judged
+            .as_mut()
+            .ok_or_else(|| Failure::Internal("the tree was not listed".into()))?;
+        Ok(claim_inputs(claim, text, ids, resolver)?)
     }
 
     /// `TRACKED_IGNORED` (the one message of `ops::tree`), when the tree was listed and git

@@ -2,7 +2,7 @@
 //! folders, with their status and how each applies at a tree.
 
 use super::page::PageRequest;
-use super::status::{resolver_at, status_in, Filters, StatusFilters, StatusInput, StatusOutput};
+use super::status::{status_in, tree_for, Filters, StatusFilters, StatusInput, StatusOutput};
 use super::{Context, Failure};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -56,12 +56,6 @@ pub fn claims_for(ctx: &Context, input: &ClaimsForInput) -> Result<StatusOutput,
     };
     let filters = Filters::compile(&status_input.filters)?;
     let store = ctx.open_store()?;
-    let resolver = resolver_at(ctx, input.at.as_deref(), input.no_ignore)?;
-    status_in(
-        ctx.observer(),
-        &store,
-        &status_input,
-        filters,
-        Some(resolver),
-    )
+    let tree = tree_for(ctx, input.at.as_deref(), input.no_ignore)?;
+    status_in(ctx.observer(), &store, &status_input, filters, Some(tree))
 }

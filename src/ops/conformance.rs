@@ -207,7 +207,20 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
             message: format!("{}: {}", w.pointer, w.message),
         })
         .collect();
-    let tree = match (&input.tree, store.get(&claim_id)?) {
+    let target = store.get(&claim_id)?;
+    // Observed at the claim's own tree, a claim without a predicate read its span: the
+    // record says so, and applies wherever the claim carries. Elsewhere (or for a
+    // predicate, whose inputs need the tree's files) it applies at its tree only.
+    let inputs = target.as_ref().and_then(|t| {
+        let own_tree = input
+            .tree
+            .as_ref()
+            .is_none_or(|tree| *tree == t.claim.anchor_tree);
+        own_tree
+            .then(|| crate::anchor::at_tree::own_inputs(&t.claim, &t.body))
+            .flatten()
+    });
+    let tree = match (&input.tree, target) {
         (Some(t), found) => {
             if found.is_none() {
                 warnings.push(Warning {
@@ -242,6 +255,10 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
                       "digest": digest,
                       "uri": input.uri}],
     });
+    let mut claim = claim;
+    if let (Some(inputs), Some(list)) = (inputs, claim["evidence"].as_array_mut()) {
+        list.push(crate::anchor::inputs::evidence_entry(&claim_id, &inputs));
+    }
     let source = Some(input.report.source.clone());
     let (checked, envelope) =
         seal(&claim, &sk).map_err(|r| Failure::rejected(r, source.clone()))?;

@@ -3,9 +3,9 @@
 //! A failing gate is a decision, not an error: the answer says so (`pass` false) and
 //! [`GateOutput::failure`] is the `GATE_FAILED` failure a front end reports with it.
 
-use super::tree::{tree_at, tree_dir};
+use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure};
-use crate::anchor::Resolver;
+use crate::anchor::{AtTree, Resolver};
 use crate::fold::Fold;
 use crate::gate::{evaluate, Counts, Policy, StaleRule, Violation};
 use crate::tree::Selection;
@@ -64,9 +64,12 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     // One read transaction for the whole answer: a snapshot as of one state of the log.
     let _snapshot = store.pin()?;
     let selection = Selection::from_no_ignore(input.no_ignore);
-    let tree = tree_at(&dir, selection, ctx.observer())?;
+    let tree_ids = tree_ids_at(&dir, selection, ctx.observer())?;
+    let tree = tree_ids.oid().to_owned();
     let ids = store.claim_ids()?;
-    let mut fold = Fold::new(&store);
+    // Statuses at this tree: only the observations that apply here count.
+    let at_tree = AtTree::new(&store, tree_ids, &dir, selection);
+    let mut fold = Fold::new(&at_tree);
     let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
     let outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
     // Only with `min_in_scope = 0` can a gate that judged nothing pass; say so.

@@ -3,13 +3,13 @@
 
 use super::ids::{require_claim_ids, resolve_claim_ids};
 use super::page::{PageRequest, Pagination};
-use super::tree::{tree_at, tree_dir};
+use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure, Observer};
-use crate::anchor::{Anchor, Applies, Resolution, Resolver};
+use crate::anchor::{Anchor, Applies, AtTree, Resolution, Resolver};
 use crate::claim::{Gist, Summary};
-use crate::fold::{ClaimStatus, Fold};
+use crate::fold::{ClaimSource, ClaimStatus, Fold};
 use crate::store::{Store, StoredClaim};
-use crate::tree::Selection;
+use crate::tree::{Selection, TreeIds};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -147,9 +147,9 @@ impl<'a> Filters<'a> {
     }
 
     /// Whether the claim passes every filter; reads its status only when asked to.
-    fn pass(
+    fn pass<S: ClaimSource>(
         &self,
-        fold: &mut Fold<'_, Store>,
+        fold: &mut Fold<'_, S>,
         c: &StoredClaim<Summary>,
         res: Option<&Resolution>,
     ) -> Result<bool, Failure> {
@@ -196,28 +196,59 @@ pub fn status(ctx: &Context, input: &StatusInput) -> Result<StatusOutput, Failur
     require_claim_ids(&input.ids)?;
     let filters = Filters::compile(&input.filters)?;
     let store = ctx.open_store()?;
-    let resolver = match &input.at {
-        Some(at) => Some(resolver_at(ctx, Some(at), input.no_ignore)?),
+    let tree = match &input.at {
+        Some(at) => Some(tree_for(ctx, Some(at), input.no_ignore)?),
         None => None,
     };
-    status_in(ctx.observer(), &store, input, filters, resolver)
+    status_in(ctx.observer(), &store, input, filters, tree)
 }
 
-/// A resolver for the tree at `at` (or the enclosing checkout).
-pub(super) fn resolver_at(
+/// The tree claims are judged at: its entries, its directory, and which files make it.
+pub(super) struct TreeAt {
+    pub ids: TreeIds,
+    pub dir: PathBuf,
+    pub selection: Selection,
+}
+
+/// The tree at `at` (or the enclosing checkout), listed and hashed once.
+pub(super) fn tree_for(
     ctx: &Context,
     at: Option<&std::path::Path>,
     no_ignore: bool,
-) -> Result<Resolver, Failure> {
+) -> Result<TreeAt, Failure> {
     let dir = tree_dir(at)?;
     let selection = Selection::from_no_ignore(no_ignore);
-    let tree = tree_at(&dir, selection, ctx.observer())?;
-    Ok(Resolver::new(&dir, &tree).with_selection(selection))
+    let ids = tree_ids_at(&dir, selection, ctx.observer())?;
+    Ok(TreeAt {
+        ids,
+        dir,
+        selection,
+    })
 }
 
+/// The statuses asked for: log-wide, or at a tree (only the observations that apply there
+/// count, and each claim says how it applies there).
 pub(super) fn status_in(
     observer: &dyn Observer,
     store: &Store,
+    input: &StatusInput,
+    filters: Option<Filters<'_>>,
+    tree: Option<TreeAt>,
+) -> Result<StatusOutput, Failure> {
+    match tree {
+        Some(t) => {
+            let resolver = Resolver::new(&t.dir, t.ids.oid()).with_selection(t.selection);
+            let view = AtTree::new(store, t.ids, &t.dir, t.selection);
+            status_with(observer, store, &view, input, filters, Some(resolver))
+        }
+        None => status_with(observer, store, store, input, filters, None),
+    }
+}
+
+fn status_with<S: ClaimSource>(
+    observer: &dyn Observer,
+    store: &Store,
+    source: &S,
     input: &StatusInput,
     filters: Option<Filters<'_>>,
     mut resolver: Option<Resolver>,
@@ -225,7 +256,7 @@ pub(super) fn status_in(
     // One read transaction for the whole answer: a snapshot as of one state of the log.
     let _snapshot = store.pin()?;
     let as_of = store.count()?;
-    let mut fold = Fold::new(store);
+    let mut fold = Fold::new(source);
     // With `all`, each claim's arrival number is the cursor that starts at it.
     let (ids, pagination, cursors) = match (&filters, input.all) {
         (Some(f), true) => {
@@ -324,9 +355,9 @@ pub(super) fn status_in(
 
 /// One page of `all` after the filters: claims (with their arrival numbers) in arrival
 /// order from the cursor, and the cursor (an arrival number) of the first match left over.
-fn filtered_page(
+fn filtered_page<S: ClaimSource>(
     store: &Store,
-    fold: &mut Fold<'_, Store>,
+    fold: &mut Fold<'_, S>,
     mut resolver: Option<&mut Resolver>,
     f: &Filters<'_>,
     page: &PageRequest,

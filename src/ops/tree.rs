@@ -40,6 +40,20 @@ pub fn tree_at(
     Ok(oid)
 }
 
+/// [`tree_at`] with the object id of every entry of the tree kept: what judging claims at
+/// a tree reads their inputs from.
+pub fn tree_ids_at(
+    dir: &Path,
+    selection: Selection,
+    observer: &dyn Observer,
+) -> Result<crate::tree::TreeIds, Failure> {
+    let (ids, warning) = super::anchor::tree_ids_of(dir, selection)?;
+    if let Some((code, message)) = warning {
+        observer.warn(code, message);
+    }
+    Ok(ids)
+}
+
 /// `TRACKED_IGNORED` when git's index in `dir` tracks files that the listing leaves out as
 /// ignored: git keeps committing them, so the commit holds code the tree (and every claim
 /// about it, and `check`) does not. Every operation that lists a tree (`tree`, `anchor`,

@@ -49,3 +49,4 @@ mod standards;
 mod store_fds;
 mod store_log;
 mod tree_git;
+mod verdicts_per_tree;

@@ -30,10 +30,24 @@ pub struct BlastArgs {
     /// What the claim rests on instead: its premises, theirs, and so on
     #[arg(long)]
     pub invert: bool,
+    /// Statuses at the tree in DIR: only the verdicts that apply there count
+    /// (default: log-wide, every verdict whatever tree it observed)
+    #[arg(long, value_name = "DIR")]
+    pub at: Option<std::path::PathBuf>,
+    /// With --at: keep the files that ignore rules leave out of the tree
+    #[arg(long, requires = "at")]
+    pub no_ignore: bool,
 }
 
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     let format = crate::cli::output::Format::detect(g.format.as_deref());
+    if a.at.is_some() && (a.invert || format.is_product()) {
+        return Err(Failure::Usage(
+            "--at is not supported with --invert or a picture format (dot, mermaid) yet: \
+             drop --at for the log-wide picture, or use --format json at the tree"
+                .into(),
+        ));
+    }
     if a.invert || format.is_product() {
         // What the claim rests on, and pictures: rendered from the claim graph itself.
         return crate::cli::render::blast_document(
@@ -52,6 +66,8 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             depth: a.depth,
             // Claim texts live in the log; read them only when a person will see them.
             with_texts: g.mode == Mode::Text,
+            at: a.at,
+            no_ignore: a.no_ignore,
         },
     )?;
     if g.mode != Mode::Text {

@@ -327,7 +327,10 @@ impl Demo {
         let file = dir.join("src/parse.rs");
         std::fs::create_dir_all(dir.join("src")).map_err(|e| Failure::io(dir.display(), e))?;
         std::fs::write(&file, TREE_PARSE_RS).map_err(|e| Failure::io(file.display(), e))?;
-        let tree_oid = crate::tree::tree_oid(&dir).map_err(|e| Failure::Internal(e.to_string()))?;
+        let tree_ids = crate::tree::list(&dir, crate::tree::Selection::Committed)
+            .and_then(|l| l.ids())
+            .map_err(|e| Failure::Internal(e.to_string()))?;
+        let tree_oid = tree_ids.oid().to_owned();
 
         // A harness key for this run only, trusted like any other.
         let key = crate::keys::generate_signing_key();
@@ -362,6 +365,8 @@ impl Demo {
             producer: "elench demo check".into(),
             force: false,
         };
+        let inputs =
+            crate::anchor::inputs::digest(&crate::anchor::inputs::reads_of(&expr), &tree_ids);
         let target = check::Target {
             claim: stored.claim.clone(),
             body: stored.body.clone(),
@@ -369,6 +374,7 @@ impl Demo {
             expr,
             own: crate::fold::Status::Unevaluated,
             carried: None,
+            inputs: Some(inputs),
         };
         let (checked, failure) = check::check_claims(
             &check::StoreAccess::Held(&self.store),

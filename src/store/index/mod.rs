@@ -59,7 +59,7 @@ pub type IdKey = [u8; 32];
 
 /// The index's own layout version. An index written in another one (or before versions were
 /// recorded) is rebuilt from the log on open, like a damaged one: the log is unchanged.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 
 /// A claim id's 32 hash bytes; None when the text is not a claim id.
 pub fn id_key(id: &str) -> Option<IdKey> {
@@ -320,48 +320,104 @@ impl Table {
     }
 }
 
-/// The summary a [`ClaimEntry`] keeps of a claim's body, written without copying the body.
+/// The summary a [`ClaimEntry`] keeps of a claim's body, written without copying the body:
+/// the anchor without its `tree`, `assertion.{form,text}` (members in the body's order) and,
+/// for a predicate, `assertion.expression.source`; and the `evidence` entries that record an
+/// observation's inputs (`uri` and `digest` only), which judging a claim at a tree reads.
 pub fn summary_of(body: &serde_json::Value) -> String {
-    use serde::ser::SerializeMap;
+    use serde::ser::{SerializeMap, SerializeSeq};
     use serde_json::Value;
-    /// An object's members except `skip`, or only those in `keep`.
+    /// An object's members except `skip`.
     struct Members<'a> {
         fields: &'a serde_json::Map<String, Value>,
-        keep: Option<&'a [&'a str]>,
         skip: &'a str,
     }
     impl Serialize for Members<'_> {
         fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             let mut map = s.serialize_map(None)?;
             for (k, v) in self.fields {
-                if k != self.skip && self.keep.is_none_or(|keep| keep.contains(&k.as_str())) {
+                if k != self.skip {
                     map.serialize_entry(k, v)?;
                 }
             }
             map.end()
         }
     }
+    /// `form` and `text` in the body's order, then a predicate's source.
+    struct Assertion<'a>(&'a serde_json::Map<String, Value>);
+    impl Serialize for Assertion<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut map = s.serialize_map(None)?;
+            for (k, v) in self.0 {
+                if k == "form" || k == "text" {
+                    map.serialize_entry(k, v)?;
+                }
+            }
+            if let Some(source) = predicate_source(self.0) {
+                map.serialize_entry("expression", &Source { source })?;
+            }
+            map.end()
+        }
+    }
+    #[derive(Serialize)]
+    struct Source<'a> {
+        source: &'a str,
+    }
+    #[derive(Serialize)]
+    struct Observed<'a> {
+        uri: &'a str,
+        digest: &'a str,
+    }
+    struct Evidence<'a>(Vec<Observed<'a>>);
+    impl Serialize for Evidence<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut seq = s.serialize_seq(Some(self.0.len()))?;
+            for o in &self.0 {
+                seq.serialize_element(o)?;
+            }
+            seq.end()
+        }
+    }
     let empty = serde_json::Map::new();
     fn object(v: Option<&Value>) -> Option<&serde_json::Map<String, Value>> {
         v.and_then(Value::as_object)
+    }
+    fn predicate_source(a: &serde_json::Map<String, Value>) -> Option<&str> {
+        if a.get("form")?.as_str()? != "predicate" {
+            return None;
+        }
+        a.get("expression")?.get("source")?.as_str()
     }
     #[derive(Serialize)]
     struct Summary<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         anchor: Option<Members<'a>>,
-        assertion: Members<'a>,
+        assertion: Assertion<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        evidence: Option<Evidence<'a>>,
     }
+    let observed: Vec<Observed<'_>> = body
+        .get("evidence")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(|e| {
+            let uri = e.get("uri")?.as_str()?;
+            uri.starts_with(crate::claim::INPUTS_URI_PREFIX)
+                .then_some(())?;
+            Some(Observed {
+                uri,
+                digest: e.get("digest")?.as_str()?,
+            })
+        })
+        .collect();
     let summary = Summary {
         anchor: object(body.get("anchor")).map(|fields| Members {
             fields,
-            keep: None,
             skip: "tree",
         }),
-        assertion: Members {
-            fields: object(body.get("assertion")).unwrap_or(&empty),
-            keep: Some(&["form", "text"]),
-            skip: "",
-        },
+        assertion: Assertion(object(body.get("assertion")).unwrap_or(&empty)),
+        evidence: (!observed.is_empty()).then_some(Evidence(observed)),
     };
     serde_json::to_string(&summary).unwrap_or_default()
 }
