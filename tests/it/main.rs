@@ -50,3 +50,4 @@ mod store_fds;
 mod store_log;
 mod tree_git;
 mod verdicts_per_tree;
+mod verdicts_props;
