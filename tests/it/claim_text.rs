@@ -37,7 +37,25 @@ fn claims(keys: &Keys) -> Vec<Signed> {
         Signer::Agent,
     );
     let verified = record(keys, "verification", "checked", &[&predicate.id], &[]);
-    vec![annotated, predicate, verified]
+    // An observation that states its target's inputs (and other evidence the summary
+    // leaves out), members in an unusual order.
+    let observed = keys.sign(
+        &json!({
+            "kind": "verification",
+            "target": [predicate.id],
+            "assertion": {"text": "seen", "form": "annotation"},
+            "origin": {"kind": "harness-observed", "producer": {"id": "ci"}},
+            "anchor": {"tree": tree, "strategy": "multi"},
+            "timestamp": 1_700_000_003,
+            "evidence": [
+                {"kind": "test-report", "digest": "ab"},
+                {"uri": format!("elench:inputs:{}", predicate.id), "digest": "cd",
+                 "kind": "artifact-digest"},
+            ],
+        }),
+        Signer::Harness,
+    );
+    vec![annotated, predicate, verified, observed]
 }
 
 /// The claim as signed: what was given to the key, with its id.
@@ -58,11 +76,41 @@ fn check_readings(store: &elench::store::Store, s: &Signed) {
     assert_eq!(light.body.anchor(), full.body.anchor(), "{}", s.id);
     assert_eq!(light.body.form(), full.body.form());
     assert_eq!(light.body.text_value(), full.body.text_value());
-    // The summary keeps nothing else.
+    // A predicate's source, and an observation's inputs entries, which judging a claim at
+    // a tree reads; the summary keeps nothing else.
+    assert_eq!(
+        light
+            .body
+            .as_value()
+            .pointer("/assertion/expression/source"),
+        (full.body.form() == Some("predicate"))
+            .then(|| full.body.as_value().pointer("/assertion/expression/source"))
+            .flatten()
+    );
     let summary = light.body.as_value().as_object().expect("an object");
-    assert!(summary.keys().all(|k| k == "anchor" || k == "assertion"));
+    assert!(summary
+        .keys()
+        .all(|k| k == "anchor" || k == "assertion" || k == "evidence"));
     let assertion = light.body.as_value()["assertion"].as_object().unwrap();
-    assert!(assertion.keys().all(|k| k == "form" || k == "text"));
+    assert!(assertion
+        .keys()
+        .all(|k| k == "form" || k == "text" || k == "expression"));
+    let kept: Vec<&serde_json::Value> = light.body.as_value()["evidence"]
+        .as_array()
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let inputs: Vec<serde_json::Value> = full
+        .body
+        .evidence()
+        .iter()
+        .filter(|e| {
+            e["uri"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("elench:inputs:"))
+        })
+        .map(|e| serde_json::json!({"uri": e["uri"], "digest": e["digest"]}))
+        .collect();
+    assert_eq!(kept, inputs.iter().collect::<Vec<_>>(), "{}", s.id);
 }
 
 #[test]

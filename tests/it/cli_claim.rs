@@ -319,11 +319,28 @@ fn five_by_files(w: &World, store: &Path) -> Vec<String> {
         "ci",
         3,
     );
+    // An observation states its target's inputs at the tree it observed (what `claim`
+    // adds): the file the predicate reads, and the whole tree for a claim about it.
+    let ids = elench::tree::list(&w.tree, elench::tree::Selection::Committed)
+        .unwrap()
+        .ids()
+        .unwrap();
+    let reads = elench::anchor::inputs::reads_of(
+        &elench::claim::predicate::parse("exists(\"src/lib.rs\")").unwrap(),
+    );
+    let inputs_of_first = elench::anchor::inputs::digest(&reads, &ids);
+    let whole_tree = w.tree_oid();
+    let inputs = |target: &str, digest: &str| {
+        json!({"kind": "artifact-digest", "digest": digest,
+               "uri": format!("elench:inputs:{target}")})
+    };
     falsified["target"] = json!([first]);
-    falsified["evidence"] = json!([{"kind": "process-exit", "exitCode": 1}]);
+    falsified["evidence"] = json!([{"kind": "process-exit", "exitCode": 1},
+                                   inputs(&first, &inputs_of_first)]);
     let falsified = w.sign_and_add(store, &k.harness, &falsified, None);
     let mut verified = claim("verification", None, "harness-observed", "ci", 4);
     verified["target"] = json!([second]);
+    verified["evidence"] = json!([inputs(&second, &whole_tree)]);
     let verified = w.sign_and_add(store, &k.harness, &verified, None);
     let mut accepted = claim(
         "residue-acceptance",
@@ -333,6 +350,7 @@ fn five_by_files(w: &World, store: &Path) -> Vec<String> {
         5,
     );
     accepted["target"] = json!([second]);
+    accepted["evidence"] = json!([inputs(&second, &whole_tree)]);
     let accepted = w.sign_and_add(store, &k.human, &accepted, None);
     vec![first, second, falsified, verified, accepted]
 }

@@ -115,9 +115,20 @@ impl Fixture {
         id
     }
 
+    /// A record of `target`, anchored at the target's own tree: an observation made there
+    /// (of a claim without a predicate) applies wherever the claim carries.
     fn record(&mut self, kind: &str, target: &str, producer: &str, key: &KeyPair) {
         let t = self.ids[target].clone();
-        let claim = ClaimBuilder::record(kind, &[&t]).producer(producer).build();
+        let (code, shown) = self.ks.run(&["show", &t]);
+        assert_eq!(code, 0, "{shown}");
+        let tree = shown["data"]["claim"]["anchor"]["tree"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let claim = ClaimBuilder::record(kind, &[&t])
+            .producer(producer)
+            .tree(&tree)
+            .build();
         let (env, _) = sign_cli(self.ks.dir(), &claim, key);
         self.add(env);
     }
@@ -535,6 +546,7 @@ fn gate_a_path_claim_without_digest_is_stale_not_left_aside() {
         ks.dir(),
         &ClaimBuilder::record("falsification", &[&falsified])
             .producer("ci/1")
+            .tree(&tree1)
             .build(),
         &ks.keys.agent,
     );

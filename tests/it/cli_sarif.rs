@@ -98,7 +98,8 @@ impl Fixture {
             ("falsification", falsified, &agent),
             ("residue-acceptance", accepted, &human),
         ] {
-            let claim = ClaimBuilder::record(kind, &[&target]).build();
+            // Observed at the tree the claims are about (`w`).
+            let claim = ClaimBuilder::record(kind, &[&target]).tree(&tree).build();
             let (env, _) = sign_cli(f.ks.dir(), &claim, key);
             f.add(&env);
         }

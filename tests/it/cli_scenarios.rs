@@ -16,7 +16,7 @@ use crate::common;
 use common::{
     assert_rejected, claim_id, elench, elench_with_stdin, envelope_text, export_bundle, fresh_name,
     init_store_trusting, make_key, some_id, with_computed_id, with_store, ClaimBuilder, KeyPair,
-    KeyedStore,
+    KeyedStore, TREE,
 };
 use elench::envelope::{pae, PAYLOAD_TYPE};
 use serde_json::{json, Value};
@@ -207,7 +207,7 @@ fn a_claim_is_unevaluated_until_a_harness_verification_verifies_it() {
     assert_eq!(
         r["x"]["history"],
         json!([{"id": v, "kind": "verification", "seq": 1,
-                "own_status": "unevaluated", "status": "unevaluated", "live": true}])
+                "tree": TREE, "own_status": "unevaluated", "status": "unevaluated", "live": true}])
     );
     assert_eq!(r["v"]["kind"], json!("verification"));
     assert_eq!(r["v"]["origin"], json!("harness-observed"));
@@ -416,7 +416,7 @@ fn falsifying_a_verification_reverts_its_target_to_unevaluated() {
     assert_eq!(
         r["x"]["history"],
         json!([{"id": v, "kind": "verification", "seq": 1,
-                "own_status": "falsified", "status": "falsified", "live": false}])
+                "tree": TREE, "own_status": "falsified", "status": "falsified", "live": false}])
     );
 }
 
@@ -482,15 +482,15 @@ fn falsifying_a_falsification_reverts_its_targets_and_unrevokes_dependents() {
         r["x"]["history"],
         json!([
             {"id": v, "kind": "verification", "seq": 3,
-             "own_status": "unevaluated", "status": "unevaluated", "live": true},
+             "tree": TREE, "own_status": "unevaluated", "status": "unevaluated", "live": true},
             {"id": f, "kind": "falsification", "seq": 4,
-             "own_status": "falsified", "status": "falsified", "live": false},
+             "tree": TREE, "own_status": "falsified", "status": "falsified", "live": false},
         ])
     );
     assert_eq!(
         r["y"]["history"],
         json!([{"id": fy, "kind": "falsification", "seq": 6,
-                "own_status": "falsified", "status": "falsified", "live": false}])
+                "tree": TREE, "own_status": "falsified", "status": "falsified", "live": false}])
     );
 
     let data = blast(&s, &[&x]);
@@ -548,7 +548,7 @@ fn a_revoked_verification_still_verifies_and_is_flagged() {
     assert_eq!(
         r["x"]["history"],
         json!([{"id": v, "kind": "verification", "seq": 2,
-                "own_status": "unevaluated", "status": "revoked", "live": true}])
+                "tree": TREE, "own_status": "unevaluated", "status": "revoked", "live": true}])
     );
 
     let (_, json) = status(&s, &[&x]);

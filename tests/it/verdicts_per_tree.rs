@@ -324,6 +324,19 @@ fn a_premise_falsified_at_one_tree_revokes_its_dependents_there_only() {
         json!("revoked"),
         "{blast}"
     );
+    let picture_at = |w: &World| {
+        let args = with_store(
+            &w.ks.store,
+            &["blast", &premise, "--at", w.at(), "--format", "mermaid"],
+        );
+        let r = run_raw(w.ks.dir(), &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+    };
+    assert!(
+        picture_at(&w).contains(" revoked:"),
+        "the picture at t1 draws the revoked dependent"
+    );
 
     w.write("b.txt", "ok\n");
     let at_t0 = w.status_here(&dependent);
@@ -339,6 +352,10 @@ fn a_premise_falsified_at_one_tree_revokes_its_dependents_there_only() {
         blast["data"]["layers"][1]["claims"][0]["status"],
         json!("unevaluated"),
         "{blast}"
+    );
+    assert!(
+        !picture_at(&w).contains(" revoked:"),
+        "the picture at t0 draws nothing revoked"
     );
     // Log-wide, the falsification stands (it was observed).
     assert_eq!(w.status_log_wide(&dependent)["status"], json!("revoked"));

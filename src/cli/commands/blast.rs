@@ -41,13 +41,6 @@ pub struct BlastArgs {
 
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     let format = crate::cli::output::Format::detect(g.format.as_deref());
-    if a.at.is_some() && (a.invert || format.is_product()) {
-        return Err(Failure::Usage(
-            "--at is not supported with --invert or a picture format (dot, mermaid) yet: \
-             drop --at for the log-wide picture, or use --format json at the tree"
-                .into(),
-        ));
-    }
     if a.invert || format.is_product() {
         // What the claim rests on, and pictures: rendered from the claim graph itself.
         return crate::cli::render::blast_document(
@@ -57,6 +50,8 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             a.invert,
             format,
             a.max_nodes,
+            a.at.as_deref(),
+            a.no_ignore,
         );
     }
     let out = blast(

@@ -64,9 +64,9 @@ fn open(g: &super::globals::Globals) -> Result<crate::store::Store, Failure> {
 
 /// What a picture shows of a claim: its text, kind, effective status, edges and the records
 /// deciding its own status.
-pub fn info(
+pub fn info<S: crate::fold::ClaimSource>(
     store: &Store,
-    fold: &mut Fold<'_, Store>,
+    fold: &mut Fold<'_, S>,
     id: &str,
 ) -> Result<Option<graph::ClaimInfo>, Failure> {
     let Some(c) = store.get(id)? else {
@@ -86,6 +86,7 @@ pub fn info(
 
 /// `blast --invert`, and `blast --format dot|mermaid`: the radius (or, inverted, what the
 /// claim rests on) from the claim graph, in one snapshot.
+#[allow(clippy::too_many_arguments)]
 pub fn blast_document(
     g: &super::globals::Globals,
     id: &str,
@@ -93,19 +94,55 @@ pub fn blast_document(
     inverted: bool,
     format: Format,
     max_nodes: usize,
+    at: Option<&std::path::Path>,
+    no_ignore: bool,
 ) -> Result<Report, Failure> {
     let store = open(g)?;
     let _snapshot = store.pin()?;
     let id = crate::ops::ids::resolve_claim_id(&store, id)?;
-    let b = if inverted {
-        crate::graph::rests_on(&mut Fold::new(&store), &id, depth)?
-    } else {
-        crate::graph::blast_store(&store, &id, depth)?
-    };
+    match at {
+        None => {
+            // Log-wide: the radius read from the index in bulk.
+            let b = if inverted {
+                crate::graph::rests_on(&mut Fold::new(&store), &id, depth)?
+            } else {
+                crate::graph::blast_store(&store, &id, depth)?
+            };
+            blast_picture(g, &store, &store, b, depth, inverted, format, max_nodes)
+        }
+        Some(at) => {
+            // Statuses at the tree: only the verdicts that apply there count.
+            let ctx = g.context();
+            let dir = crate::ops::tree::tree_dir(Some(at))?;
+            let selection = crate::tree::Selection::from_no_ignore(no_ignore);
+            let ids = crate::ops::tree::tree_ids_at(&dir, selection, ctx.observer())?;
+            let view = crate::anchor::AtTree::new(&store, ids, &dir, selection);
+            let b = if inverted {
+                crate::graph::rests_on(&mut Fold::new(&view), &id, depth)?
+            } else {
+                crate::graph::blast(&mut Fold::new(&view), &id, depth)?
+            };
+            blast_picture(g, &store, &view, b, depth, inverted, format, max_nodes)
+        }
+    }
+}
+
+/// The picture or the `--invert` report of `b`, its nodes' statuses folded over `source`.
+#[allow(clippy::too_many_arguments)]
+fn blast_picture<S: crate::fold::ClaimSource>(
+    g: &super::globals::Globals,
+    store: &Store,
+    source: &S,
+    b: crate::graph::Blast,
+    depth: Option<usize>,
+    inverted: bool,
+    format: Format,
+    max_nodes: usize,
+) -> Result<Report, Failure> {
     let short = super::output::short_id(&b.root);
     if matches!(format, Format::Dot | Format::Mermaid) {
-        let mut fold = Fold::new(&store);
-        let mut lookup = |id: &str| info(&store, &mut fold, id);
+        let mut fold = Fold::new(source);
+        let mut lookup = |id: &str| info(store, &mut fold, id);
         let picture = graph::Picture::of_blast(&b, &mut lookup, max_nodes)?;
         let title = if inverted {
             format!("{short} rests on {} claim(s)", b.count)
@@ -120,7 +157,7 @@ pub fn blast_document(
     let mut text = String::new();
     if g.mode == super::output::Mode::Text {
         let style = super::output::Style::new(g.mode);
-        text = blast_text(&store, &b, true, depth, &style)?;
+        text = blast_text(store, &b, true, depth, &style)?;
         text.push_str(&format!(
             "\n{} rests on {} claim(s){}\n",
             b.root,
