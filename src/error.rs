@@ -163,7 +163,7 @@ codes! {
     RangeOutOfBounds = "RANGE_OUT_OF_BOUNDS", Exit::Status(2),
         r#"Give a range inside the file, or no range for the whole file"#;
     BadTree = "BAD_TREE", Exit::Status(2),
-        r#"Point `--at` at the checkout to evaluate"#;
+        r#"Point `--at` at the checkout to evaluate, or at a directory git commits; `--no-ignore` (where the command has it) hashes every file of an ignored one"#;
     RemoteNotFound = "REMOTE_NOT_FOUND", Exit::Status(5),
         r#"`elench remote list`; add it with `elench remote add NAME URL`"#;
     RemoteExists = "REMOTE_EXISTS", Exit::Status(2),

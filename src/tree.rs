@@ -8,25 +8,39 @@
 //! git init --object-format=sha256 && git add -A && git write-tree
 //! ```
 //!
-//! prints when run inside that directory. Claims can therefore name a source tree by an id
-//! that anyone can reproduce with stock git, without elench, and without the directory having
-//! to be a git checkout at all. `tree`, `anchor`, `status --at`, `gate --at` and `check`
-//! (its evaluation view and its sandbox copy) all take their files from [`list`], so they see
-//! one set.
+//! prints when run inside that directory, or, for a directory inside a git work tree, the
+//! subtree git would commit there:
+//!
+//! ```text
+//! git rev-parse "$(git add -A && git write-tree):SUB"
+//! ```
+//!
+//! Claims can therefore name a source tree by an id that anyone can reproduce with stock
+//! git, without elench, and without the directory having to be a git checkout at all.
+//! `tree`, `anchor`, `claim`, `status --at`, `gate --at` and `check` (its evaluation view and
+//! its sandbox copy) all take their files from [`list`], so they see one set.
 //!
 //! Which files (with [`Selection::Committed`], the default):
 //!
 //! * what `git add -A` would commit: a path that the ignore rules exclude is left out, and so
 //!   is everything under an excluded directory (a negation cannot re-include a file whose
 //!   directory is excluded, as in git). The rules are, highest precedence first: the
-//!   `.gitignore` files of the path's directory and of every directory above it up to DIR
-//!   (the nearest decides; within a file the last matching line decides; negations, `/`
-//!   anchors, `**` and trailing-`/` directory patterns as git reads them), then
-//!   `DIR/.git/info/exclude` (the common git directory's, for a linked work tree), then the
+//!   `.gitignore` files of the path's directory and of every directory above it up to the
+//!   top of the work tree DIR lies in (the nearest decides; within a file the last matching
+//!   line decides; negations, `/` anchors, `**` and trailing-`/` directory patterns as git
+//!   reads them, each file's patterns relative to its own directory), then that work tree's
+//!   `.git/info/exclude` (the common git directory's, for a linked work tree), then the
 //!   user's global excludes file (`core.excludesFile` in the user's git configuration, else
-//!   `$XDG_CONFIG_HOME/git/ignore` or `~/.config/git/ignore`);
-//! * `.gitignore` files are honoured whether or not DIR is a git work tree, and only those
-//!   at or below DIR (as for a repository made in DIR);
+//!   `$XDG_CONFIG_HOME/git/ignore` or `~/.config/git/ignore`); the last two are matched from
+//!   the work tree's top;
+//! * the work tree DIR lies in is found as git finds it, from DIR with its symbolic links
+//!   resolved: the nearest directory at or above it holding `.git` (a git directory with a
+//!   `HEAD`, or a `gitdir:` file). Outside any work tree (or inside a `.git` directory) only
+//!   the `.gitignore` files at or below DIR count, as for a repository made in DIR, and the
+//!   global excludes are matched from DIR;
+//! * when the rules leave DIR itself out, or a directory between it and the work tree's top,
+//!   git commits nothing of it: there is no tree, and [`list`] answers
+//!   [`TreeError::Ignored`] naming the rule, never an empty tree;
 //! * elench never reads git's index: a file that git already tracks but that the rules
 //!   exclude is left out, which is what `git add -A` in a fresh repository gives;
 //! * a `.gitignore` that is a symbolic link is not read (git refuses them too);
@@ -56,6 +70,9 @@
 //!
 //! * `core.excludesFile` set in the repository's own `.git/config`, and `.gitignore` lines
 //!   that are not UTF-8 (the rest of that file is then not read);
+//! * git's environment (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_CEILING_DIRECTORIES`) and its
+//!   refusal to look for `.git` across a file system boundary: the work tree is the nearest
+//!   `.git` above DIR, wherever it is;
 //! * `.gitattributes`, `core.autocrlf` and clean filters are not applied:
 //!   blobs are the bytes on disk;
 //! * a subdirectory that is itself a git repository (which git would record
@@ -106,6 +123,27 @@ pub enum TreeError {
         /// What went wrong.
         message: String,
     },
+    /// The directory lies in a git work tree whose ignore rules leave it out (it, or a
+    /// directory between it and the work tree's top): git commits nothing of it, so it has
+    /// no tree.
+    #[error(
+        "{} is left out of what git commits: the ignore rule `{rule}` in {} matches {}, so \
+         there is no tree to hash; read it with --no-ignore (where the command has it) to \
+         hash every file, or change the rule",
+        path.display(),
+        rules_file.display(),
+        excluded.display()
+    )]
+    Ignored {
+        /// The directory that was asked about.
+        path: PathBuf,
+        /// The directory the rule matched: `path` itself or one above it.
+        excluded: PathBuf,
+        /// The rule as written.
+        rule: String,
+        /// The file the rule is in.
+        rules_file: PathBuf,
+    },
     /// Tree OIDs are only computed on Unix.
     #[error("tree OIDs are only supported on Unix: {}", path.display())]
     Unsupported {
@@ -122,6 +160,7 @@ impl TreeError {
             | TreeError::Io { path, .. }
             | TreeError::Changed { path }
             | TreeError::Rules { path, .. }
+            | TreeError::Ignored { path, .. }
             | TreeError::Unsupported { path } => path,
         }
     }
@@ -434,11 +473,54 @@ mod unix {
         rules: Option<Gitignore>,
     }
 
-    /// The rules that hold for the whole walk: `.git/info/exclude` and the global excludes.
+    /// The rules that hold for the whole walk: the `.gitignore` files above the root, then
+    /// `.git/info/exclude` and the global excludes.
     struct Fixed {
-        /// Absolute root, the base every matcher strips.
+        /// The root with every symbolic link resolved, the base every matcher strips.
         root: PathBuf,
+        /// The `.gitignore` files of the directories between the enclosing work tree's top
+        /// and the root's parent, nearest first (empty outside a work tree).
+        above: Vec<Gitignore>,
+        /// `info/exclude` and the global excludes, matched from the work tree's top.
         outer: Vec<Gitignore>,
+    }
+
+    /// The git work tree a directory lies in, found as git finds it: the nearest directory
+    /// at or above it holding `.git` (a repository directory, or a `gitdir:` file).
+    pub(super) struct WorkTree {
+        /// The work tree's top.
+        pub(super) top: PathBuf,
+        /// The directory relative to the top (empty when it is the top).
+        pub(super) rel: PathBuf,
+        /// The work tree's own git directory (where its index is).
+        pub(super) own: PathBuf,
+        /// The common git directory (where `info/exclude` and `config` are).
+        pub(super) common: PathBuf,
+    }
+
+    /// The work tree `root` (absolute, links resolved) lies in, or None: none above it, or
+    /// `root` lies inside a `.git` directory (which git never commits).
+    pub(super) fn enclosing(root: &Path) -> Option<WorkTree> {
+        for top in root.ancestors() {
+            let Some((own, common)) = git_dirs(top) else {
+                continue;
+            };
+            // A `.git` that is no repository (no HEAD) does not make a work tree for git.
+            if !own.join("HEAD").is_file() {
+                continue;
+            }
+            let rel = root.strip_prefix(top).ok()?.to_path_buf();
+            if rel.iter().any(|c| c == ".git") {
+                return None;
+            }
+            return Some(WorkTree {
+                top: top.to_path_buf(),
+                rel,
+                own,
+                common,
+            });
+        }
+        None
     }
 
     pub(super) fn list(dir: &Path, selection: Selection) -> Result<Listing, TreeError> {
@@ -451,15 +533,26 @@ mod unix {
         }
         let honour = selection == Selection::Committed;
         // Matchers strip their own directory from the paths they are given; absolute paths
-        // built from one base keep that exact.
-        let root = std::path::absolute(dir).map_err(io_error(dir))?;
-        let fixed = Fixed {
-            outer: if honour {
-                outer_rules(&root)?
-            } else {
-                Vec::new()
-            },
-            root,
+        // built from one base keep that exact. Links are resolved so that the work tree
+        // found above is the one git finds (git works in the physical directory).
+        let root = fs::canonicalize(dir).map_err(io_error(dir))?;
+        let fixed = if honour {
+            let work = enclosing(&root);
+            // Patterns of `info/exclude` and the global file are relative to the work tree's
+            // top (to the directory itself outside one).
+            let base = work.as_ref().map_or(root.as_path(), |w| w.top.as_path());
+            let outer = outer_rules(base, work.as_ref().map(|w| w.common.as_path()))?;
+            let above = match &work {
+                Some(w) => rules_above(dir, w, &outer)?,
+                None => Vec::new(),
+            };
+            Fixed { root, above, outer }
+        } else {
+            Fixed {
+                root,
+                above: Vec::new(),
+                outer: Vec::new(),
+            }
         };
         let mut files = Vec::new();
         let mut ignored = Vec::new();
@@ -515,13 +608,7 @@ mod unix {
         // Visit in name order so that any error reported is deterministic.
         children.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         let rules = if honour {
-            let file = path.join(".gitignore");
-            // A `.gitignore` that is a link (which could lead anywhere) is not read, as git
-            // does not read it either.
-            match fs::symlink_metadata(&file) {
-                Ok(m) if m.is_file() => load(&fixed.root.join(&rel), &file, m.len())?,
-                _ => None,
-            }
+            gitignore_of(&fixed.root.join(&rel))?
         } else {
             None
         };
@@ -539,36 +626,82 @@ mod unix {
     fn is_ignored(stack: &[Frame], fixed: &Fixed, rel: &Path, is_dir: bool) -> bool {
         let abs = fixed.root.join(rel);
         let nested = stack.iter().rev().filter_map(|f| f.rules.as_ref());
-        for rules in nested.chain(fixed.outer.iter()) {
-            match rules.matched(&abs, is_dir) {
-                Match::None => continue,
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
-            }
-        }
-        false
+        let rules = nested.chain(fixed.above.iter()).chain(fixed.outer.iter());
+        matched(rules, &abs, is_dir).is_some()
     }
 
-    /// `info/exclude` of the git directory at `root` (if any), then the global excludes.
-    fn outer_rules(root: &Path) -> Result<Vec<Gitignore>, TreeError> {
+    /// The rule that leaves `abs` out, asking `rules` in order of precedence: the first
+    /// matcher with a matching line decides (a negation re-includes).
+    fn matched<'a>(
+        rules: impl Iterator<Item = &'a Gitignore>,
+        abs: &Path,
+        is_dir: bool,
+    ) -> Option<&'a ignore::gitignore::Glob> {
+        for rules in rules {
+            match rules.matched(abs, is_dir) {
+                Match::None => continue,
+                Match::Ignore(glob) => return Some(glob),
+                Match::Whitelist(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// The `.gitignore` files of the directories from the work tree's top down to the
+    /// parent of the root, nearest first, as git reads them on its way down: each directory
+    /// on the way is matched against the rules above it, and one they leave out means git
+    /// commits nothing of the root ([`TreeError::Ignored`]).
+    fn rules_above(
+        dir: &Path,
+        work: &WorkTree,
+        outer: &[Gitignore],
+    ) -> Result<Vec<Gitignore>, TreeError> {
+        // Top-down while reading; reversed at the end.
+        let mut loaded: Vec<Gitignore> = Vec::new();
+        let mut at = work.top.clone();
+        for name in work.rel.iter() {
+            loaded.extend(gitignore_of(&at)?);
+            at.push(name);
+            let rules = loaded.iter().rev().chain(outer.iter());
+            if let Some(glob) = matched(rules, &at, true) {
+                return Err(TreeError::Ignored {
+                    path: dir.to_path_buf(),
+                    excluded: at,
+                    rule: glob.original().to_owned(),
+                    rules_file: glob.from().map(Path::to_path_buf).unwrap_or_default(),
+                });
+            }
+        }
+        loaded.reverse();
+        Ok(loaded)
+    }
+
+    /// The rules of the `.gitignore` in the directory `abs` (absolute, links resolved), if
+    /// it has any. A `.gitignore` that is a link (which could lead anywhere) is not read, as
+    /// git does not read it either.
+    fn gitignore_of(abs: &Path) -> Result<Option<Gitignore>, TreeError> {
+        let file = abs.join(".gitignore");
+        match fs::symlink_metadata(&file) {
+            Ok(m) if m.is_file() => load(abs, &file, m.len()),
+            _ => Ok(None),
+        }
+    }
+
+    /// `info/exclude` of the common git directory `common` (if any), then the global
+    /// excludes, their patterns taken relative to `base`.
+    fn outer_rules(base: &Path, common: Option<&Path>) -> Result<Vec<Gitignore>, TreeError> {
         let mut out = Vec::new();
         let files = [
-            git_dir(root).map(|g| g.join("info").join("exclude")),
+            common.map(|g| g.join("info").join("exclude")),
             ignore::gitignore::gitconfig_excludes_path(),
         ];
         for file in files.into_iter().flatten() {
             match fs::metadata(&file) {
-                Ok(m) if m.is_file() => out.extend(load(root, &file, m.len())?),
+                Ok(m) if m.is_file() => out.extend(load(base, &file, m.len())?),
                 _ => {}
             }
         }
         Ok(out)
-    }
-
-    /// The git directory whose `info/exclude` applies to the work tree at `root`: `.git`,
-    /// or for a linked work tree (`.git` is a file `gitdir: PATH`) the common directory.
-    fn git_dir(root: &Path) -> Option<PathBuf> {
-        git_dirs(root).map(|(_, common)| common)
     }
 
     /// The work tree's own git directory (where its index is) and the common one (where
@@ -593,16 +726,19 @@ mod unix {
         }
     }
 
-    /// The paths git's index at `root` tracks that lie at or under one of `ignored`. None
-    /// when `root` holds no index elench can read (no `.git`, another index version, or
-    /// damage): the check is a courtesy, never a reason to fail.
+    /// The paths (relative to `root`) git's index tracks that lie at or under one of
+    /// `ignored`, the index being that of the work tree `root` lies in. None when there is
+    /// no index elench can read (no work tree, another index version, or damage): the check
+    /// is a courtesy, never a reason to fail.
     pub(super) fn tracked_but_ignored(root: &Path, ignored: &[PathBuf]) -> Option<Vec<PathBuf>> {
         use std::collections::HashSet;
         use std::ffi::OsStr;
         if ignored.is_empty() {
             return Some(Vec::new());
         }
-        let (own, common) = git_dirs(root)?;
+        let WorkTree {
+            rel, own, common, ..
+        } = enclosing(&fs::canonicalize(root).ok()?)?;
         let config = read_small_limit(&common.join("config"), 1 << 20).unwrap_or_default();
         let sha256 = config.lines().any(|l| {
             let l = l.trim().to_ascii_lowercase();
@@ -623,9 +759,11 @@ mod unix {
             .ok()?;
         let paths = index_paths(&data, if sha256 { 32 } else { 20 })?;
         let ignored: HashSet<&Path> = ignored.iter().map(PathBuf::as_path).collect();
+        // The index names paths from the work tree's top; the listing, from `root`.
         let mut out: Vec<PathBuf> = paths
             .iter()
             .map(|p| Path::new(OsStr::from_bytes(p.strip_suffix(b"/").unwrap_or(p))))
+            .filter_map(|p| p.strip_prefix(&rel).ok())
             .filter(|p| p.ancestors().any(|a| ignored.contains(a)))
             .map(Path::to_path_buf)
             .collect();

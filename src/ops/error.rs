@@ -551,10 +551,7 @@ impl From<crate::anchor::AnchorError> for Failure {
                     .into(),
             },
             E::Io { path, source } => Failure::io(path.display(), source),
-            E::Tree(t) => Failure::Io {
-                path: t.path().display().to_string(),
-                message,
-            },
+            E::Tree(t) => super::tree::tree_failure(t),
             E::Ignored { .. } => Failure::Usage(message),
             E::Digest { source, .. } => match source {
                 D::Binary { .. } => Failure::Invalid {

@@ -76,11 +76,18 @@ pub fn tracked_ignored(dir: &Path, listing: &Listing) -> Option<(&'static str, S
     ))
 }
 
-/// A tree that cannot be listed or hashed, naming the path at fault.
+/// A tree that cannot be listed or hashed, naming the path at fault. A directory the ignore
+/// rules of its work tree leave out has no tree (`BAD_TREE`, naming the rule).
 pub fn tree_failure(e: crate::tree::TreeError) -> Failure {
-    Failure::Io {
-        path: e.path().display().to_string(),
-        message: e.to_string(),
+    match e {
+        crate::tree::TreeError::Ignored { .. } => Failure::Invalid {
+            code: crate::error::Code::BadTree,
+            message: e.to_string(),
+        },
+        e => Failure::Io {
+            path: e.path().display().to_string(),
+            message: e.to_string(),
+        },
     }
 }
 

@@ -22,10 +22,15 @@
 //! - A frame is acknowledged only after the fsync of the segment it was written to
 //!   ([`Appender::commit`]).
 //! - Damage before the tail is never skipped: it is [`Damage`] naming segment and offset.
+//! - A segment is a regular file, nothing else: an entry of `log/` named like one that is a
+//!   FIFO, a directory, a device or a symbolic link is [`Damage`] naming it, found before it
+//!   is opened (a FIFO is never opened, so no command waits on one), and `fsck --repair`
+//!   moves it aside like other damage ([`Log::quarantine_from`]).
 
 use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 pub const HEADER_LEN: usize = 44;
@@ -162,6 +167,46 @@ pub fn segment_name(first: u64) -> String {
     format!("{first:020}.seg")
 }
 
+/// What an entry of `log/` that is not a regular file is, for the message that names it.
+fn kind_of(kind: std::fs::FileType) -> &'static str {
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "an entry of another kind"
+    }
+}
+
+/// The damage an entry named like a segment is when it is not a regular file.
+fn not_regular(segment: u64, what: &str) -> LogError {
+    LogError::Damaged(Damage {
+        segment,
+        offset: 0,
+        reason: format!("{what} is there, not a regular file"),
+    })
+}
+
+/// A read-only open of a segment.
+fn reading() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    o
+}
+
+/// A write-only open of a segment that exists (to cut it).
+fn cutting() -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.write(true);
+    o
+}
+
 /// A frame body's checksum and digest: the body is the kind byte and then the payload, taken
 /// in two parts so that neither writer nor reader has to join them in one buffer.
 fn body_sums(kind_byte: u8, payload: &[u8]) -> (u32, [u8; 32]) {
@@ -242,6 +287,38 @@ impl Log {
         self.dir.join(segment_name(first))
     }
 
+    /// Opens the segment `segment` with `options`, never waiting on it and never through a
+    /// link: an entry that is not a regular file is damage naming it, found from its own
+    /// metadata before it is opened (a FIFO would block an open for reading until a writer
+    /// came, and one for writing until a reader did) and again on the descriptor. None when
+    /// there is no such entry (and `options` does not create it). `O_NONBLOCK` changes
+    /// nothing for a regular file's reads and writes.
+    fn open_segment(&self, segment: u64, options: &OpenOptions) -> Result<Option<File>, LogError> {
+        let path = self.segment_path(segment);
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_file() => {}
+            Ok(m) => return Err(not_regular(segment, kind_of(m.file_type()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&path)(e)),
+        }
+        let mut options = options.clone();
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
+        let file = match options.open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // Put there since the look: a link (`O_NOFOLLOW`), or a FIFO without a reader.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENXIO)) => {
+                return Err(not_regular(segment, "another kind of file"))
+            }
+            Err(e) => return Err(io(&path)(e)),
+        };
+        let meta = file.metadata().map_err(io(&path))?;
+        if !meta.is_file() {
+            return Err(not_regular(segment, kind_of(meta.file_type())));
+        }
+        Ok(Some(file))
+    }
+
     /// The segments present, by first record number, in order.
     pub fn segments(&self) -> Result<Vec<u64>, LogError> {
         let mut out = Vec::new();
@@ -296,14 +373,10 @@ impl Log {
                 reason,
             })
         };
-        let mut f = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(damaged(
-                    "the segment holding the record the index points at is missing".into(),
-                ))
-            }
-            Err(e) => return Err(io(&path)(e)),
+        let Some(mut f) = self.open_segment(pos.segment, &reading())? else {
+            return Err(damaged(
+                "the segment holding the record the index points at is missing".into(),
+            ));
         };
         f.seek(SeekFrom::Start(pos.offset)).map_err(io(&path))?;
         let mut h = [0u8; HEADER_LEN];
@@ -399,7 +472,12 @@ impl Log {
                 head.end = 0;
             }
             let path = self.segment_path(seg);
-            let mut f = File::open(&path).map_err(io(&path))?;
+            let mut f = match self.open_segment(seg, &reading()) {
+                Ok(Some(f)) => f,
+                Ok(None) => return Err(io(&path)(std::io::ErrorKind::NotFound.into())),
+                Err(LogError::Damaged(d)) => return Ok((head, Tail::Damaged(d))),
+                Err(e) => return Err(e),
+            };
             let len = f.metadata().map_err(io(&path))?.len();
             if offset > len {
                 return Ok((
@@ -450,7 +528,7 @@ impl Log {
                     Err(reason) => {
                         // Zeros from a crash that extended the file but never wrote it are a
                         // torn tail; anything else is damage.
-                        if last_segment && all_zero_from(&path, offset)? {
+                        if last_segment && self.all_zero_from(seg, offset)? {
                             return Ok((head, torn));
                         }
                         return Ok((head, damaged(reason)));
@@ -523,10 +601,9 @@ impl Log {
     /// Cuts a torn final frame off (it was never acknowledged).
     pub fn cut_torn_tail(&self, segment: u64, offset: u64) -> Result<(), LogError> {
         let path = self.segment_path(segment);
-        let f = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .map_err(io(&path))?;
+        let f = self
+            .open_segment(segment, &cutting())?
+            .ok_or_else(|| io(&path)(std::io::ErrorKind::NotFound.into()))?;
         f.set_len(offset).map_err(io(&path))?;
         f.sync_all().map_err(io(&path))
     }
@@ -543,39 +620,43 @@ impl Log {
         std::fs::create_dir_all(dest).map_err(io(dest))?;
         let mut moved = Vec::new();
         let path = self.segment_path(segment);
-        if offset == 0 && path.exists() {
+        // Whatever the entry is (a FIFO, a directory or a link is moved as it is, never
+        // opened or followed).
+        let present = std::fs::symlink_metadata(&path).is_ok();
+        if offset == 0 && present {
             // The whole segment goes: moved, so that no empty (or misnumbered) file of it
             // stays behind to break the log again.
             let to = dest.join(segment_name(segment));
-            if to.exists() {
+            if std::fs::symlink_metadata(&to).is_ok() {
                 return Err(io(&to)(std::io::ErrorKind::AlreadyExists.into()));
             }
             std::fs::rename(&path, &to).map_err(io(&path))?;
             moved.push(segment_name(segment));
-        } else if path.exists() {
-            let mut f = File::open(&path).map_err(io(&path))?;
+        } else if present {
+            let mut f = self
+                .open_segment(segment, &reading())?
+                .ok_or_else(|| io(&path)(std::io::ErrorKind::NotFound.into()))?;
             f.seek(SeekFrom::Start(offset)).map_err(io(&path))?;
             let mut rest = Vec::new();
             f.read_to_end(&mut rest).map_err(io(&path))?;
             let name = format!("{}.from-{offset}", segment_name(segment));
             let out = dest.join(&name);
-            if out.exists() {
+            if std::fs::symlink_metadata(&out).is_ok() {
                 // Never written over: what is there was moved aside before.
                 return Err(io(&out)(std::io::ErrorKind::AlreadyExists.into()));
             }
             crate::atomic_file::write(&out, &rest).map_err(io(&out))?;
             moved.push(name);
-            let w = OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .map_err(io(&path))?;
+            let w = self
+                .open_segment(segment, &cutting())?
+                .ok_or_else(|| io(&path)(std::io::ErrorKind::NotFound.into()))?;
             w.set_len(offset).map_err(io(&path))?;
             w.sync_all().map_err(io(&path))?;
         }
         for s in self.segments()?.into_iter().filter(|&s| s > segment) {
             let from = self.segment_path(s);
             let to = dest.join(segment_name(s));
-            if to.exists() {
+            if std::fs::symlink_metadata(&to).is_ok() {
                 return Err(io(&to)(std::io::ErrorKind::AlreadyExists.into()));
             }
             std::fs::rename(&from, &to).map_err(io(&from))?;
@@ -586,17 +667,23 @@ impl Log {
     }
 }
 
-fn all_zero_from(path: &Path, offset: u64) -> Result<bool, LogError> {
-    let mut f = File::open(path).map_err(io(path))?;
-    f.seek(SeekFrom::Start(offset)).map_err(io(path))?;
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = f.read(&mut buf).map_err(io(path))?;
-        if n == 0 {
-            return Ok(true);
-        }
-        if buf[..n].iter().any(|&b| b != 0) {
-            return Ok(false);
+impl Log {
+    /// Whether segment `segment` holds only zero bytes from `offset` to its end.
+    fn all_zero_from(&self, segment: u64, offset: u64) -> Result<bool, LogError> {
+        let path = self.segment_path(segment);
+        let mut f = self
+            .open_segment(segment, &reading())?
+            .ok_or_else(|| io(&path)(std::io::ErrorKind::NotFound.into()))?;
+        f.seek(SeekFrom::Start(offset)).map_err(io(&path))?;
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = f.read(&mut buf).map_err(io(&path))?;
+            if n == 0 {
+                return Ok(true);
+            }
+            if buf[..n].iter().any(|&b| b != 0) {
+                return Ok(false);
+            }
         }
     }
 }
@@ -701,12 +788,13 @@ impl Appender {
         std::fs::create_dir_all(&self.log.dir).map_err(io(&self.log.dir))?;
         let seg = self.pending_head.segment;
         let path = self.log.segment_path(seg);
-        let new_file = !path.exists();
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io(&path))?;
+        let new_file = std::fs::symlink_metadata(&path).is_err();
+        let mut appending = OpenOptions::new();
+        appending.create(true).append(true);
+        let mut f = self
+            .log
+            .open_segment(seg, &appending)?
+            .ok_or_else(|| io(&path)(std::io::ErrorKind::NotFound.into()))?;
         // The group starts where the head says; a file longer than that holds a torn tail
         // the caller should have cut.
         let len = f.metadata().map_err(io(&path))?.len();

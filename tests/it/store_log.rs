@@ -1548,3 +1548,134 @@ fn a_layout_1_store_without_the_migration_feature_says_how_to_migrate_and_change
         assert_eq!(data(&store), before, "{args:?} changed the store");
     }
 }
+
+// ---- issue 32, item 11: a log entry that is not a regular file ----
+
+/// `elench --store STORE --timeout 10 ARGS…`: a command that waits on a FIFO runs into that
+/// limit (`TIMEOUT`); one that does not answers long before. Hard bound: one minute.
+fn run_bounded(store: &Path, args: &[&str]) -> common::Out {
+    use std::process::{Command, Stdio};
+    let mut line = vec!["--timeout", "10"];
+    line.extend_from_slice(args);
+    let child = Command::new(common::elench_path())
+        .args(common::with_store(store, &line))
+        .env_remove("ELENCH_STORE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("elench starts");
+    let started = std::time::Instant::now();
+    let done = common::finish_within(child, std::time::Duration::from_secs(60), "elench");
+    let json: Value = serde_json::from_str(done.stdout.trim())
+        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", done.stdout));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(9),
+        "{args:?} took {:?}: {json}",
+        started.elapsed()
+    );
+    common::Out {
+        code: done.code.expect("an exit code"),
+        json,
+        stderr: done.stderr,
+    }
+}
+
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+/// A FIFO or a directory in `log/` named like a segment blocked every command (a FIFO is
+/// never opened for reading now) or could not be repaired: it is `STORE_CORRUPT` naming it,
+/// from readers, writers and `fsck`, each answering at once; `fsck --repair` moves it aside
+/// into `quarantine/<time>/` (nothing deleted), after which the store works.
+#[test]
+fn a_log_entry_that_is_not_a_regular_file_is_store_corrupt_until_repair_moves_it_aside() {
+    use std::os::unix::fs::FileTypeExt;
+    type Break = fn(&Path, &Path) -> (u64, usize);
+    let cases: [(&str, Break); 4] = [
+        ("a FIFO after the last segment", |s, _| {
+            mkfifo(&segment_n(s, 13));
+            (13, 10)
+        }),
+        ("a FIFO in place of the last segment", |s, keep| {
+            std::fs::rename(segment_n(s, 11), keep.join("kept.seg")).unwrap();
+            mkfifo(&segment_n(s, 11));
+            (11, 8)
+        }),
+        ("a directory after the last segment", |s, _| {
+            std::fs::create_dir(segment_n(s, 13)).unwrap();
+            std::fs::write(segment_n(s, 13).join("inside"), b"kept").unwrap();
+            (13, 10)
+        }),
+        ("a directory in place of the first segment", |s, _| {
+            let first = segment_n(s, 0);
+            let bytes = std::fs::read(&first).unwrap();
+            std::fs::remove_file(&first).unwrap();
+            std::fs::create_dir(&first).unwrap();
+            std::fs::write(first.join("was-the-segment"), bytes).unwrap();
+            (0, 0)
+        }),
+    ];
+    for (what, break_it) in cases {
+        let cs = claims(10, 32);
+        let (tmp, store) = store_with(&cs);
+        split_segments(&store, &[8, 11]);
+        let (at, left) = break_it(&store, tmp.path());
+        let name = elench::store::log::segment_name(at);
+        for args in [&["status", "--all"][..], &["fsck"], &["log"]] {
+            let out = run_bounded(&store, args);
+            corrupt(&out);
+            // The error's message, or `fsck`'s problems, name the entry and what is wrong.
+            let said = out.json.to_string();
+            assert!(said.contains(&name), "{what}, {args:?}: {said}");
+            assert!(
+                said.contains("not a regular file"),
+                "{what}, {args:?}: {said}"
+            );
+        }
+        let out = add_fresh_bounded(&store, tmp.path());
+        corrupt(&out);
+        let out = run_bounded(&store, &["fsck", "--repair"]);
+        assert_eq!(out.code, 0, "{what}: {}", out.json);
+        let moved: Vec<&str> = out.json["data"]["repaired"]["moved"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect();
+        assert!(moved.contains(&name.as_str()), "{what}: {moved:?}");
+        let quarantine =
+            PathBuf::from(out.json["data"]["repaired"]["quarantine"].as_str().unwrap());
+        assert!(quarantine.starts_with(store.join("quarantine")), "{what}");
+        let aside = std::fs::symlink_metadata(quarantine.join(&name)).unwrap();
+        let kind = aside.file_type();
+        assert!(kind.is_fifo() || kind.is_dir(), "{what}: {kind:?}");
+        if kind.is_dir() {
+            assert!(
+                std::fs::read_dir(quarantine.join(&name)).unwrap().count() == 1,
+                "{what}: the directory's content was kept"
+            );
+        }
+        let out = run_bounded(&store, &["status", "--all", "--limit", "100"]);
+        assert_eq!(out.code, 0, "{what}: {}", out.json);
+        assert_eq!(
+            out.json["data"]["claims"].as_array().unwrap().len(),
+            left,
+            "{what}"
+        );
+        assert_eq!(run_bounded(&store, &["fsck"]).code, 0, "{what}");
+    }
+}
+
+/// `add` of one fresh assertion through `run_bounded`.
+fn add_fresh_bounded(store: &Path, dir: &Path) -> common::Out {
+    let keys = Keys::new();
+    let fresh = ClaimBuilder::assertion("one more").sign(&keys);
+    let bundle = dir.join("one-more.intoto.jsonl");
+    write_bundle(&bundle, [&fresh]);
+    run_bounded(store, &["add", bundle.to_str().unwrap()])
+}

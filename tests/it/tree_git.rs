@@ -770,3 +770,344 @@ fn tracked_files_that_the_rules_leave_out_are_named() {
         }
     }
 }
+
+// ---- issue 32, item 6: the tree of a directory inside a work tree is git's subtree ----
+
+/// git's id of the empty tree (SHA-256).
+const EMPTY_TREE: &str = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321";
+
+/// `elench tree ARGS DIR` through the binary: exit code and the JSON answer.
+fn elench_tree_any(dir: &Path, home: &Path, args: &[&str]) -> (i32, Value) {
+    let mut cmd = Command::new(common::elench_path());
+    isolate(&mut cmd, home);
+    let out = cmd
+        .arg("tree")
+        .args(args)
+        .args(["--format", "json"])
+        .arg(dir)
+        .output()
+        .expect("elench runs");
+    let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    (out.status.code().expect("an exit code"), json)
+}
+
+/// Every subtree of git's tree `tree` in the repository at `root`, by path (`""` the top).
+fn git_subtrees(
+    root: &Path,
+    home: &Path,
+    tree: &str,
+) -> std::collections::BTreeMap<String, String> {
+    let listed = git(root, home, &["ls-tree", "-r", "-d", tree]).expect("git ls-tree");
+    let mut out: std::collections::BTreeMap<String, String> = listed
+        .lines()
+        .filter_map(|l| {
+            let (meta, path) = l.split_once('\t')?;
+            Some((path.to_owned(), meta.split_whitespace().nth(2)?.to_owned()))
+        })
+        .collect();
+    out.insert(String::new(), tree.to_owned());
+    out
+}
+
+/// What `git add -A && git write-tree` gives in the SHA-256 repository at `root`.
+fn git_add_all_write_tree(root: &Path, home: &Path) -> String {
+    git(root, home, &["add", "-A"]).expect("git add");
+    git(root, home, &["write-tree"]).expect("git write-tree")
+}
+
+/// Issue 32: with `__pycache__/` in the checkout's root `.gitignore`, `elench tree src` is
+/// git's subtree `src` of `git add -A && git write-tree`, and Python writing bytecode under
+/// src/ never changes it; a whole-tree claim made `--at src` stays anchored there.
+#[test]
+fn the_tree_of_a_subdirectory_is_the_subtree_git_commits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let home = tempfile::tempdir().expect("tempdir for HOME");
+    write(root, ".gitignore", "__pycache__/\n*.egg-info/\n/dist\n");
+    write(root, "pyproject.toml", "[project]\nname = \"app\"\n");
+    write(root, "src/app/__init__.py", "");
+    write(root, "src/app/main.py", "def main():\n    return 1\n");
+    write(root, "src/dist/kept.py", "# not the anchored /dist\n");
+    let Some(()) = git_init(root, home.path()) else {
+        return;
+    };
+    let src = root.join("src");
+    let before = elench_tree(&src, home.path(), &[]);
+    write(
+        root,
+        "src/app/__pycache__/main.cpython-312.pyc",
+        b"\x6f\x0d\x0d\x0abytecode",
+    );
+    write(root, "src/__pycache__/x.cpython-312.pyc", b"bytecode");
+    write(root, "src/app.egg-info/PKG-INFO", "Name: app\n");
+    assert_eq!(
+        elench_tree(&src, home.path(), &[]),
+        before,
+        "bytecode changed the tree of src"
+    );
+    let tree = git_add_all_write_tree(root, home.path());
+    let theirs = git(root, home.path(), &["rev-parse", &format!("{tree}:src")]).expect("rev-parse");
+    assert_eq!(
+        before, theirs,
+        "elench tree src differs from git's subtree src"
+    );
+    // Through a relative path and through a symbolic link, the same.
+    let (code, json) = {
+        let mut cmd = Command::new(common::elench_path());
+        isolate(&mut cmd, home.path());
+        let out = cmd
+            .current_dir(root)
+            .args(["tree", "--format", "json", "src"])
+            .output()
+            .expect("elench runs");
+        let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (out.status.code(), json)
+    };
+    assert_eq!(code, Some(0), "{json}");
+    assert_eq!(json["data"]["tree"], json!(before));
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    symlink(&src, elsewhere.path().join("link")).expect("symlink");
+    assert_eq!(
+        elench_tree(&elsewhere.path().join("link"), home.path(), &[]),
+        before
+    );
+    // --no-ignore still reads no rule at all: the bytecode counts.
+    assert_ne!(elench_tree(&src, home.path(), &["--no-ignore"]), before);
+}
+
+/// A whole-tree claim made `--at SUB` stays anchored at SUB after files the checkout's rules
+/// ignore appear under it (it turned `unanchored` without a warning).
+#[test]
+fn a_claim_made_at_a_subdirectory_stays_anchored_when_ignored_files_appear() {
+    use common::KeyedStore;
+    let ks = KeyedStore::new();
+    let home = tempfile::tempdir().expect("tempdir for HOME");
+    let proj = ks.dir().join("proj");
+    write(&proj, ".gitignore", "__pycache__/\n");
+    write(&proj, "src/app/main.py", "def main():\n    return 1\n");
+    if git(&proj, home.path(), &["init", "-q"]).is_err() {
+        eprintln!("skipped: git cannot make a repository here");
+        return;
+    }
+    let src = proj.join("src");
+    let at = src.to_str().unwrap();
+    let key = ks.keys.agent.private.to_str().unwrap().to_owned();
+    let (code, out) = ks.run(&[
+        "claim",
+        "the app has one entry point",
+        "--at",
+        at,
+        "--key",
+        &key,
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let id = out["data"]["id"].as_str().expect("an id").to_owned();
+    write(
+        &proj,
+        "src/app/__pycache__/main.cpython-312.pyc",
+        b"bytecode",
+    );
+    let (code, out) = ks.run(&["status", &id, "--at", at]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        out["data"]["claims"][0]["applies"],
+        json!("anchored"),
+        "{out}"
+    );
+}
+
+/// A directory that the rules above it leave out (or that lies under one) has no tree: git
+/// commits nothing of it. `tree`, `anchor`, `status --at` and `claim --at` say so
+/// (`BAD_TREE`, naming the rule and its file); `--no-ignore` reads every file as before. And
+/// git's index of the work tree is read for `TRACKED_IGNORED` from a subdirectory too.
+#[test]
+fn a_directory_the_rules_above_leave_out_has_no_tree() {
+    use common::KeyedStore;
+    let ks = KeyedStore::new();
+    let home = tempfile::tempdir().expect("tempdir for HOME");
+    let proj = ks.dir().join("proj");
+    write(&proj, ".gitignore", "/build/\n");
+    write(&proj, "build/out/gen.rs", "fn generated() {}\n");
+    write(&proj, "src/gen/x.rs", "committed before the rule\n");
+    write(&proj, "src/lib.rs", "fn a() {}\n");
+    let Some(()) = git_init(&proj, home.path()) else {
+        return;
+    };
+    for sub in ["build", "build/out"] {
+        let (code, json) = elench_tree_any(&proj.join(sub), home.path(), &[]);
+        assert_eq!(code, 2, "{sub}: {json}");
+        assert_eq!(json["error"]["code"], json!("BAD_TREE"), "{sub}: {json}");
+        let message = json["error"]["message"].as_str().unwrap();
+        assert!(message.contains("`/build/`"), "{message}");
+        assert!(message.contains(".gitignore"), "{message}");
+        let (code, json) = elench_tree_any(&proj.join(sub), home.path(), &["--no-ignore"]);
+        assert_eq!(code, 0, "{sub} --no-ignore: {json}");
+    }
+    let out = proj.join("build/out");
+    let at = out.to_str().unwrap();
+    for args in [
+        vec!["anchor", "gen.rs", "--at", at],
+        vec!["status", "--all", "--at", at],
+    ] {
+        let (code, json) = ks.run(&args);
+        assert_eq!(code, 2, "{args:?}: {json}");
+        assert_eq!(json["error"]["code"], json!("BAD_TREE"), "{args:?}: {json}");
+    }
+    let tree = git_add_all_write_tree(&proj, home.path());
+    assert!(git(&proj, home.path(), &["rev-parse", &format!("{tree}:build")]).is_err());
+
+    // A tracked file that a rule of the top now leaves out is named relative to src/.
+    write(&proj, ".gitignore", "/build/\ngen/\n");
+    let json = elench_tree_json(&proj.join("src"), home.path(), &[]);
+    let warned: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "TRACKED_IGNORED")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(warned.len(), 1, "{json}");
+    assert!(warned[0].contains("(first: gen/x.rs)"), "{json}");
+}
+
+/// Property: for random ignore files at several levels (negations, anchored patterns,
+/// directory patterns, `**`, `*` with `!*/`), `info/exclude` and the global excludes,
+/// `elench tree` of every subdirectory equals git's subtree of `git add -A && git
+/// write-tree` in a SHA-256 repository: the empty tree where git has none, or `BAD_TREE`
+/// when the rules leave the directory out (git's tree then has no such subtree).
+#[test]
+fn the_tree_of_every_subdirectory_equals_git_s_subtree_under_random_rules() {
+    const DIRS: [&str; 6] = ["a", "b", "gen", "build", "src", "x.d"];
+    const FILES: [&str; 7] = ["f.txt", "g.log", "keep.log", "h.rs", "x.pyc", "gen.rs", "c"];
+    const PATTERNS: [&str; 38] = [
+        "*.log",
+        "!keep.log",
+        "*.txt",
+        "!f.txt",
+        "gen/",
+        "/gen",
+        "gen",
+        "build/",
+        "/build",
+        "a/b/",
+        "a/gen/",
+        "/a/*.txt",
+        "**/x.pyc",
+        "*.pyc",
+        "!x.pyc",
+        "b",
+        "!b",
+        "!b/",
+        "src/gen/",
+        "/src/",
+        "x.d/",
+        "**/gen/*.rs",
+        "a/**/h.rs",
+        "!gen/",
+        "*",
+        "!*/",
+        "!h.rs",
+        "c",
+        "/c",
+        "b/*",
+        "a/",
+        "/a/b",
+        "**/b/**",
+        "!/gen",
+        "*.rs",
+        "!src/",
+        "/*/",
+        "src/**",
+    ];
+    let mut rng = common::Rng::new(0x007e_e533);
+    let (mut compared, mut left_out, mut empty) = (0, 0, 0);
+    for case in 0..8 {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let home = tempfile::tempdir().expect("tempdir for HOME");
+        let pick = |rng: &mut common::Rng, n: usize| -> Vec<&'static str> {
+            (0..rng.range(1, n as u64 + 1))
+                .map(|_| PATTERNS[rng.below(PATTERNS.len())])
+                .collect()
+        };
+        // Directories three levels deep, each with files and perhaps a .gitignore.
+        let mut todo = vec![(String::new(), 0)];
+        let mut dirs = Vec::new();
+        while let Some((rel, depth)) = todo.pop() {
+            let mut names: Vec<&str> = DIRS.to_vec();
+            rng.shuffle(&mut names);
+            let subdirs: Vec<&str> = if depth < 3 {
+                names[..rng.range(0, 3) as usize].to_vec()
+            } else {
+                Vec::new()
+            };
+            let mut files: Vec<&str> = FILES
+                .iter()
+                .copied()
+                .filter(|f| !subdirs.contains(f))
+                .collect();
+            rng.shuffle(&mut files);
+            let at = |name: &str| {
+                if rel.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{rel}/{name}")
+                }
+            };
+            for f in &files[..rng.range(1, 4) as usize] {
+                write(root, &at(f), format!("{case} {rel} {f}\n"));
+            }
+            if rng.chance(60) {
+                write(root, &at(".gitignore"), pick(&mut rng, 4).join("\n") + "\n");
+            }
+            for d in subdirs {
+                todo.push((at(d), depth + 1));
+            }
+            dirs.push(rel);
+        }
+        let global = pick(&mut rng, 2).join("\n") + "\n";
+        if rng.chance(50) {
+            write(home.path(), ".config/git/ignore", &global);
+        }
+        let Some(()) = git_init(root, home.path()) else {
+            return;
+        };
+        if rng.chance(50) {
+            write(
+                root,
+                ".git/info/exclude",
+                pick(&mut rng, 2).join("\n") + "\n",
+            );
+        }
+        let tree = git_add_all_write_tree(root, home.path());
+        let subtrees = git_subtrees(root, home.path(), &tree);
+        for rel in &dirs {
+            let (code, json) = elench_tree_any(&root.join(rel), home.path(), &[]);
+            let context = || {
+                let rules = git(
+                    root,
+                    home.path(),
+                    &["ls-files", "-o", "-i", "--exclude-standard"],
+                );
+                format!("case {case}, dir {rel:?}: {json}\nignored by git: {rules:?}")
+            };
+            match (code, subtrees.get(rel)) {
+                (0, Some(theirs)) => {
+                    assert_eq!(json["data"]["tree"], json!(theirs), "{}", context());
+                    compared += 1;
+                }
+                (0, None) => {
+                    assert_eq!(json["data"]["tree"], json!(EMPTY_TREE), "{}", context());
+                    empty += 1;
+                }
+                (2, None) if json["error"]["code"] == "BAD_TREE" => left_out += 1,
+                _ => panic!("{}", context()),
+            }
+        }
+    }
+    eprintln!("{compared} subtrees compared, {empty} empty, {left_out} left out");
+    assert!(
+        compared >= 20 && left_out >= 3 && empty >= 1,
+        "{compared} {left_out} {empty}"
+    );
+}
