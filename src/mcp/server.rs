@@ -1,9 +1,11 @@
 //! The protocol side: initialize, tools/list and tools/call over `rmcp`.
 //!
-//! A call's failure is a tool result with `isError: true` whose `structuredContent` is
-//! `{"error": {code, message, suggestion, …}, "warnings": […]}`, the same `error` object as
-//! the CLI's JSON envelope, so that the model reads what went wrong and what to do. Only a
-//! request that names no served tool is a JSON-RPC error (invalid params).
+//! A call's failure is a tool result with `isError: true` and one text content, the JSON
+//! `{"error": {code, message, suggestion, …}, "warnings": […]}` (the same `error` object as
+//! the CLI's JSON envelope), so that the model reads what went wrong and what to do. It has
+//! no `structuredContent`: clients check that against the tool's output schema, which
+//! describes a success. Only a request that names no served tool is a JSON-RPC error
+//! (invalid params).
 
 use super::bound;
 use super::tools::{self, ToolDef};
@@ -102,8 +104,8 @@ fn warnings_json(w: Vec<(String, String)>) -> Value {
     )
 }
 
-/// The tool result of a failure: elench's `error` object, and a line of text for people,
-/// both within `cap` (a message naming a thousand unknown ids is shortened, never cut
+/// The tool result of a failure: elench's `error` object and the warnings, as JSON text,
+/// within `cap` (a message naming a thousand unknown ids is shortened, never cut
 /// mid-JSON).
 fn failure_result(
     f: &Failure,
@@ -148,18 +150,9 @@ fn failure_result_with(
         });
         small
     });
-    let error = &content["error"];
-    let mut text = format!(
-        "error[{}]: {}",
-        error["code"].as_str().unwrap_or_default(),
-        error["message"].as_str().unwrap_or_default()
-    );
-    if let Some(s) = error["suggestion"].as_str() {
-        text.push_str(&format!("\nsuggestion: {s}"));
-    }
-    let mut r = CallToolResult::structured_error(content);
-    r.content = vec![ContentBlock::text(text)];
-    r
+    // No structuredContent: a client checks structured content against the tool's output
+    // schema, which describes a success; the error goes in the text, as JSON.
+    CallToolResult::error(vec![ContentBlock::text(content.to_string())])
 }
 
 /// A result that does not fit the cap even cut down (an item whose many small members

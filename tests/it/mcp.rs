@@ -172,7 +172,9 @@ impl Client {
         data
     }
 
-    /// A call that must fail as a tool result: its `error` object.
+    /// A call that must fail as a tool result: its `error` object. The result is `isError`
+    /// with one text content, the JSON of `{error, warnings}`, and no structured content
+    /// (a client checks that against the tool's output schema, which describes a success).
     fn err(&mut self, name: &str, arguments: Value) -> Value {
         let r = self.call(name, arguments.clone());
         assert_eq!(
@@ -180,12 +182,22 @@ impl Client {
             json!(true),
             "{name} {arguments} should fail: {r}"
         );
-        let error = r["structuredContent"]["error"].clone();
+        assert!(
+            r.get("structuredContent").is_none(),
+            "{name}: a failure carries no structured content: {r}"
+        );
+        let content = r["content"].as_array().expect("content");
+        assert_eq!(content.len(), 1, "{r}");
+        assert_eq!(content[0]["type"], "text", "{r}");
+        let text = content[0]["text"].as_str().unwrap();
+        let body: Value = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("{name}: a failure's text is JSON ({e}): {text}"));
+        let error = body["error"].clone();
         assert!(
             error["code"].is_string() && error["message"].is_string(),
             "{r}"
         );
-        // A failure's structured content is the documented failure shape.
+        // A failure's text is the documented failure shape.
         let failure = json!({
             "type": "object",
             "properties": {
@@ -198,24 +210,18 @@ impl Client {
         });
         let validator = jsonschema::draft202012::new(&failure).expect("the failure schema");
         let errors: Vec<String> = validator
-            .iter_errors(&r["structuredContent"])
+            .iter_errors(&body)
             .map(|e| e.to_string())
             .collect();
         assert!(
             errors.is_empty(),
             "{name}: {r} breaks the failure shape: {errors:?}"
         );
-        let text = r["content"][0]["text"].as_str().unwrap();
-        assert!(text.contains(error["code"].as_str().unwrap()), "{text}");
         if let Some(cap) = self.cap {
-            let bytes = serde_json::to_vec(&r["structuredContent"]).unwrap().len();
-            assert!(
-                bytes <= cap,
-                "{name}: a failure of {bytes} bytes, over the cap {cap}: {r}"
-            );
             assert!(
                 text.len() <= cap,
-                "{name}: its text is over the cap: {text}"
+                "{name}: a failure of {} bytes, over the cap {cap}: {text}",
+                text.len()
             );
         }
         error
@@ -1096,4 +1102,58 @@ fn results_keep_to_the_byte_cap_and_the_cursor_goes_on() {
         assert_eq!(e["code"], "BAD_ARGUMENTS", "{tool}: {e}");
     }
     c.finish();
+}
+
+/// The official MCP TypeScript SDK, as TypeScript agents and the MCP Inspector use it, drives
+/// the server (tests/mcp-ts/client.mjs): it lists the tools, makes calls that succeed and
+/// calls that fail, and accepts every result, a failure's included (it checks structured
+/// content against the tool's output schema and throws -32602 when it does not match).
+/// Skipped when node or the SDK (`npm ci` in tests/mcp-ts, which `.ci/run` does) is absent.
+#[test]
+fn the_typescript_sdk_accepts_every_result_and_every_failure() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-ts");
+    let node = Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: node is not installed");
+        return;
+    }
+    if !dir
+        .join("node_modules/@modelcontextprotocol/sdk/package.json")
+        .exists()
+    {
+        eprintln!("skipped: the MCP TypeScript SDK is not installed (npm ci in tests/mcp-ts)");
+        return;
+    }
+    let w = World::new();
+    let mut child = Command::new("node")
+        .arg("client.mjs")
+        .current_dir(&dir)
+        .env("ELENCH_BIN", env!("CARGO_BIN_EXE_elench"))
+        .env("ELENCH_TEST_STORE", &w.store)
+        .env("ELENCH_TEST_TREE", &w.tree)
+        .env("ELENCH_TEST_AGENT_KEY", &w.keys.agent.private)
+        .env_remove("ELENCH_STORE")
+        .env_remove("ELENCH_PRODUCER")
+        .env_remove("CI")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > ANSWER_WITHIN {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "the TypeScript client ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
 }
