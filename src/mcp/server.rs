@@ -23,6 +23,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 
 struct Served {
     def: &'static ToolDef,
@@ -34,7 +35,14 @@ pub struct Server {
     config: Arc<Config>,
     tools: Arc<HashMap<&'static str, Served>>,
     order: Vec<&'static str>,
+    /// A permit per call that may run at once ([`CALLS_AT_ONCE`]).
+    running: Arc<Semaphore>,
 }
+
+/// How many tool calls run at once. A client may send thousands without waiting for an
+/// answer; each running call holds a thread, the store and its result, so the rest wait, in
+/// the order they came (the semaphore is fair), holding only their arguments.
+pub const CALLS_AT_ONCE: usize = 4;
 
 fn object(v: Value) -> Arc<JsonObject> {
     match v {
@@ -73,13 +81,15 @@ impl Server {
             config: Arc::new(config),
             tools: Arc::new(tools),
             order,
+            running: Arc::new(Semaphore::new(CALLS_AT_ONCE)),
         })
     }
 }
 
 pub async fn run(config: Config) -> Result<(), Failure> {
     let server = Server::new(config)?;
-    let running = match server.serve(rmcp::transport::stdio()).await {
+    let stdio = super::transport::Lines::new(tokio::io::stdin(), tokio::io::stdout());
+    let running = match server.serve(stdio).await {
         Ok(r) => r,
         // The client went away before it began: nothing was asked, nothing failed.
         Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
@@ -236,8 +246,18 @@ impl ServerHandler for Server {
         let config = self.config.clone();
         let served_tools = self.tools.clone();
         let cancelled = context.ct.clone();
-        // The library blocks (the store, the sandbox): off the protocol's thread.
+        // A call waits its turn; one cancelled while waiting never runs (its answer, as
+        // every cancelled call's, is not sent).
+        let permit = tokio::select! {
+            permit = self.running.clone().acquire_owned() => permit,
+            () = context.ct.cancelled() => return Err(ErrorData::internal_error(
+                "the call was cancelled before it ran", None)),
+        };
+        let permit = permit.map_err(|_| ErrorData::internal_error("the server is ending", None))?;
+        // The library blocks (the store, the sandbox): off the protocol's thread, holding
+        // the permit until it is done.
         let outcome = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let observer = Arc::new(Collected::default());
             let served = &served_tools[name.as_str()];
             // The client's notifications/cancelled for this call: a check stops between

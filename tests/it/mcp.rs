@@ -251,6 +251,40 @@ impl Client {
 }
 
 impl Client {
+    /// Sends `bytes` as one line, as they are.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message the server sends.
+    fn next_message(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(ANSWER_WITHIN)
+            .unwrap_or_else(|e| panic!("no answer ({e})"));
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC ({e}): {line:?}"))
+    }
+
+    /// A number of the server's /proc/PID/status (`VmHWM` in KiB, `Threads`).
+    fn proc_status(&self, field: &str) -> u64 {
+        proc_status(self.child.id(), field)
+    }
+}
+
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+impl Client {
     /// Waits for the server to end by itself, stdin still open.
     fn wait_for_end(&mut self) -> std::process::ExitStatus {
         let started = std::time::Instant::now();
@@ -1156,4 +1190,146 @@ fn the_typescript_sdk_accepts_every_result_and_every_failure() {
         "the TypeScript client ({}):\n{stdout}\n{stderr}",
         out.status
     );
+}
+
+/// What the server cannot read is answered with a JSON-RPC error, never with silence (a
+/// client would wait for ever): a line that is not JSON, or nests too deep to read, -32700
+/// with id null; JSON that is not a request, -32600; a request whose params do not fit its
+/// method, -32602 with its id. A line over 4 MiB is answered -32600 and skipped without
+/// being held. After each, the session goes on.
+#[test]
+fn requests_the_server_cannot_read_are_answered_and_the_session_goes_on() {
+    let w = World::new();
+    let (mut c, _) = w.serve(&["--read-only"]);
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases: Vec<(&[u8], i64, Value)> = vec![
+        (
+            br#"{"jsonrpc": "2.0", "id": 1, "method":"#,
+            -32700,
+            Value::Null,
+        ),
+        (deep.as_bytes(), -32700, Value::Null),
+        (b"\xff\xfe not even text", -32700, Value::Null),
+        (br#"{"foo": 1}"#, -32600, Value::Null),
+        (
+            br#"[{"jsonrpc": "2.0", "id": 5, "method": "ping"}]"#,
+            -32600,
+            Value::Null,
+        ),
+        (br#"{"id": 6, "method": "ping"}"#, -32600, json!(6)),
+        (
+            br#"{"jsonrpc": "2.0", "id": "seven", "method": "tools/call", "params": 5}"#,
+            -32602,
+            json!("seven"),
+        ),
+    ];
+    for (line, code, id) in cases {
+        let shown = String::from_utf8_lossy(&line[..line.len().min(60)]).into_owned();
+        c.send_raw(line);
+        let a = c.next_message();
+        assert_eq!(a["jsonrpc"], "2.0", "{shown}: {a}");
+        assert_eq!(a["error"]["code"], json!(code), "{shown}: {a}");
+        assert_eq!(
+            a.get("id"),
+            Some(&id),
+            "{shown}: the id, null when unread: {a}"
+        );
+        assert!(a["error"]["message"].is_string(), "{a}");
+        let r = c.request("ping", json!({}));
+        assert!(
+            r["result"].is_object(),
+            "the session goes on after {shown}: {r}"
+        );
+    }
+    // A notification is never answered, even one the server cannot read: the next message
+    // is the ping's answer.
+    c.send_raw(br#"{"jsonrpc": "2.0", "method": "notifications/unheard-of"}"#);
+    let r = c.request("ping", json!({}));
+    assert!(r["result"].is_object(), "{r}");
+
+    // 64 MiB on one line: answered as soon as it passes the bound, skipped, never held.
+    let before = c.proc_status("VmHWM");
+    let mut huge = br#"{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"pad": ""#.to_vec();
+    huge.resize(huge.len() + (64 << 20), b'x');
+    huge.extend_from_slice(br#""}}"#);
+    c.send_raw(&huge);
+    drop(huge);
+    let a = c.next_message();
+    assert_eq!(a["error"]["code"], json!(-32600), "{a}");
+    assert_eq!(a.get("id"), Some(&Value::Null), "{a}");
+    assert!(
+        a["error"]["message"].as_str().unwrap().contains("4 MiB"),
+        "{a}"
+    );
+    let r = c.request("ping", json!({}));
+    assert!(r["result"].is_object(), "the session goes on: {r}");
+    let grown = c.proc_status("VmHWM").saturating_sub(before);
+    assert!(
+        grown < 12 * 1024,
+        "the server's peak memory grew by {grown} KiB for a line it skips"
+    );
+    // A long line within the bound is read: here a 3 MiB cursor, refused as a tool result.
+    let e = c.err("log", json!({"cursor": "x".repeat(3 << 20)}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    c.finish();
+}
+
+/// Calls sent all at once, without waiting for answers, are all answered, while only a few
+/// run at a time (each running call holds a thread: the server's thread count stays near
+/// `CALLS_AT_ONCE`, 4, where it once grew with every call waiting).
+#[test]
+fn pipelined_calls_are_all_answered_with_few_running_at_once() {
+    const CALLS: usize = 300;
+    let w = World::new();
+    let mut c = w.serve_all();
+    for n in 0..3 {
+        c.ok(
+            "claim",
+            json!({"text": format!("claim {n}"), "anchor": ["src/lib.rs"]}),
+        );
+    }
+    let pid = c.child.id();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(proc_status(pid, "Threads"));
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            most
+        })
+    };
+    let calls = [
+        json!({"name": "log", "arguments": {"limit": 20}}),
+        json!({"name": "claims_for", "arguments": {}}),
+        json!({"name": "status", "arguments": {"ids": ["cl_0000"]}}),
+    ];
+    let mut all = Vec::new();
+    for n in 0..CALLS {
+        let m = json!({"jsonrpc": "2.0", "id": format!("p{n}"), "method": "tools/call",
+                       "params": calls[n % calls.len()]});
+        writeln!(all, "{m}").unwrap();
+    }
+    c.send_raw(all.trim_ascii_end());
+    let mut answered = std::collections::BTreeSet::new();
+    while answered.len() < CALLS {
+        let a = c.next_message();
+        let id = a["id"].as_str().unwrap_or_else(|| panic!("{a}")).to_owned();
+        assert!(a["result"].is_object(), "{a}");
+        let ok = a["result"]["isError"] == json!(false);
+        // status of an id not in the store fails as a tool result; the others succeed.
+        let n: usize = id[1..].parse().unwrap();
+        assert_eq!(ok, n % calls.len() != 2, "{a}");
+        assert!(answered.insert(id), "answered twice: {a}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let most = sampler.join().unwrap();
+    assert!(
+        most <= 32,
+        "{most} threads at once for {CALLS} pipelined calls: more calls ran at once than the \
+         server allows"
+    );
+    c.finish();
 }
