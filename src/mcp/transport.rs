@@ -9,23 +9,38 @@
 //! notification that cannot be read gets no answer, since JSON-RPC never answers a
 //! notification.
 //!
+//! The transport reads at most [`MAX_UNANSWERED`] requests ahead of its answers: a request
+//! counts from the moment it is read until its answer is sent or the client cancels it, so
+//! a client that pipelines thousands of calls is read as fast as they are answered and the
+//! server holds a bounded number of them (the server runs a few of those at once).
+//!
 //! The service loop polls [`Transport::receive`] inside a `select!` and may drop it at any
 //! await, so a partly read line stays in `line` for the next call, and an answer to a bad
 //! line is written by a task of its own, never from inside `receive`: dropping `receive`
 //! never loses an answer nor leaves half of one on stdout.
 
+use rmcp::model::{
+    ClientNotification, JsonRpcError, JsonRpcMessage, JsonRpcNotification, RequestId,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
 use serde_json::{json, Value};
+use std::collections::HashSet;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
+use tokio::task::JoinSet;
 
 /// The longest line (one JSON-RPC message, its newline not counted) the server reads: 4 MiB.
 pub const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// How many requests the server reads ahead of its answers. Each request read is held (its
+/// arguments, its task) until it is answered; a client that sends more without waiting waits
+/// for an answer before the next is read (its writes block on the full pipe).
+pub const MAX_UNANSWERED: usize = 256;
 
 /// JSON-RPC's codes for what cannot be read.
 const PARSE_ERROR: i64 = -32700;
@@ -46,6 +61,31 @@ enum Line {
     TooLong,
 }
 
+/// The requests read and neither answered nor cancelled yet.
+#[derive(Default)]
+struct Unanswered {
+    ids: std::sync::Mutex<HashSet<RequestId>>,
+    /// Told when one is answered or cancelled.
+    freed: Notify,
+}
+
+impl Unanswered {
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        // The set stays whole whatever panicked while holding it.
+        self.ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read(&self, id: RequestId) {
+        self.ids().insert(id);
+    }
+
+    fn done(&self, id: &RequestId) {
+        if self.ids().remove(id) {
+            self.freed.notify_waiters();
+        }
+    }
+}
+
 /// The transport over a reader and a writer (stdin and stdout when serving).
 pub struct Lines<R, W> {
     read: BufReader<R>,
@@ -54,6 +94,9 @@ pub struct Lines<R, W> {
     /// Skipping the rest of a line that went over the bound.
     skipping: bool,
     out: Arc<Mutex<W>>,
+    /// The answers to bad lines still being written.
+    answering: JoinSet<()>,
+    unanswered: Arc<Unanswered>,
 }
 
 impl<R, W> Lines<R, W>
@@ -67,6 +110,8 @@ where
             line: Vec::new(),
             skipping: false,
             out: Arc::new(Mutex::new(write)),
+            answering: JoinSet::new(),
+            unanswered: Arc::default(),
         }
     }
 
@@ -113,11 +158,12 @@ where
     }
 
     /// Writes `answer` on a task of its own (see the module's note).
-    fn answer(&self, answer: Value) {
+    fn answer(&mut self, answer: Value) {
         let out = self.out.clone();
         let mut bytes = answer.to_string().into_bytes();
         bytes.push(b'\n');
-        tokio::spawn(async move {
+        while self.answering.try_join_next().is_some() {}
+        self.answering.spawn(async move {
             // A client that has gone cannot be told.
             let _ = write_line(&out, &bytes).await;
         });
@@ -251,17 +297,45 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        // A request counts until its answer is written: a client that reads no answers
+        // holds the server to MAX_UNANSWERED, its answers included.
+        let answers = match &item {
+            JsonRpcMessage::Response(r) => Some(r.id.clone()),
+            JsonRpcMessage::Error(JsonRpcError { id, .. }) => id.clone(),
+            _ => None,
+        };
+        let unanswered = self.unanswered.clone();
         let out = self.out.clone();
         let bytes = serde_json::to_vec(&item).map(|mut b| {
             b.push(b'\n');
             b
         });
-        async move { write_line(&out, &bytes.map_err(io::Error::other)?).await }
+        async move {
+            let written = write_line(&out, &bytes.map_err(io::Error::other)?).await;
+            if let Some(id) = answers {
+                unanswered.done(&id);
+            }
+            written
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            match self.next_line().await? {
+            // Read no further ahead of the answers than MAX_UNANSWERED requests.
+            loop {
+                let freed = self.unanswered.freed.notified();
+                if self.unanswered.ids().len() < MAX_UNANSWERED {
+                    break;
+                }
+                freed.await;
+            }
+            let Some(line) = self.next_line().await else {
+                // The input ended: the answers to its last lines go out before the session
+                // ends (waiting here is safe to drop: the next call waits again).
+                while self.answering.join_next().await.is_some() {}
+                return None;
+            };
+            match line {
                 Line::TooLong => {
                     self.answer(too_long());
                     continue;
@@ -274,7 +348,22 @@ where
                 self.line = Vec::new();
             }
             match read {
-                Ok(Some(message)) => return Some(message),
+                Ok(Some(message)) => {
+                    match &message {
+                        JsonRpcMessage::Request(r) => self.unanswered.read(r.id.clone()),
+                        JsonRpcMessage::Notification(JsonRpcNotification {
+                            notification: ClientNotification::CancelledNotification(c),
+                            ..
+                        }) => {
+                            // A cancelled request is never answered.
+                            if let Some(id) = &c.params.request_id {
+                                self.unanswered.done(id);
+                            }
+                        }
+                        _ => {}
+                    }
+                    return Some(message);
+                }
                 Ok(None) => {}
                 Err(answer) => self.answer(answer),
             }

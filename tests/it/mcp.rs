@@ -1272,6 +1272,35 @@ fn requests_the_server_cannot_read_are_answered_and_the_session_goes_on() {
     let e = c.err("log", json!({"cursor": "x".repeat(3 << 20)}));
     assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
     c.finish();
+
+    // A bad line just before the input ends is answered before the server ends.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elench"))
+        .current_dir(w.dir())
+        .env_remove("ELENCH_STORE")
+        .args([
+            "--store",
+            p(&w.store),
+            "mcp",
+            "--read-only",
+            "--at",
+            p(&w.tree),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"not json\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let a: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(a["error"]["code"], json!(-32700), "{a}");
+    assert_eq!(out.status.code(), Some(0), "{a}");
 }
 
 /// Calls sent all at once, without waiting for answers, are all answered, while only a few
@@ -1332,4 +1361,87 @@ fn pipelined_calls_are_all_answered_with_few_running_at_once() {
          server allows"
     );
     c.finish();
+}
+
+/// A client that sends thousands of calls and reads no answer meanwhile is not read without
+/// end: the server reads at most 256 requests ahead of the answers it has written, so the
+/// client's writes stop until it reads; then every call is answered.
+#[test]
+fn a_client_that_reads_no_answers_is_read_only_so_far_ahead() {
+    const CALLS: usize = 3000;
+    let w = World::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elench"))
+        .current_dir(w.dir())
+        .env_remove("ELENCH_STORE")
+        .args([
+            "--store",
+            p(&w.store),
+            "mcp",
+            "--read-only",
+            "--at",
+            p(&w.tree),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "elench-tests", "version": "0"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"init\""), "{line}");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writer = {
+        let written = written.clone();
+        std::thread::spawn(move || {
+            for n in 0..CALLS {
+                let m = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                               "params": {"name": "status", "arguments": {"ids": ["cl_0000"]}}});
+                if writeln!(stdin, "{m}").is_err() {
+                    break;
+                }
+                written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            drop(stdin);
+        })
+    };
+    // Until the writes stop (or all went through, as when nothing bounds the reading).
+    let count = || written.load(std::sync::atomic::Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    let (mut last, mut still_since) = (count(), std::time::Instant::now());
+    while count() < CALLS && still_since.elapsed() < Duration::from_secs(2) {
+        assert!(started.elapsed() < ANSWER_WITHIN, "the writes never settle");
+        std::thread::sleep(Duration::from_millis(100));
+        if count() != last {
+            (last, still_since) = (count(), std::time::Instant::now());
+        }
+    }
+    let before_reading = count();
+    assert!(
+        before_reading < CALLS,
+        "the server read all {CALLS} calls while no answer was read"
+    );
+    let mut answered = std::collections::BTreeSet::new();
+    for _ in 0..CALLS {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server ended");
+        let a: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(a["result"]["isError"], json!(true), "NOT_FOUND: {a}");
+        assert!(answered.insert(a["id"].as_u64().unwrap()), "{a}");
+    }
+    writer.join().unwrap();
+    assert_eq!(answered.len(), CALLS);
+    assert!(child.wait().unwrap().success());
+    eprintln!("{before_reading} of {CALLS} calls written before any answer was read");
 }
