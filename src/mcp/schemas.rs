@@ -3,9 +3,11 @@
 //! Input schemas are the contract the server holds calls to: every call's arguments are
 //! validated against them before anything runs, so a wrong argument is refused with the
 //! JSON pointer of the field. Output schemas describe `structuredContent` of a successful
-//! call; members may be added, none renamed (like the CLI's `data`). A failed call carries
-//! `{"error": {...}, "warnings": [...]}` instead, with `isError: true` (see [`error`]). A
-//! result the byte cap cut also carries `truncation` (see [`truncation`] and `bound`).
+//! call; members may be added, none renamed (like the CLI's `data`). A failed call has no
+//! structured content: it is `isError: true` with the JSON `{"error": {...}, "warnings":
+//! [...]}` as its text (see [`error`]), since clients check structured content against the
+//! output schema. A result the byte cap cut also carries `truncation` (see [`truncation`]
+//! and `bound`).
 
 use serde_json::{json, Value};
 

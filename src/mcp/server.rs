@@ -1,9 +1,11 @@
 //! The protocol side: initialize, tools/list and tools/call over `rmcp`.
 //!
-//! A call's failure is a tool result with `isError: true` whose `structuredContent` is
-//! `{"error": {code, message, suggestion, …}, "warnings": […]}`, the same `error` object as
-//! the CLI's JSON envelope, so that the model reads what went wrong and what to do. Only a
-//! request that names no served tool is a JSON-RPC error (invalid params).
+//! A call's failure is a tool result with `isError: true` and one text content, the JSON
+//! `{"error": {code, message, suggestion, …}, "warnings": […]}` (the same `error` object as
+//! the CLI's JSON envelope), so that the model reads what went wrong and what to do. It has
+//! no `structuredContent`: clients check that against the tool's output schema, which
+//! describes a success. Only a request that names no served tool is a JSON-RPC error
+//! (invalid params).
 
 use super::bound;
 use super::tools::{self, ToolDef};
@@ -21,6 +23,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 
 struct Served {
     def: &'static ToolDef,
@@ -32,7 +35,14 @@ pub struct Server {
     config: Arc<Config>,
     tools: Arc<HashMap<&'static str, Served>>,
     order: Vec<&'static str>,
+    /// A permit per call that may run at once ([`CALLS_AT_ONCE`]).
+    running: Arc<Semaphore>,
 }
+
+/// How many tool calls run at once. A client may send thousands without waiting for an
+/// answer; each running call holds a thread, the store and its result, so the rest wait, in
+/// the order they came (the semaphore is fair), holding only their arguments.
+pub const CALLS_AT_ONCE: usize = 4;
 
 fn object(v: Value) -> Arc<JsonObject> {
     match v {
@@ -71,13 +81,15 @@ impl Server {
             config: Arc::new(config),
             tools: Arc::new(tools),
             order,
+            running: Arc::new(Semaphore::new(CALLS_AT_ONCE)),
         })
     }
 }
 
 pub async fn run(config: Config) -> Result<(), Failure> {
     let server = Server::new(config)?;
-    let running = match server.serve(rmcp::transport::stdio()).await {
+    let stdio = super::transport::Lines::new(tokio::io::stdin(), tokio::io::stdout());
+    let running = match server.serve(stdio).await {
         Ok(r) => r,
         // The client went away before it began: nothing was asked, nothing failed.
         Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
@@ -102,8 +114,8 @@ fn warnings_json(w: Vec<(String, String)>) -> Value {
     )
 }
 
-/// The tool result of a failure: elench's `error` object, and a line of text for people,
-/// both within `cap` (a message naming a thousand unknown ids is shortened, never cut
+/// The tool result of a failure: elench's `error` object and the warnings, as JSON text,
+/// within `cap` (a message naming a thousand unknown ids is shortened, never cut
 /// mid-JSON).
 fn failure_result(
     f: &Failure,
@@ -148,18 +160,9 @@ fn failure_result_with(
         });
         small
     });
-    let error = &content["error"];
-    let mut text = format!(
-        "error[{}]: {}",
-        error["code"].as_str().unwrap_or_default(),
-        error["message"].as_str().unwrap_or_default()
-    );
-    if let Some(s) = error["suggestion"].as_str() {
-        text.push_str(&format!("\nsuggestion: {s}"));
-    }
-    let mut r = CallToolResult::structured_error(content);
-    r.content = vec![ContentBlock::text(text)];
-    r
+    // No structuredContent: a client checks structured content against the tool's output
+    // schema, which describes a success; the error goes in the text, as JSON.
+    CallToolResult::error(vec![ContentBlock::text(content.to_string())])
 }
 
 /// A result that does not fit the cap even cut down (an item whose many small members
@@ -243,8 +246,18 @@ impl ServerHandler for Server {
         let config = self.config.clone();
         let served_tools = self.tools.clone();
         let cancelled = context.ct.clone();
-        // The library blocks (the store, the sandbox): off the protocol's thread.
+        // A call waits its turn; one cancelled while waiting never runs (its answer, as
+        // every cancelled call's, is not sent).
+        let permit = tokio::select! {
+            permit = self.running.clone().acquire_owned() => permit,
+            () = context.ct.cancelled() => return Err(ErrorData::internal_error(
+                "the call was cancelled before it ran", None)),
+        };
+        let permit = permit.map_err(|_| ErrorData::internal_error("the server is ending", None))?;
+        // The library blocks (the store, the sandbox): off the protocol's thread, holding
+        // the permit until it is done.
         let outcome = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
             let observer = Arc::new(Collected::default());
             let served = &served_tools[name.as_str()];
             // The client's notifications/cancelled for this call: a check stops between

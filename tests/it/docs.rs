@@ -25,8 +25,9 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-/// Files under `dir` whose names end with `ext`, recursively, sorted; build output, VCS data
-/// and hidden directories are skipped.
+/// Files under `dir` whose names end with `ext`, recursively, sorted; build output, installed
+/// npm packages (`node_modules`, the TypeScript client test's), VCS data and hidden
+/// directories are skipped.
 fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -39,7 +40,7 @@ fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
             let name = e.file_name().to_string_lossy().into_owned();
             let Ok(ft) = e.file_type() else { continue };
             if ft.is_dir() {
-                if name != "target" && !name.starts_with('.') {
+                if name != "target" && name != "node_modules" && !name.starts_with('.') {
                     stack.push(p);
                 }
             } else if ft.is_file() && name.ends_with(ext) {

@@ -172,7 +172,9 @@ impl Client {
         data
     }
 
-    /// A call that must fail as a tool result: its `error` object.
+    /// A call that must fail as a tool result: its `error` object. The result is `isError`
+    /// with one text content, the JSON of `{error, warnings}`, and no structured content
+    /// (a client checks that against the tool's output schema, which describes a success).
     fn err(&mut self, name: &str, arguments: Value) -> Value {
         let r = self.call(name, arguments.clone());
         assert_eq!(
@@ -180,12 +182,22 @@ impl Client {
             json!(true),
             "{name} {arguments} should fail: {r}"
         );
-        let error = r["structuredContent"]["error"].clone();
+        assert!(
+            r.get("structuredContent").is_none(),
+            "{name}: a failure carries no structured content: {r}"
+        );
+        let content = r["content"].as_array().expect("content");
+        assert_eq!(content.len(), 1, "{r}");
+        assert_eq!(content[0]["type"], "text", "{r}");
+        let text = content[0]["text"].as_str().unwrap();
+        let body: Value = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("{name}: a failure's text is JSON ({e}): {text}"));
+        let error = body["error"].clone();
         assert!(
             error["code"].is_string() && error["message"].is_string(),
             "{r}"
         );
-        // A failure's structured content is the documented failure shape.
+        // A failure's text is the documented failure shape.
         let failure = json!({
             "type": "object",
             "properties": {
@@ -198,24 +210,18 @@ impl Client {
         });
         let validator = jsonschema::draft202012::new(&failure).expect("the failure schema");
         let errors: Vec<String> = validator
-            .iter_errors(&r["structuredContent"])
+            .iter_errors(&body)
             .map(|e| e.to_string())
             .collect();
         assert!(
             errors.is_empty(),
             "{name}: {r} breaks the failure shape: {errors:?}"
         );
-        let text = r["content"][0]["text"].as_str().unwrap();
-        assert!(text.contains(error["code"].as_str().unwrap()), "{text}");
         if let Some(cap) = self.cap {
-            let bytes = serde_json::to_vec(&r["structuredContent"]).unwrap().len();
-            assert!(
-                bytes <= cap,
-                "{name}: a failure of {bytes} bytes, over the cap {cap}: {r}"
-            );
             assert!(
                 text.len() <= cap,
-                "{name}: its text is over the cap: {text}"
+                "{name}: a failure of {} bytes, over the cap {cap}: {text}",
+                text.len()
             );
         }
         error
@@ -242,6 +248,40 @@ impl Client {
             "stdout after the session"
         );
     }
+}
+
+impl Client {
+    /// Sends `bytes` as one line, as they are.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message the server sends.
+    fn next_message(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(ANSWER_WITHIN)
+            .unwrap_or_else(|e| panic!("no answer ({e})"));
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC ({e}): {line:?}"))
+    }
+
+    /// A number of the server's /proc/PID/status (`VmHWM` in KiB, `Threads`).
+    fn proc_status(&self, field: &str) -> u64 {
+        proc_status(self.child.id(), field)
+    }
+}
+
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 impl Client {
@@ -1096,4 +1136,312 @@ fn results_keep_to_the_byte_cap_and_the_cursor_goes_on() {
         assert_eq!(e["code"], "BAD_ARGUMENTS", "{tool}: {e}");
     }
     c.finish();
+}
+
+/// The official MCP TypeScript SDK, as TypeScript agents and the MCP Inspector use it, drives
+/// the server (tests/mcp-ts/client.mjs): it lists the tools, makes calls that succeed and
+/// calls that fail, and accepts every result, a failure's included (it checks structured
+/// content against the tool's output schema and throws -32602 when it does not match).
+/// Skipped when node or the SDK (`npm ci` in tests/mcp-ts, which `.ci/run` does) is absent.
+#[test]
+fn the_typescript_sdk_accepts_every_result_and_every_failure() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-ts");
+    let node = Command::new("node").arg("--version").output();
+    if !node.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: node is not installed");
+        return;
+    }
+    if !dir
+        .join("node_modules/@modelcontextprotocol/sdk/package.json")
+        .exists()
+    {
+        eprintln!("skipped: the MCP TypeScript SDK is not installed (npm ci in tests/mcp-ts)");
+        return;
+    }
+    let w = World::new();
+    let mut child = Command::new("node")
+        .arg("client.mjs")
+        .current_dir(&dir)
+        .env("ELENCH_BIN", env!("CARGO_BIN_EXE_elench"))
+        .env("ELENCH_TEST_STORE", &w.store)
+        .env("ELENCH_TEST_TREE", &w.tree)
+        .env("ELENCH_TEST_AGENT_KEY", &w.keys.agent.private)
+        .env_remove("ELENCH_STORE")
+        .env_remove("ELENCH_PRODUCER")
+        .env_remove("CI")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > ANSWER_WITHIN {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "the TypeScript client ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+/// What the server cannot read is answered with a JSON-RPC error, never with silence (a
+/// client would wait for ever): a line that is not JSON, or nests too deep to read, -32700
+/// with id null; JSON that is not a request, -32600; a request whose params do not fit its
+/// method, -32602 with its id. A line over 4 MiB is answered -32600 and skipped without
+/// being held. After each, the session goes on.
+#[test]
+fn requests_the_server_cannot_read_are_answered_and_the_session_goes_on() {
+    let w = World::new();
+    let (mut c, _) = w.serve(&["--read-only"]);
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases: Vec<(&[u8], i64, Value)> = vec![
+        (
+            br#"{"jsonrpc": "2.0", "id": 1, "method":"#,
+            -32700,
+            Value::Null,
+        ),
+        (deep.as_bytes(), -32700, Value::Null),
+        (b"\xff\xfe not even text", -32700, Value::Null),
+        (br#"{"foo": 1}"#, -32600, Value::Null),
+        (
+            br#"[{"jsonrpc": "2.0", "id": 5, "method": "ping"}]"#,
+            -32600,
+            Value::Null,
+        ),
+        (br#"{"id": 6, "method": "ping"}"#, -32600, json!(6)),
+        (
+            br#"{"jsonrpc": "2.0", "id": "seven", "method": "tools/call", "params": 5}"#,
+            -32602,
+            json!("seven"),
+        ),
+    ];
+    for (line, code, id) in cases {
+        let shown = String::from_utf8_lossy(&line[..line.len().min(60)]).into_owned();
+        c.send_raw(line);
+        let a = c.next_message();
+        assert_eq!(a["jsonrpc"], "2.0", "{shown}: {a}");
+        assert_eq!(a["error"]["code"], json!(code), "{shown}: {a}");
+        assert_eq!(
+            a.get("id"),
+            Some(&id),
+            "{shown}: the id, null when unread: {a}"
+        );
+        assert!(a["error"]["message"].is_string(), "{a}");
+        let r = c.request("ping", json!({}));
+        assert!(
+            r["result"].is_object(),
+            "the session goes on after {shown}: {r}"
+        );
+    }
+    // A notification is never answered, even one the server cannot read: the next message
+    // is the ping's answer.
+    c.send_raw(br#"{"jsonrpc": "2.0", "method": "notifications/unheard-of"}"#);
+    let r = c.request("ping", json!({}));
+    assert!(r["result"].is_object(), "{r}");
+
+    // 64 MiB on one line: answered as soon as it passes the bound, skipped, never held.
+    let before = c.proc_status("VmHWM");
+    let mut huge = br#"{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"pad": ""#.to_vec();
+    huge.resize(huge.len() + (64 << 20), b'x');
+    huge.extend_from_slice(br#""}}"#);
+    c.send_raw(&huge);
+    drop(huge);
+    let a = c.next_message();
+    assert_eq!(a["error"]["code"], json!(-32600), "{a}");
+    assert_eq!(a.get("id"), Some(&Value::Null), "{a}");
+    assert!(
+        a["error"]["message"].as_str().unwrap().contains("4 MiB"),
+        "{a}"
+    );
+    let r = c.request("ping", json!({}));
+    assert!(r["result"].is_object(), "the session goes on: {r}");
+    let grown = c.proc_status("VmHWM").saturating_sub(before);
+    assert!(
+        grown < 12 * 1024,
+        "the server's peak memory grew by {grown} KiB for a line it skips"
+    );
+    // A long line within the bound is read: here a 3 MiB cursor, refused as a tool result.
+    let e = c.err("log", json!({"cursor": "x".repeat(3 << 20)}));
+    assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
+    c.finish();
+
+    // A bad line just before the input ends is answered before the server ends.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elench"))
+        .current_dir(w.dir())
+        .env_remove("ELENCH_STORE")
+        .args([
+            "--store",
+            p(&w.store),
+            "mcp",
+            "--read-only",
+            "--at",
+            p(&w.tree),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"not json\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let a: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(a["error"]["code"], json!(-32700), "{a}");
+    assert_eq!(out.status.code(), Some(0), "{a}");
+}
+
+/// Calls sent all at once, without waiting for answers, are all answered, while only a few
+/// run at a time (each running call holds a thread: the server's thread count stays near
+/// `CALLS_AT_ONCE`, 4, where it once grew with every call waiting).
+#[test]
+fn pipelined_calls_are_all_answered_with_few_running_at_once() {
+    const CALLS: usize = 300;
+    let w = World::new();
+    let mut c = w.serve_all();
+    for n in 0..3 {
+        c.ok(
+            "claim",
+            json!({"text": format!("claim {n}"), "anchor": ["src/lib.rs"]}),
+        );
+    }
+    let pid = c.child.id();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(proc_status(pid, "Threads"));
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            most
+        })
+    };
+    let calls = [
+        json!({"name": "log", "arguments": {"limit": 20}}),
+        json!({"name": "claims_for", "arguments": {}}),
+        json!({"name": "status", "arguments": {"ids": ["cl_0000"]}}),
+    ];
+    let mut all = Vec::new();
+    for n in 0..CALLS {
+        let m = json!({"jsonrpc": "2.0", "id": format!("p{n}"), "method": "tools/call",
+                       "params": calls[n % calls.len()]});
+        writeln!(all, "{m}").unwrap();
+    }
+    c.send_raw(all.trim_ascii_end());
+    let mut answered = std::collections::BTreeSet::new();
+    while answered.len() < CALLS {
+        let a = c.next_message();
+        let id = a["id"].as_str().unwrap_or_else(|| panic!("{a}")).to_owned();
+        assert!(a["result"].is_object(), "{a}");
+        let ok = a["result"]["isError"] == json!(false);
+        // status of an id not in the store fails as a tool result; the others succeed.
+        let n: usize = id[1..].parse().unwrap();
+        assert_eq!(ok, n % calls.len() != 2, "{a}");
+        assert!(answered.insert(id), "answered twice: {a}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let most = sampler.join().unwrap();
+    assert!(
+        most <= 32,
+        "{most} threads at once for {CALLS} pipelined calls: more calls ran at once than the \
+         server allows"
+    );
+    c.finish();
+}
+
+/// A client that sends thousands of calls and reads no answer meanwhile is not read without
+/// end: the server reads at most 256 requests ahead of the answers it has written, so the
+/// client's writes stop until it reads; then every call is answered.
+#[test]
+fn a_client_that_reads_no_answers_is_read_only_so_far_ahead() {
+    const CALLS: usize = 3000;
+    let w = World::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_elench"))
+        .current_dir(w.dir())
+        .env_remove("ELENCH_STORE")
+        .args([
+            "--store",
+            p(&w.store),
+            "mcp",
+            "--read-only",
+            "--at",
+            p(&w.tree),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let init = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "elench-tests", "version": "0"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"init\""), "{line}");
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writer = {
+        let written = written.clone();
+        std::thread::spawn(move || {
+            for n in 0..CALLS {
+                let m = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                               "params": {"name": "status", "arguments": {"ids": ["cl_0000"]}}});
+                if writeln!(stdin, "{m}").is_err() {
+                    break;
+                }
+                written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            drop(stdin);
+        })
+    };
+    // Until the writes stop (or all went through, as when nothing bounds the reading).
+    let count = || written.load(std::sync::atomic::Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    let (mut last, mut still_since) = (count(), std::time::Instant::now());
+    while count() < CALLS && still_since.elapsed() < Duration::from_secs(2) {
+        assert!(started.elapsed() < ANSWER_WITHIN, "the writes never settle");
+        std::thread::sleep(Duration::from_millis(100));
+        if count() != last {
+            (last, still_since) = (count(), std::time::Instant::now());
+        }
+    }
+    let before_reading = count();
+    assert!(
+        before_reading < CALLS,
+        "the server read all {CALLS} calls while no answer was read"
+    );
+    let mut answered = std::collections::BTreeSet::new();
+    for _ in 0..CALLS {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server ended");
+        let a: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(a["result"]["isError"], json!(true), "NOT_FOUND: {a}");
+        assert!(answered.insert(a["id"].as_u64().unwrap()), "{a}");
+    }
+    writer.join().unwrap();
+    assert_eq!(answered.len(), CALLS);
+    assert!(child.wait().unwrap().success());
+    eprintln!("{before_reading} of {CALLS} calls written before any answer was read");
 }
