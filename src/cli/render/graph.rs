@@ -261,10 +261,11 @@ fn colours(s: Status) -> (&'static str, &'static str) {
     }
 }
 
-/// On one line: every run of whitespace (newlines included) and control character is one
-/// space.
+/// On one line, with no terminal escape sequence (removed whole): every run of whitespace
+/// (newlines included) and control character is one space.
 pub fn one_line(s: &str) -> String {
-    s.split(|c: char| c.is_whitespace() || c.is_control())
+    crate::cli::output::terminal_safe(s, false)
+        .split(|c: char| c.is_whitespace() || c.is_control())
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
