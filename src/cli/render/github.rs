@@ -116,7 +116,13 @@ pub fn render(r: &Report) -> String {
         out.push_str(&finding_line(f));
     }
     for (rule, message) in &r.scope {
-        out.push_str(&annotation(None, None, rule, message));
+        let place = r.policy.as_ref();
+        out.push_str(&annotation(
+            place.map(|p| p.path.as_str()),
+            place.and_then(|p| p.range),
+            rule,
+            message,
+        ));
     }
     out
 }
