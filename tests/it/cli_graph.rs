@@ -421,9 +421,22 @@ fn blast_text_is_a_tree_with_repeats_marked_depth_and_invert() {
     assert_eq!(tree_lines(&text), want, "{text}");
     assert!(text.contains(&format!("blast radius of {}: 4 dependent claim(s)", ids[r])));
     assert!(
-        text.contains("depth 2"),
-        "the layer summary follows: {text}"
+        text.contains("depth 1: 3, depth 2: 1"),
+        "the size of each layer follows: {text}"
     );
+    // Each claim is shown where the tree has it, and nowhere else.
+    let tree = tree_lines(&text);
+    for &i in &[r, a, b, c, d] {
+        let in_tree = tree.iter().filter(|l| l.contains(&short(i))).count();
+        // The root is named again, whole, in the summary line.
+        let summary = usize::from(i == r);
+        assert_eq!(
+            text.matches(&short(i)).count(),
+            in_tree + summary,
+            "{}: {text}",
+            short(i)
+        );
+    }
 
     // --depth 1: only R's direct dependents in the tree.
     let text = stdout_of(
