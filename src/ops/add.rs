@@ -1026,8 +1026,13 @@ pub fn unsigned_claim_role(bytes: &[u8]) -> Option<&'static str> {
 
 /// What to do with an unsigned claim.
 pub fn sign_hint(source: &str, role: &str) -> String {
+    let a = if role.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
     format!(
-        "sign it first with `elench sign {source} --key KEY.pem`, using a {role} key, \
+        "sign it first with `elench sign {source} --key KEY.pem`, using {a} {role} key, \
          then add the .dsse file it writes"
     )
 }

@@ -217,13 +217,18 @@ fn role_violation_agent_signed_verification() {
     let claim = ClaimBuilder::record("verification", &[&some_id(1)])
         .origin("agent-asserted")
         .build_with_id();
-    rejects_claim(
+    let error = rejects_claim(
         dir,
         &keys,
         &claim,
         &keys.agent,
         "ROLE_VIOLATION",
         "/predicate/kind",
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("signed by an agent key") && !message.contains("a agent"),
+        "{message}"
     );
     // A harness-observed verification by an agent key is refused too (on its origin).
     let claim = ClaimBuilder::record("verification", &[&some_id(1)]).build_with_id();
