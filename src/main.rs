@@ -3,11 +3,12 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-// SIGINT and SIGTERM are recorded from before `main` on, so that a stop in elench's first
+// SIGINT and SIGTERM are recorded from elench's first instruction on (the pre-initialisation
+// array runs before every other initialiser and `main`), so that a stop in its first
 // milliseconds is answered in JSON like any other (see `cli::interrupt`).
 #[cfg(target_os = "linux")]
 #[used]
-#[link_section = ".init_array"]
+#[link_section = ".preinit_array"]
 static CATCH_SIGNALS_BEFORE_MAIN: extern "C" fn() = elench::cli::interrupt::catch_before_main;
 
 fn main() {

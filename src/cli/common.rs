@@ -145,9 +145,7 @@ pub fn print_id_only(r: Result<Report, Failure>, g: &Globals) -> Result<Report, 
     if let Err(f) = crate::cli::files::product_to_stdout(format!("{id}\n").as_bytes()) {
         return Ok(taken(f));
     }
-    for w in &report.warnings {
-        eprintln!("warning[{}]: {}", w.code, w.message);
-    }
+    crate::cli::output::warnings_to_stderr(&report.warnings);
     report.stdout_taken = true;
     Ok(report)
 }

@@ -13,47 +13,30 @@ use std::time::Duration;
     name = "elench",
     version,
     about = "An append-only, content-addressed log of signed claims about code",
-    long_about = "elench verifies DSSE-signed claims about code, gives each a content address, \
-                  and (with a store) appends them to a log whose fold says which claims still \
-                  stand.\n\nOutput: readable text on a terminal; one JSON object on stdout \
-                  otherwise (a pipe, CI or NO_COLOR set, or --format json); rows with \
-                  --format jsonl or tsv.\n\nEvery command runs under a time limit: 5 minutes, \
-                  or an hour for add, check, fsck, reindex, export, push, pull, sync and \
-                  conformance run; --timeout SECONDS (or --command-timeout, or \
-                  ELENCH_TIMEOUT) sets another, 0 none. On check, --timeout is check's own \
-                  limit for one claim; its whole-command limit is --command-timeout or \
-                  ELENCH_TIMEOUT. push, pull and sync also take --connect-timeout SECONDS, \
-                  how long a remote may take to answer (default 30 when no person is at a \
-                  terminal).\n\n\
-                  A command line with errors is refused before anything runs, with every \
-                  error on it (error.errors in JSON).\n\n\
-                  Exit codes: 0 ok, 1 internal error, 2 invalid input (nothing changed), \
-                  3 partial, 4 precondition, 5 not found, 10 stopped at the time limit \
-                  (TIMEOUT), 12 busy or a remote unreachable (retry), 130/143 cancelled by \
-                  SIGINT/SIGTERM (CANCELLED); gate's own: 79 the gate refused the tree \
-                  (GATE_FAILED).",
+    // The commands come first; what every command shares (output, time limits, exit codes)
+    // is said in a few lines after them, in full in the manual (`elench man`, docs/).
+    after_help = "Output: text on a terminal, else one JSON object (an error also on stderr).\n\
+                  Exit codes: 0 ok, 1 bug, 2 invalid input (nothing changed), 3 partial, \
+                  4 precondition,\n  5 not found, 10 time limit, 12 busy or unreachable \
+                  (retry), 79 gate refused, 130/143 cancelled.\n\
+                  'elench COMMAND --help' for a command; 'elench man' for the manual pages.",
     propagate_version = true
 )]
 pub struct Cli {
-    /// Store directory (default: ./.elench, found by walking up from the working directory)
+    /// Store directory (default: .elench, found by walking up from the working directory)
     #[arg(long, global = true, env = "ELENCH_STORE", value_name = "PATH")]
     pub store: Option<PathBuf>,
-    /// Output format: json (one response envelope), jsonl or tsv (the result's rows), text
-    /// or plain (for people; plain is never coloured). Default: text on a terminal, json
-    /// otherwise
+    /// Output format (default: text on a terminal, json otherwise)
     #[arg(long, global = true, value_parser = Format::NAMES, value_name = "FORMAT")]
     pub format: Option<String>,
     /// Seconds to wait for a store another elench process holds before STORE_BUSY
     #[arg(long, global = true, default_value_t = 30, value_name = "SECONDS")]
     pub wait: u64,
-    /// Time limit for the whole command, in seconds (fractions allowed; 0: none). Default:
-    /// 300, or 3600 for add, check, fsck, reindex, export, push, pull, sync and conformance
-    /// run; also ELENCH_TIMEOUT. At the limit the command stops cleanly and exits 10
-    /// (TIMEOUT). On `check`, --timeout is check's own per-claim limit instead
+    /// Time limit in seconds, 0 for none (default 300, 3600 for long work; ELENCH_TIMEOUT);
+    /// on `check`, one claim's
     #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
-    /// Time limit for the whole command, in seconds, on every command (`check` included,
-    /// whose --timeout is its per-claim limit); as --timeout and ELENCH_TIMEOUT otherwise
+    /// Time limit of the whole command in seconds, on every command, `check` included
     #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_seconds)]
     pub command_timeout: Option<Duration>,
     #[command(subcommand)]
@@ -77,8 +60,10 @@ pub enum Command {
     Verify(commands::verify::VerifyArgs),
     /// Verify envelopes and append the accepted ones to the log
     Add(commands::add::AddArgs),
-    /// Build, sign and append a claim in one call: anchor from the tree, id prefixes
-    /// expanded, origin from the key's role (or a chain of claims with --batch)
+    /// Build, sign and append a claim in one call (a chain of claims with --batch)
+    ///
+    /// The anchor is computed from the tree, id prefixes are expanded and the origin follows
+    /// from the key's role.
     Claim(commands::claim::ClaimArgs),
     /// Fold the log: each claim's standing, and why
     #[command(override_usage = "elench status [OPTIONS] <ID>...\n       \
@@ -109,8 +94,10 @@ pub enum Command {
     Remote(commands::remote::RemoteCommand),
     /// Add to a remote the envelopes it lacks (default remote: origin)
     Push(commands::sync::RemoteArg),
-    /// Take from a remote the envelopes this store lacks, verified against the local trust
-    /// store; rejected ones are listed and stay in the remote (default remote: origin)
+    /// Take from a remote the envelopes this store lacks (default remote: origin)
+    ///
+    /// Each is verified against this store's trusted keys; rejected ones are listed and stay
+    /// in the remote.
     Pull(commands::sync::RemoteArg),
     /// Pull, then push (default remote: origin)
     Sync(commands::sync::RemoteArg),

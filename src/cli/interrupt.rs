@@ -73,10 +73,15 @@ extern "C" fn record_early(sig: libc::c_int) {
 }
 
 /// Records SIGINT and SIGTERM from the process's first instructions on. The elench binary
-/// runs this as an ELF constructor, before `main` and before Rust's runtime starts, since a
-/// debug build spends milliseconds there and the default action would end the process
-/// unanswered. The handler only records; [`catch_signals`] takes what it recorded over.
-/// (Only the binary installs it: a test process linking the library keeps its own signals.)
+/// runs this from its pre-initialisation array (`.preinit_array`), which the dynamic loader
+/// calls before any shared library's initialiser, before the allocator's and Rust's runtime's
+/// own and before `main`: a debug build spends milliseconds there, and the default action
+/// would end the process unanswered. Before it, only the kernel and the dynamic loader have
+/// run (loading and relocating the binary); a signal then kills the process as it would any
+/// program, the one window docs/output.md names. The handler only records;
+/// [`catch_signals`] takes what it recorded over. It calls only `sigemptyset` and
+/// `sigaction`, which need nothing initialised. (Only the binary installs it: a test process
+/// linking the library keeps its own signals.)
 pub extern "C" fn catch_before_main() {
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid initial value; the handler is

@@ -270,15 +270,22 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 .map(|t| format!("\n\n  tip: {t}"))
                 .collect();
             eprintln!(
-                "{}{tips}\n\n{}",
-                failure.to_text(),
-                usage_of(&mut refusal.definition)
+                "{}",
+                output::terminal_safe(
+                    &format!(
+                        "{}{tips}\n\n{}",
+                        failure.to_text(),
+                        usage_of(&mut refusal.definition)
+                    ),
+                    false
+                )
             );
             if mode == Mode::Text {
                 return failure.exit_code();
             }
             let report = Report {
                 failure: Some(failure),
+                failure_told: true,
                 ..Report::default()
             };
             emit(format, &command, started, report)

@@ -146,6 +146,9 @@ pub struct Report {
     /// With a document format (`--format sarif|dot|mermaid|junit|github`): the document,
     /// written to stdout in place of the report; the exit code and any failure stand.
     pub product: Option<String>,
+    /// The failure is already on stderr, in full (a refused command line and its usage):
+    /// [`emit`] does not write its one line there again.
+    pub failure_told: bool,
 }
 
 /// Data that writes itself as one JSON value: a large result goes to stdout straight from
@@ -267,6 +270,12 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             std::thread::park();
         }
     }
+    // The answer's time, taken before the stop is looked at: a signal after this instant
+    // arrived while the answer was being written.
+    let duration_ms = started.elapsed().as_millis() as u64;
+    if let Some(stopped) = stop_before_answer(&report) {
+        report = stopped;
+    }
     super::progress::clear_progress();
     // What the store noticed on the way (a torn tail cut, an index rebuilt) is reported too.
     for (code, message) in CLI_OBSERVER.collected.take() {
@@ -296,15 +305,11 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
             _ => {}
         }
     }
-    let duration_ms = started.elapsed().as_millis() as u64;
     match format {
-        _ if report.stdout_taken => {
-            if let Some(f) = &report.failure {
-                eprintln!("{}", f.to_text());
-            }
-        }
+        _ if report.stdout_taken => failure_to_stderr(&report, exit_code),
         Format::Json if report.streamed.is_some() => {
             emit_streamed(&mut report, command, exit_code, duration_ms);
+            error_line_to_stderr(&report, exit_code);
         }
         Format::Json | Format::Jsonl => {
             let list = report.pagination.is_some();
@@ -343,6 +348,8 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
                 let _ = writeln!(out, "{envelope}");
             }
             let _ = out.flush();
+            drop(out);
+            error_line_to_stderr(&report, exit_code);
         }
         Format::Tsv => {
             let data = sanitized(std::mem::take(&mut report.data));
@@ -375,7 +382,10 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
         }
         Format::Text | Format::Plain => {
             if !report.text.is_empty() {
-                let mut text = std::mem::take(&mut report.text);
+                // elench's own colours stay (on a terminal); whatever the text carries from
+                // claims, files and other programs does not reach the terminal as control.
+                let colour = Style::new(Mode::Text).color;
+                let mut text = terminal_safe(&std::mem::take(&mut report.text), colour);
                 if !text.ends_with('\n') {
                     text.push('\n');
                 }
@@ -455,11 +465,37 @@ fn stopped_stream(
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{envelope}");
         let _ = out.flush();
+        drop(out);
+        error_line_to_stderr(&stopped, code);
     } else {
         warnings_to_stderr(&stopped.warnings);
         failure_to_stderr(&stopped, code);
     }
     code
+}
+
+/// The answer to a stop (SIGINT, SIGTERM, the time limit) recorded before the answer is
+/// written, when the command did not answer it itself: the same `CANCELLED` or `TIMEOUT`
+/// the watchdog writes, which would have answered had it looked a moment earlier. A command
+/// that stops at safe points ([`super::interrupt::cooperative`]) reports what it did, and
+/// a report that already says it was stopped stands.
+fn stop_before_answer(report: &Report) -> Option<Report> {
+    if super::interrupt::cooperative()
+        || matches!(report.failure, Some(Failure::Interrupted { .. }))
+    {
+        return None;
+    }
+    let signal = super::interrupt::stopped()?;
+    Some(Report {
+        data: json!({"partial": true}),
+        failure: Some(Failure::Interrupted {
+            signal,
+            limit_ms: super::interrupt::limit_ms(),
+        }),
+        warnings: report.warnings.clone(),
+        stdout_taken: report.stdout_taken || product_on_stdout(),
+        ..Report::default()
+    })
 }
 
 /// Counts the bytes written to it.
@@ -527,7 +563,8 @@ fn emit_streamed(report: &mut Report, command: &str, exit_code: i32, duration_ms
 /// the command runs: (stdout, stderr). JSON formats get the error envelope on stdout (one
 /// line, `--format jsonl` too), the others the error's text on stderr.
 pub fn prepared_failure(format: Format, command: &str, failure: Failure) -> (Vec<u8>, Vec<u8>) {
-    let text = format!("{}\n", failure.to_text()).into_bytes();
+    let text = format!("{}\n", terminal_safe(&failure.to_text(), false)).into_bytes();
+    let line = format!("{}\n", error_line(&failure)).into_bytes();
     let mut report = Report {
         failure: Some(failure),
         ..Report::default()
@@ -536,7 +573,7 @@ pub fn prepared_failure(format: Format, command: &str, failure: Failure) -> (Vec
     match format {
         Format::Json | Format::Jsonl => {
             let envelope = envelope(&mut report, command, exit_code, 0);
-            (format!("{envelope}\n").into_bytes(), Vec::new())
+            (format!("{envelope}\n").into_bytes(), line)
         }
         _ => (Vec::new(), text),
     }
@@ -578,20 +615,50 @@ fn envelope(report: &mut Report, command: &str, exit_code: i32, duration_ms: u64
     }))
 }
 
-fn warnings_to_stderr(warnings: &[Warning]) {
+/// Warnings as people read them on stderr, `warning[CODE]: message`, one a line.
+pub fn warnings_to_stderr(warnings: &[Warning]) {
     let mut err = std::io::stderr().lock();
     for w in warnings {
-        let _ = writeln!(err, "warning[{}]: {}", w.code, w.message);
+        let _ = writeln!(
+            err,
+            "{}",
+            terminal_safe(&format!("warning[{}]: {}", w.code, w.message), false)
+        );
     }
 }
 
+/// The failure as people read it on stderr, with what it names (input, line, fields).
 fn failure_to_stderr(report: &Report, exit_code: i32) {
+    if report.failure_told {
+        return;
+    }
     let mut err = std::io::stderr().lock();
     if let Some(f) = &report.failure {
-        let _ = writeln!(err, "{}", f.to_text());
+        let _ = writeln!(err, "{}", terminal_safe(&f.to_text(), false));
     } else if exit_code != 0 {
         let _ = writeln!(err, "{}", Failure::partial_default().to_text());
     }
+}
+
+/// Beside a JSON answer, a failure also goes to stderr on one line, as git and cargo write
+/// theirs: a log that keeps stderr and sends stdout to a file still says what failed.
+fn error_line_to_stderr(report: &Report, exit_code: i32) {
+    if exit_code == 0 || report.failure_told {
+        return;
+    }
+    let line = match &report.failure {
+        Some(f) => error_line(f),
+        None => error_line(&Failure::partial_default()),
+    };
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
+/// A failure on one line: `error[CODE]: message`, line breaks and runs of white space one
+/// space, no control character.
+pub fn error_line(f: &Failure) -> String {
+    let text = terminal_safe(&format!("error[{}]: {f}", f.code()), false);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether elench runs where no window can be opened (the CLI Agent Spec's headless mode):
@@ -668,6 +735,94 @@ pub fn strip_escapes(s: &str) -> String {
         }
     }
     out
+}
+
+/// Text as it may reach a terminal or a CI log: every terminal escape sequence removed whole
+/// (CSI, OSC and the other string sequences, two-character escapes, their one-character C1
+/// forms), then every other control character (C0 but line feed and tab, DEL, C1). With
+/// `keep_colour`, the colour sequences elench paints with (`ESC [ digits;… m`) stay and
+/// nothing else does. Claim texts, file names and messages from other programs are shown to
+/// people through this, so no text can set a window title, clear the screen, move the
+/// cursor or ring the bell.
+pub fn terminal_safe(s: &str, keep_colour: bool) -> String {
+    if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\u{1b}' => match chars.peek().copied() {
+                Some('[') => {
+                    chars.next();
+                    let seq = take_csi(&mut chars);
+                    if keep_colour && is_colour(&seq) {
+                        out.push_str("\u{1b}[");
+                        out.push_str(&seq);
+                    }
+                }
+                // OSC, DCS, SOS, PM, APC: a string ended by BEL or ST.
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    chars.next();
+                    skip_string(&mut chars);
+                }
+                // A two-character escape (or a lone ESC at the end).
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            },
+            '\u{9b}' => {
+                take_csi(&mut chars);
+            }
+            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The rest of a CSI sequence after its introducer: parameter and intermediate bytes, then
+/// the final byte when there is one (a malformed sequence ends where it stops being one).
+fn take_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
+    let mut seq = String::new();
+    while let Some(&c) = chars.peek() {
+        if ('\u{20}'..='\u{3f}').contains(&c) {
+            seq.push(c);
+            chars.next();
+        } else {
+            if ('@'..='~').contains(&c) {
+                seq.push(c);
+                chars.next();
+            }
+            break;
+        }
+    }
+    seq
+}
+
+/// Whether a CSI sequence (after `ESC [`) only sets colours: digits and `;`, then `m`.
+fn is_colour(seq: &str) -> bool {
+    seq.strip_suffix('m')
+        .is_some_and(|p| p.chars().all(|c| c.is_ascii_digit() || c == ';'))
+}
+
+/// Skips a string sequence up to and including its end: BEL, `ESC \\` or the C1 ST.
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{7}' | '\u{9c}' => return,
+            '\u{1b}' => {
+                if chars.peek() == Some(&'\\') {
+                    chars.next();
+                }
+                return;
+            }
+            _ => {}
+        }
+    }
 }
 
 fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
@@ -1024,12 +1179,15 @@ pub fn tsv(rows: &[Value]) -> String {
             _ => {}
         }
     }
+    // Tab and line feed written as escapes; no other control character survives.
     let cell = |v: Option<&Value>| match v {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s
-            .replace('\\', "\\\\")
-            .replace('\t', "\\t")
-            .replace('\n', "\\n"),
+        Some(Value::String(s)) => terminal_safe(
+            &s.replace('\\', "\\\\")
+                .replace('\t', "\\t")
+                .replace('\n', "\\n"),
+            false,
+        ),
         Some(other) => other.to_string(),
     };
     let mut out = header
@@ -1075,7 +1233,8 @@ pub fn claim_text(body: &Value) -> String {
 
 /// A claim's text on one line, shortened to [`TEXT_WIDTH`] characters.
 pub fn one_line(text: &str) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let safe = terminal_safe(text, false);
+    let one_line = safe.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= TEXT_WIDTH {
         one_line
     } else {
@@ -1137,12 +1296,12 @@ impl Style {
         self.paint("36", short_id(id))
     }
 
-    /// Secondary text (a claim's prose).
+    /// Secondary text (a claim's prose), with no control of its own.
     pub fn dim(&self, s: &str) -> String {
         if s.is_empty() {
             String::new()
         } else {
-            self.paint("2", s)
+            self.paint("2", &terminal_safe(s, false))
         }
     }
 }

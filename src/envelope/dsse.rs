@@ -397,10 +397,13 @@ impl Envelope {
         let names_trusted = hints
             .iter()
             .any(|h| candidates.iter().any(|c| c.keyid == *h));
-        if !hints.is_empty() && !names_trusted {
-            // Every trusted key was tried, so all that is known is that none verifies: the
-            // keyid is an unauthenticated hint (other tools write their own forms), and says
-            // nothing certain about who signed.
+        // Every trusted key was tried, so all that is known is that none verifies. A hint in
+        // elench's own form (what `elench sign` writes) naming no trusted key points at a key
+        // this store does not trust; a hint in another tool's form says nothing of who signed
+        // (a trusted key may have, and the envelope been altered since), so it is not named.
+        let elench_form =
+            |h: &&str| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !hints.is_empty() && !names_trusted && hints.iter().all(elench_form) {
             Rejection::at(
                 Code::UntrustedSigner,
                 "/signatures",
@@ -417,8 +420,9 @@ impl Envelope {
             Rejection::at(
                 Code::BadSignature,
                 "/signatures",
-                "no signature verifies under any trusted key over the PAE of payloadType and \
-                 payload: the envelope was altered or signed by another key",
+                "no trusted key verifies the signature over the PAE of payloadType and \
+                 payload: the envelope was altered after signing, or signed by a key this store \
+                 does not trust (every trusted key was tried; a keyid is only a hint)",
             )
         }
     }
@@ -470,18 +474,33 @@ mod tests {
         let err = env.verify(&cands, 1, &["application/y"]).unwrap_err();
         assert_eq!(err.code, Code::UnsupportedPayloadType);
 
+        // Signed by a key the store does not trust: under a hint in elench's form naming no
+        // trusted key, the signer is untrusted; under a hint of another form nothing is known
+        // of who signed, and the hint is not named.
         let other = SigningKey::from_bytes(&[9u8; 32]).verifying_key();
-        let err = env
-            .verify(
-                &[Candidate {
-                    keyid: "z",
-                    key: &other,
-                }],
-                1,
-                &["application/x"],
-            )
+        let untrusted = [Candidate {
+            keyid: "z",
+            key: &other,
+        }];
+        let elench_hint = crate::keys::keyid(&vk);
+        let mut hinted: Value = serde_json::from_str(&text).unwrap();
+        hinted["signatures"][0]["keyid"] = Value::String(elench_hint.clone());
+        let hinted = Envelope::parse(hinted.to_string().as_bytes()).unwrap();
+        let err = hinted
+            .verify(&untrusted, 1, &["application/x"])
             .unwrap_err();
         assert_eq!(err.code, Code::UntrustedSigner);
+        assert!(err.message.contains(&elench_hint), "{}", err.message);
+        let foreign = sign_envelope("application/x", b"hello", &key, "my-ci-key-2024");
+        let foreign = Envelope::parse(foreign.as_bytes()).unwrap();
+        let err = foreign
+            .verify(&untrusted, 1, &["application/x"])
+            .unwrap_err();
+        assert_eq!(err.code, Code::BadSignature);
+        assert!(!err.message.contains("my-ci-key"), "{}", err.message);
+        assert!(err
+            .message
+            .contains("no trusted key verifies the signature"));
     }
 
     #[test]

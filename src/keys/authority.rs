@@ -35,8 +35,9 @@ pub fn check_authority(role: Role, claim: &Claim) -> Result<(), Rejection> {
                 "/kind",
                 format!(
                     "a verification must be harness-observed and signed by a harness key; \
-                     this one is {} signed by a {role} key",
-                    claim.origin
+                     this one is {} signed by {}",
+                    claim.origin,
+                    role.a_key()
                 ),
             ))
         }
@@ -48,8 +49,9 @@ pub fn check_authority(role: Role, claim: &Claim) -> Result<(), Rejection> {
                 "/kind",
                 format!(
                     "a residue-acceptance must be human-asserted and signed by a human key; \
-                     this one is {} signed by a {role} key",
-                    claim.origin
+                     this one is {} signed by {}",
+                    claim.origin,
+                    role.a_key()
                 ),
             ))
         }

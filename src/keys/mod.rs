@@ -36,6 +36,15 @@ impl Role {
             Role::Human => "human",
         }
     }
+
+    /// "a harness key", "an agent key", "a human key": the role in a sentence.
+    pub fn a_key(self) -> &'static str {
+        match self {
+            Role::Harness => "a harness key",
+            Role::Agent => "an agent key",
+            Role::Human => "a human key",
+        }
+    }
 }
 
 impl fmt::Display for Role {

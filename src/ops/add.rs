@@ -153,6 +153,10 @@ enum Item {
         /// Where `bytes` start in the file, as lines and bytes (whitespace cut from the
         /// front, a bundle's earlier lines), so that a position in them is the file's.
         lead: (usize, usize),
+        /// The whitespace cut from the end of a file holding one envelope: text that ends
+        /// early is reported where serde_json reads its end in the whole file (as `verify`
+        /// and `sign` report it), past that whitespace.
+        trail: Vec<u8>,
     },
     Refused {
         origin: Origin,
@@ -271,10 +275,12 @@ fn envelope_item(origin: Origin, all: &[u8]) -> Item {
     }
     let bytes = all.trim_ascii();
     let lead = crate::json::offset_of(&all[..all.len() - all.trim_ascii_start().len()]);
+    let trail = all.trim_ascii_start()[bytes.len()..].to_vec();
     Item::Envelope {
         origin,
         bytes: bytes.to_vec(),
         lead,
+        trail,
     }
 }
 
@@ -399,6 +405,7 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                 origin,
                 bytes,
                 lead,
+                trail,
             } => {
                 // Text already in canonical form (as `elench sign` writes it) is its own
                 // canonical form; any other is read as JSON once, for the checks and for
@@ -412,7 +419,8 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                         // The position of text that is not JSON is the file's, as `verify`
                         // gives it.
                         Err(rejection) if rejection.code == Code::BadJson => {
-                            let shifted = crate::json::parse_unique_keys(&bytes)
+                            let whole = [bytes.as_slice(), &trail].concat();
+                            let shifted = crate::json::parse_unique_keys(&whole)
                                 .err()
                                 .map(|e| Envelope::json_rejection(e.shifted(lead.0, lead.1)));
                             (Err(shifted.unwrap_or(rejection)), None)
@@ -612,6 +620,7 @@ fn read_input(f: &InputFile, send: &mut dyn FnMut(Item) -> bool) -> bool {
                 origin: origin(line),
                 bytes,
                 lead: (line - 1, indent),
+                trail: Vec::new(),
             },
             LineRead::TooLarge { line } => Item::Refused {
                 origin: origin(line),
@@ -1017,8 +1026,13 @@ pub fn unsigned_claim_role(bytes: &[u8]) -> Option<&'static str> {
 
 /// What to do with an unsigned claim.
 pub fn sign_hint(source: &str, role: &str) -> String {
+    let a = if role.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
     format!(
-        "sign it first with `elench sign {source} --key KEY.pem`, using a {role} key, \
+        "sign it first with `elench sign {source} --key KEY.pem`, using {a} {role} key, \
          then add the .dsse file it writes"
     )
 }

@@ -455,7 +455,8 @@ fn the_binary_prints_the_reference_blast() {
     assert!(text.status.success());
     let text = String::from_utf8(text.stdout).unwrap();
     let short = |id: &str| id[..15].to_owned();
-    // The tree comes first (its root line starts with the root's short id), then the layers.
+    // The tree comes first (its root line starts with the root's short id), then the size
+    // of each layer: every member is shown once, in the tree, not listed again.
     assert!(text.starts_with(&short(&r.id)), "{text}");
     let mut lines = text
         .lines()
@@ -464,16 +465,27 @@ fn the_binary_prints_the_reference_blast() {
         lines.next(),
         Some(format!("blast radius of {}: 3 dependent claim(s)", r.id).as_str())
     );
-    assert_eq!(lines.next(), Some("depth 0"));
+    assert_eq!(lines.next(), Some("depth 1: 2, depth 2: 1"), "{text}");
     assert_eq!(
-        lines.next().map(str::trim_end),
-        Some(format!("  {} unevaluated assertion  r", short(&r.id)).as_str())
+        text.lines().next().map(str::trim_end),
+        Some(format!("{} unevaluated assertion  r", short(&r.id)).as_str())
     );
     assert!(text.contains(&format!(
-        "  {} superseded  assertion via {}  a depends on r",
-        short(&a.id),
-        short(&r.id)
+        "{} superseded assertion  a depends on r",
+        short(&a.id)
     )));
+    assert!(
+        !text.contains("depth 0") && !text.contains(" via "),
+        "{text}"
+    );
+    let tree_lines = text.lines().take_while(|l| !l.is_empty()).count();
+    assert_eq!(
+        text.matches("cl_").count(),
+        // Each line of the tree names one claim; the summary names the root; `affected`
+        // names t and its record.
+        tree_lines + 1 + 2,
+        "{text}"
+    );
     assert!(text.contains("affected (outside the closure, decided by a record inside it):"));
     assert!(text.contains(&format!(
         "  {} falsified by {}  t",

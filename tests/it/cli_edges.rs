@@ -465,6 +465,45 @@ fn text_that_is_not_json_is_bad_json_at_the_same_place_everywhere() {
     );
 }
 
+/// A file cut short ends where serde_json reads its end in the whole file, whitespace after
+/// the cut included: `add`, `verify` and `sign` name the same line and column, serde_json's
+/// (1-based; column 0 just past a line break).
+#[test]
+fn a_truncated_file_is_bad_json_at_serde_json_s_position_from_every_command() {
+    let s = KeyedStore::new();
+    let agent = s.keys.agent.private.to_str().unwrap().to_owned();
+    for (n, text) in [
+        "{\"payload\": ",
+        "{\"payload\":\n",
+        "{\"payload\":\"eyJ\"\n\n",
+        "  {\"payloadType\"  \t",
+        "{\"a\":[1,\n  \n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let path = s.dir().join(format!("cut{n}.dsse"));
+        std::fs::write(&path, text).unwrap();
+        let e = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+        let want = format!("at line {} column {}", e.line(), e.column());
+        let file = path.to_str().unwrap();
+        for args in [
+            vec!["add", file],
+            vec!["verify", file],
+            vec!["sign", file, "--key", &agent],
+        ] {
+            let (code, out) = s.run(&args);
+            assert_eq!(code, 2, "{args:?} of {text:?}: {out}");
+            assert_eq!(out["error"]["code"], "BAD_JSON", "{args:?}: {out}");
+            let message = out["error"]["message"].as_str().unwrap();
+            assert!(
+                message.ends_with(&want),
+                "{args:?} of {text:?}: {message} (serde_json: {want})"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_lone_surrogate_is_called_one() {
     let s = KeyedStore::new();

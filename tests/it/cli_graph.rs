@@ -246,6 +246,26 @@ fn dot_of_a_thousand_claim_blast_renders_whole_and_capped() {
         mermaid.contains("left_out[\"990 more claim(s) not drawn"),
         "{mermaid}"
     );
+    // Mermaid (and GitHub with it) refuses a diagram over 50,000 characters, as JavaScript
+    // counts them: the default picture and a whole one are cut to that, and say so.
+    for args in [vec![], vec!["--max-nodes", "5000"]] {
+        let mut line = vec!["--format", "mermaid", "blast", &ids[0]];
+        line.extend(args);
+        let mermaid = stdout_of(&s, &line, 0);
+        let size = mermaid.encode_utf16().count();
+        assert!(size <= 50_000, "{line:?}: {size} characters");
+        assert!(size > 40_000, "{line:?}: as much as fits ({size})");
+        let drawn = mermaid.lines().filter(|l| l.contains("[\"cl_")).count();
+        let note = mermaid
+            .lines()
+            .find(|l| l.starts_with("  left_out[\""))
+            .unwrap_or_else(|| panic!("{line:?}: a note of what was left out"));
+        assert!(
+            note.contains(&format!("{} more claim(s) not drawn", 1000 - drawn))
+                && note.contains("Mermaid diagram holds at most 50000 characters"),
+            "{line:?}: {note}"
+        );
+    }
     if !has_dot() {
         eprintln!("skipped: Graphviz (dot) is not installed");
         return;
@@ -401,9 +421,22 @@ fn blast_text_is_a_tree_with_repeats_marked_depth_and_invert() {
     assert_eq!(tree_lines(&text), want, "{text}");
     assert!(text.contains(&format!("blast radius of {}: 4 dependent claim(s)", ids[r])));
     assert!(
-        text.contains("depth 2"),
-        "the layer summary follows: {text}"
+        text.contains("depth 1: 3, depth 2: 1"),
+        "the size of each layer follows: {text}"
     );
+    // Each claim is shown where the tree has it, and nowhere else.
+    let tree = tree_lines(&text);
+    for &i in &[r, a, b, c, d] {
+        let in_tree = tree.iter().filter(|l| l.contains(&short(i))).count();
+        // The root is named again, whole, in the summary line.
+        let summary = usize::from(i == r);
+        assert_eq!(
+            text.matches(&short(i)).count(),
+            in_tree + summary,
+            "{}: {text}",
+            short(i)
+        );
+    }
 
     // --depth 1: only R's direct dependents in the tree.
     let text = stdout_of(

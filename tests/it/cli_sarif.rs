@@ -195,9 +195,9 @@ fn sarif_of_a_gate_breaking_every_rule_is_valid_and_locates_each_claim() {
     ] {
         assert!(rules.contains(&want), "{want} in {rules:?}");
     }
-    // One result per claim with a path, at its lines, under its rule.
+    // One result per claim with a path, at its lines, under its rule, and the scope's.
     let results = run["results"].as_array().unwrap();
-    assert_eq!(results.len(), 4, "{results:#?}");
+    assert_eq!(results.len(), 5, "{results:#?}");
     for (name, rule, uri, line) in [
         ("falsified", "elench/falsified", "falsified.rs", 1),
         ("revoked", "elench/revoked", "revoked.rs", 2),
@@ -237,8 +237,29 @@ fn sarif_of_a_gate_breaking_every_rule_is_valid_and_locates_each_claim() {
         related["physicalLocation"]["artifactLocation"]["uri"],
         json!("falsified.rs")
     );
-    // Accepted residue is left out everywhere; the whole-tree claim and the scope are
-    // notifications tied to their rules.
+    // The scope with too few claims is a result at the policy file's min_in_scope line (the
+    // policy lies outside the tree here: its name).
+    let scope = results
+        .iter()
+        .find(|r| r["ruleId"] == json!("elench/empty-scope"))
+        .expect("an empty-scope result");
+    assert_eq!(
+        rules[scope["ruleIndex"].as_u64().unwrap() as usize],
+        "elench/empty-scope"
+    );
+    let loc = &scope["locations"][0]["physicalLocation"];
+    assert_eq!(
+        loc["artifactLocation"]["uri"],
+        json!("policy.toml"),
+        "{scope:#}"
+    );
+    assert_eq!(loc["region"]["startLine"], json!(5), "{scope:#}");
+    assert!(scope["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("EMPTY_SCOPE"));
+    // Accepted residue is left out everywhere; the whole-tree claim is a notification tied
+    // to its rule.
     assert!(!r.stdout.contains(f.ids["accepted"].as_str()));
     let notes = run["invocations"][0]["toolExecutionNotifications"]
         .as_array()
@@ -247,17 +268,69 @@ fn sarif_of_a_gate_breaking_every_rule_is_valid_and_locates_each_claim() {
         .iter()
         .map(|n| n["associatedRule"]["id"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        note_rules,
-        ["elench/unevaluated", "elench/empty-scope"],
-        "{notes:#?}"
-    );
+    assert_eq!(note_rules, ["elench/unevaluated"], "{notes:#?}");
     assert!(notes[0]["message"]["text"]
         .as_str()
         .unwrap()
         .contains(f.ids["whole"].as_str()));
     // The same log gives the same bytes.
     assert_eq!(f.gate("sarif").stdout, r.stdout);
+}
+
+/// A gate that fails only because too few claims are in scope is a failing gate code scanning
+/// must show: its SARIF holds an `elench/empty-scope` result, at the policy file inside the
+/// tree on its `min_in_scope` line (every result needs a location there), and its workflow
+/// command annotates the same line.
+#[test]
+fn a_gate_failing_on_an_empty_scope_has_a_result_at_the_policy() {
+    let ks = KeyedStore::new();
+    let work = ks.dir().join("work");
+    fs::create_dir_all(work.join("ci")).unwrap();
+    fs::write(work.join("lib.rs"), "fn f() {}\n").unwrap();
+    let policy = work.join("ci/elench-policy.toml");
+    fs::write(&policy, "[rules]\n# at least two\n  min_in_scope = 2\n").unwrap();
+    let gate = |format: &str| {
+        run_raw(
+            ks.dir(),
+            &with_store(
+                &ks.store,
+                &[
+                    "--format",
+                    format,
+                    "gate",
+                    "--policy",
+                    policy.to_str().unwrap(),
+                    "--at",
+                    work.to_str().unwrap(),
+                ],
+            ),
+        )
+    };
+    let r = gate("sarif");
+    assert_eq!(r.code, 79, "{}", r.stderr);
+    assert!(r.stderr.contains("EMPTY_SCOPE"), "{}", r.stderr);
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_valid_sarif(&doc);
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{doc:#}");
+    let res = &results[0];
+    assert_eq!(res["ruleId"], json!("elench/empty-scope"), "{res:#}");
+    assert_eq!(res["level"], json!("error"));
+    let loc = &res["locations"][0]["physicalLocation"];
+    assert_eq!(
+        loc["artifactLocation"]["uri"],
+        json!("ci/elench-policy.toml")
+    );
+    assert_eq!(loc["region"]["startLine"], json!(3), "{res:#}");
+    let github = gate("github");
+    assert_eq!(github.code, 79);
+    assert!(
+        github.stdout.starts_with(
+            "::error file=ci/elench-policy.toml,line=3,endLine=3,title=elench/empty-scope::"
+        ),
+        "{}",
+        github.stdout
+    );
 }
 
 #[test]

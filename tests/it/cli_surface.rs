@@ -888,3 +888,33 @@ fn keys_retire_asks_on_a_terminal() {
     assert_eq!(code, Some(0), "{screen}");
     assert!(retired(&s));
 }
+
+/// The lines of `elench --help`, as a person reads them off a pipe.
+fn help_lines(dir: &std::path::Path) -> Vec<String> {
+    let r = run_raw(dir, &["--help"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    r.stderr.lines().map(str::to_owned).collect()
+}
+
+/// `--help` starts with the commands (the about line and the usage before them, no
+/// paragraphs), fits a screen, and says only what is true.
+#[test]
+fn help_puts_the_commands_first_and_stays_short() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lines = help_lines(tmp.path());
+    let commands = lines
+        .iter()
+        .position(|l| l == "Commands:")
+        .expect("a Commands: section");
+    assert!(
+        commands <= 4,
+        "only the about line and the usage come before the commands: {lines:#?}"
+    );
+    assert!(lines.len() <= 55, "{} lines: {lines:#?}", lines.len());
+    let text = lines.join("\n");
+    // NO_COLOR only removes colour; it does not switch to JSON.
+    assert!(!text.contains("NO_COLOR set"), "{text}");
+    for exit in ["79", "130/143", "10 time limit"] {
+        assert!(text.contains(exit), "{exit}: {text}");
+    }
+}

@@ -91,6 +91,47 @@ fn tampered_payload_type_is_bad_signature() {
     assert_eq!(error["pointer"], json!("/signatures"));
 }
 
+/// A keyid is only a hint. A trusted key's signature under a keyid in another tool's form
+/// verifies; once the payload is altered, no trusted key verifies it, and the refusal says
+/// exactly that (altered, or an unknown key) without naming the hint as the signer, from
+/// `verify` and from `add` alike.
+#[test]
+fn a_tampered_envelope_under_a_foreign_keyid_is_no_trusted_key_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let keys = make_keys(dir);
+    let (env_path, _) = signed_agent_claim(dir, &keys);
+    let mut env = read_json(&env_path);
+    env["signatures"][0]["keyid"] = json!("ci-signer-2024");
+    let hinted = write_json(dir, "foreign-hint.dsse", &env);
+    let (code, out) = verify_all(dir, &hinted, &keys);
+    assert_eq!(code, 0, "a hint does not decide trust: {out}");
+    let payload = STANDARD.decode(env["payload"].as_str().unwrap()).unwrap();
+    let text = String::from_utf8(payload).unwrap();
+    env["payload"] = json!(STANDARD.encode(text.replace("rejects", "accepts")));
+    let path = write_json(dir, "foreign-hint-tampered.dsse", &env);
+    let store = dir.join("store");
+    common::init_store_trusting(dir, &store, &keys.trusted_pairs());
+    for result in [
+        verify_all(dir, &path, &keys),
+        elench(
+            dir,
+            &common::with_store(&store, &["add", path.to_str().unwrap()]),
+        ),
+    ] {
+        let error = assert_rejected(&result, "BAD_SIGNATURE");
+        assert_eq!(error["pointer"], json!("/signatures"), "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("no trusted key verifies the signature")
+                && message.contains("altered")
+                && message.contains("does not trust"),
+            "{message}"
+        );
+        assert!(!message.contains("ci-signer-2024"), "{message}");
+    }
+}
+
 #[test]
 fn signature_by_an_untrusted_key_is_untrusted_signer() {
     let tmp = tempfile::tempdir().unwrap();
@@ -176,13 +217,18 @@ fn role_violation_agent_signed_verification() {
     let claim = ClaimBuilder::record("verification", &[&some_id(1)])
         .origin("agent-asserted")
         .build_with_id();
-    rejects_claim(
+    let error = rejects_claim(
         dir,
         &keys,
         &claim,
         &keys.agent,
         "ROLE_VIOLATION",
         "/predicate/kind",
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("signed by an agent key") && !message.contains("a agent"),
+        "{message}"
     );
     // A harness-observed verification by an agent key is refused too (on its origin).
     let claim = ClaimBuilder::record("verification", &[&some_id(1)]).build_with_id();

@@ -24,6 +24,7 @@ mod cli_gate;
 mod cli_graph;
 mod cli_hardening;
 mod cli_junit;
+mod cli_output;
 mod cli_sarif;
 mod cli_scenarios;
 mod cli_surface;

@@ -90,23 +90,16 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             ""
         }
     );
-    for layer in &b.layers {
-        text.push_str(&format!("depth {}\n", layer.depth));
-        for m in &layer.claims {
-            let via = m
-                .via
-                .as_ref()
-                .map(|v| format!(" via {}", short_id(v)))
-                .unwrap_or_default();
-            let prose = prose_of(&m.id);
-            text.push_str(&format!(
-                "  {} {} {}{via}  {}\n",
-                style.id(&m.id),
-                style.status(&format!("{:<11}", m.status.as_str())),
-                m.kind,
-                style.dim(&prose)
-            ));
-        }
+    // The tree shows every member once with its status; the layers are only counted here
+    // (JSON has them whole).
+    let sizes: Vec<String> = b
+        .layers
+        .iter()
+        .filter(|l| l.depth > 0)
+        .map(|l| format!("depth {}: {}", l.depth, l.claims.len()))
+        .collect();
+    if !sizes.is_empty() {
+        text.push_str(&format!("{}\n", sizes.join(", ")));
     }
     if !b.affected.is_empty() {
         text.push_str("affected (outside the closure, decided by a record inside it):\n");

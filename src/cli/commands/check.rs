@@ -132,7 +132,7 @@ impl Observer for Watch {
     }
     fn acknowledge(&self, lines: &str) {
         if self.on_terminal {
-            eprint!("{lines}");
+            eprint!("{}", crate::cli::output::terminal_safe(lines, false));
         }
     }
 }

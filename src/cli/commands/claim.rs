@@ -279,9 +279,7 @@ fn print_ids(result: Result<Report, Failure>) -> Report {
     if let Err(f) = crate::cli::files::product_to_stdout(ids.as_bytes()) {
         return taken(f);
     }
-    for w in &report.warnings {
-        eprintln!("warning[{}]: {}", w.code, w.message);
-    }
+    crate::cli::output::warnings_to_stderr(&report.warnings);
     report.stdout_taken = true;
     report
 }

@@ -154,7 +154,10 @@ fn run_corpus(a: RunArgs, g: &Globals) -> Result<Report, Failure> {
             Verdict::NotApplicable => "not-applicable".to_owned(),
             Verdict::Error(why) => format!("ERROR ({why})"),
         };
-        eprintln!("{} {word}", r.id);
+        eprintln!(
+            "{}",
+            crate::cli::output::terminal_safe(&format!("{} {word}", r.id), false)
+        );
     })
     .map_err(|e| Failure::Invalid {
         code: crate::error::Code::BadCorpus,

@@ -113,7 +113,7 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
     let (max_output_bytes, bad_cap) = output::output_cap();
     if let Some(w) = bad_cap {
         // Said once, where whoever started the server looks: stdout is the protocol's.
-        eprintln!("warning[{}]: {}", w.code, w.message);
+        output::warnings_to_stderr(std::slice::from_ref(&w));
     }
     let config = Config {
         store,

@@ -4,14 +4,25 @@
 //!
 //! Escaping follows the runner's workflow-command format: in the message (the data after
 //! `::`) `%`, CR and LF are written `%25`, `%0D`, `%0A`; in a property value also `:` and
-//! `,` (`%3A`, `%2C`), which would otherwise end the value.
+//! `,` (`%3A`, `%2C`), which would otherwise end the value. The log that shows these lines
+//! reads terminal escapes, so no other control character is written (a claim's text could
+//! otherwise colour or rewrite the log).
 
 use super::sarif::{Finding, Report};
+
+/// `s` without terminal escapes and control characters, but its line breaks (CR and LF,
+/// which the runner's escapes carry) and tabs.
+fn without_controls(s: &str) -> String {
+    s.split('\r')
+        .map(|part| crate::cli::output::terminal_safe(part, false))
+        .collect::<Vec<_>>()
+        .join("\r")
+}
 
 /// The message part of a workflow command.
 pub fn escape_data(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in without_controls(s).chars() {
         match c {
             '%' => out.push_str("%25"),
             '\r' => out.push_str("%0D"),
@@ -25,7 +36,7 @@ pub fn escape_data(s: &str) -> String {
 /// A property value (`file=`, `title=`) of a workflow command.
 pub fn escape_property(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in without_controls(s).chars() {
         match c {
             '%' => out.push_str("%25"),
             '\r' => out.push_str("%0D"),
@@ -105,7 +116,13 @@ pub fn render(r: &Report) -> String {
         out.push_str(&finding_line(f));
     }
     for (rule, message) in &r.scope {
-        out.push_str(&annotation(None, None, rule, message));
+        let place = r.policy.as_ref();
+        out.push_str(&annotation(
+            place.map(|p| p.path.as_str()),
+            place.and_then(|p| p.range),
+            rule,
+            message,
+        ));
     }
     out
 }
@@ -148,6 +165,15 @@ mod tests {
         assert_eq!(
             annotation(Some("a,b:c%.rs"), Some([3, 4]), "t: x, y", "50%\r\nnext: a, b"),
             "::error file=a%2Cb%3Ac%25.rs,line=3,endLine=4,title=t%3A x%2C y::50%25%0D%0Anext: a, b\n"
+        );
+        assert_eq!(
+            annotation(
+                None,
+                None,
+                "t\u{7}\u{1b}[2Jx",
+                "a\u{1b}]0;title\u{7}b\u{9b}31mc\u{7f}"
+            ),
+            "::error title=tx::abc\n"
         );
     }
 }

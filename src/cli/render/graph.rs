@@ -5,7 +5,10 @@
 //! [`Picture::mermaid`]. Arrows mean "is a premise of" (`dependsOn`, solid) or "acts on"
 //! (a record's `target`, dashed). Nodes are sorted by id and edges by their ends, so the same
 //! log always gives the same bytes; a picture holds at most `--max-nodes` claims and says
-//! how many it left out.
+//! how many it left out. A Mermaid picture is also held to Mermaid's own limit on a
+//! diagram's text ([`MERMAID_MAX_TEXT`]): past it Mermaid, and GitHub with it, draws an
+//! error instead, so the claims last in line are left out until it fits, and the note says
+//! so.
 
 use crate::cli::failure::Failure;
 use crate::cli::output::short_id;
@@ -16,6 +19,13 @@ use std::collections::{BTreeSet, HashSet};
 /// The default of `--max-nodes`: larger pictures stop being readable, and GitHub's Mermaid
 /// renderer refuses very large ones.
 pub const DEFAULT_MAX_NODES: usize = 200;
+
+/// Mermaid's default `maxTextSize`, in the characters JavaScript counts (UTF-16 code units):
+/// a longer diagram is refused ("Maximum text size in diagram exceeded").
+pub const MERMAID_MAX_TEXT: usize = 50_000;
+
+/// What a picture of a blast radius cut at `--depth` says of the rest.
+const DEPTH_NOTE: &str = "layers beyond --depth not drawn";
 
 /// Characters of a claim's text shown in its node.
 const LABEL_TEXT: usize = 40;
@@ -45,6 +55,9 @@ pub enum EdgeKind {
 pub struct Node {
     pub id: String,
     pub info: ClaimInfo,
+    /// Its place in the order claims are wanted (0 first): a picture cut to size keeps the
+    /// first.
+    pub rank: usize,
 }
 
 /// A graph ready to draw.
@@ -58,6 +71,8 @@ pub struct Picture {
     pub left_out: usize,
     /// What to say about them.
     pub note: Option<String>,
+    /// Layers of a blast radius beyond `--depth` were not drawn either.
+    pub beyond_depth: bool,
 }
 
 /// Looks a claim up; `None` for a claim the store has never seen.
@@ -92,7 +107,8 @@ impl Picture {
                         queue.push(r.clone());
                     }
                 }
-                nodes.push(Node { id, info });
+                let rank = nodes.len();
+                nodes.push(Node { id, info, rank });
             }
         }
         let left_out = queue.len() - i;
@@ -116,6 +132,7 @@ impl Picture {
             nodes,
             edges: edges.into_iter().collect(),
             left_out,
+            beyond_depth: false,
             note: (left_out > 0).then(|| {
                 format!(
                     "{left_out} more claim(s) not drawn: --max-nodes {max_nodes} (give --max-nodes \
@@ -139,7 +156,8 @@ impl Picture {
         ids.extend(b.affected.iter().map(|a| a.id.clone()));
         let mut p = Picture::of(&ids, lookup, max_nodes, true)?;
         if b.truncated {
-            let more = "layers beyond --depth not drawn";
+            p.beyond_depth = true;
+            let more = DEPTH_NOTE;
             p.note = Some(match p.note {
                 Some(n) => format!("{n}; {more}"),
                 None => more.to_owned(),
@@ -188,10 +206,60 @@ impl Picture {
         out
     }
 
-    /// A Mermaid flowchart, in the syntax Mermaid's flowchart documentation gives: nodes with
-    /// quoted labels (characters that mean something to Mermaid written as entity codes),
-    /// `-->` and `-.->` links, `classDef` and `class`, `%%` comments.
+    /// A Mermaid flowchart of at most [`MERMAID_MAX_TEXT`] characters: the whole picture when
+    /// it fits, else the most claims (first in line) that fit, with a note of how many were
+    /// left out and why.
     pub fn mermaid(&self, title: &str) -> String {
+        let whole = self.mermaid_text(title);
+        if fits_mermaid(&whole) {
+            return whole;
+        }
+        // The most claims that fit: a picture of fewer claims is never longer.
+        let (mut lo, mut hi) = (0, self.nodes.len().saturating_sub(1));
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if fits_mermaid(&self.first(mid).mermaid_text(title)) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        self.first(lo).mermaid_text(title)
+    }
+
+    /// The picture of its first `n` claims in the order they were wanted, the others left
+    /// out and the note saying so.
+    fn first(&self, n: usize) -> Picture {
+        let nodes: Vec<Node> = self.nodes.iter().filter(|x| x.rank < n).cloned().collect();
+        let kept: HashSet<&str> = nodes.iter().map(|x| x.id.as_str()).collect();
+        let edges: Vec<(String, String, EdgeKind)> = self
+            .edges
+            .iter()
+            .filter(|(a, b, _)| kept.contains(a.as_str()) && kept.contains(b.as_str()))
+            .cloned()
+            .collect();
+        let left_out = self.left_out + self.nodes.len() - nodes.len();
+        let mut note = format!(
+            "{left_out} more claim(s) not drawn: a Mermaid diagram holds at most \
+             {MERMAID_MAX_TEXT} characters (--format dot draws up to --max-nodes)"
+        );
+        if self.beyond_depth {
+            note.push_str(&format!("; {DEPTH_NOTE}"));
+        }
+        Picture {
+            nodes,
+            edges,
+            left_out,
+            note: Some(note),
+            beyond_depth: self.beyond_depth,
+        }
+    }
+
+    /// The Mermaid flowchart of the whole picture, in the syntax Mermaid's flowchart
+    /// documentation gives: nodes with quoted labels (characters that mean something to
+    /// Mermaid written as entity codes), `-->` and `-.->` links, `classDef` and `class`, `%%`
+    /// comments.
+    fn mermaid_text(&self, title: &str) -> String {
         let mut out = String::from("flowchart TD\n");
         out.push_str(&format!("  %% {}\n", one_line(title)));
         for n in &self.nodes {
@@ -242,6 +310,11 @@ impl Picture {
     }
 }
 
+/// Whether Mermaid draws a diagram of this text (its length as JavaScript counts it).
+fn fits_mermaid(text: &str) -> bool {
+    text.encode_utf16().count() <= MERMAID_MAX_TEXT
+}
+
 const STATUSES: [Status; 5] = [
     Status::Unevaluated,
     Status::Verified,
@@ -261,10 +334,11 @@ fn colours(s: Status) -> (&'static str, &'static str) {
     }
 }
 
-/// On one line: every run of whitespace (newlines included) and control character is one
-/// space.
+/// On one line, with no terminal escape sequence (removed whole): every run of whitespace
+/// (newlines included) and control character is one space.
 pub fn one_line(s: &str) -> String {
-    s.split(|c: char| c.is_whitespace() || c.is_control())
+    crate::cli::output::terminal_safe(s, false)
+        .split(|c: char| c.is_whitespace() || c.is_control())
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ")

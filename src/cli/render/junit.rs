@@ -34,8 +34,8 @@ pub struct Suite {
 }
 
 /// Text as XML 1.0 can carry it: `&`, `<`, `>`, quotes escaped; characters XML forbids
-/// (most controls, unpaired surrogates cannot occur in a `str`, U+FFFE, U+FFFF) replaced;
-/// in an attribute, line breaks and tabs written as character references so they survive
+/// (most controls, unpaired surrogates cannot occur in a `str`, U+FFFE, U+FFFF) and the
+/// controls it allows but a terminal acts on (DEL, C1) replaced; in an attribute, line breaks and tabs written as character references so they survive
 /// attribute normalisation.
 fn xml(s: &str, attribute: bool) -> String {
     let mut out = String::with_capacity(s.len());
@@ -49,7 +49,9 @@ fn xml(s: &str, attribute: bool) -> String {
             '\r' => out.push_str("&#13;"),
             '\t' if attribute => out.push_str("&#9;"),
             '\n' | '\t' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            // C0 controls XML forbids; DEL and C1, which it allows, would drive a terminal
+            // that shows the report.
+            c if c.is_control() || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }

@@ -311,12 +311,38 @@ pub fn gate_document(
     let mut fold = Fold::new(&store);
     let mut roots = |id: &str| roots_at(&mut fold, &mut resolver, id);
     let mut report = sarif::from_gate(&out.violations, &mut roots)?;
+    report.policy = policy_place(&out.policy_path, &dir);
     report.properties =
         serde_json::json!({"pass": out.pass, "tree": out.tree, "counts": out.counts});
     Ok(match format {
         Format::Github => github::render(&report),
         _ => sarif::render(&report),
     })
+}
+
+/// Where a document places what the policy says of the scope as a whole (too few claims in
+/// it): the policy file, at its `min_in_scope` line when it sets one. The file's path in the
+/// tree when it lies inside; otherwise (the CI recipe reads the policy from a trusted copy
+/// outside the checkout) its name, the path a repository keeps its policy at by the recipe's
+/// convention.
+fn policy_place(policy: &str, tree: &std::path::Path) -> Option<sarif::Place> {
+    let file = std::path::Path::new(policy);
+    let inside = match (file.canonicalize(), tree.canonicalize()) {
+        (Ok(f), Ok(t)) => f.strip_prefix(&t).ok().map(std::path::Path::to_path_buf),
+        _ => None,
+    };
+    let path = inside.or_else(|| file.file_name().map(std::path::PathBuf::from))?;
+    let path = path.to_str()?.replace(std::path::MAIN_SEPARATOR, "/");
+    let line = std::fs::read_to_string(file).ok().and_then(|text| {
+        text.lines()
+            .position(|l| {
+                l.trim_start()
+                    .strip_prefix("min_in_scope")
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
+            })
+            .map(|i| i as u64 + 1)
+    });
+    sarif::Place::new(&path, line.map(|n| [n, n]))
 }
 
 /// `status --at DIR --format sarif`: the listed claims that do not stand at the tree (an
@@ -389,6 +415,7 @@ fn status_sarif(
     Ok(sarif::render(&sarif::Report {
         findings,
         scope: Vec::new(),
+        policy: None,
         properties: serde_json::json!({"tree": resolver.tree()}),
     }))
 }

@@ -4,10 +4,12 @@
 //! One result per claim, under the rule of its gravest violation (the others named in the
 //! message), located at the claim's path and lines at the tree, with the claim id as a
 //! partial fingerprint so an alert keeps its identity from run to run. A revoked claim
-//! points at its falsified root(s) as related locations. What no file can carry (a claim
-//! about a whole tree, a scope with too few claims) is a run-level notification tied to its
-//! rule: code scanning places every result in a file. Residue a human accepted is not a
-//! violation and is left out.
+//! points at its falsified root(s) as related locations. A claim that names no file (a
+//! claim about a whole tree) is a run-level notification tied to its rule: code scanning
+//! places every result in a file, and refuses a log with a result that has none. A scope
+//! with too few claims is a result at the policy file, on its `min_in_scope` line: the gate
+//! fails on it, so code scanning must show it. Residue a human accepted is not a violation
+//! and is left out.
 
 use crate::anchor::Applies;
 use crate::fold::Status;
@@ -149,6 +151,8 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Violations of the scope as a whole: (rule id, message).
     pub scope: Vec<(&'static str, String)>,
+    /// Where the scope's violations are located: the policy file.
+    pub policy: Option<Place>,
     pub properties: Value,
 }
 
@@ -190,6 +194,7 @@ pub fn from_gate<E>(
     Ok(Report {
         findings,
         scope,
+        policy: None,
         properties: Value::Null,
     })
 }
@@ -314,11 +319,19 @@ pub fn render(r: &Report) -> String {
         results.push(result);
     }
     for (rule, message) in &r.scope {
-        notifications.push(json!({
+        let mut result = json!({
+            "ruleId": rule,
+            "ruleIndex": rule_index(rule),
+            "kind": "fail",
             "level": "error",
-            "message": {"text": message},
-            "associatedRule": {"id": rule, "index": rule_index(rule)},
-        }));
+            "message": {"text": format!("The gate fails: {message}.")},
+            "partialFingerprints": {"elenchRule/v1": rule},
+            "properties": {"rules": [rule]},
+        });
+        if let Some(place) = &r.policy {
+            result["locations"] = json!([{"physicalLocation": physical(place)}]);
+        }
+        results.push(result);
     }
     let doc = json!({
         "$schema": SCHEMA_URI,
