@@ -140,9 +140,8 @@ for n in 1 10 100; do
   seq -w 0 99 | head -n "$n" | sed 's/^/tests::t/' > "names$n.txt"
   sed 's/.*/test("&").passed/' "names$n.txt" > "tests$n.txt"
   store "st$n"; claims crate "tests$n.txt"; "$E" --store "st$n" add bundle.intoto.jsonl >/dev/null 2>&1
-  # A build writes more than the default 1 GiB of scratch space allows for.
   t_check[$n]=$(secs "$E" --store "st$n" check --all --at crate --key harness.pem \
-    --runner cargo "${EXPOSE[@]}" --scratch 4096)
+    --runner cargo "${EXPOSE[@]}")
   verified_n[$n]=$("$E" --store "st$n" status --all --limit 1000 --format json | grep -o '"status":"verified"' | wc -l)
   rm -rf host && cp -r crate host
   mapfile -t names < "names$n.txt"
