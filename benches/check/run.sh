@@ -3,9 +3,13 @@
 # elench in the same run:
 #   1. 1,000 grep/exists claims over a tree of 10,000 files, against grep -c / test -e;
 #   2. per-claim cost of the sandbox for run("true"), against --no-sandbox and a bare sh -c true;
-#   3. 1,000 run("true") claims on the 10,000-file tree, sandboxed against --no-sandbox.
+#   3. 1,000 run("true") claims on the 10,000-file tree, sandboxed against --no-sandbox;
+#   4. N test(...) claims (N = 1, 10, 100) on a small crate (regex and serde_json, 100 tests)
+#      with --runner cargo, against one `cargo test` of the same names on the host, each from
+#      a cold build (check builds in its sandbox's fresh layer; the host in a fresh copy).
 # Usage: bash benches/check/run.sh [WORKDIR]   (default: a fresh temporary directory)
-#        PARTS="1" bash benches/check/run.sh ...   runs only the parts named (default: 1 2 3)
+#        PARTS="1" bash benches/check/run.sh ...   runs only the parts named (default: 1 2 3 4)
+# Part 4 needs cargo and the crates regex and serde_json in the cargo cache (it runs offline).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release -q
@@ -14,11 +18,12 @@ W="${1:-$(mktemp -d)}"
 mkdir -p "$W"
 cd "$W"
 TIMEFORMAT=%R
-PARTS="${PARTS:-1 2 3}"
+PARTS="${PARTS:-1 2 3 4}"
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 secs() { { time "$@" >/dev/null 2>&1; } 2>&1; }
 
 echo "== workdir $W"
+if part 1 || part 3; then
 # A tree of 10,000 files: 100 directories of 100 files of 20 lines, every 7th line a needle.
 rm -rf tree && mkdir tree
 for d in $(seq -w 0 99); do
@@ -29,6 +34,7 @@ for d in $(seq -w 0 99); do
       > "tree/d$d/f$f.rs"
   done
 done
+fi
 
 store() { # a fresh store trusting an agent and a harness key
   rm -rf "$1" && "$E" --store "$1" init >/dev/null
@@ -109,6 +115,41 @@ t_bignobox=$(secs "$E" --store s5 check --all --at tree --key harness.pem --no-s
 t_cp=$(secs bash -c 'cp -a tree copy && rm -rf copy')
 fi
 
+if part 4; then
+# A small crate: 100 tests using regex and serde_json (a realistic build: most of the time
+# of one run is building, once).
+rm -rf crate && mkdir -p crate/src
+printf '[package]\nname = "benchcrate"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\nregex = "1"\nserde_json = "1"\n\n[workspace]\n' > crate/Cargo.toml
+{
+  echo 'pub fn words(s: &str) -> usize { regex::Regex::new(r"\w+").unwrap().find_iter(s).count() }'
+  echo 'pub fn field(s: &str, k: &str) -> Option<i64> { serde_json::from_str::<serde_json::Value>(s).ok()?[k].as_i64() }'
+  echo '#[cfg(test)]'
+  echo 'mod tests {'
+  for i in $(seq -w 0 99); do
+    echo "    #[test] fn t$i() { assert_eq!(super::words(\"a b $i\"), 3); assert_eq!(super::field(r#\"{\"k\": $((10#$i))}\"#, \"k\"), Some($((10#$i)))); }"
+  done
+  echo '}'
+} > crate/src/lib.rs
+(cd crate && cargo generate-lockfile --offline -q)
+EXPOSE=()
+for d in "${CARGO_HOME:-$HOME/.cargo}" "${RUSTUP_HOME:-$HOME/.rustup}"; do
+  [ -d "$d" ] && EXPOSE+=(--expose "$d")
+done
+declare -A t_check t_host verified_n
+for n in 1 10 100; do
+  seq -w 0 99 | head -n "$n" | sed 's/^/tests::t/' > "names$n.txt"
+  sed 's/.*/test("&").passed/' "names$n.txt" > "tests$n.txt"
+  store "st$n"; claims crate "tests$n.txt"; "$E" --store "st$n" add bundle.intoto.jsonl >/dev/null 2>&1
+  t_check[$n]=$(secs "$E" --store "st$n" check --all --at crate --key harness.pem \
+    --runner cargo "${EXPOSE[@]}")
+  verified_n[$n]=$("$E" --store "st$n" status --all --limit 1000 --format json | grep -o '"status":"verified"' | wc -l)
+  rm -rf host && cp -r crate host
+  mapfile -t names < "names$n.txt"
+  t_host[$n]=$(cd host && secs cargo test --offline --no-fail-fast -- --exact "${names[@]}")
+  rm -rf host
+done
+fi
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fx", a / b }'; }
 ms() { awk -v a="$1" -v n="$2" 'BEGIN { printf "%.2f ms", 1000 * a / n }'; }
 echo
@@ -126,4 +167,9 @@ fi
 if part 3; then
 echo "| 1,000 run(\"true\") claims on the 10,000-file tree in the sandbox | ${t_bigbox} s ($(ms "$t_bigbox" 1000) each) | ${t_bignobox} s with --no-sandbox ($(ms "$t_bignobox" 1000) each) | $(ratio "$t_bigbox" "$t_bignobox") |"
 echo "| one cp -a + rm -rf of the 10,000-file tree (for scale: what each claim once paid) | | ${t_cp} s | |"
+fi
+if part 4; then
+for n in 1 10 100; do
+  echo "| $n test(...) claims, --runner cargo, cold build (${verified_n[$n]} verified) | ${t_check[$n]} s | ${t_host[$n]} s (cargo test of the same $n names, cold build) | $(ratio "${t_check[$n]}" "${t_host[$n]}") |"
+done
 fi

@@ -55,6 +55,18 @@ impl Budget {
         }
         self.left -= cost;
     }
+
+    /// Keeps as much of a process's output and report as the allowance has room for, and
+    /// marks the record when something was cut.
+    pub fn keep(&mut self, p: &mut ProcessRecord) {
+        let before = self.cut;
+        self.clip(&mut p.stdout);
+        self.clip(&mut p.stderr);
+        if let Some(j) = p.junit.as_mut() {
+            self.clip(j);
+        }
+        p.truncated |= self.cut && !before;
+    }
 }
 
 /// What a process-starting primitive observed.
@@ -261,13 +273,7 @@ impl<P: Processes> Evaluator<'_, P> {
         // What the transcript keeps is bounded; the value the predicate sees is not cut.
         let mut process = process;
         if let Some(p) = process.as_mut() {
-            let before = self.budget.cut;
-            self.budget.clip(&mut p.stdout);
-            self.budget.clip(&mut p.stderr);
-            if let Some(j) = p.junit.as_mut() {
-                self.budget.clip(j);
-            }
-            p.truncated |= self.budget.cut && !before;
+            self.budget.keep(p);
         }
         let (result, reason) = match &val {
             Val::Int(i) => (json!(i), None),

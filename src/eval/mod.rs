@@ -7,6 +7,7 @@ pub mod grep;
 pub mod paths;
 pub mod runners;
 pub mod sandbox;
+pub mod shared;
 pub mod transcript;
 pub mod workspace;
 
@@ -15,6 +16,7 @@ use evaluator::{evaluate, Budget, Truth, TRANSCRIPT_CAP};
 use paths::Tree;
 use runners::Runner;
 use sandbox::Sandbox;
+use shared::SharedTests;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use transcript::{Run, Transcript};
@@ -50,6 +52,9 @@ pub enum Outcome {
 pub struct Evaluation {
     pub outcome: Outcome,
     pub transcript: Transcript,
+    /// Wall time of the evaluation, all its repeats (and any test run it waited for)
+    /// included.
+    pub duration: Duration,
 }
 
 /// Whether evaluating `expr` may start processes (`test` or `run` anywhere in it).
@@ -75,25 +80,37 @@ pub fn uses_processes(expr: &Expr) -> bool {
     false
 }
 
-/// Evaluates one claim's predicate `setup.repeat` times, each in a fresh workspace.
-pub fn evaluate_claim(setup: &Setup, claim_id: &str, source: &str, expr: &Expr) -> Evaluation {
+/// Evaluates one claim's predicate `setup.repeat` times, each in a fresh workspace; its
+/// `test(…)` calls read the runs of `shared` (round by round, one per repeat).
+pub fn evaluate_claim(
+    setup: &Setup,
+    shared: &SharedTests,
+    claim_id: &str,
+    source: &str,
+    expr: &Expr,
+) -> Evaluation {
+    let started = Instant::now();
     let mut runs = Vec::new();
     let mut truths = Vec::new();
     let mut budget = Budget::default();
-    for _ in 0..setup.repeat.max(1) {
+    for round in 0..setup.repeat.max(1) as usize {
         let deadline = Instant::now() + setup.timeout;
-        let mut ws = workspace::Workspace::new(
-            &setup.tree,
-            &setup.sandbox,
-            setup.runner.as_ref(),
-            deadline,
-            setup.denied.clone(),
-            &setup.cancel,
-            &setup.slots,
-        );
+        let mut ws = workspace::Workspace::new(setup, shared, round, deadline);
         let (truth, calls) = evaluate(expr, &mut ws, &mut budget);
+        // The shared test runs this evaluation read, kept within the same allowance.
+        let tests: Vec<_> = ws
+            .test_runs()
+            .map(|t| {
+                let mut t = t.clone();
+                for p in &mut t.processes {
+                    budget.keep(p);
+                }
+                t
+            })
+            .collect();
         drop(ws);
         runs.push(Run {
+            tests,
             calls,
             value: truth.as_json(),
             reason: match &truth {
@@ -112,8 +129,8 @@ pub fn evaluate_claim(setup: &Setup, claim_id: &str, source: &str, expr: &Expr) 
     Evaluation {
         outcome,
         transcript: Transcript {
-            claim: claim_id.to_owned(),
             tree: setup.tree_oid.clone(),
+            claim: claim_id.to_owned(),
             expression: source.to_owned(),
             hermeticity: setup.sandbox.hermeticity().to_owned(),
             runner: setup.runner.as_ref().map(Runner::describe),
@@ -125,6 +142,7 @@ pub fn evaluate_claim(setup: &Setup, claim_id: &str, source: &str, expr: &Expr) 
             }),
             runs,
         },
+        duration: started.elapsed(),
     }
 }
 

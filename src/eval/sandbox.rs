@@ -130,6 +130,8 @@ pub struct Output {
     pub stderr: Vec<u8>,
     /// Some output beyond [`OUTPUT_CAP`] was dropped.
     pub truncated: bool,
+    /// Its stdout, in particular, was cut.
+    pub stdout_cut: bool,
     /// The process's writes filled its scratch space (its writes may have failed).
     pub scratch_full: bool,
 }
@@ -151,12 +153,20 @@ pub struct Job<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// The uid a root-run sandbox drops to (it owns the scratch copy).
     pub uid: u32,
+    /// How much of its stdout is kept (its stderr: [`OUTPUT_CAP`]).
+    pub stdout_cap: usize,
 }
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// What to do when bubblewrap is not installed.
+pub const BWRAP_MISSING: &str = "install it (Debian and Ubuntu: `apt-get install bubblewrap`; \
+     Fedora: `dnf install bubblewrap`; Alpine: `apk add bubblewrap`; Arch: `pacman -S \
+     bubblewrap`), or pass --no-sandbox to run the processes unconfined (records then say \
+     hermeticity: none)";
 
 /// bubblewrap on PATH, if any.
 pub fn find_bwrap() -> Option<PathBuf> {
@@ -241,6 +251,7 @@ impl Sandbox {
             deadline: Instant::now() + Duration::from_secs(30),
             cancel: None,
             uid,
+            stdout_cap: OUTPUT_CAP,
         });
         match o.ending {
             Ending::Exited(0) => Ok(()),
@@ -391,6 +402,7 @@ impl Sandbox {
             stdout: Vec::new(),
             stderr: Vec::new(),
             truncated: false,
+            stdout_cut: false,
             scratch_full: false,
         };
         if Instant::now() >= job.deadline {
@@ -399,6 +411,7 @@ impl Sandbox {
                 stdout: Vec::new(),
                 stderr: Vec::new(),
                 truncated: false,
+                stdout_cut: false,
                 scratch_full: false,
             };
         }
@@ -518,7 +531,19 @@ impl Sandbox {
                     // SAFETY: closing our own read end once.
                     unsafe { libc::close(info[0]) };
                 }
-                return not_started(format!("cannot start {}: {e}", job.argv.join(" ")));
+                return not_started(match &self.confinement {
+                    Confinement::Bwrap(bwrap) if e.kind() == std::io::ErrorKind::NotFound => {
+                        format!(
+                            "bubblewrap ({}) is not installed: {}",
+                            bwrap.display(),
+                            BWRAP_MISSING
+                        )
+                    }
+                    Confinement::Bwrap(bwrap) => {
+                        format!("cannot start bubblewrap ({}): {e}", bwrap.display())
+                    }
+                    Confinement::None => format!("cannot start {}: {e}", job.argv.join(" ")),
+                });
             }
         };
         // A hold on the process's tmpfs (through its mount namespace), to see at the end
@@ -546,11 +571,11 @@ impl Sandbox {
             child
                 .stdout
                 .take()
-                .map(|s| spawn_reader(Box::new(s), 0, tx.clone())),
+                .map(|s| spawn_reader(Box::new(s), 0, job.stdout_cap, tx.clone())),
             child
                 .stderr
                 .take()
-                .map(|s| spawn_reader(Box::new(s), 1, tx.clone())),
+                .map(|s| spawn_reader(Box::new(s), 1, OUTPUT_CAP, tx.clone())),
         ];
         drop(tx);
         let pgid = child.id() as i32;
@@ -594,11 +619,13 @@ impl Sandbox {
             }
         }
         let (mut stdout, mut stderr, mut truncated) = (Vec::new(), Vec::new(), false);
+        let mut stdout_cut = false;
         let live = readers.iter().filter(|r| r.is_some()).count();
         for _ in 0..live {
             match rx.recv_timeout(Duration::from_secs(5)) {
                 Ok((0, bytes, cut)) => {
                     stdout = bytes;
+                    stdout_cut = cut;
                     truncated |= cut;
                 }
                 Ok((_, bytes, cut)) => {
@@ -629,6 +656,7 @@ impl Sandbox {
             stdout,
             stderr,
             truncated,
+            stdout_cut,
             scratch_full: layer_fs.is_some_and(|f| is_full(&f)),
         }
     }
@@ -636,7 +664,7 @@ impl Sandbox {
 
 type Chunk = (u8, Vec<u8>, bool);
 
-fn spawn_reader(mut r: Box<dyn Read + Send>, which: u8, tx: mpsc::Sender<Chunk>) {
+fn spawn_reader(mut r: Box<dyn Read + Send>, which: u8, cap: usize, tx: mpsc::Sender<Chunk>) {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
         let mut cut = false;
@@ -645,7 +673,7 @@ fn spawn_reader(mut r: Box<dyn Read + Send>, which: u8, tx: mpsc::Sender<Chunk>)
             match r.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let room = OUTPUT_CAP.saturating_sub(kept.len());
+                    let room = cap.saturating_sub(kept.len());
                     if n > room {
                         cut = true;
                     }
@@ -1020,6 +1048,7 @@ mod tests {
             deadline: Instant::now() + Duration::from_secs(secs),
             cancel: None,
             uid: sandbox_uid(&Reaper::new()),
+            stdout_cap: OUTPUT_CAP,
         }
     }
 

@@ -37,9 +37,21 @@ pub struct Call {
     pub process: Option<ProcessRecord>,
 }
 
+/// One run of the test runner, shared by every claim of the `check` that calls `test(…)`:
+/// the names it was asked for and its processes (one; pytest's again without the node ids it
+/// refused as naming no test).
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRun {
+    pub names: Vec<String>,
+    pub processes: Vec<ProcessRecord>,
+}
+
 /// One evaluation of the whole predicate (`--repeat` makes several).
 #[derive(Debug, Clone, Serialize)]
 pub struct Run {
+    /// The test runs its `test(…)` calls read their results from.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<TestRun>,
     pub calls: Vec<Call>,
     /// `true`, `false` or `"inconclusive"`.
     pub value: Value,
@@ -50,8 +62,9 @@ pub struct Run {
 /// Everything `check` observed about one claim.
 #[derive(Debug, Clone, Serialize)]
 pub struct Transcript {
-    pub claim: String,
+    /// The tree checked (its OID): first, so a reader sees at once what was observed.
     pub tree: String,
+    pub claim: String,
     pub expression: String,
     pub hermeticity: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,7 +79,10 @@ pub struct Transcript {
 /// `process-exit` with the last exit code when only `run` did, else `artifact-digest`).
 pub fn evidence_kind(runs: &[Run]) -> (&'static str, Option<i32>) {
     let calls = || runs.iter().flat_map(|r| r.calls.iter());
-    if calls().any(|c| c.call == "test" && c.process.is_some()) {
+    let tests_ran = runs
+        .iter()
+        .any(|r| r.tests.iter().any(|t| !t.processes.is_empty()));
+    if tests_ran || calls().any(|c| c.call == "test" && c.process.is_some()) {
         return ("test-report", None);
     }
     let last_exit = calls()
@@ -114,6 +130,7 @@ mod tests {
 
     fn run(calls: Vec<Call>) -> Run {
         Run {
+            tests: Vec::new(),
             calls,
             value: json!(true),
             reason: None,
@@ -134,5 +151,13 @@ mod tests {
             evidence_kind(&[run(vec![call("run", Some(1)), call("test", Some(0))])]),
             ("test-report", None)
         );
+        // A test call reads a shared run, which the evaluation carries.
+        let mut shared = run(vec![call("run", Some(1)), call("test", None)]);
+        assert_eq!(evidence_kind(&[shared.clone()]), ("process-exit", Some(1)));
+        shared.tests.push(TestRun {
+            names: vec!["t".into()],
+            processes: call("test", Some(0)).process.into_iter().collect(),
+        });
+        assert_eq!(evidence_kind(&[shared]), ("test-report", None));
     }
 }

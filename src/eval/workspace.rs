@@ -4,17 +4,23 @@
 
 use super::evaluator::{Processes, RunResult, TestResult};
 use super::paths::Tree;
-use super::runners::{Runner, TestVerdict, JUNIT_FILE};
-use super::sandbox::{copy_tree, give_away, sandbox_uid, Ending, Job, Output, Sandbox};
-use super::transcript::ProcessRecord;
+use super::runners::{tail, Runner, TestVerdict, JUNIT_FILE};
+use super::sandbox::{copy_tree, give_away, sandbox_uid, Ending, Job, Output, Sandbox, OUTPUT_CAP};
+use super::shared::{Results, SharedTests};
+use super::transcript::{ProcessRecord, TestRun};
+use super::Setup;
 use crate::scratch::ScratchDir;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// JUnit reports larger than this are refused.
+/// JUnit reports larger than this are refused; a test run's stdout is kept up to this too.
 pub const MAX_REPORT: u64 = 16 << 20;
+
+/// How much of a runner's output a reason quotes, at most.
+const REASON_TAIL: usize = 600;
 
 /// A job slot: a pristine copy of the tree made once per `check` for each claim evaluated at
 /// the same time, with the uid its processes run as (the copy's owner) and its report
@@ -68,11 +74,18 @@ pub struct Workspace<'a> {
     sandbox: &'a Sandbox,
     runner: Option<&'a Runner>,
     deadline: Instant,
+    /// Wall time of a test run (each gets its own).
+    timeout: Duration,
     /// Why processes may not start here (no sandbox and no `--no-sandbox`), if so.
-    denied: Option<String>,
+    denied: Option<&'a str>,
     cancel: &'a AtomicBool,
     slots: &'a Slots,
     slot: Option<Slot>,
+    /// The test runs of the `check`, and which round (of `--repeat`) this evaluation reads.
+    shared: &'a SharedTests,
+    round: usize,
+    /// The test runs this evaluation read, in the order it first read each.
+    read: Vec<Arc<Results>>,
 }
 
 impl Drop for Workspace<'_> {
@@ -84,25 +97,33 @@ impl Drop for Workspace<'_> {
 }
 
 impl<'a> Workspace<'a> {
+    /// The workspace of round `round` of one claim's evaluation, which must end by
+    /// `deadline`.
     pub fn new(
-        source: &'a Tree,
-        sandbox: &'a Sandbox,
-        runner: Option<&'a Runner>,
+        setup: &'a Setup,
+        shared: &'a SharedTests,
+        round: usize,
         deadline: Instant,
-        denied: Option<String>,
-        cancel: &'a AtomicBool,
-        slots: &'a Slots,
     ) -> Workspace<'a> {
         Workspace {
-            source,
-            sandbox,
-            runner,
+            source: &setup.tree,
+            sandbox: &setup.sandbox,
+            runner: setup.runner.as_ref(),
             deadline,
-            denied,
-            cancel,
-            slots,
+            timeout: setup.timeout,
+            denied: setup.denied.as_deref(),
+            cancel: &setup.cancel,
+            slots: &setup.slots,
             slot: None,
+            shared,
+            round,
+            read: Vec::new(),
         }
+    }
+
+    /// The test runs this evaluation read its results from.
+    pub fn test_runs(&self) -> impl Iterator<Item = &TestRun> {
+        self.read.iter().map(|r| &r.run)
     }
 
     fn ensure_slot(&mut self) -> Result<&Slot, String> {
@@ -116,14 +137,20 @@ impl<'a> Workspace<'a> {
         self.slot.as_ref().ok_or_else(|| "no job slot".to_owned())
     }
 
-    fn start(&mut self, argv: Vec<String>, env: Vec<(String, String)>) -> Result<Output, String> {
-        if let Some(why) = &self.denied {
-            return Err(why.clone());
+    fn start(
+        &mut self,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        deadline: Instant,
+        stdout_cap: usize,
+    ) -> Result<Output, String> {
+        if let Some(why) = self.denied {
+            return Err(why.to_owned());
         }
         if self.cancel.load(Ordering::SeqCst) {
             return Err("check was interrupted".into());
         }
-        let (deadline, cancel, sandbox) = (self.deadline, self.cancel, self.sandbox);
+        let (cancel, sandbox) = (self.cancel, self.sandbox);
         let slot = self.ensure_slot()?;
         Ok(sandbox.run(Job {
             argv,
@@ -134,8 +161,124 @@ impl<'a> Workspace<'a> {
             deadline,
             cancel: Some(cancel),
             uid: slot.uid,
+            stdout_cap,
         }))
     }
+
+    /// One run of `runner` for `names`, with a time limit of its own, in this workspace's
+    /// slot: the results for every name. pytest refuses a whole run when one node id names
+    /// no test; it is then run again without the ids it named (a few times at most).
+    fn run_tests(&mut self, runner: &Runner, names: &[String]) -> Results {
+        let deadline = Instant::now() + self.timeout;
+        let mut run = TestRun {
+            names: names.to_vec(),
+            processes: Vec::new(),
+        };
+        let mut by_name = HashMap::new();
+        let mut left: Vec<String> = names.to_vec();
+        for attempt in 0..3 {
+            let (out, uid) = match self.ensure_slot() {
+                Ok(slot) => (slot.out.clone(), slot.uid),
+                Err(why) => return Results::none(run, &why),
+            };
+            if let Err(why) = fresh_report(&out, uid) {
+                return Results::none(run, &format!("no report file: {why}"));
+            }
+            let (argv, env) = runner.command(&left, &self.sandbox.out_inside(&out));
+            // libtest's verdicts are read from stdout: keep as much of it as of a report.
+            let o = match self.start(argv.clone(), env, deadline, MAX_REPORT as usize) {
+                Ok(x) => x,
+                Err(why) => return Results::none(run, &why),
+            };
+            let (junit, refused) = match read_report(&out) {
+                Ok(j) => (j, None),
+                Err(why) => (None, Some(why)),
+            };
+            run.processes.push(record(argv, &o, junit.as_deref()));
+            let undecided = |why: String, run: TestRun, mut by_name: HashMap<_, _>| {
+                for n in &left {
+                    by_name.insert(n.clone(), Err(why.clone()));
+                }
+                Results::new(run, by_name)
+            };
+            if let Some(why) = refused {
+                let why = format!("the report at $ELENCH_JUNIT is refused: {why}");
+                return undecided(why, run, by_name);
+            }
+            if let Some(why) = unfinished(&o, self.sandbox.limits.scratch) {
+                let why = format!("the test run: {why}");
+                let why = explained(runner, why, &o);
+                return undecided(why, run, by_name);
+            }
+            let Ending::Exited(exit) = o.ending else {
+                return undecided("the test run did not end".into(), run, by_name);
+            };
+            let refused_ids = runner.not_found(&left, exit, &o.stdout, &o.stderr);
+            if !refused_ids.is_empty() && attempt < 2 {
+                for n in &refused_ids {
+                    by_name.insert(
+                        n.clone(),
+                        Err("pytest found no test with this node id".to_owned()),
+                    );
+                }
+                left.retain(|n| !refused_ids.contains(n));
+                if left.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            match runner.read(&left, exit, &o.stdout, o.stdout_cut, junit.as_deref()) {
+                Ok(verdicts) => {
+                    for (n, v) in left.iter().zip(verdicts) {
+                        let r = match v {
+                            TestVerdict::Passed => Ok(true),
+                            TestVerdict::Failed => Ok(false),
+                            TestVerdict::NotRun(why) => Err(why),
+                        };
+                        by_name.insert(n.clone(), r);
+                    }
+                }
+                Err(why) => {
+                    let why = explained(runner, why, &o);
+                    return undecided(why, run, by_name);
+                }
+            }
+            break;
+        }
+        Results::new(run, by_name)
+    }
+}
+
+/// `why` a run decides nothing, with what the process said: how it ended, the end of its
+/// stderr (else of its stdout), and the likely cause when it is a known one.
+fn explained(runner: &Runner, why: String, o: &Output) -> String {
+    let mut s = why;
+    match &o.ending {
+        Ending::Exited(c) => s.push_str(&format!("; the runner exited {c}")),
+        Ending::Signaled(sig) => s.push_str(&format!("; the runner was ended by signal {sig}")),
+        _ => {}
+    }
+    let said = if o.stderr.iter().any(|b| !b.is_ascii_whitespace()) {
+        Some(("stderr", &o.stderr))
+    } else if o.stdout.iter().any(|b| !b.is_ascii_whitespace()) {
+        Some(("stdout", &o.stdout))
+    } else {
+        None
+    };
+    if let Some((which, bytes)) = said {
+        s.push_str(&format!(
+            "; its {which} ends: «{}»",
+            tail(bytes, REASON_TAIL)
+        ));
+    }
+    let exit = match o.ending {
+        Ending::Exited(c) => Some(c),
+        _ => None,
+    };
+    if let Some(cause) = runner.likely_cause(exit, &o.stdout, &o.stderr) {
+        s.push_str(&format!("; likely cause: {cause}"));
+    }
+    s
 }
 
 /// Makes an empty report file for the next test, owned by the sandbox's user, in place of
@@ -256,7 +399,8 @@ impl Processes for Workspace<'_> {
 
     fn run(&mut self, cmd: &str) -> (RunResult, Option<ProcessRecord>) {
         let argv = vec!["sh".to_owned(), "-c".to_owned(), cmd.to_owned()];
-        let o = match self.start(argv.clone(), Vec::new()) {
+        let deadline = self.deadline;
+        let o = match self.start(argv.clone(), Vec::new(), deadline, OUTPUT_CAP) {
             Ok(x) => x,
             Err(why) => return (RunResult::Inconclusive(why), None),
         };
@@ -288,51 +432,34 @@ impl Processes for Workspace<'_> {
         if let Err(why) = runner.check_name(name) {
             return (TestResult::Inconclusive(why), None);
         }
-        if let Some(why) = &self.denied {
-            return (TestResult::Inconclusive(why.clone()), None);
+        if let Some(why) = self.denied {
+            return (TestResult::Inconclusive(why.to_owned()), None);
         }
-        let (out, uid) = match self.ensure_slot() {
-            Ok(slot) => (slot.out.clone(), slot.uid),
-            Err(why) => return (TestResult::Inconclusive(why), None),
-        };
-        if let Err(why) = fresh_report(&out, uid) {
+        if self.cancel.load(Ordering::SeqCst) {
             return (
-                TestResult::Inconclusive(format!("test({name:?}): no report file: {why}")),
+                TestResult::Inconclusive("check was interrupted".into()),
                 None,
             );
         }
-        let (argv, env) = runner.command(name, &self.sandbox.out_inside(&out));
-        let o = match self.start(argv.clone(), env) {
-            Ok(x) => x,
-            Err(why) => return (TestResult::Inconclusive(why), None),
-        };
-        let (junit, refused) = match read_report(&out) {
-            Ok(j) => (j, None),
-            Err(why) => (None, Some(why)),
-        };
-        let rec = record(argv, &o, junit.as_deref());
-        if let Some(why) = refused {
+        let shared = self.shared;
+        let Some(results) = shared.results(self.round, name, |names| self.run_tests(runner, names))
+        else {
             return (
                 TestResult::Inconclusive(format!(
-                    "test({name:?}): the report at $ELENCH_JUNIT is refused: {why}"
+                    "test({name:?}): not among the tests planned for this check"
                 )),
-                Some(rec),
+                None,
             );
-        }
-        if let Some(why) = unfinished(&o, self.sandbox.limits.scratch) {
-            return (
-                TestResult::Inconclusive(format!("test({name:?}): {why}")),
-                Some(rec),
-            );
-        }
-        let result = match runner.verdict(name, &o.stdout, junit.as_deref()) {
-            TestVerdict::Passed => TestResult::Ran { passed: true },
-            TestVerdict::Failed => TestResult::Ran { passed: false },
-            TestVerdict::NotRun(why) => {
-                TestResult::Inconclusive(format!("test({name:?}) did not run: {why}"))
-            }
         };
-        (result, Some(rec))
+        let result = match results.get(name) {
+            Ok(passed) => TestResult::Ran { passed },
+            Err(why) => TestResult::Inconclusive(format!("test({name:?}) did not run: {why}")),
+        };
+        if !self.read.iter().any(|r| Arc::ptr_eq(r, &results)) {
+            self.read.push(results);
+        }
+        // The process is the shared run's, which the evaluation's transcript carries once.
+        (result, None)
     }
 }
 

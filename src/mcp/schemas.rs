@@ -539,7 +539,11 @@ pub fn check_output() -> Value {
                     "outcome": {"type": "string", "enum": ["verified", "falsified",
                                 "inconclusive", "not-applicable", "unchanged", "flaky"]},
                     "reason": {"type": ["string", "null"]},
-                    "record": {"anyOf": [id(), {"type": "null"}]}
+                    "record": {"anyOf": [id(), {"type": "null"}]},
+                    "evidence": {"type": ["string", "null"],
+                                 "description": "SHA-256 of the stored transcript"},
+                    "seconds": {"type": ["number", "null"],
+                                "description": "How long the evaluation took"}
                 },
                 "required": ["id", "outcome", "record"]
             }},

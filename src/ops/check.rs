@@ -10,7 +10,8 @@ use crate::claim::{Body, Claim, Gist};
 use crate::error::{Code, Rejection};
 use crate::eval::paths::Tree;
 use crate::eval::runners::Runner;
-use crate::eval::sandbox::{find_bwrap, Confinement, Layer, Limits, Sandbox};
+use crate::eval::sandbox::{find_bwrap, Confinement, Layer, Limits, Sandbox, BWRAP_MISSING};
+use crate::eval::shared::SharedTests;
 use crate::eval::transcript::evidence_kind;
 use crate::eval::{evaluate_claim, uses_processes, Evaluation, Outcome as Evaluated, Setup};
 use crate::fold::{Fold, Status};
@@ -144,6 +145,9 @@ pub struct Checked {
     pub record: Option<String>,
     /// The digest of the transcript blob the record names.
     pub evidence: Option<String>,
+    /// How long the evaluation took (all its repeats, and any shared test run it waited
+    /// for), in seconds to the millisecond; None when the claim was not evaluated.
+    pub seconds: Option<f64>,
 }
 
 impl Checked {
@@ -154,6 +158,7 @@ impl Checked {
             reason: Some(reason),
             record: None,
             evidence: None,
+            seconds: None,
         }
     }
 }
@@ -293,10 +298,20 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
     };
     drop(store);
     let needs_processes = targets.iter().any(|t| uses_processes(&t.expr));
+    let bwrap = find_bwrap();
+    if needs_processes && !input.no_sandbox && bwrap.is_none() {
+        return Err(Failure::Precondition {
+            code: crate::error::Code::SandboxUnavailable,
+            message: format!(
+                "claims to check start processes, and bubblewrap (`bwrap`), the sandbox they \
+                 run in, is not installed (not found on PATH): {BWRAP_MISSING}"
+            ),
+        });
+    }
     let confinement = if input.no_sandbox {
         Confinement::None
     } else {
-        Confinement::Bwrap(find_bwrap().unwrap_or_else(|| PathBuf::from("bwrap")))
+        Confinement::Bwrap(bwrap.unwrap_or_else(|| PathBuf::from("bwrap")))
     };
     let mut sandbox = Sandbox {
         confinement,
@@ -586,6 +601,7 @@ fn select(
                     )),
                     record: None,
                     evidence: None,
+                    seconds: None,
                 });
                 continue;
             }
@@ -654,6 +670,13 @@ pub fn check_claims(
     observer: &dyn Observer,
 ) -> (Vec<Checked>, Option<Failure>) {
     let total = targets.len();
+    // Every test the claims call, run together: one run of the runner (per repeat) for all.
+    let shared = SharedTests::plan(
+        setup.runner.as_ref(),
+        targets.iter().map(|t| &t.expr),
+        setup.repeat,
+    );
+    let shared = &shared;
     let next = AtomicUsize::new(0);
     let mut results: Vec<Option<Checked>> = vec![None; total];
     let mut failure = None;
@@ -673,7 +696,7 @@ pub fn check_claims(
                 let Some(t) = targets.get(i) else {
                     break;
                 };
-                let e = evaluate_claim(setup, &t.claim.id, &t.source, &t.expr);
+                let e = evaluate_claim(setup, shared, &t.claim.id, &t.source, &t.expr);
                 if tx.send((i, e)).is_err() {
                     break;
                 }
@@ -695,9 +718,9 @@ pub fn check_claims(
                     failure = Some(f);
                 }
             }
-            for (i, _) in &batch {
+            for (i, e) in &batch {
                 done += 1;
-                let c = match made.iter().position(|(j, _)| j == i) {
+                let mut c = match made.iter().position(|(j, _)| j == i) {
                     Some(k) => made.swap_remove(k).1,
                     None => Checked {
                         id: targets[*i].claim.id.clone(),
@@ -705,8 +728,10 @@ pub fn check_claims(
                         reason: Some("not recorded: recording failed".into()),
                         record: None,
                         evidence: None,
+                        seconds: None,
                     },
                 };
+                c.seconds = Some(e.duration.as_millis() as f64 / 1000.0);
                 observer.acknowledge(&format!("[{done}/{total}] {} {}\n", c.id, c.outcome));
                 results[*i] = Some(c);
             }
@@ -816,6 +841,7 @@ fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<
         reason: None,
         record: None,
         evidence: None,
+        seconds: None,
     };
     let (kind, value) = match &e.outcome {
         Evaluated::Inconclusive(why) => {

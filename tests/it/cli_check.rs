@@ -604,3 +604,41 @@ fn interrupted(mut cmd: std::process::Command, after_ms: u64) -> serde_json::Val
     assert_eq!(out.status.code(), Some(130));
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+#[test]
+fn without_bubblewrap_check_says_it_is_missing_and_how_to_install_it() {
+    let b = Bench::new(FILES);
+    let ran = b.claim(r#"run("true").exit == 0"#);
+    let looked = b.claim(r#"exists("README.md")"#);
+    // A PATH with the shell and git, and no bwrap.
+    let bin = b.dir().join("bin-without-bwrap");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["sh", "git"] {
+        let found = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+            .map(|d| d.join(tool))
+            .find(|p| p.is_file());
+        if let Some(p) = found {
+            std::os::unix::fs::symlink(p, bin.join(tool)).unwrap();
+        }
+    }
+    let out = b.check_command(&[&ran]).env("PATH", &bin).output().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["error"]["code"], "SANDBOX_UNAVAILABLE", "{json}");
+    let message = json["error"]["message"].as_str().unwrap();
+    assert!(message.contains("bwrap"), "{message}");
+    assert!(message.contains("not installed"), "{message}");
+    assert!(
+        message.contains("apt-get install bubblewrap"),
+        "how to install it: {message}"
+    );
+    assert!(message.contains("--no-sandbox"), "{message}");
+    assert!(!message.contains("cannot start sh"), "{message}");
+    // A predicate that starts no process needs no sandbox.
+    let out = b
+        .check_command(&[&looked])
+        .env("PATH", &bin)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["data"]["checked"][0]["outcome"], "verified", "{json}");
+}

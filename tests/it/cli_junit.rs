@@ -145,3 +145,78 @@ fn github_annotations_of_a_check_mark_falsified_and_inconclusive_claims() {
     assert!(lines[1].starts_with("::warning title="), "{stdout}");
     assert!(!stdout.contains(&verified));
 }
+
+/// The value of attribute `name` in the first element of `xml` that has it after `from`.
+fn attribute<'a>(xml: &'a str, from: &str, name: &str) -> &'a str {
+    let at = xml
+        .find(from)
+        .unwrap_or_else(|| panic!("no {from} in {xml}"));
+    let rest = &xml[at..];
+    let key = format!(" {name}=\"");
+    let start = rest
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in {rest}"))
+        + key.len();
+    let len = rest[start..].find('"').unwrap();
+    &rest[start..start + len]
+}
+
+#[test]
+fn junit_gives_each_case_the_time_its_evaluation_took_and_names_the_tree() {
+    let b = Bench::new(FILES);
+    let slow = anchored(
+        &b,
+        "takes a while",
+        r#"run("sleep 0.3").exit == 0"#,
+        "src/lib.rs:1-3",
+    );
+    let quick = b.claim(r#"exists("src/lib.rs")"#);
+    let mut args = vec![slow.as_str(), quick.as_str()];
+    if !check_support::bwrap_works() {
+        args.push("--no-sandbox");
+    }
+    let out = b
+        .check_command(&args)
+        .arg("--format")
+        .arg("junit")
+        .output()
+        .unwrap();
+    let xml = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{xml}");
+    let time = |from: &str| -> f64 { attribute(&xml, from, "time").parse().unwrap() };
+    let slow_time = time(&format!("<testcase name=\"{}", &slow[..15]));
+    assert!(slow_time >= 0.3, "{xml}");
+    assert!(slow_time < 60.0, "{xml}");
+    let quick_time = time(&format!("<testcase name=\"{}", &quick[..15]));
+    assert!(quick_time < slow_time, "{xml}");
+    // Milliseconds, and the suite's time is its cases'.
+    let shown = attribute(&xml, &format!("<testcase name=\"{}", &slow[..15]), "time");
+    assert_eq!(shown.split('.').nth(1).map(str::len), Some(3), "{shown}");
+    assert!(time("<testsuite ") >= slow_time, "{xml}");
+    // The tree checked: the suite's name and a property.
+    let tree = b.tree_oid();
+    assert!(
+        attribute(&xml, "<testsuite ", "name").contains(&tree),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(&format!("<property name=\"tree\" value=\"{tree}\"/>")),
+        "{xml}"
+    );
+    // The JSON answer carries the same durations.
+    let b2 = Bench::new(FILES);
+    let slow2 = b2.claim(r#"run("sleep 0.3").exit == 0"#);
+    let mut args = vec![slow2.as_str()];
+    if !check_support::bwrap_works() {
+        args.push("--no-sandbox");
+    }
+    let (code, json) = b2.check(&args);
+    assert_eq!(code, 0, "{json}");
+    let seconds = check_support::entry(&json, &slow2)["seconds"]
+        .as_f64()
+        .unwrap();
+    assert!((0.3..60.0).contains(&seconds), "{json}");
+    if has_xmllint() {
+        assert_valid_junit(b.dir(), &xml);
+    }
+}

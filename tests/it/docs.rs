@@ -67,6 +67,7 @@ const NOT_CODES: &[&str] = &[
     "CARGO_MANIFEST_DIR",
     "ELENCH_STORE",
     "ELENCH_TEST",
+    "ELENCH_TESTS",
     "ELENCH_JUNIT",
     "ELENCH_TIMEOUT",
     "ELENCH_MAX_OUTPUT_BYTES",

@@ -53,7 +53,9 @@ pub struct CheckArgs {
           value_parser = crate::cli::values::positive_usize)]
     pub jobs: usize,
     /// What runs test(NAME): cargo (libtest, NAME = module::test), pytest (NAME = node id),
-    /// or junit:CMD (CMD runs with $ELENCH_TEST and writes JUnit XML to $ELENCH_JUNIT)
+    /// or junit:CMD (CMD runs with the names in $ELENCH_TESTS, one a line, the first also
+    /// in $ELENCH_TEST, and writes JUnit XML to $ELENCH_JUNIT). The tests of all the claims
+    /// run together, once per --repeat
     #[arg(long, value_name = "RUNNER", value_parser = crate::cli::values::runner)]
     pub runner: Option<String>,
     /// The Python interpreter the pytest runner uses

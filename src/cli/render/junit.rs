@@ -21,6 +21,8 @@ pub struct Case {
     pub evidence: Option<String>,
     /// What the evaluation recorded (its transcript), shortened, for a failure.
     pub transcript: Option<String>,
+    /// How long its evaluation took, in seconds (None: not evaluated).
+    pub seconds: Option<f64>,
 }
 
 /// What the suite says about the run.
@@ -67,9 +69,16 @@ fn counted(cases: &[Case]) -> impl Iterator<Item = &Case> {
     })
 }
 
-/// The JUnit document.
+/// Seconds as JUnit writes them: to the millisecond.
+fn seconds(s: Option<f64>) -> String {
+    format!("{:.3}", s.unwrap_or(0.0).max(0.0))
+}
+
+/// The JUnit document. The suite is named for the tree checked, and its time is the sum of
+/// its cases' (each the wall time of one claim's evaluation).
 pub fn render(cases: &[Case], suite: &Suite) -> String {
     let listed: Vec<&Case> = counted(cases).collect();
+    let total: f64 = listed.iter().filter_map(|c| c.seconds).sum();
     let failures = listed.iter().filter(|c| c.outcome == "falsified").count();
     let skipped = listed
         .iter()
@@ -77,12 +86,14 @@ pub fn render(cases: &[Case], suite: &Suite) -> String {
         .count();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
     out.push_str(&format!(
-        "  <testsuite name=\"elench check\" package=\"elench\" id=\"0\" timestamp=\"{}\" \
-         hostname=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" \
-         time=\"0\">\n",
+        "  <testsuite name=\"elench check at tree {}\" package=\"elench\" id=\"0\" \
+         timestamp=\"{}\" hostname=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" \
+         skipped=\"{skipped}\" time=\"{}\">\n",
+        xml(&suite.tree, true),
         xml(&suite.timestamp, true),
         xml(&suite.hostname, true),
-        listed.len()
+        listed.len(),
+        seconds(Some(total))
     ));
     out.push_str("    <properties>\n");
     for (name, value) in [
@@ -106,9 +117,10 @@ pub fn render(cases: &[Case], suite: &Suite) -> String {
             None => "elench".to_owned(),
         };
         out.push_str(&format!(
-            "    <testcase name=\"{}\" classname=\"{}\" time=\"0\"",
+            "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
             xml(name.trim(), true),
-            xml(&classname, true)
+            xml(&classname, true),
+            seconds(c.seconds)
         ));
         match c.outcome.as_str() {
             "falsified" => {
@@ -183,5 +195,7 @@ mod tests {
             "a&lt;&amp;&gt;&quot;&#10;\u{FFFD}"
         );
         assert_eq!(xml("a\nb\tc\"", false), "a\nb\tc\"");
+        assert_eq!(seconds(Some(1.23456)), "1.235");
+        assert_eq!(seconds(None), "0.000");
     }
 }

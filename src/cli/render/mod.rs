@@ -1,6 +1,6 @@
 //! Documents for other tools, rendered from the commands' results (`--format sarif`, `dot`,
 //! `mermaid`, `junit`, `github`): pure functions of the library's result types, so the
-//! same log gives the same bytes (JUnit's timestamp aside).
+//! same log gives the same bytes (JUnit's timestamp and times aside).
 
 pub mod github;
 pub mod graph;
@@ -473,6 +473,7 @@ pub fn check_document(
             record: c.record.clone(),
             evidence: c.evidence.clone(),
             transcript,
+            seconds: c.seconds,
         });
     }
     Ok(match format {
