@@ -1264,8 +1264,10 @@ fn requests_the_server_cannot_read_are_answered_and_the_session_goes_on() {
     let r = c.request("ping", json!({}));
     assert!(r["result"].is_object(), "the session goes on: {r}");
     let grown = c.proc_status("VmHWM").saturating_sub(before);
+    // Reading up to the 4 MiB bound may take a buffer of twice that, and the allocator its
+    // own margin; holding the 64 MiB line would take far more than this.
     assert!(
-        grown < 12 * 1024,
+        grown < 32 * 1024,
         "the server's peak memory grew by {grown} KiB for a line it skips"
     );
     // A long line within the bound is read: here a 3 MiB cursor, refused as a tool result.
