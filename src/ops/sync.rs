@@ -302,6 +302,10 @@ pub fn sync_failure(e: SyncError) -> Failure {
             code: crate::error::Code::PushRejected,
             message,
         },
+        SyncError::PushRefused { .. } => Failure::Precondition {
+            code: crate::error::Code::PushRefused,
+            message,
+        },
         SyncError::Unreachable { .. } => Failure::Unavailable {
             code: crate::error::Code::RemoteUnreachable,
             message,

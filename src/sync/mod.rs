@@ -5,8 +5,9 @@
 //! the set under one ref as a tree with one file per envelope at a path derived from its
 //! content (`layout`); elench's commits are deterministic. Pull ingests what is new through
 //! the ordinary ingest against the local trust store (a remote is trusted for transport
-//! only); push writes one commit holding what the remote lacks on top of its head, and on a
-//! refusal fetches, rebuilds on the new head (a union, never a conflict) and tries again.
+//! only); push writes one commit holding what the remote lacks on top of its head, and when
+//! another pusher came first fetches, rebuilds on the new head (a union, never a conflict)
+//! and tries again; a remote that refuses the update itself is reported, not asked again.
 //!
 //! Files: `git` (the git executable), `layout` (ref, paths, commit identity), `remote`
 //! (configuration, per-remote state, the lock), `local` (every use of the store), `pull`,
@@ -48,6 +49,18 @@ pub enum SyncError {
     Busy(u64),
     #[error("the remote refused the push {attempts} times (last: {reason}); others are pushing too, try again")]
     PushRejected { attempts: usize, reason: String },
+    #[error(
+        "remote {name} ({url}) refused the push to {ref_name}: {reason} (git's words). This is \
+         no contention, so it was not tried again: the same push gets the same answer until \
+         whoever keeps the remote lets these credentials write {ref_name} (write access for \
+         the token or key, no hook or ref protection that declines it)",
+        ref_name = layout::LOG_REF
+    )]
+    PushRefused {
+        name: String,
+        url: String,
+        reason: String,
+    },
     #[error(
         "{ref_name} on remote {name} ({url}) points at {oid}, a {kind}, not a commit: a log is a \
          commit, so nothing was taken from it or written to it; whoever keeps the remote must point \
