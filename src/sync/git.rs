@@ -363,6 +363,18 @@ pub struct Entry {
     pub blob: String,
 }
 
+/// An entry of a tree listing under the layout folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// A file (of either mode) or a symbolic link: a blob, whose bytes are read.
+    File(Entry),
+    /// A submodule (a gitlink, naming a commit of another repository): no bytes to read.
+    Submodule(String),
+}
+
+/// The git mode of a submodule entry.
+const SUBMODULE_MODE: &str = "160000";
+
 /// A blob as `cat-file --batch` returned it.
 #[derive(Debug)]
 pub enum Blob {
@@ -733,47 +745,150 @@ impl Repo {
     /// Entries under the layout folder that are in `new` and not (or not the same, or not of
     /// the same type: a file become a symbolic link) in `old`.
     pub fn added(&self, old: &str, new: &str, dir: &str) -> Result<Vec<Entry>, GitError> {
-        let out = self.run(
-            &[
+        self.collect_files(Some(old), new, dir)
+    }
+
+    /// Every file (and submodule) under `dir` in `commit`, or with `old`, every one that is
+    /// in `commit` and not (not the same, not of the same type) in `old`: handed to `each` a
+    /// page of at most `page` at a time as git lists them, so that however large the tree,
+    /// only one page is held. `each` returns false to stop early.
+    pub fn entries<E: From<GitError>>(
+        &self,
+        old: Option<&str>,
+        commit: &str,
+        dir: &str,
+        page: usize,
+        mut each: impl FnMut(Vec<Listed>) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let (name, args): (&str, Vec<&str>) = match old {
+            // -z records: ":<mode> <mode> <oid> <oid> <status>\0<path>\0"
+            Some(old) => (
                 "diff-tree",
-                "-r",
-                "-z",
-                "--no-renames",
-                "--diff-filter=AMT",
-                old,
-                new,
-                "--",
-                dir,
-            ],
-            "diff-tree",
-        )?;
-        // -z records: ":<mode> <mode> <oid> <oid> <status>\0<path>\0"
-        let mut out_entries = Vec::new();
-        let mut fields = out.split(|b| *b == 0);
-        while let Some(meta) = fields.next() {
-            if meta.is_empty() {
-                continue;
+                vec![
+                    "diff-tree",
+                    "-r",
+                    "-z",
+                    "--no-renames",
+                    "--diff-filter=AMT",
+                    old,
+                    commit,
+                    "--",
+                    dir,
+                ],
+            ),
+            // -z records: "<mode> <type> <oid>\t<path>\0"
+            None => ("ls-tree", vec!["ls-tree", "-r", "-z", commit, "--", dir]),
+        };
+        let mut child = self
+            .cmd()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| spawn_error(name, e))?;
+        let stderr = Drain::start(child.stderr.take());
+        let Some(stdout) = child.stdout.take() else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(GitError::Unexpected {
+                command: name.into(),
+                detail: "no stdout pipe".into(),
             }
-            let path = fields.next().ok_or_else(|| GitError::Unexpected {
-                command: "diff-tree".into(),
-                detail: "a record without a path".into(),
-            })?;
-            let meta = String::from_utf8_lossy(meta);
-            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-            let (Some(mode), Some(blob)) = (parts.get(1), parts.get(3)) else {
-                return Err(GitError::Unexpected {
-                    command: "diff-tree".into(),
-                    detail: format!("record {meta:?}"),
-                });
-            };
-            if is_file_mode(mode) {
-                out_entries.push(Entry {
-                    path: String::from_utf8_lossy(path).into_owned(),
-                    blob: (*blob).to_owned(),
-                });
+            .into());
+        };
+        let mut reader = BufReader::new(stdout);
+        let unexpected = |detail: String| GitError::Unexpected {
+            command: name.into(),
+            detail,
+        };
+        let mut field = Vec::new();
+        let mut read_field = |reader: &mut BufReader<std::process::ChildStdout>| {
+            field.clear();
+            match reader.read_until(0, &mut field) {
+                Ok(0) => Ok(None),
+                Ok(_) => {
+                    if field.last() == Some(&0) {
+                        field.pop();
+                    }
+                    Ok(Some(String::from_utf8_lossy(&field).into_owned()))
+                }
+                Err(e) => Err(unexpected(e.to_string())),
             }
+        };
+        let mut pending: Vec<Listed> = Vec::new();
+        let mut stopped = false;
+        let result: Result<(), E> = (|| {
+            while let Some(rec) = read_field(&mut reader)? {
+                if rec.is_empty() {
+                    continue;
+                }
+                // The mode and object of the entry as `commit` has it, and its path.
+                let (mode, oid, path) = if old.is_some() {
+                    let path = read_field(&mut reader)?
+                        .ok_or_else(|| unexpected("a record without a path".into()))?;
+                    let parts: Vec<&str> = rec.trim_start_matches(':').split(' ').collect();
+                    let (Some(mode), Some(oid)) = (parts.get(1), parts.get(3)) else {
+                        return Err(unexpected(format!("record {rec:?}")).into());
+                    };
+                    ((*mode).to_owned(), (*oid).to_owned(), path)
+                } else {
+                    let (meta, path) = rec
+                        .split_once('\t')
+                        .ok_or_else(|| unexpected(format!("record {rec:?}")))?;
+                    let parts: Vec<&str> = meta.split(' ').collect();
+                    let (Some(mode), Some(oid)) = (parts.first(), parts.get(2)) else {
+                        return Err(unexpected(format!("record {rec:?}")).into());
+                    };
+                    ((*mode).to_owned(), (*oid).to_owned(), path.to_owned())
+                };
+                if is_file_mode(&mode) {
+                    pending.push(Listed::File(Entry { path, blob: oid }));
+                } else if mode == SUBMODULE_MODE {
+                    pending.push(Listed::Submodule(path));
+                }
+                if pending.len() >= page && !each(std::mem::take(&mut pending))? {
+                    stopped = true;
+                    return Ok(());
+                }
+            }
+            if !pending.is_empty() && !each(std::mem::take(&mut pending))? {
+                stopped = true;
+            }
+            Ok(())
+        })();
+        drop(reader);
+        if result.is_err() || stopped {
+            let _ = child.kill();
+            let _ = child.wait();
+            return result;
         }
-        Ok(out_entries)
+        let status = child.wait().map_err(|e| spawn_error(name, e))?;
+        if !status.success() {
+            return Err(GitError::Failed {
+                command: name.into(),
+                message: stderr_summary(&stderr.take()),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The files of [`Repo::entries`], all of them.
+    fn collect_files(
+        &self,
+        old: Option<&str>,
+        commit: &str,
+        dir: &str,
+    ) -> Result<Vec<Entry>, GitError> {
+        let mut files = Vec::new();
+        self.entries::<GitError>(old, commit, dir, 4096, |page| {
+            files.extend(page.into_iter().filter_map(|l| match l {
+                Listed::File(e) => Some(e),
+                Listed::Submodule(_) => None,
+            }));
+            Ok(true)
+        })?;
+        Ok(files)
     }
 
     /// Whether anything under `dir` in `old` is missing from `new`, or changed there (its
@@ -807,27 +922,7 @@ impl Repo {
 
     /// Every file under `dir` in `commit`.
     pub fn list(&self, commit: &str, dir: &str) -> Result<Vec<Entry>, GitError> {
-        let out = self.run(&["ls-tree", "-r", "-z", commit, "--", dir], "ls-tree")?;
-        let mut entries = Vec::new();
-        for rec in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let rec = String::from_utf8_lossy(rec);
-            let (meta, path) = rec.split_once('\t').ok_or_else(|| GitError::Unexpected {
-                command: "ls-tree".into(),
-                detail: format!("record {rec:?}"),
-            })?;
-            let parts: Vec<&str> = meta.split(' ').collect();
-            if let (Some(mode), Some(&"blob"), Some(oid)) =
-                (parts.first(), parts.get(1), parts.get(2))
-            {
-                if is_file_mode(mode) {
-                    entries.push(Entry {
-                        path: path.to_owned(),
-                        blob: (*oid).to_owned(),
-                    });
-                }
-            }
-        }
-        Ok(entries)
+        self.collect_files(None, commit, dir)
     }
 
     /// For each `(treeish, path)`, what the tree of `treeish` holds at `path`. Asking for one

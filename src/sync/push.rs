@@ -10,7 +10,9 @@
 //! not write) is not asked again: that is [`SyncError::PushRefused`], with git's words.
 
 use super::git::{At, Blob, FastImport, Pushed, Repo};
-use super::{layout, local, Conflict, Outcome, Session, SyncError, PAGE, PROGRESS_FROM};
+use super::{
+    layout, local, Conflict, Outcome, Session, SyncError, LISTED_MAX, PAGE, PROGRESS_FROM,
+};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -41,7 +43,8 @@ impl Session<'_> {
                 object_format: Some(repo.format.as_str()),
                 attempts: attempt,
                 compared: built.compared,
-                conflicts: built.conflicts,
+                conflicted: built.conflicts.len(),
+                conflicts: built.conflicts.into_iter().take(LISTED_MAX).collect(),
                 ..Outcome::default()
             };
             if built.interrupted {
@@ -184,6 +187,7 @@ impl Session<'_> {
                             path: at,
                             envelope_path: path.clone(),
                             placed_at: Some(place.clone()),
+                            submodule: false,
                         });
                         if there {
                             continue;
