@@ -6,9 +6,11 @@
 //! A process killed outright (SIGKILL, the machine's OOM killer) removes nothing, and a
 //! `check`'s copy of the tree may hold the tree's secrets (`.env` files and the like). So
 //! scratch directories live in one folder per user, `$TMPDIR/elench-<uid>` (mode 0700, the
-//! user's own), each named after the process that made it: its pid, this boot and the
-//! process's start time. Every new scratch directory first removes those of processes that
-//! are gone ([`sweep`]); a pid alone would not do, since the kernel reuses pids.
+//! user's own), each named after the process that made it: its pid, this boot, its PID
+//! namespace and the process's start time. Every new scratch directory first removes those
+//! of processes that are gone ([`sweep`]); a pid alone would not do, since the kernel reuses
+//! pids, and a pid of another PID namespace (a container sharing the folder) names nothing
+//! here, so those are left to their own namespace.
 
 use crate::reaper::Reaper;
 use std::ffi::OsStr;
@@ -162,13 +164,14 @@ fn sweep_in(root: &Path) {
 }
 
 /// The process a scratch directory belongs to: its pid, the boot it ran in (the first
-/// eight hex digits of the kernel's boot id) and its start time (clock ticks after boot).
-/// Together they name one process: the kernel reuses pids, never within one boot with the
-/// same start time.
+/// eight hex digits of the kernel's boot id), its PID namespace (the namespace's inode) and
+/// its start time (clock ticks after boot). Together they name one process: the kernel
+/// reuses pids, never within one boot and namespace with the same start time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Owner {
     pid: u32,
     boot: String,
+    ns: u64,
     start: u64,
 }
 
@@ -178,21 +181,23 @@ impl Owner {
         Owner {
             pid,
             boot: boot_mark(),
+            ns: pid_namespace(),
             start: start_time(pid).unwrap_or(0),
         }
     }
 
-    /// `PID-BOOT-START`, as a scratch directory's name carries it.
+    /// `PID-BOOT-NS-START`, as a scratch directory's name carries it.
     fn mark(&self) -> String {
-        format!("{}-{}-{}", self.pid, self.boot, self.start)
+        format!("{}-{}-{}-{}", self.pid, self.boot, self.ns, self.start)
     }
 
-    /// Reads `PREFIX-PID-BOOT-START-RANDOM` back.
+    /// Reads `PREFIX-PID-BOOT-NS-START-RANDOM` back.
     fn from_name(name: &OsStr) -> Option<Owner> {
         let name = name.to_str()?;
-        let mut parts = name.rsplitn(5, '-');
+        let mut parts = name.rsplitn(6, '-');
         let random = parts.next()?;
         let start = parts.next()?.parse().ok()?;
+        let ns = parts.next()?.parse().ok()?;
         let boot = parts.next()?;
         let pid = parts.next()?.parse().ok()?;
         let prefix = parts.next()?;
@@ -200,6 +205,7 @@ impl Owner {
         (prefix.starts_with("elench") && hex(random, 16) && hex(boot, 8)).then(|| Owner {
             pid,
             boot: boot.to_owned(),
+            ns,
             start,
         })
     }
@@ -209,6 +215,10 @@ impl Owner {
         if self.boot != me.boot {
             // Made before the machine last started.
             return true;
+        }
+        if self.ns != me.ns {
+            // A process of another PID namespace: its pid means nothing here.
+            return false;
         }
         if self.pid == me.pid {
             return self.start != me.start;
@@ -229,6 +239,13 @@ fn boot_mark() -> String {
         .map(|s| s.chars().filter(char::is_ascii_hexdigit).take(8).collect())
         .filter(|s: &String| s.len() == 8)
         .unwrap_or_else(|| "00000000".to_owned())
+}
+
+/// The inode of this process's PID namespace (`/proc/self/ns/pid`), or 0 where there is
+/// none to read.
+fn pid_namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").map_or(0, |m| m.ino())
 }
 
 /// When process `pid` started (field 22 of `/proc/PID/stat`, clock ticks after boot).
@@ -321,7 +338,12 @@ mod tests {
         let name = s.path().file_name().unwrap().to_owned();
         assert_eq!(Owner::from_name(&name), Some(me.clone()));
         assert!(!Owner::from_name(&name).unwrap().is_gone(&me));
-        for other in ["notes", "elench-check", "x-1-abcdef01-2-0123456789abcdef"] {
+        for other in [
+            "notes",
+            "elench-check",
+            "x-1-abcdef01-7-2-0123456789abcdef",
+            "elench-check-1-abcdef01-2-0123456789abcdef",
+        ] {
             assert_eq!(Owner::from_name(OsStr::new(other)), None, "{other}");
         }
     }
@@ -336,24 +358,13 @@ mod tests {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let dead = child.id();
         child.wait().unwrap();
+        let name = |pid: u32, boot: &str, ns: u64, start: u64, n: u64| {
+            format!("elench-check-{pid}-{boot}-{ns}-{start}-{n:016x}")
+        };
         let names = [
-            format!(
-                "elench-check-{dead}-{}-{}-{:016x}",
-                me.boot,
-                me.start + 1,
-                1
-            ),
-            format!(
-                "elench-check-{}-{}-{}-{:016x}",
-                me.pid,
-                me.boot,
-                me.start + 1,
-                2
-            ),
-            format!(
-                "elench-check-{}-{}-{}-{:016x}",
-                me.pid, "0badb007", me.start, 3
-            ),
+            name(dead, &me.boot, me.ns, me.start + 1, 1),
+            name(me.pid, &me.boot, me.ns, me.start + 1, 2),
+            name(me.pid, "0badb007", me.ns, me.start, 3),
         ];
         let mut left = Vec::new();
         for n in &names {
@@ -371,6 +382,9 @@ mod tests {
         let mine = ScratchDir::new("elench-check");
         let foreign = root.join(format!("notes-{}", me.pid));
         std::fs::create_dir_all(&foreign).unwrap();
+        // A process of another PID namespace, whatever its pid: not judged from here.
+        let elsewhere = root.join(name(dead, &me.boot, me.ns + 1, 1, 4));
+        std::fs::create_dir_all(&elsewhere).unwrap();
         sweep();
         for p in &left {
             assert!(!p.exists(), "{} was left", p.display());
@@ -380,6 +394,11 @@ mod tests {
             "a live process's directory was removed"
         );
         assert!(foreign.is_dir(), "a folder of another shape was removed");
+        assert!(
+            elsewhere.is_dir(),
+            "another namespace's directory was removed"
+        );
         std::fs::remove_dir(&foreign).unwrap();
+        std::fs::remove_dir(&elsewhere).unwrap();
     }
 }
