@@ -178,6 +178,8 @@ codes! {
         r#"Whoever keeps the remote points the ref at a log commit again, or deletes it (`git update-ref -d refs/elench/log` in the remote); the next push writes a fresh log"#;
     PushRejected = "PUSH_REJECTED", Exit::Status(12),
         r#"Retry"#;
+    PushRefused = "PUSH_REFUSED", Exit::Status(4),
+        r#"Get write access to `refs/elench/log` on the remote (a token or key that may write; on GitHub Actions, `permissions: contents: write`), or have its hook or ref protection accept the ref; then push again"#;
     SyncBusy = "SYNC_BUSY", Exit::Status(12),
         r#"Retry when it has finished"#;
     GateFailed = "GATE_FAILED", Exit::Status(79),

@@ -171,6 +171,10 @@ pub fn grep(
             }
             let p = dir.join(&name);
             if ft.is_file() {
+                let meta = std::fs::symlink_metadata(&p).map_err(|e| io(&p, e))?;
+                if tree.is_secret(&p, &meta) {
+                    continue;
+                }
                 let shown: Vec<String> = child
                     .iter()
                     .map(|c| c.to_string_lossy().into_owned())

@@ -4,7 +4,9 @@
 //! contain `..`; symbolic links met on the way are followed only while they stay inside the
 //! tree (a link to an absolute target, or one whose `..` climbs above the tree, is refused).
 //! What the tree id leaves out is invisible here too: `.git` at any depth and `.elench` at
-//! the top, plus any path the caller hides (a store or key that happens to sit in the tree).
+//! the top, plus any path the caller hides (a store or key that happens to sit in the tree),
+//! and any file that is a secret the caller names (the harness key), whatever its name: the
+//! same file (a hard link) or the same bytes (a copy).
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
@@ -36,13 +38,68 @@ pub struct Tree {
     root: PathBuf,
     /// Relative paths (component lists) that are not part of the tree.
     hidden: Vec<Vec<OsString>>,
+    /// Files never read or copied, under whatever name.
+    secrets: Vec<Secret>,
 }
+
+/// A file that must not be seen from the tree under any name: its identity (device and
+/// inode) and its bytes.
+#[derive(Debug, Clone)]
+struct Secret {
+    id: (u64, u64),
+    bytes: Vec<u8>,
+}
+
+/// A secret longer than this is known by its identity alone (a key file is a few hundred
+/// bytes).
+const SECRET_BYTES: u64 = 64 << 10;
 
 impl Tree {
     pub fn new(root: &Path) -> Tree {
         Tree {
             root: root.to_path_buf(),
             hidden: Vec::new(),
+            secrets: Vec::new(),
+        }
+    }
+
+    /// Also hides every file that is `file` (wherever it is): a hard link to it, or a file
+    /// holding the same bytes. Err when `file` cannot be read.
+    pub fn hide_file(mut self, file: &Path) -> std::io::Result<Tree> {
+        use std::io::Read;
+        use std::os::unix::fs::MetadataExt;
+        let f = std::fs::File::open(file)?;
+        let m = f.metadata()?;
+        let mut bytes = Vec::new();
+        if m.len() <= SECRET_BYTES {
+            f.take(SECRET_BYTES + 1).read_to_end(&mut bytes)?;
+        }
+        self.secrets.push(Secret {
+            id: (m.dev(), m.ino()),
+            bytes,
+        });
+        Ok(self)
+    }
+
+    /// Whether the regular file at `path` (its metadata `meta`, read without following a
+    /// link) is a secret given to [`Tree::hide_file`]: the same file, or the same bytes.
+    /// A file that cannot be read to compare counts as one (nothing is shown that might be).
+    pub fn is_secret(&self, path: &Path, meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        if !meta.is_file() {
+            return false;
+        }
+        let id = (meta.dev(), meta.ino());
+        let same_size = |s: &Secret| !s.bytes.is_empty() && s.bytes.len() as u64 == meta.len();
+        if self.secrets.iter().any(|s| s.id == id) {
+            return true;
+        }
+        if !self.secrets.iter().any(same_size) {
+            return false;
+        }
+        match std::fs::read(path) {
+            Ok(b) => self.secrets.iter().any(|s| same_size(s) && s.bytes == b),
+            Err(_) => true,
         }
     }
 
@@ -161,6 +218,9 @@ impl Tree {
             if !pending.is_empty() && !meta.is_dir() {
                 return Ok(None);
             }
+            if pending.is_empty() && self.is_secret(&real, &meta) {
+                return Ok(None);
+            }
         }
         Ok(Some((self.real(&stack), stack)))
     }
@@ -249,6 +309,29 @@ mod tests {
         assert_eq!(parts, vec![OsString::from("src"), OsString::from("a.rs")]);
         let (real, _) = t.resolve("src/deep/back").unwrap().unwrap();
         assert_eq!(real, t.root().join("src/a.rs"));
+    }
+
+    #[test]
+    fn a_secret_file_is_not_there_under_any_name() {
+        let (s, t) = tree();
+        let key = s.path().join("key.pem");
+        std::fs::write(&key, "-----BEGIN PRIVATE KEY-----\nabc\n").unwrap();
+        let r = t.root().to_path_buf();
+        std::fs::hard_link(&key, r.join("src/linked")).unwrap();
+        std::fs::copy(&key, r.join("src/copied")).unwrap();
+        // The same size, other bytes: an ordinary file.
+        std::fs::write(
+            r.join("src/same-size"),
+            "-----BEGIN PRIVATE KEY-----\nabd\n",
+        )
+        .unwrap();
+        symlink("linked", r.join("src/to-linked")).unwrap();
+        let t = t.hide_file(&key).unwrap();
+        for p in ["src/linked", "src/copied", "src/to-linked"] {
+            assert!(!found(&t, p), "{p}");
+        }
+        assert!(found(&t, "src/same-size"));
+        assert!(found(&t, "src/a.rs"));
     }
 
     #[test]

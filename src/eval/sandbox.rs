@@ -228,7 +228,7 @@ impl Sandbox {
         let out = scratch.path().join("out");
         let work = scratch.path().join("work");
         for d in [&tree, &out, &work] {
-            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+            make_dir(d, 0o755)?;
         }
         give_away(&tree, uid)?;
         give_away(&out, uid)?;
@@ -508,6 +508,9 @@ impl Sandbox {
                 set(libc::RLIMIT_CORE, 0);
                 // No single file beyond the scratch space, wherever it is written.
                 set(libc::RLIMIT_FSIZE, limits.scratch);
+                // The caller's umask (CI jobs often set 077) neither shapes the layer's
+                // folders nor what the process writes: the same files, whoever runs check.
+                libc::umask(0o022);
                 if let Some(m) = &mounts {
                     m.mount(enter)?;
                 }
@@ -927,7 +930,7 @@ fn write_proc(path: &std::ffi::CStr, data: &std::ffi::CStr) -> std::io::Result<(
 /// regular files with their mode, links as links, directories.
 pub fn clone_dir(from: &Path, to: &Path, uid: u32) -> Result<(), String> {
     let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
-    std::fs::create_dir(to).map_err(|e| err(to, e))?;
+    make_dir(to, 0o755)?;
     give_away(to, uid)?;
     let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
     while let Some((src_dir, dst_dir)) = stack.pop() {
@@ -949,20 +952,42 @@ pub fn clone_dir(from: &Path, to: &Path, uid: u32) -> Result<(), String> {
 
 /// Copies one directory entry of type `ft` (as read, links not followed) from `src` to `dst`:
 /// a symbolic link as a link, a directory as an empty one (its content is the caller's to
-/// walk), a regular file with its mode. Anything else is not copied: `Ok(false)`.
+/// walk), a regular file with its executable bit. Anything else is not copied: `Ok(false)`.
+/// Modes are set explicitly, whatever the umask (CI jobs often run under `umask 077`) and
+/// whatever the checkout's own: folders 0755, files 0644 or 0755, as git would check them
+/// out, so the sandbox's user can read the copy and a process sees the same tree either way.
 fn copy_entry(src: &Path, dst: &Path, ft: &std::fs::FileType) -> Result<bool, String> {
+    use std::os::unix::fs::PermissionsExt;
     let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     if ft.is_symlink() {
         let target = std::fs::read_link(src).map_err(|e| err(src, e))?;
         std::os::unix::fs::symlink(&target, dst).map_err(|e| err(dst, e))?;
     } else if ft.is_dir() {
-        std::fs::create_dir(dst).map_err(|e| err(dst, e))?;
+        make_dir(dst, 0o755)?;
     } else if ft.is_file() {
         std::fs::copy(src, dst).map_err(|e| err(src, e))?;
+        let mode = std::fs::metadata(dst)
+            .map_err(|e| err(dst, e))?
+            .permissions()
+            .mode();
+        let mode = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
+        std::fs::set_permissions(dst, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| err(dst, e))?;
     } else {
         return Ok(false);
     }
     Ok(true)
+}
+
+/// Makes the folder `p` (its parent must exist) with exactly `mode`, whatever the umask.
+pub fn make_dir(p: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let err = |e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::DirBuilder::new()
+        .mode(mode)
+        .create(p)
+        .map_err(err)?;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).map_err(err)
 }
 
 /// Makes a scratch path usable by the unprivileged account a root-run sandbox drops to.
@@ -978,7 +1003,10 @@ pub fn give_away(p: &Path, uid: u32) -> Result<(), String> {
 /// regular files with their executable bit, symbolic links as links, directories.
 pub fn copy_tree(tree: &Tree, dest: &Path, uid: u32) -> Result<(), String> {
     let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
-    std::fs::create_dir_all(dest).map_err(|e| err(dest, e))?;
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| err(parent, e))?;
+    }
+    make_dir(dest, 0o755)?;
     give_away(dest, uid)?;
     // When the scratch directory lies inside the tree (`--at /tmp`), the copy must not
     // copy itself.
@@ -1004,6 +1032,13 @@ pub fn copy_tree(tree: &Tree, dest: &Path, uid: u32) -> Result<(), String> {
             let ft = e.file_type().map_err(|e| err(&src, e))?;
             if ft.is_dir() && ident(&src).is_some_and(|i| own.contains(&i)) {
                 continue;
+            }
+            // The harness key under another name (a hard link, a copy) stays out too.
+            if ft.is_file() {
+                let meta = std::fs::symlink_metadata(&src).map_err(|e| err(&src, e))?;
+                if tree.is_secret(&src, &meta) {
+                    continue;
+                }
             }
             if !copy_entry(&src, &dst, &ft)? {
                 continue;

@@ -5,7 +5,9 @@
 use super::evaluator::{Processes, RunResult, TestResult};
 use super::paths::Tree;
 use super::runners::{tail, Runner, TestVerdict, JUNIT_FILE};
-use super::sandbox::{copy_tree, give_away, sandbox_uid, Ending, Job, Output, Sandbox, OUTPUT_CAP};
+use super::sandbox::{
+    copy_tree, give_away, make_dir, sandbox_uid, Ending, Job, Output, Sandbox, OUTPUT_CAP,
+};
 use super::shared::{Results, SharedTests};
 use super::transcript::{ProcessRecord, TestRun};
 use super::Setup;
@@ -56,10 +58,11 @@ fn new_slot(source: &Tree, sandbox: &Sandbox) -> Result<Slot, String> {
     let uid = sandbox_uid(&sandbox.reaper);
     copy_tree(source, &tree, uid).map_err(|e| format!("cannot copy the tree: {e}"))?;
     // The report directory stays elench's (a root-run sandbox cannot add to it or swap its
-    // report for a link); only the report file itself is handed to the sandbox's user.
-    for d in [&out, &work] {
-        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
-    }
+    // report for a link); only the report file itself is handed to the sandbox's user, who
+    // must still reach it: the modes are explicit, whatever the umask (`umask 077` made
+    // the folder 0700 and every test inconclusive, "wrote no JUnit report").
+    make_dir(&out, 0o755)?;
+    make_dir(&work, 0o700)?;
     Ok(Slot {
         _dir: dir,
         tree,
@@ -292,12 +295,15 @@ fn fresh_report(out: &Path, uid: u32) -> Result<(), String> {
         Err(_) => Ok(()),
     }
     .map_err(|e| format!("{}: {e}", p.display()))?;
-    std::fs::OpenOptions::new()
+    let f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o644)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&p)
+        .map_err(|e| format!("{}: {e}", p.display()))?;
+    // 0644 whatever the umask.
+    f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
         .map_err(|e| format!("{}: {e}", p.display()))?;
     give_away(&p, uid)
 }

@@ -290,6 +290,12 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
     for rel in &ignored {
         tree = tree.hide(rel);
     }
+    // Nor is the key under another name: a hard link to it, or a copy of its bytes.
+    tree = tree
+        .hide_file(&input.key)
+        .map_err(|e| Failure::io(input.key.display(), e))?;
+    // What an earlier check that was killed outright left in the scratch folder goes now.
+    crate::scratch::sweep();
 
     let (targets, mut checked) = select(&store, input, &at, tree_ids)?;
     let access = StoreAccess::Reopen {

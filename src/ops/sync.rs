@@ -59,12 +59,16 @@ pub struct SyncOutput {
     pub noop: usize,
     pub rejected: usize,
     pub ignored: usize,
-    /// Remote envelopes this store refused; they stay in the remote.
+    /// Remote envelopes this store refused (the first 1,000; `rejected` counts them all);
+    /// they stay in the remote.
     pub rejections: Vec<Rejected>,
-    /// Remote entries that are other attestations than elench claims.
+    /// Remote entries that are other attestations than elench claims (the first 1,000;
+    /// `ignored` counts them all).
     pub foreign: Vec<Ignored>,
-    /// Remote paths holding other bytes than the envelope they name.
+    /// Remote paths holding other bytes than the envelope they name (the first 1,000), and
+    /// how many there are.
     pub conflicts: Vec<Conflict>,
+    pub conflicted: usize,
     pub pushed: usize,
     pub attempts: usize,
     pub examined: usize,
@@ -112,6 +116,13 @@ pub fn exchange(
     };
     for c in o.conflicts.iter().take(LISTED) {
         let message = match &c.placed_at {
+            // Pull: a submodule where an envelope could be; nothing to read there.
+            None if c.submodule => format!(
+                "{} on the remote is a submodule (a gitlink, not written by elench), not an \
+                 envelope: nothing there can be read, and an envelope meant for that path must \
+                 be beside it (push puts it there)",
+                c.path
+            ),
             // Pull: the path names an envelope its bytes are not.
             None => format!(
                 "{} on the remote holds other bytes than the envelope its name gives (not \
@@ -132,12 +143,14 @@ pub fn exchange(
         };
         observer.warn("REMOTE_CONFLICT", message);
     }
-    if o.conflicts.len() > LISTED {
+    if o.conflicted > LISTED {
         observer.warn(
             "REMOTE_CONFLICT",
             format!(
-                "{} more remote paths hold other bytes than their envelopes (see data.conflicts)",
-                o.conflicts.len() - LISTED
+                "{} more remote paths hold other bytes than their envelopes (data.conflicts \
+                 lists the first {}, data.conflicted counts them all)",
+                o.conflicted - LISTED,
+                o.conflicts.len()
             ),
         );
     }
@@ -213,6 +226,7 @@ pub fn exchange(
         rejections: o.rejections,
         foreign: o.ignored_entries,
         conflicts: o.conflicts,
+        conflicted: o.conflicted,
         pushed: o.pushed,
         attempts: o.attempts,
         examined: o.examined,
@@ -300,6 +314,10 @@ pub fn sync_failure(e: SyncError) -> Failure {
         },
         SyncError::PushRejected { .. } => Failure::Unavailable {
             code: crate::error::Code::PushRejected,
+            message,
+        },
+        SyncError::PushRefused { .. } => Failure::Precondition {
+            code: crate::error::Code::PushRefused,
             message,
         },
         SyncError::Unreachable { .. } => Failure::Unavailable {

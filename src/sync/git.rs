@@ -363,6 +363,18 @@ pub struct Entry {
     pub blob: String,
 }
 
+/// An entry of a tree listing under the layout folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// A file (of either mode) or a symbolic link: a blob, whose bytes are read.
+    File(Entry),
+    /// A submodule (a gitlink, naming a commit of another repository): no bytes to read.
+    Submodule(String),
+}
+
+/// The git mode of a submodule entry.
+const SUBMODULE_MODE: &str = "160000";
+
 /// A blob as `cat-file --batch` returned it.
 #[derive(Debug)]
 pub enum Blob {
@@ -391,10 +403,79 @@ pub enum At {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pushed {
     Done,
-    /// The remote refused the update (someone pushed first, or a lock was held): fetch,
-    /// merge and try again.
-    Rejected(String),
+    /// Someone else's update came first (the ref moved on: not a fast-forward any more, or
+    /// locked or changed while the remote applied it): fetch, merge and try again. git's
+    /// words.
+    Lost(String),
+    /// The remote will not take the update, whoever pushes first: a hook declined it, the
+    /// ref is protected, the credentials may not write. Trying again gets the same answer.
+    /// git's words, and the remote's own when it gave any.
+    Refused(String),
 }
+
+/// What git's porcelain summary of a refused ref (`[rejected] (fetch first)`, `[remote
+/// rejected] (pre-receive hook declined)`) says happened: a lost race when the ref moved on
+/// or was busy, else a refusal. What the remote printed (`remote:` lines of `stderr`) is
+/// quoted with a refusal.
+fn refused_ref(summary: &str, stderr: &[u8]) -> Pushed {
+    const RACE: &[&str] = &[
+        "non-fast-forward",
+        "fetch first",
+        "stale info",
+        "failed to lock",
+        "cannot lock",
+        "failed to update ref",
+        "incorrect old value",
+        "but expected",
+    ];
+    let lower = summary.to_ascii_lowercase();
+    if RACE.iter().any(|w| lower.contains(w)) {
+        return Pushed::Lost(summary.to_owned());
+    }
+    match remote_said(stderr) {
+        Some(said) => Pushed::Refused(format!("{summary}; the remote said: {said}")),
+        None => Pushed::Refused(summary.to_owned()),
+    }
+}
+
+/// The remote's own lines in git's stderr (`remote: …`), joined, the last few, each cut to
+/// a line's worth.
+fn remote_said(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    let lines: Vec<String> = text
+        .split(['\r', '\n'])
+        .filter_map(|l| l.trim().strip_prefix("remote:"))
+        .map(str::trim)
+        // Not the remote's progress ("Resolving deltas: 100% (3/3)").
+        .filter(|l| !l.is_empty() && !l.contains("% ("))
+        .map(|l| l.chars().filter(|c| !c.is_control()).take(300).collect())
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(6)..];
+    (!tail.is_empty()).then(|| tail.join(" / "))
+}
+
+/// Whether git's stderr for a push that reported no ref says the remote refused the
+/// credentials' right to write (an HTTP 403, an ssh server's "permission denied", a
+/// read-only token), rather than that the connection failed.
+fn says_no_write_access(stderr: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(stderr).to_ascii_lowercase();
+    [
+        "error: 403",
+        "returned error: 403",
+        "permission to",
+        "permission denied",
+        "write access",
+        "not allowed to push",
+        "read-only",
+        "read only",
+        "forbidden",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+/// How much of a push's stderr is kept to quote.
+const PUSH_STDERR_KEPT: usize = 64 << 10;
 
 /// A private bare repository.
 #[derive(Debug, Clone)]
@@ -599,7 +680,9 @@ impl Repo {
         Ok(oid)
     }
 
-    /// Pushes `oid` to the remote's `remote_ref`, as a fast-forward only.
+    /// Pushes `oid` to the remote's `remote_ref`, as a fast-forward only. Tells a race lost
+    /// to another pusher ([`Pushed::Lost`]) from a remote that will not take the update at
+    /// all ([`Pushed::Refused`]).
     pub fn push(&self, url: &str, oid: &str, remote_ref: &str) -> Result<Pushed, GitError> {
         let mut cmd = self.cmd();
         cmd.args(["push", "--porcelain", "--no-verify"]);
@@ -610,76 +693,202 @@ impl Repo {
         }
         cmd.args(["--", url, &format!("{oid}:{remote_ref}")]);
         self.reach.apply(&mut cmd);
-        if self.progress {
-            cmd.stderr(Stdio::inherit());
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| spawn_error("push", e))?;
+        // stderr is kept (to quote what the remote said) and, on a terminal, shown as it
+        // comes (git's progress).
+        let echo = self.progress;
+        let err_pipe = child.stderr.take();
+        let errs = std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            if let Some(mut pipe) = err_pipe {
+                let mut chunk = [0u8; 8192];
+                while let Ok(n @ 1..) = pipe.read(&mut chunk) {
+                    if echo {
+                        let _ = std::io::stderr().write_all(&chunk[..n]);
+                    }
+                    kept.extend_from_slice(&chunk[..n]);
+                    if kept.len() > PUSH_STDERR_KEPT {
+                        kept.drain(..kept.len() - PUSH_STDERR_KEPT);
+                    }
+                }
+            }
+            kept
+        });
+        let mut stdout = Vec::new();
+        if let Some(mut out) = child.stdout.take() {
+            let _ = out.read_to_end(&mut stdout);
         }
-        let out = cmd.output().map_err(|e| spawn_error("push", e))?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
+        let status = child.wait().map_err(|e| spawn_error("push", e))?;
+        let stderr = errs.join().unwrap_or_default();
+        let stdout = String::from_utf8_lossy(&stdout);
         // Porcelain lines: "<flag>\t<from>:<to>\t<summary>"; '!' is a refused ref.
         let refused = stdout
             .lines()
             .find(|l| l.starts_with('!') && l.contains(remote_ref));
-        if out.status.success() && refused.is_none() {
+        if status.success() && refused.is_none() {
             return Ok(Pushed::Done);
         }
         if let Some(line) = refused {
-            let why = line.split('\t').nth(2).unwrap_or("rejected").to_owned();
-            return Ok(Pushed::Rejected(why));
+            let why = line.split('\t').nth(2).unwrap_or("[rejected]");
+            return Ok(refused_ref(why, &stderr));
+        }
+        if says_no_write_access(&stderr) {
+            return Ok(Pushed::Refused(stderr_summary(&stderr)));
         }
         Err(GitError::Failed {
             command: "push".into(),
-            message: if self.progress {
-                "see git's message above".into()
-            } else {
-                stderr_summary(&out.stderr)
-            },
+            message: stderr_summary(&stderr),
         })
     }
 
     /// Entries under the layout folder that are in `new` and not (or not the same, or not of
     /// the same type: a file become a symbolic link) in `old`.
     pub fn added(&self, old: &str, new: &str, dir: &str) -> Result<Vec<Entry>, GitError> {
-        let out = self.run(
-            &[
+        self.collect_files(Some(old), new, dir)
+    }
+
+    /// Every file (and submodule) under `dir` in `commit`, or with `old`, every one that is
+    /// in `commit` and not (not the same, not of the same type) in `old`: handed to `each` a
+    /// page of at most `page` at a time as git lists them, so that however large the tree,
+    /// only one page is held. `each` returns false to stop early.
+    pub fn entries<E: From<GitError>>(
+        &self,
+        old: Option<&str>,
+        commit: &str,
+        dir: &str,
+        page: usize,
+        mut each: impl FnMut(Vec<Listed>) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let (name, args): (&str, Vec<&str>) = match old {
+            // -z records: ":<mode> <mode> <oid> <oid> <status>\0<path>\0"
+            Some(old) => (
                 "diff-tree",
-                "-r",
-                "-z",
-                "--no-renames",
-                "--diff-filter=AMT",
-                old,
-                new,
-                "--",
-                dir,
-            ],
-            "diff-tree",
-        )?;
-        // -z records: ":<mode> <mode> <oid> <oid> <status>\0<path>\0"
-        let mut out_entries = Vec::new();
-        let mut fields = out.split(|b| *b == 0);
-        while let Some(meta) = fields.next() {
-            if meta.is_empty() {
-                continue;
+                vec![
+                    "diff-tree",
+                    "-r",
+                    "-z",
+                    "--no-renames",
+                    "--diff-filter=AMT",
+                    old,
+                    commit,
+                    "--",
+                    dir,
+                ],
+            ),
+            // -z records: "<mode> <type> <oid>\t<path>\0"
+            None => ("ls-tree", vec!["ls-tree", "-r", "-z", commit, "--", dir]),
+        };
+        let mut child = self
+            .cmd()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| spawn_error(name, e))?;
+        let stderr = Drain::start(child.stderr.take());
+        let Some(stdout) = child.stdout.take() else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(GitError::Unexpected {
+                command: name.into(),
+                detail: "no stdout pipe".into(),
             }
-            let path = fields.next().ok_or_else(|| GitError::Unexpected {
-                command: "diff-tree".into(),
-                detail: "a record without a path".into(),
-            })?;
-            let meta = String::from_utf8_lossy(meta);
-            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-            let (Some(mode), Some(blob)) = (parts.get(1), parts.get(3)) else {
-                return Err(GitError::Unexpected {
-                    command: "diff-tree".into(),
-                    detail: format!("record {meta:?}"),
-                });
-            };
-            if is_file_mode(mode) {
-                out_entries.push(Entry {
-                    path: String::from_utf8_lossy(path).into_owned(),
-                    blob: (*blob).to_owned(),
-                });
+            .into());
+        };
+        let mut reader = BufReader::new(stdout);
+        let unexpected = |detail: String| GitError::Unexpected {
+            command: name.into(),
+            detail,
+        };
+        let mut field = Vec::new();
+        let mut read_field = |reader: &mut BufReader<std::process::ChildStdout>| {
+            field.clear();
+            match reader.read_until(0, &mut field) {
+                Ok(0) => Ok(None),
+                Ok(_) => {
+                    if field.last() == Some(&0) {
+                        field.pop();
+                    }
+                    Ok(Some(String::from_utf8_lossy(&field).into_owned()))
+                }
+                Err(e) => Err(unexpected(e.to_string())),
             }
+        };
+        let mut pending: Vec<Listed> = Vec::new();
+        let mut stopped = false;
+        let result: Result<(), E> = (|| {
+            while let Some(rec) = read_field(&mut reader)? {
+                if rec.is_empty() {
+                    continue;
+                }
+                // The mode and object of the entry as `commit` has it, and its path.
+                let (mode, oid, path) = if old.is_some() {
+                    let path = read_field(&mut reader)?
+                        .ok_or_else(|| unexpected("a record without a path".into()))?;
+                    let parts: Vec<&str> = rec.trim_start_matches(':').split(' ').collect();
+                    let (Some(mode), Some(oid)) = (parts.get(1), parts.get(3)) else {
+                        return Err(unexpected(format!("record {rec:?}")).into());
+                    };
+                    ((*mode).to_owned(), (*oid).to_owned(), path)
+                } else {
+                    let (meta, path) = rec
+                        .split_once('\t')
+                        .ok_or_else(|| unexpected(format!("record {rec:?}")))?;
+                    let parts: Vec<&str> = meta.split(' ').collect();
+                    let (Some(mode), Some(oid)) = (parts.first(), parts.get(2)) else {
+                        return Err(unexpected(format!("record {rec:?}")).into());
+                    };
+                    ((*mode).to_owned(), (*oid).to_owned(), path.to_owned())
+                };
+                if is_file_mode(&mode) {
+                    pending.push(Listed::File(Entry { path, blob: oid }));
+                } else if mode == SUBMODULE_MODE {
+                    pending.push(Listed::Submodule(path));
+                }
+                if pending.len() >= page && !each(std::mem::take(&mut pending))? {
+                    stopped = true;
+                    return Ok(());
+                }
+            }
+            if !pending.is_empty() && !each(std::mem::take(&mut pending))? {
+                stopped = true;
+            }
+            Ok(())
+        })();
+        drop(reader);
+        if result.is_err() || stopped {
+            let _ = child.kill();
+            let _ = child.wait();
+            return result;
         }
-        Ok(out_entries)
+        let status = child.wait().map_err(|e| spawn_error(name, e))?;
+        if !status.success() {
+            return Err(GitError::Failed {
+                command: name.into(),
+                message: stderr_summary(&stderr.take()),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The files of [`Repo::entries`], all of them.
+    fn collect_files(
+        &self,
+        old: Option<&str>,
+        commit: &str,
+        dir: &str,
+    ) -> Result<Vec<Entry>, GitError> {
+        let mut files = Vec::new();
+        self.entries::<GitError>(old, commit, dir, 4096, |page| {
+            files.extend(page.into_iter().filter_map(|l| match l {
+                Listed::File(e) => Some(e),
+                Listed::Submodule(_) => None,
+            }));
+            Ok(true)
+        })?;
+        Ok(files)
     }
 
     /// Whether anything under `dir` in `old` is missing from `new`, or changed there (its
@@ -713,27 +922,7 @@ impl Repo {
 
     /// Every file under `dir` in `commit`.
     pub fn list(&self, commit: &str, dir: &str) -> Result<Vec<Entry>, GitError> {
-        let out = self.run(&["ls-tree", "-r", "-z", commit, "--", dir], "ls-tree")?;
-        let mut entries = Vec::new();
-        for rec in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
-            let rec = String::from_utf8_lossy(rec);
-            let (meta, path) = rec.split_once('\t').ok_or_else(|| GitError::Unexpected {
-                command: "ls-tree".into(),
-                detail: format!("record {rec:?}"),
-            })?;
-            let parts: Vec<&str> = meta.split(' ').collect();
-            if let (Some(mode), Some(&"blob"), Some(oid)) =
-                (parts.first(), parts.get(1), parts.get(2))
-            {
-                if is_file_mode(mode) {
-                    entries.push(Entry {
-                        path: path.to_owned(),
-                        blob: (*oid).to_owned(),
-                    });
-                }
-            }
-        }
-        Ok(entries)
+        self.collect_files(None, commit, dir)
     }
 
     /// For each `(treeish, path)`, what the tree of `treeish` holds at `path`. Asking for one
@@ -1075,6 +1264,40 @@ mod tests {
     }
 
     #[test]
+    fn a_lost_race_is_told_from_a_refusal() {
+        for race in [
+            "[rejected] (fetch first)",
+            "[rejected] (non-fast-forward)",
+            "[rejected] (stale info)",
+            "[remote rejected] (failed to update ref)",
+            "[remote rejected] (cannot lock ref 'refs/elench/log': is at 1 but expected 2)",
+        ] {
+            assert_eq!(refused_ref(race, b""), Pushed::Lost(race.into()), "{race}");
+        }
+        let stderr = b"remote: Resolving deltas: 100% (1/1)\rremote: denied by policy   \n\
+                       remote: \x1b[31mno\x1b[0m\nerror: failed to push some refs\n";
+        assert_eq!(
+            refused_ref("[remote rejected] (pre-receive hook declined)", stderr),
+            Pushed::Refused(
+                "[remote rejected] (pre-receive hook declined); the remote said: denied by \
+                 policy / [31mno[0m"
+                    .into()
+            )
+        );
+        assert_eq!(
+            refused_ref("[remote rejected] (protected branch hook declined)", b""),
+            Pushed::Refused("[remote rejected] (protected branch hook declined)".into())
+        );
+        assert!(says_no_write_access(
+            b"remote: Permission to o/r.git denied to github-actions[bot].\nfatal: unable to \
+              access 'https://github.com/o/r/': The requested URL returned error: 403\n"
+        ));
+        assert!(!says_no_write_access(
+            b"fatal: unable to access 'https://h/': Could not resolve host: h\n"
+        ));
+    }
+
+    #[test]
     fn ssh_urls_are_told_from_others() {
         for url in [
             "ssh://git@example.org/x.git",
@@ -1234,7 +1457,7 @@ mod tests {
             );
             assert!(matches!(
                 repo.push(url, &other, "refs/elench/log").unwrap(),
-                Pushed::Rejected(_)
+                Pushed::Lost(_)
             ));
             // Fetching into a fresh repository brings the head and its objects.
             let fresh = Repo::open_or_init(&tmp.path().join("fresh"), format).unwrap();

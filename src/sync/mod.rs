@@ -5,8 +5,9 @@
 //! the set under one ref as a tree with one file per envelope at a path derived from its
 //! content (`layout`); elench's commits are deterministic. Pull ingests what is new through
 //! the ordinary ingest against the local trust store (a remote is trusted for transport
-//! only); push writes one commit holding what the remote lacks on top of its head, and on a
-//! refusal fetches, rebuilds on the new head (a union, never a conflict) and tries again.
+//! only); push writes one commit holding what the remote lacks on top of its head, and when
+//! another pusher came first fetches, rebuilds on the new head (a union, never a conflict)
+//! and tries again; a remote that refuses the update itself is reported, not asked again.
 //!
 //! Files: `git` (the git executable), `layout` (ref, paths, commit identity), `remote`
 //! (configuration, per-remote state, the lock), `local` (every use of the store), `pull`,
@@ -48,6 +49,18 @@ pub enum SyncError {
     Busy(u64),
     #[error("the remote refused the push {attempts} times (last: {reason}); others are pushing too, try again")]
     PushRejected { attempts: usize, reason: String },
+    #[error(
+        "remote {name} ({url}) refused the push to {ref_name}: {reason} (git's words). This is \
+         no contention, so it was not tried again: the same push gets the same answer until \
+         whoever keeps the remote lets these credentials write {ref_name} (write access for \
+         the token or key, no hook or ref protection that declines it)",
+        ref_name = layout::LOG_REF
+    )]
+    PushRefused {
+        name: String,
+        url: String,
+        reason: String,
+    },
     #[error(
         "{ref_name} on remote {name} ({url}) points at {oid}, a {kind}, not a commit: a log is a \
          commit, so nothing was taken from it or written to it; whoever keeps the remote must point \
@@ -96,6 +109,9 @@ pub struct Conflict {
     /// Push: where the envelope was written instead, or found from an earlier push. None
     /// for pull, which only reports it.
     pub placed_at: Option<String>,
+    /// What holds the path is a submodule (a gitlink), not bytes.
+    #[serde(skip)]
+    pub submodule: bool,
 }
 
 /// An entry of the remote that is another kind of attestation than an elench claim: never
@@ -124,14 +140,18 @@ pub struct Outcome {
     pub created: usize,
     pub merged: usize,
     pub noop: usize,
+    /// How many were refused, and the first [`LISTED_MAX`] of them.
     pub rejected: usize,
     pub rejections: Vec<Rejected>,
-    /// Of those, how many are other attestations than elench claims (foreign statements).
+    /// Of those, how many are other attestations than elench claims (foreign statements),
+    /// and the first [`LISTED_MAX`] of them.
     pub ignored: usize,
     pub ignored_entries: Vec<Ignored>,
-    /// Remote paths found holding other bytes than the envelope they name.
+    /// Remote paths found holding other bytes than the envelope they name: how many, and
+    /// the first [`LISTED_MAX`] of them.
+    pub conflicted: usize,
     pub conflicts: Vec<Conflict>,
-    /// Envelopes taken with signatures no trusted key verified.
+    /// Envelopes taken with signatures no trusted key verified (the first [`LISTED_MAX`]).
     pub unverified: Vec<Unverified>,
     /// Envelopes this store added to the remote.
     pub pushed: usize,
@@ -151,6 +171,16 @@ pub struct Outcome {
     /// next run.
     #[serde(skip)]
     pub interrupted: bool,
+}
+
+impl Outcome {
+    /// Counts a conflict, and lists it among the first [`LISTED_MAX`].
+    pub fn conflict(&mut self, c: Conflict) {
+        self.conflicted += 1;
+        if self.conflicts.len() < LISTED_MAX {
+            self.conflicts.push(c);
+        }
+    }
 }
 
 /// Options of one exchange.
@@ -285,12 +315,6 @@ impl<'a> Session<'a> {
         let _ = repo.update_ref(&self.tracking_ref(), head);
     }
 
-    fn note(&self, text: &str) {
-        if self.progress {
-            eprintln!("{text}");
-        }
-    }
-
     /// Pull, then push.
     pub fn sync(&mut self) -> Result<Outcome, SyncError> {
         let mut out = self.pull()?;
@@ -299,7 +323,12 @@ impl<'a> Session<'a> {
         }
         let pushed = self.push()?;
         out.pushed = pushed.pushed;
-        out.conflicts.extend(pushed.conflicts);
+        out.conflicted += pushed.conflicted;
+        for c in pushed.conflicts {
+            if out.conflicts.len() < LISTED_MAX {
+                out.conflicts.push(c);
+            }
+        }
         out.attempts = pushed.attempts;
         out.compared = pushed.compared;
         out.remote_head = pushed.remote_head;
@@ -307,6 +336,11 @@ impl<'a> Session<'a> {
         Ok(out)
     }
 }
+
+/// The lists of an [`Outcome`] (refusals, conflicts, foreign entries) keep this many items;
+/// their counts go on. The JSON answer is cut at 1 MiB anyway (`ELENCH_MAX_OUTPUT_BYTES`), and
+/// a remote holding any number of entries must not make a pull's memory grow with them.
+pub const LISTED_MAX: usize = 1000;
 
 /// Batches of this many envelopes are read from the store or checked against the remote at
 /// a time.

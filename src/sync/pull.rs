@@ -6,21 +6,34 @@
 //! attestation (another payloadType or predicateType) are counted as ignored, never refused.
 //! Nothing the remote says is believed except the bytes, which ingest judges against the
 //! local trust store: a path is taken as the envelope it names only if it holds its bytes.
+//!
+//! Memory is bounded whatever the remote holds: the listing is read a page at a time as git
+//! writes it, envelopes are ingested in groups bounded by count and by bytes, the lists of the
+//! outcome keep their first [`LISTED_MAX`] items (their counts are exact), and at most
+//! [`PENDING_MAX`] refusals are kept to offer again: past that, the pull records no new
+//! starting point, so the next one looks at the same entries again.
 
-use super::git::{Blob, Entry};
+use super::git::{Blob, Entry, Listed, Repo};
 use super::local::{self, Ingested};
 use super::remote::PendingEntry;
 use super::{
-    layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified, PROGRESS_FROM,
+    layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified, LISTED_MAX, PAGE,
+    PROGRESS_FROM,
 };
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::Code;
-use crate::store::Effect;
+use crate::keys::TrustSet;
+use crate::store::{Effect, Store};
 
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 
-/// Envelopes verified and appended together (one fsync).
+/// Envelopes verified and appended together (one fsync), at most.
 const INGEST_GROUP: usize = 1024;
+/// Bytes of envelopes held for one group, at most: a group of large envelopes is appended
+/// sooner.
+const INGEST_GROUP_BYTES: usize = 32 << 20;
+/// Refused entries kept in the state to be offered again by the next pull, at most.
+pub(super) const PENDING_MAX: usize = 10_000;
 
 /// An entry of the remote to look at, with the envelope its path names (claim id and
 /// digest) when it has the layout's shape, and whether the store holds that envelope.
@@ -30,10 +43,211 @@ struct Wanted {
     held: bool,
 }
 
+/// One pull's work in progress: what it found so far, and the envelopes read but not yet
+/// ingested.
+struct Run<'a> {
+    store: &'a Store,
+    trust: (TrustSet, u64),
+    stop: &'a dyn Fn() -> bool,
+    progress: bool,
+    out: Outcome,
+    /// Read, waiting to be ingested as one group: the entry and its bytes.
+    group: Vec<(Wanted, Vec<u8>)>,
+    group_bytes: usize,
+    /// Refused entries to offer again next time (None: more than [`PENDING_MAX`]).
+    pending: Option<Vec<PendingEntry>>,
+    /// An envelope was stored from a path other than its own (or in other bytes than its
+    /// canonical form): the remote does not hold it where push looks for it.
+    elsewhere: bool,
+}
+
+impl Run<'_> {
+    /// Looks at one page of the listing: skips what the store holds, reports submodules and
+    /// other bytes at an envelope's path, reads the rest and ingests it. False: stopped.
+    fn page(&mut self, repo: &Repo, listed: Vec<Listed>) -> Result<bool, SyncError> {
+        let mut wanted = Vec::with_capacity(listed.len());
+        for l in listed {
+            self.out.examined += 1;
+            let entry = match l {
+                Listed::File(e) => e,
+                // No bytes to judge: say what stands where an envelope could be.
+                Listed::Submodule(path) => {
+                    self.out.conflict(Conflict {
+                        path: path.clone(),
+                        envelope_path: path,
+                        placed_at: None,
+                        submodule: true,
+                    });
+                    continue;
+                }
+            };
+            // What the store holds already is skipped, judged by the path and then by the
+            // bytes: a path counts as the envelope it names only if it holds that envelope's
+            // canonical bytes (whatever the remote's paths say, their content decides).
+            let named =
+                layout::parse_path(&entry.path).map(|(id, d)| (id.to_owned(), d.to_owned()));
+            let held = match &named {
+                Some((id, digest)) => local::has_envelope(self.store, id, digest)?,
+                None => false,
+            };
+            wanted.push(Wanted { entry, named, held });
+        }
+        let oids: Vec<String> = wanted.iter().map(|w| w.entry.blob.clone()).collect();
+        let mut wanted = wanted.into_iter();
+        let mut failure = None;
+        let mut stopped = false;
+        repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |_, blob| {
+            let Some(w) = wanted.next() else {
+                return Ok(false);
+            };
+            if let Err(e) = self.take(w, blob) {
+                failure = Some(e);
+                return Ok(false);
+            }
+            if (self.stop)() {
+                stopped = true;
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if self.progress && self.out.examined >= PROGRESS_FROM {
+            eprintln!(
+                "pull: {} entries of the remote looked at, {} envelopes read",
+                self.out.examined, self.out.fetched
+            );
+        }
+        Ok(!stopped)
+    }
+
+    /// One entry's blob: skipped (the store holds it), refused (unreadable, too large), or
+    /// put in the group to ingest.
+    fn take(&mut self, w: Wanted, blob: Blob) -> Result<(), SyncError> {
+        if let (Blob::Content(bytes), Some((_, digest))) = (&blob, &w.named) {
+            if local::digest_hex(bytes) == *digest {
+                if w.held {
+                    // The envelope the path names, which the store holds.
+                    return Ok(());
+                }
+            } else {
+                // Other bytes than the envelope the path names: report them, then let
+                // ingest judge them like any others.
+                self.out.conflict(Conflict {
+                    path: w.entry.path.clone(),
+                    envelope_path: w.entry.path.clone(),
+                    placed_at: None,
+                    submodule: false,
+                });
+            }
+        }
+        self.out.fetched += 1;
+        match blob {
+            Blob::Missing => {
+                let message = format!(
+                    "the remote's tree names blob {}, which git cannot read",
+                    w.entry.blob
+                );
+                self.refuse(&w.entry, Code::Unreadable, message);
+            }
+            Blob::TooLarge(n) => {
+                let message =
+                    format!("{n} bytes, over the limit of {MAX_ENVELOPE_BYTES} bytes (1 MiB)");
+                self.refuse(&w.entry, Code::TooLarge, message);
+            }
+            Blob::Content(bytes) => {
+                self.group_bytes += bytes.len();
+                self.group.push((w, bytes));
+                if self.group.len() >= INGEST_GROUP || self.group_bytes >= INGEST_GROUP_BYTES {
+                    self.flush()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A refused entry: counted, listed (the first ones), and kept to be offered again.
+    fn refuse(&mut self, entry: &Entry, code: Code, message: String) {
+        self.out.rejected += 1;
+        if self.out.rejections.len() < LISTED_MAX {
+            self.out.rejections.push(Rejected {
+                path: entry.path.clone(),
+                blob: entry.blob.clone(),
+                code: code.as_str().to_owned(),
+                message,
+            });
+        }
+        if let Some(p) = &mut self.pending {
+            if p.len() < PENDING_MAX {
+                p.push(PendingEntry {
+                    path: entry.path.clone(),
+                    blob: entry.blob.clone(),
+                });
+            } else {
+                self.pending = None;
+            }
+        }
+    }
+
+    /// Verifies the group on every core and appends what is accepted, with one fsync.
+    fn flush(&mut self) -> Result<(), SyncError> {
+        if self.group.is_empty() {
+            return Ok(());
+        }
+        let (entries, bytes): (Vec<Wanted>, Vec<Vec<u8>>) =
+            std::mem::take(&mut self.group).into_iter().unzip();
+        self.group_bytes = 0;
+        let results = local::ingest_batch(self.store, &self.trust, &bytes)?;
+        for ((w, result), raw) in entries.into_iter().zip(results).zip(&bytes) {
+            match result {
+                Ingested::Rejected(r) => match crate::ingest::foreign_kind(raw) {
+                    // Another kind of attestation: passed over, never a rejection.
+                    Some(kind) => {
+                        self.out.ignored += 1;
+                        if self.out.ignored_entries.len() < LISTED_MAX {
+                            self.out.ignored_entries.push(Ignored {
+                                path: w.entry.path,
+                                blob: w.entry.blob,
+                                kind,
+                            });
+                        }
+                    }
+                    None => self.refuse(&w.entry, r.code, r.message),
+                },
+                Ingested::Stored {
+                    effect,
+                    claim_id,
+                    digest,
+                    unverified,
+                } => {
+                    match effect {
+                        Effect::Created => self.out.created += 1,
+                        Effect::Merged => self.out.merged += 1,
+                        Effect::Noop => self.out.noop += 1,
+                    }
+                    if unverified > 0 && self.out.unverified.len() < LISTED_MAX {
+                        self.out.unverified.push(Unverified {
+                            id: claim_id.clone(),
+                            signatures: unverified,
+                        });
+                    }
+                    let own = w.named.as_ref() == Some(&(claim_id, digest.clone()))
+                        && local::digest_hex(raw) == digest;
+                    if effect != Effect::Noop && !own {
+                        self.elsewhere = true;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Session<'_> {
     pub fn pull(&mut self) -> Result<Outcome, SyncError> {
         let (repo, head) = self.connect()?;
-        let mut out = Outcome {
+        let out = Outcome {
             object_format: Some(repo.format.as_str()),
             remote_head: head.clone(),
             ..Outcome::default()
@@ -51,177 +265,63 @@ impl Session<'_> {
             Some(p) if self.state.pulled_local <= count && repo.has_commit(p)? => Some(p.clone()),
             _ => None,
         };
-        let mut entries: Vec<Entry> = match &base {
-            Some(b) if *b == head => Vec::new(),
-            Some(b) => repo.added(b, &head, layout::LAYOUT_DIR)?,
-            None => repo.list(&head, layout::LAYOUT_DIR)?,
+        // Refused last time: offered again after what is new (once each, so an entry both
+        // new and refused before is looked at as a refused one).
+        let again: Vec<Entry> = match &base {
+            Some(_) => self
+                .state
+                .pending
+                .iter()
+                .map(|p| Entry {
+                    path: p.path.clone(),
+                    blob: p.blob.clone(),
+                })
+                .collect(),
+            None => Vec::new(),
         };
-        if base.is_some() {
-            entries.extend(self.state.pending.iter().map(|p| Entry {
-                path: p.path.clone(),
-                blob: p.blob.clone(),
-            }));
-        }
-        let mut seen = BTreeSet::new();
-        entries.retain(|e| seen.insert((e.path.clone(), e.blob.clone())));
-        out.examined = entries.len();
-
-        // What the store holds already is skipped, judged by the path and then by the bytes:
-        // a path counts as the envelope it names only if it holds that envelope's canonical
-        // bytes (whatever the remote's paths say, their content decides).
-        let mut wanted = Vec::new();
-        for e in entries {
-            let named = layout::parse_path(&e.path).map(|(id, d)| (id.to_owned(), d.to_owned()));
-            let held = match &named {
-                Some((id, digest)) => local::has_envelope(store, id, digest)?,
-                None => false,
-            };
-            wanted.push(Wanted {
-                entry: e,
-                named,
-                held,
-            });
-        }
-        if wanted.len() >= PROGRESS_FROM {
-            self.note(&format!("pull: {} envelopes to check", wanted.len()));
-        }
-
-        let trust = local::trust(store)?;
-        let oids: Vec<String> = wanted.iter().map(|w| w.entry.blob.clone()).collect();
-        let mut failure: Option<SyncError> = None;
-        let stop = self.stop;
-        let progress = self.progress && wanted.len() >= PROGRESS_FROM;
-        // Whether an envelope was stored from a path other than its own (or in other bytes
-        // than its canonical form): the remote does not hold it where push looks for it.
-        let mut elsewhere = false;
-        // Envelopes are ingested in groups: verified on every core, appended with one fsync.
-        let mut pending: Vec<(usize, Vec<u8>)> = Vec::new();
-        let flush = |pending: &mut Vec<(usize, Vec<u8>)>,
-                     out: &mut Outcome,
-                     elsewhere: &mut bool|
-         -> Result<(), SyncError> {
-            if pending.is_empty() {
-                return Ok(());
-            }
-            let (indexes, bytes): (Vec<usize>, Vec<Vec<u8>>) = pending.drain(..).unzip();
-            let results = local::ingest_batch(store, &trust, &bytes)?;
-            for ((i, result), raw) in indexes.into_iter().zip(results).zip(&bytes) {
-                let w = &wanted[i];
-                match result {
-                    Ingested::Rejected(r) => match crate::ingest::foreign_kind(raw) {
-                        // Another kind of attestation: passed over, never a rejection.
-                        Some(kind) => {
-                            out.ignored += 1;
-                            out.ignored_entries.push(Ignored {
-                                path: w.entry.path.clone(),
-                                blob: w.entry.blob.clone(),
-                                kind,
-                            });
-                        }
-                        None => out.rejections.push(Rejected {
-                            path: w.entry.path.clone(),
-                            blob: w.entry.blob.clone(),
-                            code: r.code.as_str().to_owned(),
-                            message: r.message,
-                        }),
-                    },
-                    Ingested::Stored {
-                        effect,
-                        claim_id,
-                        digest,
-                        unverified,
-                    } => {
-                        match effect {
-                            Effect::Created => out.created += 1,
-                            Effect::Merged => out.merged += 1,
-                            Effect::Noop => out.noop += 1,
-                        }
-                        if unverified > 0 {
-                            out.unverified.push(Unverified {
-                                id: claim_id.clone(),
-                                signatures: unverified,
-                            });
-                        }
-                        let own = w.named.as_ref() == Some(&(claim_id, digest.clone()))
-                            && local::digest_hex(raw) == digest;
-                        if effect != Effect::Noop && !own {
-                            *elsewhere = true;
-                        }
-                    }
-                }
-            }
-            Ok(())
+        let offered: HashSet<(&str, &str)> = again
+            .iter()
+            .map(|e| (e.path.as_str(), e.blob.as_str()))
+            .collect();
+        let mut run = Run {
+            store,
+            trust: local::trust(store)?,
+            stop: self.stop,
+            progress: self.progress,
+            out,
+            group: Vec::new(),
+            group_bytes: 0,
+            pending: Some(Vec::new()),
+            elsewhere: false,
         };
-        repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |i, blob| {
-            let w = &wanted[i];
-            let entry = &w.entry;
-            if let (Blob::Content(bytes), Some((_, digest))) = (&blob, &w.named) {
-                if local::digest_hex(bytes) == *digest {
-                    if w.held {
-                        // The envelope the path names, which the store holds.
-                        return Ok(true);
-                    }
-                } else {
-                    // Other bytes than the envelope the path names: report them, then let
-                    // ingest judge them like any others.
-                    out.conflicts.push(Conflict {
-                        path: entry.path.clone(),
-                        envelope_path: entry.path.clone(),
-                        placed_at: None,
-                    });
-                }
-            }
-            let reject = |out: &mut Outcome, code: Code, message: String| {
-                out.rejections.push(Rejected {
-                    path: entry.path.clone(),
-                    blob: entry.blob.clone(),
-                    code: code.as_str().to_owned(),
-                    message,
-                });
-            };
-            out.fetched += 1;
-            match blob {
-                Blob::Missing => reject(
-                    &mut out,
-                    Code::Unreadable,
-                    format!(
-                        "the remote's tree names blob {}, which git cannot read",
-                        entry.blob
-                    ),
-                ),
-                Blob::TooLarge(n) => reject(
-                    &mut out,
-                    Code::TooLarge,
-                    format!("{n} bytes, over the limit of {MAX_ENVELOPE_BYTES} bytes (1 MiB)"),
-                ),
-                Blob::Content(bytes) => {
-                    pending.push((i, bytes));
-                    if pending.len() >= INGEST_GROUP {
-                        if let Err(e) = flush(&mut pending, &mut out, &mut elsewhere) {
-                            failure = Some(e);
-                            return Ok(false);
-                        }
-                    }
-                }
-            }
-            if progress && out.fetched.is_multiple_of(1000) {
-                eprintln!("pull: {}/{} envelopes", out.fetched, wanted.len());
-            }
-            if stop() {
-                out.interrupted = true;
-                return Ok(false);
-            }
-            Ok(true)
-        })?;
-        if failure.is_none() {
-            if let Err(e) = flush(&mut pending, &mut out, &mut elsewhere) {
-                failure = Some(e);
-            }
+        let mut going = true;
+        if base.as_deref() != Some(head.as_str()) {
+            repo.entries(base.as_deref(), &head, layout::LAYOUT_DIR, PAGE, |page| {
+                let page: Vec<Listed> = page
+                    .into_iter()
+                    .filter(|l| match l {
+                        Listed::File(e) => !offered.contains(&(e.path.as_str(), e.blob.as_str())),
+                        Listed::Submodule(_) => true,
+                    })
+                    .collect();
+                going = run.page(&repo, page)?;
+                Ok::<bool, SyncError>(going)
+            })?;
         }
-        out.rejected = out.rejections.len();
-        if let Some(f) = failure {
-            return Err(f);
+        for chunk in again.chunks(PAGE) {
+            if !going {
+                break;
+            }
+            going = run.page(&repo, chunk.iter().cloned().map(Listed::File).collect())?;
         }
+        run.flush()?;
+        let Run {
+            mut out,
+            pending,
+            elsewhere,
+            ..
+        } = run;
+        out.interrupted = !going;
         // A long pull ends with the index on disk, as a long `add` does (store::index::unsynced).
         if (out.created + out.merged) as u64 >= crate::store::SYNC_AFTER {
             store.sync_index()?;
@@ -231,6 +331,11 @@ impl Session<'_> {
             // the ones stored meanwhile.
             return Ok(out);
         }
+        let Some(pending) = pending else {
+            // More refusals than the state keeps: no new starting point either, so that
+            // the next pull still offers every one of them again.
+            return Ok(out);
+        };
         let after = local::envelope_count(store)?;
         // If the remote held every local envelope before this pull, and every envelope
         // appended since came from this pull (none from another writer), it holds them all
@@ -242,15 +347,49 @@ impl Session<'_> {
         }
         self.state.pulled = Some(head);
         self.state.pulled_local = after;
-        self.state.pending = out
-            .rejections
-            .iter()
-            .map(|r| PendingEntry {
-                path: r.path.clone(),
-                blob: r.blob.clone(),
-            })
-            .collect();
+        self.state.pending = pending;
         self.save()?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_past_what_the_state_keeps_leave_no_starting_point() {
+        let dir = crate::scratch::ScratchDir::new("elench-pull");
+        let (store, _) =
+            Store::init(&dir.path().join("store"), std::time::Duration::from_secs(5)).unwrap();
+        let stop = || false;
+        let mut run = Run {
+            store: &store,
+            trust: local::trust(&store).unwrap(),
+            stop: &stop,
+            progress: false,
+            out: Outcome::default(),
+            group: Vec::new(),
+            group_bytes: 0,
+            pending: Some(Vec::new()),
+            elsewhere: false,
+        };
+        let entry = |i: usize| Entry {
+            path: format!("v1/junk/{i}"),
+            blob: format!("{i:040x}"),
+        };
+        for i in 0..PENDING_MAX {
+            run.refuse(&entry(i), Code::BadJson, "not JSON".into());
+        }
+        assert_eq!(run.pending.as_ref().map(Vec::len), Some(PENDING_MAX));
+        assert_eq!(run.out.rejections.len(), LISTED_MAX);
+        run.refuse(&entry(PENDING_MAX), Code::BadJson, "not JSON".into());
+        assert!(run.pending.is_none());
+        run.refuse(&entry(PENDING_MAX + 1), Code::BadJson, "not JSON".into());
+        assert!(run.pending.is_none());
+        // Counted exactly, listed up to the bound.
+        assert_eq!(run.out.rejected, PENDING_MAX + 2);
+        assert_eq!(run.out.rejections.len(), LISTED_MAX);
+        assert_eq!(run.out.rejections[0].path, "v1/junk/0");
     }
 }

@@ -6,13 +6,17 @@
 //! write to a remote) is reported and kept, and the envelope goes beside it, so no remote
 //! content can keep an envelope from other stores. If someone else pushed first, the remote
 //! refuses; the new head is fetched and the commit rebuilt on it, a bounded number of times.
+//! A remote that refuses the update itself (a hook, a protected ref, credentials that may
+//! not write) is not asked again: that is [`SyncError::PushRefused`], with git's words.
 
 use super::git::{At, Blob, FastImport, Pushed, Repo};
-use super::{layout, local, Conflict, Outcome, Session, SyncError, PAGE, PROGRESS_FROM};
+use super::{
+    layout, local, Conflict, Outcome, Session, SyncError, LISTED_MAX, PAGE, PROGRESS_FROM,
+};
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// How many times a refused push is rebuilt and tried again.
+/// How many times a push that lost a race is rebuilt and tried again.
 const ATTEMPTS: usize = 12;
 
 /// A commit built for the remote (None: the remote lacks nothing) and the local log
@@ -39,7 +43,8 @@ impl Session<'_> {
                 object_format: Some(repo.format.as_str()),
                 attempts: attempt,
                 compared: built.compared,
-                conflicts: built.conflicts,
+                conflicted: built.conflicts.len(),
+                conflicts: built.conflicts.into_iter().take(LISTED_MAX).collect(),
                 ..Outcome::default()
             };
             if built.interrupted {
@@ -74,7 +79,15 @@ impl Session<'_> {
                     out.remote_head = Some(commit);
                     return Ok(out);
                 }
-                Pushed::Rejected(why) => {
+                // Not a race: the same push gets the same answer, so it is not tried again.
+                Pushed::Refused(why) => {
+                    return Err(SyncError::PushRefused {
+                        name: self.remote.name.clone(),
+                        url: self.remote.url.clone(),
+                        reason: why,
+                    })
+                }
+                Pushed::Lost(why) => {
                     last_refusal = why;
                     if (self.stop)() {
                         out.interrupted = true;
@@ -174,6 +187,7 @@ impl Session<'_> {
                             path: at,
                             envelope_path: path.clone(),
                             placed_at: Some(place.clone()),
+                            submodule: false,
                         });
                         if there {
                             continue;

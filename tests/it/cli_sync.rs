@@ -1286,3 +1286,94 @@ fn a_file_where_the_layout_folder_should_be_gives_way_to_the_envelopes() {
     let b = store_with_remote(tmp.path(), "b", &keys, &remote);
     assert_eq!(exchange(&b, "pull")["created"], json!(1));
 }
+
+/// Makes the bare `remote` refuse every push, as a read-only token, a protected ref or a
+/// policy hook does: its pre-receive hook says why on stderr, counts its runs in
+/// `REMOTE/hook-runs`, and exits 1.
+fn refuse_pushes(remote: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let hook = remote.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho run >> \"$GIT_DIR/hook-runs\"\necho 'denied: this token may not write' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_push_the_remote_refuses_is_reported_as_refused_with_gits_words_and_not_retried() {
+    if !have_git() {
+        return;
+    }
+    let (keys, tmp, remote, a, _b) = two_stores_on_one_remote("sha1");
+    let x = ClaimBuilder::assertion("x").sign(&keys);
+    add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
+    refuse_pushes(&remote);
+    let started = std::time::Instant::now();
+    let out = run(&a, &["push"]);
+    let took = started.elapsed();
+    // Not contention: exit 4 (a precondition: write access), not 12 (retry).
+    assert_eq!(out.code, 4, "{}", out.json);
+    let error = &out.json["error"];
+    assert_eq!(error["code"], "PUSH_REFUSED", "{}", out.json);
+    assert_eq!(error["retryable"], json!(false), "{}", out.json);
+    let message = error["message"].as_str().unwrap();
+    // git's own words: its verdict and what the remote said.
+    assert!(message.contains("pre-receive hook declined"), "{message}");
+    assert!(
+        message.contains("denied: this token may not write"),
+        "{message}"
+    );
+    assert!(!message.contains("try again"), "{message}");
+    // Asked once, not twelve times over seconds.
+    let runs = std::fs::read_to_string(remote.join("hook-runs")).unwrap();
+    assert_eq!(runs.lines().count(), 1, "the hook ran {runs:?}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // `sync` reports the same after its pull.
+    let out = run(&a, &["sync"]);
+    assert_eq!(out.code, 4, "{}", out.json);
+    assert_eq!(out.json["error"]["code"], "PUSH_REFUSED");
+}
+
+#[test]
+fn a_submodule_entry_at_an_envelopes_path_is_reported_by_pull_as_by_push() {
+    if !have_git() {
+        return;
+    }
+    let (keys, tmp, remote, a, b) = two_stores_on_one_remote("sha1");
+    let x = ClaimBuilder::assertion("parse is total").sign(&keys);
+    add(&a, std::slice::from_ref(&x), &tmp.path().join("x.jsonl"));
+    exchange(&a, "push");
+    exchange(&b, "pull");
+    // A submodule (a gitlink, naming some commit) at the falsification's path, before
+    // either store pushes it; and one at a path of the layout's shape naming no envelope.
+    let f = record(&keys, "falsification", "a counterexample", &[&x.id], &[]);
+    add(&a, std::slice::from_ref(&f), &tmp.path().join("f.jsonl"));
+    let f_path = path_of(&f.envelope, &f.id);
+    let some_commit = git_on(&remote, &["rev-parse", "refs/elench/log"], None);
+    let some_commit = some_commit.trim();
+    let stream = format!(
+        "commit refs/elench/log\ncommitter someone <someone@example.org> 1700000000 +0000\n\
+         data 8\nby hand\nfrom {some_commit}\nM 160000 {some_commit} {f_path}\n\n"
+    );
+    git_on(&remote, &["fast-import", "--quiet"], Some(&stream));
+
+    // Pull names the path (today it said nothing: a gitlink is no blob).
+    let pulled = run(&b, &["pull"]);
+    assert_eq!(pulled.code, 0, "{}", pulled.json);
+    let warned = warnings_with(&pulled.json, "REMOTE_CONFLICT");
+    assert_eq!(warned.len(), 1, "{}", pulled.json);
+    assert!(warned[0].contains(&f_path), "{warned:?}");
+    assert!(warned[0].contains("submodule"), "{warned:?}");
+    assert_eq!(
+        pulled.json["data"]["conflicts"],
+        json!([{"path": f_path, "envelope_path": f_path, "placed_at": null}])
+    );
+    // Push reports it and writes the falsification beside it; pull then takes it.
+    let out = push_expecting(&a, 1);
+    assert_eq!(warnings_with(&out.json, "REMOTE_CONFLICT").len(), 1);
+    let pulled = exchange(&b, "pull");
+    assert_eq!(pulled["created"], json!(1), "{pulled}");
+    assert_eq!(status_of(&b, &x.id), "falsified");
+}

@@ -64,14 +64,25 @@ fn processes_naming(needle: &str) -> Vec<(i32, String)> {
     found
 }
 
-/// The entries of `dir` elench made (scratch directories are named `elench-…`).
+/// The entries of `dir` elench made (scratch directories are named `elench-…`), and those
+/// in this user's scratch folder there (`elench-<uid>`, which stays, for later runs to find
+/// what a killed one left).
 fn elench_entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("elench-"))
-        .collect()
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = format!("elench-{}", unsafe { libc::geteuid() });
+    let names = |d: &Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("elench-"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut found: Vec<String> = names(dir).into_iter().filter(|n| *n != root).collect();
+    found.extend(names(&dir.join(&root)));
+    found
 }
 
 #[test]

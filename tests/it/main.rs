@@ -13,6 +13,7 @@ mod architecture;
 mod blast_store;
 mod check_confinement;
 mod check_runners;
+mod check_scratch;
 mod ci_recipe;
 mod claim_text;
 mod cli_anchor;
