@@ -6,7 +6,8 @@
 //!
 //! Options: `--bin PATH` (default `target/release/elench`), `--claims N` (default 300),
 //! `--flips N`, `--log-flips N`, `--cuts N`, `--reads N`, `--seed N`,
-//! `--only flips,logflips,cuts,reads`.
+//! `--only flips,logflips,cuts,reads,branches,metapages` (the last two run only when named),
+//! `--branch-claims N` (default 3000), `--stride N` (default 1), `--jobs N` (default 2).
 //!
 //! Four properties, each counted and printed, with the failures named:
 //! 1. **Index flips**: one random byte of `index/data.mdb` flipped. `status --all` never dies
@@ -24,6 +25,18 @@
 //! 5. **Snapshots**: `status --all` beside a writer appending claims and records: every
 //!    answer is whole (every record it says decided a claim, and every record in a claim's
 //!    history, is in the same answer).
+//! 6. **Branch pages** (`--only branches`): in a store of `--branch-claims` claims and records,
+//!    every byte LMDB uses of every branch page of the index's B-trees (the page header, the
+//!    table of node offsets and the nodes: child page numbers, key sizes, keys; not the free
+//!    space between them), one flip at a time on a fresh copy (every `--stride`-th byte):
+//!    `status --all` answers exactly what it answered before the flip, or fails with
+//!    `INDEX_DAMAGED` and the next command rebuilds the index and answers exactly that. An
+//!    answer that differs with exit 0 and no `INDEX_REBUILT` is a silent change.
+//! 7. **Meta pages** (`--only metapages`): every byte of LMDB's two meta pages, one flip at a
+//!    time: `status --all`, then `add` of one more record, then `status --all`. Every answer
+//!    is the true one (before or after the `add`), or `INDEX_DAMAGED` followed by a command
+//!    that rebuilds; no other error (`STORE_CORRUPT` would send the user to repair a log that
+//!    is sound, `INDEX_UNAVAILABLE` to look for memory).
 //!
 //! Exits 1 when any property failed. Not part of `cargo test`: it runs minutes.
 
@@ -66,6 +79,9 @@ struct Options {
     reads: usize,
     seed: u64,
     only: Option<BTreeSet<String>>,
+    branch_claims: usize,
+    stride: usize,
+    jobs: usize,
 }
 
 impl Options {
@@ -79,6 +95,9 @@ impl Options {
             reads: 1000,
             seed: 0x5eed_e1e4c4,
             only: None,
+            branch_claims: 3000,
+            stride: 1,
+            jobs: 2,
         };
         let args: Vec<String> = std::env::args().skip(1).collect();
         let mut i = 0;
@@ -98,6 +117,9 @@ impl Options {
                 "--reads" => o.reads = number(),
                 "--seed" => o.seed = number() as u64,
                 "--only" => o.only = Some(value.split(',').map(str::to_owned).collect()),
+                "--branch-claims" => o.branch_claims = number(),
+                "--stride" => o.stride = number().max(1),
+                "--jobs" => o.jobs = number().max(1),
                 // `cargo bench`/`cargo run` may pass this through.
                 "--bench" => {
                     i += 1;
@@ -117,13 +139,17 @@ impl Options {
     }
 
     fn wants(&self, part: &str) -> bool {
-        self.only.as_ref().is_none_or(|o| o.contains(part))
+        match &self.only {
+            Some(o) => o.contains(part),
+            // The page sweeps run for a long time: only when named.
+            None => !matches!(part, "branches" | "metapages"),
+        }
     }
 }
 
 fn usage(problem: &str) -> ! {
     eprintln!("store_campaign: {problem}");
-    eprintln!("usage: store_campaign [--bin PATH] [--claims N] [--flips N] [--cuts N] [--log-flips N] [--reads N] [--seed N] [--only flips,logflips,cuts,reads]");
+    eprintln!("usage: store_campaign [--bin PATH] [--claims N] [--flips N] [--cuts N] [--log-flips N] [--reads N] [--seed N] [--only flips,logflips,cuts,reads,branches,metapages] [--branch-claims N] [--stride N] [--jobs N]");
     std::process::exit(2)
 }
 
@@ -321,8 +347,15 @@ fn corpus(n: usize, offset: usize, rng: &mut Rng, earlier: &mut Vec<String>) -> 
     envelopes
 }
 
-fn make_store(o: &Options, dir: &Path, rng: &mut Rng, ids: &mut Vec<String>) -> PathBuf {
-    let store = dir.join("pristine");
+fn make_store(
+    o: &Options,
+    dir: &Path,
+    name: &str,
+    claims: usize,
+    rng: &mut Rng,
+    ids: &mut Vec<String>,
+) -> PathBuf {
+    let store = dir.join(name);
     let must = |a: Answer, what: &str| {
         if !a.ok() {
             panic!("{what}: {} {:?}", a.describe(), a.json);
@@ -343,9 +376,9 @@ fn make_store(o: &Options, dir: &Path, rng: &mut Rng, ids: &mut Vec<String>) -> 
         );
     }
     // Two groups with a trust event between them, so cuts land in trust events too.
-    let half = o.claims / 2;
-    for (part, (n, offset)) in [(half, 0), (o.claims - half, half)].into_iter().enumerate() {
-        let bundle = dir.join(format!("part{part}.intoto.jsonl"));
+    let half = claims / 2;
+    for (part, (n, offset)) in [(half, 0), (claims - half, half)].into_iter().enumerate() {
+        let bundle = dir.join(format!("{name}-part{part}.intoto.jsonl"));
         std::fs::write(&bundle, corpus(n, offset, rng, ids).join("\n") + "\n").unwrap();
         must(
             elench(&o.bin, &store, &["add", &bundle.to_string_lossy()]),
@@ -642,21 +675,422 @@ fn reads(o: &Options, dir: &Path, pristine: &Path, ids: &[String]) -> Tally {
     t
 }
 
+/// LMDB's file layout, as far as the page sweeps need it (liblmdb's `MDB_page`, `MDB_meta`,
+/// `MDB_db` and `MDB_node`, in a 64-bit build of data version 1).
+mod lmdb {
+    use std::collections::BTreeSet;
+
+    /// Page header: page number (8 bytes), padding (2), flags (2), lower and upper bounds of
+    /// the free space (2 each); the table of node offsets follows.
+    pub const HEADER: usize = 16;
+    const P_BRANCH: u16 = 0x01;
+    const P_LEAF: u16 = 0x02;
+    /// A leaf node whose data is a database record (`MDB_db`): a named table.
+    const F_SUBDATA: u16 = 0x02;
+    const MAGIC: u32 = 0xBEEF_C0DE;
+    /// Where `mm_dbs` starts in a meta page (after magic, version, address and map size), and
+    /// the size of one `MDB_db` (pad, flags, depth, three page counts, entries, root).
+    const DBS: usize = HEADER + 4 + 4 + 8 + 8;
+    const DB_LEN: usize = 48;
+    const ROOT_IN_DB: usize = 40;
+    /// The bytes of a meta page LMDB reads: the header, `MDB_meta` (two `MDB_db`s, the last
+    /// page number and the transaction id).
+    pub const META_LEN: usize = DBS + 2 * DB_LEN + 8 + 8;
+
+    fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+        Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+    }
+    fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+        Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    }
+    fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+        Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    }
+
+    /// A branch page in use: its table, its number, and the ranges of bytes LMDB reads in it.
+    pub struct Branch {
+        pub table: String,
+        pub pgno: u64,
+        pub used: Vec<std::ops::Range<usize>>,
+    }
+
+    pub struct File<'a> {
+        bytes: &'a [u8],
+        pub psize: usize,
+    }
+
+    impl<'a> File<'a> {
+        pub fn read(bytes: &'a [u8]) -> Option<File<'a>> {
+            if u32_at(bytes, HEADER)? != MAGIC {
+                return None;
+            }
+            // The page size is kept in the free-space table's record (`mm_psize`).
+            let psize = u32_at(bytes, DBS)? as usize;
+            (psize >= 512).then_some(File { bytes, psize })
+        }
+
+        fn page(&self, pgno: u64) -> Option<&'a [u8]> {
+            let start = usize::try_from(pgno).ok()?.checked_mul(self.psize)?;
+            self.bytes.get(start..start.checked_add(self.psize)?)
+        }
+
+        /// The meta page in force: the one with the larger transaction id.
+        fn meta(&self) -> Option<&'a [u8]> {
+            let txnid = |p: &[u8]| u64_at(p, DBS + 2 * DB_LEN + 8);
+            let (m0, m1) = (self.page(0)?, self.page(1)?);
+            Some(if txnid(m1)? > txnid(m0)? { m1 } else { m0 })
+        }
+
+        /// The nodes of a page: (flags, key, the node's data or child, from its start).
+        fn nodes(page: &'a [u8]) -> Vec<(u16, &'a [u8], u64, usize)> {
+            let lower = u16_at(page, 12).unwrap_or(0) as usize;
+            let mut out = Vec::new();
+            for i in 0..lower.saturating_sub(HEADER) / 2 {
+                let Some(at) = u16_at(page, HEADER + 2 * i).map(usize::from) else {
+                    break;
+                };
+                let (Some(lo), Some(hi), Some(flags), Some(ksize)) = (
+                    u16_at(page, at),
+                    u16_at(page, at + 2),
+                    u16_at(page, at + 4),
+                    u16_at(page, at + 6),
+                ) else {
+                    break;
+                };
+                let Some(key) = page.get(at + 8..at + 8 + ksize as usize) else {
+                    break;
+                };
+                // A branch node's child: its low 48 bits in lo, hi and flags.
+                let child = u64::from(lo) | u64::from(hi) << 16 | u64::from(flags) << 32;
+                out.push((flags, key, child, at + 8 + ksize as usize));
+            }
+            out
+        }
+
+        /// Walks the tree under `root`, calling `leaf` on each leaf page and collecting the
+        /// branch pages.
+        fn walk(
+            &self,
+            table: &str,
+            root: u64,
+            seen: &mut BTreeSet<u64>,
+            branches: &mut Vec<Branch>,
+            leaf: &mut dyn FnMut(&'a [u8]),
+        ) {
+            let mut stack = vec![root];
+            while let Some(pgno) = stack.pop() {
+                if pgno == u64::MAX || !seen.insert(pgno) {
+                    continue;
+                }
+                let Some(page) = self.page(pgno) else {
+                    continue;
+                };
+                let flags = u16_at(page, 10).unwrap_or(0);
+                if flags & P_BRANCH != 0 {
+                    let lower = u16_at(page, 12).unwrap_or(0) as usize;
+                    let upper = u16_at(page, 14).unwrap_or(0) as usize;
+                    branches.push(Branch {
+                        table: table.to_owned(),
+                        pgno,
+                        used: vec![0..lower.min(self.psize), upper.min(self.psize)..self.psize],
+                    });
+                    stack.extend(Self::nodes(page).into_iter().map(|(_, _, child, _)| child));
+                } else if flags & P_LEAF != 0 {
+                    leaf(page);
+                }
+            }
+        }
+
+        /// Every branch page of the main table and of the named tables (the free-space
+        /// table is left out: only writers read it), in page order.
+        pub fn branches(&self) -> Vec<Branch> {
+            let Some(meta) = self.meta() else {
+                return Vec::new();
+            };
+            let main_root = u64_at(meta, DBS + DB_LEN + ROOT_IN_DB).unwrap_or(u64::MAX);
+            let mut seen = BTreeSet::new();
+            let mut branches = Vec::new();
+            let mut tables: Vec<(String, u64)> = Vec::new();
+            self.walk("(main)", main_root, &mut seen, &mut branches, &mut |page| {
+                for (flags, key, _, data) in Self::nodes(page) {
+                    if flags & F_SUBDATA != 0 {
+                        let root = u64_at(page, data + ROOT_IN_DB).unwrap_or(u64::MAX);
+                        tables.push((String::from_utf8_lossy(key).into_owned(), root));
+                    }
+                }
+            });
+            for (table, root) in tables {
+                self.walk(&table, root, &mut seen, &mut branches, &mut |_| {});
+            }
+            branches.sort_by_key(|b| b.pgno);
+            branches
+        }
+    }
+}
+
+/// The answer of `status --all`, whole (every field of every claim), or None.
+fn answer_data(a: &Answer) -> Option<&Value> {
+    a.json
+        .as_ref()
+        .map(|j| &j["data"])
+        .filter(|d| d.is_object())
+}
+
+/// Flips one bit of byte `at` of the store's index.
+fn flip_index_byte(store: &Path, at: usize, bit: u64) {
+    let data = store.join("index/data.mdb");
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[at] ^= 1 << bit;
+    std::fs::write(&data, &bytes).unwrap();
+}
+
+/// Runs `work(i)` for `0..n` on `jobs` threads.
+fn in_parallel(jobs: usize, n: usize, work: impl Fn(usize) + Sync) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                work(i);
+            });
+        }
+    });
+}
+
+/// Every used byte of every branch page, one flip at a time (see the module comment).
+fn branch_sweep(o: &Options, dir: &Path, pristine: &Path) -> Tally {
+    let truth = elench(&o.bin, pristine, ALL);
+    let truth = answer_data(&truth)
+        .expect("the pristine store answers")
+        .clone();
+    let n_claims = truth["claims"].as_array().map_or(0, Vec::len);
+    let bytes = std::fs::read(pristine.join("index/data.mdb")).unwrap();
+    let file = lmdb::File::read(&bytes).expect("an LMDB file");
+    let branches = file.branches();
+    let mut per_table: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut flips: Vec<(usize, String)> = Vec::new();
+    for b in &branches {
+        let e = per_table.entry(&b.table).or_default();
+        e.0 += 1;
+        for r in &b.used {
+            e.1 += r.len();
+            for at in r.clone() {
+                flips.push((b.pgno as usize * file.psize + at, b.table.clone()));
+            }
+        }
+    }
+    let total = flips.len();
+    let flips: Vec<(usize, String)> = flips.into_iter().step_by(o.stride).collect();
+    println!(
+        "branch pages: {} claims and records, index of {} bytes, {} branch pages in use \
+         ({total} bytes used); flipping every {} byte(s): {} flips",
+        n_claims,
+        bytes.len(),
+        branches.len(),
+        o.stride,
+        flips.len()
+    );
+    for (table, (pages, used)) in &per_table {
+        println!("  {table}: {pages} branch page(s), {used} bytes used");
+    }
+    let t = std::sync::Mutex::new(Tally::new("index branch-page flips"));
+    let started = Instant::now();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    in_parallel(o.jobs, flips.len(), |i| {
+        let (at, table) = &flips[i];
+        let store = dir.join(format!("branch{i}"));
+        copy_dir(pristine, &store);
+        let bit = Rng(o.seed ^ (*at as u64).wrapping_mul(0x9e37_79b9)).below(8);
+        flip_index_byte(&store, *at, bit);
+        let label = format!("{table} byte {at} bit {bit}");
+        let a = elench(&o.bin, &store, ALL);
+        let (outcome, failure) = match (a.code, answer_data(&a)) {
+            (None, _) | (Some(_), None) if a.error_code().is_none() => (
+                "died".to_owned(),
+                Some(format!("{label}: status --all {}", a.describe())),
+            ),
+            (Some(0), Some(d)) if d == &truth && a.warned("INDEX_REBUILT") => {
+                ("same answer, INDEX_REBUILT".to_owned(), None)
+            }
+            (Some(0), Some(d)) if d == &truth => ("same answer".to_owned(), None),
+            (Some(0), Some(_)) if a.warned("INDEX_REBUILT") => (
+                "rebuilt, yet a different answer".to_owned(),
+                Some(format!("{label}: rebuilt, yet a different answer")),
+            ),
+            (Some(0), Some(_)) => (
+                "SILENT CHANGE".to_owned(),
+                Some(format!("{label}: a different answer, exit 0, no warning")),
+            ),
+            _ if a.error_code() == Some("INDEX_DAMAGED") => {
+                let next = elench(&o.bin, &store, ALL);
+                if next.ok() && next.warned("INDEX_REBUILT") && answer_data(&next) == Some(&truth) {
+                    ("INDEX_DAMAGED, the next command rebuilt".to_owned(), None)
+                } else {
+                    (
+                        "INDEX_DAMAGED, the next command did not rebuild".to_owned(),
+                        Some(format!(
+                            "{label}: INDEX_DAMAGED, then status --all {}",
+                            next.describe()
+                        )),
+                    )
+                }
+            }
+            _ => (
+                format!("error {}", a.error_code().unwrap_or("?")),
+                Some(format!("{label}: status --all {}", a.describe())),
+            ),
+        };
+        let _ = std::fs::remove_dir_all(&store);
+        let mut t = t.lock().unwrap();
+        t.runs += 1;
+        t.saw(&format!("{table}: {outcome}"));
+        if let Some(f) = failure {
+            t.fail(f);
+        }
+        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        if n.is_multiple_of(500) {
+            eprintln!("  {n} of {} flips, {:.0?}", flips.len(), started.elapsed());
+        }
+    });
+    t.into_inner().unwrap()
+}
+
+/// Every byte LMDB reads of its two meta pages, one flip at a time (see the module comment).
+fn meta_sweep(o: &Options, dir: &Path, pristine: &Path, ids: &[String]) -> Tally {
+    let before = elench(&o.bin, pristine, ALL);
+    let before = answer_data(&before)
+        .expect("the pristine store answers")
+        .clone();
+    // One more record: a falsification of a claim with dependents' statuses to change.
+    let (_, extra) = seal(
+        &claim("falsified late", &[], "falsification", &ids[..1], 9_999_999),
+        &key(2),
+    )
+    .expect("the extra record seals");
+    let extra_file = dir.join("meta-extra.dsse");
+    std::fs::write(&extra_file, &extra).unwrap();
+    let extra_file = extra_file.to_string_lossy().into_owned();
+    let after = {
+        let store = dir.join("meta-truth");
+        copy_dir(pristine, &store);
+        assert!(elench(&o.bin, &store, &["add", &extra_file]).ok());
+        let a = elench(&o.bin, &store, ALL);
+        let d = answer_data(&a)
+            .expect("the store answers after the add")
+            .clone();
+        let _ = std::fs::remove_dir_all(&store);
+        d
+    };
+    let bytes = std::fs::read(pristine.join("index/data.mdb")).unwrap();
+    let psize = lmdb::File::read(&bytes).expect("an LMDB file").psize;
+    let flips: Vec<usize> = (0..2)
+        .flat_map(|p| p * psize..p * psize + lmdb::META_LEN)
+        .step_by(o.stride)
+        .collect();
+    println!(
+        "meta pages: {} bytes each read by LMDB; {} flips",
+        lmdb::META_LEN,
+        flips.len()
+    );
+    let t = std::sync::Mutex::new(Tally::new("index meta-page flips"));
+    in_parallel(o.jobs, flips.len(), |i| {
+        let at = flips[i];
+        let store = dir.join(format!("meta{i}"));
+        copy_dir(pristine, &store);
+        let bit = Rng(o.seed ^ (at as u64 + 1).wrapping_mul(0x9e37_79b9)).below(8);
+        flip_index_byte(&store, at, bit);
+        let label = format!("meta page {} byte {} bit {bit}", at / psize, at % psize);
+        let mut steps = Vec::new();
+        let mut failure = None;
+        // The true answers: before the add, after it, or (an add that failed after its
+        // record reached the log) either.
+        let mut truths: Vec<&Value> = vec![&before];
+        let mut damaged_before = false;
+        for (step, args) in [
+            ("status", ALL.to_vec()),
+            ("add", vec!["add", extra_file.as_str()]),
+            ("status", ALL.to_vec()),
+        ] {
+            let a = elench(&o.bin, &store, &args);
+            let said = match (a.code, a.error_code()) {
+                (Some(0), None) => {
+                    if step == "add" {
+                        truths = vec![&after];
+                        "ok".to_owned()
+                    } else {
+                        match answer_data(&a) {
+                            Some(d) if truths.contains(&d) => "true answer".to_owned(),
+                            _ => {
+                                failure.get_or_insert(format!("{label}: {step}: another answer"));
+                                "ANOTHER ANSWER".to_owned()
+                            }
+                        }
+                    }
+                }
+                (Some(_), Some("INDEX_DAMAGED")) if !damaged_before => {
+                    if step == "add" {
+                        truths = vec![&before, &after];
+                    }
+                    "INDEX_DAMAGED".to_owned()
+                }
+                _ => {
+                    failure.get_or_insert(format!("{label}: {step}: {}", a.describe()));
+                    a.describe()
+                }
+            };
+            damaged_before = a.error_code() == Some("INDEX_DAMAGED");
+            let rebuilt = if a.warned("INDEX_REBUILT") {
+                " (rebuilt)"
+            } else {
+                ""
+            };
+            steps.push(format!("{step}: {said}{rebuilt}"));
+        }
+        let _ = std::fs::remove_dir_all(&store);
+        let mut t = t.lock().unwrap();
+        t.runs += 1;
+        t.saw(&steps.join(", "));
+        if let Some(f) = failure {
+            t.fail(f);
+        }
+    });
+    t.into_inner().unwrap()
+}
+
 fn main() {
     let o = Options::parse();
     let dir = elench::scratch::ScratchDir::unlisted("elench-campaign").unwrap();
     let started = Instant::now();
     let mut rng = Rng(o.seed);
     let mut ids = vec![];
-    let pristine = make_store(&o, dir.path(), &mut rng, &mut ids);
+    let small = ["flips", "logflips", "cuts", "reads"]
+        .iter()
+        .any(|p| o.wants(p));
+    let pristine = make_store(&o, dir.path(), "pristine", o.claims, &mut rng, &mut ids);
     let before = statuses(&elench(&o.bin, &pristine, ALL)).expect("the pristine store answers");
-    println!(
-        "store of {} claims and records, 3 trust events (seed {:#x}, binary {})",
-        before.len(),
-        o.seed,
-        o.bin.display()
-    );
+    if small {
+        println!(
+            "store of {} claims and records, 3 trust events (seed {:#x}, binary {})",
+            before.len(),
+            o.seed,
+            o.bin.display()
+        );
+    }
     let mut tallies = vec![];
+    if o.wants("branches") || o.wants("metapages") {
+        let mut ids = vec![];
+        let mut rng = Rng(o.seed ^ 0xb4a9c4);
+        let big = make_store(&o, dir.path(), "pages", o.branch_claims, &mut rng, &mut ids);
+        if o.wants("branches") {
+            tallies.push(branch_sweep(&o, dir.path(), &big));
+        }
+        if o.wants("metapages") {
+            tallies.push(meta_sweep(&o, dir.path(), &big, &ids));
+        }
+    }
     if o.wants("flips") {
         tallies.push(flips(&o, dir.path(), &pristine, &before));
     }

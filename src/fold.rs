@@ -34,6 +34,18 @@ pub trait ClaimSource {
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError>;
     /// Claims whose `dependsOn` contains `id`.
     fn dependents(&self, id: &str) -> Result<Vec<String>, StoreError>;
+    /// A claim that the source itself names (a stored claim's target or premise, a record
+    /// targeting a claim, a dependent): None when the id is named and not stored. A store
+    /// knows every id it names, so a lookup that cannot find the id at all is damage there.
+    fn named_claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        self.claim(id)
+    }
+    /// What the source answers when it contradicts itself (`why`: a record it names is not
+    /// stored, a cycle, which content addressing makes impossible): a store's index is then
+    /// damaged, and marked so that the next command rebuilds it.
+    fn contradiction(&self, why: String) -> StoreError {
+        StoreError::Corrupt(why)
+    }
 }
 
 impl ClaimSource for crate::store::Store {
@@ -49,6 +61,12 @@ impl ClaimSource for crate::store::Store {
     }
     fn dependents(&self, id: &str) -> Result<Vec<String>, StoreError> {
         crate::store::Store::dependents(self, id)
+    }
+    fn named_claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        self.get_fold_named(id)
+    }
+    fn contradiction(&self, why: String) -> StoreError {
+        self.index_damaged(&why)
     }
 }
 
@@ -125,8 +143,8 @@ pub struct Fold<'s, S: ClaimSource> {
 /// A shared, sorted list of claim ids (memoized edges).
 type Ids = Arc<Vec<String>>;
 
-fn cycle(id: &str) -> FoldError {
-    FoldError::Store(StoreError::Corrupt(format!(
+fn cycle<S: ClaimSource>(src: &S, id: &str) -> FoldError {
+    FoldError::Store(src.contradiction(format!(
         "claim {id} takes part in a cycle, which content addressing makes impossible"
     )))
 }
@@ -155,6 +173,28 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         let c = self.src.claim(id)?.map(Arc::new);
         self.claims.insert(id.to_owned(), c.clone());
         Ok(c)
+    }
+
+    /// A claim that the source names ([`ClaimSource::named_claim`]): None when it is named
+    /// and not stored.
+    pub fn named(&mut self, id: &str) -> Result<Option<Arc<StoredClaim>>, FoldError> {
+        if let Some(c) = self.claims.get(id) {
+            return Ok(c.clone());
+        }
+        let c = self.src.named_claim(id)?.map(Arc::new);
+        self.claims.insert(id.to_owned(), c.clone());
+        Ok(c)
+    }
+
+    /// A claim that the source names as stored (a record targeting a claim, a dependent):
+    /// one it does not hold is a contradiction, never a status.
+    pub fn require_named(&mut self, id: &str) -> Result<Arc<StoredClaim>, FoldError> {
+        match self.named(id)? {
+            Some(c) => Ok(c),
+            None => Err(FoldError::Store(self.src.contradiction(format!(
+                "it names {id} as a stored claim and holds no entry for it"
+            )))),
+        }
     }
 
     /// The stored claim with its anchor and assertion summary (see
@@ -212,7 +252,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             stack.push((x, true));
             for k in kids.iter() {
                 if in_progress.contains(k) {
-                    return Err(cycle(k));
+                    return Err(cycle(self.src, k));
                 }
                 if !done(self, k) {
                     stack.push((k.clone(), false));
@@ -234,7 +274,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             |f, x| f.records(x),
             Self::finish_own,
         )?;
-        self.own.get(id).cloned().ok_or_else(|| cycle(id))
+        self.own.get(id).cloned().ok_or_else(|| cycle(self.src, id))
     }
 
     /// Decides own(x) once every record targeting it has its own status.
@@ -245,17 +285,13 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
                 .own
                 .get(r)
                 .map(|o| o.status.is_live())
-                .ok_or_else(|| cycle(r))?;
+                .ok_or_else(|| cycle(self.src, r))?;
             if !live {
                 continue;
             }
             // The target index names only stored records; one that is missing is damage,
             // never a status.
-            let rc = self.claim(r)?.ok_or_else(|| {
-                FoldError::Store(StoreError::Corrupt(format!(
-                    "the target index names record {r}, which is not stored"
-                )))
-            })?;
+            let rc = self.require_named(r)?;
             by_kind.entry(rc.claim.kind).or_default().push(r.clone());
         }
         let take = |k: Kind| by_kind.get(&k).cloned().unwrap_or_default();
@@ -292,7 +328,10 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             |f, x| f.present_premises(x),
             Self::finish_effective,
         )?;
-        self.effective.get(id).cloned().ok_or_else(|| cycle(id))
+        self.effective
+            .get(id)
+            .cloned()
+            .ok_or_else(|| cycle(self.src, id))
     }
 
     /// Decides effective(x) once every premise has its effective status.
@@ -301,7 +340,11 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         let mut causes: BTreeMap<String, Vec<String>> = BTreeMap::new();
         if !matches!(own.status, Status::Falsified | Status::Superseded) {
             for p in premises {
-                let pe = self.effective.get(p).cloned().ok_or_else(|| cycle(p))?;
+                let pe = self
+                    .effective
+                    .get(p)
+                    .cloned()
+                    .ok_or_else(|| cycle(self.src, p))?;
                 match pe.status {
                     Status::Falsified => offer(&mut causes, p, vec![p.clone(), x.to_owned()]),
                     Status::Revoked => {
@@ -333,7 +376,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         let c = self.require(id)?;
         let mut out = Vec::new();
         for p in &c.claim.depends_on {
-            if self.claim(p)?.is_some() {
+            if self.named(p)?.is_some() {
                 out.push(p.clone());
             }
         }
@@ -357,7 +400,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         premises.sort();
         premises.dedup();
         for p in premises {
-            if self.claim(p)?.is_none() {
+            if self.named(p)?.is_none() {
                 missing.push(p.clone());
             } else if self.effective(p)?.status == Status::Superseded {
                 stale.push(p.clone());
@@ -377,7 +420,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
 
         let mut history = Vec::new();
         for r in self.records(id)?.iter() {
-            let rc = self.require(r)?;
+            let rc = self.require_named(r)?;
             let ro = self.own(r)?;
             let re = self.effective(r)?;
             history.push(HistoryEntry {

@@ -140,7 +140,12 @@ pub fn blast<S: ClaimSource>(
         ids.sort();
         let mut claims = Vec::with_capacity(ids.len());
         for (id, via) in ids {
-            let c = fold.require(&id)?;
+            // The root is the caller's; the others are dependents the store named.
+            let c = if d == 0 {
+                fold.require(&id)?
+            } else {
+                fold.require_named(&id)?
+            };
             let status = fold.effective(&id)?.status;
             members.insert(id.clone());
             claims.push(Member {
@@ -160,7 +165,7 @@ pub fn blast<S: ClaimSource>(
         // A record may name the same target twice; it decides it once.
         let targets: BTreeSet<&String> = c.claim.target.iter().collect();
         for t in targets {
-            if members.contains(t) || fold.claim(t)?.is_none() {
+            if members.contains(t) || fold.named(t)?.is_none() {
                 continue;
             }
             if fold.own(t)?.decided_by.iter().any(|r| r == m) {
@@ -216,7 +221,7 @@ pub fn rests_on<S: ClaimSource>(
         for id in &frontier {
             let c = fold.require(id)?;
             for p in &c.claim.depends_on {
-                if depth_of.contains_key(p) || fold.claim(p)?.is_none() {
+                if depth_of.contains_key(p) || fold.named(p)?.is_none() {
                     continue;
                 }
                 let via = next.entry(p.clone()).or_insert_with(|| id.clone());
@@ -269,8 +274,14 @@ fn corrupt(why: String) -> FoldError {
     FoldError::Store(StoreError::Corrupt(why))
 }
 
+/// The index contradicts itself (`why`): it is damaged (`INDEX_DAMAGED`), and marked so that
+/// the next command rebuilds it.
+fn contradiction(why: String) -> FoldError {
+    FoldError::Store(StoreError::from(IndexError::Inconsistent(why)))
+}
+
 fn cycle_at(key: &IdKey) -> FoldError {
-    corrupt(format!(
+    contradiction(format!(
         "claim {} takes part in a cycle, which content addressing makes impossible",
         id_text(key)
     ))
@@ -478,7 +489,7 @@ pub fn blast_bulk(
     for (_, p) in &c.outside {
         if let Entry::Vacant(e) = outside_status.entry(*p) {
             let id = id_text(p);
-            let status = match fold.claim(&id)? {
+            let status = match fold.named(&id)? {
                 Some(_) => Some(fold.effective(&id)?.status),
                 None => None,
             };
@@ -559,7 +570,7 @@ pub fn blast_bulk(
                 continue;
             }
             let tid = id_text(&t);
-            if fold.claim(&tid)?.is_none() {
+            if fold.named(&tid)?.is_none() {
                 continue;
             }
             if fold.own(&tid)?.decided_by.contains(&m) {
@@ -664,6 +675,8 @@ fn read_closure(
     // ones whose dependent is a member too are the edges inside the closure, as (dependent,
     // premise) discovery numbers.
     let mut edges: Vec<(u32, u32)> = Vec::new();
+    // The premise pairs read per member, by discovery number: what its entry must count.
+    let mut dependents: Vec<u64> = Vec::new();
     loop {
         let (start, end) = (bounds[depth], bounds[depth + 1]);
         let mut layer: Vec<(Node, u32)> = (start..end).map(|j| (nodes[j], j as u32)).collect();
@@ -671,9 +684,11 @@ fn read_closure(
         let layer_nodes: Vec<Node> = layer.iter().map(|&(n, _)| n).collect();
         // Dependents not yet members, with the member (of this layer) that reaches them.
         let mut found: Vec<(Node, u32)> = Vec::new();
+        dependents.resize(nodes.len(), 0);
         ix(r.walk_sorted(Table::Premises, &layer_nodes, |i, pair, _| {
             let d = second_node(pair)?;
             let p = layer[i].1;
+            dependents[p as usize] += 1;
             match found_at.get(&d) {
                 Some(&j) => edges.push((j, p)),
                 None => found.push((d, p)),
@@ -724,13 +739,25 @@ fn read_closure(
         .enumerate()
         .map(|(j, e)| {
             e.ok_or_else(|| {
-                corrupt(format!(
+                contradiction(format!(
                     "the premise index names node {}, which is not a stored claim",
                     nodes[j]
                 ))
             })
         })
         .collect::<Result<Vec<EdgesRef<'_>>, FoldError>>()?;
+    // Each member's entry counts the claims that name it as a premise: a walk that a
+    // damaged page sent past some of them found fewer.
+    for (j, e) in entries.iter().enumerate() {
+        let found = dependents.get(j).copied().unwrap_or(0);
+        if e.incoming.dependents != found {
+            return Err(contradiction(format!(
+                "the premise index holds {found} dependents of {} where its entry counts {}",
+                id_text(e.id),
+                e.incoming.dependents
+            )));
+        }
+    }
 
     // Member numbers: by layer, and by id within a layer.
     let mut number = vec![0u32; n];
@@ -801,6 +828,20 @@ fn read_closure(
         }),
     )?;
     targeting.sort_unstable();
+    // And each member's entry counts the records targeting it.
+    let mut records = vec![0u64; n];
+    for &(m, _) in &targeting {
+        records[m as usize] += 1;
+    }
+    for (e, &found) in members.iter().zip(&records) {
+        if e.incoming.records != found {
+            return Err(contradiction(format!(
+                "the target index holds {found} records targeting {} where its entry counts {}",
+                id_text(e.id),
+                e.incoming.records
+            )));
+        }
+    }
     let mut own = vec![Status::Unevaluated; n];
     let mut owns = Owns {
         r,
@@ -830,8 +871,8 @@ fn read_closure(
 /// records targeting a member decide, and recursively what targets those records.
 struct Owns<'a, 'e> {
     r: &'a Reader<'e>,
-    /// own status, and the kind (None when the node is no stored claim).
-    memo: HashMap<Node, (Status, Option<Kind>)>,
+    /// own status, and the kind.
+    memo: HashMap<Node, (Status, Kind)>,
 }
 
 impl Owns<'_, '_> {
@@ -844,13 +885,6 @@ impl Owns<'_, '_> {
             if !status.is_live() {
                 continue;
             }
-            // The target index names only stored records; one that is missing is damage,
-            // never a status.
-            let kind = kind.ok_or_else(|| {
-                corrupt(format!(
-                    "the target index names record node {rec}, which is not a stored claim"
-                ))
-            })?;
             match kind {
                 Kind::Falsification => falsified = true,
                 Kind::Supersession => superseded = true,
@@ -873,33 +907,36 @@ impl Owns<'_, '_> {
     fn cycle_at(&self, node: Node) -> FoldError {
         match ix(self.r.node_claim(node)) {
             Ok(Some((id, _))) => cycle_at(&id),
-            Ok(None) => corrupt(format!("node {node} takes part in a cycle")),
+            Ok(None) => contradiction(format!("node {node} takes part in a cycle")),
             Err(e) => e,
         }
     }
 
     /// own(node) and its kind, after the own status of every record targeting it (an
-    /// explicit post-order, so no chain of records can overflow the stack).
-    fn own(&mut self, node: Node) -> Result<(Status, Option<Kind>), FoldError> {
+    /// explicit post-order, so no chain of records can overflow the stack). The node is a
+    /// stored claim (a member, or a record targeting one): its entry must be there, and
+    /// count the records the target index holds for it (`Reader::claim_records`).
+    fn own(&mut self, node: Node) -> Result<(Status, Kind), FoldError> {
         if let Some(&v) = self.memo.get(&node) {
             return Ok(v);
         }
         let mut stack = vec![(node, false)];
         let mut in_progress: HashSet<Node> = HashSet::default();
-        let mut records: HashMap<Node, Vec<Node>> = HashMap::default();
+        let mut records: HashMap<Node, (Vec<Node>, Kind)> = HashMap::default();
         while let Some((x, expanded)) = stack.pop() {
             if self.memo.contains_key(&x) {
                 continue;
             }
             if expanded {
-                let recs = records.remove(&x).unwrap_or_default();
+                let Some((recs, kind)) = records.remove(&x) else {
+                    return Err(self.cycle_at(x));
+                };
                 let status = self.decide(&recs)?;
-                let kind = ix(self.r.node_claim(x))?.map(|(_, k)| k);
                 self.memo.insert(x, (status, kind));
                 in_progress.remove(&x);
                 continue;
             }
-            let recs = ix(self.r.records_targeting_node(x))?;
+            let (recs, kind) = ix(self.r.claim_records(x))?;
             in_progress.insert(x);
             stack.push((x, true));
             for &k in &recs {
@@ -910,7 +947,7 @@ impl Owns<'_, '_> {
                     stack.push((k, false));
                 }
             }
-            records.insert(x, recs);
+            records.insert(x, (recs, kind));
         }
         match self.memo.get(&node) {
             Some(&v) => Ok(v),
@@ -930,8 +967,9 @@ pub fn why<S: ClaimSource>(
     from: &str,
     to: &str,
 ) -> Result<Option<Vec<String>>, FoldError> {
+    // Every id after `from` is a premise the store named.
     let premises_of = |id: &str| -> Result<Vec<String>, FoldError> {
-        Ok(match src.claim(id)? {
+        Ok(match src.named_claim(id)? {
             Some(c) => {
                 let mut p = c.claim.depends_on;
                 p.sort();

@@ -335,7 +335,7 @@ fn harness_keys<S: ClaimSource>(fold: &mut Fold<'_, S>, id: &str) -> Result<usiz
     let own = fold.own(id)?;
     let mut keys = BTreeSet::new();
     for r in &own.decided_by {
-        let rec = fold.require(r)?;
+        let rec = fold.require_named(r)?;
         for s in &rec.signers {
             if s.role == Role::Harness {
                 keys.insert(s.keyid.clone());

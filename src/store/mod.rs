@@ -1079,6 +1079,17 @@ impl Store {
         Ok(self.entry(id)?.map(|e| stored_claim(id, e, ())))
     }
 
+    /// [`Store::get_fold`] of an id the index itself names (a stored claim's target or
+    /// premise, a record targeting one): None when the log names it and does not hold it;
+    /// an index that does not know the id at all is damaged (`INDEX_DAMAGED`).
+    pub fn get_fold_named(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        let Some(k) = id_key(id) else {
+            return Ok(None);
+        };
+        let entry = self.index.read()?.named_claim(&k)?;
+        Ok(entry.map(|e| stored_claim(id, e, ())))
+    }
+
     /// A claim with everything the fold, scopes and anchors need, without reading the log:
     /// its header and the index's [`Summary`] of its body. For the claim as signed, use
     /// [`Store::get`].
@@ -1790,8 +1801,13 @@ fn open_index(envs: &Environments, dir: &Path) -> Result<Index, Unopened> {
     };
     // A panic leaves the registry as it was: nothing is inserted before LMDB opened.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Index::open(envs, dir))) {
-        Ok(Ok(i)) => match i.read().and_then(|r| r.meta()) {
-            Ok(_) => Ok(i),
+        // The meta entry of an index in another format may not read as this one's: such an
+        // index opens, and is rebuilt for its format.
+        Ok(Ok(i)) => match i.read().and_then(|r| match r.format()? {
+            index::FORMAT => r.meta().map(drop),
+            _ => Ok(()),
+        }) {
+            Ok(()) => Ok(i),
             Err(e) => Err(why(e)),
         },
         Ok(Err(e)) => Err(why(e)),

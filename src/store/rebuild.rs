@@ -265,10 +265,11 @@ fn apply(
     clear: bool,
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<Tail, StoreError> {
-    let mut writer = index.write()?;
-    if clear {
-        writer.clear()?;
-    }
+    let writer = if clear {
+        index.rewrite()?
+    } else {
+        index.write()?
+    };
     if writer.meta().head != from {
         return Err(StoreError::Corrupt(
             "the index moved while it was being caught up".into(),

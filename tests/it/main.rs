@@ -42,6 +42,7 @@ mod environments;
 mod fold_props;
 mod id_props;
 mod index_cache;
+mod index_damage;
 mod mcp;
 mod ops_read;
 mod ops_write;

@@ -24,9 +24,9 @@
 //! one envelope or already differ.
 
 use super::{
-    decode, encode, node_key, node_of_key, pair, Apply, Checked, ClaimEntry, Difference, IdKey,
-    IndexError, KeyEntry, Meta, Node, OrderEntry, Reader, TrustEventAt, FORMAT, ORIGIN_KEY,
-    TRUST_EVENTS_KEY,
+    decode, distinct, encode, node_key, node_of_key, pair, Apply, Checked, ClaimEntry, Difference,
+    EdgesRef, IdKey, Incoming, IndexError, KeyEntry, Meta, Node, NodeValue, OrderEntry, Reader,
+    TrustEventAt, FORMAT, ORIGIN_KEY, TRUST_EVENTS_KEY,
 };
 use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
@@ -51,6 +51,8 @@ pub struct Audit<'r, 'e> {
     nodes: FxHashMap<IdKey, Node>,
     ids: Vec<IdKey>,
     claimed: Vec<bool>,
+    /// By node, the pairs that name it so far: what the claim's entry must count.
+    incoming: Vec<Incoming>,
     /// Expected entries compared at the end rather than at the claim's first envelope: the
     /// live index gives the claim more than one envelope, or lacks it, or (`true`) was
     /// already reported to differ.
@@ -78,6 +80,7 @@ impl<'r, 'e> Audit<'r, 'e> {
             nodes: FxHashMap::default(),
             ids: Vec::new(),
             claimed: Vec::new(),
+            incoming: Vec::new(),
             open: FxHashMap::default(),
             targets: 0,
             premises: 0,
@@ -178,27 +181,35 @@ impl<'r, 'e> Audit<'r, 'e> {
         if let Some(&n) = self.nodes.get(id) {
             return n;
         }
-        let n = self.ids.len() as Node;
+        let n = self.meta.number_node();
         self.nodes.insert(*id, n);
         self.ids.push(*id);
         self.claimed.push(false);
+        self.incoming.push(Incoming::default());
         n
     }
 
-    /// Numbers the ids of `firsts` in order, as the writer does, and checks the pairs
-    /// `first ‖ node` of a pair table, each distinct pair once.
-    fn expect_pairs(&mut self, table: &'static str, firsts: &[IdKey], node: Node) -> u64 {
-        let mut distinct: Vec<Node> = firsts.iter().map(|f| self.node_of(f)).collect();
-        distinct.sort_unstable();
-        distinct.dedup();
-        for &f in &distinct {
+    /// Numbers the ids of `firsts` in order, as the writer does, checks the pairs `first ‖
+    /// node` of a pair table, each distinct pair once, and counts each in what the first's
+    /// entry must say (`count`).
+    fn expect_pairs(
+        &mut self,
+        table: &'static str,
+        firsts: &[IdKey],
+        node: Node,
+        count: fn(&mut Incoming),
+    ) -> u64 {
+        let firsts = distinct(firsts);
+        for first in &firsts {
+            let f = self.node_of(first);
+            count(&mut self.incoming[f as usize]);
             let key = pair(&node_key(f), &node_key(node));
             if let Some(difference) = self.differs_from(table, &key, &[]) {
                 let name = pair(&self.ids[f as usize], &self.ids[node as usize]);
                 self.report(table, difference(name));
             }
         }
-        distinct.len() as u64
+        firsts.len() as u64
     }
 
     /// What the index's `meta` should say after the records applied so far.
@@ -215,9 +226,13 @@ impl<'r, 'e> Audit<'r, 'e> {
         let mut open: Vec<(IdKey, (ClaimEntry, bool))> =
             std::mem::take(&mut self.open).into_iter().collect();
         open.sort_by_key(|a| a.0);
-        for (id, (entry, reported)) in &open {
-            if !reported {
-                let node = self.nodes.get(id).copied().unwrap_or(Node::MAX);
+        for (id, (entry, reported)) in &mut open {
+            let node = self.nodes.get(id).copied().unwrap_or(Node::MAX);
+            // The pairs that name the claim, as the whole log gives them.
+            if let Some(&incoming) = self.incoming.get(node as usize) {
+                entry.incoming = incoming;
+            }
+            if !*reported {
                 if let Some(difference) =
                     self.differs_from("claims", &node_key(node), &encode(entry))
                 {
@@ -251,13 +266,14 @@ impl<'r, 'e> Audit<'r, 'e> {
         self.audit_keys();
         let (claims, envelopes) = (self.meta.counts.claims, self.meta.counts.envelopes);
         let nodes = std::mem::take(&mut self.nodes);
+        self.audit_incoming(&open);
         let ids = std::mem::take(&mut self.ids);
         let claimed = std::mem::take(&mut self.claimed);
         // The id of a node the log named, if the key is one.
         let id_of = |k: &[u8]| node_of_key(k).and_then(|n| ids.get(n as usize));
         let is_claim =
             |k: &[u8]| node_of_key(k).is_some_and(|n| claimed.get(n as usize) == Some(&true));
-        self.audit_nodes(&nodes);
+        self.audit_nodes(&nodes, &claimed);
         self.extra_entries("claims", claims, is_claim);
         let numbered = |count: u64| {
             move |k: &[u8]| <[u8; 8]>::try_from(k).is_ok_and(|n| u64::from_be_bytes(n) < count)
@@ -341,7 +357,7 @@ impl<'r, 'e> Audit<'r, 'e> {
     /// Compares the `nodes` table with the numbering the log gives, in one walk in key order
     /// beside the expected entries sorted: keyed by hash, a lookup per id would land on a
     /// random page each time.
-    fn audit_nodes(&mut self, nodes: &FxHashMap<IdKey, Node>) {
+    fn audit_nodes(&mut self, nodes: &FxHashMap<IdKey, Node>, claimed: &[bool]) {
         if self.broken {
             return;
         }
@@ -363,16 +379,68 @@ impl<'r, 'e> Audit<'r, 'e> {
             while let Some((id, _)) = want.next_if(|(id, _)| &id[..] < k) {
                 self.report("nodes", Difference::Missing(id.to_vec()));
             }
+            let value = |n: Node| NodeValue {
+                node: n,
+                claimed: claimed.get(n as usize) == Some(&true),
+            };
             match want.next_if(|(id, _)| &id[..] == k) {
-                Some((_, n)) if v == node_key(n) => {}
+                Some((_, n)) if v == value(n).encode() => {}
                 Some(_) => self.report("nodes", Difference::Changed(k.to_vec())),
                 None => self.report("nodes", Difference::Extra(k.to_vec())),
+            }
+            // A walk steps from leaf to leaf; a lookup is routed by the keys of the branch
+            // pages above them, which the walk never reads: each entry is looked up too
+            // (in key order, so the lookups read the leaves the walk just read).
+            match self.get("nodes", k) {
+                Some(Some(found)) if found == v => {}
+                Some(_) => self.report("nodes", Difference::Missing(k.to_vec())),
+                None => return,
             }
             last.clear();
             last.extend_from_slice(k);
         }
         for (id, _) in want {
             self.report("nodes", Difference::Missing(id.to_vec()));
+        }
+    }
+
+    /// Compares the pairs each claim's entry counts ([`Incoming`]) with those the log gives
+    /// it, in one walk of the claims table; the entries compared whole at the end (`open`)
+    /// are left out.
+    fn audit_incoming(&mut self, open: &FxHashMap<IdKey, ClaimEntry>) {
+        if self.broken {
+            return;
+        }
+        let t = self.table("claims");
+        let live: &'r Reader<'e> = self.live;
+        let walk = match t.iter(&live.txn) {
+            Ok(w) => w,
+            Err(_) => return self.unreadable("claims", &[]),
+        };
+        let mut last: Vec<u8> = Vec::new();
+        for item in walk {
+            let Ok((k, v)) = item else {
+                return self.unreadable("claims", &last);
+            };
+            last.clear();
+            last.extend_from_slice(k);
+            let Some(node) = node_of_key(k) else {
+                continue;
+            };
+            // Entries the log does not account for are named when the table is counted.
+            let (Some(id), Some(&expected)) = (
+                self.ids.get(node as usize),
+                self.incoming.get(node as usize),
+            ) else {
+                continue;
+            };
+            if self.claimed.get(node as usize) != Some(&true) || open.contains_key(id) {
+                continue;
+            }
+            match EdgesRef::decode(k, v) {
+                Ok(e) if e.incoming == expected => {}
+                _ => self.report("claims", Difference::Changed(id.to_vec())),
+            }
         }
     }
 
@@ -404,8 +472,14 @@ impl<'r, 'e> Audit<'r, 'e> {
             .map(|(k, e)| (k.as_bytes().to_vec(), encode(e)))
             .collect();
         for (k, v) in expected {
+            // Looked up too: a lookup is routed by branch keys that the walk never reads.
+            let found = match self.get("keys", &k) {
+                Some(found) => found.is_some(),
+                None => return,
+            };
             match live.remove(&k) {
-                Some(l) if l == v => {}
+                Some(l) if l == v && found => {}
+                Some(l) if l == v => self.report("keys", Difference::Missing(k)),
                 Some(_) => self.report("keys", Difference::Changed(k)),
                 None => self.report("keys", Difference::Missing(k)),
             }
@@ -436,13 +510,40 @@ impl Apply for Audit<'_, '_> {
         let node = self.node_of(&id);
         let key = node_key(node);
         if !std::mem::replace(&mut self.claimed[node as usize], true) {
-            let entry = ClaimEntry::first(id, accepted, pos, self.meta.counts.claims, envelope);
+            let entry = ClaimEntry::first(
+                id,
+                accepted,
+                pos,
+                self.meta.counts.claims,
+                envelope,
+                self.incoming[node as usize],
+            );
             self.expect("arrivals", &entry.seq.to_be_bytes(), &id);
-            self.targets += self.expect_pairs("by_target", &entry.target, node);
-            self.premises += self.expect_pairs("by_premise", &entry.depends_on, node);
+            self.targets +=
+                self.expect_pairs("by_target", &entry.target, node, Incoming::count_record);
+            self.premises += self.expect_pairs(
+                "by_premise",
+                &entry.depends_on,
+                node,
+                Incoming::count_dependent,
+            );
             self.meta.counts.claims += 1;
-            let encoded = encode(&entry);
-            match self.get("claims", &key) {
+            let live = self.get("claims", &key);
+            // The pairs that name the claim later are counted in its entry too: those the
+            // live entry counts are compared with the log's at the end
+            // ([`Audit::audit_incoming`]), the rest of it here.
+            let encoded = match live {
+                Some(Some(v)) => match EdgesRef::decode(&key, v) {
+                    Ok(e) => {
+                        let mut with_live_counts = entry.clone();
+                        with_live_counts.incoming = e.incoming;
+                        encode(&with_live_counts)
+                    }
+                    Err(_) => encode(&entry),
+                },
+                _ => encode(&entry),
+            };
+            match live {
                 // Settled: the claim as the log has it so far, with one envelope.
                 Some(Some(v)) if v == encoded.as_slice() => {}
                 Some(Some(v)) => {
@@ -493,7 +594,10 @@ impl Apply for Audit<'_, '_> {
         key: &crate::store::record::KeyAdd,
     ) -> Result<(), IndexError> {
         let entry = KeyEntry::added(pos, key)?;
-        self.keys.entry(key.keyid.clone()).or_insert(entry);
+        if let std::collections::btree_map::Entry::Vacant(v) = self.keys.entry(key.keyid.clone()) {
+            v.insert(entry);
+            self.meta.count_key();
+        }
         self.meta.advance_past_trust_event(pos, chain, frame_len);
         self.note_record(pos, chain, true);
         Ok(())
@@ -707,7 +811,12 @@ mod tests {
             (0, Some((k, _))) => {
                 db.delete(&mut w.txn, k).unwrap();
             }
-            (1, Some((k, v))) => {
+            // A claim's count of the pairs that name it, one more.
+            (3, Some((k, v))) if TABLES[table] == "claims" => {
+                let v = super::super::with_incoming(k, v, Incoming::count_record).unwrap();
+                db.put(&mut w.txn, k, &v).unwrap();
+            }
+            (1 | 3, Some((k, v))) => {
                 let mut v = v.clone();
                 v.push(1);
                 db.put(&mut w.txn, k, &v).unwrap();
@@ -762,7 +871,7 @@ mod tests {
         fn the_audit_passes_what_the_writer_built_and_finds_any_one_change(
             ops in ops(),
             table in 0usize..TABLES.len(),
-            action in 0u8..3,
+            action in 0u8..4,
             pick in 0usize..1000,
         ) {
             let (_tmp, index) = built(&ops);
@@ -776,6 +885,83 @@ mod tests {
                 found.iter().any(|(t, _)| *t == TABLES[table]),
                 "{} changed, found {:?}", TABLES[table], found
             );
+            drop(index);
+        }
+
+        /// With any one entry of the tables a claim's answer rests on gone (as when a damaged
+        /// branch page sends a lookup or a walk past it), every read about an id the index
+        /// names answers as before or fails as damage: the claim, and for a stored claim the
+        /// records targeting it, its dependents and its records by node. None answers
+        /// differently, and the loss is seen (unless the pair names an id the log does not
+        /// hold, whose pairs nothing counts and no answer reads).
+        #[test]
+        fn a_read_missing_an_entry_answers_as_before_or_fails_as_damage(
+            ops in ops(),
+            table in prop::sample::select(vec!["nodes", "claims", "by_target", "by_premise"]),
+            pick in 0usize..1000,
+        ) {
+            let (_tmp, index) = built(&ops);
+            // By id the log names: its node and whether it is a stored claim.
+            let named: Vec<(IdKey, Node, bool)> = {
+                let r = index.read().unwrap();
+                (0..=255u8)
+                    .map(key)
+                    .filter_map(|id| {
+                        let node = r.node(&id).unwrap()?;
+                        Some((id, node, r.claim(&id).unwrap().is_some()))
+                    })
+                    .collect()
+            };
+            // What the fold reads of each, in its order: the claim (a named one), then for a
+            // stored claim its records and dependents, and its records by node.
+            let answers = |index: &Index| -> Vec<Result<String, bool>> {
+                let r = index.read().unwrap();
+                let read = |id: &IdKey, node: Node, stored: bool| -> Result<String, IndexError> {
+                    let claim = r.named_claim(id)?;
+                    if !stored {
+                        return Ok(format!("{claim:?}"));
+                    }
+                    Ok(format!(
+                        "{claim:?} {:?} {:?} {:?}",
+                        r.records_targeting(id)?,
+                        r.dependents(id)?,
+                        r.claim_records(node)?
+                    ))
+                };
+                named
+                    .iter()
+                    .map(|(id, node, stored)| read(id, *node, *stored).map_err(|e| e.is_damage()))
+                    .collect()
+            };
+            let before = answers(&index);
+            prop_assert!(before.iter().all(Result::is_ok));
+            let counted = {
+                let mut w = index.write().unwrap();
+                let db = match table {
+                    "nodes" => w.dbs.nodes,
+                    "claims" => w.dbs.claims,
+                    "by_target" => w.dbs.by_target,
+                    _ => w.dbs.by_premise,
+                };
+                let keys: Vec<Vec<u8>> = db
+                    .iter(&w.txn)
+                    .unwrap()
+                    .map(|e| e.unwrap().0.to_vec())
+                    .collect();
+                let Some(k) = keys.get(pick % keys.len().max(1)) else {
+                    return Ok(());
+                };
+                db.delete(&mut w.txn, k).unwrap();
+                w.txn.commit().unwrap();
+                // A pair is counted in its first id's entry when that id is a stored claim.
+                !table.starts_with("by_")
+                    || named.iter().any(|(_, n, stored)| *stored && node_key(*n) == k[..8])
+            };
+            let after = answers(&index);
+            for (b, a) in before.iter().zip(&after) {
+                prop_assert!(a == b || a == &Err(true), "{:?} became {:?}", b, a);
+            }
+            prop_assert_eq!(after != before, counted, "{} entry removed", table);
             drop(index);
         }
     }

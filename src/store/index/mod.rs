@@ -8,13 +8,15 @@
 //! Databases (numbers are u64 big-endian, so key order is number order; claim ids are their
 //! 32 hash bytes, keyids their hex text):
 //! - `meta`: `meta` ([`Meta`]: the log head indexed up to, the position of the last indexed
-//!   record, counts of claims, envelopes and trust events) and `format` (the index's own
-//!   layout version, [`FORMAT`]; an index in another format is rebuilt)
-//! - `nodes`: id → node; the only table keyed by hash
-//! - `claims`: node → [`ClaimEntry`] (the claim's id, the fields the fold reads, its signers,
-//!   arrival number, where its first envelope sits in the log, and the number and digest of
-//!   each of its envelopes: an envelope is found through its claim, so no table is keyed by
-//!   digest). A node named only as a target or premise has no entry.
+//!   record, counts of claims, envelopes, trust events, nodes and keys) and `format` (the
+//!   index's own layout version, [`FORMAT`]; an index in another format is rebuilt)
+//! - `nodes`: id → [`NodeValue`] (its node, and whether the log holds it as a claim); the
+//!   only table keyed by hash
+//! - `claims`: node → [`ClaimEntry`] (the claim's id, the fields the fold reads, how many
+//!   records target it and claims name it as a premise ([`Incoming`]), its signers, arrival
+//!   number, where its first envelope sits in the log, and the number and digest of each of
+//!   its envelopes: an envelope is found through its claim, so no table is keyed by digest).
+//!   A node named only as a target or premise has no entry.
 //! - `envelope_order`: envelope number → [`OrderEntry`] (its claim and position)
 //! - `arrivals`: claim arrival number → id
 //! - `by_target`: target node ‖ record node → (); `by_premise`: premise node ‖ dependent
@@ -26,6 +28,13 @@
 //! claim dirties one page at a random place (in `nodes`) where keys by id dirtied one per
 //! table, which is most of what a large index costs to write (docs/benchmarks.md).
 //!
+//! Every value ends in a checksum of its table, key and value ([`Checked`]). A damaged branch
+//! page can still send a search or a walk past entries whose checksums are sound, so what a
+//! read finds is held to counts kept elsewhere, in checksummed values: the pairs of a claim
+//! to its entry's [`Incoming`], the keys to `meta`, numbered tables to `meta`; an id the
+//! index names must be found in `nodes`, and a claim `nodes` calls stored in `claims`. A
+//! read that falls short is [`IndexError::Inconsistent`], damage.
+//!
 //! Invariants: the index is written only under the store's writer lock, one transaction per
 //! group of log records, after the log's fsync; it is not synced per commit (the log is the
 //! truth, and a disagreeing index is rebuilt), and before a commit the disk may not hold,
@@ -35,6 +44,7 @@
 mod audit;
 mod envs;
 pub mod fault;
+pub mod meta_pages;
 pub mod unsynced;
 
 pub use audit::Audit;
@@ -59,7 +69,7 @@ pub type IdKey = [u8; 32];
 
 /// The index's own layout version. An index written in another one (or before versions were
 /// recorded) is rebuilt from the log on open, like a damaged one: the log is unchanged.
-pub const FORMAT: u32 = 5;
+pub const FORMAT: u32 = 6;
 
 /// A claim id's 32 hash bytes; None when the text is not a claim id.
 pub fn id_key(id: &str) -> Option<IdKey> {
@@ -85,12 +95,36 @@ fn node_of_key(key: &[u8]) -> Option<Node> {
     <[u8; 8]>::try_from(key).ok().map(u64::from_be_bytes)
 }
 
-/// The node a `nodes` entry gives `id`.
-fn node_value(id: &IdKey, value: &[u8]) -> Result<Node, IndexError> {
-    node_of_key(value).ok_or_else(|| IndexError::Decode {
-        what: format!("nodes/{}", id_text(id)),
-        why: "not 8 bytes".into(),
-    })
+/// What `nodes` keeps of an id: its node, and whether the log holds a claim with that id
+/// (else it is named only as a target or premise, and `claims` has no entry for the node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeValue {
+    pub node: Node,
+    pub claimed: bool,
+}
+
+impl NodeValue {
+    /// The value as stored: the node (8 bytes, big-endian), then 1 when claimed, else 0.
+    pub fn encode(self) -> [u8; 9] {
+        let mut v = [0u8; 9];
+        v[..8].copy_from_slice(&node_key(self.node));
+        v[8] = u8::from(self.claimed);
+        v
+    }
+}
+
+/// The value a `nodes` entry gives `id`.
+fn node_value(id: &IdKey, value: &[u8]) -> Result<NodeValue, IndexError> {
+    match value {
+        [node @ .., flag @ (0 | 1)] if node.len() == 8 => Ok(NodeValue {
+            node: node_of_key(node).unwrap_or(Node::MAX),
+            claimed: *flag == 1,
+        }),
+        _ => Err(IndexError::Decode {
+            what: format!("nodes/{}", id_text(id)),
+            why: "not a node and a flag".into(),
+        }),
+    }
 }
 
 pub fn id_text(key: &[u8]) -> String {
@@ -107,6 +141,9 @@ pub struct ClaimEntry {
     pub producer: String,
     pub target: Vec<IdKey>,
     pub depends_on: Vec<IdKey>,
+    /// How many records target the claim and how many claims name it as a premise: what a
+    /// read of the target and premise pairs must find ([`Incoming`]).
+    pub incoming: Incoming,
     pub anchor_tree: String,
     pub timestamp: i64,
     /// Arrival number among claims.
@@ -123,6 +160,48 @@ pub struct ClaimEntry {
     pub envelopes: Vec<EnvelopeRef>,
 }
 
+/// The pairs that name a claim: `by_target` pairs (records targeting it) and `by_premise`
+/// pairs (claims naming it as a premise), counted in the claim's checksummed entry. A lookup
+/// that a damaged branch page sends past some of the pairs finds fewer than these, which
+/// is damage, never an answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Incoming {
+    pub records: u64,
+    pub dependents: u64,
+}
+
+impl Incoming {
+    /// A record targets the claim: what a writer adds to its entry, and the audit to what
+    /// it expects, for each distinct target of a record.
+    pub fn count_record(&mut self) {
+        self.records += 1;
+    }
+
+    /// A claim names the claim as a premise (each distinct premise of a claim).
+    pub fn count_dependent(&mut self) {
+        self.dependents += 1;
+    }
+}
+
+/// The distinct ids of a claim's `target` or `dependsOn`, each at its first mention: each
+/// gives the claim one pair, and the claim it names one more [`Incoming`] count. The writer
+/// and the audit both decide a record's pairs (and number their ids) with it.
+pub fn distinct(ids: &[IdKey]) -> Vec<IdKey> {
+    let mut out: Vec<IdKey> = Vec::with_capacity(ids.len());
+    if ids.len() <= 16 {
+        // The usual list is short (a claim names a few ids): a scan beats a set.
+        for id in ids {
+            if !out.contains(id) {
+                out.push(*id);
+            }
+        }
+    } else {
+        let mut seen = rustc_hash::FxHashSet::default();
+        out.extend(ids.iter().filter(|id| seen.insert(**id)));
+    }
+    out
+}
+
 /// One envelope of a claim: its number in the log's order of envelopes, and its digest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvelopeRef {
@@ -132,13 +211,16 @@ pub struct EnvelopeRef {
 
 impl ClaimEntry {
     /// The entry a claim gets from its first envelope: `seq` is its arrival number among
-    /// claims. Written by [`Writer::apply_envelope`], expected by [`audit::Audit`].
+    /// claims, `incoming` the pairs that name it already (records and claims that named it
+    /// before it arrived). Written by [`Writer::apply_envelope`], expected by
+    /// [`audit::Audit`].
     pub fn first(
         id: IdKey,
         accepted: &Accepted,
         pos: Position,
         seq: u64,
         envelope: EnvelopeRef,
+        incoming: Incoming,
     ) -> ClaimEntry {
         let Accepted {
             claim,
@@ -158,6 +240,7 @@ impl ClaimEntry {
             producer: claim.producer.clone(),
             target: to_keys(&claim.target),
             depends_on: to_keys(&claim.depends_on),
+            incoming,
             anchor_tree: claim.anchor_tree.clone(),
             timestamp: claim.timestamp,
             seq,
@@ -224,6 +307,8 @@ pub struct EdgesRef<'a> {
     pub kind: Kind,
     target: &'a [u8],
     depends_on: &'a [u8],
+    /// The pairs that name the claim, which follow its edges.
+    pub incoming: Incoming,
 }
 
 fn ids_of(bytes: &[u8]) -> impl Iterator<Item = &IdKey> {
@@ -235,6 +320,14 @@ fn ids_of(bytes: &[u8]) -> impl Iterator<Item = &IdKey> {
 impl<'a> EdgesRef<'a> {
     /// Decodes the leading fields of the entry stored under the key `node`.
     pub fn decode(node: &[u8], entry: &'a [u8]) -> Result<EdgesRef<'a>, IndexError> {
+        Ok(EdgesRef::split(node, entry)?.0)
+    }
+
+    /// [`EdgesRef::decode`], and where the encoded [`Incoming`] lies in `entry`.
+    fn split(
+        node: &[u8],
+        entry: &'a [u8],
+    ) -> Result<(EdgesRef<'a>, std::ops::Range<usize>), IndexError> {
         let bad = |why: String| IndexError::Decode {
             what: format!("claims/{}", node_of_key(node).unwrap_or(u64::MAX)),
             why,
@@ -245,13 +338,21 @@ impl<'a> EdgesRef<'a> {
             postcard::take_from_bytes::<(Kind, OriginKind, &str)>(rest)
                 .map_err(|e| bad(e.to_string()))?;
         let (target, rest) = take_counted_ids(rest).map_err(&bad)?;
-        let (depends_on, _) = take_counted_ids(rest).map_err(&bad)?;
-        Ok(EdgesRef {
-            id,
-            kind,
-            target,
-            depends_on,
-        })
+        let (depends_on, rest) = take_counted_ids(rest).map_err(&bad)?;
+        let start = entry.len() - rest.len();
+        let (incoming, rest) =
+            postcard::take_from_bytes::<Incoming>(rest).map_err(|e| bad(e.to_string()))?;
+        let end = entry.len() - rest.len();
+        Ok((
+            EdgesRef {
+                id,
+                kind,
+                target,
+                depends_on,
+                incoming,
+            },
+            start..end,
+        ))
     }
 
     pub fn target(&self) -> impl Iterator<Item = &'a IdKey> {
@@ -279,6 +380,25 @@ impl<'a> EdgesRef<'a> {
             depends_on: self.depends_on().copied().collect(),
         }
     }
+}
+
+/// The encoded claim entry stored under `node` with its [`Incoming`] counts changed by
+/// `change`: the bytes before and after them are kept as they are, nothing else is decoded.
+/// What a writer does to a claim when a new record targets it or a new claim names it as a
+/// premise.
+fn with_incoming(
+    node: &[u8],
+    entry: &[u8],
+    change: impl FnOnce(&mut Incoming),
+) -> Result<Vec<u8>, IndexError> {
+    let (edges, at) = EdgesRef::split(node, entry)?;
+    let mut incoming = edges.incoming;
+    change(&mut incoming);
+    let mut out = Vec::with_capacity(entry.len() + 4);
+    out.extend_from_slice(&entry[..at.start]);
+    out.extend_from_slice(&encode(&incoming));
+    out.extend_from_slice(&entry[at.end..]);
+    Ok(out)
 }
 
 /// A postcard `Vec<[u8; 32]>` at the start of `bytes`: its ids' bytes, and what follows.
@@ -454,6 +574,10 @@ pub struct Counts {
     pub claims: u64,
     pub envelopes: u64,
     pub trust_events: u64,
+    /// Entries of `nodes`: every id the log names (the next id gets this number).
+    pub nodes: u64,
+    /// Entries of `keys`: every key the log added.
+    pub keys: u64,
 }
 
 /// `meta` key of the chain value of the log's first record: which log the index indexes.
@@ -540,6 +664,17 @@ impl Meta {
         self.advance(pos, chain, frame_len);
     }
 
+    /// Counts a key the log adds for the first time.
+    pub fn count_key(&mut self) {
+        self.counts.keys += 1;
+    }
+
+    /// Numbers an id the log names for the first time: the next node.
+    pub fn number_node(&mut self) -> Node {
+        self.counts.nodes += 1;
+        self.counts.nodes - 1
+    }
+
     pub const EMPTY: Meta = Meta {
         head: Head::EMPTY,
         last: None,
@@ -547,6 +682,8 @@ impl Meta {
             claims: 0,
             envelopes: 0,
             trust_events: 0,
+            nodes: 0,
+            keys: 0,
         },
     };
 }
@@ -574,6 +711,15 @@ pub enum IndexError {
         .0.display()
     )]
     InUse(PathBuf),
+    /// The index contradicts itself: a lookup or a walk found fewer entries than another
+    /// entry says there are (a damaged page sent it past them), or an entry an other one
+    /// names is missing. Damage.
+    #[error("the index contradicts itself: {0}")]
+    Inconsistent(String),
+    /// LMDB's own meta pages cannot be what LMDB wrote ([`meta_pages`]): the file is
+    /// damaged, and LMDB is not let read it.
+    #[error("{0}")]
+    File(String),
 }
 
 impl IndexError {
@@ -590,14 +736,11 @@ impl IndexError {
         };
         match self {
             IndexError::Lmdb(heed::Error::Io(e)) | IndexError::Io { source: e, .. } => io(e),
+            // Not MDB_CURSOR_FULL: a cursor's stack fills only on a tree deeper than any
+            // LMDB writes (a damaged page that points back up the tree).
             IndexError::Lmdb(heed::Error::Mdb(e)) => matches!(
                 e,
-                M::MapFull
-                    | M::ReadersFull
-                    | M::TlsFull
-                    | M::TxnFull
-                    | M::CursorFull
-                    | M::MapResized
+                M::MapFull | M::ReadersFull | M::TlsFull | M::TxnFull | M::MapResized
             ),
             _ => false,
         }
@@ -608,7 +751,7 @@ impl IndexError {
     pub fn is_damage(&self) -> bool {
         use heed::MdbError as M;
         match self {
-            IndexError::Decode { .. } => true,
+            IndexError::Decode { .. } | IndexError::Inconsistent(_) | IndexError::File(_) => true,
             IndexError::Lmdb(heed::Error::Decoding(_)) => true,
             IndexError::Lmdb(heed::Error::Mdb(e)) => matches!(
                 e,
@@ -621,6 +764,7 @@ impl IndexError {
                     | M::BadTxn
                     | M::PageFull
                     | M::BadValSize
+                    | M::CursorFull
             ),
             _ => false,
         }
@@ -632,28 +776,39 @@ type Db = Database<Bytes, Bytes>;
 /// Bytes of the checksum that ends every value ([`Checked`]).
 const CHECK_LEN: usize = 4;
 
-/// The checksum of an entry: CRC32C of its key and value. LMDB keeps no checksums, and a
-/// flipped bit in a page would otherwise be read as another value (a signer, a status) or
-/// another key (an edge): an entry whose checksum fails is damage, and the index is rebuilt.
-fn check_of(key: &[u8], value: &[u8]) -> [u8; CHECK_LEN] {
-    crc32c::crc32c_append(crc32c::crc32c(key), value).to_le_bytes()
+/// The checksum of an entry: CRC32C of its table's number, its key and its value. LMDB keeps
+/// no checksums, and a flipped bit in a page would otherwise be read as another value (a
+/// signer, a status) or another key (an edge), and a flipped page number could send one
+/// table's search into another table's pages (the target and premise pairs look alike): an
+/// entry whose checksum fails is damage, and the index is rebuilt.
+fn check_of(table: u8, key: &[u8], value: &[u8]) -> [u8; CHECK_LEN] {
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&[table]), key);
+    crc32c::crc32c_append(crc, value).to_le_bytes()
 }
 
-fn with_check(key: &[u8], value: &[u8]) -> Vec<u8> {
+/// The bytes the index stores for an entry of the table named `table` (one of the names
+/// LMDB knows the tables by): `value` and its checksum. For tools and tests that write the
+/// index behind elench's back; None for a table the index does not have.
+pub fn stored_value(table: &str, key: &[u8], value: &[u8]) -> Option<Vec<u8>> {
+    let number = DB_NAMES.iter().position(|n| *n == table)?;
+    Some(with_check(number as u8, key, value))
+}
+
+fn with_check(table: u8, key: &[u8], value: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(value.len() + CHECK_LEN);
     v.extend_from_slice(value);
-    v.extend_from_slice(&check_of(key, value));
+    v.extend_from_slice(&check_of(table, key, value));
     v
 }
 
-/// The value of an entry without its checksum; an error when the checksum fails.
-fn checked<'t>(key: &[u8], stored: &'t [u8]) -> Result<&'t [u8], IndexError> {
+/// The value of an entry of `table` without its checksum; an error when the checksum fails.
+fn checked<'t>(table: u8, key: &[u8], stored: &'t [u8]) -> Result<&'t [u8], IndexError> {
     let split = stored
         .len()
         .checked_sub(CHECK_LEN)
         .ok_or_else(|| damaged(key, "too short"))?;
     let (value, check) = stored.split_at(split);
-    if check != check_of(key, value) {
+    if check != check_of(table, key, value) {
         return Err(damaged(key, "its checksum does not match"));
     }
     Ok(value)
@@ -668,26 +823,28 @@ fn damaged(key: &[u8], why: &str) -> IndexError {
 
 type Entry<'t> = (&'t [u8], &'t [u8]);
 
-fn checked_item<'t>(item: heed::Result<Entry<'t>>) -> Result<Entry<'t>, IndexError> {
+/// A walk's entry of `table`, checked.
+fn checked_item(table: u8, item: heed::Result<Entry<'_>>) -> Result<Entry<'_>, IndexError> {
     let (k, v) = item?;
-    Ok((k, checked(k, v)?))
+    Ok((k, checked(table, k, v)?))
 }
 
 /// A table whose every value ends in the checksum of its entry ([`check_of`]): written and
-/// checked here, so no reader sees a value that was not written.
+/// checked here, so no reader sees a value that was not written. The number is the table's
+/// place in `DB_NAMES`, which its checksums cover.
 #[derive(Clone, Copy)]
-pub(crate) struct Checked(Db);
+pub(crate) struct Checked(Db, u8);
 
 impl Checked {
     fn get<'t>(&self, txn: &'t RoTxn, key: &[u8]) -> Result<Option<&'t [u8]>, IndexError> {
         match self.0.get(txn, key)? {
             None => Ok(None),
-            Some(v) => checked(key, v).map(Some),
+            Some(v) => checked(self.1, key, v).map(Some),
         }
     }
 
     fn put(&self, txn: &mut RwTxn, key: &[u8], value: &[u8]) -> Result<(), IndexError> {
-        Ok(self.0.put(txn, key, &with_check(key, value))?)
+        Ok(self.0.put(txn, key, &with_check(self.1, key, value))?)
     }
 
     fn put_with_flags(
@@ -699,7 +856,7 @@ impl Checked {
     ) -> Result<(), IndexError> {
         Ok(self
             .0
-            .put_with_flags(txn, flags, key, &with_check(key, value))?)
+            .put_with_flags(txn, flags, key, &with_check(self.1, key, value))?)
     }
 
     /// The value under `key`, or None after putting `value` there.
@@ -709,10 +866,10 @@ impl Checked {
         key: &[u8],
         value: &[u8],
     ) -> Result<Option<Vec<u8>>, IndexError> {
-        let stored = with_check(key, value);
+        let stored = with_check(self.1, key, value);
         match self.0.get_or_put(txn, key, &stored)? {
             None => Ok(None),
-            Some(v) => checked(key, v).map(|v| Some(v.to_vec())),
+            Some(v) => checked(self.1, key, v).map(|v| Some(v.to_vec())),
         }
     }
 
@@ -725,7 +882,8 @@ impl Checked {
         &self,
         txn: &'t RoTxn,
     ) -> Result<impl Iterator<Item = Result<Entry<'t>, IndexError>>, IndexError> {
-        Ok(self.0.iter(txn)?.map(checked_item))
+        let table = self.1;
+        Ok(self.0.iter(txn)?.map(move |i| checked_item(table, i)))
     }
 
     fn range<'t>(
@@ -733,7 +891,11 @@ impl Checked {
         txn: &'t RoTxn,
         range: &(Bound<&[u8]>, Bound<&[u8]>),
     ) -> Result<impl Iterator<Item = Result<Entry<'t>, IndexError>>, IndexError> {
-        Ok(self.0.range(txn, range)?.map(checked_item))
+        let table = self.1;
+        Ok(self
+            .0
+            .range(txn, range)?
+            .map(move |i| checked_item(table, i)))
     }
 
     fn prefix_iter<'t>(
@@ -741,7 +903,11 @@ impl Checked {
         txn: &'t RoTxn,
         prefix: &[u8],
     ) -> Result<impl Iterator<Item = Result<Entry<'t>, IndexError>>, IndexError> {
-        Ok(self.0.prefix_iter(txn, prefix)?.map(checked_item))
+        let table = self.1;
+        Ok(self
+            .0
+            .prefix_iter(txn, prefix)?
+            .map(move |i| checked_item(table, i)))
     }
 
     fn len(&self, txn: &RoTxn) -> Result<u64, IndexError> {
@@ -898,6 +1064,10 @@ impl Index {
             source,
         })?;
         let opened = envs.get_or_open(&canonical, || {
+            // LMDB trusts its meta pages: damage there is found before it reads them.
+            if let Some(why) = meta_pages::damage(&canonical.join("data.mdb")) {
+                return Err(IndexError::File(why));
+            }
             let mut options = EnvOpenOptions::new();
             // The map is sized to the file with room to grow (grown before a write that
             // could need more, `Index::make_room`), not a fixed reservation: under a
@@ -973,20 +1143,20 @@ impl Index {
             let rtxn = env.read_txn()?;
             for name in LEGACY_DB_NAMES {
                 if let Some(db) = env.open_database::<Bytes, Bytes>(&rtxn, Some(name))? {
-                    legacy.push(Checked(db));
+                    legacy.push(Checked(db, u8::MAX));
                 }
             }
             rtxn.commit()?;
         }
         let dbs = Dbs {
-            meta: Checked(dbs[0]),
-            nodes: Checked(dbs[1]),
-            claims: Checked(dbs[2]),
-            envelope_order: Checked(dbs[3]),
-            arrivals: Checked(dbs[4]),
-            by_target: Checked(dbs[5]),
-            by_premise: Checked(dbs[6]),
-            keys: Checked(dbs[7]),
+            meta: Checked(dbs[0], 0),
+            nodes: Checked(dbs[1], 1),
+            claims: Checked(dbs[2], 2),
+            envelope_order: Checked(dbs[3], 3),
+            arrivals: Checked(dbs[4], 4),
+            by_target: Checked(dbs[5], 5),
+            by_premise: Checked(dbs[6], 6),
+            keys: Checked(dbs[7], 7),
         };
         drop(_active);
         // A read-only index is checked against the file too (it cannot be rebuilt, so a
@@ -1097,21 +1267,50 @@ impl Index {
         Ok(())
     }
 
+    /// A write transaction that applies records after those the index holds.
     pub fn write(&self) -> Result<Writer<'_>, IndexError> {
+        self.writer(false)
+    }
+
+    /// A write transaction over an emptied index, and the tables of earlier formats emptied
+    /// too (a rebuild in place starts here): what the index held is not read, so an index
+    /// in another format, whose `meta` may not read as this one's, is rebuilt too.
+    pub fn rewrite(&self) -> Result<Writer<'_>, IndexError> {
+        self.writer(true)
+    }
+
+    fn writer(&self, cleared: bool) -> Result<Writer<'_>, IndexError> {
         self.make_room()?;
         let active = fault::Active::new(&self.opened.watched);
         let txn = self.begin(|env| env.write_txn())?;
-        let meta = read_meta(&txn, &self.dbs)?;
-        let next_node = self.dbs.nodes.len(&txn)?;
-        Ok(Writer {
-            next_node,
+        let meta = if cleared {
+            Meta::EMPTY
+        } else {
+            read_meta(&txn, &self.dbs)?
+        };
+        let mut w = Writer {
             txn,
             dbs: self.dbs,
             legacy: self.legacy.clone(),
             meta,
             unsynced: &self.unsynced,
             _active: active,
-        })
+        };
+        if cleared {
+            w.clear()?;
+        } else {
+            // The next id the log names is numbered from the count `meta` keeps; LMDB's own
+            // count of the table (a number in the file) must agree, or the number would be
+            // given twice.
+            let nodes = w.dbs.nodes.len(&w.txn)?;
+            if nodes != w.meta.counts.nodes {
+                return Err(IndexError::Inconsistent(format!(
+                    "its nodes table holds {nodes} entries where its meta counts {}",
+                    w.meta.counts.nodes
+                )));
+            }
+        }
+        Ok(w)
     }
 
     /// Makes every committed write of the index durable and removes its `UNSYNCED` file
@@ -1157,12 +1356,21 @@ fn read_format(txn: &RoTxn, dbs: &Dbs) -> Result<u32, IndexError> {
     let Some(raw) = dbs.meta.0.get(txn, b"format")? else {
         return Ok(0);
     };
-    match checked(b"format", raw) {
+    match checked(dbs.meta.1, b"format", raw) {
         Ok(b) => decode(b, "format"),
-        // Formats before 4 kept no checksums: the number alone, so that such an index is
-        // rebuilt for its format, not reported as damaged.
+        // Formats before 4 kept no checksums: the number alone; format 4's checksums left
+        // out the table. Such an index is rebuilt for its format, not reported as damaged.
         Err(e) => match postcard::take_from_bytes::<u32>(raw) {
             Ok((old, [])) if old < 4 => Ok(old),
+            Ok((4, check)) if check.len() == CHECK_LEN => {
+                let value = &raw[..raw.len() - CHECK_LEN];
+                let crc = crc32c::crc32c_append(crc32c::crc32c(b"format"), value);
+                if crc.to_le_bytes() == check {
+                    Ok(4)
+                } else {
+                    Err(e)
+                }
+            }
             _ => Err(e),
         },
     }
@@ -1175,12 +1383,52 @@ fn read_meta(txn: &RoTxn, dbs: &Dbs) -> Result<Meta, IndexError> {
     }
 }
 
-/// The node of `id`, read in any transaction; None when the log never named it.
-fn node_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<Node>, IndexError> {
+/// What `nodes` says of `id`, read in any transaction; None when the log never named it.
+fn node_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<NodeValue>, IndexError> {
     dbs.nodes
         .get(txn, id)?
         .map(|v| node_value(id, v))
         .transpose()
+}
+
+/// What `nodes` says of an id that the index itself names (a stored claim's target or
+/// premise, a record's claim): the log named it, so a lookup that misses is damage (a
+/// damaged page sent it past the entry), never an id the log does not know.
+fn named_node_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<NodeValue, IndexError> {
+    node_in(txn, dbs, id)?.ok_or_else(|| {
+        IndexError::Inconsistent(format!(
+            "the index names {} and its nodes table has no entry for it",
+            id_text(id)
+        ))
+    })
+}
+
+/// The encoded entry of the claim `id`, whose `nodes` entry is `value`: there exactly when
+/// `nodes` says the log holds the claim (a lookup that misses it is damage), and holding
+/// that claim's id.
+fn entry_at<'t>(
+    txn: &'t RoTxn,
+    dbs: &Dbs,
+    id: &IdKey,
+    value: NodeValue,
+) -> Result<Option<(Node, &'t [u8])>, IndexError> {
+    if !value.claimed {
+        return Ok(None);
+    }
+    match dbs.claims.get(txn, &node_key(value.node))? {
+        Some(b) if b.starts_with(id) => Ok(Some((value.node, b))),
+        Some(_) => Err(IndexError::Inconsistent(format!(
+            "the claims entry of node {} is not {}'s",
+            value.node,
+            id_text(id)
+        ))),
+        None => Err(IndexError::Inconsistent(format!(
+            "its nodes table lists claim {} as node {} and its claims table has no entry \
+             for it",
+            id_text(id),
+            value.node
+        ))),
+    }
 }
 
 /// The encoded entry of the claim `id` (none when `id` is no stored claim) in any transaction.
@@ -1189,10 +1437,10 @@ fn entry_bytes<'t>(
     dbs: &Dbs,
     id: &IdKey,
 ) -> Result<Option<(Node, &'t [u8])>, IndexError> {
-    let Some(node) = node_in(txn, dbs, id)? else {
-        return Ok(None);
-    };
-    Ok(dbs.claims.get(txn, &node_key(node))?.map(|b| (node, b)))
+    match node_in(txn, dbs, id)? {
+        None => Ok(None),
+        Some(value) => entry_at(txn, dbs, id, value),
+    }
 }
 
 /// A claim's entry, read in any transaction (a reader's or the writer's).
@@ -1203,14 +1451,27 @@ fn claim_in(txn: &RoTxn, dbs: &Dbs, id: &IdKey) -> Result<Option<ClaimEntry>, In
     }
 }
 
-/// The trust state, read in any transaction.
-fn keys_in(txn: &RoTxn, dbs: &Dbs) -> Result<Vec<KeyEntry>, IndexError> {
+/// The trust state, read in any transaction: `expected` keys (the count `meta` keeps), or
+/// the walk was sent past some of them, which is damage.
+fn keys_in(txn: &RoTxn, dbs: &Dbs, expected: u64) -> Result<Vec<KeyEntry>, IndexError> {
     let mut out = Vec::new();
     for item in dbs.keys.iter(txn)? {
         let (_, v) = item?;
         out.push(decode(v, "keys")?);
     }
+    found_all("keys", "the trust state", expected, out.len())?;
     Ok(out)
+}
+
+/// Checks that a read found the `expected` entries another entry counts: fewer (or more) is
+/// damage, never an answer.
+fn found_all(table: &str, of: &str, expected: u64, found: usize) -> Result<(), IndexError> {
+    if found as u64 == expected {
+        return Ok(());
+    }
+    Err(IndexError::Inconsistent(format!(
+        "{table} holds {found} entries for {of} where the index counts {expected}"
+    )))
 }
 
 /// A consistent view of the index (one LMDB read transaction).
@@ -1291,9 +1552,20 @@ impl Reader<'_> {
         claim_in(&self.txn, &self.dbs, id)
     }
 
+    /// The entry of a claim that the index itself names (a stored claim's target or
+    /// premise, a record a pair names): None when the log names it and does not hold it; a
+    /// lookup that does not find the id at all is damage.
+    pub fn named_claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
+        let value = named_node_in(&self.txn, &self.dbs, id)?;
+        match entry_at(&self.txn, &self.dbs, id, value)? {
+            None => Ok(None),
+            Some((_, b)) => decode(b, &format!("claims/{}", id_text(id))).map(Some),
+        }
+    }
+
     /// The node of `id`; None when the log never named it.
     pub fn node(&self, id: &IdKey) -> Result<Option<Node>, IndexError> {
-        node_in(&self.txn, &self.dbs, id)
+        Ok(node_in(&self.txn, &self.dbs, id)?.map(|v| v.node))
     }
 
     /// The node of the stored claim `id`; None when no such claim is stored.
@@ -1425,32 +1697,41 @@ impl Reader<'_> {
 
     /// Second halves of the pair keys starting with the node `first`.
     fn paired_nodes(&self, db: Checked, first: Node) -> Result<Vec<Node>, IndexError> {
-        let mut out = Vec::new();
-        let prefix = node_key(first);
-        // A range, not a prefix walk: the entry after the last pair is read (and its checksum
-        // checked) too, so a pair whose first half a flipped bit moved out of the prefix is
-        // found damaged instead of silently missing.
-        for item in db.range(&self.txn, &(Bound::Included(&prefix[..]), Bound::Unbounded))? {
-            let (k, _) = item?;
-            if !k.starts_with(&prefix) {
-                break;
-            }
-            out.push(second_node(k)?);
-        }
-        Ok(out)
+        pairs_in(&self.txn, db, first)
     }
 
-    /// The ids of the claims paired with `first` in a pair table, sorted.
-    fn pairs(&self, db: Checked, first: &IdKey) -> Result<Vec<IdKey>, IndexError> {
-        let Some(node) = self.node(first)? else {
+    /// The ids of the claims paired with `first` in a pair table, sorted. When `first` is a
+    /// stored claim, its entry counts the pairs (`count`): a read that finds another number
+    /// was sent past some of them by a damaged page, which is damage.
+    fn pairs(
+        &self,
+        db: Checked,
+        count: fn(&Incoming) -> u64,
+        first: &IdKey,
+    ) -> Result<Vec<IdKey>, IndexError> {
+        let Some(value) = node_in(&self.txn, &self.dbs, first)? else {
             return Ok(Vec::new());
         };
-        let mut out = Vec::new();
-        for second in self.paired_nodes(db, node)? {
+        let expected = match entry_at(&self.txn, &self.dbs, first, value)? {
+            Some((node, b)) => Some(count(&EdgesRef::decode(&node_key(node), b)?.incoming)),
+            None => None,
+        };
+        let seconds = self.paired_nodes(db, value.node)?;
+        if let Some(expected) = expected {
+            found_all(
+                pair_table(db, &self.dbs),
+                &id_text(first),
+                expected,
+                seconds.len(),
+            )?;
+        }
+        let mut out = Vec::with_capacity(seconds.len());
+        for second in seconds {
             // The second of a pair is always a stored claim (the record or the dependent).
-            let (id, _) = self.node_claim(second)?.ok_or_else(|| IndexError::Decode {
-                what: format!("claims/{second}"),
-                why: "missing, though a pair names it".into(),
+            let (id, _) = self.node_claim(second)?.ok_or_else(|| {
+                IndexError::Inconsistent(format!(
+                    "a pair names node {second}, and its claims table has no entry for it"
+                ))
             })?;
             out.push(id);
         }
@@ -1459,16 +1740,33 @@ impl Reader<'_> {
     }
 
     pub fn records_targeting(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
-        self.pairs(self.dbs.by_target, id)
+        self.pairs(self.dbs.by_target, |i| i.records, id)
     }
 
-    /// The nodes of the records targeting the node `node`, in node order.
-    pub fn records_targeting_node(&self, node: Node) -> Result<Vec<Node>, IndexError> {
-        self.paired_nodes(self.dbs.by_target, node)
+    /// The nodes of the records targeting the stored claim numbered `node`, in node order,
+    /// and its kind. The claim's entry must be there and count those records: the caller
+    /// knows the node to be a stored claim (a member of a closure, a record), so anything
+    /// else is damage.
+    pub fn claim_records(&self, node: Node) -> Result<(Vec<Node>, Kind), IndexError> {
+        let key = node_key(node);
+        let entry = self.dbs.claims.get(&self.txn, &key)?.ok_or_else(|| {
+            IndexError::Inconsistent(format!(
+                "a pair names node {node}, and its claims table has no entry for it"
+            ))
+        })?;
+        let edges = EdgesRef::decode(&key, entry)?;
+        let records = self.paired_nodes(self.dbs.by_target, node)?;
+        found_all(
+            "by_target",
+            &id_text(edges.id),
+            edges.incoming.records,
+            records.len(),
+        )?;
+        Ok((records, edges.kind))
     }
 
     pub fn dependents(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
-        self.pairs(self.dbs.by_premise, id)
+        self.pairs(self.dbs.by_premise, |i| i.dependents, id)
     }
 
     /// The envelopes of a claim, in log order.
@@ -1581,9 +1879,8 @@ impl Reader<'_> {
                 what: "nodes entry".into(),
                 why: "key is not 32 bytes".into(),
             })?;
-            let node = node_value(&id, v)?;
             // Ids named only as targets or premises have a node and no claim.
-            if self.dbs.claims.get(&self.txn, &node_key(node))?.is_some() {
+            if node_value(&id, v)?.claimed {
                 out.push(id);
                 if out.len() >= limit {
                     break;
@@ -1594,7 +1891,7 @@ impl Reader<'_> {
     }
 
     pub fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
-        keys_in(&self.txn, &self.dbs)
+        keys_in(&self.txn, &self.dbs, self.meta()?.counts.keys)
     }
 
     pub fn key(&self, keyid: &str) -> Result<Option<KeyEntry>, IndexError> {
@@ -1602,6 +1899,32 @@ impl Reader<'_> {
             None => Ok(None),
             Some(v) => decode(v, "keys").map(Some),
         }
+    }
+}
+
+/// Second halves of the pair keys of `db` starting with the node `first`, in any
+/// transaction. A range, not a prefix walk: the entry after the last pair is read (and its
+/// checksum checked) too, so a pair whose first half a flipped bit moved out of the prefix is
+/// found damaged instead of silently missing.
+fn pairs_in(txn: &RoTxn, db: Checked, first: Node) -> Result<Vec<Node>, IndexError> {
+    let mut out = Vec::new();
+    let prefix = node_key(first);
+    for item in db.range(txn, &(Bound::Included(&prefix[..]), Bound::Unbounded))? {
+        let (k, _) = item?;
+        if !k.starts_with(&prefix) {
+            break;
+        }
+        out.push(second_node(k)?);
+    }
+    Ok(out)
+}
+
+/// The name of a pair table, for messages.
+fn pair_table(db: Checked, dbs: &Dbs) -> &'static str {
+    if db.1 == dbs.by_target.1 {
+        "by_target"
+    } else {
+        "by_premise"
     }
 }
 
@@ -1618,8 +1941,6 @@ pub fn second_node(pair: &[u8]) -> Result<Node, IndexError> {
 
 /// One write transaction over the index, applying log records in order.
 pub struct Writer<'e> {
-    /// The number the next id the log names gets.
-    next_node: Node,
     txn: RwTxn<'e>,
     dbs: Dbs,
     legacy: Vec<Checked>,
@@ -1689,20 +2010,50 @@ impl Writer<'_> {
             db.clear(&mut self.txn)?;
         }
         self.meta = Meta::EMPTY;
-        self.next_node = 0;
         Ok(())
     }
 
-    /// The node of `id`, numbering it now if the log never named it before (then `true`).
-    fn node_of(&mut self, id: &IdKey) -> Result<(Node, bool), IndexError> {
-        let next = node_key(self.next_node);
-        match self.dbs.nodes.get_or_put(&mut self.txn, id, &next)? {
-            Some(v) => node_value(id, &v).map(|n| (n, false)),
+    /// What `nodes` says of `id`, numbering it now if the log never named it before (then
+    /// `true`, and `claimed` says whether it is the id of the claim being added).
+    fn node_of(&mut self, id: &IdKey, claimed: bool) -> Result<(NodeValue, bool), IndexError> {
+        let fresh = NodeValue {
+            node: self.meta.counts.nodes,
+            claimed,
+        };
+        match self
+            .dbs
+            .nodes
+            .get_or_put(&mut self.txn, id, &fresh.encode())?
+        {
+            Some(v) => Ok((node_value(id, &v)?, false)),
             None => {
-                self.next_node += 1;
-                Ok((self.next_node - 1, true))
+                self.meta.number_node();
+                Ok((fresh, true))
             }
         }
+    }
+
+    /// Pairs `first`, a target or premise of the claim numbered `second`, with it in `db`,
+    /// and counts the pair in `first`'s entry (`count`) when the log holds that claim (one
+    /// the log holds later counts the pairs when it arrives).
+    fn add_pair(
+        &mut self,
+        db: Checked,
+        first: &IdKey,
+        second: Node,
+        count: fn(&mut Incoming),
+    ) -> Result<(), IndexError> {
+        let (value, _) = self.node_of(first, false)?;
+        let key = node_key(value.node);
+        db.put(&mut self.txn, &pair(&key, &node_key(second)), &[])?;
+        if value.claimed {
+            let updated = match entry_at(&self.txn, &self.dbs, first, value)? {
+                Some((_, b)) => with_incoming(&key, b, count)?,
+                None => return Err(IndexError::Inconsistent("a claim vanished".into())),
+            };
+            self.dbs.claims.put(&mut self.txn, &key, &updated)?;
+        }
+        Ok(())
     }
 
     /// Records what says which log this is: the first record's chain value, and where each
@@ -1767,50 +2118,67 @@ impl Apply for Writer<'_> {
             &encode(&OrderEntry { claim: id, pos }),
         )?;
         self.meta.counts.envelopes += 1;
-        let entry = ClaimEntry::first(id, accepted, pos, self.meta.counts.claims, envelope);
-        let (node, numbered_now) = self.node_of(&id)?;
-        let key = node_key(node);
-        // A claim the log never named before has the largest node: its entry goes at the end.
-        let stored = if numbered_now {
-            None
+        let (value, numbered_now) = self.node_of(&id, true)?;
+        let key = node_key(value.node);
+        if value.claimed && !numbered_now {
+            // A later envelope of a stored claim: its signers join the claim's.
+            let mut stored: ClaimEntry = match entry_at(&self.txn, &self.dbs, &id, value)? {
+                Some((_, b)) => decode(b, &format!("claims/{}", id_text(&id)))?,
+                None => return Err(IndexError::Inconsistent("a claim vanished".into())),
+            };
+            stored.add_envelope(&id, envelope, &accepted.signers)?;
+            self.dbs.claims.put(&mut self.txn, &key, &encode(&stored))?;
         } else {
-            self.dbs.claims.get(&self.txn, &key)?
-        };
-        match stored {
-            None => {
-                let flags = if numbered_now {
-                    PutFlags::APPEND
-                } else {
-                    PutFlags::empty()
+            // A claim the log named before it arrived already has pairs naming it.
+            let incoming = if numbered_now {
+                Incoming::default()
+            } else {
+                let claimed = NodeValue {
+                    claimed: true,
+                    ..value
                 };
-                self.dbs
-                    .claims
-                    .put_with_flags(&mut self.txn, flags, &key, &encode(&entry))?;
-                self.dbs.arrivals.put_with_flags(
-                    &mut self.txn,
-                    PutFlags::APPEND,
-                    &entry.seq.to_be_bytes(),
-                    &id,
+                self.dbs.nodes.put(&mut self.txn, &id, &claimed.encode())?;
+                Incoming {
+                    records: pairs_in(&self.txn, self.dbs.by_target, value.node)?.len() as u64,
+                    dependents: pairs_in(&self.txn, self.dbs.by_premise, value.node)?.len() as u64,
+                }
+            };
+            let entry = ClaimEntry::first(
+                id,
+                accepted,
+                pos,
+                self.meta.counts.claims,
+                envelope,
+                incoming,
+            );
+            // A claim the log never named before has the largest node: its entry goes at the
+            // end.
+            let flags = if numbered_now {
+                PutFlags::APPEND
+            } else {
+                PutFlags::empty()
+            };
+            self.dbs
+                .claims
+                .put_with_flags(&mut self.txn, flags, &key, &encode(&entry))?;
+            self.dbs.arrivals.put_with_flags(
+                &mut self.txn,
+                PutFlags::APPEND,
+                &entry.seq.to_be_bytes(),
+                &id,
+            )?;
+            for t in distinct(&entry.target) {
+                self.add_pair(self.dbs.by_target, &t, value.node, Incoming::count_record)?;
+            }
+            for p in distinct(&entry.depends_on) {
+                self.add_pair(
+                    self.dbs.by_premise,
+                    &p,
+                    value.node,
+                    Incoming::count_dependent,
                 )?;
-                for t in &entry.target {
-                    let (t, _) = self.node_of(t)?;
-                    self.dbs
-                        .by_target
-                        .put(&mut self.txn, &pair(&node_key(t), &key), &[])?;
-                }
-                for p in &entry.depends_on {
-                    let (p, _) = self.node_of(p)?;
-                    self.dbs
-                        .by_premise
-                        .put(&mut self.txn, &pair(&node_key(p), &key), &[])?;
-                }
-                self.meta.counts.claims += 1;
             }
-            Some(b) => {
-                let mut stored: ClaimEntry = decode(b, &format!("claims/{}", id_text(&id)))?;
-                stored.add_envelope(&id, envelope, &entry.signers)?;
-                self.dbs.claims.put(&mut self.txn, &key, &encode(&stored))?;
-            }
+            self.meta.counts.claims += 1;
         }
         self.meta.advance(pos, chain, frame_len);
         self.note_record(pos, chain, false)
@@ -1833,6 +2201,7 @@ impl Apply for Writer<'_> {
             self.dbs
                 .keys
                 .put(&mut self.txn, key.keyid.as_bytes(), &encode(&entry))?;
+            self.meta.count_key();
         }
         self.meta.advance_past_trust_event(pos, chain, frame_len);
         self.note_record(pos, chain, true)
@@ -1858,7 +2227,7 @@ impl Apply for Writer<'_> {
     }
 
     fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
-        keys_in(&self.txn, &self.dbs)
+        keys_in(&self.txn, &self.dbs, self.meta.counts.keys)
     }
 }
 
@@ -1960,6 +2329,10 @@ mod tests {
             producer: "p/1".repeat(50),
             target,
             depends_on,
+            incoming: Incoming {
+                records: 3,
+                dependents: 300,
+            },
             anchor_tree: "t".into(),
             timestamp: -3,
             seq: 300,
@@ -1983,7 +2356,14 @@ mod tests {
         ] {
             let e = entry(t, d);
             let bytes = encode(&e);
-            let got = EdgesRef::decode(&node_key(4), &bytes).unwrap().to_owned();
+            let edges = EdgesRef::decode(&node_key(4), &bytes).unwrap();
+            assert_eq!(edges.incoming, e.incoming);
+            // Changing the counts in place gives what encoding the changed entry gives.
+            let mut more = e.clone();
+            more.incoming.count_record();
+            let spliced = with_incoming(&node_key(4), &bytes, Incoming::count_record).unwrap();
+            assert_eq!(spliced, encode(&more));
+            let got = edges.to_owned();
             assert_eq!(
                 got,
                 ClaimEdges {
