@@ -141,8 +141,11 @@ pub struct AttestInput {
     pub key: KeySource,
     /// For a ConformanceResult: the level that decides (`level_1`, `level_2`, `level_3`).
     pub level: String,
-    /// The anchor tree (default: the target claim's).
+    /// The anchor tree (default: the target claim's, or the tree at `at`).
     pub tree: Option<String>,
+    /// The directory whose tree the report observed: the record is anchored to its tree and
+    /// states the claim's inputs there, so it applies wherever they are the same.
+    pub at: Option<std::path::PathBuf>,
 }
 
 /// The record appended. Serialises as `conformance attest`'s data.
@@ -208,19 +211,42 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
         })
         .collect();
     let target = store.get(&claim_id)?;
-    // Observed at the claim's own tree, a claim without a predicate read its span: the
-    // record says so, and applies wherever the claim carries. Elsewhere (or for a
-    // predicate, whose inputs need the tree's files) it applies at its tree only.
-    let inputs = target.as_ref().and_then(|t| {
-        let own_tree = input
-            .tree
-            .as_ref()
-            .is_none_or(|tree| *tree == t.claim.anchor_tree);
-        own_tree
-            .then(|| crate::anchor::at_tree::own_inputs(&t.claim, &t.body))
-            .flatten()
-    });
-    let tree = match (&input.tree, target) {
+    // With the tree's directory, the claim's inputs there (whatever it reads). Without it,
+    // only a claim without a predicate observed at its own tree: it read its span, so the
+    // record says so and applies wherever the claim carries; otherwise the record applies at
+    // its tree only.
+    let mut at_tree = None;
+    let inputs = match (&input.at, &target) {
+        (Some(dir), t) => {
+            let (ids, _) = super::anchor::tree_ids_of(dir, crate::tree::Selection::Committed)?;
+            if let Some(given) = input.tree.as_ref().filter(|g| **g != ids.oid()) {
+                return Err(Failure::Usage(format!(
+                    "--tree {given} is not the tree at --at {} ({}); give one of them",
+                    dir.display(),
+                    ids.oid()
+                )));
+            }
+            let found = match t {
+                Some(t) => {
+                    let mut resolver = crate::anchor::Resolver::new(dir, ids.oid());
+                    crate::anchor::at_tree::claim_inputs(&t.claim, &t.body, &ids, &mut resolver)?
+                }
+                None => None,
+            };
+            at_tree = Some(ids.oid().to_owned());
+            found
+        }
+        (None, t) => t.as_ref().and_then(|t| {
+            let own_tree = input
+                .tree
+                .as_ref()
+                .is_none_or(|tree| *tree == t.claim.anchor_tree);
+            own_tree
+                .then(|| crate::anchor::at_tree::own_inputs(&t.claim, &t.body))
+                .flatten()
+        }),
+    };
+    let tree = match (at_tree.as_ref().or(input.tree.as_ref()), target) {
         (Some(t), found) => {
             if found.is_none() {
                 warnings.push(Warning {

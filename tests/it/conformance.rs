@@ -551,3 +551,58 @@ fn list_files(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// With `--at DIR`, an attested verdict observes DIR's tree and states the claim's inputs
+/// there: it applies wherever the files its predicate reads are the same, and nowhere else.
+#[test]
+fn an_attested_verdict_at_a_tree_applies_where_the_claims_inputs_are_the_same() {
+    let s = KeyedStore::new();
+    let work = s.dir().join("w");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("spec.md"), "level 1\n").unwrap();
+    std::fs::write(work.join("other.txt"), "x\n").unwrap();
+    let at = work.display().to_string();
+    let key = s.keys.agent.private.display().to_string();
+    let (code, json) = s.run(&[
+        "claim",
+        "the spec is met",
+        "--predicate",
+        r#"grep("level", "spec.md") == 1"#,
+        "--at",
+        &at,
+        "--key",
+        &key,
+    ]);
+    assert_eq!(code, 0, "{json}");
+    let claim = json["data"]["claims"][0]["id"].as_str().unwrap().to_owned();
+    let (code, json) = attest(&s, "result-level1-pass.json", &claim, &["--at", &at]);
+    assert_eq!(code, 0, "{json}");
+    let record = json["data"]["id"].as_str().unwrap().to_owned();
+    let (_, shown) = s.run(&["show", &record]);
+    let uri = format!("elench:inputs:{claim}");
+    assert!(
+        shown["data"]["claim"]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["uri"].as_str() == Some(uri.as_str())),
+        "{shown}"
+    );
+    let here = |s: &KeyedStore| {
+        let (code, json) = s.run(&["status", &claim, "--at", &at]);
+        assert_eq!(code, 0, "{json}");
+        json["data"]["claims"][0]["status"].clone()
+    };
+    std::fs::write(work.join("other.txt"), "y\n").unwrap();
+    assert_eq!(here(&s), "verified");
+    std::fs::write(work.join("spec.md"), "level 1\nlevel 2\n").unwrap();
+    assert_eq!(here(&s), "unevaluated");
+    // --tree and --at that disagree are refused.
+    let (code, json) = attest(
+        &s,
+        "result-level1-pass.json",
+        &claim,
+        &["--at", &at, "--tree", &"0".repeat(64)],
+    );
+    assert_eq!(code, 2, "{json}");
+}

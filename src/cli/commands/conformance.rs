@@ -59,9 +59,13 @@ pub struct AttestArgs {
     /// For a ConformanceResult: which level decides (level_1, level_2 or level_3)
     #[arg(long, default_value = "level_1")]
     pub level: String,
-    /// The anchor tree (default: the target claim's)
+    /// The anchor tree (default: the target claim's, or the tree at --at)
     #[arg(long, value_name = "TREE")]
     pub tree: Option<String>,
+    /// The directory the report was made from: the record observes its tree and states the
+    /// claim's inputs there, so the verdict applies wherever they are the same
+    #[arg(long, value_name = "DIR")]
+    pub at: Option<PathBuf>,
     /// The corpus's case list, as for `check`
     #[arg(long, value_name = "FILE")]
     pub cases: Option<PathBuf>,
@@ -131,6 +135,7 @@ fn attest(a: AttestArgs, g: &Globals) -> Result<Report, Failure> {
         key: KeySource::File(a.key.clone()),
         level: a.level.clone(),
         tree: a.tree.clone(),
+        at: a.at.clone(),
     };
     let made = conformance::attest(&g.context(), &input)?;
     let text = format!(
