@@ -12,11 +12,12 @@
 //!   index's own layout version, [`FORMAT`]; an index in another format is rebuilt)
 //! - `nodes`: id → [`NodeValue`] (its node, and whether the log holds it as a claim); the
 //!   only table keyed by hash
-//! - `claims`: node → [`ClaimEntry`] (the claim's id, the fields the fold reads, how many
-//!   records target it and claims name it as a premise ([`Incoming`]), its signers, arrival
-//!   number, where its first envelope sits in the log, and the number and digest of each of
-//!   its envelopes: an envelope is found through its claim, so no table is keyed by digest).
-//!   A node named only as a target or premise has no entry.
+//! - `claims`: node → [`ClaimEntry`] (the claim's id, the fields the fold reads, its signers,
+//!   arrival number, where its first envelope sits in the log, and the number and digest of
+//!   each of its envelopes: an envelope is found through its claim, so no table is keyed by
+//!   digest). A node named only as a target or premise has no entry.
+//! - `incoming`: node → [`Incoming`] (how many records target the id and how many claims
+//!   name it as a premise), for every node
 //! - `envelope_order`: envelope number → [`OrderEntry`] (its claim and position)
 //! - `arrivals`: claim arrival number → id
 //! - `by_target`: target node ‖ record node → (); `by_premise`: premise node ‖ dependent
