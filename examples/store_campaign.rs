@@ -7,7 +7,9 @@
 //! Options: `--bin PATH` (default `target/release/elench`), `--claims N` (default 300),
 //! `--flips N`, `--log-flips N`, `--cuts N`, `--reads N`, `--seed N`,
 //! `--only flips,logflips,cuts,reads,branches,metapages` (the last two run only when named),
-//! `--branch-claims N` (default 3000), `--stride N` (default 1), `--jobs N` (default 2).
+//! `--branch-claims N` (default 3000), `--stride N` (default 1), `--jobs N` (default 2),
+//! `--blast` (with `branches`: also `blast` of the first claim after each flip that left
+//! `status --all` as it was).
 //!
 //! Four properties, each counted and printed, with the failures named:
 //! 1. **Index flips**: one random byte of `index/data.mdb` flipped. `status --all` never dies
@@ -82,6 +84,7 @@ struct Options {
     branch_claims: usize,
     stride: usize,
     jobs: usize,
+    blast: bool,
 }
 
 impl Options {
@@ -98,6 +101,7 @@ impl Options {
             branch_claims: 3000,
             stride: 1,
             jobs: 2,
+            blast: false,
         };
         let args: Vec<String> = std::env::args().skip(1).collect();
         let mut i = 0;
@@ -120,6 +124,11 @@ impl Options {
                 "--branch-claims" => o.branch_claims = number(),
                 "--stride" => o.stride = number().max(1),
                 "--jobs" => o.jobs = number().max(1),
+                "--blast" => {
+                    o.blast = true;
+                    i += 1;
+                    continue;
+                }
                 // `cargo bench`/`cargo run` may pass this through.
                 "--bench" => {
                     i += 1;
@@ -149,7 +158,7 @@ impl Options {
 
 fn usage(problem: &str) -> ! {
     eprintln!("store_campaign: {problem}");
-    eprintln!("usage: store_campaign [--bin PATH] [--claims N] [--flips N] [--cuts N] [--log-flips N] [--reads N] [--seed N] [--only flips,logflips,cuts,reads,branches,metapages] [--branch-claims N] [--stride N] [--jobs N]");
+    eprintln!("usage: store_campaign [--bin PATH] [--claims N] [--flips N] [--cuts N] [--log-flips N] [--reads N] [--seed N] [--only flips,logflips,cuts,reads,branches,metapages] [--branch-claims N] [--stride N] [--jobs N] [--blast]");
     std::process::exit(2)
 }
 
@@ -860,12 +869,78 @@ fn in_parallel(jobs: usize, n: usize, work: impl Fn(usize) + Sync) {
     });
 }
 
+/// Runs `args` on a damaged store and says what became of it: the answer `truth`, or
+/// `INDEX_DAMAGED` and the next command rebuilding and answering `truth`; anything else is a
+/// failure, named with `label`.
+fn judge(
+    o: &Options,
+    store: &Path,
+    args: &[&str],
+    truth: &Value,
+    label: &str,
+) -> (String, Option<String>) {
+    let command = args[0];
+    let a = elench(&o.bin, store, args);
+    match (a.code, answer_data(&a)) {
+        (None, _) | (Some(_), None) if a.error_code().is_none() => (
+            "died".to_owned(),
+            Some(format!("{label}: {command} {}", a.describe())),
+        ),
+        (Some(0), Some(d)) if d == truth && a.warned("INDEX_REBUILT") => {
+            ("same answer, INDEX_REBUILT".to_owned(), None)
+        }
+        (Some(0), Some(d)) if d == truth => ("same answer".to_owned(), None),
+        (Some(0), Some(_)) if a.warned("INDEX_REBUILT") => (
+            "rebuilt, yet a different answer".to_owned(),
+            Some(format!(
+                "{label}: {command}: rebuilt, yet a different answer"
+            )),
+        ),
+        (Some(0), Some(_)) => (
+            "SILENT CHANGE".to_owned(),
+            Some(format!(
+                "{label}: {command}: a different answer, exit 0, no warning"
+            )),
+        ),
+        _ if a.error_code() == Some("INDEX_DAMAGED") => {
+            let next = elench(&o.bin, store, args);
+            if next.ok() && next.warned("INDEX_REBUILT") && answer_data(&next) == Some(truth) {
+                ("INDEX_DAMAGED, the next command rebuilt".to_owned(), None)
+            } else {
+                (
+                    "INDEX_DAMAGED, the next command did not rebuild".to_owned(),
+                    Some(format!(
+                        "{label}: {command}: INDEX_DAMAGED, then {}",
+                        next.describe()
+                    )),
+                )
+            }
+        }
+        _ => (
+            format!("error {}", a.error_code().unwrap_or("?")),
+            Some(format!("{label}: {command} {}", a.describe())),
+        ),
+    }
+}
+
 /// Every used byte of every branch page, one flip at a time (see the module comment).
 fn branch_sweep(o: &Options, dir: &Path, pristine: &Path) -> Tally {
     let truth = elench(&o.bin, pristine, ALL);
     let truth = answer_data(&truth)
         .expect("the pristine store answers")
         .clone();
+    // With `--blast`: the blast radius of the first claim, whose closure is the largest.
+    let root = truth["claims"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let blast: Option<([&str; 2], Value)> = o.blast.then(|| {
+        let args = ["blast", root.as_str()];
+        let want = answer_data(&elench(&o.bin, pristine, &args))
+            .expect("the pristine store answers blast")
+            .clone();
+        (args, want)
+    });
     let n_claims = truth["claims"].as_array().map_or(0, Vec::len);
     let bytes = std::fs::read(pristine.join("index/data.mdb")).unwrap();
     let file = lmdb::File::read(&bytes).expect("an LMDB file");
@@ -906,43 +981,14 @@ fn branch_sweep(o: &Options, dir: &Path, pristine: &Path) -> Tally {
         let bit = Rng(o.seed ^ (*at as u64).wrapping_mul(0x9e37_79b9)).below(8);
         flip_index_byte(&store, *at, bit);
         let label = format!("{table} byte {at} bit {bit}");
-        let a = elench(&o.bin, &store, ALL);
-        let (outcome, failure) = match (a.code, answer_data(&a)) {
-            (None, _) | (Some(_), None) if a.error_code().is_none() => (
-                "died".to_owned(),
-                Some(format!("{label}: status --all {}", a.describe())),
-            ),
-            (Some(0), Some(d)) if d == &truth && a.warned("INDEX_REBUILT") => {
-                ("same answer, INDEX_REBUILT".to_owned(), None)
-            }
-            (Some(0), Some(d)) if d == &truth => ("same answer".to_owned(), None),
-            (Some(0), Some(_)) if a.warned("INDEX_REBUILT") => (
-                "rebuilt, yet a different answer".to_owned(),
-                Some(format!("{label}: rebuilt, yet a different answer")),
-            ),
-            (Some(0), Some(_)) => (
-                "SILENT CHANGE".to_owned(),
-                Some(format!("{label}: a different answer, exit 0, no warning")),
-            ),
-            _ if a.error_code() == Some("INDEX_DAMAGED") => {
-                let next = elench(&o.bin, &store, ALL);
-                if next.ok() && next.warned("INDEX_REBUILT") && answer_data(&next) == Some(&truth) {
-                    ("INDEX_DAMAGED, the next command rebuilt".to_owned(), None)
-                } else {
-                    (
-                        "INDEX_DAMAGED, the next command did not rebuild".to_owned(),
-                        Some(format!(
-                            "{label}: INDEX_DAMAGED, then status --all {}",
-                            next.describe()
-                        )),
-                    )
-                }
-            }
-            _ => (
-                format!("error {}", a.error_code().unwrap_or("?")),
-                Some(format!("{label}: status --all {}", a.describe())),
-            ),
-        };
+        let (mut outcome, mut failure) = judge(o, &store, ALL, &truth, &label);
+        // The answer did not change and nothing was found: the damage may lie where
+        // `status` never reads (the premise pairs); `blast` reads them.
+        if let (Some((args, want)), "same answer") = (&blast, outcome.as_str()) {
+            let (b, f) = judge(o, &store, args, want, &label);
+            outcome = format!("same answer; blast: {b}");
+            failure = f;
+        }
         let _ = std::fs::remove_dir_all(&store);
         let mut t = t.lock().unwrap();
         t.runs += 1;

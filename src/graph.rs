@@ -20,7 +20,7 @@
 use crate::claim::Kind;
 use crate::fold::{ClaimSource, Fold, FoldError, Status};
 use crate::store::index::{
-    id_key, id_text, second_node, EdgesRef, IdKey, IndexError, Node, Reader, Table,
+    id_key, id_text, second_node, EdgesRef, IdKey, Incoming, IndexError, Node, Reader, Table,
 };
 use crate::store::{Store, StoreError};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -746,15 +746,32 @@ fn read_closure(
             })
         })
         .collect::<Result<Vec<EdgesRef<'_>>, FoldError>>()?;
-    // Each member's entry counts the claims that name it as a premise: a walk that a
-    // damaged page sent past some of them found fewer.
-    for (j, e) in entries.iter().enumerate() {
+    // Every member's count of the pairs naming it (`incoming`), by discovery number, read
+    // the same way: the pairs walked must be that many, or a damaged page sent a walk past
+    // some of them.
+    let mut counts: Vec<Option<Incoming>> = vec![None; n];
+    ix(
+        r.walk_sorted(Table::Incoming, &sorted_nodes, |pos, _, value| {
+            counts[by_node[pos].1 as usize] = Some(Incoming::decode(value)?);
+            Ok(())
+        }),
+    )?;
+    let counts = counts
+        .into_iter()
+        .enumerate()
+        .map(|(j, c)| {
+            c.ok_or_else(|| {
+                contradiction(format!("no count of the pairs naming node {}", nodes[j]))
+            })
+        })
+        .collect::<Result<Vec<Incoming>, FoldError>>()?;
+    for (j, (e, count)) in entries.iter().zip(&counts).enumerate() {
         let found = dependents.get(j).copied().unwrap_or(0);
-        if e.incoming.dependents != found {
+        if count.dependents != found {
             return Err(contradiction(format!(
-                "the premise index holds {found} dependents of {} where its entry counts {}",
+                "the premise index holds {found} dependents of {} where the index counts {}",
                 id_text(e.id),
-                e.incoming.dependents
+                count.dependents
             )));
         }
     }
@@ -828,17 +845,19 @@ fn read_closure(
         }),
     )?;
     targeting.sort_unstable();
-    // And each member's entry counts the records targeting it.
+    // And the records targeting each member, as counted.
     let mut records = vec![0u64; n];
     for &(m, _) in &targeting {
         records[m as usize] += 1;
     }
-    for (e, &found) in members.iter().zip(&records) {
-        if e.incoming.records != found {
+    for (j, count) in counts.iter().enumerate() {
+        let m = number[j] as usize;
+        if count.records != records[m] {
             return Err(contradiction(format!(
-                "the target index holds {found} records targeting {} where its entry counts {}",
-                id_text(e.id),
-                e.incoming.records
+                "the target index holds {} records targeting {} where the index counts {}",
+                records[m],
+                id_text(&keys[m]),
+                count.records
             )));
         }
     }

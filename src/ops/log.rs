@@ -54,8 +54,11 @@ pub fn log(ctx: &Context, input: &LogInput) -> Result<LogOutput, Failure> {
     let mut entries = Vec::with_capacity(page.len());
     let mut fold = crate::fold::Fold::new(&store);
     for (seq, id) in &page {
+        // The index listed it itself: an entry it cannot find is damage.
         let c = store.get(id)?.ok_or_else(|| {
-            Failure::Internal(format!("arrival #{seq} names {id}, which is not stored"))
+            store.index_damaged(&format!(
+                "arrival #{seq} names {id}, and it has no entry for it"
+            ))
         })?;
         let status = if input.with_status {
             Some(fold.effective(id)?.status)

@@ -126,6 +126,7 @@ fn a_lookup_that_misses_an_entry_is_index_damaged_and_the_next_command_rebuilds(
     let want_b = answer(run(&s.store, &["status", &s.b.id]));
     let want_blast = answer(run(&s.store, &["blast", &s.a.id]));
     let want_keys = answer(run(&s.store, &["keys", "list"]));
+    let want_log = answer(run(&s.store, &["log", "--limit", "1000"]));
     assert_eq!(want_b["claims"][0]["status"], "revoked", "{want_b}");
     // What is taken away, how, the command that reads it, and what it must answer.
     type Case<'a> = (&'a str, Box<dyn Fn(&Path) + 'a>, Vec<&'a str>, &'a Value);
@@ -168,6 +169,16 @@ fn a_lookup_that_misses_an_entry_is_index_damaged_and_the_next_command_rebuilds(
             }),
             vec!["status", &s.b.id],
             &want_b,
+        ),
+        (
+            // The log lists `a` and cannot show it.
+            "the claims entry of a listed claim",
+            Box::new(|store: &Path| {
+                let node = node_of(store, &s.a.id);
+                remove(store, "claims", &node);
+            }),
+            vec!["log", "--limit", "1000"],
+            &want_log,
         ),
         (
             // A trusted key would be left out of the trust state.
