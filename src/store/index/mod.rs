@@ -176,13 +176,13 @@ impl Incoming {
         decode(value, "incoming")
     }
 
-    /// A record targets the claim: what a writer adds to its entry, and the audit to what
-    /// it expects, for each distinct target of a record.
+    /// A record targets the id: what a writer adds to its `incoming` entry, and the audit to
+    /// what it expects, for each distinct target of a record.
     pub fn count_record(&mut self) {
         self.records += 1;
     }
 
-    /// A claim names the claim as a premise (each distinct premise of a claim).
+    /// A claim names the id as a premise (each distinct premise of a claim).
     pub fn count_dependent(&mut self) {
         self.dependents += 1;
     }
@@ -622,7 +622,7 @@ pub enum IndexError {
     )]
     InUse(PathBuf),
     /// The index contradicts itself: a lookup or a walk found fewer entries than another
-    /// entry says there are (a damaged page sent it past them), or an entry an other one
+    /// entry says there are (a damaged page sent it past them), or an entry that another one
     /// names is missing. Damage.
     #[error("the index contradicts itself: {0}")]
     Inconsistent(String),
@@ -675,6 +675,9 @@ impl IndexError {
                     | M::PageFull
                     | M::BadValSize
                     | M::CursorFull
+                    // Only the writer's appends can meet a key already there: the counts in
+                    // `meta` say the key is new, so the table contradicts them.
+                    | M::KeyExist
             ),
             _ => false,
         }
@@ -2225,6 +2228,36 @@ mod tests {
         std::fs::write(&marker, unsynced::boot_id().unwrap()).unwrap();
         index.sync().unwrap();
         assert!(marker.exists());
+    }
+
+    /// A full cursor stack (a tree that points back up itself), a key the counts say is new
+    /// and a contradiction are damage; a full map or reader table is a lack of resources.
+    #[test]
+    fn damage_and_a_lack_of_resources_are_told_apart() {
+        use heed::MdbError as M;
+        let lmdb = |e: M| IndexError::Lmdb(heed::Error::Mdb(e));
+        for e in [
+            lmdb(M::CursorFull),
+            lmdb(M::KeyExist),
+            lmdb(M::Corrupted),
+            IndexError::Inconsistent("x".into()),
+            IndexError::File("x".into()),
+        ] {
+            assert!(e.is_damage() && !e.is_resource(), "{e}");
+            let s = crate::store::StoreError::from(e);
+            assert!(
+                matches!(s, crate::store::StoreError::IndexDamaged(_)),
+                "{s}"
+            );
+        }
+        for e in [lmdb(M::MapFull), lmdb(M::ReadersFull), lmdb(M::MapResized)] {
+            assert!(e.is_resource() && !e.is_damage(), "{e}");
+            let s = crate::store::StoreError::from(e);
+            assert!(
+                matches!(s, crate::store::StoreError::IndexUnavailable(_)),
+                "{s}"
+            );
+        }
     }
 
     /// The borrowed decoding of an entry's leading fields agrees with decoding all of it.
