@@ -59,6 +59,7 @@ use crate::keys::Role;
 use envs::{FileId, Opened};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, PutFlags, RoTxn, RwTxn, WithTls};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::ops::Bound;
@@ -185,6 +186,12 @@ impl Incoming {
     /// A claim names the id as a premise (each distinct premise of a claim).
     pub fn count_dependent(&mut self) {
         self.dependents += 1;
+    }
+
+    /// Both counts of `more` added (a writer gathers a transaction's counts, then adds them).
+    pub fn add(&mut self, more: Incoming) {
+        self.records += more.records;
+        self.dependents += more.dependents;
     }
 }
 
@@ -1209,6 +1216,7 @@ impl Index {
             dbs: self.dbs,
             legacy: self.legacy.clone(),
             meta,
+            counted: FxHashMap::default(),
             unsynced: &self.unsynced,
             _active: active,
         };
@@ -1861,6 +1869,9 @@ pub fn second_node(pair: &[u8]) -> Result<Node, IndexError> {
 /// One write transaction over the index, applying log records in order.
 pub struct Writer<'e> {
     txn: RwTxn<'e>,
+    /// Pairs counted in this transaction and not yet in `incoming`, by node (written at
+    /// commit, [`Writer::write_counts`]).
+    counted: FxHashMap<Node, Incoming>,
     dbs: Dbs,
     legacy: Vec<Checked>,
     meta: Meta,
@@ -1930,6 +1941,7 @@ impl Writer<'_> {
             db.clear(&mut self.txn)?;
         }
         self.meta = Meta::EMPTY;
+        self.counted.clear();
         Ok(())
     }
 
@@ -1961,7 +1973,8 @@ impl Writer<'_> {
     }
 
     /// Pairs `first`, a target or premise of the claim numbered `second`, with it in `db`,
-    /// and counts the pair in `first`'s `incoming` entry (`count`).
+    /// and counts the pair for `first`'s `incoming` entry (`count`), which the commit
+    /// writes.
     fn add_pair(
         &mut self,
         db: Checked,
@@ -1972,11 +1985,22 @@ impl Writer<'_> {
         let (value, _) = self.node_of(first, false)?;
         let key = node_key(value.node);
         db.put(&mut self.txn, &pair(&key, &node_key(second)), &[])?;
-        let mut incoming = incoming_in(&self.txn, &self.dbs, value.node)?;
-        count(&mut incoming);
-        self.dbs
-            .incoming
-            .put(&mut self.txn, &key, &encode(&incoming))?;
+        count(self.counted.entry(value.node).or_default());
+        Ok(())
+    }
+
+    /// Adds the pairs counted in this transaction to the `incoming` entries, in node order:
+    /// one update per node however many pairs named it, and one pass through the table.
+    fn write_counts(&mut self) -> Result<(), IndexError> {
+        let mut counted: Vec<(Node, Incoming)> = self.counted.drain().collect();
+        counted.sort_unstable_by_key(|&(node, _)| node);
+        for (node, more) in counted {
+            let mut incoming = incoming_in(&self.txn, &self.dbs, node)?;
+            incoming.add(more);
+            self.dbs
+                .incoming
+                .put(&mut self.txn, &node_key(node), &encode(&incoming))?;
+        }
         Ok(())
     }
 
@@ -2012,6 +2036,7 @@ impl Writer<'_> {
 
     /// Writes the meta entry and commits.
     pub fn commit(mut self) -> Result<Meta, IndexError> {
+        self.write_counts()?;
         let meta = self.meta;
         self.dbs.meta.put(&mut self.txn, b"meta", &encode(&meta))?;
         self.dbs
