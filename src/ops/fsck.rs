@@ -303,8 +303,8 @@ fn describe(db: &str, key: &[u8]) -> String {
     let id = crate::store::index::id_text;
     // The audit names entries by id where it knows them; one only the index holds has nodes.
     match db {
-        "nodes" | "claims" if key.len() == 32 => id(key),
-        "claims" => format!("node {}", number(key)),
+        "nodes" | "claims" | "incoming" if key.len() == 32 => id(key),
+        "claims" | "incoming" => format!("node {}", number(key)),
         "by_target" | "by_premise" if key.len() == 64 => {
             format!("{} ‖ {}", id(&key[..32]), id(&key[32..]))
         }

@@ -59,6 +59,7 @@ use crate::keys::Role;
 use envs::{FileId, Opened};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions, PutFlags, RoTxn, RwTxn, WithTls};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::ops::Bound;
@@ -176,15 +177,21 @@ impl Incoming {
         decode(value, "incoming")
     }
 
-    /// A record targets the claim: what a writer adds to its entry, and the audit to what
-    /// it expects, for each distinct target of a record.
+    /// A record targets the id: what a writer adds to its `incoming` entry, and the audit to
+    /// what it expects, for each distinct target of a record.
     pub fn count_record(&mut self) {
         self.records += 1;
     }
 
-    /// A claim names the claim as a premise (each distinct premise of a claim).
+    /// A claim names the id as a premise (each distinct premise of a claim).
     pub fn count_dependent(&mut self) {
         self.dependents += 1;
+    }
+
+    /// Both counts of `more` added (a writer gathers a transaction's counts, then adds them).
+    pub fn add(&mut self, more: Incoming) {
+        self.records += more.records;
+        self.dependents += more.dependents;
     }
 }
 
@@ -678,7 +685,7 @@ pub enum IndexError {
     )]
     InUse(PathBuf),
     /// The index contradicts itself: a lookup or a walk found fewer entries than another
-    /// entry says there are (a damaged page sent it past them), or an entry an other one
+    /// entry says there are (a damaged page sent it past them), or an entry that another one
     /// names is missing. Damage.
     #[error("the index contradicts itself: {0}")]
     Inconsistent(String),
@@ -731,6 +738,9 @@ impl IndexError {
                     | M::PageFull
                     | M::BadValSize
                     | M::CursorFull
+                    // Only the writer's appends can meet a key already there: the counts in
+                    // `meta` say the key is new, so the table contradicts them.
+                    | M::KeyExist
             ),
             _ => false,
         }
@@ -1262,6 +1272,7 @@ impl Index {
             dbs: self.dbs,
             legacy: self.legacy.clone(),
             meta,
+            counted: FxHashMap::default(),
             unsynced: &self.unsynced,
             _active: active,
         };
@@ -1914,6 +1925,9 @@ pub fn second_node(pair: &[u8]) -> Result<Node, IndexError> {
 /// One write transaction over the index, applying log records in order.
 pub struct Writer<'e> {
     txn: RwTxn<'e>,
+    /// Pairs counted in this transaction and not yet in `incoming`, by node (written at
+    /// commit, [`Writer::write_counts`]).
+    counted: FxHashMap<Node, Incoming>,
     dbs: Dbs,
     legacy: Vec<Checked>,
     meta: Meta,
@@ -1983,6 +1997,7 @@ impl Writer<'_> {
             db.clear(&mut self.txn)?;
         }
         self.meta = Meta::EMPTY;
+        self.counted.clear();
         Ok(())
     }
 
@@ -2014,7 +2029,8 @@ impl Writer<'_> {
     }
 
     /// Pairs `first`, a target or premise of the claim numbered `second`, with it in `db`,
-    /// and counts the pair in `first`'s `incoming` entry (`count`).
+    /// and counts the pair for `first`'s `incoming` entry (`count`), which the commit
+    /// writes.
     fn add_pair(
         &mut self,
         db: Checked,
@@ -2025,11 +2041,22 @@ impl Writer<'_> {
         let (value, _) = self.node_of(first, false)?;
         let key = node_key(value.node);
         db.put(&mut self.txn, &pair(&key, &node_key(second)), &[])?;
-        let mut incoming = incoming_in(&self.txn, &self.dbs, value.node)?;
-        count(&mut incoming);
-        self.dbs
-            .incoming
-            .put(&mut self.txn, &key, &encode(&incoming))?;
+        count(self.counted.entry(value.node).or_default());
+        Ok(())
+    }
+
+    /// Adds the pairs counted in this transaction to the `incoming` entries, in node order:
+    /// one update per node however many pairs named it, and one pass through the table.
+    fn write_counts(&mut self) -> Result<(), IndexError> {
+        let mut counted: Vec<(Node, Incoming)> = self.counted.drain().collect();
+        counted.sort_unstable_by_key(|&(node, _)| node);
+        for (node, more) in counted {
+            let mut incoming = incoming_in(&self.txn, &self.dbs, node)?;
+            incoming.add(more);
+            self.dbs
+                .incoming
+                .put(&mut self.txn, &node_key(node), &encode(&incoming))?;
+        }
         Ok(())
     }
 
@@ -2065,6 +2092,7 @@ impl Writer<'_> {
 
     /// Writes the meta entry and commits.
     pub fn commit(mut self) -> Result<Meta, IndexError> {
+        self.write_counts()?;
         let meta = self.meta;
         self.dbs.meta.put(&mut self.txn, b"meta", &encode(&meta))?;
         self.dbs
@@ -2281,6 +2309,36 @@ mod tests {
         std::fs::write(&marker, unsynced::boot_id().unwrap()).unwrap();
         index.sync().unwrap();
         assert!(marker.exists());
+    }
+
+    /// A full cursor stack (a tree that points back up itself), a key the counts say is new
+    /// and a contradiction are damage; a full map or reader table is a lack of resources.
+    #[test]
+    fn damage_and_a_lack_of_resources_are_told_apart() {
+        use heed::MdbError as M;
+        let lmdb = |e: M| IndexError::Lmdb(heed::Error::Mdb(e));
+        for e in [
+            lmdb(M::CursorFull),
+            lmdb(M::KeyExist),
+            lmdb(M::Corrupted),
+            IndexError::Inconsistent("x".into()),
+            IndexError::File("x".into()),
+        ] {
+            assert!(e.is_damage() && !e.is_resource(), "{e}");
+            let s = crate::store::StoreError::from(e);
+            assert!(
+                matches!(s, crate::store::StoreError::IndexDamaged(_)),
+                "{s}"
+            );
+        }
+        for e in [lmdb(M::MapFull), lmdb(M::ReadersFull), lmdb(M::MapResized)] {
+            assert!(e.is_resource() && !e.is_damage(), "{e}");
+            let s = crate::store::StoreError::from(e);
+            assert!(
+                matches!(s, crate::store::StoreError::IndexUnavailable(_)),
+                "{s}"
+            );
+        }
     }
 
     /// The borrowed decoding of an entry's leading fields agrees with decoding all of it.
