@@ -759,10 +759,14 @@ fn record_batch(
     made: &mut Vec<(usize, Checked)>,
 ) -> Result<(), Failure> {
     let mut pending: Vec<(usize, Pending)> = Vec::new();
+    let mut kept: Vec<Vec<u8>> = Vec::new();
     let mut stop = None;
     for (i, e) in batch {
         match decide(setup, signer, &targets[*i], e) {
-            Ok(Decided::Done(c)) => made.push((*i, c)),
+            Ok(Decided::Done(c, transcript)) => {
+                kept.extend(transcript);
+                made.push((*i, c));
+            }
             Ok(Decided::Record(p)) => pending.push((*i, *p)),
             Err(f) => {
                 stop = Some(f);
@@ -796,11 +800,13 @@ fn record_batch(
                 }
             }
         }
-        let evidence: Vec<&[u8]> = pending.iter().map(|(_, p)| p.evidence.as_slice()).collect();
-        blobs::put_many(store.root(), &evidence).map_err(|err| Failure::Io {
-            path: store.root().join("blobs").display().to_string(),
-            message: err.to_string(),
-        })?;
+        let evidence: Vec<&[u8]> = pending
+            .iter()
+            .map(|(_, p)| p.evidence.as_slice())
+            .chain(kept.iter().map(Vec::as_slice))
+            .collect();
+        put_blobs(store, &evidence)?;
+        kept.clear();
         let outcomes = if staged.is_empty() {
             Vec::new()
         } else {
@@ -816,16 +822,30 @@ fn record_batch(
             }
         }
     }
+    if !kept.is_empty() {
+        let kept: Vec<&[u8]> = kept.iter().map(Vec::as_slice).collect();
+        put_blobs(store, &kept)?;
+    }
     match stop {
         Some(f) => Err(f),
         None => Ok(()),
     }
 }
 
+/// Makes evidence blobs durable in the store.
+fn put_blobs(store: &Store, bytes: &[&[u8]]) -> Result<(), Failure> {
+    blobs::put_many(store.root(), bytes).map_err(|err| Failure::Io {
+        path: store.root().join("blobs").display().to_string(),
+        message: err.to_string(),
+    })?;
+    Ok(())
+}
+
 /// What one evaluation comes to before the store is reached.
 enum Decided {
-    /// Nothing to record.
-    Done(Checked),
+    /// Nothing to record; a transcript to keep as the result's evidence when a runner ran
+    /// and decided nothing (what it printed is the user's only clue why).
+    Done(Checked, Option<Vec<u8>>),
     /// A sealed record to append, and the evidence blob it names.
     Record(Box<Pending>),
 }
@@ -850,14 +870,14 @@ fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<
         seconds: None,
     };
     let (kind, value) = match &e.outcome {
-        Evaluated::Inconclusive(why) => {
+        Evaluated::Inconclusive(why) | Evaluated::Flaky(why) => {
+            if matches!(e.outcome, Evaluated::Flaky(_)) {
+                c.outcome = Outcome::Flaky;
+            }
             c.reason = Some(why.clone());
-            return Ok(Decided::Done(c));
-        }
-        Evaluated::Flaky(why) => {
-            c.outcome = Outcome::Flaky;
-            c.reason = Some(why.clone());
-            return Ok(Decided::Done(c));
+            let kept = (!e.transcript.runs.is_empty()).then(|| e.transcript.to_bytes());
+            c.evidence = kept.as_deref().map(blobs::digest);
+            return Ok(Decided::Done(c, kept));
         }
         Evaluated::True => ("verification", true),
         Evaluated::False => ("falsification", false),
@@ -875,7 +895,7 @@ fn decide(setup: &Setup, signer: &Signer, t: &Target, e: &Evaluation) -> Result<
             "the predicate is {value}; the claim is already {} and a {kind} would not change that",
             t.own
         ));
-        return Ok(Decided::Done(c));
+        return Ok(Decided::Done(c, None));
     }
     let bytes = e.transcript.to_bytes();
     let digest = blobs::digest(&bytes);

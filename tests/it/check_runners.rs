@@ -361,6 +361,23 @@ fn a_runner_that_writes_no_report_says_why() {
         reason.contains("--python") && reason.contains("--expose"),
         "what to do: {reason}"
     );
+    // Nothing is recorded, but what the runner printed is kept as the result's evidence.
+    let digest = check_support::entry(&out, &t)["evidence"]
+        .as_str()
+        .expect("an inconclusive run names its transcript")
+        .to_owned();
+    let blob = b
+        .ks
+        .store
+        .join("blobs/sha256")
+        .join(&digest[..2])
+        .join(&digest);
+    let transcript = std::fs::read_to_string(&blob).expect("the transcript blob is in the store");
+    assert!(
+        transcript.contains("No module named pytest"),
+        "the runner's stderr is in the transcript: {transcript}"
+    );
+    assert_eq!(check_support::entry(&out, &t)["record"], serde_json::Value::Null);
 
     // Any runner: the exit and the end of what it said.
     let b = Bench::new(&[("x", "")]);
