@@ -366,18 +366,20 @@ fn a_runner_that_writes_no_report_says_why() {
         .as_str()
         .expect("an inconclusive run names its transcript")
         .to_owned();
-    let blob = b
-        .ks
-        .store
-        .join("blobs/sha256")
-        .join(&digest[..2])
-        .join(&digest);
+    let blob =
+        b.ks.store
+            .join("blobs/sha256")
+            .join(&digest[..2])
+            .join(&digest);
     let transcript = std::fs::read_to_string(&blob).expect("the transcript blob is in the store");
     assert!(
         transcript.contains("No module named pytest"),
         "the runner's stderr is in the transcript: {transcript}"
     );
-    assert_eq!(check_support::entry(&out, &t)["record"], serde_json::Value::Null);
+    assert_eq!(
+        check_support::entry(&out, &t)["record"],
+        serde_json::Value::Null
+    );
 
     // Any runner: the exit and the end of what it said.
     let b = Bench::new(&[("x", "")]);

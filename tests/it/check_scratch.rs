@@ -3,27 +3,12 @@
 //! leave behind for good, and a harness key that never reaches the sandbox under another
 //! name.
 
-use crate::check_support::{self, bwrap_works, entry, outcome, Bench};
+use crate::check_support::{self, entry, outcome, proc_args, with, Bench};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const FILES: &[(&str, &str)] = &[("src/lib.rs", "pub fn f() {}\n")];
-
-/// `--no-sandbox` where bubblewrap cannot make a sandbox, so the test still runs processes.
-fn proc_args() -> Vec<&'static str> {
-    if bwrap_works() {
-        vec![]
-    } else {
-        eprintln!("note: bwrap unavailable; process claims run with --no-sandbox");
-        vec!["--no-sandbox"]
-    }
-}
-
-fn with<'a>(mut a: Vec<&'a str>, more: &[&'a str]) -> Vec<&'a str> {
-    a.extend_from_slice(more);
-    a
-}
 
 /// `cmd` as a shell runs it after `umask MASK` (the binary and its arguments unchanged).
 fn under_umask(mask: &str, cmd: &Command) -> Command {

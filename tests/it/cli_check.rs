@@ -4,7 +4,7 @@
 use crate::check_support;
 use crate::common;
 
-use check_support::{bwrap_works, entry, outcome, Bench};
+use check_support::{entry, outcome, proc_args, with, Bench};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -19,21 +19,6 @@ const FILES: &[(&str, &str)] = &[
     ),
     ("README.md", "tiny\n"),
 ];
-
-/// Process-starting claims run in the sandbox where one can be made.
-fn proc_args() -> Vec<&'static str> {
-    if bwrap_works() {
-        vec![]
-    } else {
-        eprintln!("note: bwrap unavailable; process claims run with --no-sandbox");
-        vec!["--no-sandbox"]
-    }
-}
-
-fn with<'a>(mut a: Vec<&'a str>, b: &[&'a str]) -> Vec<&'a str> {
-    a.extend_from_slice(b);
-    a
-}
 
 #[test]
 fn true_claims_are_verified_and_false_ones_falsified_with_evidence_show_prints() {

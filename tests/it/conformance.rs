@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{elench, sign_cli, ClaimBuilder, KeyedStore};
+use common::{copy_dir, elench, sign_cli, ClaimBuilder, KeyedStore};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -483,19 +483,6 @@ fn cases_outside_the_declared_scopes_are_not_applicable() {
         json["data"]["not_applicable_cases"],
         serde_json::json!([first])
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// `cargo test` builds the examples; the generator must reproduce the shipped corpus byte for

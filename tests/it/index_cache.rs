@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{cli_store, elench_path, graph, run, write_bundle, Keys, Signed};
+use common::{cli_store, copy_dir, elench_path, graph, run, write_bundle, Keys, Signed};
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -203,19 +203,6 @@ fn a_flipped_byte_in_the_index_never_crashes_a_command_and_repair_leaves_a_clean
         outcomes.get("status: index error").copied().unwrap_or(0) >= 5,
         "damage is found: {outcomes:?}"
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Points the index's main tree at a page past the end of `data.mdb` (both meta pages), as

@@ -8,7 +8,7 @@
 use crate::common;
 use crate::index_cache::store_with;
 
-use common::{assertion, graph, record, run, warning_codes, Keys, Out, Signed};
+use common::{assertion, copy_dir, graph, record, run, warning_codes, Keys, Out, Signed};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -49,19 +49,6 @@ fn remove(store: &Path, name: &str, key: &[u8]) {
     with_index(store, |env, txn| {
         assert!(table(env, txn, name).delete(txn, key).unwrap(), "{name}");
     });
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The command fails with `INDEX_DAMAGED` and marks the index; the next command (the same

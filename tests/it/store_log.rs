@@ -4,7 +4,8 @@
 use crate::common;
 
 use common::{
-    cli_store, export, graph, run, run_with, write_bundle, ClaimBuilder, Keys, Signed, Signer,
+    cli_store, copy_dir, export, graph, run, run_with, write_bundle, ClaimBuilder, Keys, Signed,
+    Signer,
 };
 use elench::store::index::{ClaimEntry, KeyEntry};
 use elench::store::log::{encode_frame, Head, Log, Record, GENESIS};
@@ -1480,14 +1481,6 @@ fn an_index_of_a_log_rewritten_before_its_head_is_rebuilt() {
     let recs = records(&store);
     rewrite_chained(&store, &recs[..recs.len() - 2]);
     corrupt(&run(&store, &["status", "--all"]));
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
 }
 
 #[test]

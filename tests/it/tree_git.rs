@@ -111,17 +111,8 @@ fn elench_tree(dir: &Path, home: &Path, args: &[&str]) -> String {
 
 /// `elench tree ARGS DIR`'s whole JSON answer.
 fn elench_tree_json(dir: &Path, home: &Path, args: &[&str]) -> Value {
-    let mut cmd = Command::new(common::elench_path());
-    isolate(&mut cmd, home);
-    let out = cmd
-        .arg("tree")
-        .args(args)
-        .args(["--format", "json"])
-        .arg(dir)
-        .output()
-        .expect("elench runs");
-    let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(out.status.code(), Some(0), "{json}");
+    let (code, json) = elench_tree_any(dir, home, args);
+    assert_eq!(code, 0, "{json}");
     json
 }
 

@@ -140,6 +140,23 @@ pub fn outcome(out: &Value, id: &str) -> String {
     entry(out, id)["outcome"].as_str().unwrap().to_owned()
 }
 
+/// `--no-sandbox` where bubblewrap cannot make a sandbox, so process-starting claims still
+/// run (in the sandbox wherever one can be made).
+pub fn proc_args() -> Vec<&'static str> {
+    if bwrap_works() {
+        vec![]
+    } else {
+        eprintln!("note: bwrap unavailable; process claims run with --no-sandbox");
+        vec!["--no-sandbox"]
+    }
+}
+
+/// `a` followed by `more`.
+pub fn with<'a>(mut a: Vec<&'a str>, more: &[&'a str]) -> Vec<&'a str> {
+    a.extend_from_slice(more);
+    a
+}
+
 /// Whether bubblewrap can make a sandbox here.
 pub fn bwrap_works() -> bool {
     std::process::Command::new("bwrap")

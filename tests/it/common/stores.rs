@@ -135,3 +135,17 @@ pub fn hold_writer_lock(store: &std::path::Path) -> std::fs::File {
     f.lock().unwrap();
     f
 }
+
+/// Copies a directory tree (a store, a corpus) file by file, so a test can damage the copy.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
