@@ -216,25 +216,56 @@ pub struct Staged {
 /// rebuilds and catch-ups opening it starts by itself: the observer it was opened with.
 pub type Observed = Arc<dyn Observer>;
 
-/// The observer of a store opened without one: nobody hears anything.
-fn silent() -> Observed {
-    Arc::new(Silent)
+/// How a store is opened ([`Store::open`], [`Store::init`], [`Store::open_unsettled`],
+/// [`Store::reindex_at`], [`Store::repair_at`]), and how it works after.
+#[derive(Clone)]
+pub struct Options {
+    /// How long to wait for the writer lock (another process writing).
+    pub wait: Duration,
+    /// Who hears the store's warnings (TORN_TAIL, INDEX_REBUILT, …) and the progress of the
+    /// rebuilds and catch-ups it starts by itself.
+    pub observer: Observed,
+    /// Where its index's environment is open, shared with the caller's other stores: LMDB
+    /// opens a folder's environment once per process, so a second store of the same folder
+    /// opened while the first lives must share them (or is `IndexInUse`).
+    pub envs: Environments,
+}
+
+impl Options {
+    /// Waits up to `wait` for the writer lock; nobody hears anything; environments of its
+    /// own.
+    pub fn new(wait: Duration) -> Options {
+        Options {
+            wait,
+            observer: Arc::new(Silent),
+            envs: Environments::new(),
+        }
+    }
+
+    /// With `observer` hearing the store's warnings and progress.
+    pub fn observer(mut self, observer: Observed) -> Options {
+        self.observer = observer;
+        self
+    }
+
+    /// With the index opened through `envs` (shared with the caller's other stores).
+    pub fn envs(mut self, envs: &Environments) -> Options {
+        self.envs = envs.clone();
+        self
+    }
 }
 
 pub struct Store {
     root: PathBuf,
     log: Log,
     index: Index,
-    wait: Duration,
     /// Trust generation of the last `trust_set()` handed out (for `add`); u64::MAX: none.
     trust_seen: AtomicU64,
     /// Nobody can write the store (read-only file system or permissions): it is read as the
     /// last writer left it, and every write is refused.
     read_only: bool,
-    /// Hears the warnings and progress of this store's work.
-    observer: Observed,
-    /// Where its index's environment is open, shared with the caller's other stores.
-    envs: Environments,
+    /// How it was opened: the wait for the writer lock, who hears its work, its environments.
+    options: Options,
 }
 
 /// Where the store is: an explicit path, or `.elench` in the working directory or the

@@ -6,13 +6,11 @@ use super::log::{self, Kind, Log};
 use super::rebuild;
 use super::{
     acquire_lock, current_version, fresh_quarantine, io_err, migrate, read_format_file, record,
-    silent, try_lock, unix_time, write_format_file, Environments, Head, Meta, Observed, Observer,
-    Position, Store, StoreError, Tail, WriterLock, FORMAT_FILE, INDEX_DIR, LOCK_FILE, LOG_DIR,
-    SYNC_AFTER,
+    try_lock, unix_time, write_format_file, Environments, Head, Meta, Observer, Options, Position,
+    Store, StoreError, Tail, WriterLock, FORMAT_FILE, INDEX_DIR, LOCK_FILE, LOG_DIR, SYNC_AFTER,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
 
 /// How the index stands against the log.
 #[derive(Debug)]
@@ -28,25 +26,14 @@ enum Standing {
 }
 
 impl Store {
-    /// Creates a store at `root` (or opens the one already there). Returns whether it was new.
-    /// Nobody hears its warnings: [`Store::init_with`] names who does.
-    pub fn init(root: &Path, wait: Duration) -> Result<(Store, bool), StoreError> {
-        Store::init_with(root, wait, silent(), &Environments::new())
-    }
-
-    /// [`Store::init`], with `observer` hearing the store's warnings and progress, and its
-    /// index opened through `envs` (shared with the caller's other stores).
-    pub fn init_with(
-        root: &Path,
-        wait: Duration,
-        observer: Observed,
-        envs: &Environments,
-    ) -> Result<(Store, bool), StoreError> {
+    /// Creates a store at `root` (or opens the one already there), as `options` say. Returns
+    /// whether it was new.
+    pub fn init(root: &Path, options: &Options) -> Result<(Store, bool), StoreError> {
         if root.join(FORMAT_FILE).is_file() {
-            return Ok((Store::open_with(root, wait, observer, envs)?, false));
+            return Ok((Store::open(root, options)?, false));
         }
         std::fs::create_dir_all(root.join(LOG_DIR)).map_err(io_err(root))?;
-        let store = Store::open_parts(root, wait, &observer, envs)?;
+        let store = Store::open_parts(root, options)?;
         // The FORMAT file is written last: its presence marks a complete store.
         write_format_file(root)?;
         Ok((store, true))
@@ -63,24 +50,11 @@ impl Store {
     }
 
     /// Opens an existing store. Never waits for a writer, unless the index must be rebuilt
-    /// or an older layout migrated (up to `wait`). Nobody hears its warnings:
-    /// [`Store::open_with`] names who does.
-    ///
-    /// Its index is opened through environments of its own: a second store of the same
-    /// folder opened while this one lives must share them ([`Store::open_with`]).
-    pub fn open(root: &Path, wait: Duration) -> Result<Store, StoreError> {
-        Store::open_with(root, wait, silent(), &Environments::new())
-    }
-
-    /// [`Store::open`], with `observer` hearing the store's warnings (a torn tail cut, an
-    /// index rebuilt) and the progress of a rebuild, on opening and after, and its index
-    /// opened through `envs` (shared with the caller's other stores).
-    pub fn open_with(
-        root: &Path,
-        wait: Duration,
-        observer: Observed,
-        envs: &Environments,
-    ) -> Result<Store, StoreError> {
+    /// or an older layout migrated (up to `options.wait`). `options.observer` hears the
+    /// store's warnings (a torn tail cut, an index rebuilt) and the progress of a rebuild, on
+    /// opening and after; its index is opened through `options.envs`: a second store of the
+    /// same folder opened while this one lives must share them.
+    pub fn open(root: &Path, options: &Options) -> Result<Store, StoreError> {
         let found = read_format_file(root)?;
         let supported = current_version();
         if found > supported {
@@ -91,23 +65,23 @@ impl Store {
             return Err(StoreError::Corrupt(why));
         }
         if found < supported {
-            let lock = acquire_lock(root, wait)?;
-            migrate::migrate(root, found, envs)?;
+            let lock = acquire_lock(root, options.wait)?;
+            migrate::migrate(root, found, &options.envs)?;
             drop(lock);
         }
-        let store = Store::open_parts(root, wait, &observer, envs)?;
+        let store = Store::open_parts(root, options)?;
         match store.settle(None) {
             Ok(()) => Ok(store),
             // Damage found on the way is rebuilt into fresh files, never read again.
             Err(StoreError::IndexDamaged(_)) if !store.read_only => {
                 drop(store);
                 let index_dir = root.join(INDEX_DIR);
-                envs.forget(&index_dir);
-                let _lock = acquire_lock(root, wait)?;
+                options.envs.forget(&index_dir);
+                let _lock = acquire_lock(root, options.wait)?;
                 let log = Log::new(root.join(LOG_DIR));
                 let why = "the index was found damaged when it was opened";
-                let index = Store::replace_index_locked(root, &log, wait, why, &observer, envs)?;
-                let store = Store::assemble(root, log, index, wait, false, observer, envs);
+                let index = Store::replace_index_locked(root, &log, why, options)?;
+                let store = Store::assemble(root, log, index, false, options);
                 store.settle(Some(&_lock))?;
                 Ok(store)
             }
@@ -119,39 +93,28 @@ impl Store {
     /// than the one on disk: when no layout 1 database waits in `db/` (unmigrated), FORMAT is
     /// made to name the current layout (the log, if any, is the store; nothing else
     /// changes). Returns whether it did.
-    pub fn repair_format(root: &Path, wait: Duration) -> Result<bool, StoreError> {
+    pub fn repair_format(root: &Path, options: &Options) -> Result<bool, StoreError> {
         let found = read_format_file(root)?;
         if found >= current_version() || root.join("db").is_dir() {
             return Ok(false);
         }
-        let _lock = acquire_lock(root, wait)?;
+        let _lock = acquire_lock(root, options.wait)?;
         write_format_file(root)?;
         Ok(true)
     }
 
     /// Opens a store without bringing the index level with the log (for `fsck`, which
     /// reports what it finds instead).
-    pub fn open_unsettled(root: &Path, wait: Duration) -> Result<Store, StoreError> {
-        Store::open_unsettled_with(root, wait, silent(), &Environments::new())
-    }
-
-    /// [`Store::open_unsettled`], with `observer` hearing the store's warnings and progress,
-    /// and its index opened through `envs`.
-    pub fn open_unsettled_with(
-        root: &Path,
-        wait: Duration,
-        observer: Observed,
-        envs: &Environments,
-    ) -> Result<Store, StoreError> {
+    pub fn open_unsettled(root: &Path, options: &Options) -> Result<Store, StoreError> {
         Store::check(root)?;
         let found = read_format_file(root)?;
         if found < current_version() {
-            return Store::open_with(root, wait, observer, envs);
+            return Store::open(root, options);
         }
         if let Some(why) = migrate::disagreement(root, found) {
             return Err(StoreError::Corrupt(why));
         }
-        Store::open_parts(root, wait, &observer, envs)
+        Store::open_parts(root, options)
     }
 
     fn refuse_if_read_only(&self) -> Result<(), StoreError> {
@@ -169,41 +132,26 @@ impl Store {
     /// Takes the writer lock without touching the index.
     pub fn lock_unsettled(&self) -> Result<WriterLock, StoreError> {
         self.refuse_if_read_only()?;
-        acquire_lock(&self.root, self.wait)
+        acquire_lock(&self.root, self.options.wait)
     }
 
-    fn assemble(
-        root: &Path,
-        log: Log,
-        index: Index,
-        wait: Duration,
-        read_only: bool,
-        observer: Observed,
-        envs: &Environments,
-    ) -> Store {
+    fn assemble(root: &Path, log: Log, index: Index, read_only: bool, options: &Options) -> Store {
         Store {
             root: root.to_path_buf(),
             log,
             index,
-            wait,
             trust_seen: AtomicU64::new(u64::MAX),
             read_only,
-            observer,
-            envs: envs.clone(),
+            options: options.clone(),
         }
     }
 
     /// Who hears this store's warnings and progress.
     pub fn observer(&self) -> &dyn Observer {
-        &*self.observer
+        &*self.options.observer
     }
 
-    fn open_parts(
-        root: &Path,
-        wait: Duration,
-        observer: &Observed,
-        envs: &Environments,
-    ) -> Result<Store, StoreError> {
+    fn open_parts(root: &Path, options: &Options) -> Result<Store, StoreError> {
         let log = Log::new(root.join(LOG_DIR));
         let index_dir = root.join(INDEX_DIR);
         let marker = index::unsynced::path_in(&index_dir);
@@ -215,43 +163,22 @@ impl Store {
                     why: index::unsynced::reason(&other),
                 });
             }
-            let index = Index::open_read_only(envs, &index_dir).map_err(|e| {
+            let index = Index::open_read_only(&options.envs, &index_dir).map_err(|e| {
                 StoreError::Invalid(
                     root.to_path_buf(),
                     format!("the store is read-only and its index cannot be read ({e})"),
                 )
             })?;
-            return Ok(Store::assemble(
-                root,
-                log,
-                index,
-                wait,
-                true,
-                observer.clone(),
-                envs,
-            ));
+            return Ok(Store::assemble(root, log, index, true, options));
         }
-        let index = Store::writable_index(root, &log, wait, observer, envs)?;
-        Ok(Store::assemble(
-            root,
-            log,
-            index,
-            wait,
-            false,
-            observer.clone(),
-            envs,
-        ))
+        let index = Store::writable_index(root, &log, options)?;
+        Ok(Store::assemble(root, log, index, false, options))
     }
 
     /// The index of a store that can be written, opened; rebuilt into fresh files first when
     /// it was found damaged, may have lost pages with an earlier boot, or cannot be opened.
-    fn writable_index(
-        root: &Path,
-        log: &Log,
-        wait: Duration,
-        observer: &Observed,
-        envs: &Environments,
-    ) -> Result<Index, StoreError> {
+    fn writable_index(root: &Path, log: &Log, options: &Options) -> Result<Index, StoreError> {
+        let (wait, envs) = (options.wait, &options.envs);
         let index_dir = root.join(INDEX_DIR);
         let marker = index::unsynced::path_in(&index_dir);
         // An index a command found damaged (`index::fault`) is never read again: it
@@ -262,10 +189,8 @@ impl Store {
                 return Store::replace_index_locked(
                     root,
                     log,
-                    wait,
                     "an earlier command found the index damaged",
-                    observer,
-                    envs,
+                    options,
                 );
             }
         }
@@ -279,7 +204,7 @@ impl Store {
             // Another process may have rebuilt it meanwhile.
             if let Ok(Some(other)) = index::unsynced::from_other_boot(&marker) {
                 let why = index::unsynced::reason(&other);
-                return Store::replace_index_locked(root, log, wait, &why, observer, envs);
+                return Store::replace_index_locked(root, log, &why, options);
             }
         }
         Ok(match open_index(envs, &index_dir) {
@@ -294,10 +219,8 @@ impl Store {
                     Err(_) => Store::replace_index_locked(
                         root,
                         log,
-                        wait,
                         &format!("the index could not be opened ({why})"),
-                        observer,
-                        envs,
+                        options,
                     )?,
                 }
             }
@@ -312,11 +235,10 @@ impl Store {
     fn replace_index_locked(
         root: &Path,
         log: &Log,
-        wait: Duration,
         why: &str,
-        observer: &Observed,
-        envs: &Environments,
+        options: &Options,
     ) -> Result<Index, StoreError> {
+        let envs = &options.envs;
         let index_dir = root.join(INDEX_DIR);
         envs.forget(&index_dir);
         let aside = root.join(format!(
@@ -346,15 +268,7 @@ impl Store {
             Unopened::Resource(why) => StoreError::Corrupt(format!("resource: {why}")),
             Unopened::Damaged(why) => StoreError::Corrupt(why),
         })?;
-        let store = Store::assemble(
-            root,
-            log.clone(),
-            index.clone(),
-            wait,
-            false,
-            observer.clone(),
-            envs,
-        );
+        let store = Store::assemble(root, log.clone(), index.clone(), false, options);
         store.rebuild_locked(why)?;
         Ok(index)
     }
@@ -585,7 +499,7 @@ impl Store {
                 }
                 // A writer may be part-way through changing the log (`fsck --repair` cuts it
                 // before it rebuilds the index): judged again once it is done.
-                let _l = acquire_lock(&self.root, self.wait)?;
+                let _l = acquire_lock(&self.root, self.options.wait)?;
                 match self.standing()? {
                     Standing::Lost(why) => Err(StoreError::Corrupt(why)),
                     Standing::Rebuild(why) => self.rebuild_locked(&why),
@@ -612,7 +526,7 @@ impl Store {
                 if lock.is_some() {
                     return self.rebuild_locked(&why);
                 }
-                let _l = acquire_lock(&self.root, self.wait)?;
+                let _l = acquire_lock(&self.root, self.options.wait)?;
                 match self.standing()? {
                     Standing::Rebuild(why) => self.rebuild_locked(&why),
                     Standing::Behind => self.catch_up_locked(),
@@ -625,7 +539,7 @@ impl Store {
 
     fn catch_up_locked(&self) -> Result<(), StoreError> {
         let from = self.index.read()?.meta()?;
-        let listener = self.observer.progress(
+        let listener = self.options.observer.progress(
             if from.head.records == 0 {
                 "rebuilding the index"
             } else {
@@ -646,7 +560,7 @@ impl Store {
             self.index.sync()?;
         }
         if from.head.records == 0 && now > 0 {
-            self.observer.warn(
+            self.options.observer.warn(
                 crate::error::Code::IndexRebuilt.as_str(),
                 format!("the index was missing or empty; rebuilt it from the log ({now} records)"),
             );
@@ -656,12 +570,12 @@ impl Store {
 
     /// Rebuilds the index from the whole log. The caller holds the writer lock.
     pub fn rebuild_locked(&self, why: &str) -> Result<(), StoreError> {
-        let listener = self.observer.progress("rebuilding the index", None);
+        let listener = self.options.observer.progress("rebuilding the index", None);
         let tail =
             rebuild::rebuild_all(&self.log, &self.index, listener.as_deref().map(|l| l as _))?;
         drop(listener);
         let records = self.index.read()?.meta()?.head.records;
-        self.observer.warn(
+        self.options.observer.warn(
             crate::error::Code::IndexRebuilt.as_str(),
             format!("{why}; rebuilt the index from the log ({records} records)"),
         );
@@ -669,13 +583,13 @@ impl Store {
     }
 
     fn handle_tail(&self, tail: Tail) -> Result<(), StoreError> {
-        handle_tail_of(&self.root, &self.log, tail, &*self.observer)
+        handle_tail_of(&self.root, &self.log, tail, &*self.options.observer)
     }
 
     /// Takes the writer lock (waiting up to `--wait`) and brings the index level with the log.
     pub fn lock(&self) -> Result<WriterLock, StoreError> {
         self.refuse_if_read_only()?;
-        let lock = acquire_lock(&self.root, self.wait)?;
+        let lock = acquire_lock(&self.root, self.options.wait)?;
         self.settle(Some(&lock))?;
         Ok(lock)
     }

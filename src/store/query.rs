@@ -131,15 +131,6 @@ impl Store {
         Ok(self.index.read()?.meta()?.counts.envelopes)
     }
 
-    /// [`Store::holds_envelope`] with the digest in hex.
-    pub fn has_envelope(&self, id: &str, digest_hex: &str) -> Result<bool, StoreError> {
-        let mut d = [0u8; 32];
-        if hex::decode_to_slice(digest_hex, &mut d).is_err() {
-            return Ok(false);
-        }
-        self.holds_envelope(id, &d)
-    }
-
     /// Envelopes in log order from envelope number `from`, at most `limit`.
     pub fn envelope_records(
         &self,

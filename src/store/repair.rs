@@ -6,11 +6,10 @@ use super::log::Log;
 use super::open::{handle_tail_of, is_read_only};
 use super::rebuild;
 use super::{
-    acquire_lock, current_version, fresh_quarantine, read_format_file, silent, unix_time, Damage,
-    Environments, Head, Meta, Observed, Observer, Store, StoreError, Tail, INDEX_DIR, LOG_DIR,
+    acquire_lock, current_version, fresh_quarantine, read_format_file, unix_time, Damage, Head,
+    Meta, Options, Store, StoreError, Tail, INDEX_DIR, LOG_DIR,
 };
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 impl Store {
     /// `elench reindex`: rebuild the index from the log, under the writer lock.
@@ -18,53 +17,35 @@ impl Store {
     /// The index is rebuilt into fresh files (never reading the old ones, which may be
     /// damaged), so the store is consumed: open it again to read the new index.
     pub fn reindex(self, progress: Option<&(dyn Fn(u64) + Sync)>) -> Result<Meta, StoreError> {
-        let observer = self.observer.clone();
-        let envs = self.envs.clone();
-        let (root, wait) = self.close();
-        Store::reindex_at_with(&root, wait, progress, observer, &envs)
+        let (root, options) = self.close();
+        Store::reindex_at(&root, &options, progress)
     }
 
     /// [`Store::reindex`] of the store at `root`, without opening its index at all (a damaged
-    /// one can fault when read).
+    /// one can fault when read); `options.observer` hears the store's warnings.
     pub fn reindex_at(
         root: &Path,
-        wait: Duration,
+        options: &Options,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Meta, StoreError> {
-        Store::reindex_at_with(root, wait, progress, silent(), &Environments::new())
-    }
-
-    /// [`Store::reindex_at`], with `observer` hearing the store's warnings, through `envs`.
-    pub fn reindex_at_with(
-        root: &Path,
-        wait: Duration,
-        progress: Option<&(dyn Fn(u64) + Sync)>,
-        observer: Observed,
-        envs: &Environments,
-    ) -> Result<Meta, StoreError> {
-        let log = Store::unopened(root, wait, &observer, envs)?;
-        let _lock = acquire_lock(root, wait)?;
-        rebuild_aside_locked(root, &log, progress, &*observer, envs)
+        let log = Store::unopened(root, options)?;
+        let _lock = acquire_lock(root, options.wait)?;
+        rebuild_aside_locked(root, &log, progress, options)
     }
 
     /// Lets go of this store's index (so that its files can be replaced) and says where the
     /// store is.
-    fn close(self) -> (PathBuf, Duration) {
-        self.envs.forget(&self.index_dir());
-        (self.root.clone(), self.wait)
+    fn close(self) -> (PathBuf, Options) {
+        self.options.envs.forget(&self.index_dir());
+        (self.root.clone(), self.options.clone())
     }
 
     /// The log of the store at `root`, checked (format, layout migrated, writable) without
     /// opening the index.
-    fn unopened(
-        root: &Path,
-        wait: Duration,
-        observer: &Observed,
-        envs: &Environments,
-    ) -> Result<Log, StoreError> {
+    fn unopened(root: &Path, options: &Options) -> Result<Log, StoreError> {
         Store::check(root)?;
         if read_format_file(root)? < current_version() {
-            let (root, _) = Store::open_with(root, wait, observer.clone(), envs)?.close();
+            let (root, _) = Store::open(root, options)?.close();
             return Ok(Log::new(root.join(LOG_DIR)));
         }
         if is_read_only(root) {
@@ -81,27 +62,16 @@ impl Store {
     /// when the log was sound or only ended in an unfinished append) and the files moved.
     /// The index is rebuilt into fresh files, so the store is consumed: open it again.
     pub fn repair(self) -> Result<Repaired, StoreError> {
-        let observer = self.observer.clone();
-        let envs = self.envs.clone();
-        let (root, wait) = self.close();
-        Store::repair_at_with(&root, wait, observer, &envs)
+        let (root, options) = self.close();
+        Store::repair_at(&root, &options)
     }
 
     /// [`Store::repair`] of the store at `root`. Its index is read only to learn what it
     /// vouches for, and not at all when a command found it damaged (`index::fault`): the
     /// rebuilt index is written into fresh files.
-    pub fn repair_at(root: &Path, wait: Duration) -> Result<Repaired, StoreError> {
-        Store::repair_at_with(root, wait, silent(), &Environments::new())
-    }
-
-    /// [`Store::repair_at`], with `observer` hearing the store's warnings, through `envs`.
-    pub fn repair_at_with(
-        root: &Path,
-        wait: Duration,
-        observer: Observed,
-        envs: &Environments,
-    ) -> Result<Repaired, StoreError> {
-        let log = Store::unopened(root, wait, &observer, envs)?;
+    pub fn repair_at(root: &Path, options: &Options) -> Result<Repaired, StoreError> {
+        let wait = options.wait;
+        let log = Store::unopened(root, options)?;
         // What the index vouches for, before it is rebuilt: a log cut inside a record the
         // index saw lost an acknowledged record, which is damage, not an unfinished append.
         // Only a log that ends in a torn record needs the answer, so only then is the old
@@ -109,7 +79,7 @@ impl Store {
         let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
         let acknowledged_loss = match tail {
             Tail::Torn { .. } if !index::fault::marked(&root.join(INDEX_DIR)) => {
-                match Store::open_unsettled_with(root, wait, observer.clone(), envs) {
+                match Store::open_unsettled(root, options) {
                     Ok(store) => {
                         let why = store.acknowledged_loss();
                         store.close();
@@ -131,7 +101,7 @@ impl Store {
         loop {
             let (_, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
             let (cut, is_damage) = match tail {
-                Tail::Clean => match rebuild_aside_locked(root, &log, None, &*observer, envs) {
+                Tail::Clean => match rebuild_aside_locked(root, &log, None, options) {
                     Ok(_) => break,
                     Err(StoreError::Damaged(d)) => (d, true),
                     Err(e) => return Err(e),
@@ -190,9 +160,9 @@ fn rebuild_aside_locked(
     root: &Path,
     log: &Log,
     progress: Option<&(dyn Fn(u64) + Sync)>,
-    observer: &dyn Observer,
-    envs: &Environments,
+    options: &Options,
 ) -> Result<Meta, StoreError> {
+    let envs = &options.envs;
     let index_dir = root.join(INDEX_DIR);
     let fresh = root.join(format!("index.new-{}-{}", unix_time(), std::process::id()));
     let _ = std::fs::remove_dir_all(&fresh);
@@ -202,7 +172,7 @@ fn rebuild_aside_locked(
         let meta = index.read().and_then(|r| r.meta());
         envs.forget(&fresh);
         drop(index);
-        handle_tail_of(root, log, tail?, observer)?;
+        handle_tail_of(root, log, tail?, &*options.observer)?;
         Ok::<Meta, StoreError>(meta?)
     })();
     // A rebuild that stopped (damage `fsck --repair` moves aside, say) leaves no half-built

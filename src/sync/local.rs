@@ -69,9 +69,14 @@ pub fn local_envelopes_since(
         .collect())
 }
 
-/// Whether the store holds the envelope whose canonical digest is `digest`.
+/// Whether the store holds the envelope whose canonical digest is `digest` (hex; a digest
+/// that is not 64 hex digits names nothing it holds).
 pub fn has_envelope(store: &Store, claim_id: &str, digest: &str) -> Result<bool, StoreError> {
-    store.has_envelope(claim_id, digest)
+    let mut d = [0u8; 32];
+    if hex::decode_to_slice(digest, &mut d).is_err() {
+        return Ok(false);
+    }
+    store.holds_envelope(claim_id, &d)
 }
 
 /// The trust set pulls are verified against: the local one, never the remote's, and its

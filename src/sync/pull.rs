@@ -360,8 +360,11 @@ mod tests {
     #[test]
     fn refusals_past_what_the_state_keeps_leave_no_starting_point() {
         let dir = crate::scratch::ScratchDir::new("elench-pull");
-        let (store, _) =
-            Store::init(&dir.path().join("store"), std::time::Duration::from_secs(5)).unwrap();
+        let (store, _) = Store::init(
+            &dir.path().join("store"),
+            &crate::store::Options::new(std::time::Duration::from_secs(5)),
+        )
+        .unwrap();
         let stop = || false;
         let mut run = Run {
             store: &store,
