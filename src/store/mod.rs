@@ -30,16 +30,18 @@ mod query;
 pub mod rebuild;
 pub mod record;
 mod repair;
+pub mod stage;
 
 pub use index::{ClaimEntry, Environments, IndexWatch, KeyEntry, Meta};
 pub use log::{Damage, Head, Position, Tail};
 pub use migrate::current_version;
 pub use query::trust_set_of;
 pub use repair::Repaired;
+pub use stage::{DryRun, Staged};
 
 use crate::claim::Claim;
 use crate::error::Rejection;
-use crate::ingest::{Accepted, Signer};
+use crate::ingest::Signer;
 use crate::keys::Role;
 use crate::ops::observer::{Observer, Silent};
 use index::Index;
@@ -200,16 +202,6 @@ pub struct EnvelopeRecord {
     /// Lowercase hex SHA-256 of `bytes`.
     pub digest: String,
     pub bytes: Vec<u8>,
-}
-
-/// An envelope verified (outside the lock) and ready to append.
-#[derive(Debug, Clone)]
-pub struct Staged {
-    pub canonical: Vec<u8>,
-    pub digest: [u8; 32],
-    pub accepted: Accepted,
-    /// The trust generation (number of trust events) it was verified under.
-    pub trust_generation: u64,
 }
 
 /// Who hears a store's warnings (TORN_TAIL, INDEX_REBUILT, …) and the progress of the
