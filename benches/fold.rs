@@ -44,7 +44,8 @@ fn build(n: usize) -> Built {
     let harness = SigningKey::from_bytes(&[12; 32]);
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("target/bench-stores/n{n}"));
     let fresh = !dir.join("FORMAT").exists();
-    let (store, _) = Store::init(&dir, Duration::from_secs(30)).expect("store");
+    let (store, _) =
+        Store::init(&dir, &elench::store::Options::new(Duration::from_secs(30))).expect("store");
     let add = |store: &Store, claim: Value, key: &SigningKey| -> String {
         let (c, env) = seal(&claim, key).expect("seal");
         if fresh {

@@ -390,8 +390,11 @@ fn check(case: &Case) {
         }
         Expect::Status { .. } | Expect::Blast { .. } => {
             let dir = tempfile::tempdir().expect("temp dir");
-            let (store, _) =
-                Store::init(&dir.path().join("store"), Duration::from_secs(5)).expect("init");
+            let (store, _) = Store::init(
+                &dir.path().join("store"),
+                &elench::store::Options::new(Duration::from_secs(5)),
+            )
+            .expect("init");
             for (k, retired) in &case.keys {
                 store.add_key(&trusted(k, false)).expect("add key");
                 if *retired {

@@ -12,7 +12,8 @@
 use ed25519_dalek::SigningKey;
 use elench::ingest::seal;
 use elench::keys::public_key_pem;
-use elench::sync::{layout, local};
+use elench::store::record;
+use elench::sync::layout;
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
@@ -87,8 +88,8 @@ fn write_part(
         });
         let (c, env) = seal(&claim, key).expect("benchmark claims are valid");
         writeln!(bundle, "{env}").expect("bundle");
-        let canonical = local::canonical(env.as_bytes()).expect("an envelope is JSON");
-        let path = layout::envelope_path(&c.id, &local::digest_hex(&canonical));
+        let canonical = record::canonical_envelope(env.as_bytes()).expect("an envelope is JSON");
+        let path = layout::envelope_path(&c.id, &hex::encode(record::envelope_digest(&canonical)));
         write!(fi, "M 100644 inline {path}\ndata {}\n", canonical.len()).expect("fi");
         fi.write_all(&canonical).expect("fi");
         fi.write_all(b"\n").expect("fi");

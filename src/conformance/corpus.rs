@@ -216,8 +216,11 @@ fn try_case(case: &Path, reaper: &Arc<Reaper>) -> Result<Option<String>, String>
         .ok_or("expected.json: no `expect.kind`")?;
 
     let scratch = ScratchDir::create("elench-conformance", reaper).map_err(|e| e.to_string())?;
-    let (store, _) =
-        Store::init(scratch.path(), Duration::from_secs(10)).map_err(|e| e.to_string())?;
+    let (store, _) = Store::init(
+        scratch.path(),
+        &crate::store::Options::new(Duration::from_secs(10)),
+    )
+    .map_err(|e| e.to_string())?;
     for (i, k) in keys
         .as_array()
         .ok_or("keys.json: not an array")?

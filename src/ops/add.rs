@@ -16,9 +16,9 @@ use super::{Context, Failure, Observer, Stop};
 use crate::envelope::Envelope;
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
-use crate::ingest::{verify_for_store, verify_json};
 use crate::keys::TrustSet;
-use crate::store::{record, Effect, Staged, Store};
+use crate::store::stage::{self, Reading};
+use crate::store::{record, DryRun, Effect, Staged, Store};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet as HashSet;
 use serde::Serialize;
@@ -208,7 +208,7 @@ struct Batch<'o> {
     ignored: usize,
     foreign: Vec<ForeignLine>,
     /// `--dry-run`: judge, never store; the claims and envelopes this run would have added.
-    dry_run: Option<(HashSet<String>, HashSet<[u8; 32]>)>,
+    dry_run: Option<DryRun>,
     last_rejection: Option<Failure>,
     /// Acknowledge each envelope to the observer (a batch).
     ack_lines: bool,
@@ -407,76 +407,65 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                 lead,
                 trail,
             } => {
-                // Text already in canonical form (as `elench sign` writes it) is its own
-                // canonical form; any other is read as JSON once, for the checks and for
-                // the canonical form.
-                let (verdict, canonical) = match Envelope::from_canonical(&bytes) {
-                    Some((envelope, text)) => {
-                        (verify_for_store(envelope, trust), Some(text.to_vec()))
-                    }
-                    None => match Envelope::parse_json(&bytes) {
-                        Ok(json) => (verify_json(&json, trust), record::canonical_of(&json).ok()),
-                        // The position of text that is not JSON is the file's, as `verify`
-                        // gives it.
-                        Err(rejection) if rejection.code == Code::BadJson => {
-                            let whole = [bytes.as_slice(), &trail].concat();
-                            let shifted = crate::json::parse_unique_keys(&whole)
-                                .err()
-                                .map(|e| Envelope::json_rejection(e.shifted(lead.0, lead.1)));
-                            (Err(shifted.unwrap_or(rejection)), None)
+                let reading = match stage::read(&bytes, trust) {
+                    Ok(reading) => reading,
+                    // The position of text that is not JSON is the file's, as `verify` gives
+                    // it.
+                    Err(rejection) if rejection.code == Code::BadJson => {
+                        let whole = [bytes.as_slice(), &trail].concat();
+                        let shifted = crate::json::parse_unique_keys(&whole)
+                            .err()
+                            .map(|e| Envelope::json_rejection(e.shifted(lead.0, lead.1)));
+                        Reading {
+                            verdict: Err(shifted.unwrap_or(rejection)),
+                            canonical: None,
                         }
-                        Err(rejection) => (Err(rejection), None),
+                    }
+                    Err(rejection) => Reading {
+                        verdict: Err(rejection),
+                        canonical: None,
                     },
                 };
-                let digest = canonical.as_deref().map(record::envelope_digest);
-                match (verdict, canonical, digest) {
-                    (Ok(accepted), Some(canonical), Some(digest)) => Prepared::Ready {
-                        origin,
-                        staged: Staged {
-                            canonical,
-                            digest,
-                            accepted,
-                            trust_generation: generation,
-                        },
-                    },
-                    (Ok(_), _, _) => Prepared::Refused {
-                        origin,
-                        rejection: Rejection::new(
-                            Code::BadEnvelope,
-                            "the envelope verified but has no canonical JSON form",
-                        ),
-                        stored_as: None,
-                    },
-                    // A bundle may carry other attestations beside elench's claims; what
-                    // they are is readable without any key, so they are passed over whoever
-                    // signed them. A lone file of another type is still refused: it was
-                    // given to elench as a claim.
-                    (Err(_), _, _)
-                        if origin.line.is_some()
-                            && crate::ingest::foreign_kind(&bytes).is_some() =>
-                    {
-                        Prepared::Foreign {
-                            kind: crate::ingest::foreign_kind(&bytes).unwrap_or_default(),
-                            origin,
-                        }
+                let mut rejection = match reading.verdict {
+                    Err(rejection) => rejection,
+                    Ok(accepted) => {
+                        let reading = Reading {
+                            verdict: Ok(accepted),
+                            canonical: reading.canonical,
+                        };
+                        return match Staged::of(reading, generation) {
+                            Ok(staged) => Prepared::Ready { origin, staged },
+                            Err(rejection) => Prepared::Refused {
+                                origin,
+                                rejection,
+                                stored_as: None,
+                            },
+                        };
                     }
-                    (Err(mut rejection), _, digest) => {
-                        let stored_as =
-                            digest.and_then(|d| record::claimed_id(&bytes).map(|id| (id, d)));
-                        if rejection.code == Code::BadEnvelope {
-                            if let Some(role) = unsigned_claim_role(&bytes) {
-                                rejection.message = format!(
-                                    "this is a claim, not a signed envelope; {}",
-                                    sign_hint(&origin.source, role)
-                                );
-                            }
-                        }
-                        Prepared::Refused {
-                            origin,
-                            rejection,
-                            stored_as,
-                        }
+                };
+                // A bundle may carry other attestations beside elench's claims; what they
+                // are is readable without any key, so they are passed over whoever signed
+                // them. A lone file of another type is still refused: it was given to elench
+                // as a claim.
+                if origin.line.is_some() {
+                    if let Some(kind) = crate::ingest::foreign_kind(&bytes) {
+                        return Prepared::Foreign { kind, origin };
                     }
+                }
+                let digest = reading.canonical.as_deref().map(record::envelope_digest);
+                let stored_as = digest.and_then(|d| record::claimed_id(&bytes).map(|id| (id, d)));
+                if rejection.code == Code::BadEnvelope {
+                    if let Some(role) = unsigned_claim_role(&bytes) {
+                        rejection.message = format!(
+                            "this is a claim, not a signed envelope; {}",
+                            sign_hint(&origin.source, role)
+                        );
+                    }
+                }
+                Prepared::Refused {
+                    origin,
+                    rejection,
+                    stored_as,
                 }
             }
         })
@@ -719,22 +708,9 @@ impl<'o> Batch<'o> {
             .collect();
         let mut outcomes = if ready.is_empty() {
             Vec::new()
-        } else if let Some((claims, envelopes)) = self.dry_run.as_mut() {
+        } else if let Some(so_far) = self.dry_run.as_mut() {
             // What the append would do, from what is stored and what this run has judged.
-            let mut out = Vec::with_capacity(ready.len());
-            for s in &ready {
-                let id = &s.accepted.claim.id;
-                let effect = if store.holds_envelope(id, &s.digest)? || !envelopes.insert(s.digest)
-                {
-                    Effect::Noop
-                } else if store.contains(id)? || !claims.insert(id.clone()) {
-                    Effect::Merged
-                } else {
-                    Effect::Created
-                };
-                out.push(Ok(effect));
-            }
-            out
+            store.predict_group(&ready, so_far)?
         } else {
             store.commit_group(ready)?
         }

@@ -15,9 +15,9 @@ use crate::eval::shared::SharedTests;
 use crate::eval::transcript::evidence_kind;
 use crate::eval::{evaluate_claim, uses_processes, Evaluation, Outcome as Evaluated, Setup};
 use crate::fold::{Fold, Status};
-use crate::ingest::{seal, verify_envelope};
+use crate::ingest::seal;
 use crate::keys::{check_authority, keyid, Role};
-use crate::store::{blobs, record, Staged, Store};
+use crate::store::{blobs, Staged, Store};
 use crate::tree::TreeIds;
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
@@ -779,18 +779,8 @@ fn record_batch(
         let mut staged = Vec::with_capacity(pending.len());
         for (k, (_, p)) in pending.iter().enumerate() {
             let id = Some(p.checked.id.clone());
-            let verified = verify_envelope(p.envelope.as_bytes(), &trust)
-                .map_err(|r| Failure::rejected(r, id.clone()))
-                .and_then(|accepted| {
-                    let canonical = record::canonical_envelope(p.envelope.as_bytes())
-                        .map_err(|m| Failure::rejected(Rejection::new(Code::BadEnvelope, m), id))?;
-                    Ok(Staged {
-                        digest: record::envelope_digest(&canonical),
-                        canonical,
-                        accepted,
-                        trust_generation: generation,
-                    })
-                });
+            let verified = Staged::new(p.envelope.as_bytes(), &trust, generation)
+                .map_err(|r| Failure::rejected(r, id));
             match verified {
                 Ok(s) => staged.push(s),
                 Err(f) => {

@@ -15,17 +15,17 @@ use crate::anchor::at_tree::{claim_inputs, is_observation};
 use crate::anchor::{self, inputs, Resolver, Strategy};
 use crate::claim::draft::{self, Draft};
 use crate::claim::{is_claim_id, Body, Claim, Gist, Kind, OriginKind};
-use crate::envelope::{Envelope, MAX_ENVELOPE_BYTES};
+use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
 use crate::fold::Fold;
-use crate::ingest::{seal, verify_for_store, Signer};
+use crate::ingest::{seal, Signer};
 use crate::keys::{check_authority, keyid, Role};
-use crate::store::{record, Effect, Staged, Store};
+use crate::store::{DryRun, Effect, Staged, Store};
 use crate::tree::{Listing, Selection, TreeIds};
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Claims in one request: a batch is one group of the log, and its report lists every line.
@@ -470,20 +470,7 @@ fn stage(
             None,
         ));
     }
-    // The text `seal` writes is canonical; the fast reading takes it, and the full one is
-    // the same checks for anything it leaves.
-    let accepted = match Envelope::from_canonical(bytes) {
-        Some((env, _)) => verify_for_store(env, trust),
-        None => crate::ingest::verify_envelope(bytes, trust),
-    }
-    .map_err(|r| Failure::rejected(r, None))?;
-    let canonical = bytes.to_vec();
-    Ok(Staged {
-        digest: record::envelope_digest(&canonical),
-        canonical,
-        accepted,
-        trust_generation: generation,
-    })
+    Staged::new(bytes, trust, generation).map_err(|r| Failure::rejected(r, None))
 }
 
 /// Appends the sealed claims as one group (or, in a dry run, says what that would do) and
@@ -519,21 +506,7 @@ fn append(
         })
         .collect();
     let outcomes: Vec<Result<Effect, Rejection>> = if dry_run {
-        let mut claims = HashSet::new();
-        let mut envelopes = HashSet::new();
-        let mut effects = Vec::with_capacity(staged.len());
-        for s in &staged {
-            let id = &s.accepted.claim.id;
-            let effect = if store.holds_envelope(id, &s.digest)? || !envelopes.insert(s.digest) {
-                Effect::Noop
-            } else if store.contains(id)? || !claims.insert(id.clone()) {
-                Effect::Merged
-            } else {
-                Effect::Created
-            };
-            effects.push(Ok(effect));
-        }
-        effects
+        store.predict_group(&staged, &mut DryRun::default())?
     } else {
         store.commit_group(staged)?
     };

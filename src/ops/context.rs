@@ -3,7 +3,7 @@
 
 use super::{Failure, Observer};
 use crate::reaper::Reaper;
-use crate::store::{locate, Environments, Store, StoreError};
+use crate::store::{locate, Environments, Options, Store, StoreError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,6 +83,13 @@ impl Context {
         self.observer.clone()
     }
 
+    /// How this context opens stores: its wait, its observer, its environments.
+    pub fn store_options(&self) -> Options {
+        Options::new(self.wait)
+            .observer(self.shared_observer())
+            .envs(&self.envs)
+    }
+
     /// Where the store is (it need not exist).
     pub fn store_root(&self) -> Result<PathBuf, Failure> {
         Ok(locate(self.store.as_deref())?)
@@ -96,37 +103,25 @@ impl Context {
 
     /// Opens the store at `root`, bringing its index level with the log.
     pub fn open_store_at(&self, root: &Path) -> Result<Store, Failure> {
-        Ok(Store::open_with(
-            root,
-            self.wait,
-            self.shared_observer(),
-            &self.envs,
-        )?)
+        Ok(Store::open(root, &self.store_options())?)
     }
 
     /// Opens the store without bringing its index level with the log (`fsck`, which reports
     /// what it finds instead).
     pub fn open_store_unsettled(&self) -> Result<Store, Failure> {
         let root = self.store_root()?;
-        Ok(Store::open_unsettled_with(
-            &root,
-            self.wait,
-            self.shared_observer(),
-            &self.envs,
-        )?)
+        Ok(Store::open_unsettled(&root, &self.store_options())?)
     }
 
     /// Opens the store if there is one: no `.elench` found is not an error here, but a store
     /// named explicitly must exist.
     pub fn open_store_if_any(&self) -> Result<Option<Store>, Failure> {
         match locate(self.store.as_deref()) {
-            Ok(root) => {
-                match Store::open_with(&root, self.wait, self.shared_observer(), &self.envs) {
-                    Ok(s) => Ok(Some(s)),
-                    Err(StoreError::NotFound(_)) if self.store.is_none() => Ok(None),
-                    Err(e) => Err(e.into()),
-                }
-            }
+            Ok(root) => match Store::open(&root, &self.store_options()) {
+                Ok(s) => Ok(Some(s)),
+                Err(StoreError::NotFound(_)) if self.store.is_none() => Ok(None),
+                Err(e) => Err(e.into()),
+            },
             Err(StoreError::NotFound(_)) => Ok(None),
             Err(e) => Err(e.into()),
         }

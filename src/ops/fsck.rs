@@ -85,7 +85,6 @@ pub struct Findings {
 /// observer, and the progress of the walk over the log.
 pub fn fsck(ctx: &Context, input: &FsckInput) -> Result<FsckOutput, Failure> {
     let observer = ctx.observer();
-    let wait = ctx.wait;
     let checkpoint = input
         .checkpoint
         .as_deref()
@@ -119,12 +118,13 @@ pub fn fsck(ctx: &Context, input: &FsckInput) -> Result<FsckOutput, Failure> {
         // keeps every command out, and the index is rebuilt into fresh files, never read when
         // a command found it damaged (a damaged one can fault when read).
         let root = ctx.store_root()?;
-        let format_repaired = Store::repair_format(&root, wait)?;
+        let options = ctx.store_options();
+        let format_repaired = Store::repair_format(&root, &options)?;
         let crate::store::Repaired {
             damage,
             moved,
             quarantine: dest,
-        } = Store::repair_at_with(&root, wait, ctx.shared_observer(), ctx.environments())?;
+        } = Store::repair_at(&root, &options)?;
         repaired = Some(Repair {
             damage: damage.map(|d| d.to_string()),
             moved,

@@ -22,8 +22,7 @@ pub struct Initialised {
 /// Creates a store at `root` (or opens the one already there, changing nothing), its warnings
 /// to the context's observer and its index opened through the context's environments.
 pub fn init(ctx: &Context, root: &Path) -> Result<Initialised, Failure> {
-    let (store, created) =
-        Store::init_with(root, ctx.wait, ctx.shared_observer(), ctx.environments())?;
+    let (store, created) = Store::init(root, &ctx.store_options())?;
     let path = std::fs::canonicalize(store.root()).unwrap_or_else(|_| root.to_path_buf());
     Ok(Initialised {
         path: path.display().to_string(),

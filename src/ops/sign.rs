@@ -245,7 +245,7 @@ mod tests {
     fn store() -> (tempfile::TempDir, Context) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join(".elench");
-        drop(Store::init(&root, Duration::ZERO).unwrap());
+        drop(Store::init(&root, &crate::store::Options::new(Duration::ZERO)).unwrap());
         let ctx = Context::new(Some(root), Duration::ZERO, Arc::new(Silent));
         (dir, ctx)
     }

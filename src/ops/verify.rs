@@ -103,7 +103,9 @@ mod tests {
     fn context() -> (tempfile::TempDir, Context) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join(".elench");
-        drop(crate::store::Store::init(&root, Duration::ZERO).unwrap());
+        drop(
+            crate::store::Store::init(&root, &crate::store::Options::new(Duration::ZERO)).unwrap(),
+        );
         let ctx = Context::new(Some(root), Duration::ZERO, Arc::new(Silent));
         (dir, ctx)
     }

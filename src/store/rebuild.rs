@@ -11,8 +11,7 @@ use super::index::{Apply, Audit, Difference, Index, Meta, Reader, Writer};
 use super::log::{Head, Kind, Log, Record, Tail};
 use super::record;
 use super::{trust_set_of, StoreError};
-use crate::envelope::Envelope;
-use crate::ingest::{verify_for_store, verify_json, Accepted};
+use crate::ingest::Accepted;
 use crate::keys::TrustSet;
 use rayon::prelude::*;
 
@@ -74,23 +73,14 @@ fn verify_batch(batch: &[Record], trust: &TrustSet) -> Vec<Verdict> {
     batch
         .par_iter()
         .map(|rec| {
-            // A stored envelope is canonical: read it without building its JSON value. Any
-            // other text is read in full, which says what is wrong with it.
-            let verdict = match Envelope::from_canonical(&rec.payload) {
-                Some((envelope, text)) if text.len() == rec.payload.len() => {
-                    verify_for_store(envelope, trust)
-                }
-                _ => {
-                    // One reading of the JSON serves the canonical-form check and the checks.
-                    let json = Envelope::parse_json(&rec.payload)
-                        .map_err(|r| format!("the stored envelope is unreadable: {}", r.message))?;
-                    if record::canonical_of(&json)? != rec.payload {
-                        return Err("the envelope is not stored in canonical form".to_owned());
-                    }
-                    verify_json(&json, trust)
-                }
-            };
-            verdict.map_err(|r| {
+            // Read as every writer reads an envelope (canonical text the fast way); a stored
+            // one must be its own canonical form.
+            let reading = super::stage::read(&rec.payload, trust)
+                .map_err(|r| format!("the stored envelope is unreadable: {}", r.message))?;
+            if reading.canonical.as_deref() != Some(rec.payload.as_slice()) {
+                return Err("the envelope is not stored in canonical form".to_owned());
+            }
+            reading.verdict.map_err(|r| {
                 format!(
                     "the envelope no longer verifies against the trust state at its \
                      position: {} {}",

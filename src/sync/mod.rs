@@ -10,12 +10,12 @@
 //! and tries again; a remote that refuses the update itself is reported, not asked again.
 //!
 //! Files: `git` (the git executable), `layout` (ref, paths, commit identity), `remote`
-//! (configuration, per-remote state, the lock), `local` (every use of the store), `pull`,
-//! `push`.
+//! (configuration, per-remote state, the lock), `pull`, `push`. Both reach the local store
+//! through its own calls only: envelopes in log order, `holds_envelope`, and a pull's
+//! envelopes staged (`store::stage`) and appended as one group, as `add` does.
 
 pub mod git;
 pub mod layout;
-pub mod local;
 mod pull;
 mod push;
 pub mod remote;

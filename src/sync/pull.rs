@@ -14,16 +14,15 @@
 //! starting point, so the next one looks at the same entries again.
 
 use super::git::{Blob, Entry, Listed, Repo};
-use super::local::{self, Ingested};
 use super::remote::PendingEntry;
 use super::{
     layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified, LISTED_MAX, PAGE,
     PROGRESS_FROM,
 };
 use crate::envelope::MAX_ENVELOPE_BYTES;
-use crate::error::Code;
+use crate::error::{Code, Rejection};
 use crate::keys::TrustSet;
-use crate::store::{Effect, Store};
+use crate::store::{record, Effect, Staged, Store, StoreError};
 
 use std::collections::HashSet;
 
@@ -87,7 +86,7 @@ impl Run<'_> {
             let named =
                 layout::parse_path(&entry.path).map(|(id, d)| (id.to_owned(), d.to_owned()));
             let held = match &named {
-                Some((id, digest)) => local::has_envelope(self.store, id, digest)?,
+                Some((id, digest)) => holds(self.store, id, digest)?,
                 None => false,
             };
             wanted.push(Wanted { entry, named, held });
@@ -126,7 +125,7 @@ impl Run<'_> {
     /// put in the group to ingest.
     fn take(&mut self, w: Wanted, blob: Blob) -> Result<(), SyncError> {
         if let (Blob::Content(bytes), Some((_, digest))) = (&blob, &w.named) {
-            if local::digest_hex(bytes) == *digest {
+            if digest_hex(bytes) == *digest {
                 if w.held {
                     // The envelope the path names, which the store holds.
                     return Ok(());
@@ -198,7 +197,7 @@ impl Run<'_> {
         let (entries, bytes): (Vec<Wanted>, Vec<Vec<u8>>) =
             std::mem::take(&mut self.group).into_iter().unzip();
         self.group_bytes = 0;
-        let results = local::ingest_batch(self.store, &self.trust, &bytes)?;
+        let results = ingest_batch(self.store, &self.trust, &bytes)?;
         for ((w, result), raw) in entries.into_iter().zip(results).zip(&bytes) {
             match result {
                 Ingested::Rejected(r) => match crate::ingest::foreign_kind(raw) {
@@ -233,7 +232,7 @@ impl Run<'_> {
                         });
                     }
                     let own = w.named.as_ref() == Some(&(claim_id, digest.clone()))
-                        && local::digest_hex(raw) == digest;
+                        && digest_hex(raw) == digest;
                     if effect != Effect::Noop && !own {
                         self.elsewhere = true;
                     }
@@ -242,6 +241,79 @@ impl Run<'_> {
         }
         Ok(())
     }
+}
+
+/// Lowercase hex of the SHA-256 of an envelope's bytes (its identity, when they are its
+/// canonical form: the form that travels).
+fn digest_hex(bytes: &[u8]) -> String {
+    hex::encode(record::envelope_digest(bytes))
+}
+
+/// Whether the store holds the envelope whose canonical digest is `digest` (hex; a digest
+/// that is not 64 hex digits names nothing it holds).
+fn holds(store: &Store, claim_id: &str, digest: &str) -> Result<bool, StoreError> {
+    let mut d = [0u8; 32];
+    if hex::decode_to_slice(digest, &mut d).is_err() {
+        return Ok(false);
+    }
+    store.holds_envelope(claim_id, &d)
+}
+
+/// What ingesting one envelope did.
+#[derive(Debug)]
+enum Ingested {
+    Stored {
+        effect: Effect,
+        claim_id: String,
+        /// Lowercase hex SHA-256 of its canonical form.
+        digest: String,
+        /// Signatures in it that no trusted key verified.
+        unverified: usize,
+    },
+    Rejected(Rejection),
+}
+
+/// Runs the ordinary ingest on a batch of envelopes (staged on every core, verified against
+/// the local trust state, never the remote's) and appends the accepted ones, in canonical
+/// form, as one group: one fsync for the batch.
+fn ingest_batch(
+    store: &Store,
+    trust: &(TrustSet, u64),
+    batch: &[Vec<u8>],
+) -> Result<Vec<Ingested>, StoreError> {
+    use rayon::prelude::*;
+    let verdicts: Vec<Result<Staged, Rejection>> = batch
+        .par_iter()
+        .map(|bytes| Staged::new(bytes, &trust.0, trust.1))
+        .collect();
+    let staged: Vec<Staged> = verdicts.iter().flatten().cloned().collect();
+    let mut stored = if staged.is_empty() {
+        Vec::new()
+    } else {
+        store.commit_group(staged)?
+    }
+    .into_iter();
+    let mut out = Vec::with_capacity(batch.len());
+    for v in verdicts {
+        out.push(match v {
+            Err(r) => Ingested::Rejected(r),
+            Ok(staged) => match stored.next() {
+                Some(Ok(effect)) => Ingested::Stored {
+                    effect,
+                    claim_id: staged.accepted.claim.id,
+                    digest: hex::encode(staged.digest),
+                    unverified: staged.accepted.unverified_signatures,
+                },
+                Some(Err(r)) => Ingested::Rejected(r),
+                None => {
+                    return Err(StoreError::Corrupt(
+                        "the store returned fewer outcomes than envelopes".into(),
+                    ))
+                }
+            },
+        });
+    }
+    Ok(out)
 }
 
 impl Session<'_> {
@@ -256,7 +328,7 @@ impl Session<'_> {
             return Ok(out);
         };
         let store = self.store;
-        let count = local::envelope_count(store)?;
+        let count = store.envelope_count()?;
         // Whether the remote already holds every local envelope (see the end).
         let all_pushed = self.push_start(&repo, Some(&head))? == count;
         // The last pull's commit is a valid starting point only if it is still here and the
@@ -285,7 +357,7 @@ impl Session<'_> {
             .collect();
         let mut run = Run {
             store,
-            trust: local::trust(store)?,
+            trust: store.trust_snapshot()?,
             stop: self.stop,
             progress: self.progress,
             out,
@@ -336,7 +408,7 @@ impl Session<'_> {
             // the next pull still offers every one of them again.
             return Ok(out);
         };
-        let after = local::envelope_count(store)?;
+        let after = store.envelope_count()?;
         // If the remote held every local envelope before this pull, and every envelope
         // appended since came from this pull (none from another writer), it holds them all
         // now: the next push need not look at what was just pulled.
@@ -360,12 +432,15 @@ mod tests {
     #[test]
     fn refusals_past_what_the_state_keeps_leave_no_starting_point() {
         let dir = crate::scratch::ScratchDir::new("elench-pull");
-        let (store, _) =
-            Store::init(&dir.path().join("store"), std::time::Duration::from_secs(5)).unwrap();
+        let (store, _) = Store::init(
+            &dir.path().join("store"),
+            &crate::store::Options::new(std::time::Duration::from_secs(5)),
+        )
+        .unwrap();
         let stop = || false;
         let mut run = Run {
             store: &store,
-            trust: local::trust(&store).unwrap(),
+            trust: store.trust_snapshot().unwrap(),
             stop: &stop,
             progress: false,
             out: Outcome::default(),

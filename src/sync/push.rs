@@ -10,9 +10,7 @@
 //! not write) is not asked again: that is [`SyncError::PushRefused`], with git's words.
 
 use super::git::{At, Blob, FastImport, Pushed, Repo};
-use super::{
-    layout, local, Conflict, Outcome, Session, SyncError, LISTED_MAX, PAGE, PROGRESS_FROM,
-};
+use super::{layout, Conflict, Outcome, Session, SyncError, LISTED_MAX, PAGE, PROGRESS_FROM};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -70,7 +68,7 @@ impl Session<'_> {
                             self.state.pending.clear();
                         }
                         self.state.pulled = Some(commit.clone());
-                        self.state.pulled_local = local::envelope_count(self.store)?;
+                        self.state.pulled_local = self.store.envelope_count()?;
                     }
                     self.state.pushed = Some(commit.clone());
                     self.state.pushed_pos = built.end;
@@ -121,7 +119,7 @@ impl Session<'_> {
         let (Some(pushed), Some(head)) = (self.state.pushed.as_deref(), head) else {
             return Ok(0);
         };
-        if self.state.pushed_pos > local::envelope_count(self.store)? || !repo.has_commit(pushed)? {
+        if self.state.pushed_pos > self.store.envelope_count()? || !repo.has_commit(pushed)? {
             return Ok(0);
         }
         if pushed != head && repo.lost_any(pushed, head, layout::LAYOUT_DIR)? {
@@ -136,7 +134,7 @@ impl Session<'_> {
         let mut import: Option<FastImport> = None;
         let mut conflicts = Vec::new();
         let mut pos = from;
-        let total = local::envelope_count(self.store)?.saturating_sub(from) as usize;
+        let total = self.store.envelope_count()?.saturating_sub(from) as usize;
         let progress = self.progress && total >= PROGRESS_FROM;
         if progress {
             eprintln!("push: {total} local envelopes to compare with the remote");
@@ -152,7 +150,7 @@ impl Session<'_> {
                     conflicts,
                 });
             }
-            let page = local::local_envelopes_since(self.store, pos, PAGE)?;
+            let page = self.store.envelope_records(pos, PAGE)?;
             let Some(last) = page.last() else { break };
             pos = last.seq + 1;
             let paths: Vec<String> = page

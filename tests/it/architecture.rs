@@ -602,7 +602,7 @@ fn library_code_has_no_process_wide_mutable_static() {
         // began it, so a command's pinned snapshot, and the index whose transaction this
         // thread began last (which `?` on an index error marks damaged), are this thread's.
         (
-            "store/index/mod.rs",
+            "store/index/reader.rs",
             Some("PINNED"),
             "this thread's pinned read transaction",
         ),

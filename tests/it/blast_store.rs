@@ -411,7 +411,11 @@ fn the_binary_prints_the_reference_blast() {
         let out = run(&dir, &args);
         assert_eq!(out.code, 0, "{}", out.json);
         let reference: Blast = {
-            let store = Store::open(&dir, std::time::Duration::from_secs(30)).unwrap();
+            let store = Store::open(
+                &dir,
+                &elench::store::Options::new(std::time::Duration::from_secs(30)),
+            )
+            .unwrap();
             blast(
                 &mut Fold::new(&store),
                 &r.id,
@@ -512,7 +516,11 @@ fn the_binary_cuts_a_blast_over_the_cap_and_streams_one_under_it() {
         lib_add_all(&store, &all);
     }
     let reference: Blast = {
-        let store = Store::open(&dir, std::time::Duration::from_secs(30)).unwrap();
+        let store = Store::open(
+            &dir,
+            &elench::store::Options::new(std::time::Duration::from_secs(30)),
+        )
+        .unwrap();
         blast(&mut Fold::new(&store), &r.id, None).unwrap()
     };
     let blast_with = |cap: &str, format: &str| {

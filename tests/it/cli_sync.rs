@@ -641,7 +641,11 @@ fn an_interrupted_pull_or_push_is_completed_by_the_next_run() {
     add(&a, &claims, &tmp.path().join("a.jsonl"));
 
     let session = |store: &Path, stop_after: usize, pull: bool| {
-        let s = elench::store::Store::open(store, Duration::from_secs(30)).unwrap();
+        let s = elench::store::Store::open(
+            store,
+            &elench::store::Options::new(Duration::from_secs(30)),
+        )
+        .unwrap();
         let asked = std::cell::Cell::new(0usize);
         let stop = || {
             asked.set(asked.get() + 1);

@@ -78,7 +78,8 @@ fn assert_present(store: &Path, ids: &BTreeSet<String>) {
 
 /// Through the library: each claim's target and premise index entries exist.
 fn assert_indexed(store: &Path, claims: &[&Signed]) {
-    let s = Store::open(store, Duration::from_secs(30)).expect("store opens");
+    let s = Store::open(store, &elench::store::Options::new(Duration::from_secs(30)))
+        .expect("store opens");
     for c in claims {
         assert!(s.contains(&c.id).unwrap(), "{} stored", c.id);
         for t in &c.target {

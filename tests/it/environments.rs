@@ -73,8 +73,8 @@ fn a_second_open_through_other_environments_is_refused_and_the_index_kept() {
     let tmp = tempfile::tempdir().unwrap();
     let store = store_with(tmp.path(), &graph(&Keys::new(), 8, 3, "twice"));
     let before = data_file(&store);
-    let first = Store::open(&store, Duration::from_secs(5)).unwrap();
-    match Store::open(&store, Duration::from_secs(5)) {
+    let first = Store::open(&store, &elench::store::Options::new(Duration::from_secs(5))).unwrap();
+    match Store::open(&store, &elench::store::Options::new(Duration::from_secs(5))) {
         Err(StoreError::IndexInUse(why)) => {
             assert!(why.contains("open already in this process"), "{why}")
         }
@@ -97,13 +97,10 @@ fn a_second_open_through_other_environments_is_refused_and_the_index_kept() {
     // Once the first lets go, LMDB closes the environment and anyone may open it.
     drop(first);
     let env = Environments::new();
-    let s = Store::open_with(
-        &store,
-        Duration::from_secs(5),
-        Arc::new(Collected::default()),
-        &env,
-    )
-    .unwrap();
+    let options = elench::store::Options::new(Duration::from_secs(5))
+        .observer(Arc::new(Collected::default()))
+        .envs(&env);
+    let s = Store::open(&store, &options).unwrap();
     assert_eq!(s.count().unwrap(), 8);
 }
 

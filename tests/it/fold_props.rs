@@ -689,7 +689,11 @@ fn order_independence_case(plan: &Plan) -> Result<(), TestCaseError> {
     prop_assert_eq!(again.json["data"]["rejected"].as_u64(), Some(0));
 
     let c_reports = {
-        let c = Store::open(&c_dir, Duration::from_secs(30)).unwrap();
+        let c = Store::open(
+            &c_dir,
+            &elench::store::Options::new(Duration::from_secs(30)),
+        )
+        .unwrap();
         prop_assert_eq!(c.count().unwrap(), claims.len() as u64);
         reports(&c, &ids)
     };

@@ -898,7 +898,11 @@ fn fsck_and_reindex_report_progress_up_to_the_last_record() {
     let (_tmp, store) = store_with(&cs);
     let harness = elench::keys::keyid(&keys.harness.verifying_key());
     assert_eq!(run(&store, &["keys", "retire", "--yes", &harness]).code, 0);
-    let s = elench::store::Store::open(&store, std::time::Duration::from_secs(5)).unwrap();
+    let s = elench::store::Store::open(
+        &store,
+        &elench::store::Options::new(std::time::Duration::from_secs(5)),
+    )
+    .unwrap();
     let records = s.meta().unwrap().head.records;
     assert!(records > 40, "{records}");
     let heard = std::sync::Mutex::new(Vec::new());
@@ -968,13 +972,9 @@ fn a_rebuild_on_open_reports_progress_up_to_the_last_record() {
         assert!(records >= 30, "{records}");
         make(&store);
         let listener = std::sync::Arc::new(Listener::default());
-        let s = elench::store::Store::open_with(
-            &store,
-            std::time::Duration::from_secs(5),
-            listener.clone(),
-            &elench::store::Environments::new(),
-        )
-        .unwrap();
+        let options = elench::store::Options::new(std::time::Duration::from_secs(5))
+            .observer(listener.clone());
+        let s = elench::store::Store::open(&store, &options).unwrap();
         let heard = listener.heard.clone();
         assert_eq!(s.meta().unwrap().head.records, records, "{damage}");
         let heard = std::mem::take(&mut *heard.lock().unwrap());

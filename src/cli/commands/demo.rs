@@ -133,11 +133,9 @@ pub fn run(a: DemoArgs, g: &Globals) -> Result<Report, Failure> {
 type StoryOutput = (String, Vec<Value>, Vec<(String, String)>);
 
 fn story(root: &std::path::Path, g: &Globals) -> Result<StoryOutput, Failure> {
-    let (store, _) = Store::init_with(
+    let (store, _) = Store::init(
         root,
-        Duration::from_secs(g.wait),
-        std::sync::Arc::new(crate::ops::Silent),
-        &g.envs,
+        &crate::store::Options::new(Duration::from_secs(g.wait)).envs(&g.envs),
     )?;
     let mut d = Demo {
         store,

@@ -90,11 +90,9 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
     // Opened once here so that a missing or damaged store is said at once; each call opens
     // it again, since another process may append between calls, through the environments
     // of the server's life (`Config::envs`).
-    drop(crate::store::Store::open_with(
+    drop(crate::store::Store::open(
         &store,
-        Duration::from_secs(g.wait),
-        std::sync::Arc::new(crate::ops::Silent),
-        &g.envs,
+        &crate::store::Options::new(Duration::from_secs(g.wait)).envs(&g.envs),
     )?);
     let key = match (&a.key, a.read_only) {
         (_, true) => None,

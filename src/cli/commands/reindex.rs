@@ -15,13 +15,10 @@ pub fn run(_a: ReindexArgs, g: &Globals) -> Result<Report, Failure> {
     // The index being replaced is never read (it may be damaged): the bar counts records
     // without knowing how many there are.
     let meta = crate::cli::progress::with_records_bar("reindexing", 0, |progress| {
-        Store::reindex_at_with(
-            &root,
-            wait,
-            progress,
-            crate::cli::output::observer(),
-            &g.envs,
-        )
+        let options = crate::store::Options::new(wait)
+            .observer(crate::cli::output::observer())
+            .envs(&g.envs);
+        Store::reindex_at(&root, &options, progress)
     });
     let meta = meta?;
     Ok(Report::new(

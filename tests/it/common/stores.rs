@@ -111,7 +111,8 @@ pub fn export(store: &Path, file: &Path) -> Vec<u8> {
 
 /// A library store at `dir` with the three trusted keys of `keys`.
 pub fn lib_store(dir: &Path, keys: &Keys) -> Store {
-    let (store, _) = Store::init(dir, Duration::from_secs(30)).expect("store opens");
+    let (store, _) = Store::init(dir, &elench::store::Options::new(Duration::from_secs(30)))
+        .expect("store opens");
     for k in keys.trusted() {
         store.add_key(&k).expect("key added");
     }

@@ -1,0 +1,209 @@
+//! Writing a store: groups of verified envelopes and trust events, appended under the
+//! writer lock (the log's fsync first, then the index).
+
+use super::index::{id_key, Apply};
+use super::log::{self, Appender, Kind};
+use super::{record, trust_set_of, Effect, Staged, Store, StoreError, WriterLock};
+use crate::error::Rejection;
+use crate::ingest::Accepted;
+use crate::keys::{TrustSet, TrustedKey};
+use std::sync::atomic::Ordering;
+
+/// Records per index transaction when a group is appended, for an index of `claims` claims:
+/// 1/256 of them, at least 1,024 and at most 4,096. Each new claim inserts at a random place
+/// of the `nodes` table, and a transaction writes every page it touched once: in a large
+/// index nearly one page per insert, fewer when a transaction holds more records. But LMDB
+/// reuses the pages a commit frees only two commits later, so the file keeps about two
+/// transactions' pages beyond its contents: a fixed cost that a small index would feel.
+/// Measured when claims and premise pairs were keyed by hash too (index format 2): at a
+/// million claims, 4,096 instead of 1,024 halved the system time of a bulk `add` for 5% more
+/// index; at 100,000, 2,048 made the index 10% larger. With format 3, 4,096 at 100,000 was
+/// within the noise (docs/benchmarks.md).
+fn index_transaction(claims: u64) -> usize {
+    usize::try_from(claims / 256)
+        .unwrap_or(usize::MAX)
+        .clamp(1024, 4096)
+}
+
+impl Store {
+    /// Appends one accepted envelope (verified against [`Store::trust_set`]) durably.
+    pub fn add(&self, accepted: &Accepted, envelope: &[u8]) -> Result<Effect, StoreError> {
+        let canonical = record::canonical_envelope(envelope).map_err(StoreError::Corrupt)?;
+        let staged = Staged {
+            digest: record::envelope_digest(&canonical),
+            canonical,
+            accepted: accepted.clone(),
+            // Unknown generation: re-verified under the lock.
+            trust_generation: self.trust_seen.load(Ordering::Relaxed),
+        };
+        let lock = self.lock()?;
+        let mut out = self.commit_group_locked(&lock, vec![staged])?;
+        match out.pop() {
+            Some(Ok(effect)) => Ok(effect),
+            Some(Err(r)) => Err(StoreError::Rejected(r)),
+            None => Err(StoreError::Corrupt("an append returned nothing".into())),
+        }
+    }
+
+    /// Makes the index's writes durable, so that a machine that stops later does not make the
+    /// next command rebuild it (see `index::unsynced`). Worth one fsync after a long write.
+    pub fn sync_index(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            return Ok(());
+        }
+        Ok(self.index.sync()?)
+    }
+
+    /// Appends a group of verified envelopes under the writer lock: one fsync for the group,
+    /// then one index transaction. An envelope verified under an older trust state is
+    /// verified again first. Returns each envelope's effect or rejection, in order.
+    pub fn commit_group(
+        &self,
+        group: Vec<Staged>,
+    ) -> Result<Vec<Result<Effect, Rejection>>, StoreError> {
+        let lock = self.lock()?;
+        self.commit_group_locked(&lock, group)
+    }
+
+    fn commit_group_locked(
+        &self,
+        _lock: &WriterLock,
+        group: Vec<Staged>,
+    ) -> Result<Vec<Result<Effect, Rejection>>, StoreError> {
+        let meta = self.index.read()?.meta()?;
+        let mut trust: Option<TrustSet> = None;
+        let mut outcomes: Vec<Result<Effect, Rejection>> = Vec::with_capacity(group.len());
+        let mut appender = Appender::new(self.log.clone(), meta.head);
+        appender.reserve(group.len(), group.iter().map(|s| s.canonical.len()).sum());
+        let mut to_apply: Vec<(log::Placed, Staged)> = Vec::with_capacity(group.len());
+        let mut seen_now: rustc_hash::FxHashSet<[u8; 32]> = Default::default();
+        let mut new_claims: rustc_hash::FxHashSet<String> = Default::default();
+        {
+            let r = self.index.read()?;
+            for staged in group {
+                let stored = match id_key(&staged.accepted.claim.id) {
+                    Some(k) => r.claim(&k)?,
+                    None => None,
+                };
+                if seen_now.contains(&staged.digest)
+                    || stored
+                        .as_ref()
+                        .is_some_and(|e| e.envelopes.iter().any(|x| x.digest == staged.digest))
+                {
+                    outcomes.push(Ok(Effect::Noop));
+                    continue;
+                }
+                let mut staged = staged;
+                if staged.trust_generation != meta.counts.trust_events {
+                    if trust.is_none() {
+                        trust = Some(trust_set_of(r.keys()?)?);
+                    }
+                    let t = trust
+                        .as_ref()
+                        .ok_or_else(|| StoreError::Corrupt("trust state vanished".into()))?;
+                    match crate::ingest::verify_envelope(&staged.canonical, t) {
+                        Ok(a) => staged.accepted = a,
+                        Err(rej) => {
+                            outcomes.push(Err(rej));
+                            continue;
+                        }
+                    }
+                }
+                let id = staged.accepted.claim.id.clone();
+                let exists = new_claims.contains(&id) || stored.is_some();
+                outcomes.push(Ok(if exists {
+                    Effect::Merged
+                } else {
+                    Effect::Created
+                }));
+                new_claims.insert(id);
+                seen_now.insert(staged.digest);
+                let placed = appender.stage(Kind::Envelope, &staged.canonical);
+                to_apply.push((placed, staged));
+            }
+        }
+        if to_apply.is_empty() {
+            return Ok(outcomes);
+        }
+        appender.commit()?;
+        // The group is durable from here; the index follows, in transactions of at most
+        // `index_transaction` records: LMDB reuses the pages a commit frees only two commits
+        // later, so one transaction for a large group would grow the index file.
+        for part in to_apply.chunks(index_transaction(meta.counts.claims)) {
+            let mut w = self.index.write()?;
+            for (placed, staged) in part {
+                w.apply_envelope(
+                    placed.pos,
+                    placed.chain,
+                    placed.frame_len,
+                    &staged.digest,
+                    &staged.accepted,
+                )?;
+            }
+            w.commit()?;
+        }
+        Ok(outcomes)
+    }
+
+    fn append_event_locked(&self, kind: Kind, payload: Vec<u8>) -> Result<(), StoreError> {
+        let meta = self.index.read()?.meta()?;
+        let mut appender = Appender::new(self.log.clone(), meta.head);
+        let placed = appender.stage(kind, &payload);
+        appender.commit()?;
+        let (pos, chain, frame_len) = (placed.pos, placed.chain, placed.frame_len);
+        let mut w = self.index.write()?;
+        match kind {
+            Kind::KeyAdd => {
+                let e: record::KeyAdd =
+                    record::decode_event(&payload).map_err(StoreError::Corrupt)?;
+                w.apply_key_add(pos, chain, frame_len, &e)?;
+            }
+            Kind::KeyRetire => {
+                let e: record::KeyRetire =
+                    record::decode_event(&payload).map_err(StoreError::Corrupt)?;
+                w.apply_key_retire(pos, chain, frame_len, &e.keyid)?;
+            }
+            Kind::Envelope => {
+                return Err(StoreError::Corrupt(
+                    "an envelope is not a trust event".into(),
+                ))
+            }
+        }
+        w.commit()?;
+        Ok(())
+    }
+
+    /// Adds a trusted key. Returns false if that keyid is already trusted (nothing changes).
+    pub fn add_key(&self, key: &TrustedKey) -> Result<bool, StoreError> {
+        let lock = self.lock()?;
+        if self.index.read()?.key(&key.keyid)?.is_some() {
+            return Ok(false);
+        }
+        let event = record::KeyAdd {
+            keyid: key.keyid.clone(),
+            role: key.role,
+            name: key.name.clone(),
+            public_key: hex::encode(key.key.as_bytes()),
+        };
+        self.append_event_locked(Kind::KeyAdd, record::encode_event(&event))?;
+        drop(lock);
+        Ok(true)
+    }
+
+    /// Retires a key. Returns None for an unknown keyid, else whether it changed.
+    pub fn retire_key(&self, keyid: &str) -> Result<Option<bool>, StoreError> {
+        let lock = self.lock()?;
+        let Some(key) = self.index.read()?.key(keyid)? else {
+            return Ok(None);
+        };
+        if key.retired_at.is_some() {
+            return Ok(Some(false));
+        }
+        let event = record::KeyRetire {
+            keyid: keyid.to_owned(),
+        };
+        self.append_event_locked(Kind::KeyRetire, record::encode_event(&event))?;
+        drop(lock);
+        Ok(Some(true))
+    }
+}
