@@ -6,11 +6,12 @@ use super::{schemas, Config};
 use crate::ops::blast::BlastInput;
 use crate::ops::check::CheckInput;
 use crate::ops::claim::{ClaimRequest, ShortClaim};
+use crate::ops::claims_for::ClaimsForInput;
 use crate::ops::gate::GateInput;
 use crate::ops::log::LogInput;
 use crate::ops::page::{PageRequest, Pagination};
 use crate::ops::show::ShowInput;
-use crate::ops::status::{ClaimsForInput, StatusInput};
+use crate::ops::status::StatusInput;
 use crate::ops::why::WhyInput;
 use crate::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
@@ -383,7 +384,7 @@ pub fn call(
     match name {
         "claims_for" => {
             let a: ClaimsForIn = read(name, args)?;
-            let out = ops::status::claims_for(
+            let out = ops::claims_for::claims_for(
                 &ctx,
                 &ClaimsForInput {
                     paths: a.paths,

@@ -22,7 +22,6 @@ pub mod ids;
 pub mod init;
 pub mod keys;
 pub mod log;
-pub mod observer;
 pub mod page;
 pub mod show;
 pub mod sign;
@@ -33,7 +32,7 @@ pub mod tree;
 pub mod verify;
 pub mod why;
 
+pub use crate::observer::{Collected, Observer, Progress, Silent, Warning};
 pub use context::Context;
 pub use error::Failure;
-pub use observer::{Collected, Observer, Progress, Silent, Warning};
 pub use stop::{Never, Stop};

@@ -16,8 +16,6 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use super::claims_for::{claims_for, ClaimsForInput};
-
 /// What `status` is asked.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StatusInput {

@@ -35,7 +35,7 @@ use crate::claim::{Body, Claim, Summary};
 use crate::error::Rejection;
 use crate::ingest::{Accepted, Signer};
 use crate::keys::{Role, TrustSet, TrustedKey};
-use crate::ops::observer::{Observer, Silent};
+use crate::observer::{Observer, Silent};
 use ed25519_dalek::VerifyingKey;
 use index::{id_key, id_text, Apply, Index};
 use log::{Appender, Kind, Log};

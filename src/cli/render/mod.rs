@@ -8,53 +8,11 @@ pub mod junit;
 pub mod sarif;
 pub mod tree;
 
-use super::definition::Command;
 use super::failure::Failure;
 use super::output::{Format, Report, Warning};
 use crate::claim::Gist;
 use crate::fold::Fold;
-use crate::ops::error::ArgError;
 use crate::store::Store;
-
-/// A document format the command cannot write, as an argument error (refused before
-/// anything runs, like every other).
-pub fn format_error(command: &Command, format: Format) -> Option<ArgError> {
-    if !format.is_product() {
-        return None;
-    }
-    let name = format.name();
-    let ok = match (format, command) {
-        (Format::Sarif, Command::Gate(_)) => true,
-        (Format::Sarif, Command::Status(a)) => {
-            if a.at.is_none() {
-                return Some(ArgError::new(
-                    "--format",
-                    Some(name),
-                    "status --format sarif needs --at DIR: SARIF locates each claim in the \
-                     tree it is checked against",
-                ));
-            }
-            true
-        }
-        (Format::Dot | Format::Mermaid, Command::Blast(_) | Command::Status(_)) => true,
-        (Format::Dot | Format::Mermaid, Command::Why(_)) => true,
-        (Format::Junit, Command::Check(_)) => true,
-        (Format::Github, Command::Gate(_) | Command::Check(_)) => true,
-        _ => false,
-    };
-    (!ok).then(|| {
-        ArgError::new(
-            "--format",
-            Some(name),
-            format!(
-                "--format {name} is not a format of `{}`: sarif is written by gate and status \
-                 --at, dot and mermaid by blast, status and why, junit by check, github by gate \
-                 and check",
-                command.name()
-            ),
-        )
-    })
-}
 
 /// The store, for what a document needs beyond the operation's answer (a claim's premises,
 /// texts, a falsified root's place).
