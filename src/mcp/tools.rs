@@ -80,7 +80,8 @@ pub const TOOLS: [ToolDef; 9] = [
         title: "Blast radius",
         description: "What a falsification of a claim revokes: every claim built on it \
                       through dependsOn, in layers by depth, and the claims outside whose \
-                      status a record inside decides (affected).",
+                      status a record inside decides (affected). With invert: what the \
+                      claim rests on instead, its premises and theirs, in the same layers.",
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
@@ -252,6 +253,9 @@ pub struct StatusIn {
 pub struct BlastIn {
     pub id: String,
     pub depth: Option<usize>,
+    /// What the claim rests on instead.
+    #[serde(default)]
+    pub invert: bool,
     /// How many members and affected claims (default: all).
     pub limit: Option<usize>,
     /// The place in them to go on from.
@@ -431,9 +435,11 @@ pub fn call(
             let input = BlastInput {
                 id: a.id,
                 depth: a.depth,
+                invert: a.invert,
                 with_texts: false,
                 at,
                 no_ignore: false,
+                picture: None,
             };
             let mut v = to_json(name, &ops::blast::blast(&ctx, &input)?)?;
             let len = bound::count(&v, Items::Blast);
@@ -452,6 +458,7 @@ pub fn call(
             let input = WhyInput {
                 from: a.from,
                 to: a.to,
+                picture: false,
             };
             Ok(Answer::whole(to_json(name, &ops::why::why(&ctx, &input)?)?))
         }

@@ -23,6 +23,7 @@ pub mod init;
 pub mod keys;
 pub mod log;
 pub mod page;
+pub mod picture;
 pub mod show;
 pub mod sign;
 pub mod status;

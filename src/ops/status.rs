@@ -3,6 +3,7 @@
 
 use super::ids::{require_claim_ids, resolve_claim_ids};
 use super::page::{PageRequest, Pagination};
+use super::picture::{shown, Shown};
 use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure, Observer};
 use crate::anchor::{Anchor, Applies, AtTree, Resolution, Resolver};
@@ -31,6 +32,11 @@ pub struct StatusInput {
     pub no_ignore: bool,
     /// With `all`: only claims passing these.
     pub filters: StatusFilters,
+    /// Also what a picture of the answer shows, at most this many claims: those listed,
+    /// then what decides each (its records, the premises it rests on directly, the paths of
+    /// its revocation).
+    #[serde(default)]
+    pub picture: Option<usize>,
 }
 
 /// The filters of `status --all`; an empty list lets everything through.
@@ -72,6 +78,9 @@ pub struct StatusOutput {
     /// With `all`: the cursor that starts at each claim (its arrival number).
     #[serde(skip)]
     pub cursors: Vec<String>,
+    /// With `picture`: the claims a picture of the answer shows (statuses log-wide).
+    #[serde(skip)]
+    pub picture: Option<Shown>,
 }
 
 /// One claim's standing.
@@ -342,13 +351,38 @@ fn status_with<S: ClaimSource>(
             }));
         }
     }
+    let picture = match input.picture {
+        Some(max) => Some(picture_of(store, &rows, max)?),
+        None => None,
+    };
     Ok(StatusOutput {
         claims: rows,
         as_of,
         tree: resolver.as_ref().map(|r| r.tree().to_owned()),
         pagination,
         cursors,
+        picture,
     })
+}
+
+/// What a picture of `rows` shows: the claims listed, then what decides each (its records,
+/// the premises it rests on directly, the paths of its revocation), statuses log-wide.
+fn picture_of(store: &Store, rows: &[StatusRow], max: usize) -> Result<Shown, Failure> {
+    let mut ids: Vec<String> = rows.iter().map(|r| r.status.id.clone()).collect();
+    for r in rows.iter().map(|r| &r.status) {
+        ids.extend(r.decided_by.iter().cloned());
+        for c in &r.revoked_by {
+            ids.extend(c.path.iter().cloned());
+        }
+        ids.extend(r.stale_premises.iter().cloned());
+        ids.extend(r.accepted_by.iter().cloned());
+    }
+    for r in rows {
+        if let Some(c) = store.get_fold(&r.status.id)? {
+            ids.extend(c.claim.depends_on);
+        }
+    }
+    shown(store, &mut Fold::new(store), &ids, max, true)
 }
 
 /// One page of `all` after the filters: claims (with their arrival numbers) in arrival

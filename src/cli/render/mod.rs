@@ -13,6 +13,7 @@ use super::output::{Format, Report, Warning};
 use crate::claim::Gist;
 use crate::fold::Fold;
 use crate::store::Store;
+use std::collections::{HashMap, HashSet};
 
 /// The store, for what a document needs beyond the operation's answer (a claim's premises,
 /// texts, a falsified root's place).
@@ -20,143 +21,38 @@ fn open(g: &super::globals::Globals) -> Result<crate::store::Store, Failure> {
     crate::cli::common::open_store(g)
 }
 
-/// What a picture shows of a claim: its text, kind, effective status, edges and the records
-/// deciding its own status.
-pub fn info<S: crate::fold::ClaimSource>(
-    store: &Store,
-    fold: &mut Fold<'_, S>,
-    id: &str,
-) -> Result<Option<graph::ClaimInfo>, Failure> {
-    let Some(c) = store.get(id)? else {
-        return Ok(None);
-    };
-    let status = fold.effective(id)?.status;
-    let decided_by = fold.own(id)?.decided_by.clone();
-    Ok(Some(graph::ClaimInfo {
-        text: assertion_text(&c.body).unwrap_or_default(),
-        kind: c.claim.kind.as_str().to_owned(),
-        status,
-        depends_on: c.claim.depends_on,
-        target: c.claim.target,
-        decided_by,
-    }))
-}
-
-/// `blast --invert`, and `blast --format dot|mermaid`: the radius (or, inverted, what the
-/// claim rests on) from the claim graph, in one snapshot.
-#[allow(clippy::too_many_arguments)]
-pub fn blast_document(
-    g: &super::globals::Globals,
-    id: &str,
-    depth: Option<usize>,
-    inverted: bool,
-    format: Format,
-    max_nodes: usize,
-    at: Option<&std::path::Path>,
-    no_ignore: bool,
-) -> Result<Report, Failure> {
-    let store = open(g)?;
-    let _snapshot = store.pin()?;
-    let id = crate::ops::ids::resolve_claim_id(&store, id)?;
-    match at {
-        None => {
-            // Log-wide: the radius read from the index in bulk.
-            let b = if inverted {
-                crate::graph::rests_on(&mut Fold::new(&store), &id, depth)?
-            } else {
-                crate::graph::blast_store(&store, &id, depth)?
-            };
-            blast_picture(g, &store, &store, b, depth, inverted, format, max_nodes)
-        }
-        Some(at) => {
-            // Statuses at the tree: only the verdicts that apply there count.
-            let ctx = g.context();
-            let dir = crate::ops::tree::tree_dir(Some(at))?;
-            let selection = crate::tree::Selection::from_no_ignore(no_ignore);
-            let ids = crate::ops::tree::tree_ids_at(&dir, selection, ctx.observer())?;
-            let view = crate::anchor::AtTree::new(&store, ids, &dir, selection);
-            let b = if inverted {
-                crate::graph::rests_on(&mut Fold::new(&view), &id, depth)?
-            } else {
-                crate::graph::blast(&mut Fold::new(&view), &id, depth)?
-            };
-            blast_picture(g, &store, &view, b, depth, inverted, format, max_nodes)
-        }
-    }
-}
-
-/// The picture or the `--invert` report of `b`, its nodes' statuses folded over `source`.
-#[allow(clippy::too_many_arguments)]
-fn blast_picture<S: crate::fold::ClaimSource>(
-    g: &super::globals::Globals,
-    store: &Store,
-    source: &S,
-    b: crate::graph::Blast,
-    depth: Option<usize>,
-    inverted: bool,
-    format: Format,
-    max_nodes: usize,
-) -> Result<Report, Failure> {
-    let short = super::output::short_id(&b.root);
-    if matches!(format, Format::Dot | Format::Mermaid) {
-        let mut fold = Fold::new(source);
-        let mut lookup = |id: &str| info(store, &mut fold, id);
-        let picture = graph::Picture::of_blast(&b, &mut lookup, max_nodes)?;
-        let title = if inverted {
-            format!("{short} rests on {} claim(s)", b.count)
-        } else {
-            format!("blast radius of {short}: {} dependent claim(s)", b.count)
-        };
-        return Ok(picture_report(&picture, format, &title));
-    }
-    // --invert: what the root rests on, in the layers of a blast radius.
-    let value =
-        serde_json::to_value(&b).map_err(|e| Failure::Internal(format!("blast report: {e}")))?;
-    let mut text = String::new();
-    if g.mode == super::output::Mode::Text {
-        let style = super::output::Style::new(g.mode);
-        text = blast_text(store, &b, true, depth, &style)?;
-        text.push_str(&format!(
-            "\n{} rests on {} claim(s){}\n",
-            b.root,
-            b.count,
-            if b.truncated {
-                " within --depth (more beyond)"
-            } else {
-                ""
-            }
-        ));
-    }
-    Ok(Report::new(value, text))
-}
-
-/// `blast`'s tree for people, above its layers.
-pub fn blast_tree(
-    g: &super::globals::Globals,
+/// `blast --format dot|mermaid`: the radius (or, inverted, what the claim rests on) as a
+/// picture of the claims the operation chose to show.
+pub fn blast_picture(
     b: &crate::graph::Blast,
-    depth: Option<usize>,
-    style: &super::output::Style,
-) -> Result<String, Failure> {
-    let store = open(g)?;
-    let _snapshot = store.pin()?;
-    blast_text(&store, b, false, depth, style)
+    shown: &crate::ops::picture::Shown,
+    inverted: bool,
+    format: Format,
+) -> Report {
+    let short = super::output::short_id(&b.root);
+    let picture = graph::Picture::of_blast(b, shown);
+    let title = if inverted {
+        format!("{short} rests on {} claim(s)", b.count)
+    } else {
+        format!("blast radius of {short}: {} dependent claim(s)", b.count)
+    };
+    picture_report(&picture, format, &title)
 }
 
-/// `status --format dot|mermaid|sarif`: the claims of the answer as a picture, or (with a
-/// tree) those that do not stand there as SARIF. A document of one page of `--all` says on
-/// stderr that more follow.
+/// `status --format dot|mermaid|sarif`: the claims of the answer as a picture (of the
+/// claims the operation chose to show), or (with a tree) those that do not stand there as
+/// SARIF. A document of one page of `--all` says on stderr that more follow.
 pub fn status_document(
     g: &super::globals::Globals,
     out: &crate::ops::status::StatusOutput,
     at: Option<&std::path::Path>,
     no_ignore: bool,
     format: Format,
-    max_nodes: usize,
 ) -> Result<Report, Failure> {
-    let store = open(g)?;
-    let _snapshot = store.pin()?;
-    let mut report = match (format, &out.tree) {
-        (Format::Sarif, Some(tree)) => {
+    let mut report = match (format, &out.tree, &out.picture) {
+        (Format::Sarif, Some(tree), _) => {
+            let store = open(g)?;
+            let _snapshot = store.pin()?;
             let dir = crate::ops::tree::tree_dir(at)?;
             let mut resolver = crate::anchor::Resolver::new(&dir, tree)
                 .with_selection(crate::tree::Selection::from_no_ignore(no_ignore));
@@ -166,11 +62,15 @@ pub fn status_document(
                 ..Report::default()
             }
         }
-        _ => {
-            let reports: Vec<&crate::fold::ClaimStatus> =
-                out.claims.iter().map(|r| &r.status).collect();
-            status_picture(&store, &reports, format, max_nodes)?
+        (_, _, Some(shown)) => {
+            let picture = graph::Picture::of(shown);
+            let title = format!(
+                "status of {} claim(s) and what decides them",
+                out.claims.len()
+            );
+            picture_report(&picture, format, &title)
         }
+        _ => return Err(Failure::Internal("status: no document asked".into())),
     };
     let next = out
         .pagination
@@ -178,35 +78,6 @@ pub fn status_document(
         .and_then(|p| p.next_cursor.as_deref());
     report.warnings.extend(page_cut(next));
     Ok(report)
-}
-
-/// The claims listed, then what decides each (its records, the premises it rests on
-/// directly, the paths of its revocation), drawn together.
-fn status_picture(
-    store: &Store,
-    reports: &[&crate::fold::ClaimStatus],
-    format: Format,
-    max_nodes: usize,
-) -> Result<Report, Failure> {
-    let mut ids: Vec<String> = reports.iter().map(|r| r.id.clone()).collect();
-    for r in reports {
-        ids.extend(r.decided_by.iter().cloned());
-        for c in &r.revoked_by {
-            ids.extend(c.path.iter().cloned());
-        }
-        ids.extend(r.stale_premises.iter().cloned());
-        ids.extend(r.accepted_by.iter().cloned());
-    }
-    for r in reports {
-        if let Some(c) = store.get_fold(&r.id)? {
-            ids.extend(c.claim.depends_on);
-        }
-    }
-    let mut fold = Fold::new(store);
-    let mut lookup = |id: &str| info(store, &mut fold, id);
-    let picture = graph::Picture::of(&ids, &mut lookup, max_nodes, true)?;
-    let title = format!("status of {} claim(s) and what decides them", reports.len());
-    Ok(picture_report(&picture, format, &title))
 }
 
 fn picture_report(picture: &graph::Picture, format: Format, title: &str) -> Report {
@@ -459,15 +330,16 @@ pub fn check_document(
     })
 }
 
-/// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on).
+/// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on), from the
+/// members' texts and premises the operation read.
 pub fn blast_text(
-    store: &Store,
     b: &crate::graph::Blast,
+    texts: &HashMap<String, serde_json::Value>,
+    premises: &HashMap<String, Vec<String>>,
     invert: bool,
     depth: Option<usize>,
     style: &super::output::Style,
-) -> Result<String, Failure> {
-    use std::collections::{HashMap, HashSet};
+) -> String {
     let members: HashSet<&str> = b
         .layers
         .iter()
@@ -477,11 +349,10 @@ pub fn blast_text(
     let mut children: HashMap<String, Vec<String>> = HashMap::new();
     for layer in &b.layers {
         for m in &layer.claims {
-            let c = store.get(&m.id)?;
-            let prose = c
-                .as_ref()
-                .and_then(|c| assertion_text(&c.body))
-                .map(|t| graph::shorten(&t, 60))
+            let prose = texts
+                .get(&m.id)
+                .and_then(|t| t.as_str())
+                .map(|t| graph::shorten(t, 60))
                 .unwrap_or_default();
             label_of.insert(
                 m.id.clone(),
@@ -493,7 +364,7 @@ pub fn blast_text(
                     style.dim(&prose)
                 ),
             );
-            for p in c.iter().flat_map(|c| c.claim.depends_on.iter()) {
+            for p in premises.get(&m.id).into_iter().flatten() {
                 if !members.contains(p.as_str()) {
                     continue;
                 }
@@ -512,7 +383,7 @@ pub fn blast_text(
         kids.dedup();
     }
     let mut label = |id: &str| label_of.get(id).cloned().unwrap_or_else(|| id.to_owned());
-    Ok(tree::render(&b.root, &children, &mut label, depth))
+    tree::render(&b.root, &children, &mut label, depth)
 }
 
 /// A document made from one page of `status --all` covers that page only: a warning says
