@@ -646,6 +646,7 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
         policy,
         at: Some(config.at.clone()),
         no_ignore: false,
+        places: false,
     };
     // A tree that may not ship is the answer (pass: false), not a failure of the call.
     match ops::gate::gate(ctx, &input) {

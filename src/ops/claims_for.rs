@@ -54,6 +54,7 @@ pub fn claims_for(ctx: &Context, input: &ClaimsForInput) -> Result<StatusOutput,
             ..StatusFilters::default()
         },
         picture: None,
+        places: false,
     };
     let filters = Filters::compile(&status_input.filters)?;
     let store = ctx.open_store()?;

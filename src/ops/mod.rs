@@ -24,6 +24,7 @@ pub mod keys;
 pub mod log;
 pub mod page;
 pub mod picture;
+pub mod roots;
 pub mod show;
 pub mod sign;
 pub mod status;

@@ -4,11 +4,12 @@
 use super::ids::{require_claim_ids, resolve_claim_ids};
 use super::page::{PageRequest, Pagination};
 use super::picture::{shown, Shown};
+use super::roots::{roots_at, Root};
 use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure, Observer};
 use crate::anchor::{Anchor, Applies, AtTree, Resolution, Resolver};
 use crate::claim::{Gist, Summary};
-use crate::fold::{ClaimSource, ClaimStatus, Fold};
+use crate::fold::{ClaimSource, ClaimStatus, Fold, Status};
 use crate::store::{Store, StoredClaim};
 use crate::tree::{Selection, TreeIds};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -37,6 +38,10 @@ pub struct StatusInput {
     /// its revocation).
     #[serde(default)]
     pub picture: Option<usize>,
+    /// With `at`: also the falsified roots of each revoked assertion, placed at the tree
+    /// (what a document shows beside it).
+    #[serde(default)]
+    pub places: bool,
 }
 
 /// The filters of `status --all`; an empty list lets everything through.
@@ -98,6 +103,13 @@ pub struct StatusRow {
     pub text: Value,
     /// The path its anchor names.
     pub anchor_path: Option<String>,
+    /// The lines its anchor names.
+    #[serde(skip)]
+    pub anchor_range: Option<[u64; 2]>,
+    /// With `places`, for a revoked assertion judged at the tree: the falsified roots it
+    /// rests on (log-wide), each placed at the tree.
+    #[serde(skip)]
+    pub roots: Vec<Root>,
 }
 
 /// Where a claim's lines are at a tree.
@@ -305,14 +317,16 @@ fn status_with<S: ClaimSource>(
         // Reading the claim's record from the log checks it: a damaged record is
         // STORE_CORRUPT, never a status.
         let stored = store.get(id)?;
-        let (text, anchor_path) = match &stored {
+        let (text, anchor) = match &stored {
             // A shown field never fails the status: an anchor that cannot be read shows none.
             Some(c) => (
                 c.body.text_value().cloned().unwrap_or(Value::Null),
-                Anchor::of(&c.claim, &c.body).ok().and_then(|a| a.path),
+                Anchor::of(&c.claim, &c.body).ok(),
             ),
             None => (Value::Null, None),
         };
+        let anchor_range = anchor.as_ref().and_then(|a| a.range).map(|(s, e)| [s, e]);
+        let anchor_path = anchor.and_then(|a| a.path);
         let r = fold.report(id)?;
         for d in &r.decided_by_revoked {
             let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();
@@ -334,6 +348,8 @@ fn status_with<S: ClaimSource>(
             resolved: None,
             text,
             anchor_path,
+            anchor_range,
+            roots: Vec::new(),
         });
     }
     if let Some(resolver) = resolver.as_mut() {
@@ -349,6 +365,20 @@ fn status_with<S: ClaimSource>(
                 path: res.path,
                 range: res.range,
             }));
+        }
+        if input.places {
+            // The roots are those of the log-wide status, placed at this tree.
+            let mut wide = Fold::new(store);
+            for row in rows.iter_mut() {
+                let r = &row.status;
+                if r.kind == "assertion"
+                    && !r.accepted
+                    && r.status == Status::Revoked
+                    && row.applies.is_some_and(|a| a != Applies::Unanchored)
+                {
+                    row.roots = roots_at(&mut wide, resolver, &r.id)?;
+                }
+            }
         }
     }
     let picture = match input.picture {

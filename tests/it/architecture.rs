@@ -551,6 +551,12 @@ impl Crate {
     /// a module, or, where the next name is one that module brings in with a `use` (a
     /// re-export), where that `use` leads.
     fn defining(&self, abs: &[String], hops: usize) -> Module {
+        self.defining_item(abs, hops).0
+    }
+
+    /// [`Crate::defining`], and the name in that module the path goes on to (the item it
+    /// names there), if any.
+    fn defining_item(&self, abs: &[String], hops: usize) -> (Module, Option<String>) {
         let mut here: Module = Vec::new();
         let mut k = 0;
         while k < abs.len() {
@@ -562,19 +568,20 @@ impl Crate {
             here = next;
             k += 1;
         }
+        let item = abs.get(k).cloned();
         if k == abs.len() || hops > MAX_HOPS || self.defines(&here, &abs[k]) {
-            return here;
+            return (here, item);
         }
         let name = abs[k].as_str();
         let onward = |mut target: Vec<String>| {
             target.extend(abs[k + 1..].iter().cloned());
-            self.defining(&target, hops + 1)
+            self.defining_item(&target, hops + 1)
         };
         if let Some(u) = self.binding(&here, &[], name) {
             if let Some(target) = self.absolute(&here, &u.scope, &u.path, hops + 1) {
                 return onward(target);
             }
-            return here;
+            return (here, item);
         }
         for g in self.globs(&here, &[]) {
             let Some(mut prefix) = self.absolute(&here, &g.scope, &g.path, hops + 1) else {
@@ -585,7 +592,7 @@ impl Crate {
                 return onward(prefix);
             }
         }
-        here
+        (here, item)
     }
 
     /// The module `path`, written in `file`'s inline module `scope`, names, if in the crate.
@@ -845,6 +852,47 @@ fn the_reader_finds_paths_written_every_way() {
     ring.insert(p("a"), BTreeSet::from([p("b")]));
     ring.insert(p("b"), BTreeSet::from([p("a")]));
     assert_eq!(cycles(&ring).len(), 1);
+}
+
+/// The documents (`src/cli/render`) are pure functions of what the operations return: they
+/// open no store and fold nothing, so a document shows the operation's one snapshot and
+/// every front end can have the same data. Of the store, the fold and the graph they may
+/// name only the plain values the operations hand out (a status, a blast radius), and
+/// nothing of the CLI that reaches a store (`common`, `globals`).
+#[test]
+fn the_renderers_read_no_store() {
+    const VALUES: &[&str] = &["Status", "Blast"];
+    let krate = Crate::load();
+    let mut wrong = Vec::new();
+    for (module, source) in &krate.sources {
+        if !module.starts_with(&["cli".to_owned(), "render".to_owned()]) {
+            continue;
+        }
+        for (scope, path) in &source.paths {
+            let Some(abs) = krate.absolute(module, scope, path, 0) else {
+                continue;
+            };
+            let (target, item) = krate.defining_item(&abs, 0);
+            let top = target.first().map(String::as_str);
+            let bad = match top {
+                Some("store") => true,
+                Some("fold" | "graph") => !item.as_deref().is_some_and(|i| VALUES.contains(&i)),
+                Some("cli") => matches!(
+                    target.get(1).map(String::as_str),
+                    Some("common" | "globals")
+                ),
+                _ => false,
+            };
+            if bad {
+                wrong.push(format!("{}: {}", name(module), path.join("::")));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "renderers reaching the store (have the operation return what the document needs):\n{}",
+        wrong.join("\n")
+    );
 }
 
 /// The library below the front ends never reaches up into one: `ops` (and everything else

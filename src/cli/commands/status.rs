@@ -71,6 +71,7 @@ impl StatusArgs {
                 path: self.path.clone(),
             },
             picture: None,
+            places: false,
         }
     }
 }
@@ -81,9 +82,10 @@ pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
     if matches!(format, Format::Dot | Format::Mermaid) {
         input.picture = Some(a.max_nodes);
     }
+    input.places = format == Format::Sarif;
     let out = ops::status::status(&g.context(), &input)?;
     if format.is_product() {
-        return crate::cli::render::status_document(g, &out, a.at.as_deref(), a.no_ignore, format);
+        return crate::cli::render::status_document(&out, format);
     }
     report(&out, g.mode)
 }
