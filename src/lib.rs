@@ -5,6 +5,7 @@ pub(crate) mod child_env;
 pub mod error;
 pub mod jcs;
 pub mod json;
+pub mod observer;
 pub mod reaper;
 pub mod scratch;
 

@@ -4,6 +4,7 @@
 use crate::cli::commands;
 use crate::cli::output::Format;
 use crate::cli::values::parse_seconds;
+use crate::ops::error::ArgError;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -153,4 +154,44 @@ impl Command {
             Command::Conformance(c) => c.name(),
         }
     }
+}
+
+/// A document format the command cannot write, as an argument error (refused before
+/// anything runs, like every other).
+pub fn format_error(command: &Command, format: Format) -> Option<ArgError> {
+    if !format.is_product() {
+        return None;
+    }
+    let name = format.name();
+    let ok = match (format, command) {
+        (Format::Sarif, Command::Gate(_)) => true,
+        (Format::Sarif, Command::Status(a)) => {
+            if a.at.is_none() {
+                return Some(ArgError::new(
+                    "--format",
+                    Some(name),
+                    "status --format sarif needs --at DIR: SARIF locates each claim in the \
+                     tree it is checked against",
+                ));
+            }
+            true
+        }
+        (Format::Dot | Format::Mermaid, Command::Blast(_) | Command::Status(_)) => true,
+        (Format::Dot | Format::Mermaid, Command::Why(_)) => true,
+        (Format::Junit, Command::Check(_)) => true,
+        (Format::Github, Command::Gate(_) | Command::Check(_)) => true,
+        _ => false,
+    };
+    (!ok).then(|| {
+        ArgError::new(
+            "--format",
+            Some(name),
+            format!(
+                "--format {name} is not a format of `{}`: sarif is written by gate and status \
+                 --at, dot and mermaid by blast, status and why, junit by check, github by gate \
+                 and check",
+                command.name()
+            ),
+        )
+    })
 }

@@ -86,7 +86,7 @@ pub fn run() -> i32 {
         }
         errors.push(e);
     }
-    errors.extend(render::format_error(&cli.command, format));
+    errors.extend(definition::format_error(&cli.command, format));
     if let Some(f) = Failure::arguments(errors) {
         let report = Report {
             failure: Some(f),

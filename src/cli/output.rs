@@ -31,7 +31,7 @@ pub enum Format {
     /// The same text, never coloured.
     Plain,
     /// A document for another tool, written whole to stdout by the commands that make one
-    /// (`render::supports` says which): SARIF 2.1.0, Graphviz DOT, Mermaid, JUnit XML,
+    /// (`definition::format_error` says which): SARIF 2.1.0, Graphviz DOT, Mermaid, JUnit XML,
     /// GitHub Actions workflow commands. A failure goes to stderr as text.
     Sarif,
     Dot,

@@ -269,7 +269,11 @@ pub fn blast_input() -> Value {
         json!({
             "id": id_or_prefix("The claim whose falsification is asked about"),
             "depth": {"type": "integer", "minimum": 0, "maximum": 1000000,
-                      "description": "Only this many layers of dependents"},
+                      "description": "Only this many layers of dependents (with invert: of \
+                                      premises)"},
+            "invert": {"type": "boolean",
+                       "description": "What the claim rests on instead: its premises, theirs, \
+                                       and so on, in the same layers (affected is then empty)"},
             "limit": limit_of("How many items (default: all): the members layer by layer, \
                                the root first, then the affected claims"),
             "cursor": cursor(),

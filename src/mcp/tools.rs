@@ -6,11 +6,12 @@ use super::{schemas, Config};
 use crate::ops::blast::BlastInput;
 use crate::ops::check::CheckInput;
 use crate::ops::claim::{ClaimRequest, ShortClaim};
+use crate::ops::claims_for::ClaimsForInput;
 use crate::ops::gate::GateInput;
 use crate::ops::log::LogInput;
 use crate::ops::page::{PageRequest, Pagination};
 use crate::ops::show::ShowInput;
-use crate::ops::status::{ClaimsForInput, StatusInput};
+use crate::ops::status::StatusInput;
 use crate::ops::why::WhyInput;
 use crate::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
@@ -79,7 +80,8 @@ pub const TOOLS: [ToolDef; 9] = [
         title: "Blast radius",
         description: "What a falsification of a claim revokes: every claim built on it \
                       through dependsOn, in layers by depth, and the claims outside whose \
-                      status a record inside decides (affected).",
+                      status a record inside decides (affected). With invert: what the \
+                      claim rests on instead, its premises and theirs, in the same layers.",
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
@@ -251,6 +253,9 @@ pub struct StatusIn {
 pub struct BlastIn {
     pub id: String,
     pub depth: Option<usize>,
+    /// What the claim rests on instead.
+    #[serde(default)]
+    pub invert: bool,
     /// How many members and affected claims (default: all).
     pub limit: Option<usize>,
     /// The place in them to go on from.
@@ -383,7 +388,7 @@ pub fn call(
     match name {
         "claims_for" => {
             let a: ClaimsForIn = read(name, args)?;
-            let out = ops::status::claims_for(
+            let out = ops::claims_for::claims_for(
                 &ctx,
                 &ClaimsForInput {
                     paths: a.paths,
@@ -430,9 +435,11 @@ pub fn call(
             let input = BlastInput {
                 id: a.id,
                 depth: a.depth,
+                invert: a.invert,
                 with_texts: false,
                 at,
                 no_ignore: false,
+                picture: None,
             };
             let mut v = to_json(name, &ops::blast::blast(&ctx, &input)?)?;
             let len = bound::count(&v, Items::Blast);
@@ -451,6 +458,7 @@ pub fn call(
             let input = WhyInput {
                 from: a.from,
                 to: a.to,
+                picture: false,
             };
             Ok(Answer::whole(to_json(name, &ops::why::why(&ctx, &input)?)?))
         }
@@ -638,6 +646,7 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
         policy,
         at: Some(config.at.clone()),
         no_ignore: false,
+        places: false,
     };
     // A tree that may not ship is the answer (pass: false), not a failure of the call.
     match ops::gate::gate(ctx, &input) {

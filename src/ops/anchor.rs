@@ -1,15 +1,12 @@
 //! Anchors and trees as `elench anchor`, `elench tree` and `sign --anchor` make them: the
 //! anchor object for a span of a file in a tree, and a tree's OID.
 
-use super::tree::{relative_to, tracked_ignored, tree_failure};
+use super::tree::{relative_to, tracked_ignored, TreeWarning};
 use super::Failure;
 use crate::anchor::{self, Strategy};
 use crate::tree::{Listing, Selection};
 use serde_json::{Map, Value};
 use std::path::Path;
-
-/// A `TRACKED_IGNORED` warning: its code and message.
-pub type TreeWarning = (&'static str, String);
 
 /// The anchor object for `PATH[:START-END]` in `dir`, with `dir`'s tree OID (ignore rules
 /// honoured).
@@ -30,9 +27,9 @@ pub fn anchor_at_with(
     let rel = relative_to(dir, &path)?;
     // The file first, then the whole tree: a typo fails before the tree is hashed.
     let mut anchor = anchor::make(dir, "", &rel, range, strategy)?;
-    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
+    let listing = crate::tree::list(dir, selection).map_err(Failure::from)?;
     in_listing(&anchor, &listing, dir)?;
-    let tree = listing.oid().map_err(tree_failure)?;
+    let tree = listing.oid().map_err(Failure::from)?;
     anchor.insert("tree".into(), Value::String(tree));
     Ok((Value::Object(anchor), tracked_ignored(dir, &listing)))
 }
@@ -52,23 +49,4 @@ pub(super) fn in_listing(
         .into()),
         _ => Ok(()),
     }
-}
-
-/// The elench tree OID of `dir`, and `TRACKED_IGNORED` when git tracks files there that the
-/// tree leaves out.
-pub fn tree_of(dir: &Path, selection: Selection) -> Result<(String, Option<TreeWarning>), Failure> {
-    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
-    let oid = listing.oid().map_err(tree_failure)?;
-    Ok((oid, tracked_ignored(dir, &listing)))
-}
-
-/// [`tree_of`] with the object id of every entry kept (what predicates' inputs are read
-/// from), from the same one pass of hashing.
-pub fn tree_ids_of(
-    dir: &Path,
-    selection: Selection,
-) -> Result<(crate::tree::TreeIds, Option<TreeWarning>), Failure> {
-    let listing = crate::tree::list(dir, selection).map_err(tree_failure)?;
-    let ids = listing.ids().map_err(tree_failure)?;
-    Ok((ids, tracked_ignored(dir, &listing)))
 }

@@ -22,6 +22,7 @@ use crate::tree::TreeIds;
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
 use serde_json::json;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -62,6 +63,8 @@ pub struct CheckInput {
     pub no_sandbox: bool,
     /// Record the result even when it changes no status.
     pub force: bool,
+    /// Also what a document shows of each claim checked (`CheckOutput::details`).
+    pub details: bool,
 }
 
 impl CheckInput {
@@ -85,6 +88,7 @@ impl CheckInput {
             scratch_mib: 1024,
             no_sandbox: false,
             force: false,
+            details: false,
         }
     }
 }
@@ -206,6 +210,67 @@ pub struct CheckOutput {
     /// results before it standing in `checked`.
     #[serde(skip)]
     pub stopped: Option<Failure>,
+    /// With `details`: what a document shows of each claim checked (not those that did not
+    /// apply), by id, read after the records were appended; a failure to read them leaves
+    /// what was recorded standing.
+    #[serde(skip)]
+    pub details: Option<Result<HashMap<String, Detail>, Failure>>,
+}
+
+/// What a document (JUnit, workflow commands) shows of a checked claim beside its result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Detail {
+    /// Its `assertion.text` (empty when it has none).
+    pub text: String,
+    /// Where its lines are at the checked tree, when it applies there.
+    pub path: Option<String>,
+    pub range: Option<[u64; 2]>,
+    /// When falsified: the end of its transcript, at most [`TRANSCRIPT_TAIL`] bytes (none
+    /// when the blob cannot be read: that only shortens the document).
+    pub transcript: Option<String>,
+}
+
+/// The last bytes of a transcript a document shows.
+pub const TRANSCRIPT_TAIL: usize = 4096;
+
+/// [`Detail`] of each claim `checked` names, read from the store of `ctx` at the tree
+/// `at` (`tree`).
+fn details(
+    ctx: &Context,
+    checked: &[Checked],
+    at: &Path,
+    tree: &str,
+    selection: crate::tree::Selection,
+) -> Result<HashMap<String, Detail>, Failure> {
+    let store = ctx.open_store()?;
+    let _snapshot = store.pin()?;
+    let mut resolver = crate::anchor::Resolver::new(at, tree).with_selection(selection);
+    let mut out = HashMap::new();
+    for c in checked {
+        if c.outcome == Outcome::NotApplicable {
+            continue;
+        }
+        let mut d = Detail::default();
+        if let Some(s) = store.get_light(&c.id)? {
+            let res = resolver.resolve(&s.claim, &s.body)?;
+            d.text = s.body.text().map(str::to_owned).unwrap_or_default();
+            if res.applies.applies() {
+                d.path = res.path;
+                d.range = res.range;
+            }
+        }
+        if let (Some(digest), Outcome::Falsified) = (&c.evidence, c.outcome) {
+            d.transcript = crate::store::blobs::get(store.root(), digest)
+                .ok()
+                .flatten()
+                .map(|bytes| {
+                    let from = bytes.len().saturating_sub(TRANSCRIPT_TAIL);
+                    String::from_utf8_lossy(&bytes[from..]).into_owned()
+                });
+        }
+        out.insert(c.id.clone(), d);
+    }
+    Ok(out)
 }
 
 /// The limits given as 0, which mean nothing: the flags that name them.
@@ -394,7 +459,11 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
     if let Some((code, message)) = tracked {
         observer.warn(code, message);
     }
+    let details = input
+        .details
+        .then(|| details(ctx, &checked, &at, &tree_oid, selection));
     Ok(CheckOutput {
+        details,
         tree: tree_oid,
         at: at.display().to_string(),
         hermeticity: setup.sandbox.hermeticity(),

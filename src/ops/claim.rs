@@ -9,7 +9,7 @@
 //! with any claim is found before anything is signed, so a refused batch appends nothing.
 
 use super::add::Refusal;
-use super::tree::{relative_to, tree_dir, tree_failure};
+use super::tree::{relative_to, tree_dir};
 use super::{Context, Failure, Observer};
 use crate::anchor::at_tree::{claim_inputs, is_observation};
 use crate::anchor::{self, inputs, Resolver, Strategy};
@@ -762,8 +762,8 @@ impl<'a> TreeAt<'a> {
     fn get(&mut self) -> Result<&(PathBuf, Listing, String), Failure> {
         if self.found.is_none() {
             let dir = tree_dir(self.at)?;
-            let listing = crate::tree::list(&dir, Selection::Committed).map_err(tree_failure)?;
-            let ids = listing.ids().map_err(tree_failure)?;
+            let listing = crate::tree::list(&dir, Selection::Committed).map_err(Failure::from)?;
+            let ids = listing.ids().map_err(Failure::from)?;
             let oid = ids.oid().to_owned();
             let resolver = Resolver::new(&dir, &oid);
             self.judged = Some((ids, resolver));

@@ -53,6 +53,8 @@ pub fn claims_for(ctx: &Context, input: &ClaimsForInput) -> Result<StatusOutput,
             path,
             ..StatusFilters::default()
         },
+        picture: None,
+        places: false,
     };
     let filters = Filters::compile(&status_input.filters)?;
     let store = ctx.open_store()?;

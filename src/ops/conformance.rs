@@ -8,7 +8,7 @@ use crate::conformance::report::{self, Checked, Format, Violation};
 use crate::error::{Code, Rejection};
 use crate::ingest::{seal, verify_envelope};
 use crate::keys::{check_authority, keyid};
-use crate::ops::observer::Warning;
+use crate::observer::Warning;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -218,7 +218,7 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
     let mut at_tree = None;
     let inputs = match (&input.at, &target) {
         (Some(dir), t) => {
-            let (ids, _) = super::anchor::tree_ids_of(dir, crate::tree::Selection::Committed)?;
+            let (ids, _) = super::tree::tree_ids_of(dir, crate::tree::Selection::Committed)?;
             if let Some(given) = input.tree.as_ref().filter(|g| **g != ids.oid()) {
                 return Err(Failure::Usage(format!(
                     "--tree {given} is not the tree at --at {} ({}); give one of them",

@@ -538,6 +538,23 @@ impl From<crate::fold::FoldError> for Failure {
     }
 }
 
+/// A tree that cannot be listed or hashed, naming the path at fault. A directory the ignore
+/// rules of its work tree leave out has no tree (`BAD_TREE`, naming the rule).
+impl From<crate::tree::TreeError> for Failure {
+    fn from(e: crate::tree::TreeError) -> Failure {
+        match e {
+            crate::tree::TreeError::Ignored { .. } => Failure::Invalid {
+                code: crate::error::Code::BadTree,
+                message: e.to_string(),
+            },
+            e => Failure::Io {
+                path: e.path().display().to_string(),
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
 impl From<crate::anchor::AnchorError> for Failure {
     fn from(e: crate::anchor::AnchorError) -> Failure {
         use crate::anchor::{AnchorError as E, DigestError as D};
@@ -551,7 +568,7 @@ impl From<crate::anchor::AnchorError> for Failure {
                     .into(),
             },
             E::Io { path, source } => Failure::io(path.display(), source),
-            E::Tree(t) => super::tree::tree_failure(t),
+            E::Tree(t) => Failure::from(t),
             E::Ignored { .. } => Failure::Usage(message),
             E::Digest { source, .. } => match source {
                 D::Binary { .. } => Failure::Invalid {

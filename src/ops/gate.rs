@@ -3,15 +3,17 @@
 //! A failing gate is a decision, not an error: the answer says so (`pass` false) and
 //! [`GateOutput::failure`] is the `GATE_FAILED` failure a front end reports with it.
 
+use super::roots::{roots_at, Root};
 use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure};
 use crate::anchor::{AtTree, Resolver};
-use crate::fold::Fold;
+use crate::fold::{Fold, Status};
 use crate::gate::{evaluate, Counts, Policy, StaleRule, Violation};
 use crate::tree::Selection;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// What `gate` is asked.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -22,6 +24,10 @@ pub struct GateInput {
     pub at: Option<PathBuf>,
     /// Keep the files ignore rules leave out of the tree.
     pub no_ignore: bool,
+    /// Also what a document places beside the violations: each revoked claim's falsified
+    /// roots at the tree, and where the policy is.
+    #[serde(default)]
+    pub places: bool,
 }
 
 /// What `gate` answers: its JSON is the command's `data`.
@@ -40,6 +46,24 @@ pub struct GateOutput {
     /// The policy file as given.
     #[serde(skip)]
     pub policy_path: String,
+    /// With `places`: the falsified roots (log-wide) of each claim with a violation as
+    /// revoked, placed at the tree.
+    #[serde(skip)]
+    pub roots: BTreeMap<String, Vec<Root>>,
+    /// With `places`: where the policy is.
+    #[serde(skip)]
+    pub policy_place: Option<PolicyPlace>,
+}
+
+/// Where a document places what the policy says of the scope as a whole (too few claims in
+/// it): the policy file, at its `min_in_scope` line when it sets one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyPlace {
+    /// The file's path in the tree when it lies inside; otherwise (the CI recipe reads the
+    /// policy from a trusted copy outside the checkout) its name, the path a repository
+    /// keeps its policy at by the recipe's convention.
+    pub path: String,
+    pub line: Option<u64>,
 }
 
 /// The gate's decision on the tree under the policy, from the log alone; an empty scope
@@ -87,6 +111,19 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
                 .to_owned(),
         );
     }
+    let mut roots = BTreeMap::new();
+    let mut policy_place = None;
+    if input.places {
+        let mut wide = Fold::new(&store);
+        for v in &outcome.violations {
+            if let (Some(id), Some(Status::Revoked)) = (&v.id, v.status) {
+                if !roots.contains_key(id) {
+                    roots.insert(id.clone(), roots_at(&mut wide, &mut resolver, id)?);
+                }
+            }
+        }
+        policy_place = place_of_policy(&input.policy, &dir, &text);
+    }
     Ok(GateOutput {
         pass: outcome.pass,
         tree,
@@ -95,7 +132,28 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
         counts: outcome.counts,
         parsed: policy,
         policy_path: shown,
+        roots,
+        policy_place,
     })
+}
+
+/// Where the policy `file` (its `text`) is, for a document about the tree at `tree`.
+fn place_of_policy(file: &Path, tree: &Path, text: &str) -> Option<PolicyPlace> {
+    let inside = match (file.canonicalize(), tree.canonicalize()) {
+        (Ok(f), Ok(t)) => f.strip_prefix(&t).ok().map(Path::to_path_buf),
+        _ => None,
+    };
+    let path = inside.or_else(|| file.file_name().map(PathBuf::from))?;
+    let path = path.to_str()?.replace(std::path::MAIN_SEPARATOR, "/");
+    let line = text
+        .lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix("min_in_scope")
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|i| i as u64 + 1);
+    Some(PolicyPlace { path, line })
 }
 
 impl GateOutput {

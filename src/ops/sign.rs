@@ -11,7 +11,7 @@ use crate::error::{Code, Rejection};
 use crate::ingest::seal;
 use crate::json::{parse_strict, JsonError};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
-use crate::ops::observer::Warning;
+use crate::observer::Warning;
 use crate::store::Store;
 use ed25519_dalek::SigningKey;
 use serde::Serialize;

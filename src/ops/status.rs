@@ -3,11 +3,13 @@
 
 use super::ids::{require_claim_ids, resolve_claim_ids};
 use super::page::{PageRequest, Pagination};
+use super::picture::{shown, Shown};
+use super::roots::{roots_at, Root};
 use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure, Observer};
 use crate::anchor::{Anchor, Applies, AtTree, Resolution, Resolver};
 use crate::claim::{Gist, Summary};
-use crate::fold::{ClaimSource, ClaimStatus, Fold};
+use crate::fold::{ClaimSource, ClaimStatus, Fold, Status};
 use crate::store::{Store, StoredClaim};
 use crate::tree::{Selection, TreeIds};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -15,8 +17,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-pub use super::claims_for::{claims_for, ClaimsForInput};
 
 /// What `status` is asked.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -33,6 +33,15 @@ pub struct StatusInput {
     pub no_ignore: bool,
     /// With `all`: only claims passing these.
     pub filters: StatusFilters,
+    /// Also what a picture of the answer shows, at most this many claims: those listed,
+    /// then what decides each (its records, the premises it rests on directly, the paths of
+    /// its revocation).
+    #[serde(default)]
+    pub picture: Option<usize>,
+    /// With `at`: also the falsified roots of each revoked assertion, placed at the tree
+    /// (what a document shows beside it).
+    #[serde(default)]
+    pub places: bool,
 }
 
 /// The filters of `status --all`; an empty list lets everything through.
@@ -74,6 +83,9 @@ pub struct StatusOutput {
     /// With `all`: the cursor that starts at each claim (its arrival number).
     #[serde(skip)]
     pub cursors: Vec<String>,
+    /// With `picture`: the claims a picture of the answer shows (statuses log-wide).
+    #[serde(skip)]
+    pub picture: Option<Shown>,
 }
 
 /// One claim's standing.
@@ -91,6 +103,13 @@ pub struct StatusRow {
     pub text: Value,
     /// The path its anchor names.
     pub anchor_path: Option<String>,
+    /// The lines its anchor names.
+    #[serde(skip)]
+    pub anchor_range: Option<[u64; 2]>,
+    /// With `places`, for a revoked assertion judged at the tree: the falsified roots it
+    /// rests on (log-wide), each placed at the tree.
+    #[serde(skip)]
+    pub roots: Vec<Root>,
 }
 
 /// Where a claim's lines are at a tree.
@@ -298,14 +317,16 @@ fn status_with<S: ClaimSource>(
         // Reading the claim's record from the log checks it: a damaged record is
         // STORE_CORRUPT, never a status.
         let stored = store.get(id)?;
-        let (text, anchor_path) = match &stored {
+        let (text, anchor) = match &stored {
             // A shown field never fails the status: an anchor that cannot be read shows none.
             Some(c) => (
                 c.body.text_value().cloned().unwrap_or(Value::Null),
-                Anchor::of(&c.claim, &c.body).ok().and_then(|a| a.path),
+                Anchor::of(&c.claim, &c.body).ok(),
             ),
             None => (Value::Null, None),
         };
+        let anchor_range = anchor.as_ref().and_then(|a| a.range).map(|(s, e)| [s, e]);
+        let anchor_path = anchor.and_then(|a| a.path);
         let r = fold.report(id)?;
         for d in &r.decided_by_revoked {
             let roots: Vec<&str> = d.revoked_by.iter().map(|c| c.root.as_str()).collect();
@@ -327,6 +348,8 @@ fn status_with<S: ClaimSource>(
             resolved: None,
             text,
             anchor_path,
+            anchor_range,
+            roots: Vec::new(),
         });
     }
     if let Some(resolver) = resolver.as_mut() {
@@ -343,14 +366,53 @@ fn status_with<S: ClaimSource>(
                 range: res.range,
             }));
         }
+        if input.places {
+            // The roots are those of the log-wide status, placed at this tree.
+            let mut wide = Fold::new(store);
+            for row in rows.iter_mut() {
+                let r = &row.status;
+                if r.kind == "assertion"
+                    && !r.accepted
+                    && r.status == Status::Revoked
+                    && row.applies.is_some_and(|a| a != Applies::Unanchored)
+                {
+                    row.roots = roots_at(&mut wide, resolver, &r.id)?;
+                }
+            }
+        }
     }
+    let picture = match input.picture {
+        Some(max) => Some(picture_of(store, &rows, max)?),
+        None => None,
+    };
     Ok(StatusOutput {
         claims: rows,
         as_of,
         tree: resolver.as_ref().map(|r| r.tree().to_owned()),
         pagination,
         cursors,
+        picture,
     })
+}
+
+/// What a picture of `rows` shows: the claims listed, then what decides each (its records,
+/// the premises it rests on directly, the paths of its revocation), statuses log-wide.
+fn picture_of(store: &Store, rows: &[StatusRow], max: usize) -> Result<Shown, Failure> {
+    let mut ids: Vec<String> = rows.iter().map(|r| r.status.id.clone()).collect();
+    for r in rows.iter().map(|r| &r.status) {
+        ids.extend(r.decided_by.iter().cloned());
+        for c in &r.revoked_by {
+            ids.extend(c.path.iter().cloned());
+        }
+        ids.extend(r.stale_premises.iter().cloned());
+        ids.extend(r.accepted_by.iter().cloned());
+    }
+    for r in rows {
+        if let Some(c) = store.get_fold(&r.status.id)? {
+            ids.extend(c.claim.depends_on);
+        }
+    }
+    shown(store, &mut Fold::new(store), &ids, max, true)
 }
 
 /// One page of `all` after the filters: claims (with their arrival numbers) in arrival

@@ -33,7 +33,7 @@ pub fn tree_at(
     selection: Selection,
     observer: &dyn Observer,
 ) -> Result<String, Failure> {
-    let (oid, warning) = super::anchor::tree_of(dir, selection)?;
+    let (oid, warning) = tree_of(dir, selection)?;
     if let Some((code, message)) = warning {
         observer.warn(code, message);
     }
@@ -47,11 +47,33 @@ pub fn tree_ids_at(
     selection: Selection,
     observer: &dyn Observer,
 ) -> Result<crate::tree::TreeIds, Failure> {
-    let (ids, warning) = super::anchor::tree_ids_of(dir, selection)?;
+    let (ids, warning) = tree_ids_of(dir, selection)?;
     if let Some((code, message)) = warning {
         observer.warn(code, message);
     }
     Ok(ids)
+}
+
+/// A `TRACKED_IGNORED` warning: its code and message.
+pub type TreeWarning = (&'static str, String);
+
+/// The elench tree OID of `dir`, and `TRACKED_IGNORED` when git tracks files there that the
+/// tree leaves out.
+pub fn tree_of(dir: &Path, selection: Selection) -> Result<(String, Option<TreeWarning>), Failure> {
+    let listing = crate::tree::list(dir, selection).map_err(Failure::from)?;
+    let oid = listing.oid().map_err(Failure::from)?;
+    Ok((oid, tracked_ignored(dir, &listing)))
+}
+
+/// [`tree_of`] with the object id of every entry kept (what predicates' inputs are read
+/// from), from the same one pass of hashing.
+pub fn tree_ids_of(
+    dir: &Path,
+    selection: Selection,
+) -> Result<(crate::tree::TreeIds, Option<TreeWarning>), Failure> {
+    let listing = crate::tree::list(dir, selection).map_err(Failure::from)?;
+    let ids = listing.ids().map_err(Failure::from)?;
+    Ok((ids, tracked_ignored(dir, &listing)))
 }
 
 /// `TRACKED_IGNORED` when git's index in `dir` tracks files that the listing leaves out as
@@ -74,21 +96,6 @@ pub fn tracked_ignored(dir: &Path, listing: &Listing) -> Option<(&'static str, S
             first.display()
         ),
     ))
-}
-
-/// A tree that cannot be listed or hashed, naming the path at fault. A directory the ignore
-/// rules of its work tree leave out has no tree (`BAD_TREE`, naming the rule).
-pub fn tree_failure(e: crate::tree::TreeError) -> Failure {
-    match e {
-        crate::tree::TreeError::Ignored { .. } => Failure::Invalid {
-            code: crate::error::Code::BadTree,
-            message: e.to_string(),
-        },
-        e => Failure::Io {
-            path: e.path().display().to_string(),
-            message: e.to_string(),
-        },
-    }
 }
 
 /// `path` as a path inside `dir`: relative paths are taken as they are; an absolute one must

@@ -5,7 +5,7 @@ use super::{Context, Failure};
 use crate::claim::{Kind, OriginKind};
 use crate::error::Code;
 use crate::ingest::{verify_envelope, Accepted, Signer};
-use crate::ops::observer::Warning;
+use crate::observer::Warning;
 use serde::Serialize;
 
 /// Reads the envelope's bytes. Called only once there are trusted keys to verify against,

@@ -1,6 +1,7 @@
 //! `why`: a shortest `dependsOn` path from one claim to a premise it rests on.
 
 use super::ids::{require_claim_ids, resolve_claim_id};
+use super::picture::{shown, Shown};
 use super::{Context, Failure};
 use crate::claim::Gist;
 use crate::fold::{Fold, Status};
@@ -14,6 +15,9 @@ pub struct WhyInput {
     pub from: String,
     /// The premise it may rest on.
     pub to: String,
+    /// Also what a picture of the path shows (every claim on it).
+    #[serde(default)]
+    pub picture: bool,
 }
 
 /// One claim on the path.
@@ -38,6 +42,9 @@ pub struct WhyOutput {
     pub steps: Vec<Step>,
     /// With no path: whether `to` rests on `from` instead (the arguments swapped).
     pub reverse_path: bool,
+    /// With `picture`: the claims a picture of the path shows.
+    #[serde(skip)]
+    pub picture: Option<Shown>,
 }
 
 /// The shortest path (the first in id order among equals; `graph::why`), as one snapshot
@@ -68,6 +75,13 @@ pub fn why(ctx: &Context, input: &WhyInput) -> Result<WhyOutput, Failure> {
             text,
         });
     }
+    let picture = match input.picture {
+        true => {
+            let ids = path.clone().unwrap_or_default();
+            Some(shown(&store, &mut fold, &ids, usize::MAX, false)?)
+        }
+        false => None,
+    };
     Ok(WhyOutput {
         length: path.as_ref().map(|p| p.len() - 1),
         from,
@@ -75,5 +89,6 @@ pub fn why(ctx: &Context, input: &WhyInput) -> Result<WhyOutput, Failure> {
         path,
         steps,
         reverse_path,
+        picture,
     })
 }

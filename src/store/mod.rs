@@ -43,7 +43,7 @@ use crate::claim::Claim;
 use crate::error::Rejection;
 use crate::ingest::Signer;
 use crate::keys::Role;
-use crate::ops::observer::{Observer, Silent};
+use crate::observer::{Observer, Silent};
 use index::Index;
 use log::Log;
 use serde::{Deserialize, Serialize};

@@ -1,22 +1,26 @@
-//! The shape of `src/cli`: the module graph has no cycle, and no command module
+//! The shape of the crate's source: its module graph has no cycle, no module names one on a
+//! floor above its own (the floors are `FLOORS`, bottom first), and no command module
 //! (`src/cli/commands/X.rs`) names another one. What several commands share lives below
 //! them (`cli::common`, `cli::values`, `ops`), so a command can change alone.
 //!
 //! The graph is read from the source: every path a file writes (`use` trees, and paths in
-//! code and attributes such as `value_parser = crate::cli::values::seconds`) is resolved
-//! against the modules that exist under `src/cli`; comments and string literals are left out.
+//! code and attributes such as `value_parser = crate::cli::values::seconds`) is resolved to
+//! the module that defines what it names, following the names `use` binds (`use
+//! crate::ops; ops::tree::x`, `use super::render as r`), and what a module re-exports
+//! (`crate::ops::Observer` is `ops::observer`'s), globs included. Comments, string
+//! literals and `#[cfg(test)]` items are left out: the graph is the production code's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// A module path, `["cli", "commands", "sign"]`.
+/// A module path, `["cli", "commands", "sign"]`; the crate's root (`lib.rs`) is `[]`.
 type Module = Vec<String>;
 
-fn cli_files(dir: &Path, out: &mut Vec<PathBuf>) {
+fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            cli_files(&path, out);
+            rs_files(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
         }
@@ -24,7 +28,8 @@ fn cli_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The module a file under `src/` is: `src/cli/mod.rs` is `cli`, `src/cli/output.rs`
-/// `cli::output`.
+/// `cli::output`, `src/lib.rs` the root, `src/main.rs` (the binary, a crate of its own)
+/// `main`.
 fn module_of(src: &Path, file: &Path) -> Module {
     let rel = file.strip_prefix(src).unwrap();
     let mut parts: Vec<String> = rel
@@ -33,7 +38,7 @@ fn module_of(src: &Path, file: &Path) -> Module {
         .collect();
     let last = parts.pop().unwrap();
     let stem = last.trim_end_matches(".rs");
-    if stem != "mod" {
+    if stem != "mod" && !(parts.is_empty() && stem == "lib") {
         parts.push(stem.to_owned());
     }
     parts
@@ -163,10 +168,64 @@ fn tokens(src: &str) -> Vec<Token> {
     out
 }
 
-/// Every path written in `toks` (a `use` tree expanded into its leaves), each with the
-/// inline module (`mod tests { … }`) it is written in, relative to the file's module.
-fn paths(toks: &[Token]) -> Vec<(Vec<String>, Vec<String>)> {
-    let mut out = Vec::new();
+/// One name a `use` binds.
+#[derive(Debug, Clone)]
+struct Use {
+    /// The inline module it is written in, relative to the file's module.
+    scope: Vec<String>,
+    /// The name it binds (`as` included); `None` for a glob (`use x::*`).
+    name: Option<String>,
+    /// The path as written (a glob's is its prefix, `a::{self}`'s is `a`).
+    path: Vec<String>,
+}
+
+/// What one file says: the paths it writes, each with the inline module it is written in
+/// (relative to the file's module; a `use` tree's leaves among them), the names its `use`s
+/// bind, the names of the items it defines, and the `#[cfg(test)] mod NAME;` files it
+/// declares.
+#[derive(Debug, Default)]
+struct Source {
+    paths: Vec<(Vec<String>, Vec<String>)>,
+    uses: Vec<Use>,
+    items: BTreeSet<String>,
+    test_modules: Vec<String>,
+}
+
+/// The end of the item that starts at `toks[i]`: the `;` that ends it or the `}` that closes
+/// its first block, whichever comes first at its own depth.
+fn item_end(toks: &[Token], i: usize) -> usize {
+    let mut depth = 0usize;
+    for (j, t) in toks.iter().enumerate().skip(i) {
+        match t {
+            Token::Semi if depth == 0 => return j,
+            Token::Open => depth += 1,
+            Token::Close => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return j;
+                }
+            }
+            _ => {}
+        }
+    }
+    toks.len()
+}
+
+/// Reads a file's tokens (see [`Source`]).
+fn read_source(toks: &[Token]) -> Source {
+    const ITEMS: &[&str] = &[
+        "fn",
+        "struct",
+        "enum",
+        "type",
+        "const",
+        "static",
+        "trait",
+        "union",
+        "mod",
+        "macro_rules",
+    ];
+    let mut out = Source::default();
     // The inline modules open at each brace depth.
     let mut inline: Vec<(usize, String)> = Vec::new();
     let mut depth = 0usize;
@@ -174,22 +233,54 @@ fn paths(toks: &[Token]) -> Vec<(Vec<String>, Vec<String>)> {
     while i < toks.len() {
         let here: Vec<String> = inline.iter().map(|(_, m)| m.clone()).collect();
         match &toks[i] {
-            Token::Ident(k) if k == "mod" => {
-                if let (Some(Token::Ident(name)), Some(Token::Open)) =
-                    (toks.get(i + 1), toks.get(i + 2))
-                {
-                    depth += 1;
-                    inline.push((depth, name.clone()));
-                    i += 3;
-                    continue;
+            // `#[cfg(test)]`: the item it is on is test code, left out.
+            Token::Ident(k)
+                if k == "cfg"
+                    && toks.get(i + 1) == Some(&Token::Other)
+                    && toks.get(i + 2) == Some(&Token::Ident("test".into()))
+                    && toks.get(i + 3) == Some(&Token::Other) =>
+            {
+                let end = item_end(toks, i + 4);
+                let item = &toks[i + 4..end.min(toks.len())];
+                if let Some(p) = item.iter().position(|t| *t == Token::Ident("mod".into())) {
+                    if let Some(Token::Ident(name)) = item.get(p + 1) {
+                        if end < toks.len() && toks[end] == Token::Semi {
+                            out.test_modules.push(name.clone());
+                        }
+                    }
+                }
+                i = end + 1;
+            }
+            Token::Ident(k) if ITEMS.contains(&k.as_str()) => {
+                let mut j = i + 1;
+                if k == "macro_rules" {
+                    j += 1;
+                }
+                if let Some(Token::Ident(name)) = toks.get(j) {
+                    if here.is_empty() {
+                        out.items.insert(name.clone());
+                    }
+                    if k == "mod" && toks.get(j + 1) == Some(&Token::Open) {
+                        depth += 1;
+                        inline.push((depth, name.clone()));
+                        i = j + 2;
+                        continue;
+                    }
                 }
                 i += 1;
             }
             Token::Ident(k) if k == "use" => {
                 i += 1;
                 let mut leaves = Vec::new();
-                use_tree(toks, &mut i, Vec::new(), &mut leaves);
-                out.extend(leaves.into_iter().map(|p| (here.clone(), p)));
+                use_tree(toks, &mut i, Vec::new(), None, &mut leaves);
+                for (path, name) in leaves {
+                    out.paths.push((here.clone(), path.clone()));
+                    out.uses.push(Use {
+                        scope: here.clone(),
+                        name,
+                        path,
+                    });
+                }
             }
             Token::Ident(first) => {
                 let mut path = vec![first.clone()];
@@ -201,7 +292,7 @@ fn paths(toks: &[Token]) -> Vec<(Vec<String>, Vec<String>)> {
                     i += 2;
                 }
                 if path.len() > 1 {
-                    out.push((here, path));
+                    out.paths.push((here, path));
                 }
             }
             Token::Open => {
@@ -221,24 +312,53 @@ fn paths(toks: &[Token]) -> Vec<(Vec<String>, Vec<String>)> {
     out
 }
 
-/// Reads one `use` tree from `toks[*i]` on, adding each leaf path (a `*` leaf is its prefix).
-fn use_tree(toks: &[Token], i: &mut usize, prefix: Vec<String>, leaves: &mut Vec<Vec<String>>) {
+/// Every path written in `toks` (a `use` tree expanded into its leaves), each with the
+/// inline module it is written in.
+fn paths(toks: &[Token]) -> Vec<(Vec<String>, Vec<String>)> {
+    read_source(toks).paths
+}
+
+/// Reads one `use` tree from `toks[*i]` on, adding each leaf: its path (a `*` leaf's is its
+/// prefix, a `self` leaf's its prefix) and the name it binds (`None` for a glob).
+fn use_tree(
+    toks: &[Token],
+    i: &mut usize,
+    prefix: Vec<String>,
+    mut alias: Option<String>,
+    leaves: &mut Vec<(Vec<String>, Option<String>)>,
+) {
     let mut path = prefix;
+    let mut glob = false;
+    let leaf = |path: Vec<String>, alias: Option<String>, glob: bool| {
+        let name = if glob {
+            None
+        } else {
+            alias.or_else(|| path.last().cloned())
+        };
+        (path, name)
+    };
     loop {
         match toks.get(*i) {
             Some(Token::Ident(s)) if s == "as" => {
+                if let Some(Token::Ident(a)) = toks.get(*i + 1) {
+                    alias = Some(a.clone());
+                }
                 *i += 2;
             }
+            Some(Token::Ident(s)) if s == "self" && !path.is_empty() => *i += 1,
             Some(Token::Ident(s)) => {
                 path.push(s.clone());
                 *i += 1;
             }
             Some(Token::Path) => *i += 1,
-            Some(Token::Star) => *i += 1,
+            Some(Token::Star) => {
+                glob = true;
+                *i += 1;
+            }
             Some(Token::Open) => {
                 *i += 1;
                 loop {
-                    use_tree(toks, i, path.clone(), leaves);
+                    use_tree(toks, i, path.clone(), None, leaves);
                     match toks.get(*i) {
                         Some(Token::Comma) => *i += 1,
                         Some(Token::Close) => {
@@ -252,115 +372,294 @@ fn use_tree(toks: &[Token], i: &mut usize, prefix: Vec<String>, leaves: &mut Vec
                         break;
                     }
                 }
+                if toks.get(*i) == Some(&Token::Semi) {
+                    *i += 1;
+                }
                 return;
             }
             Some(Token::Semi) => {
                 *i += 1;
-                leaves.push(path);
+                leaves.push(leaf(path, alias, glob));
                 return;
             }
             _ => {
-                leaves.push(path);
+                leaves.push(leaf(path, alias, glob));
                 return;
             }
         }
     }
 }
 
-/// The module under `cli` a path written in `from` names: the longest prefix of the
-/// resolved path that is a module, if it is under `cli`.
-fn resolve(from: &Module, path: &[String], modules: &BTreeSet<Module>) -> Option<Module> {
-    let mut base: Module;
-    let mut rest = path;
-    match path.first().map(String::as_str) {
-        Some("crate") => {
-            base = Vec::new();
-            rest = &path[1..];
-        }
-        Some("super") => {
-            base = from.clone();
-            while rest.first().map(String::as_str) == Some("super") {
-                base.pop()?;
-                rest = &rest[1..];
-            }
-        }
-        Some("self") => {
-            base = from.clone();
-            rest = &path[1..];
-        }
-        Some(first) => {
-            let mut child = from.clone();
-            child.push(first.to_owned());
-            if !modules.contains(&child) {
-                return None;
-            }
-            base = from.clone();
-        }
-        None => return None,
-    }
-    let mut found = None;
-    let mut here = base;
-    if modules.contains(&here) {
-        found = Some(here.clone());
-    }
-    for seg in rest {
-        here.push(seg.clone());
-        if modules.contains(&here) {
-            found = Some(here.clone());
-        } else {
-            break;
-        }
-    }
-    found.filter(|m| m.first().map(String::as_str) == Some("cli"))
+/// The crate's source, read: each file's module and what it says.
+struct Crate {
+    sources: BTreeMap<Module, Source>,
 }
 
-/// The module graph of `src/cli`: each module and the other modules under `cli` it names.
-fn cli_graph() -> BTreeMap<Module, BTreeSet<Module>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    cli_files(&src.join("cli"), &mut files);
-    let modules: BTreeSet<Module> = files.iter().map(|f| module_of(&src, f)).collect();
-    let mut graph = BTreeMap::new();
-    for file in &files {
-        let module = module_of(&src, file);
-        let text = std::fs::read_to_string(file).unwrap();
-        let mut edges = BTreeSet::new();
-        for (inline, path) in paths(&tokens(&text)) {
-            let mut from = module.clone();
-            from.extend(inline);
-            // Inside an inline module, paths resolve from it; the known modules are files,
-            // so an inline module's own children are none of them.
-            let target = if from == module {
-                resolve(&module, &path, &modules)
-            } else {
-                let mut known = modules.clone();
-                let mut m = from.clone();
-                while m.len() > module.len() {
-                    known.insert(m.clone());
-                    m.pop();
+/// How many names a resolution follows before it gives up (a `use` that leads back to
+/// itself is a compile error, but the reader must still end).
+const MAX_HOPS: usize = 32;
+
+impl Crate {
+    /// Every file of the library crate under `src/` (`main.rs`, the binary, is a crate of its
+    /// own), and the files `#[path]` attributes add (the migrations); test-only files left out.
+    fn load() -> Crate {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let src = root.join("src");
+        let mut files = Vec::new();
+        rs_files(&src, &mut files);
+        let mut sources = BTreeMap::new();
+        let mut extra = Vec::new();
+        for file in &files {
+            let module = module_of(&src, file);
+            if module == ["main"] {
+                continue;
+            }
+            let text = std::fs::read_to_string(file).unwrap();
+            // `#[path = "…"] mod NAME;`: a module whose file lies elsewhere.
+            let lines: Vec<&str> = text.lines().collect();
+            for (k, line) in lines.iter().enumerate() {
+                let Some(rest) = line.trim().strip_prefix("#[path = \"") else {
+                    continue;
+                };
+                let (Some(rel), Some(next)) = (rest.strip_suffix("\"]"), lines.get(k + 1)) else {
+                    continue;
+                };
+                let name = next.trim().trim_start_matches("mod ").trim_end_matches(';');
+                let mut m = module.clone();
+                m.push(name.to_owned());
+                extra.push((m, file.parent().unwrap().join(rel)));
+            }
+            sources.insert(module, read_source(&tokens(&text)));
+        }
+        for (module, file) in extra {
+            let text = std::fs::read_to_string(&file).unwrap();
+            sources.insert(module, read_source(&tokens(&text)));
+        }
+        // Files only tests compile.
+        let tests: Vec<Module> = sources
+            .iter()
+            .flat_map(|(m, s)| {
+                s.test_modules.iter().map(move |t| {
+                    let mut m = m.clone();
+                    m.push(t.clone());
+                    m
+                })
+            })
+            .collect();
+        sources.retain(|m, _| !tests.iter().any(|t| m.starts_with(t)));
+        Crate { sources }
+    }
+
+    fn is_module(&self, m: &[String]) -> bool {
+        self.sources.contains_key(m)
+    }
+
+    fn defines(&self, m: &[String], name: &str) -> bool {
+        self.sources.get(m).is_some_and(|s| s.items.contains(name))
+    }
+
+    /// The `use` of `file`'s inline module `scope` that binds `name`.
+    fn binding(&self, file: &[String], scope: &[String], name: &str) -> Option<&Use> {
+        self.sources
+            .get(file)?
+            .uses
+            .iter()
+            .find(|u| u.scope == scope && u.name.as_deref() == Some(name))
+    }
+
+    fn globs<'a>(&'a self, file: &[String], scope: &'a [String]) -> Vec<&'a Use> {
+        self.sources
+            .get(file)
+            .map(|s| {
+                s.uses
+                    .iter()
+                    .filter(|u| u.scope == scope && u.name.is_none())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Whether module `m` has something called `name`: a child module, an item, or a name a
+    /// `use` of it binds.
+    fn has(&self, m: &[String], name: &str) -> bool {
+        let mut child = m.to_vec();
+        child.push(name.to_owned());
+        self.is_module(&child) || self.defines(m, name) || self.binding(m, &[], name).is_some()
+    }
+
+    /// The path from the crate's root that `path`, written in `file`'s inline module `scope`,
+    /// stands for; `None` for a path outside the crate (the standard library, a dependency)
+    /// or one that starts at a name of this file's own (an item, a variable, `Self`).
+    fn absolute(
+        &self,
+        file: &[String],
+        scope: &[String],
+        path: &[String],
+        hops: usize,
+    ) -> Option<Vec<String>> {
+        if hops > MAX_HOPS {
+            return None;
+        }
+        let mut from = file.to_vec();
+        from.extend(scope.iter().cloned());
+        let first = path.first()?.as_str();
+        match first {
+            "crate" => Some(path[1..].to_vec()),
+            "super" => {
+                let mut rest = path;
+                while rest.first().map(String::as_str) == Some("super") {
+                    from.pop()?;
+                    rest = &rest[1..];
                 }
-                resolve(&from, &path, &known).filter(|t| modules.contains(t))
-            };
-            if let Some(t) = target.filter(|t| *t != module) {
-                edges.insert(t);
+                from.extend(rest.iter().cloned());
+                Some(from)
+            }
+            "self" => {
+                from.extend(path[1..].iter().cloned());
+                Some(from)
+            }
+            _ => {
+                if let Some(u) = self.binding(file, scope, first) {
+                    let mut abs = self.absolute(file, &u.scope, &u.path, hops + 1)?;
+                    abs.extend(path[1..].iter().cloned());
+                    return Some(abs);
+                }
+                let mut child = from.clone();
+                child.push(first.to_owned());
+                if self.is_module(&child) {
+                    child.extend(path[1..].iter().cloned());
+                    return Some(child);
+                }
+                if scope.is_empty() && self.defines(file, first) {
+                    return None;
+                }
+                for g in self.globs(file, scope) {
+                    let Some(mut prefix) = self.absolute(file, &g.scope, &g.path, hops + 1) else {
+                        continue;
+                    };
+                    if self.is_module(&prefix) && self.has(&prefix, first) {
+                        prefix.extend(path.iter().cloned());
+                        return Some(prefix);
+                    }
+                }
+                None
             }
         }
-        graph.insert(module, edges);
     }
-    graph
+
+    /// The module that defines what the crate path `abs` names: its longest prefix that is
+    /// a module, or, where the next name is one that module brings in with a `use` (a
+    /// re-export), where that `use` leads.
+    fn defining(&self, abs: &[String], hops: usize) -> Module {
+        self.defining_item(abs, hops).0
+    }
+
+    /// [`Crate::defining`], and the name in that module the path goes on to (the item it
+    /// names there), if any.
+    fn defining_item(&self, abs: &[String], hops: usize) -> (Module, Option<String>) {
+        let mut here: Module = Vec::new();
+        let mut k = 0;
+        while k < abs.len() {
+            let mut next = here.clone();
+            next.push(abs[k].clone());
+            if !self.is_module(&next) {
+                break;
+            }
+            here = next;
+            k += 1;
+        }
+        let item = abs.get(k).cloned();
+        if k == abs.len() || hops > MAX_HOPS || self.defines(&here, &abs[k]) {
+            return (here, item);
+        }
+        let name = abs[k].as_str();
+        let onward = |mut target: Vec<String>| {
+            target.extend(abs[k + 1..].iter().cloned());
+            self.defining_item(&target, hops + 1)
+        };
+        if let Some(u) = self.binding(&here, &[], name) {
+            if let Some(target) = self.absolute(&here, &u.scope, &u.path, hops + 1) {
+                return onward(target);
+            }
+            return (here, item);
+        }
+        for g in self.globs(&here, &[]) {
+            let Some(mut prefix) = self.absolute(&here, &g.scope, &g.path, hops + 1) else {
+                continue;
+            };
+            if self.is_module(&prefix) && self.has(&prefix, name) {
+                prefix.push(name.to_owned());
+                return onward(prefix);
+            }
+        }
+        (here, item)
+    }
+
+    /// The module `path`, written in `file`'s inline module `scope`, names, if in the crate.
+    fn resolve(&self, file: &[String], scope: &[String], path: &[String]) -> Option<Module> {
+        let abs = self.absolute(file, scope, path, 0)?;
+        Some(self.defining(&abs, 0))
+    }
+
+    /// The module graph: each module and the other modules it names (the root, which only
+    /// declares modules, left out).
+    fn graph(&self) -> BTreeMap<Module, BTreeSet<Module>> {
+        let mut graph = BTreeMap::new();
+        for (module, source) in &self.sources {
+            let mut edges = BTreeSet::new();
+            for (scope, path) in &source.paths {
+                if let Some(t) = self.resolve(module, scope, path) {
+                    if t != *module && !t.is_empty() && !t.starts_with(module) {
+                        edges.insert(t);
+                    }
+                }
+            }
+            graph.insert(module.clone(), edges);
+        }
+        graph
+    }
 }
 
 fn name(m: &Module) -> String {
-    m.join("::")
+    if m.is_empty() {
+        "crate".to_owned()
+    } else {
+        m.join("::")
+    }
 }
 
 fn is_command(m: &Module) -> bool {
     m.len() == 3 && m[0] == "cli" && m[1] == "commands"
 }
 
+/// The crate's top-level modules, bottom floor first: a module names only modules on its
+/// own floor or below. Modules on one floor (`[a, b]`) do not name each other at all.
+const FLOORS: &[&[&str]] = &[
+    &["error"],
+    &["atomic_file", "child_env", "json", "observer", "reaper"],
+    &["jcs"],
+    &["scratch"],
+    &["envelope"],
+    &["claim"],
+    &["keys"],
+    &["ingest"],
+    &["store"],
+    &["fold"],
+    &["graph"],
+    &["tree"],
+    &["anchor"],
+    &["eval"],
+    &["sync"],
+    &["gate"],
+    &["conformance"],
+    &["ops"],
+    &["mcp"],
+    &["cli"],
+];
+
 #[test]
 fn no_command_module_names_another() {
-    let graph = cli_graph();
+    let graph = Crate::load().graph();
     let mut wrong = Vec::new();
     for (from, to) in &graph {
         if !is_command(from) {
@@ -368,7 +667,7 @@ fn no_command_module_names_another() {
         }
         for t in to
             .iter()
-            .filter(|t| is_command(t) || (t.len() >= 3 && t[1] == "commands"))
+            .filter(|t| is_command(t) || (t.len() >= 3 && t[0] == "cli" && t[1] == "commands"))
         {
             wrong.push(format!("{} -> {}", name(from), name(t)));
         }
@@ -380,10 +679,8 @@ fn no_command_module_names_another() {
     );
 }
 
-#[test]
-fn the_cli_module_graph_has_no_cycle() {
-    let graph = cli_graph();
-    // Depth-first search; a back edge is a cycle, reported as the path around it.
+/// Every cycle of `graph` a depth-first search meets, each as the path around it.
+fn cycles(graph: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<String> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         New,
@@ -391,7 +688,7 @@ fn the_cli_module_graph_has_no_cycle() {
         Done,
     }
     let mut mark: BTreeMap<&Module, Mark> = graph.keys().map(|k| (k, Mark::New)).collect();
-    let mut cycles = Vec::new();
+    let mut found = Vec::new();
     for start in graph.keys() {
         if mark[start] != Mark::New {
             continue;
@@ -411,7 +708,7 @@ fn the_cli_module_graph_has_no_cycle() {
                         let mut ring: Vec<String> =
                             stack[at..].iter().map(|(m, _)| name(m)).collect();
                         ring.push(name(next));
-                        cycles.push(ring.join(" -> "));
+                        found.push(ring.join(" -> "));
                     }
                     _ => {}
                 },
@@ -422,15 +719,56 @@ fn the_cli_module_graph_has_no_cycle() {
             }
         }
     }
+    found
+}
+
+#[test]
+fn the_crate_module_graph_has_no_cycle() {
+    let found = cycles(&Crate::load().graph());
     assert!(
-        cycles.is_empty(),
-        "import cycles under src/cli:\n{}",
-        cycles.join("\n")
+        found.is_empty(),
+        "import cycles under src:\n{}",
+        found.join("\n")
     );
 }
 
-/// The reader above sees what it must: a known cycle and a known command-to-command edge
-/// written the ways the source writes them.
+/// Dependencies go one way: down the floors of `FLOORS`, which lists every top-level module.
+#[test]
+fn no_module_names_one_above_it() {
+    let krate = Crate::load();
+    let floor = |m: &Module| {
+        FLOORS
+            .iter()
+            .position(|f| m.first().is_some_and(|top| f.contains(&top.as_str())))
+    };
+    let mut wrong = Vec::new();
+    for m in krate.sources.keys().filter(|m| m.len() == 1) {
+        if floor(m).is_none() {
+            wrong.push(format!("{} is on no floor: add it to FLOORS", name(m)));
+        }
+    }
+    for (from, to) in krate.graph() {
+        let (Some(a), Some(top)) = (floor(&from), from.first()) else {
+            continue;
+        };
+        for t in to {
+            let (Some(b), Some(other)) = (floor(&t), t.first()) else {
+                continue;
+            };
+            if b > a || (b == a && top != other) {
+                wrong.push(format!("{} -> {}", name(&from), name(&t)));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "modules naming one on a floor above theirs (or beside it):\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The reader above sees what it must: paths written every way the source writes them, and
+/// the names `use` binds followed to where they lead.
 #[test]
 fn the_reader_finds_paths_written_every_way() {
     let toks = tokens(
@@ -439,7 +777,8 @@ fn the_reader_finds_paths_written_every_way() {
          let s = \"super::in_a_string::x\";\n\
          #[arg(value_parser = crate::cli::values::seconds)]\n\
          fn f<'a>(c: char) { let _ = '\\''; super::verify::print(c) }\n\
-         mod tests { use super::*; }",
+         #[cfg(test)]\n\
+         mod tests { use super::only_in_tests; }",
     );
     let found: Vec<Vec<String>> = paths(&toks).into_iter().map(|(_, p)| p).collect();
     let has = |p: &str| found.iter().any(|f| f.join("::") == p);
@@ -450,32 +789,110 @@ fn the_reader_finds_paths_written_every_way() {
     assert!(has("super::verify::print"), "{found:?}");
     assert!(!found.iter().any(|f| f.contains(&"commented".to_owned())));
     assert!(!found.iter().any(|f| f.contains(&"in_a_string".to_owned())));
-    let modules: BTreeSet<Module> = [
-        vec!["cli"],
-        vec!["cli", "commands"],
-        vec!["cli", "commands", "sign"],
-        vec!["cli", "commands", "verify"],
-        vec!["cli", "values"],
-    ]
-    .into_iter()
-    .map(|m| m.into_iter().map(str::to_owned).collect())
-    .collect();
-    let sign: Module = vec!["cli".into(), "commands".into(), "sign".into()];
-    let p = |s: &str| s.split("::").map(str::to_owned).collect::<Vec<_>>();
+    assert!(!found
+        .iter()
+        .any(|f| f.contains(&"only_in_tests".to_owned())));
+
+    // A small crate: `ops` re-exports its observer; `cli::commands::sign` reaches modules
+    // through names it bound.
+    let file = |text: &str| read_source(&tokens(text));
+    let p = |s: &str| -> Vec<String> { s.split("::").map(str::to_owned).collect() };
+    let mut sources = BTreeMap::new();
+    sources.insert(
+        p("ops"),
+        file("pub mod observer; pub use observer::Observer;"),
+    );
+    sources.insert(p("ops::observer"), file("pub trait Observer {}"));
+    sources.insert(p("ops::tree"), file("pub fn tree_dir() {}"));
+    sources.insert(p("cli"), file("pub mod commands; use render::Picture;"));
+    sources.insert(
+        p("cli::render"),
+        file("pub struct Picture; pub fn draw() {}"),
+    );
+    sources.insert(p("cli::values"), file("pub fn seconds() {}"));
+    sources.insert(p("cli::failure"), file("pub use crate::ops::tree::*;"));
+    sources.insert(p("cli::commands"), file("pub mod sign; pub mod verify;"));
+    sources.insert(p("cli::commands::verify"), file("pub fn print() {}"));
+    sources.insert(
+        p("cli::commands::sign"),
+        file(
+            "use crate::ops;\n\
+             use crate::cli::render as r;\n\
+             use super::*;\n\
+             use crate::cli::{self as front};\n\
+             struct Local;\n\
+             fn f() { ops::tree::tree_dir(); r::draw(); verify::print(); Local::new(); \
+             front::values::seconds(); serde_json::json(); }",
+        ),
+    );
+    let krate = Crate { sources };
+    let sign = p("cli::commands::sign");
+    let resolve = |s: &str| krate.resolve(&sign, &[], &p(s));
+    assert_eq!(resolve("ops::tree::tree_dir"), Some(p("ops::tree")));
+    assert_eq!(resolve("r::draw"), Some(p("cli::render")));
+    assert_eq!(resolve("verify::print"), Some(p("cli::commands::verify")));
+    assert_eq!(resolve("front::values::seconds"), Some(p("cli::values")));
+    assert_eq!(resolve("crate::ops::Observer"), Some(p("ops::observer")));
+    assert_eq!(resolve("crate::cli::Picture"), Some(p("cli::render")));
     assert_eq!(
-        resolve(&sign, &p("super::verify::print"), &modules),
+        resolve("crate::cli::failure::tree_dir"),
+        Some(p("ops::tree"))
+    );
+    assert_eq!(
+        resolve("super::verify::print"),
         Some(p("cli::commands::verify"))
     );
-    assert_eq!(
-        resolve(&sign, &p("crate::cli::values::seconds"), &modules),
-        Some(p("cli::values"))
+    assert_eq!(resolve("Local::new"), None);
+    assert_eq!(resolve("serde_json::json"), None);
+    let graph = krate.graph();
+    assert!(graph[&sign].contains(&p("ops::tree")), "{graph:?}");
+    assert!(graph[&sign].contains(&p("cli::render")), "{graph:?}");
+    // A cycle through aliases is found.
+    let mut ring = BTreeMap::new();
+    ring.insert(p("a"), BTreeSet::from([p("b")]));
+    ring.insert(p("b"), BTreeSet::from([p("a")]));
+    assert_eq!(cycles(&ring).len(), 1);
+}
+
+/// The documents (`src/cli/render`) are pure functions of what the operations return: they
+/// open no store and fold nothing, so a document shows the operation's one snapshot and
+/// every front end can have the same data. Of the store, the fold and the graph they may
+/// name only the plain values the operations hand out (a status, a blast radius), and
+/// nothing of the CLI that reaches a store (`common`, `globals`).
+#[test]
+fn the_renderers_read_no_store() {
+    const VALUES: &[&str] = &["Status", "Blast"];
+    let krate = Crate::load();
+    let mut wrong = Vec::new();
+    for (module, source) in &krate.sources {
+        if !module.starts_with(&["cli".to_owned(), "render".to_owned()]) {
+            continue;
+        }
+        for (scope, path) in &source.paths {
+            let Some(abs) = krate.absolute(module, scope, path, 0) else {
+                continue;
+            };
+            let (target, item) = krate.defining_item(&abs, 0);
+            let top = target.first().map(String::as_str);
+            let bad = match top {
+                Some("store") => true,
+                Some("fold" | "graph") => !item.as_deref().is_some_and(|i| VALUES.contains(&i)),
+                Some("cli") => matches!(
+                    target.get(1).map(String::as_str),
+                    Some("common" | "globals")
+                ),
+                _ => false,
+            };
+            if bad {
+                wrong.push(format!("{}: {}", name(module), path.join("::")));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "renderers reaching the store (have the operation return what the document needs):\n{}",
+        wrong.join("\n")
     );
-    assert_eq!(
-        resolve(&sign, &p("crate::cli::Globals"), &modules),
-        Some(p("cli"))
-    );
-    assert_eq!(resolve(&sign, &p("crate::ops::Failure"), &modules), None);
-    assert_eq!(resolve(&sign, &p("serde_json::json"), &modules), None);
 }
 
 /// The library below the front ends never reaches up into one: `ops` (and everything else
@@ -483,27 +900,17 @@ fn the_reader_finds_paths_written_every_way() {
 /// the same operations without the CLI's process-wide state.
 #[test]
 fn nothing_outside_the_cli_names_it() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    cli_files(&src, &mut files);
+    let krate = Crate::load();
     let mut wrong = Vec::new();
-    for file in files {
-        let module = module_of(&src, &file);
-        // The CLI itself, and the binary that only calls it, may.
-        if module.first().map(String::as_str) == Some("cli") || module == ["main"] {
+    for (module, to) in krate.graph() {
+        if module.first().map(String::as_str) == Some("cli") {
             continue;
         }
-        let text = std::fs::read_to_string(&file).unwrap();
-        for (_, path) in paths(&tokens(&text)) {
-            let names_cli = matches!(
-                path.iter().map(String::as_str).take(2).collect::<Vec<_>>()[..],
-                ["crate", "cli"] | ["elench", "cli"]
-            ) || (path.first().map(String::as_str) == Some("super")
-                && module.len() == 1
-                && path.get(1).map(String::as_str) == Some("cli"));
-            if names_cli {
-                wrong.push(format!("{}: {}", name(&module), path.join("::")));
-            }
+        for t in to
+            .iter()
+            .filter(|t| t.first().map(String::as_str) == Some("cli"))
+        {
+            wrong.push(format!("{} -> {}", name(&module), name(t)));
         }
     }
     assert!(
@@ -629,7 +1036,7 @@ fn library_code_has_no_process_wide_mutable_static() {
     ];
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    cli_files(&src, &mut files);
+    rs_files(&src, &mut files);
     let mut wrong = Vec::new();
     let mut used = BTreeSet::new();
     for file in files {
@@ -693,7 +1100,7 @@ fn the_static_reader_finds_each_kind_and_only_those() {
 fn arguments_are_checked_by_their_parsers_and_a_line_is_parsed_without_a_loop() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    cli_files(&src.join("cli"), &mut files);
+    rs_files(&src.join("cli"), &mut files);
     // The names the per-command checks had, and the repair loop's.
     let banned = [
         "argument_errors",

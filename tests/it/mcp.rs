@@ -968,6 +968,61 @@ fn a_chain_of_claims_in_one_call() {
     c.finish();
 }
 
+/// `blast` with `invert`: what a claim rests on, the same answer `elench blast --invert`
+/// gives (one operation behind both).
+#[test]
+fn blast_inverted_is_what_the_claim_rests_on_as_the_cli_says() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let out = c.ok(
+        "claim",
+        json!({"claims": [
+            {"text": "parse reads the first byte", "anchor": ["src/lib.rs:1-3"]},
+            {"text": "parse never panics", "depends_on": ["@1"]},
+            {"text": "the reader is safe", "depends_on": ["@2"]}
+        ]}),
+    );
+    let ids: Vec<String> = out["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut rests = c.ok("blast", json!({"id": &ids[2], "invert": true}));
+    assert_eq!(rests["root"], json!(ids[2]), "{rests}");
+    assert_eq!(rests["count"], json!(2), "{rests}");
+    assert_eq!(
+        rests["layers"][1]["claims"][0]["id"],
+        json!(ids[1]),
+        "{rests}"
+    );
+    assert_eq!(
+        rests["layers"][2]["claims"][0]["id"],
+        json!(ids[0]),
+        "{rests}"
+    );
+    assert_eq!(
+        rests["layers"][2]["claims"][0]["via"],
+        json!(ids[1]),
+        "{rests}"
+    );
+    assert_eq!(rests["affected"], json!([]), "{rests}");
+    // Paged as a blast radius is.
+    let page = c.ok("blast", json!({"id": &ids[2], "invert": true, "limit": 1}));
+    assert_eq!(page["pagination"]["total"], json!(3), "{page}");
+    c.finish();
+
+    let (code, json) = elench(
+        w.dir(),
+        &with_store(&w.store, &["blast", &ids[2], "--invert"]),
+    );
+    assert_eq!(code, 0, "{json}");
+    let fields = rests.as_object_mut().unwrap();
+    fields.remove("pagination");
+    fields.remove("warnings");
+    assert_eq!(Value::Object(fields.clone()), json["data"], "{json}");
+}
+
 #[test]
 fn sigterm_ends_the_server_with_nothing_more_on_stdout() {
     let w = World::new();

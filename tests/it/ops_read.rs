@@ -4,7 +4,8 @@
 use crate::common;
 
 use common::elench;
-use elench::ops::status::{claims_for, status, ClaimsForInput, StatusInput};
+use elench::ops::claims_for::{claims_for, ClaimsForInput};
+use elench::ops::status::{status, StatusInput};
 use elench::ops::{Collected, Context};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};

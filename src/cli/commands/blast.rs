@@ -2,7 +2,8 @@
 
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
-use crate::cli::output::{one_line, short_id, JsonData, Mode, Report, Style};
+use crate::cli::output::{one_line, short_id, Format, JsonData, Mode, Report, Style};
+use crate::cli::render::blast_text;
 use crate::graph::BulkBlast;
 use crate::ops::blast::{blast, BlastInput};
 
@@ -41,30 +42,50 @@ pub struct BlastArgs {
 
 pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
     let format = crate::cli::output::Format::detect(g.format.as_deref());
-    if a.invert || format.is_product() {
-        // What the claim rests on, and pictures: rendered from the claim graph itself.
-        return crate::cli::render::blast_document(
-            g,
-            &a.id,
-            a.depth,
-            a.invert,
-            format,
-            a.max_nodes,
-            a.at.as_deref(),
-            a.no_ignore,
-        );
-    }
+    let picture = matches!(format, Format::Dot | Format::Mermaid);
     let out = blast(
         &g.context(),
         &BlastInput {
             id: a.id.into(),
             depth: a.depth,
+            invert: a.invert,
             // Claim texts live in the log; read them only when a person will see them.
-            with_texts: g.mode == Mode::Text,
+            with_texts: g.mode == Mode::Text && !format.is_product(),
             at: a.at,
             no_ignore: a.no_ignore,
+            picture: picture.then_some(a.max_nodes),
         },
     )?;
+    if let Some(shown) = &out.picture {
+        return Ok(crate::cli::render::blast_picture(
+            &out.bulk.to_blast(),
+            shown,
+            out.inverted,
+            format,
+        ));
+    }
+    if out.inverted {
+        // What the root rests on, in the layers of a blast radius.
+        let value = serde_json::to_value(&out)
+            .map_err(|e| Failure::Internal(format!("blast report: {e}")))?;
+        let mut text = String::new();
+        if g.mode == Mode::Text {
+            let b = out.bulk.to_blast();
+            let style = Style::new(g.mode);
+            text = blast_text(&b, &out.texts, &out.premises, true, a.depth, &style);
+            text.push_str(&format!(
+                "\n{} rests on {} claim(s){}\n",
+                b.root,
+                b.count,
+                if b.truncated {
+                    " within --depth (more beyond)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        return Ok(Report::new(value, text));
+    }
     if g.mode != Mode::Text {
         // Written to stdout straight from the member arrays: a large closure never becomes
         // a `Value` tree or a string per member.
@@ -79,7 +100,7 @@ pub fn run(a: BlastArgs, g: &Globals) -> Result<Report, Failure> {
             .map(one_line)
             .unwrap_or_default()
     };
-    let tree = crate::cli::render::blast_tree(g, &b, a.depth, &style)?;
+    let tree = blast_text(&b, &out.texts, &out.premises, false, a.depth, &style);
     let mut text = format!(
         "{tree}\nblast radius of {}: {} dependent claim(s){}\n",
         b.root,

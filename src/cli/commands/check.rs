@@ -114,6 +114,7 @@ impl CheckArgs {
             scratch_mib: self.scratch,
             no_sandbox: self.no_sandbox,
             force: self.force,
+            details: false,
         }
     }
 }
@@ -142,20 +143,22 @@ impl Observer for Watch {
 pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
-    let input = a.input(a.runner().map_err(Failure::Usage)?);
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    let mut input = a.input(a.runner().map_err(Failure::Usage)?);
+    input.details = matches!(
+        format,
+        crate::cli::output::Format::Junit | crate::cli::output::Format::Github
+    );
     let watch = Watch {
         cli: crate::cli::output::observer(),
         on_terminal: std::io::stderr().is_terminal(),
     };
     let ctx = g.context_with(Arc::new(watch));
-    let out = op::check(&ctx, &input, &|| interrupt.received())?;
-    let format = crate::cli::output::Format::detect(g.format.as_deref());
-    let product = match format {
-        crate::cli::output::Format::Junit | crate::cli::output::Format::Github => Some(
-            crate::cli::render::check_document(g, &out, a.no_ignore, format),
-        ),
-        _ => None,
-    };
+    let mut out = op::check(&ctx, &input, &|| interrupt.received())?;
+    let product = out
+        .details
+        .take()
+        .map(|details| details.map(|d| crate::cli::render::check_document(&out, &d, format)));
     let mut report = report(out);
     match product {
         Some(Ok(doc)) => report.product = Some(doc),

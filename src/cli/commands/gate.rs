@@ -34,24 +34,23 @@ pub struct GateArgs {
 }
 
 pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
-    let at = a.at.clone();
+    let format = crate::cli::output::Format::detect(g.format.as_deref());
+    let document = matches!(
+        format,
+        crate::cli::output::Format::Sarif | crate::cli::output::Format::Github
+    );
     let out = gate(
         &g.context(),
         &GateInput {
             policy: a.policy,
             at: a.at,
             no_ignore: a.no_ignore,
+            places: document,
         },
     )?;
     let text = render(&out);
     let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(format!("gate: {e}")))?;
-    let format = crate::cli::output::Format::detect(g.format.as_deref());
-    let product = match format {
-        crate::cli::output::Format::Sarif | crate::cli::output::Format::Github => Some(
-            crate::cli::render::gate_document(g, &out, at.as_deref(), a.no_ignore, format)?,
-        ),
-        _ => None,
-    };
+    let product = document.then(|| crate::cli::render::gate_document(&out, format));
     Ok(Report {
         data,
         text,

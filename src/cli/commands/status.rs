@@ -4,7 +4,7 @@ use crate::anchor::Applies;
 use crate::cli::common::{pagination_json, Page};
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
-use crate::cli::output::{one_line, short_id, Mode, Report, Style};
+use crate::cli::output::{one_line, short_id, Format, Mode, Report, Style};
 use crate::fold::{ClaimStatus, Status};
 use crate::ops;
 use crate::ops::status::{Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow};
@@ -70,22 +70,22 @@ impl StatusArgs {
                 origin: self.origin.clone(),
                 path: self.path.clone(),
             },
+            picture: None,
+            places: false,
         }
     }
 }
 
 pub fn run(a: StatusArgs, g: &Globals) -> Result<Report, Failure> {
-    let out = ops::status::status(&g.context(), &a.input())?;
     let format = crate::cli::output::Format::detect(g.format.as_deref());
+    let mut input = a.input();
+    if matches!(format, Format::Dot | Format::Mermaid) {
+        input.picture = Some(a.max_nodes);
+    }
+    input.places = format == Format::Sarif;
+    let out = ops::status::status(&g.context(), &input)?;
     if format.is_product() {
-        return crate::cli::render::status_document(
-            g,
-            &out,
-            a.at.as_deref(),
-            a.no_ignore,
-            format,
-            a.max_nodes,
-        );
+        return crate::cli::render::status_document(&out, format);
     }
     report(&out, g.mode)
 }

@@ -19,7 +19,7 @@ pub struct TreeArgs {
 
 pub fn run(args: TreeArgs, _g: &Globals) -> Result<Report, Failure> {
     let selection = crate::tree::Selection::from_no_ignore(args.no_ignore);
-    let (oid, warning) = crate::ops::anchor::tree_of(&args.dir, selection)?;
+    let (oid, warning) = crate::ops::tree::tree_of(&args.dir, selection)?;
     let mut report = Report::new(
         json!({"tree": oid, "path": args.dir.display().to_string()}),
         format!("{oid}\n"),

@@ -4,6 +4,7 @@ use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{short_id, Format, Report, Style};
 use crate::cli::render::graph::Picture;
+use crate::ops::picture::Shown;
 use crate::ops::why::{why, WhyInput, WhyOutput};
 
 #[derive(Debug, clap::Args)]
@@ -23,16 +24,17 @@ pub struct WhyArgs {
 }
 
 pub fn run(a: WhyArgs, g: &Globals) -> Result<Report, Failure> {
+    let format = Format::detect(g.format.as_deref());
     let out = why(
         &g.context(),
         &WhyInput {
             from: a.from.into(),
             to: a.to.into(),
+            picture: matches!(format, Format::Dot | Format::Mermaid),
         },
     )?;
-    let format = Format::detect(g.format.as_deref());
-    if matches!(format, Format::Dot | Format::Mermaid) {
-        return picture(g, &out, format);
+    if let Some(shown) = &out.picture {
+        return Ok(picture(&out, shown, format));
     }
     let data = serde_json::to_value(&out).map_err(|e| Failure::Internal(format!("why: {e}")))?;
     Ok(Report::new(data, text(&out, &Style::new(g.mode))))
@@ -77,13 +79,8 @@ fn text(out: &WhyOutput, style: &Style) -> String {
 }
 
 /// The path drawn: its claims, premise to dependent.
-fn picture(g: &Globals, out: &WhyOutput, format: Format) -> Result<Report, Failure> {
-    let store = crate::cli::common::open_store(g)?;
-    let _snapshot = store.pin()?;
-    let mut fold = crate::fold::Fold::new(&store);
-    let ids: Vec<String> = out.path.clone().unwrap_or_default();
-    let mut lookup = |id: &str| crate::cli::render::info(&store, &mut fold, id);
-    let picture = Picture::of(&ids, &mut lookup, usize::MAX, false)?;
+fn picture(out: &WhyOutput, shown: &Shown, format: Format) -> Report {
+    let picture = Picture::of(shown);
     let title = format!(
         "why {} rests on {}: {}",
         short_id(&out.from),
@@ -98,8 +95,8 @@ fn picture(g: &Globals, out: &WhyOutput, format: Format) -> Result<Report, Failu
     } else {
         picture.mermaid(&title)
     };
-    Ok(Report {
+    Report {
         product: Some(doc),
         ..Report::default()
-    })
+    }
 }

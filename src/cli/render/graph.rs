@@ -10,10 +10,10 @@
 //! error instead, so the claims last in line are left out until it fits, and the note says
 //! so.
 
-use crate::cli::failure::Failure;
 use crate::cli::output::short_id;
 use crate::fold::Status;
 use crate::graph::Blast;
+use crate::ops::picture::{ClaimInfo, Shown};
 use std::collections::{BTreeSet, HashSet};
 
 /// The default of `--max-nodes`: larger pictures stop being readable, and GitHub's Mermaid
@@ -29,19 +29,6 @@ const DEPTH_NOTE: &str = "layers beyond --depth not drawn";
 
 /// Characters of a claim's text shown in its node.
 const LABEL_TEXT: usize = 40;
-
-/// What a picture needs to know about one claim.
-#[derive(Debug, Clone)]
-pub struct ClaimInfo {
-    pub text: String,
-    pub kind: String,
-    pub status: Status,
-    pub depends_on: Vec<String>,
-    pub target: Vec<String>,
-    /// The live records that decide its own status: drawn beside it, so the picture shows
-    /// why a claim is falsified or verified.
-    pub decided_by: Vec<String>,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum EdgeKind {
@@ -75,44 +62,24 @@ pub struct Picture {
     pub beyond_depth: bool,
 }
 
-/// Looks a claim up; `None` for a claim the store has never seen.
-pub type Lookup<'a> = dyn FnMut(&str) -> Result<Option<ClaimInfo>, Failure> + 'a;
-
 impl Picture {
-    /// The picture of `ids` (in priority order: the first `max_nodes` are drawn) and, with
-    /// `with_records`, the records deciding them, with every `dependsOn` and `target` edge
+    /// The picture of the claims an operation chose to show (`ops::picture::shown`: in
+    /// priority order, at most `--max-nodes`), with every `dependsOn` and `target` edge
     /// between two drawn claims.
-    pub fn of(
-        ids: &[String],
-        lookup: &mut Lookup<'_>,
-        max_nodes: usize,
-        with_records: bool,
-    ) -> Result<Picture, Failure> {
-        // Claims in the order they are wanted: those given, then the records deciding them.
-        let mut queue: Vec<String> = Vec::with_capacity(ids.len());
-        let mut seen = HashSet::new();
-        for id in ids {
-            if seen.insert(id.clone()) {
-                queue.push(id.clone());
-            }
-        }
-        let mut nodes = Vec::new();
-        let mut i = 0;
-        while i < queue.len() && nodes.len() < max_nodes {
-            let id = queue[i].clone();
-            i += 1;
-            if let Some(info) = lookup(&id)? {
-                for r in info.decided_by.iter().filter(|_| with_records) {
-                    if seen.insert(r.clone()) {
-                        queue.push(r.clone());
-                    }
-                }
-                let rank = nodes.len();
-                nodes.push(Node { id, info, rank });
-            }
-        }
-        let left_out = queue.len() - i;
+    pub fn of(shown: &Shown) -> Picture {
+        let mut nodes: Vec<Node> = shown
+            .claims
+            .iter()
+            .enumerate()
+            .map(|(rank, (id, info))| Node {
+                id: id.clone(),
+                info: info.clone(),
+                rank,
+            })
+            .collect();
+        let left_out = shown.left_out;
         let total = nodes.len() + left_out;
+        let max_nodes = shown.max;
         nodes.sort_by(|a, b| a.id.cmp(&b.id));
         let drawn: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
         let mut edges = BTreeSet::new();
@@ -128,7 +95,7 @@ impl Picture {
                 }
             }
         }
-        Ok(Picture {
+        Picture {
             nodes,
             edges: edges.into_iter().collect(),
             left_out,
@@ -139,22 +106,14 @@ impl Picture {
                      {total} to draw all)"
                 )
             }),
-        })
+        }
     }
 
     /// A blast radius: the root, its layers in order (shallow layers first, so a cap cuts
-    /// the deepest), then the claims outside it that its records decide.
-    pub fn of_blast(
-        b: &Blast,
-        lookup: &mut Lookup<'_>,
-        max_nodes: usize,
-    ) -> Result<Picture, Failure> {
-        let mut ids: Vec<String> = Vec::with_capacity(b.count + 1 + b.affected.len());
-        for layer in &b.layers {
-            ids.extend(layer.claims.iter().map(|m| m.id.clone()));
-        }
-        ids.extend(b.affected.iter().map(|a| a.id.clone()));
-        let mut p = Picture::of(&ids, lookup, max_nodes, true)?;
+    /// the deepest), then the claims outside it that its records decide (`shown`, as
+    /// `ops::blast` chose them).
+    pub fn of_blast(b: &Blast, shown: &Shown) -> Picture {
+        let mut p = Picture::of(shown);
         if b.truncated {
             p.beyond_depth = true;
             let more = DEPTH_NOTE;
@@ -163,7 +122,7 @@ impl Picture {
                 None => more.to_owned(),
             });
         }
-        Ok(p)
+        p
     }
 
     /// Graphviz DOT.

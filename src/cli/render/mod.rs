@@ -8,211 +8,49 @@ pub mod junit;
 pub mod sarif;
 pub mod tree;
 
-use super::definition::Command;
 use super::failure::Failure;
 use super::output::{Format, Report, Warning};
-use crate::claim::Gist;
-use crate::fold::Fold;
-use crate::ops::error::ArgError;
-use crate::store::Store;
+use std::collections::{HashMap, HashSet};
 
-/// A document format the command cannot write, as an argument error (refused before
-/// anything runs, like every other).
-pub fn format_error(command: &Command, format: Format) -> Option<ArgError> {
-    if !format.is_product() {
-        return None;
-    }
-    let name = format.name();
-    let ok = match (format, command) {
-        (Format::Sarif, Command::Gate(_)) => true,
-        (Format::Sarif, Command::Status(a)) => {
-            if a.at.is_none() {
-                return Some(ArgError::new(
-                    "--format",
-                    Some(name),
-                    "status --format sarif needs --at DIR: SARIF locates each claim in the \
-                     tree it is checked against",
-                ));
-            }
-            true
-        }
-        (Format::Dot | Format::Mermaid, Command::Blast(_) | Command::Status(_)) => true,
-        (Format::Dot | Format::Mermaid, Command::Why(_)) => true,
-        (Format::Junit, Command::Check(_)) => true,
-        (Format::Github, Command::Gate(_) | Command::Check(_)) => true,
-        _ => false,
-    };
-    (!ok).then(|| {
-        ArgError::new(
-            "--format",
-            Some(name),
-            format!(
-                "--format {name} is not a format of `{}`: sarif is written by gate and status \
-                 --at, dot and mermaid by blast, status and why, junit by check, github by gate \
-                 and check",
-                command.name()
-            ),
-        )
-    })
-}
-
-/// The store, for what a document needs beyond the operation's answer (a claim's premises,
-/// texts, a falsified root's place).
-fn open(g: &super::globals::Globals) -> Result<crate::store::Store, Failure> {
-    crate::cli::common::open_store(g)
-}
-
-/// What a picture shows of a claim: its text, kind, effective status, edges and the records
-/// deciding its own status.
-pub fn info<S: crate::fold::ClaimSource>(
-    store: &Store,
-    fold: &mut Fold<'_, S>,
-    id: &str,
-) -> Result<Option<graph::ClaimInfo>, Failure> {
-    let Some(c) = store.get(id)? else {
-        return Ok(None);
-    };
-    let status = fold.effective(id)?.status;
-    let decided_by = fold.own(id)?.decided_by.clone();
-    Ok(Some(graph::ClaimInfo {
-        text: assertion_text(&c.body).unwrap_or_default(),
-        kind: c.claim.kind.as_str().to_owned(),
-        status,
-        depends_on: c.claim.depends_on,
-        target: c.claim.target,
-        decided_by,
-    }))
-}
-
-/// `blast --invert`, and `blast --format dot|mermaid`: the radius (or, inverted, what the
-/// claim rests on) from the claim graph, in one snapshot.
-#[allow(clippy::too_many_arguments)]
-pub fn blast_document(
-    g: &super::globals::Globals,
-    id: &str,
-    depth: Option<usize>,
-    inverted: bool,
-    format: Format,
-    max_nodes: usize,
-    at: Option<&std::path::Path>,
-    no_ignore: bool,
-) -> Result<Report, Failure> {
-    let store = open(g)?;
-    let _snapshot = store.pin()?;
-    let id = crate::ops::ids::resolve_claim_id(&store, id)?;
-    match at {
-        None => {
-            // Log-wide: the radius read from the index in bulk.
-            let b = if inverted {
-                crate::graph::rests_on(&mut Fold::new(&store), &id, depth)?
-            } else {
-                crate::graph::blast_store(&store, &id, depth)?
-            };
-            blast_picture(g, &store, &store, b, depth, inverted, format, max_nodes)
-        }
-        Some(at) => {
-            // Statuses at the tree: only the verdicts that apply there count.
-            let ctx = g.context();
-            let dir = crate::ops::tree::tree_dir(Some(at))?;
-            let selection = crate::tree::Selection::from_no_ignore(no_ignore);
-            let ids = crate::ops::tree::tree_ids_at(&dir, selection, ctx.observer())?;
-            let view = crate::anchor::AtTree::new(&store, ids, &dir, selection);
-            let b = if inverted {
-                crate::graph::rests_on(&mut Fold::new(&view), &id, depth)?
-            } else {
-                crate::graph::blast(&mut Fold::new(&view), &id, depth)?
-            };
-            blast_picture(g, &store, &view, b, depth, inverted, format, max_nodes)
-        }
-    }
-}
-
-/// The picture or the `--invert` report of `b`, its nodes' statuses folded over `source`.
-#[allow(clippy::too_many_arguments)]
-fn blast_picture<S: crate::fold::ClaimSource>(
-    g: &super::globals::Globals,
-    store: &Store,
-    source: &S,
-    b: crate::graph::Blast,
-    depth: Option<usize>,
-    inverted: bool,
-    format: Format,
-    max_nodes: usize,
-) -> Result<Report, Failure> {
-    let short = super::output::short_id(&b.root);
-    if matches!(format, Format::Dot | Format::Mermaid) {
-        let mut fold = Fold::new(source);
-        let mut lookup = |id: &str| info(store, &mut fold, id);
-        let picture = graph::Picture::of_blast(&b, &mut lookup, max_nodes)?;
-        let title = if inverted {
-            format!("{short} rests on {} claim(s)", b.count)
-        } else {
-            format!("blast radius of {short}: {} dependent claim(s)", b.count)
-        };
-        return Ok(picture_report(&picture, format, &title));
-    }
-    // --invert: what the root rests on, in the layers of a blast radius.
-    let value =
-        serde_json::to_value(&b).map_err(|e| Failure::Internal(format!("blast report: {e}")))?;
-    let mut text = String::new();
-    if g.mode == super::output::Mode::Text {
-        let style = super::output::Style::new(g.mode);
-        text = blast_text(store, &b, true, depth, &style)?;
-        text.push_str(&format!(
-            "\n{} rests on {} claim(s){}\n",
-            b.root,
-            b.count,
-            if b.truncated {
-                " within --depth (more beyond)"
-            } else {
-                ""
-            }
-        ));
-    }
-    Ok(Report::new(value, text))
-}
-
-/// `blast`'s tree for people, above its layers.
-pub fn blast_tree(
-    g: &super::globals::Globals,
+/// `blast --format dot|mermaid`: the radius (or, inverted, what the claim rests on) as a
+/// picture of the claims the operation chose to show.
+pub fn blast_picture(
     b: &crate::graph::Blast,
-    depth: Option<usize>,
-    style: &super::output::Style,
-) -> Result<String, Failure> {
-    let store = open(g)?;
-    let _snapshot = store.pin()?;
-    blast_text(&store, b, false, depth, style)
+    shown: &crate::ops::picture::Shown,
+    inverted: bool,
+    format: Format,
+) -> Report {
+    let short = super::output::short_id(&b.root);
+    let picture = graph::Picture::of_blast(b, shown);
+    let title = if inverted {
+        format!("{short} rests on {} claim(s)", b.count)
+    } else {
+        format!("blast radius of {short}: {} dependent claim(s)", b.count)
+    };
+    picture_report(&picture, format, &title)
 }
 
-/// `status --format dot|mermaid|sarif`: the claims of the answer as a picture, or (with a
-/// tree) those that do not stand there as SARIF. A document of one page of `--all` says on
-/// stderr that more follow.
+/// `status --format dot|mermaid|sarif`: the claims of the answer as a picture (of the
+/// claims the operation chose to show), or (with a tree) those that do not stand there as
+/// SARIF. A document of one page of `--all` says on stderr that more follow.
 pub fn status_document(
-    g: &super::globals::Globals,
     out: &crate::ops::status::StatusOutput,
-    at: Option<&std::path::Path>,
-    no_ignore: bool,
     format: Format,
-    max_nodes: usize,
 ) -> Result<Report, Failure> {
-    let store = open(g)?;
-    let _snapshot = store.pin()?;
-    let mut report = match (format, &out.tree) {
-        (Format::Sarif, Some(tree)) => {
-            let dir = crate::ops::tree::tree_dir(at)?;
-            let mut resolver = crate::anchor::Resolver::new(&dir, tree)
-                .with_selection(crate::tree::Selection::from_no_ignore(no_ignore));
-            let doc = status_sarif(&store, out, &mut resolver)?;
-            Report {
-                product: Some(doc),
-                ..Report::default()
-            }
+    let mut report = match (format, &out.tree, &out.picture) {
+        (Format::Sarif, Some(tree), _) => Report {
+            product: Some(status_sarif(out, tree)),
+            ..Report::default()
+        },
+        (_, _, Some(shown)) => {
+            let picture = graph::Picture::of(shown);
+            let title = format!(
+                "status of {} claim(s) and what decides them",
+                out.claims.len()
+            );
+            picture_report(&picture, format, &title)
         }
-        _ => {
-            let reports: Vec<&crate::fold::ClaimStatus> =
-                out.claims.iter().map(|r| &r.status).collect();
-            status_picture(&store, &reports, format, max_nodes)?
-        }
+        _ => return Err(Failure::Internal("status: no document asked".into())),
     };
     let next = out
         .pagination
@@ -220,35 +58,6 @@ pub fn status_document(
         .and_then(|p| p.next_cursor.as_deref());
     report.warnings.extend(page_cut(next));
     Ok(report)
-}
-
-/// The claims listed, then what decides each (its records, the premises it rests on
-/// directly, the paths of its revocation), drawn together.
-fn status_picture(
-    store: &Store,
-    reports: &[&crate::fold::ClaimStatus],
-    format: Format,
-    max_nodes: usize,
-) -> Result<Report, Failure> {
-    let mut ids: Vec<String> = reports.iter().map(|r| r.id.clone()).collect();
-    for r in reports {
-        ids.extend(r.decided_by.iter().cloned());
-        for c in &r.revoked_by {
-            ids.extend(c.path.iter().cloned());
-        }
-        ids.extend(r.stale_premises.iter().cloned());
-        ids.extend(r.accepted_by.iter().cloned());
-    }
-    for r in reports {
-        if let Some(c) = store.get_fold(&r.id)? {
-            ids.extend(c.claim.depends_on);
-        }
-    }
-    let mut fold = Fold::new(store);
-    let mut lookup = |id: &str| info(store, &mut fold, id);
-    let picture = graph::Picture::of(&ids, &mut lookup, max_nodes, true)?;
-    let title = format!("status of {} claim(s) and what decides them", reports.len());
-    Ok(picture_report(&picture, format, &title))
 }
 
 fn picture_report(picture: &graph::Picture, format: Format, title: &str) -> Report {
@@ -263,99 +72,47 @@ fn picture_report(picture: &graph::Picture, format: Format, title: &str) -> Repo
     }
 }
 
-/// The falsified roots of a revoked claim, each placed where it is at the resolver's tree.
-fn roots_at(
-    fold: &mut Fold<'_, Store>,
-    resolver: &mut crate::anchor::Resolver,
-    id: &str,
-) -> Result<Vec<sarif::Root>, Failure> {
-    let report = fold.report(id)?;
-    let mut roots: Vec<String> = report.revoked_by.iter().map(|c| c.root.clone()).collect();
-    roots.sort();
-    roots.dedup();
-    let mut out = Vec::with_capacity(roots.len());
-    for root in roots {
-        let c = fold.require_summary(&root)?;
-        let res = resolver.resolve(&c.claim, &c.body)?;
-        out.push(sarif::Root {
-            text: assertion_text(&c.body),
-            place: place_of(&res.path, res.range).filter(|_| res.applies.applies()),
-            id: root,
-        });
-    }
-    Ok(out)
-}
-
-fn assertion_text<G: Gist>(text: &G) -> Option<String> {
-    text.text().map(str::to_owned)
+/// The falsified roots an operation placed at its tree, as SARIF's related locations.
+fn roots_of(roots: &[crate::ops::roots::Root]) -> Vec<sarif::Root> {
+    roots
+        .iter()
+        .map(|r| sarif::Root {
+            id: r.id.clone(),
+            text: r.text.clone(),
+            place: place_of(&r.path, r.range),
+        })
+        .collect()
 }
 
 fn place_of(path: &Option<String>, range: Option<[u64; 2]>) -> Option<sarif::Place> {
     path.as_deref().and_then(|p| sarif::Place::new(p, range))
 }
 
-/// `gate --format sarif|github`: the gate's answer as a document. The falsified roots of
-/// revoked claims are read from the store and placed at the gate's tree.
-pub fn gate_document(
-    g: &super::globals::Globals,
-    out: &crate::ops::gate::GateOutput,
-    at: Option<&std::path::Path>,
-    no_ignore: bool,
-    format: Format,
-) -> Result<String, Failure> {
-    let store = open(g)?;
-    let _snapshot = store.pin()?;
-    let dir = crate::ops::tree::tree_dir(at)?;
-    let mut resolver = crate::anchor::Resolver::new(&dir, &out.tree)
-        .with_selection(crate::tree::Selection::from_no_ignore(no_ignore));
-    let mut fold = Fold::new(&store);
-    let mut roots = |id: &str| roots_at(&mut fold, &mut resolver, id);
-    let mut report = sarif::from_gate(&out.violations, &mut roots)?;
-    report.policy = policy_place(&out.policy_path, &dir);
+/// `gate --format sarif|github`: the gate's answer as a document, the falsified roots of
+/// revoked claims placed at the gate's tree as the operation found them.
+pub fn gate_document(out: &crate::ops::gate::GateOutput, format: Format) -> String {
+    let mut roots = |id: &str| -> Result<Vec<sarif::Root>, std::convert::Infallible> {
+        Ok(out.roots.get(id).map(|r| roots_of(r)).unwrap_or_default())
+    };
+    let Ok(mut report) = sarif::from_gate(&out.violations, &mut roots);
+    report.policy = out
+        .policy_place
+        .as_ref()
+        .and_then(|p| sarif::Place::new(&p.path, p.line.map(|n| [n, n])));
     report.properties =
         serde_json::json!({"pass": out.pass, "tree": out.tree, "counts": out.counts});
-    Ok(match format {
+    match format {
         Format::Github => github::render(&report),
         _ => sarif::render(&report),
-    })
-}
-
-/// Where a document places what the policy says of the scope as a whole (too few claims in
-/// it): the policy file, at its `min_in_scope` line when it sets one. The file's path in the
-/// tree when it lies inside; otherwise (the CI recipe reads the policy from a trusted copy
-/// outside the checkout) its name, the path a repository keeps its policy at by the recipe's
-/// convention.
-fn policy_place(policy: &str, tree: &std::path::Path) -> Option<sarif::Place> {
-    let file = std::path::Path::new(policy);
-    let inside = match (file.canonicalize(), tree.canonicalize()) {
-        (Ok(f), Ok(t)) => f.strip_prefix(&t).ok().map(std::path::Path::to_path_buf),
-        _ => None,
-    };
-    let path = inside.or_else(|| file.file_name().map(std::path::PathBuf::from))?;
-    let path = path.to_str()?.replace(std::path::MAIN_SEPARATOR, "/");
-    let line = std::fs::read_to_string(file).ok().and_then(|text| {
-        text.lines()
-            .position(|l| {
-                l.trim_start()
-                    .strip_prefix("min_in_scope")
-                    .is_some_and(|rest| rest.trim_start().starts_with('='))
-            })
-            .map(|i| i as u64 + 1)
-    });
-    sarif::Place::new(&path, line.map(|n| [n, n]))
+    }
 }
 
 /// `status --at DIR --format sarif`: the listed claims that do not stand at the tree (an
 /// assertion falsified, revoked, stale or unevaluated; residue a human accepted is left
 /// out, and so are records and claims about other whole trees).
-fn status_sarif(
-    store: &Store,
-    out: &crate::ops::status::StatusOutput,
-    resolver: &mut crate::anchor::Resolver,
-) -> Result<String, Failure> {
-    use crate::anchor::{Anchor, Applies};
+fn status_sarif(out: &crate::ops::status::StatusOutput, tree: &str) -> String {
+    use crate::anchor::Applies;
     use crate::fold::Status;
-    let mut fold = Fold::new(store);
     let mut findings = Vec::new();
     for row in &out.claims {
         let r = &row.status;
@@ -390,11 +147,7 @@ fn status_sarif(
         rules.sort_by_key(|r| sarif::RULES.iter().position(|x| x.0 == *r));
         let place = match (&row.resolved, applies.applies()) {
             (Some(Some(res)), true) => place_of(&res.path, res.range),
-            _ => {
-                let c = fold.require_summary(&r.id)?;
-                let a = Anchor::of(&c.claim, &c.body)?;
-                place_of(&a.path, a.range.map(|(s, e)| [s, e]))
-            }
+            _ => place_of(&row.anchor_path, row.anchor_range),
         };
         findings.push(sarif::Finding {
             id: r.id.clone(),
@@ -404,79 +157,48 @@ fn status_sarif(
             place,
             text: row.text.as_str().map(str::to_owned),
             reasons,
-            roots: if r.status == Status::Revoked {
-                roots_at(&mut fold, resolver, &r.id)?
-            } else {
-                Vec::new()
-            },
+            roots: roots_of(&row.roots),
         });
     }
     findings.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(sarif::render(&sarif::Report {
+    sarif::render(&sarif::Report {
         findings,
         scope: Vec::new(),
         policy: None,
-        properties: serde_json::json!({"tree": resolver.tree()}),
-    }))
+        properties: serde_json::json!({"tree": tree}),
+    })
 }
 
-/// The last bytes of a transcript a failure shows.
-const TRANSCRIPT_TAIL: usize = 4096;
-
 /// `check --format junit|github`: the claims checked, each with its text and where it is at
-/// the checked tree, and, when falsified, the end of its transcript.
+/// the checked tree, and, when falsified, the end of its transcript (`details`, as the
+/// operation read them).
 pub fn check_document(
-    g: &super::globals::Globals,
     out: &crate::ops::check::CheckOutput,
-    no_ignore: bool,
+    details: &HashMap<String, crate::ops::check::Detail>,
     format: Format,
-) -> Result<String, Failure> {
+) -> String {
     use crate::ops::check::Outcome;
-    let store = open(g)?;
-    let _snapshot = store.pin()?;
-    let mut resolver = crate::anchor::Resolver::new(std::path::Path::new(&out.at), &out.tree)
-        .with_selection(crate::tree::Selection::from_no_ignore(no_ignore));
     let mut cases = Vec::with_capacity(out.checked.len());
     for c in &out.checked {
         if c.outcome == Outcome::NotApplicable {
             continue;
         }
-        let (text, place) = match store.get_light(&c.id)? {
-            Some(s) => {
-                let res = resolver.resolve(&s.claim, &s.body)?;
-                (
-                    assertion_text(&s.body).unwrap_or_default(),
-                    place_of(&res.path, res.range).filter(|_| res.applies.applies()),
-                )
-            }
-            None => (String::new(), None),
-        };
-        // The evidence is kept for `elench show`; a blob that cannot be read only shortens
-        // the report.
-        let transcript = match (&c.evidence, c.outcome) {
-            (Some(d), Outcome::Falsified) => crate::store::blobs::get(store.root(), d)
-                .ok()
-                .flatten()
-                .map(|bytes| {
-                    let from = bytes.len().saturating_sub(TRANSCRIPT_TAIL);
-                    String::from_utf8_lossy(&bytes[from..]).into_owned()
-                }),
-            _ => None,
-        };
+        let d = details.get(&c.id).cloned().unwrap_or_default();
+        let place = place_of(&d.path, d.range);
         cases.push(junit::Case {
             id: c.id.clone(),
-            text,
+            text: d.text,
             path: place.as_ref().map(|p| p.path.clone()),
             range: place.and_then(|p| p.range),
             outcome: c.outcome.as_str().to_owned(),
             reason: c.reason.clone(),
             record: c.record.clone(),
             evidence: c.evidence.clone(),
-            transcript,
+            transcript: d.transcript,
             seconds: c.seconds,
         });
     }
-    Ok(match format {
+    match format {
         Format::Github => github::render_check(&cases),
         _ => {
             let now = std::time::SystemTime::now()
@@ -498,18 +220,19 @@ pub fn check_document(
                 },
             )
         }
-    })
+    }
 }
 
-/// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on).
+/// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on), from the
+/// members' texts and premises the operation read.
 pub fn blast_text(
-    store: &Store,
     b: &crate::graph::Blast,
+    texts: &HashMap<String, serde_json::Value>,
+    premises: &HashMap<String, Vec<String>>,
     invert: bool,
     depth: Option<usize>,
     style: &super::output::Style,
-) -> Result<String, Failure> {
-    use std::collections::{HashMap, HashSet};
+) -> String {
     let members: HashSet<&str> = b
         .layers
         .iter()
@@ -519,11 +242,10 @@ pub fn blast_text(
     let mut children: HashMap<String, Vec<String>> = HashMap::new();
     for layer in &b.layers {
         for m in &layer.claims {
-            let c = store.get(&m.id)?;
-            let prose = c
-                .as_ref()
-                .and_then(|c| assertion_text(&c.body))
-                .map(|t| graph::shorten(&t, 60))
+            let prose = texts
+                .get(&m.id)
+                .and_then(|t| t.as_str())
+                .map(|t| graph::shorten(t, 60))
                 .unwrap_or_default();
             label_of.insert(
                 m.id.clone(),
@@ -535,7 +257,7 @@ pub fn blast_text(
                     style.dim(&prose)
                 ),
             );
-            for p in c.iter().flat_map(|c| c.claim.depends_on.iter()) {
+            for p in premises.get(&m.id).into_iter().flatten() {
                 if !members.contains(p.as_str()) {
                     continue;
                 }
@@ -554,7 +276,7 @@ pub fn blast_text(
         kids.dedup();
     }
     let mut label = |id: &str| label_of.get(id).cloned().unwrap_or_else(|| id.to_owned());
-    Ok(tree::render(&b.root, &children, &mut label, depth))
+    tree::render(&b.root, &children, &mut label, depth)
 }
 
 /// A document made from one page of `status --all` covers that page only: a warning says
