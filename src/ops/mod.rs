@@ -23,6 +23,7 @@ pub mod init;
 pub mod keys;
 pub mod log;
 pub mod observer;
+pub mod outcome;
 pub mod page;
 pub mod show;
 pub mod sign;
