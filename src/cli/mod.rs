@@ -153,7 +153,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Sign(a) => commands::sign::run(a, g),
         Command::Verify(a) => commands::verify::run(a, g),
         Command::Init(a) => commands::init::run(a, g),
-        Command::Add(a) => commands::add::run(a, g).map(add_effect),
+        Command::Add(a) => commands::add::run(a, g),
         Command::Claim(a) => commands::claim::run(a, g),
         Command::Status(a) => commands::status::run(a, g),
         Command::Blast(a) => commands::blast::run(a, g),
@@ -161,7 +161,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Show(a) => commands::show::run(a, g),
         Command::Log(a) => commands::log::run(a, g),
         Command::Export(a) => commands::export::run(a, g),
-        Command::Fsck(a) => commands::fsck::run(a, g).map(fsck_effect),
+        Command::Fsck(a) => commands::fsck::run(a, g),
         Command::Reindex(a) => commands::reindex::run(a, g),
         Command::Checkpoint(a) => commands::checkpoint::run(a, g),
         Command::Remote(r) => commands::remote::run(r, g),
@@ -176,45 +176,6 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::CheckPermissions(a) => commands::check_permissions::run(a, g, Cli::command()),
         Command::Conformance(c) => commands::conformance::run(c, g),
     }
-}
-
-/// `add`'s `effect` (the CLI Agent Spec's, for the batch as a whole) from its counts: a new
-/// claim is `created`, a new signature on a stored claim `updated`, nothing new `noop`; a
-/// dry run says what would be.
-fn add_effect(mut r: Report) -> Report {
-    let n = |k: &str| r.data[k].as_u64().unwrap_or(0);
-    let effect = if n("created") > 0 {
-        "created"
-    } else if n("merged") > 0 {
-        "updated"
-    } else {
-        "noop"
-    };
-    if let Some(obj) = r.data.as_object_mut() {
-        let dry = obj.get("dry_run") == Some(&serde_json::Value::Bool(true));
-        let effect = match (dry, effect) {
-            (true, "created") => "would_create",
-            (true, "updated") => "would_update",
-            (_, e) => e,
-        };
-        obj.insert("effect".into(), serde_json::Value::String(effect.into()));
-        r.meta
-            .insert("dry_run".into(), serde_json::Value::Bool(dry));
-    }
-    r
-}
-
-/// `fsck`'s `effect`: `updated` when `--repair` moved damage aside, else `noop` (it only
-/// reads).
-fn fsck_effect(mut r: Report) -> Report {
-    let repaired = &r.data["repaired"];
-    let changed = !repaired["damage"].is_null()
-        || repaired["moved"].as_array().is_some_and(|m| !m.is_empty());
-    if let Some(obj) = r.data.as_object_mut() {
-        let effect = if changed { "updated" } else { "noop" };
-        obj.insert("effect".into(), serde_json::Value::String(effect.into()));
-    }
-    r
 }
 
 /// Help and version are successes; help goes to stderr when stdout is not a terminal so that

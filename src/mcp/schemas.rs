@@ -508,9 +508,16 @@ pub fn claim_output() -> Value {
         properties[count] = json!({"type": "integer", "minimum": 0});
     }
     properties["dry_run"] = json!({"type": "boolean"});
+    properties["effect"] = json!({
+        "type": "string",
+        "enum": ["created", "updated", "noop", "would_create", "would_update"],
+        "description": "The call as a whole, as the command line reports it: created when a \
+                        claim is new, updated when only new signatures were added, noop when \
+                        all was stored already; would_create or would_update in a dry run"
+    });
     output(
         properties,
-        &["claims", "created", "merged", "noop", "dry_run"],
+        &["claims", "created", "merged", "noop", "dry_run", "effect"],
     )
 }
 

@@ -132,6 +132,19 @@ fn failure_result_with(
     suggestion: Option<&str>,
     cap: Option<usize>,
 ) -> CallToolResult {
+    failure_result_full(f, None, warnings, suggestion, cap)
+}
+
+/// [`failure_result_with`], and the data that goes with the error when there is some (a
+/// `claim` call the store took only in part: `{"error", "data", "warnings"}`, as the
+/// command line's envelope has them).
+fn failure_result_full(
+    f: &Failure,
+    data: Option<Value>,
+    warnings: Vec<(String, String)>,
+    suggestion: Option<&str>,
+    cap: Option<usize>,
+) -> CallToolResult {
     let mut error = f.to_json();
     if let Some(s) = suggestion {
         error["suggestion"] = json!(s);
@@ -141,7 +154,11 @@ fn failure_result_with(
             "Fix the arguments as the message says; tools/list gives each tool's input schema"
         );
     }
-    let whole = json!({"error": error, "warnings": warnings_json(warnings)});
+    let mut whole = json!({"error": error});
+    if let Some(data) = data {
+        whole["data"] = data;
+    }
+    whole["warnings"] = warnings_json(warnings);
     let content = bound::fit(
         whole.clone(),
         cap,
@@ -271,6 +288,15 @@ impl ServerHandler for Server {
         .await;
         let cap = self.config.max_output_bytes;
         let result = match outcome {
+            // Refused in part or whole: the error, with the data that goes with it.
+            Ok((
+                Ok(tools::Answer {
+                    value,
+                    failure: Some(f),
+                    ..
+                }),
+                warnings,
+            )) => failure_result_full(&f, Some(value), warnings, None, cap),
             Ok((Ok(answer), warnings)) => {
                 let mut data = answer.value;
                 if let Value::Object(m) = &mut data {

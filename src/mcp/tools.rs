@@ -362,11 +362,19 @@ pub struct GateIn {
 pub struct Answer {
     pub value: Value,
     pub page: Option<Page>,
+    /// The call failed with this, and `value` is the data that goes with the error (a
+    /// `claim` call the store took only in part, or not at all): as the CLI reports the
+    /// same request, error and data together.
+    pub failure: Option<Failure>,
 }
 
 impl Answer {
     fn whole(value: Value) -> Answer {
-        Answer { value, page: None }
+        Answer {
+            value,
+            page: None,
+            failure: None,
+        }
     }
 }
 
@@ -405,6 +413,7 @@ pub fn call(
                         items: Items::At("/claims"),
                         cursors: out.cursors,
                     }),
+                    failure: None,
                 },
                 None => Answer::whole(v),
             })
@@ -428,6 +437,7 @@ pub fn call(
                     items: Items::At("/claims"),
                     cursors: (start..end).map(|i| i.to_string()).collect(),
                 }),
+                failure: None,
             })
         }
         "blast" => {
@@ -451,6 +461,7 @@ pub fn call(
                     items: Items::Blast,
                     cursors: (start..end).map(|i| i.to_string()).collect(),
                 }),
+                failure: None,
             })
         }
         "why" => {
@@ -486,16 +497,17 @@ pub fn call(
                     items: Items::At("/entries"),
                     cursors: out.cursors,
                 }),
+                failure: None,
             })
         }
-        "claim" => claim(config, &ctx, read_claim(args)?).map(Answer::whole),
+        "claim" => claim(config, &ctx, read_claim(args)?),
         "check" => check(config, &ctx, read(name, args)?, stop).map(Answer::whole),
         "gate" => gate(config, &ctx, read(name, args)?).map(Answer::whole),
         _ => Err(Failure::Internal(format!("tool {name} has no handler"))),
     }
 }
 
-fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
+fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Answer, Failure> {
     let key = config.key.as_ref().ok_or_else(|| {
         Failure::Internal("claim is served only with a key; it should not be listed".into())
     })?;
@@ -513,28 +525,9 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
         request.batch = Some("claims".into());
     }
     let out = ops::claim::claim_at(ctx, request)?;
-    if !out.rejections.is_empty() {
-        let first = &out.rejections[0];
-        let place = first
-            .line
-            .map(|l| format!("claim {l}: "))
-            .unwrap_or_default();
-        let message = format!("the store refused {place}{}", first.message);
-        if out.claims.is_empty() {
-            return Err(Failure::Invalid {
-                // The row's code is a `Code`'s name, so it always reads back.
-                code: crate::error::Code::from_name(first.code)
-                    .unwrap_or(crate::error::Code::Internal),
-                message,
-            });
-        }
-        let stored: Vec<&str> = out.claims.iter().map(|c| c.id.as_str()).collect();
-        return Err(Failure::Partial(format!(
-            "{message} ({} refused in all); these are stored: {}",
-            out.rejections.len(),
-            stored.join(", ")
-        )));
-    }
+    // Whether the store took every claim, and the call's effect, as the operation decides
+    // them (the CLI reports the same).
+    let failure = out.failure();
     let mut rows = Vec::with_capacity(out.claims.len());
     for row in &out.claims {
         let mut v = to_json("claim", row)?;
@@ -548,7 +541,7 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
         rows.push(v);
     }
     let mut result = serde_json::Map::new();
-    if single {
+    if single && failure.is_none() {
         if let Some(Value::Object(row)) = rows.first() {
             result.extend(row.clone());
         }
@@ -558,7 +551,28 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Value, Failure> {
     result.insert("merged".into(), json!(out.merged));
     result.insert("noop".into(), json!(out.noop));
     result.insert("dry_run".into(), json!(out.dry_run));
-    Ok(Value::Object(result))
+    // The call as a whole (a single claim's own row effect is in `claims`).
+    result.insert("effect".into(), json!(out.effect()));
+    if failure.is_some() {
+        let mut refusals = Vec::with_capacity(out.rejections.len());
+        for r in &out.rejections {
+            let mut v = to_json("claim", r)?;
+            if let Value::Object(m) = &mut v {
+                m.remove("source");
+                if single {
+                    m.remove("line");
+                }
+            }
+            refusals.push(v);
+        }
+        result.insert("rejected".into(), json!(out.rejected));
+        result.insert("rejections".into(), Value::Array(refusals));
+    }
+    Ok(Answer {
+        value: Value::Object(result),
+        page: None,
+        failure,
+    })
 }
 
 fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<Value, Failure> {

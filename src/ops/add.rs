@@ -128,6 +128,12 @@ impl AddOutput {
         self.created + self.merged + self.noop > 0 && self.rejected > 0
     }
 
+    /// What the run changed, as a whole: `created` when a claim is new, `updated` when
+    /// only new signatures were added, `noop` when nothing was; `would_…` in a dry run.
+    pub fn effect(&self) -> super::outcome::Effect {
+        super::outcome::Effect::of_counts(self.created, self.merged, self.dry_run)
+    }
+
     /// "N created, N merged, N already present, N rejected".
     pub fn counts_text(&self) -> String {
         counts_text(self.created, self.merged, self.noop, self.rejected)

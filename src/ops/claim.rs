@@ -9,6 +9,7 @@
 //! with any claim is found before anything is signed, so a refused batch appends nothing.
 
 use super::add::Refusal;
+use super::outcome::Taken;
 use super::tree::{relative_to, tree_dir};
 use super::{Context, Failure, Observer};
 use crate::anchor::at_tree::{claim_inputs, is_observation};
@@ -150,6 +151,36 @@ pub struct ClaimOutput {
     pub dry_run: bool,
     /// The keys given, in order, as the store knows them: keyid, role and name.
     pub signers: Vec<Signer>,
+}
+
+impl ClaimOutput {
+    /// What the request changed, as a whole (`effect`): `created` when a claim is new,
+    /// `updated` when only new signatures were added, `noop` when all was stored already;
+    /// `would_…` in a dry run.
+    pub fn effect(&self) -> super::outcome::Effect {
+        super::outcome::Effect::of_counts(self.created, self.merged, self.dry_run)
+    }
+
+    /// How much of the request the store took.
+    pub fn taken(&self) -> Taken {
+        Taken::of(self.created + self.merged + self.noop, self.rejected)
+    }
+
+    /// The failure a front end reports beside the data when the store refused some or all of
+    /// the claims (`PARTIAL_FAILURE`, `ALL_REJECTED`); None when it took them all.
+    pub fn failure(&self) -> Option<Failure> {
+        match self.taken() {
+            Taken::Whole => None,
+            Taken::NoneOf { refused } => Some(Failure::AllRejected(format!(
+                "the store refused all {refused} claim(s); see data.rejections"
+            ))),
+            Taken::Partial { accepted, refused } => Some(Failure::Partial(format!(
+                "the store refused {refused} of {} claims (see data.rejections); the other \
+                 {accepted} are stored",
+                refused + accepted
+            ))),
+        }
+    }
 }
 
 /// One claim made.

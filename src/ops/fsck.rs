@@ -62,6 +62,17 @@ pub struct FsckOutput {
     pub failure: Option<Failure>,
 }
 
+impl FsckOutput {
+    /// `updated` when `repair` moved damage aside, else `noop` (a check only reads).
+    pub fn effect(&self) -> super::outcome::Effect {
+        super::outcome::Effect::updated_if(
+            self.repaired
+                .as_ref()
+                .is_some_and(|r| r.damage.is_some() || !r.moved.is_empty()),
+        )
+    }
+}
+
 struct Problems(Vec<Problem>);
 
 impl Problems {

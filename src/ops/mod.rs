@@ -22,6 +22,7 @@ pub mod ids;
 pub mod init;
 pub mod keys;
 pub mod log;
+pub mod outcome;
 pub mod page;
 pub mod picture;
 pub mod roots;

@@ -46,6 +46,7 @@ mod index_damage;
 mod mcp;
 mod ops_read;
 mod ops_write;
+mod outcome;
 mod predicate_parser;
 mod predicate_props;
 mod standards;

@@ -125,13 +125,21 @@ fn report(mut out: AddOutput) -> Report {
     }
     let failure = out.failure.take();
     let partial = out.partial();
-    let data =
+    let mut data =
         serde_json::to_value(&out).unwrap_or_else(|e| serde_json::json!({"error": e.to_string()}));
-    Report {
+    // The batch as a whole (the CLI Agent Spec's `effect`), as the operation decides it.
+    if let Some(obj) = data.as_object_mut() {
+        obj.insert("effect".into(), serde_json::json!(out.effect()));
+    }
+    let mut report = Report {
         data,
         text,
         partial,
         failure,
         ..Report::default()
-    }
+    };
+    report
+        .meta
+        .insert("dry_run".into(), serde_json::json!(out.dry_run));
+    report
 }

@@ -8,6 +8,7 @@ use crate::cli::files::{display_source, read_limited, read_signing_key_file};
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
 use crate::ops::claim::{self as op, ClaimOutput, ClaimRequest, Entry, ShortClaim};
+use crate::ops::Context;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -84,6 +85,13 @@ pub struct ClaimArgs {
 }
 
 pub fn run(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
+    run_in(a, g, &g.context())
+}
+
+/// [`run`] under a context the caller made (its observer hears the warnings): what a
+/// library caller or a test that must act between the claims' sealing and their append
+/// runs.
+pub fn run_in(a: ClaimArgs, g: &Globals, ctx: &Context) -> Result<Report, Failure> {
     if a.id_only {
         if let Some(f @ ("json" | "jsonl" | "tsv")) = g.format.as_deref() {
             return Err(Failure::Usage(format!(
@@ -92,14 +100,14 @@ pub fn run(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
         }
     }
     let id_only = a.id_only;
-    let result = claim(a, g);
+    let result = claim(a, ctx);
     if id_only {
         return Ok(print_ids(result));
     }
     result
 }
 
-fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
+fn claim(a: ClaimArgs, ctx: &Context) -> Result<Report, Failure> {
     let (claims, batch) = match &a.batch {
         Some(path) => {
             let source = display_source(path);
@@ -149,7 +157,7 @@ fn claim(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
     // Warnings (MISSING_PREMISE, TRACKED_IGNORED, the store's own) reach the report through
     // the CLI's observer, which the context carries.
     let out = op::claim_at(
-        &g.context(),
+        ctx,
         ClaimRequest {
             claims,
             batch,
@@ -210,22 +218,8 @@ fn render(out: ClaimOutput) -> Result<Report, Failure> {
     if out.dry_run {
         text.push_str("dry run: nothing was appended\n");
     }
-    let accepted = out.created + out.merged + out.noop;
-    let failure = if out.rejected == 0 {
-        None
-    } else if accepted == 0 {
-        Some(Failure::AllRejected(format!(
-            "the store refused all {} claim(s); see data.rejections",
-            out.rejected
-        )))
-    } else {
-        Some(Failure::Partial(format!(
-            "the store refused {} of {} claims (see data.rejections); the other {accepted} are \
-             stored",
-            out.rejected,
-            out.rejected + accepted
-        )))
-    };
+    // Whether the store took every claim, decided by the operation.
+    let failure = out.failure();
     let single =
         (out.claims.len() == 1 && out.rejections.is_empty()).then(|| out.claims[0].id.clone());
     let mut data = serde_json::to_value(&out)
@@ -235,20 +229,8 @@ fn render(out: ClaimOutput) -> Result<Report, Failure> {
         m.insert("id".into(), json!(id));
     }
     // The call as a whole, as `add` says it (the CLI Agent Spec's `effect`).
-    let effect = if out.created > 0 {
-        "created"
-    } else if out.merged > 0 {
-        "updated"
-    } else {
-        "noop"
-    };
-    let effect = match (out.dry_run, effect) {
-        (true, "created") => "would_create",
-        (true, "updated") => "would_update",
-        (_, e) => e,
-    };
     if let Value::Object(m) = &mut data {
-        m.insert("effect".into(), json!(effect));
+        m.insert("effect".into(), json!(out.effect()));
     }
     let mut report = Report::new(data, text);
     report.meta.insert("dry_run".into(), json!(out.dry_run));

@@ -62,7 +62,10 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         text.push_str(&format!("  {} {}\n", p.code, p.message));
     }
     let failure = out.failure.take();
-    let data = crate::cli::common::to_data(&out)?;
+    let mut data = crate::cli::common::to_data(&out)?;
+    if let Some(obj) = data.as_object_mut() {
+        obj.insert("effect".into(), serde_json::json!(out.effect()));
+    }
     Ok(Report {
         data,
         text,
