@@ -504,7 +504,8 @@ impl Crate {
         from.extend(scope.iter().cloned());
         let first = path.first()?.as_str();
         match first {
-            "crate" => Some(path[1..].to_vec()),
+            // `elench::…` is the library as a crate beside it (the binary's modules) names it.
+            "crate" | "elench" => Some(path[1..].to_vec()),
             "super" => {
                 let mut rest = path;
                 while rest.first().map(String::as_str) == Some("super") {
