@@ -165,7 +165,11 @@ mod tests {
         assert_eq!(predicted, [Effect::Created, Effect::Noop, Effect::Created]);
         // Nothing was written, and a later group of the same run knows what it judged.
         assert_eq!(store.count().unwrap(), 0);
-        let again = effects(store.predict_group(&[loader.clone()], &mut run).unwrap());
+        let again = effects(
+            store
+                .predict_group(std::slice::from_ref(&loader), &mut run)
+                .unwrap(),
+        );
         assert_eq!(again, [Effect::Noop]);
         // The prediction is what the append then does.
         let done = effects(store.commit_group(group.clone()).unwrap());
