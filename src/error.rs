@@ -182,6 +182,8 @@ codes! {
         r#"Get write access to `refs/elench/log` on the remote (a token or key that may write; on GitHub Actions, `permissions: contents: write`), or have its hook or ref protection accept the ref; then push again"#;
     SyncBusy = "SYNC_BUSY", Exit::Status(12),
         r#"Retry when it has finished"#;
+    RemoteRewound = "REMOTE_REWOUND", Exit::Status(3),
+        r#"Someone moved the remote's log back or rewrote it: find out who (the remote's reflog, its access log); `elench push` writes the lost envelopes back (`sync` already did), and stores that pulled meanwhile see them on their next pull"#;
     GateFailed = "GATE_FAILED", Exit::Status(79),
         r#"Read `data.violations`: falsify, verify or accept the claims named, or change the policy; see the gate"#;
     BadPolicy = "BAD_POLICY", Exit::Status(2),

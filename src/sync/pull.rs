@@ -15,6 +15,7 @@
 
 use super::git::{Blob, Entry, Listed, Repo};
 use super::local::{self, Ingested};
+use super::memory;
 use super::remote::PendingEntry;
 use super::{
     layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified, LISTED_MAX, PAGE,
@@ -247,15 +248,21 @@ impl Run<'_> {
 impl Session<'_> {
     pub fn pull(&mut self) -> Result<Outcome, SyncError> {
         let (repo, head) = self.connect()?;
+        let store = self.store;
+        // Before anything is taken: does the remote still hold what it held?
+        let rewound = match &self.state.held {
+            Some(held) => memory::lost(store, &repo, held, head.as_deref())?,
+            None => None,
+        };
         let out = Outcome {
             object_format: Some(repo.format.as_str()),
             remote_head: head.clone(),
+            rewound: rewound.clone(),
             ..Outcome::default()
         };
         let Some(head) = head else {
             return Ok(out);
         };
-        let store = self.store;
         let count = local::envelope_count(store)?;
         // Whether the remote already holds every local envelope (see the end).
         let all_pushed = self.push_start(&repo, Some(&head))? == count;
@@ -344,6 +351,10 @@ impl Session<'_> {
         if all_pushed && !elsewhere && after == count + (out.created + out.merged) as u64 {
             self.state.pushed = Some(head.clone());
             self.state.pushed_pos = after;
+        }
+        if rewound.is_none() {
+            // Everything remembered is still there, and what the head holds was offered.
+            self.state.held = Some(head.clone());
         }
         self.state.pulled = Some(head);
         self.state.pulled_local = after;

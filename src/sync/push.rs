@@ -55,6 +55,10 @@ impl Session<'_> {
             let Some((commit, n)) = built.commit else {
                 self.state.pushed = head.clone();
                 self.state.pushed_pos = if head.is_some() { built.end } else { 0 };
+                if head.is_some() {
+                    // The remote holds every local envelope: all that was exchanged.
+                    self.state.held = head.clone();
+                }
                 self.save()?;
                 out.remote_head = head;
                 return Ok(out);
@@ -74,6 +78,7 @@ impl Session<'_> {
                     }
                     self.state.pushed = Some(commit.clone());
                     self.state.pushed_pos = built.end;
+                    self.state.held = Some(commit.clone());
                     self.save()?;
                     out.pushed = n;
                     out.remote_head = Some(commit);

@@ -26,6 +26,7 @@ mod cli_graph;
 mod cli_hardening;
 mod cli_junit;
 mod cli_output;
+mod cli_rewind;
 mod cli_sarif;
 mod cli_scenarios;
 mod cli_surface;
