@@ -41,7 +41,7 @@ pub struct Rewound {
 pub const LISTED: usize = 1000;
 
 /// The folders of the remote's tree the memory covers.
-pub const DIRS: &[&str] = &[layout::LAYOUT_DIR];
+pub const DIRS: &[&str] = &[layout::LAYOUT_DIR, super::policies::DIR];
 
 /// What of `before` (the remembered commit) that this store holds is not in `now`. None when
 /// nothing is lost, or when `before` is not in the private repository (a memory lost with it).
@@ -61,21 +61,30 @@ pub fn lost(
         before: before.to_owned(),
         now: now.map(str::to_owned),
     };
+    let policies = super::policies::held(store)?;
     for dir in DIRS {
         // The entries of `before` that `now` lacks or holds otherwise.
         repo.entries(now, before, dir, PAGE, |page| {
             for l in page {
                 let Listed::File(e) = l else { continue };
-                let Some((id, digest)) = layout::parse_path(&e.path) else {
+                // A claim's envelope, or a trust policy (named by its version), held here.
+                let id = if let Some((id, digest)) = layout::parse_path(&e.path) {
+                    if !local::has_envelope(store, id, digest)? {
+                        continue;
+                    }
+                    id.to_owned()
+                } else if let Some((version, digest)) = super::policies::parse_path(&e.path) {
+                    if !policies.iter().any(|p| p == digest) {
+                        continue;
+                    }
+                    format!("trust policy version {version}")
+                } else {
                     continue;
                 };
-                if !local::has_envelope(store, id, digest)? {
-                    continue;
-                }
                 found.count += 1;
                 if found.paths.len() < LISTED {
                     found.paths.push(e.path.clone());
-                    found.ids.push(id.to_owned());
+                    found.ids.push(id);
                 }
             }
             Ok::<bool, SyncError>(true)

@@ -17,6 +17,7 @@ pub mod git;
 pub mod layout;
 pub mod local;
 pub mod memory;
+pub mod policies;
 mod pull;
 mod push;
 pub mod remote;

@@ -16,6 +16,7 @@
 use super::git::{Blob, Entry, Listed, Repo};
 use super::local::{self, Ingested};
 use super::memory;
+use super::policies;
 use super::remote::PendingEntry;
 use super::{
     layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified, LISTED_MAX, PAGE,
@@ -254,7 +255,7 @@ impl Session<'_> {
             Some(held) => memory::lost(store, &repo, held, head.as_deref())?,
             None => None,
         };
-        let out = Outcome {
+        let mut out = Outcome {
             object_format: Some(repo.format.as_str()),
             remote_head: head.clone(),
             rewound: rewound.clone(),
@@ -263,6 +264,8 @@ impl Session<'_> {
         let Some(head) = head else {
             return Ok(out);
         };
+        // Policies first: the claims their keys signed are then taken in this same pull.
+        policies::pull(store, &repo, &head, &mut out)?;
         let count = local::envelope_count(store)?;
         // Whether the remote already holds every local envelope (see the end).
         let all_pushed = self.push_start(&repo, Some(&head))? == count;

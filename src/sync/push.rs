@@ -214,6 +214,32 @@ impl Session<'_> {
                 eprintln!("push: compared {}/{total}", (pos - from).min(total as u64));
             }
         }
+        // The store's trust policies, at their own paths, where the remote lacks them.
+        let policies = super::policies::items(self.store)?;
+        if !policies.is_empty() {
+            let items: Vec<(String, &[u8])> = policies
+                .iter()
+                .map(|(p, b)| (p.clone(), b.as_slice()))
+                .collect();
+            let found = match parent {
+                Some(p) => slots(repo, p, &items)?,
+                None => vec![Slot::Free; items.len()],
+            };
+            for ((path, bytes), slot) in items.iter().zip(found) {
+                if slot == Slot::Ours {
+                    continue;
+                }
+                let fi = match import.as_mut() {
+                    Some(fi) => fi,
+                    None => {
+                        let mut fi = repo.fast_import()?;
+                        fi.begin(parent)?;
+                        import.insert(fi)
+                    }
+                };
+                fi.add(path, bytes)?;
+            }
+        }
         let commit = match import {
             None => None,
             Some(fi) => {

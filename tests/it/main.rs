@@ -31,6 +31,7 @@ mod cli_sarif;
 mod cli_scenarios;
 mod cli_surface;
 mod cli_sync;
+mod cli_trust;
 mod cli_verify;
 mod conformance;
 mod crash;
