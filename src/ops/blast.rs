@@ -55,7 +55,15 @@ pub fn blast(ctx: &Context, input: &BlastInput) -> Result<BlastOutput, Failure> 
     // One read transaction for the whole answer: a snapshot as of one state of the log.
     let _snapshot = store.pin()?;
     let id = resolve_claim_id(&store, &input.id)?;
+    let compromise = crate::fold::ClaimSource::compromise(&store).is_some();
     let bulk = match &input.at {
+        // A compromise declared by the team's trust policy decides statuses the bulk reading
+        // does not see: the reference blast through the fold then.
+        None if compromise => {
+            let b = crate::graph::blast(&mut Fold::new(&store), &id, input.depth)?;
+            BulkBlast::from_blast(&b)
+                .ok_or_else(|| Failure::Internal("blast: a member is not a claim".into()))?
+        }
         None => blast_bulk(&store, &id, input.depth)?,
         Some(at) => {
             // At a tree: the reference blast through the fold over what applies there.

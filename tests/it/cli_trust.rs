@@ -704,3 +704,75 @@ fn policies_travel_through_a_remote_and_a_pinned_store_takes_them_with_the_claim
     );
     assert_eq!(snapshot(&u), before);
 }
+
+/// `claim` signed by `key`, written to a file: (path, id).
+fn signed_file(dir: &Path, claim: &Value, key: &KeyPair) -> (PathBuf, String) {
+    let with_id = common::with_computed_id(claim);
+    let id = common::claim_id(&with_id);
+    let path = dir.join(common::fresh_name("claim", "dsse"));
+    std::fs::write(&path, common::envelope_text(&with_id, key)).unwrap();
+    (path, id)
+}
+
+fn status_row(store: &Path, id: &str) -> Value {
+    ok(run(store, &["status", id])).json["data"]["claims"][0].clone()
+}
+
+#[test]
+fn a_declared_compromise_falsifies_what_only_that_key_signed_and_all_that_rests_on_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = Team::new(tmp.path());
+    let s = t.store("s", &[0]);
+    let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness, &t.agent], "");
+    ok(sign(
+        &s,
+        &v1,
+        &t.roots[0],
+        &tmp.path().join("v1.dsse"),
+        &["--append"],
+    ));
+    // A (agent), verified by V (harness); D (harness) and E (agent) resting on D.
+    let (fa, a) = signed_file(
+        tmp.path(),
+        &ClaimBuilder::assertion("parse is total").build(),
+        &t.agent,
+    );
+    ok(add(&s, &fa));
+    let v = ClaimBuilder::record("verification", &[&a]).build();
+    let (fv, vid) = signed_file(tmp.path(), &v, &t.harness);
+    ok(add(&s, &fv));
+    let d = ClaimBuilder::assertion("the suite passed")
+        .origin("harness-observed")
+        .build();
+    let (fd, did) = signed_file(tmp.path(), &d, &t.harness);
+    ok(add(&s, &fd));
+    let e = ClaimBuilder::assertion("ship it")
+        .depends_on(&[&did])
+        .build();
+    let (fe, eid) = signed_file(tmp.path(), &e, &t.agent);
+    ok(add(&s, &fe));
+    assert_eq!(status_row(&s, &a)["status"], json!("verified"));
+
+    // Version 2 declares the harness key compromised.
+    let extra = format!("compromised = [{:?}]", t.harness.keyid);
+    let v2 = t.toml("v2.toml", &[0], 1, &[&t.harness, &t.agent], &extra);
+    let p2 = ok(sign(
+        &s,
+        &v2,
+        &t.roots[0],
+        &tmp.path().join("v2.dsse"),
+        &["--append"],
+    ));
+    let tp = p2.json["data"]["id"].as_str().unwrap().to_owned();
+    let dr = status_row(&s, &did);
+    assert_eq!(dr["status"], json!("falsified"), "{dr}");
+    assert_eq!(dr["decided_by"], json!([tp]), "{dr}");
+    assert_eq!(status_row(&s, &eid)["status"], json!("revoked"));
+    assert_eq!(status_row(&s, &vid)["status"], json!("falsified"));
+    // The verification it signed no longer counts.
+    assert_eq!(status_row(&s, &a)["status"], json!("unevaluated"));
+    // The blast radius agrees.
+    let b = ok(run(&s, &["blast", &did])).json;
+    assert!(b.to_string().contains(&eid), "{b}");
+    assert!(b.to_string().contains("revoked"), "{b}");
+}
