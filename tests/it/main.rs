@@ -54,5 +54,6 @@ mod standards;
 mod store_fds;
 mod store_log;
 mod tree_git;
+mod trust_rotation;
 mod verdicts_per_tree;
 mod verdicts_props;
