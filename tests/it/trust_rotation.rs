@@ -17,6 +17,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The policy in force, the trusted keys (keyid, role), and each claim's status and deciders.
+type Outcome = (
+    Value,
+    Vec<(String, String)>,
+    BTreeMap<String, (Value, Value)>,
+);
+
 fn key(dir: &Path, role: &str, name: &str, byte: u8) -> KeyPair {
     KeyPair::in_memory(role, name, SigningKey::from_bytes(&[byte; 32])).write_files(dir)
 }
@@ -73,13 +80,7 @@ fn sign(store: &Path, input: &Path, root: &KeyPair, out: &Path, append: bool) {
 }
 
 /// What the test compares: the policy in force, the trusted keys, every claim's status.
-fn outcome(
-    store: &Path,
-) -> (
-    Value,
-    Vec<(String, String)>,
-    BTreeMap<String, (Value, Value)>,
-) {
+fn outcome(store: &Path) -> Outcome {
     let show = ok(store, &["trust", "show"]);
     let in_force = show["data"]["in_force"]["id"].clone();
     let keys = ok(store, &["keys", "list"]);
@@ -185,15 +186,7 @@ fn fixture(dir: &Path) -> Fixture {
 
 /// One random order: every policy and claim is added at a random store, interleaved with
 /// syncs; what a store refuses now (its key not yet trusted there) is tried again later.
-fn one_order(
-    f: &Fixture,
-    seed: u64,
-    reference: &(
-        Value,
-        Vec<(String, String)>,
-        BTreeMap<String, (Value, Value)>,
-    ),
-) {
+fn one_order(f: &Fixture, seed: u64, reference: &Outcome) {
     let mut rng = Rng::new(seed);
     let dir = f.dir.join(format!("order-{seed}"));
     std::fs::create_dir_all(&dir).unwrap();
