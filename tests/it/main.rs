@@ -33,6 +33,7 @@ mod cli_surface;
 mod cli_sync;
 mod cli_trust;
 mod cli_verify;
+mod compromise_props;
 mod conformance;
 mod crash;
 mod demo;
