@@ -25,3 +25,4 @@ pub mod ops;
 pub mod store;
 pub mod sync;
 pub mod tree;
+pub mod trust;

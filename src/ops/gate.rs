@@ -95,7 +95,31 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     let at_tree = AtTree::new(&store, tree_ids, &dir, selection);
     let mut fold = Fold::new(&at_tree);
     let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
-    let outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
+    let mut outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
+    // The team's trust: an expired policy in force, or an equivocation, fails the gate.
+    if let Ok(st) = crate::trust::state(store.root()) {
+        for (code, message) in st.warnings(crate::trust::now()) {
+            let rule = match code {
+                crate::error::Code::PolicyExpired => crate::gate::Rule::PolicyExpired,
+                _ => crate::gate::Rule::PolicyEquivocation,
+            };
+            match rule {
+                crate::gate::Rule::PolicyExpired => outcome.counts.violations.policy_expired += 1,
+                _ => outcome.counts.violations.policy_equivocation += 1,
+            }
+            outcome.violations.push(crate::gate::Violation {
+                id: None,
+                rule,
+                status: None,
+                applies: None,
+                message,
+                path: None,
+                range: None,
+                text: None,
+            });
+            outcome.pass = false;
+        }
+    }
     // Only with `min_in_scope = 0` can a gate that judged nothing pass; say so.
     let ignored_stale = match policy.rules.stale {
         StaleRule::Ignore => outcome.counts.applies.stale,
@@ -173,14 +197,22 @@ impl GateOutput {
         };
         Some(Failure::GateFailed(format!(
             "the tree may not ship: {empty}{} violation(s) of {} (forbid {}, \
-             max_unevaluated {}, min_harness_keys {}, stale {}, min_in_scope {})",
+             max_unevaluated {}, min_harness_keys {}, stale {}, min_in_scope {}{})",
             self.violations.len(),
             self.policy_path,
             c.forbid,
             c.max_unevaluated,
             c.min_harness_keys,
             c.stale,
-            c.min_in_scope
+            c.min_in_scope,
+            if c.policy_expired + c.policy_equivocation > 0 {
+                format!(
+                    ", policy-expired {}, policy-equivocation {}",
+                    c.policy_expired, c.policy_equivocation
+                )
+            } else {
+                String::new()
+            }
         )))
     }
 }

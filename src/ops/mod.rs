@@ -33,6 +33,7 @@ pub mod status;
 pub mod stop;
 pub mod sync;
 pub mod tree;
+pub mod trust;
 pub mod verify;
 pub mod why;
 

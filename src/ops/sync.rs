@@ -74,6 +74,10 @@ pub struct SyncOutput {
     pub examined: usize,
     pub compared: usize,
     pub remote_head: Option<String>,
+    /// Envelopes the remote held when this store last exchanged with it and holds no longer
+    /// (`REMOTE_REWOUND`); absent when it lost nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewound: Option<crate::sync::memory::Rewound>,
     /// `updated` when the log grew here (pull) or there (push), else `noop`.
     pub effect: &'static str,
     /// Stopped early (what is counted is done), or a partial pull (rejected envelopes).
@@ -188,6 +192,8 @@ pub fn exchange(
     }
     let failure = if o.interrupted {
         Some(Failure::interrupted(stop.received().unwrap_or(2)))
+    } else if let Some(r) = &o.rewound {
+        Some(rewound_failure(&input.remote, &url, r, input.direction))
     } else if o.rejected > 0 {
         // The remote holds envelopes this store refused: a partial exchange (exit 3), named
         // one by one so that a script sees which without reading data.
@@ -232,6 +238,7 @@ pub fn exchange(
         examined: o.examined,
         compared: o.compared,
         remote_head: o.remote_head,
+        rewound: o.rewound,
         // The log grew here (pull) or there (push), or nothing changed.
         effect: if o.created + o.merged + o.pushed > 0 {
             "updated"
@@ -240,6 +247,38 @@ pub fn exchange(
         },
         failure,
     })
+}
+
+/// `REMOTE_REWOUND` (exit 3): what the remote lost, when it had it and what it holds now.
+fn rewound_failure(
+    name: &str,
+    url: &str,
+    r: &crate::sync::memory::Rewound,
+    direction: Direction,
+) -> Failure {
+    let listed: Vec<&str> = r.ids.iter().take(10).map(String::as_str).collect();
+    let more = r.count.saturating_sub(listed.len());
+    let now = r.now.as_deref().unwrap_or("nothing (the ref is gone)");
+    let repair = if direction == Direction::Sync {
+        "this sync's push wrote them back"
+    } else {
+        "`elench push` writes them back"
+    };
+    Failure::Coded {
+        code: crate::error::Code::RemoteRewound,
+        message: format!(
+            "remote {name} ({url}) no longer holds {} envelope(s) it held when this store last              exchanged with it, of claim(s) {}{}: its log was at {} then and is at {now} now              (someone moved {} back or rewrote it). What it still holds was pulled; {repair}.              See data.rewound",
+            r.count,
+            listed.join(", "),
+            if more > 0 {
+                format!(" and {more} more envelope(s)")
+            } else {
+                String::new()
+            },
+            r.before,
+            crate::sync::layout::LOG_REF,
+        ),
+    }
 }
 
 /// What `remote add` did.

@@ -84,6 +84,14 @@ fn report(direction: Direction, mut o: SyncOutput) -> Report {
         text.push_str(&format!("  pushed {} envelope(s)\n", o.pushed));
     }
     text.push_str(&format!("  remote log at {head}\n"));
+    if let Some(r) = &o.rewound {
+        text.push_str(&format!(
+            "  the remote lost {} envelope(s) it held at {}: {}\n",
+            r.count,
+            r.before,
+            r.ids.join(", ")
+        ));
+    }
     for r in &o.rejections {
         text.push_str(&format!(
             "  rejected {}: {} {}\n",

@@ -92,6 +92,8 @@ pub fn rule_of(v: &Violation) -> &'static str {
         Rule::MinHarnessKeys => "elench/harness-keys",
         Rule::Stale => "elench/stale",
         Rule::MinInScope => "elench/empty-scope",
+        Rule::PolicyExpired => "elench/policy-expired",
+        Rule::PolicyEquivocation => "elench/policy-equivocation",
     }
 }
 
