@@ -24,3 +24,4 @@ pub mod ops;
 pub mod store;
 pub mod sync;
 pub mod tree;
+pub mod witness;
