@@ -51,6 +51,8 @@ mod predicate_props;
 mod standards;
 mod store_fds;
 mod store_log;
+mod tlog_witness;
 mod tree_git;
 mod verdicts_per_tree;
 mod verdicts_props;
+mod witness_client;
