@@ -182,6 +182,14 @@ codes! {
         r#"Get write access to `refs/elench/log` on the remote (a token or key that may write; on GitHub Actions, `permissions: contents: write`), or have its hook or ref protection accept the ref; then push again"#;
     SyncBusy = "SYNC_BUSY", Exit::Status(12),
         r#"Retry when it has finished"#;
+    RemoteRewound = "REMOTE_REWOUND", Exit::Status(3),
+        r#"Find out who moved `refs/elench/log` back (the message names the sizes, or the witness that saw more); push from a store that holds the lost envelopes to write them back, then pull again"#;
+    CheckpointMismatch = "CHECKPOINT_MISMATCH", Exit::Status(3),
+        r#"Someone wrote a checkpoint that does not describe the log beside it; push again with the log key to write a true one, and find out who wrote that one"#;
+    NoCheckpoint = "NO_CHECKPOINT", Exit::Status(3),
+        r#"Push with `--log-key` (and the witness policy) to write one; or pull without a witness policy if this remote is not witnessed"#;
+    WitnessQuorum = "WITNESS_QUORUM", Exit::Status(3),
+        r#"Check the witnesses named (up, reachable, trusting the log's key for this origin), then push again: a push asks the missing witnesses again, even with nothing new"#;
     GateFailed = "GATE_FAILED", Exit::Status(79),
         r#"Read `data.violations`: falsify, verify or accept the claims named, or change the policy; see the gate"#;
     BadPolicy = "BAD_POLICY", Exit::Status(2),
@@ -254,8 +262,6 @@ codes! {
     // fsck problems
     IndexDisagrees = "INDEX_DISAGREES", Exit::Within(4, Code::FsckProblems),
         r#"`elench reindex`"#;
-    CheckpointMismatch = "CHECKPOINT_MISMATCH", Exit::Within(4, Code::StoreCorrupt),
-        r#"Compare with a remote or an export; treat the store as tampered with"#;
     CheckpointSignature = "CHECKPOINT_SIGNATURE", Exit::Within(4, Code::FsckProblems),
         r#"Use the checkpoint file as it was written; check who signed it"#;
     // Conformance report violations

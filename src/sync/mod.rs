@@ -19,6 +19,7 @@ pub mod local;
 mod pull;
 mod push;
 pub mod remote;
+pub mod witnessed;
 
 use crate::reaper::Reaper;
 use crate::store::{Store, StoreError};

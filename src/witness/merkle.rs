@@ -522,79 +522,102 @@ mod tests {
     mod props {
         use super::*;
         use proptest::prelude::*;
-        use std::sync::OnceLock;
 
-        /// One tree of 5,000 leaves, shared by every case (prefixes give every smaller tree).
-        fn big() -> &'static Tree {
-            static T: OnceLock<Tree> = OnceLock::new();
-            T.get_or_init(|| {
-                let mut t = Tree::new();
-                for i in 0u32..5000 {
-                    t.push(&i.to_le_bytes());
-                }
-                t
-            })
+        /// A tree of 5,000 leaves (its prefixes give every smaller tree).
+        fn big() -> Tree {
+            let mut t = Tree::new();
+            for i in 0u32..5000 {
+                t.push(&i.to_le_bytes());
+            }
+            t
         }
 
         fn sizes() -> impl Strategy<Value = (u64, u64)> {
             (0u64..=5000).prop_flat_map(|n| (0..=n, Just(n)))
         }
 
-        proptest! {
-            #![proptest_config(ProptestConfig::with_cases(256))]
+        /// The proof elench writes verifies under its verifier, and fails for any changed
+        /// byte, any other old or new size, and any other root. (A runner of its own, so the
+        /// one tree is built once for every case.)
+        #[test]
+        fn proofs_verify_and_nothing_else_does() {
+            let t = &big();
+            let strategy = (
+                sizes(),
+                any::<prop::sample::Index>(),
+                0u8..8,
+                0u64..=5000,
+                0u64..=5000,
+                0u64..=5000,
+            );
+            let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+                cases: 256,
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            });
+            let result = runner.run(
+                &strategy,
+                |((m, n), byte, bit, other_m, other_n, other_size)| {
+                    let p = t.consistency_proof(m, n).unwrap();
+                    let (r1, r2) = (t.root_at(m).unwrap(), t.root_at(n).unwrap());
+                    prop_assert_eq!(verify_consistency(m, n, &r1, &r2, &p), Ok(()));
 
-            /// The proof elench writes verifies under its verifier, and fails for any changed
-            /// byte, any other old or new size, and any other root.
-            #[test]
-            fn proofs_verify_and_nothing_else_does(
-                (m, n) in sizes(),
-                byte in any::<prop::sample::Index>(),
-                bit in 0u8..8,
-                other_m in 0u64..=5000,
-                other_n in 0u64..=5000,
-                other_size in 0u64..=5000,
-            ) {
-                let t = big();
-                let p = t.consistency_proof(m, n).unwrap();
-                let (r1, r2) = (t.root_at(m).unwrap(), t.root_at(n).unwrap());
-                prop_assert_eq!(verify_consistency(m, n, &r1, &r2, &p), Ok(()));
+                    // Any byte changed: in the proof, or in either root. The empty tree is
+                    // consistent with every tree, so from size 0 only the old root matters.
+                    let total = if m == 0 { 32 } else { p.len() * 32 + 64 };
+                    let at = byte.index(total);
+                    let (mut q, mut a, mut b) = (p.clone(), r1, r2);
+                    if m == 0 {
+                        a[at] ^= 1 << bit;
+                    } else if at < p.len() * 32 {
+                        q[at / 32][at % 32] ^= 1 << bit;
+                    } else if at < p.len() * 32 + 32 {
+                        a[at % 32] ^= 1 << bit;
+                    } else {
+                        b[at % 32] ^= 1 << bit;
+                    }
+                    prop_assert!(
+                        verify_consistency(m, n, &a, &b, &q).is_err(),
+                        "changed byte {} verified ({} -> {})",
+                        at,
+                        m,
+                        n
+                    );
 
-                // Any byte changed: in the proof, or in either root. The empty tree is
-                // consistent with every tree, so from size 0 only the old root matters.
-                let total = if m == 0 { 32 } else { p.len() * 32 + 64 };
-                let at = byte.index(total);
-                let (mut q, mut a, mut b) = (p.clone(), r1, r2);
-                if m == 0 {
-                    a[at] ^= 1 << bit;
-                } else if at < p.len() * 32 {
-                    q[at / 32][at % 32] ^= 1 << bit;
-                } else if at < p.len() * 32 + 32 {
-                    a[at % 32] ^= 1 << bit;
-                } else {
-                    b[at % 32] ^= 1 << bit;
-                }
-                prop_assert!(verify_consistency(m, n, &a, &b, &q).is_err(),
-                    "changed byte {} verified ({} -> {})", at, m, n);
-
-                // Another old or new size (same roots and proof): refused, save where the
-                // other sizes' proofs have the very same shape (see `shape`).
-                if other_m != m && shape(other_m, n) != shape(m, n) {
-                    prop_assert!(verify_consistency(other_m, n, &r1, &r2, &p).is_err(),
-                        "old size {} verified for a proof {} -> {}", other_m, m, n);
-                }
-                if other_n != n && m > 0 && shape(m, other_n) != shape(m, n) {
-                    prop_assert!(verify_consistency(m, other_n, &r1, &r2, &p).is_err(),
-                        "new size {} verified for a proof {} -> {}", other_n, m, n);
-                }
-                // Another root: the root of another size in place of either.
-                if other_size != m {
-                    let other = t.root_at(other_size).unwrap();
-                    prop_assert!(verify_consistency(m, n, &other, &r2, &p).is_err());
-                }
-                if other_size != n && m > 0 {
-                    let other = t.root_at(other_size).unwrap();
-                    prop_assert!(verify_consistency(m, n, &r1, &other, &p).is_err());
-                }
+                    // Another old or new size (same roots and proof): refused, save where the
+                    // other sizes' proofs have the very same shape (see `shape`).
+                    if other_m != m && shape(other_m, n) != shape(m, n) {
+                        prop_assert!(
+                            verify_consistency(other_m, n, &r1, &r2, &p).is_err(),
+                            "old size {} verified for a proof {} -> {}",
+                            other_m,
+                            m,
+                            n
+                        );
+                    }
+                    if other_n != n && m > 0 && shape(m, other_n) != shape(m, n) {
+                        prop_assert!(
+                            verify_consistency(m, other_n, &r1, &r2, &p).is_err(),
+                            "new size {} verified for a proof {} -> {}",
+                            other_n,
+                            m,
+                            n
+                        );
+                    }
+                    // Another root: the root of another size in place of either.
+                    if other_size != m {
+                        let other = t.root_at(other_size).unwrap();
+                        prop_assert!(verify_consistency(m, n, &other, &r2, &p).is_err());
+                    }
+                    if other_size != n && m > 0 {
+                        let other = t.root_at(other_size).unwrap();
+                        prop_assert!(verify_consistency(m, n, &r1, &other, &p).is_err());
+                    }
+                    Ok(())
+                },
+            );
+            if let Err(e) = result {
+                panic!("{e}");
             }
         }
     }

@@ -55,4 +55,5 @@ mod tlog_witness;
 mod tree_git;
 mod verdicts_per_tree;
 mod verdicts_props;
+mod witness_cli;
 mod witness_client;
