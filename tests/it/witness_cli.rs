@@ -418,3 +418,94 @@ fn a_remote_without_checkpoint_fails_closed_under_a_witness_policy() {
     let c = w.store();
     assert_eq!(run(&c, &["pull"]).code, 0);
 }
+
+/// Replaces the remote's checkpoint with `text`, in a commit made with git by hand.
+fn write_checkpoint_by_hand(w: &World, text: &str) {
+    let work = w.tmp.path().join("by-hand");
+    let g = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(&work)
+            .args(["-c", "user.name=mallory", "-c", "user.email=m@example.org"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    assert!(Command::new("git")
+        .args(["init", "--quiet"])
+        .arg(&work)
+        .status()
+        .unwrap()
+        .success());
+    g(&[
+        "fetch",
+        "--quiet",
+        w.remote.to_str().unwrap(),
+        "refs/elench/log",
+    ]);
+    g(&["checkout", "--quiet", "FETCH_HEAD"]);
+    std::fs::write(work.join("checkpoint"), text).unwrap();
+    g(&["add", "checkpoint"]);
+    g(&["commit", "--quiet", "-m", "a checkpoint"]);
+    g(&[
+        "push",
+        "--quiet",
+        w.remote.to_str().unwrap(),
+        "HEAD:refs/elench/log",
+    ]);
+}
+
+#[test]
+fn a_checkpoint_that_does_not_describe_the_log_beside_it_is_a_mismatch() {
+    if !have_git() {
+        return;
+    }
+    let mut w = World::new();
+    let a = w.store();
+    w.add(&a, &["one", "two", "three"]);
+    assert_eq!(w.push(&a, &[]).code, 0);
+    // Signed with the log key, but over another root.
+    let cp = elench::witness::checkpoint::Checkpoint {
+        origin: ORIGIN.into(),
+        size: 3,
+        root: [9; 32],
+    };
+    let note = cp.sign(&SigningKey::from_bytes(&[77; 32])).unwrap();
+    write_checkpoint_by_hand(&w, &note.to_text());
+    let b = w.store();
+    let out = run(&b, &["pull"]);
+    assert_eq!(out.code, 3, "{}", out.json);
+    assert_eq!(code(&out), "CHECKPOINT_MISMATCH", "{}", out.json);
+    assert_eq!(out.json["data"]["created"], json!(3));
+}
+
+#[test]
+fn a_store_that_pulled_before_notices_the_remote_moved_back_without_asking_anyone() {
+    if !have_git() {
+        return;
+    }
+    let mut w = World::new();
+    let a = w.store();
+    w.add(&a, &["one", "two", "three"]);
+    assert_eq!(w.push(&a, &[]).code, 0);
+    let at_three = git(&w.remote, &["rev-parse", "refs/elench/log"]);
+    w.add(&a, &["four"]);
+    assert_eq!(w.push(&a, &[]).code, 0);
+    let b = w.store();
+    assert_eq!(run(&b, &["pull"]).code, 0);
+    git(
+        &w.remote,
+        &["update-ref", "refs/elench/log", at_three.trim()],
+    );
+    let out = run(&b, &["pull"]);
+    assert_eq!(out.code, 3, "{}", out.json);
+    assert_eq!(code(&out), "REMOTE_REWOUND", "{}", out.json);
+    // Said again on the next pull: what the store remembers does not move back.
+    let out = run(&b, &["pull"]);
+    assert_eq!(code(&out), "REMOTE_REWOUND", "{}", out.json);
+}
