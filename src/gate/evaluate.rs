@@ -39,6 +39,9 @@ pub enum Rule {
     Stale,
     /// Fewer claims in scope than the policy asks for (`EMPTY_SCOPE`).
     MinInScope,
+    /// `witness_fresh`: the remote's log could not be shown unrewound (docs/witness.md).
+    #[serde(rename = "remote-rewound")]
+    RemoteRewound,
 }
 
 impl Rule {
@@ -49,6 +52,7 @@ impl Rule {
             Rule::MinHarnessKeys => "min_harness_keys",
             Rule::Stale => "stale",
             Rule::MinInScope => "min_in_scope",
+            Rule::RemoteRewound => "remote-rewound",
         }
     }
 }
@@ -97,6 +101,8 @@ pub struct RuleCounts {
     pub min_harness_keys: u64,
     pub stale: u64,
     pub min_in_scope: u64,
+    /// `witness_fresh`: findings about the remote's log.
+    pub remote_rewound: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -297,6 +303,7 @@ pub fn evaluate<S: ClaimSource>(
             Rule::MinHarnessKeys => &mut counts.violations.min_harness_keys,
             Rule::Stale => &mut counts.violations.stale,
             Rule::MinInScope => &mut counts.violations.min_in_scope,
+            Rule::RemoteRewound => &mut counts.violations.remote_rewound,
         };
         *slot += 1;
     }

@@ -509,3 +509,77 @@ fn a_store_that_pulled_before_notices_the_remote_moved_back_without_asking_anyon
     let out = run(&b, &["pull"]);
     assert_eq!(code(&out), "REMOTE_REWOUND", "{}", out.json);
 }
+
+#[test]
+fn the_gate_s_witness_fresh_rule_fails_on_a_rewound_remote() {
+    if !have_git() {
+        return;
+    }
+    let mut w = World::new();
+    let a = w.store();
+    w.add(&a, &["one", "two"]);
+    assert_eq!(w.push(&a, &[]).code, 0);
+    let at_two = git(&w.remote, &["rev-parse", "refs/elench/log"]);
+    w.add(&a, &["three"]);
+    assert_eq!(w.push(&a, &[]).code, 0);
+    let tree = w.tmp.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("README"), "hello\n").unwrap();
+    let gate_policy = w.tmp.path().join("gate.toml");
+    std::fs::write(
+        &gate_policy,
+        "[rules]\nmin_in_scope = 0\nwitness_fresh = true\n",
+    )
+    .unwrap();
+    let b = w.store();
+    let gate = |store: &Path| {
+        run(
+            store,
+            &[
+                "gate",
+                "--policy",
+                gate_policy.to_str().unwrap(),
+                "--at",
+                tree.to_str().unwrap(),
+            ],
+        )
+    };
+    // No witness policy kept with the remote: it fails closed.
+    let out = gate(&b);
+    assert_eq!(out.code, 79, "{}", out.json);
+    assert_eq!(
+        out.json["data"]["violations"][0]["rule"],
+        json!("remote-rewound")
+    );
+    let out = run(
+        &b,
+        &["remote", "witnesses", "origin", w.policy.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    let out = gate(&b);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(
+        out.json["data"]["policy"]["rules"]["witness_fresh"],
+        json!(true)
+    );
+    git(&w.remote, &["update-ref", "refs/elench/log", at_two.trim()]);
+    let c = w.store();
+    let out = run(
+        &c,
+        &["remote", "witnesses", "origin", w.policy.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    let out = gate(&c);
+    assert_eq!(out.code, 79, "{}", out.json);
+    let v = &out.json["data"]["violations"][0];
+    assert_eq!(v["rule"], json!("remote-rewound"), "{}", out.json);
+    assert!(
+        v["message"].as_str().unwrap().starts_with("REMOTE_REWOUND"),
+        "{v}"
+    );
+    // Both witnesses saw more, and so neither cosigned it now: below the quorum too.
+    assert_eq!(
+        out.json["data"]["counts"]["violations"]["remote_rewound"],
+        json!(3)
+    );
+}
