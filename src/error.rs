@@ -198,6 +198,12 @@ codes! {
         r#"Fix the member named by the pointer; build policies with `elench trust sign trust.toml`"#;
     PolicyEquivocation = "POLICY_EQUIVOCATION", Exit::Status(2),
         r#"The root keys signed two different policies of one version: find out how (a compromised root key?), then publish the next version signed by the roots"#;
+    CheckpointMismatch = "CHECKPOINT_MISMATCH", Exit::Status(3),
+        r#"Someone wrote a checkpoint that does not describe the log beside it; push again with the log key to write a true one, and find out who wrote that one"#;
+    NoCheckpoint = "NO_CHECKPOINT", Exit::Status(3),
+        r#"Push with `--log-key` (and the witness policy) to write one; or pull without a witness policy if this remote is not witnessed"#;
+    WitnessQuorum = "WITNESS_QUORUM", Exit::Status(3),
+        r#"Check the witnesses named (up, reachable, trusting the log's key for this origin), then push again: a push asks the missing witnesses again, even with nothing new"#;
     GateFailed = "GATE_FAILED", Exit::Status(79),
         r#"Read `data.violations`: falsify, verify or accept the claims named, or change the policy; see the gate"#;
     BadPolicy = "BAD_POLICY", Exit::Status(2),
@@ -274,8 +280,6 @@ codes! {
     // fsck problems
     IndexDisagrees = "INDEX_DISAGREES", Exit::Within(4, Code::FsckProblems),
         r#"`elench reindex`"#;
-    CheckpointMismatch = "CHECKPOINT_MISMATCH", Exit::Within(4, Code::StoreCorrupt),
-        r#"Compare with a remote or an export; treat the store as tampered with"#;
     CheckpointSignature = "CHECKPOINT_SIGNATURE", Exit::Within(4, Code::FsckProblems),
         r#"Use the checkpoint file as it was written; check who signed it"#;
     // Conformance report violations

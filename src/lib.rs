@@ -26,3 +26,4 @@ pub mod store;
 pub mod sync;
 pub mod tree;
 pub mod trust;
+pub mod witness;

@@ -45,6 +45,9 @@ pub enum Rule {
     /// The team's root keys signed two policies of one version (`POLICY_EQUIVOCATION`).
     #[serde(rename = "policy-equivocation")]
     PolicyEquivocation,
+    /// `witness_fresh`: the remote's log could not be shown unrewound (docs/witness.md).
+    #[serde(rename = "remote-rewound")]
+    RemoteRewound,
 }
 
 impl Rule {
@@ -57,6 +60,7 @@ impl Rule {
             Rule::MinInScope => "min_in_scope",
             Rule::PolicyExpired => "policy-expired",
             Rule::PolicyEquivocation => "policy-equivocation",
+            Rule::RemoteRewound => "remote-rewound",
         }
     }
 }
@@ -110,6 +114,9 @@ pub struct RuleCounts {
     pub policy_expired: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub policy_equivocation: u64,
+    /// `witness_fresh`: findings about the remote's log (listed only when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub remote_rewound: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -316,6 +323,7 @@ pub fn evaluate<S: ClaimSource>(
             Rule::MinInScope => &mut counts.violations.min_in_scope,
             Rule::PolicyExpired => &mut counts.violations.policy_expired,
             Rule::PolicyEquivocation => &mut counts.violations.policy_equivocation,
+            Rule::RemoteRewound => &mut counts.violations.remote_rewound,
         };
         *slot += 1;
     }

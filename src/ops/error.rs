@@ -234,6 +234,10 @@ pub enum Failure {
     /// names none): `REMOTE_REWOUND` and the trust policy's codes.
     #[error("{message}")]
     Coded { code: Code, message: String },
+    /// A remote's log could not be shown whole and unrewound, or its witnesses did not meet
+    /// their quorum (exit 3): what verified is still ingested, what was pushed is there.
+    #[error("{message}")]
+    Witness { code: Code, message: String },
     /// A policy file that does not parse or says something impossible (exit 2).
     #[error("{path}: {error}")]
     BadPolicy {
@@ -297,6 +301,7 @@ impl Failure {
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. }
             | Failure::Coded { code, .. } => code.as_str(),
+            | Failure::Witness { code, .. } => code.as_str(),
             Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => {
                 Code::Timeout.as_str()
             }
@@ -326,7 +331,7 @@ impl Failure {
             Failure::Corrupt(_) => 4,
             Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
             Failure::Interrupted { signal, .. } => 128 + signal,
-            Failure::Partial(_) | Failure::PartialWith { .. } => 3,
+            Failure::Partial(_) | Failure::PartialWith { .. } | Failure::Witness { .. } => 3,
             Failure::Precondition { .. } => 4,
             Failure::Coded { code, .. } => match code.exit() {
                 crate::error::Exit::Status(n) => n,

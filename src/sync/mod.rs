@@ -21,6 +21,7 @@ pub mod policies;
 mod pull;
 mod push;
 pub mod remote;
+pub mod witnessed;
 
 use crate::reaper::Reaper;
 use crate::store::{Store, StoreError};
