@@ -16,8 +16,11 @@ use std::path::PathBuf;
 /// What `gate` is asked.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GateInput {
-    /// The policy file (TOML).
-    pub policy: PathBuf,
+    /// The policy's text (TOML), as read by the front end.
+    pub policy: Vec<u8>,
+    /// How errors and the report name the policy: the file it was read from, or what the
+    /// caller calls it.
+    pub policy_name: String,
     /// The tree (default: the enclosing checkout, else the working directory).
     pub at: Option<PathBuf>,
     /// Keep the files ignore rules leave out of the tree.
@@ -37,7 +40,7 @@ pub struct GateOutput {
     /// The policy as parsed.
     #[serde(skip)]
     pub parsed: Policy,
-    /// The policy file as given.
+    /// The policy as the input names it.
     #[serde(skip)]
     pub policy_path: String,
 }
@@ -45,9 +48,8 @@ pub struct GateOutput {
 /// The gate's decision on the tree under the policy, from the log alone; an empty scope
 /// the policy allows goes to the observer as `EMPTY_SCOPE`.
 pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
-    let shown = input.policy.display().to_string();
-    let text = std::fs::read(&input.policy).map_err(|e| Failure::io(&shown, e))?;
-    let text = String::from_utf8(text).map_err(|e| Failure::BadPolicy {
+    let shown = input.policy_name.clone();
+    let text = std::str::from_utf8(&input.policy).map_err(|e| Failure::BadPolicy {
         path: shown.clone(),
         error: crate::gate::PolicyError {
             message: format!("not UTF-8 text ({e})"),
@@ -55,7 +57,7 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
             column: 0,
         },
     })?;
-    let policy = Policy::parse(&text).map_err(|error| Failure::BadPolicy {
+    let policy = Policy::parse(text).map_err(|error| Failure::BadPolicy {
         path: shown.clone(),
         error,
     })?;

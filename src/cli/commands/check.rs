@@ -96,13 +96,14 @@ impl CheckArgs {
             .map_err(|e| format!("--runner: {e}"))
     }
 
-    fn input(&self, runner: Option<Runner>) -> CheckInput {
+    fn input(&self, runner: Option<Runner>, key: ed25519_dalek::SigningKey) -> CheckInput {
         CheckInput {
             ids: crate::cli::values::claim_strings(&self.ids),
             all: self.all,
             at: self.at.clone(),
             no_ignore: self.no_ignore,
-            key: self.key.clone(),
+            key,
+            key_file: Some(self.key.clone()),
             producer: self.producer.clone(),
             claim_timeout: self.claim_timeout,
             repeat: self.repeat,
@@ -142,13 +143,18 @@ impl Observer for Watch {
 pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
-    let input = a.input(a.runner().map_err(Failure::Usage)?);
+    let runner = a.runner().map_err(Failure::Usage)?;
+    // The operation takes the key itself; the file is named in its errors and hidden from
+    // the evaluations.
+    let key = crate::ops::keys::read_signing_key_file(&a.key)?;
+    let input = a.input(runner, key);
     let watch = Watch {
         cli: crate::cli::output::observer(),
         on_terminal: std::io::stderr().is_terminal(),
     };
     let ctx = g.context_with(Arc::new(watch));
-    let out = op::check(&ctx, &input, &|| interrupt.received())?;
+    let mut out = op::check(&ctx, &input, &|| interrupt.received())?;
+    out.word_reasons(&crate::cli::words::say);
     let format = crate::cli::output::Format::detect(g.format.as_deref());
     let product = match format {
         crate::cli::output::Format::Junit | crate::cli::output::Format::Github => Some(
