@@ -1,6 +1,7 @@
 //! elench: an append-only, content-addressed log of signed claims about code.
 //! See ARCHITECTURE.md for the code map; modules are listed in the order data flows.
 pub(crate) mod atomic_file;
+pub(crate) mod bytecap;
 pub(crate) mod child_env;
 pub mod error;
 pub mod jcs;

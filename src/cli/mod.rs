@@ -19,6 +19,7 @@ pub mod progress;
 pub mod render;
 pub mod values;
 pub mod watchdog;
+pub mod words;
 
 use args::ArgError;
 use clap::{CommandFactory, Parser};
@@ -236,7 +237,7 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 output::terminal_safe(
                     &format!(
                         "{}{tips}\n\n{}",
-                        failure.to_text(),
+                        words::text(&failure.to_text()),
                         usage_of(&mut refusal.definition)
                     ),
                     false

@@ -227,14 +227,14 @@ pub fn remote_url(s: &str) -> Result<String, Refused> {
 pub fn glob(s: &str) -> Result<String, Refused> {
     crate::ops::status::glob(s)
         .map(|_| s.to_owned())
-        .map_err(|e| Refused::own(crate::ops::status::glob_problem(s, &e)))
+        .map_err(|e| Refused::own(super::words::text(&crate::ops::status::glob_problem(s, &e))))
 }
 
 /// `--limit`: 1 to [`MAX_LIMIT`] items.
 pub fn limit(s: &str) -> Result<usize, Refused> {
     let n: usize = s.parse().map_err(Refused::clap)?;
     if !(1..=MAX_LIMIT).contains(&n) {
-        return Err(Refused::own(limit_problem()));
+        return Err(Refused::own(super::words::text(&limit_problem())));
     }
     Ok(n)
 }
@@ -243,7 +243,7 @@ pub fn limit(s: &str) -> Result<usize, Refused> {
 pub fn cursor(s: &str) -> Result<String, Refused> {
     match s.parse::<u64>() {
         Ok(_) => Ok(s.to_owned()),
-        Err(_) => Err(Refused::own(cursor_problem(s))),
+        Err(_) => Err(Refused::own(super::words::text(&cursor_problem(s)))),
     }
 }
 
@@ -264,7 +264,10 @@ mod tests {
         assert_eq!(claim_id("cl_abc").unwrap_err().kind, RefusedKind::ClaimId);
         assert!(keyid(&"a".repeat(64)).is_ok());
         assert_eq!(keyid("../x").unwrap_err().kind, RefusedKind::Identifier);
-        assert_eq!(limit("0").unwrap_err().message, limit_problem());
+        assert_eq!(
+            limit("0").unwrap_err().message,
+            super::super::words::text(&limit_problem())
+        );
         assert_eq!(limit("x").unwrap_err().kind, RefusedKind::Clap);
         assert_eq!(limit("10000"), Ok(10_000));
         assert!(cursor("12").is_ok() && cursor("soon").is_err());
@@ -282,5 +285,52 @@ mod tests {
             "--runner: unknown runner \"x\": expected cargo, pytest or junit:CMD"
         );
         assert!(key_name("").is_err());
+    }
+}
+
+/// A kind of claim as the command line takes it (`--kind`): the kinds and their spelling are
+/// `claim::Kind`'s own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindArg(pub crate::claim::Kind);
+
+/// [`KindArg`] of each kind, in `Kind::ALL`'s order.
+static KIND_ARGS: [KindArg; 5] = {
+    let k = crate::claim::Kind::ALL;
+    [
+        KindArg(k[0]),
+        KindArg(k[1]),
+        KindArg(k[2]),
+        KindArg(k[3]),
+        KindArg(k[4]),
+    ]
+};
+
+impl clap::ValueEnum for KindArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &KIND_ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::KindArg;
+    use clap::ValueEnum;
+
+    #[test]
+    fn every_kind_is_offered_as_it_is_spelled() {
+        let offered: Vec<String> = KindArg::value_variants()
+            .iter()
+            .map(|k| k.to_possible_value().unwrap().get_name().to_owned())
+            .collect();
+        let kinds: Vec<&str> = crate::claim::Kind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(offered, kinds);
+        assert_eq!(
+            KindArg::from_str("residue-acceptance", false).unwrap().0,
+            crate::claim::Kind::ResidueAcceptance
+        );
     }
 }

@@ -13,6 +13,7 @@ pub mod schemas;
 mod server;
 pub mod tools;
 mod transport;
+pub mod words;
 
 use crate::ops::Failure;
 use ed25519_dalek::SigningKey;

@@ -109,7 +109,7 @@ pub async fn run(config: Config) -> Result<(), Failure> {
 fn warnings_json(w: Vec<(String, String)>) -> Value {
     Value::Array(
         w.into_iter()
-            .map(|(code, message)| json!({"code": code, "message": message}))
+            .map(|(code, message)| json!({"code": code, "message": super::words::text(&message)}))
             .collect(),
     )
 }
@@ -145,7 +145,7 @@ fn failure_result_full(
     suggestion: Option<&str>,
     cap: Option<usize>,
 ) -> CallToolResult {
-    let mut error = f.to_json();
+    let mut error = super::words::json(f.to_json());
     if let Some(s) = suggestion {
         error["suggestion"] = json!(s);
     } else if f.code() == crate::ops::error::CODE {
@@ -169,7 +169,10 @@ fn failure_result_full(
     .unwrap_or_else(|| {
         // Only the code and the start of the message: always small.
         let mut small = json!({"error": whole["error"].clone(), "warnings": []});
-        let message: String = f.to_string().chars().take(200).collect();
+        let message: String = super::words::text(&f.to_string())
+            .chars()
+            .take(200)
+            .collect();
         small["error"] = json!({
             "code": f.code(),
             "message": format!("{message}…"),

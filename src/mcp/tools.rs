@@ -621,7 +621,8 @@ fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<
             "check: give ids, or all: true for every predicate claim that applies, not both".into(),
         ));
     }
-    let mut input = CheckInput::new(a.ids, key.path.clone());
+    let mut input = CheckInput::new(a.ids, key.key.clone());
+    input.key_file = Some(key.path.clone());
     input.all = a.all;
     input.at = Some(config.at.clone());
     input.force = a.force;
@@ -631,7 +632,8 @@ fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<
     if let Some(r) = a.repeat {
         input.repeat = r;
     }
-    let out = ops::check::check(ctx, &input, stop)?;
+    let mut out = ops::check::check(ctx, &input, stop)?;
+    out.word_reasons(&super::words::say);
     // Stopped part way: what was recorded stands in the log; the call failed.
     if let Some(f) = out.stopped {
         return Err(f);
@@ -674,19 +676,13 @@ fn policy_in_tree(at: &Path, given: &str) -> Result<PathBuf, Failure> {
 }
 
 fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
-    // A policy given as text is written where the gate reads files; either way a policy
-    // error names the policy as the call gave it.
-    let scratch;
-    let (policy, shown) = match (a.policy, a.policy_toml) {
-        (Some(p), None) => (policy_in_tree(&config.at, &p)?, p),
-        (None, Some(text)) => {
-            // Made here and only here: a path someone else made first is never used.
-            scratch = crate::scratch::ScratchDir::create("elench-mcp-policy", &config.reaper)
-                .map_err(|e| Failure::io(std::env::temp_dir().display(), e))?;
-            let path = scratch.path().join("policy.toml");
-            std::fs::write(&path, text).map_err(|e| Failure::io(path.display(), e))?;
-            (path, "policy_toml".to_owned())
+    // The operation takes the policy's text; errors name the policy as the call gave it.
+    let (policy, policy_name) = match (a.policy, a.policy_toml) {
+        (Some(p), None) => {
+            let path = policy_in_tree(&config.at, &p)?;
+            (std::fs::read(&path).map_err(|e| Failure::io(&p, e))?, p)
         }
+        (None, Some(text)) => (text.into_bytes(), "policy_toml".to_owned()),
         _ => {
             return Err(Failure::Usage(
                 "gate: give policy or policy_toml, one".into(),
@@ -695,14 +691,11 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
     };
     let input = GateInput {
         policy,
+        policy_name,
         at: Some(config.at.clone()),
         no_ignore: false,
         places: false,
     };
     // A tree that may not ship is the answer (pass: false), not a failure of the call.
-    match ops::gate::gate(ctx, &input) {
-        Ok(out) => to_json("gate", &out),
-        Err(Failure::BadPolicy { error, .. }) => Err(Failure::BadPolicy { path: shown, error }),
-        Err(f) => Err(f),
-    }
+    to_json("gate", &ops::gate::gate(ctx, &input)?)
 }

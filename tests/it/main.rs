@@ -46,6 +46,7 @@ mod fold_props;
 mod id_props;
 mod index_cache;
 mod index_damage;
+mod library_words;
 mod mcp;
 mod ops_read;
 mod ops_write;

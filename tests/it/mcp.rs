@@ -1188,6 +1188,11 @@ fn results_keep_to_the_byte_cap_and_the_cursor_goes_on() {
     let e = c.err("status", json!({"ids": &logged, "cursor": "60"}));
     assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
     assert!(e["message"].as_str().unwrap().contains("\"60\""), "{e}");
+    // Named as the call's field, not as the command line's option.
+    assert!(
+        e["message"].as_str().unwrap().starts_with("cursor \"60\""),
+        "{e}"
+    );
     for tool in ["log", "claims_for"] {
         let e = c.err(tool, json!({"cursor": "x".repeat(100_000)}));
         assert_eq!(e["code"], "BAD_ARGUMENTS", "{tool}: {e}");

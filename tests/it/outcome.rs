@@ -139,7 +139,7 @@ fn through_the_cli(dir: &Path, keys: &Keys) -> Reported {
     assert!(watch.done.load(Ordering::SeqCst), "the key was retired");
     let failure = report.failure.expect("the store refused a claim");
     Reported {
-        code: failure.code().to_owned(),
+        code: failure.code().to_string(),
         message: failure.to_string(),
         exit: failure.exit_code(),
         data: report.data,
@@ -175,7 +175,7 @@ fn through_mcp(dir: &Path, keys: &Keys) -> Reported {
     assert!(watch.done.load(Ordering::SeqCst), "the key was retired");
     let failure = answer.failure.expect("the store refused a claim");
     Reported {
-        code: failure.code().to_owned(),
+        code: failure.code().to_string(),
         message: failure.to_string(),
         exit: failure.exit_code(),
         data: answer.value,
