@@ -115,8 +115,8 @@ impl Warning {
 }
 
 /// A warning an operation returned in its data (`sign`, `verify`, `conformance attest`).
-impl From<&crate::ops::Warning> for Warning {
-    fn from(w: &crate::ops::Warning) -> Warning {
+impl From<&elench::ops::Warning> for Warning {
+    fn from(w: &elench::ops::Warning) -> Warning {
         Warning::new(w.code, w.message.clone())
     }
 }
@@ -198,16 +198,16 @@ impl Report {
 /// when it is a terminal. One per process, as the report is: a command stopped by a signal
 /// or its time limit is answered by the watchdog, whose report carries the warnings too.
 pub struct CliObserver {
-    collected: crate::ops::Collected,
+    collected: elench::ops::Collected,
 }
 
-impl crate::ops::Observer for CliObserver {
+impl elench::ops::Observer for CliObserver {
     fn warn(&self, code: &str, message: String) {
         // The library names inputs by what they are; here they are options.
-        crate::ops::Observer::warn(&self.collected, code, super::words::text(&message));
+        elench::ops::Observer::warn(&self.collected, code, super::words::text(&message));
     }
 
-    fn progress(&self, what: &str, total: Option<u64>) -> Option<crate::ops::Progress> {
+    fn progress(&self, what: &str, total: Option<u64>) -> Option<elench::ops::Progress> {
         match total {
             // Work of a known size (`fsck`'s walk over the log): a bar from the start.
             Some(total) => super::progress::records_bar(what, total),
@@ -220,12 +220,12 @@ impl crate::ops::Observer for CliObserver {
 static CLI_OBSERVER: std::sync::LazyLock<std::sync::Arc<CliObserver>> =
     std::sync::LazyLock::new(|| {
         std::sync::Arc::new(CliObserver {
-            collected: crate::ops::Collected::default(),
+            collected: elench::ops::Collected::default(),
         })
     });
 
 /// The CLI's observer ([`CliObserver`]), for the operations a command runs.
-pub fn observer() -> std::sync::Arc<dyn crate::ops::Observer> {
+pub fn observer() -> std::sync::Arc<dyn elench::ops::Observer> {
     CLI_OBSERVER.clone()
 }
 
@@ -255,8 +255,6 @@ pub fn product_on_stdout() -> bool {
 pub fn set_plain(plain: bool) {
     PLAIN.store(plain, Ordering::SeqCst);
 }
-
-pub use crate::bytecap::{DEFAULT_MAX_OUTPUT_BYTES, MIN_MAX_OUTPUT_BYTES};
 
 /// Writes the report and returns the process exit code. Only the first call of a process
 /// writes anything; a later one (the command finishing just as the watchdog answers for it)
@@ -854,7 +852,7 @@ fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 /// The cap in force (`None`: no cap), and a warning when `ELENCH_MAX_OUTPUT_BYTES` is not
 /// a number of bytes (the default applies then). `elench mcp` reads it once, at start.
 pub(crate) fn output_cap() -> (Option<usize>, Option<Warning>) {
-    let (cap, bad) = crate::bytecap::from_env();
+    let (cap, bad) = elench::bytecap::from_env();
     (cap, bad.map(|m| Warning::new("BAD_ENVIRONMENT", m)))
 }
 
@@ -865,12 +863,12 @@ fn push_warning(envelope: &mut Value, w: Warning) {
 }
 
 fn json_len(v: &Value) -> usize {
-    crate::bytecap::json_size(v).unwrap_or(0)
+    elench::bytecap::json_size(v).unwrap_or(0)
 }
 
 /// The JSON pointer of the array under `at` whose items take the most bytes, and those bytes.
 fn largest_array(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
-    *best = crate::bytecap::heaviest(v, at, &|v| match v {
+    *best = elench::bytecap::heaviest(v, at, &|v| match v {
         Value::Array(items) if !items.is_empty() => Some(json_len(v)),
         _ => None,
     });
@@ -878,7 +876,7 @@ fn largest_array(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
 
 /// The pointer of the longest string under `at`, and its length.
 fn longest_string(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
-    *best = crate::bytecap::heaviest(v, at, &|v| v.as_str().map(str::len));
+    *best = elench::bytecap::heaviest(v, at, &|v| v.as_str().map(str::len));
 }
 
 /// Cuts the response to at most `cap` bytes (REQ-F-052): the largest list in `data` loses
@@ -955,7 +953,7 @@ fn cut_to(envelope: &mut Value, budget: usize) -> Option<(String, usize, usize)>
                 let over = size - budget;
                 if let Some(Value::String(s)) = envelope.pointer_mut(&ptr) {
                     let keep = s.len().saturating_sub(over + 3);
-                    crate::bytecap::shorten(s, keep);
+                    elench::bytecap::shorten(s, keep);
                 }
             }
             _ => {

@@ -8,8 +8,8 @@
 //! been used (a number that is no number), the problem for clap to wrap in its
 //! "invalid value 'V' for 'ARG': …".
 
-use crate::ops::ids::claim_id_problem;
-use crate::ops::page::{cursor_problem, limit_problem, MAX_LIMIT};
+use elench::ops::ids::claim_id_problem;
+use elench::ops::page::{cursor_problem, limit_problem, MAX_LIMIT};
 use std::fmt;
 use std::time::Duration;
 
@@ -205,9 +205,9 @@ pub fn key_name(s: &str) -> Result<String, Refused> {
     Ok(s.to_owned())
 }
 
-/// A remote's name (`crate::sync::remote::check_name`).
+/// A remote's name (`elench::sync::remote::check_name`).
 pub fn remote_name(s: &str) -> Result<RemoteName, Refused> {
-    crate::sync::remote::check_name(s)
+    elench::sync::remote::check_name(s)
         .map(|()| RemoteName(s.to_owned()))
         .map_err(|e| Refused {
             message: e.to_string(),
@@ -215,19 +215,23 @@ pub fn remote_name(s: &str) -> Result<RemoteName, Refused> {
         })
 }
 
-/// What can be a remote's URL or path at all (`crate::sync::remote::check_url`); whether
+/// What can be a remote's URL or path at all (`elench::sync::remote::check_url`); whether
 /// git reaches it is the exchange's question.
 pub fn remote_url(s: &str) -> Result<String, Refused> {
-    crate::sync::remote::check_url(s)
+    elench::sync::remote::check_url(s)
         .map(|()| s.to_owned())
         .map_err(|e| Refused::own(e.to_string()))
 }
 
 /// A `--path` glob (`*` stays inside one path segment).
 pub fn glob(s: &str) -> Result<String, Refused> {
-    crate::ops::status::glob(s)
+    elench::ops::status::glob(s)
         .map(|_| s.to_owned())
-        .map_err(|e| Refused::own(super::words::text(&crate::ops::status::glob_problem(s, &e))))
+        .map_err(|e| {
+            Refused::own(super::words::text(&elench::ops::status::glob_problem(
+                s, &e,
+            )))
+        })
 }
 
 /// `--limit`: 1 to [`MAX_LIMIT`] items.
@@ -249,7 +253,7 @@ pub fn cursor(s: &str) -> Result<String, Refused> {
 
 /// `check --runner`: cargo, pytest or junit:CMD.
 pub fn runner(s: &str) -> Result<String, Refused> {
-    crate::eval::runners::Runner::parse(s, None)
+    elench::eval::runners::Runner::parse(s, None)
         .map(|_| s.to_owned())
         .map_err(|e| Refused::own(format!("{{arg}}: {e}")))
 }
@@ -291,11 +295,11 @@ mod tests {
 /// A kind of claim as the command line takes it (`--kind`): the kinds and their spelling are
 /// `claim::Kind`'s own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KindArg(pub crate::claim::Kind);
+pub struct KindArg(pub elench::claim::Kind);
 
 /// [`KindArg`] of each kind, in `Kind::ALL`'s order.
 static KIND_ARGS: [KindArg; 5] = {
-    let k = crate::claim::Kind::ALL;
+    let k = elench::claim::Kind::ALL;
     [
         KindArg(k[0]),
         KindArg(k[1]),
@@ -326,11 +330,14 @@ mod kind_tests {
             .iter()
             .map(|k| k.to_possible_value().unwrap().get_name().to_owned())
             .collect();
-        let kinds: Vec<&str> = crate::claim::Kind::ALL.iter().map(|k| k.as_str()).collect();
+        let kinds: Vec<&str> = elench::claim::Kind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
         assert_eq!(offered, kinds);
         assert_eq!(
             KindArg::from_str("residue-acceptance", false).unwrap().0,
-            crate::claim::Kind::ResidueAcceptance
+            elench::claim::Kind::ResidueAcceptance
         );
     }
 }

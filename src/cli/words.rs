@@ -2,7 +2,7 @@
 //! (`ops::error::Param`, written `‹limit›` or `‹-limit›` there): as its options, `--limit`.
 //! Every failure, warning and reason the CLI shows passes through here on its way out.
 
-use crate::ops::error::{word, word_json, Named, Param};
+use elench::ops::error::{word, word_json, Named, Param};
 use serde_json::Value;
 
 /// The option of the command line that gives `p`.

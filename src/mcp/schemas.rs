@@ -21,7 +21,10 @@ const STATUSES: [&str; 5] = [
 ];
 /// The kinds of claim, as `claim::Kind` spells them.
 fn kinds() -> Vec<&'static str> {
-    crate::claim::Kind::ALL.iter().map(|k| k.as_str()).collect()
+    elench::claim::Kind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .collect()
 }
 const APPLIES: [&str; 4] = ["anchored", "carried", "stale", "unanchored"];
 
@@ -104,20 +107,6 @@ fn input(properties: Value, required: &[&str]) -> Value {
         "properties": properties,
         "required": required,
         "additionalProperties": false,
-    })
-}
-
-/// The `error` of a failed call: elench's code, message and what to do about it.
-pub fn error() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
-            "message": {"type": "string"},
-            "suggestion": {"type": "string"},
-            "retryable": {"type": "boolean"}
-        },
-        "required": ["code", "message", "retryable"]
     })
 }
 

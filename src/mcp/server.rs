@@ -10,8 +10,8 @@
 use super::bound;
 use super::tools::{self, ToolDef};
 use super::Config;
-use crate::claim::schema::collect_violations;
-use crate::ops::{Collected, Failure};
+use elench::claim::schema::collect_violations;
+use elench::ops::{Collected, Failure};
 use jsonschema::Validator;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -148,7 +148,7 @@ fn failure_result_full(
     let mut error = super::words::json(f.to_json());
     if let Some(s) = suggestion {
         error["suggestion"] = json!(s);
-    } else if f.code() == crate::ops::error::CODE {
+    } else if f.code() == elench::ops::error::CODE {
         // The manual's advice for bad arguments speaks of the command line's --help.
         error["suggestion"] = json!(
             "Fix the arguments as the message says; tools/list gives each tool's input schema"
@@ -189,7 +189,7 @@ fn failure_result_full(
 /// outweigh it): said, never cut mid-JSON.
 fn too_large(tool: &str, cap: Option<usize>) -> Failure {
     Failure::Invalid {
-        code: crate::error::Code::TooLarge,
+        code: elench::error::Code::TooLarge,
         message: format!(
             "{tool}: the result does not fit the server's cap of {} bytes even cut down; \
              start the server with a larger ELENCH_MAX_OUTPUT_BYTES",

@@ -3,17 +3,17 @@
 
 use super::bound::{self, Items, Page};
 use super::{schemas, Config};
-use crate::ops::blast::BlastInput;
-use crate::ops::check::CheckInput;
-use crate::ops::claim::{ClaimRequest, ShortClaim};
-use crate::ops::claims_for::ClaimsForInput;
-use crate::ops::gate::GateInput;
-use crate::ops::log::LogInput;
-use crate::ops::page::{PageRequest, Pagination};
-use crate::ops::show::ShowInput;
-use crate::ops::status::StatusInput;
-use crate::ops::why::WhyInput;
-use crate::ops::{self, Context, Failure, Observer, Stop};
+use elench::ops::blast::BlastInput;
+use elench::ops::check::CheckInput;
+use elench::ops::claim::{ClaimRequest, ShortClaim};
+use elench::ops::claims_for::ClaimsForInput;
+use elench::ops::gate::GateInput;
+use elench::ops::log::LogInput;
+use elench::ops::page::{PageRequest, Pagination};
+use elench::ops::show::ShowInput;
+use elench::ops::status::StatusInput;
+use elench::ops::why::WhyInput;
+use elench::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Component, Path, PathBuf};
@@ -239,7 +239,7 @@ fn with_pagination(mut value: Value, pagination: &Pagination) -> Value {
 
 fn page(limit: Option<usize>, cursor: Option<String>) -> PageRequest {
     PageRequest {
-        limit: limit.unwrap_or(crate::ops::page::DEFAULT_LIMIT),
+        limit: limit.unwrap_or(elench::ops::page::DEFAULT_LIMIT),
         cursor,
     }
 }
@@ -304,7 +304,7 @@ pub struct LogIn {
 #[serde(deny_unknown_fields, default)]
 pub struct ShortIn {
     pub text: Option<String>,
-    pub kind: Option<crate::claim::Kind>,
+    pub kind: Option<elench::claim::Kind>,
     pub predicate: Option<String>,
     pub anchor: Vec<String>,
     pub depends_on: Vec<String>,
@@ -535,11 +535,11 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Answer, Failure> 
         Failure::Internal("claim is served only with a key; it should not be listed".into())
     })?;
     // Root keys sign trust policies only: a server started with one records nothing.
-    let keyid = crate::keys::keyid(&key.key.verifying_key());
-    if let Ok(st) = crate::trust::state(&config.store) {
+    let keyid = elench::keys::keyid(&key.key.verifying_key());
+    if let Ok(st) = elench::trust::state(&config.store) {
         if st.root_keyids().contains(&keyid) {
             return Err(Failure::Invalid {
-                code: crate::error::Code::RoleViolation,
+                code: elench::error::Code::RoleViolation,
                 message: format!(
                     "the server's key {keyid} is a root key of the team's trust policy: root \
                      keys sign trust policies only, never claims; start the server with an \

@@ -3,7 +3,7 @@
 //! own start option where the server fixed it (its tree, key and wait), and advice to run a
 //! command line as that command line spells it.
 
-use crate::ops::error::{word, word_json, Named, Param};
+use elench::ops::error::{word, word_json, Named, Param};
 use serde_json::Value;
 
 /// An option of elench's command line, as it spells it.

@@ -1,13 +1,13 @@
 //! `elench check`: evaluate predicate claims against a tree and append what the harness
-//! observed, signed with a harness key ([`crate::ops::check`] does the work).
+//! observed, signed with a harness key ([`elench::ops::check`] does the work).
 
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
-use crate::eval::runners::Runner;
-use crate::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
-use crate::ops::{Observer, Progress};
+use elench::eval::runners::Runner;
+use elench::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
+use elench::ops::{Observer, Progress};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -148,7 +148,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     let runner = a.runner().map_err(Failure::Usage)?;
     // The operation takes the key itself; the file is named in its errors and hidden from
     // the evaluations.
-    let key = crate::ops::keys::read_signing_key_file(&a.key)?;
+    let key = elench::ops::keys::read_signing_key_file(&a.key)?;
     let mut input = a.input(runner, key);
     input.details = matches!(
         format,

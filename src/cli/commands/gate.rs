@@ -7,8 +7,8 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::gate::StaleRule;
-use crate::ops::gate::{gate, GateInput, GateOutput};
+use elench::gate::StaleRule;
+use elench::ops::gate::{gate, GateInput, GateOutput};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]

@@ -1,13 +1,13 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use crate::anchor::Applies;
 use crate::cli::common::{pagination_json, Page};
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, short_id, Format, Mode, Report, Style};
-use crate::fold::{ClaimStatus, Status};
-use crate::ops;
-use crate::ops::status::{Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow};
+use elench::anchor::Applies;
+use elench::fold::{ClaimStatus, Status};
+use elench::ops;
+use elench::ops::status::{Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]

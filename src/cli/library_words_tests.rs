@@ -1,4 +1,4 @@
-//! The library does not speak the command line: no message, reason or warning in `src/ops`
+//! (Tests of the binary: they read its clap definition.) The library does not speak the command line: no message, reason or warning in `src/ops`
 //! names one of elench's options (`--limit`). It names the input by what it is (`‹limit›`,
 //! or `‹-limit›` in advice to run a command line), and each front end words it: the CLI as
 //! `--limit`, the MCP server as the call's field `limit` (`cli::words`, `mcp::words`).
@@ -29,7 +29,7 @@ fn options() -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    walk(&elench::cli::definition::Cli::command(), &mut out);
+    walk(&crate::cli::definition::Cli::command(), &mut out);
     out.sort();
     out.dedup();
     out
@@ -106,7 +106,7 @@ fn the_reader_finds_options_and_only_those() {
 fn every_param_is_an_option_of_the_command_line() {
     let options = options();
     for p in elench::ops::error::Param::ALL {
-        let flag = elench::cli::words::flag(p);
+        let flag = crate::cli::words::flag(p);
         assert!(options.contains(&flag), "{flag} is no option");
     }
 }
