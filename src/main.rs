@@ -6,9 +6,6 @@
 mod cli;
 mod mcp;
 
-#[cfg(test)]
-mod agreement_tests;
-
 // Commands that walk large closures (blast, gate, fsck) allocate and free many small values;
 // mimalloc keeps that from dominating their time (glibc's allocator did, measured).
 #[global_allocator]

@@ -22,6 +22,8 @@ pub mod watchdog;
 pub mod words;
 
 #[cfg(test)]
+mod agreement_tests;
+#[cfg(test)]
 mod library_words_tests;
 
 use args::ArgError;
