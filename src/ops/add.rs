@@ -213,8 +213,8 @@ enum Prepared {
 fn policy_in_dry_run() -> Rejection {
     Rejection::new(
         Code::PolicyInvalid,
-        "--dry-run does not judge trust policies (their effect depends on the chain): add it \
-         without --dry-run, or see `elench trust show`",
+        "a dry run does not judge trust policies (their effect depends on the chain): add it \
+         for real, or see `elench trust show`",
     )
 }
 

@@ -381,7 +381,7 @@ impl Demo {
             self.ids.push(("check-record".into(), record.clone()));
         }
         self.say(&format!(
-            "  $ elench check {} --at tree/\n    {source}  →  {}; record {} (evidence sha256:{})\n",
+            "  $ elench check {} ‹-at› tree/\n    {source}  →  {}; record {} (evidence sha256:{})\n",
             &id[..15],
             c.outcome,
             record.get(..15).unwrap_or("none"),

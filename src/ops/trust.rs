@@ -113,7 +113,8 @@ pub fn sign(
         (true, None) => {
             return Err(Failure::Precondition {
                 code: Code::StoreNotFound,
-                message: "--append needs a store: run `elench init`, or give --store".into(),
+                message: "appending a policy needs a store: run `elench init`, or give ‹-store›"
+                    .into(),
             })
         }
         _ => None,

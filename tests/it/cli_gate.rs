@@ -306,7 +306,7 @@ fn scope_defaults_fail_closed_and_narrowing_excludes(f: &Fixture) {
     assert_eq!(
         d["counts"]["violations"],
         json!({"forbid": 1, "max_unevaluated": 1, "min_harness_keys": 0, "stale": 1,
-               "min_in_scope": 0, "remote_rewound": 0})
+               "min_in_scope": 0})
     );
     assert_eq!(d["tree"].as_str().map(str::len), Some(64));
     let v = &d["violations"].as_array().unwrap()[0];

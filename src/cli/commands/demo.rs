@@ -26,7 +26,8 @@ pub fn run(a: DemoArgs, g: &Globals) -> Result<Report, Failure> {
         }
     }
     let out = elench::ops::demo::demo(&g.context(), a.keep.as_deref())?;
-    let mut text = out.text;
+    // The story quotes command lines; the library marks their options, the CLI words them.
+    let mut text = crate::cli::words::text(&out.text);
     if let Some(root) = &out.store {
         text.push_str(&format!(
             "\nThe demo store is kept at {}; try `elench --store {} log`.\n",
