@@ -154,7 +154,7 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
                 }
             }
         }
-        policy_place = place_of_policy(Path::new(&input.policy_name), &dir, &text);
+        policy_place = place_of_policy(Path::new(&input.policy_name), &dir, text);
     }
     Ok(GateOutput {
         pass: outcome.pass,
