@@ -4,9 +4,10 @@
 //! The sequence: the blobs under `v1/` and `trust/` in the order the first-parent history of
 //! `refs/elench/log` added them, each commit's new or changed ones sorted by the bytes of
 //! their paths, a blob already in the sequence not added again, a blob over 1 MiB (no
-//! envelope) left out. Its leaves are the blobs' bytes; each store keeps the leaf hashes of
-//! the remote's sequence it has seen (`sync/<name>.leaves`, with `sync/<name>.witness.json`),
-//! so a pull or push hashes only what is new.
+//! envelope) left out. Its leaves are the blobs' bytes; each store keeps the Merkle tree of
+//! the remote's sequence it has seen, every level (`sync/<name>.tree/`, with
+//! `sync/<name>.witness.json`), so a pull or push hashes only what is new and loads the rest
+//! without hashing.
 
 use super::git::{At, Blob, Pushed, Repo};
 use super::{layout, Session, SyncError};
@@ -50,8 +51,62 @@ fn state_path(root: &Path, name: &str) -> PathBuf {
     root.join("sync").join(format!("{name}.witness.json"))
 }
 
-fn leaves_path(root: &Path, name: &str) -> PathBuf {
-    root.join("sync").join(format!("{name}.leaves"))
+/// The kept tree: one file per level (`0` the leaf hashes, `1` the hashes of pairs, …).
+fn levels_dir(root: &Path, name: &str) -> PathBuf {
+    root.join("sync").join(format!("{name}.tree"))
+}
+
+/// The first `n` leaves' tree from the level files, if they hold it.
+fn load_levels(dir: &Path, n: u64) -> Option<Tree> {
+    let mut levels = Vec::new();
+    let mut h = 0;
+    while n >> h > 0 {
+        let want = (n >> h) as usize;
+        let bytes = std::fs::read(dir.join(format!("{h}"))).ok()?;
+        if bytes.len() < want * 32 {
+            return None;
+        }
+        // Room to grow, so the next appends do not copy the level.
+        let mut level: Vec<Hash> = Vec::with_capacity(want + want / 16 + 1024);
+        level.extend(bytes[..want * 32].chunks_exact(32).map(|c| {
+            let mut x = [0u8; 32];
+            x.copy_from_slice(c);
+            x
+        }));
+        levels.push(level);
+        h += 1;
+    }
+    Tree::from_levels(levels)
+}
+
+/// Writes what `path` lacks of `level` (the file is cut first if it holds more: a kept tree
+/// that was recomputed), and syncs it.
+fn save_level(path: &Path, level: &[Hash]) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)?;
+    let have = f.metadata()?.len() / 32;
+    let want = level.len() as u64;
+    // Hashes already there are kept only if they are these (a recomputed tree rewrites).
+    let mut keep = have.min(want);
+    if keep > 0 {
+        use std::io::Read;
+        let mut last = [0u8; 32];
+        f.seek(SeekFrom::Start((keep - 1) * 32))?;
+        f.read_exact(&mut last)?;
+        if last != level[keep as usize - 1] {
+            keep = 0;
+        }
+    }
+    f.set_len(keep * 32)?;
+    f.seek(SeekFrom::Start(keep * 32))?;
+    let tail: Vec<u8> = level[keep as usize..].iter().flatten().copied().collect();
+    f.write_all(&tail)?;
+    f.sync_data()
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SyncError + '_ {
@@ -177,27 +232,30 @@ impl Session<'_> {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
-        let bytes = std::fs::read(leaves_path(root, name)).unwrap_or_default();
-        if bytes.len() as u64 != state.size * 32 {
-            // Missing or torn: start over (only costs hashing).
-            return (WitnessState::default(), Tree::new());
+        match load_levels(&levels_dir(root, name), state.size) {
+            Some(tree) => (state, tree),
+            // Missing, short or of no tree: start over (it only costs hashing), from empty
+            // files, so that what is saved next is one tree. (A tree saved later always
+            // extends the one kept: a sequence that does not is rewound, and not saved.)
+            None => {
+                let _ = std::fs::remove_dir_all(levels_dir(root, name));
+                (WitnessState::default(), Tree::new())
+            }
         }
-        let tree = Tree::from_leaf_hashes(bytes.chunks_exact(32).map(|c| {
-            let mut h = [0u8; 32];
-            h.copy_from_slice(c);
-            h
-        }));
-        (state, tree)
     }
 
+    /// Keeps the tree's levels (each level's file gets only what it lacks, then is synced)
+    /// and then the state naming its size: a crash between the two leaves longer files,
+    /// which the next load cuts to the size the state names.
     fn save_witness_state(&self, state: &WitnessState, tree: &Tree) -> Result<(), SyncError> {
         let root = self.store.root();
         let name = &self.remote.name;
-        let dir = root.join("sync");
+        let dir = levels_dir(root, name);
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        let leaves = leaves_path(root, name);
-        let bytes: Vec<u8> = tree.leaf_hashes().iter().flatten().copied().collect();
-        crate::atomic_file::write(&leaves, &bytes).map_err(io(&leaves))?;
+        for (h, level) in tree.levels().iter().enumerate() {
+            let path = dir.join(format!("{h}"));
+            save_level(&path, level).map_err(io(&path))?;
+        }
         let path = state_path(root, name);
         let json = serde_json::to_vec_pretty(state).map_err(|e| SyncError::Io(e.to_string()))?;
         crate::atomic_file::write(&path, &json).map_err(io(&path))?;
@@ -264,27 +322,39 @@ impl Session<'_> {
         Ok(Sequence { tree, rewound })
     }
 
-    /// Appends the blobs the commits add, skipping those already in the sequence.
+    /// Appends the blobs the commits add, skipping those already in the sequence: the new
+    /// leaves are hashed, then the kept ones scanned once for them (no set of every leaf is
+    /// built, so a pull of k new envelopes costs k hashes, a scan, and O(k log n)).
     fn grow(
         &self,
         repo: &Repo,
         tree: &mut Tree,
         commits: Vec<(String, Vec<super::git::Entry>)>,
     ) -> Result<(), SyncError> {
-        let mut seen: HashSet<Hash> = tree.leaf_hashes().iter().copied().collect();
         let oids: Vec<String> = commits
             .into_iter()
             .flat_map(|(_, entries)| entries.into_iter().map(|e| e.blob))
             .collect();
+        let mut new: Vec<Hash> = Vec::new();
         repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |_, blob| {
             if let Blob::Content(bytes) = blob {
-                let h = leaf_hash(&bytes);
-                if seen.insert(h) {
-                    tree.push_leaf_hash(h);
-                }
+                new.push(leaf_hash(&bytes));
             }
             Ok(true)
         })?;
+        let mut candidates: rustc_hash::FxHashSet<Hash> = new.iter().copied().collect();
+        for h in tree.leaf_hashes() {
+            if candidates.is_empty() {
+                break;
+            }
+            candidates.remove(h);
+        }
+        for h in new {
+            // Still a candidate: not in the kept leaves, and not taken earlier in this batch.
+            if candidates.remove(&h) {
+                tree.push_leaf_hash(h);
+            }
+        }
         Ok(())
     }
 

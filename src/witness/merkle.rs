@@ -72,6 +72,26 @@ impl Tree {
         t
     }
 
+    /// Every level: the leaf hashes, then the hashes of the complete subtrees of 2, 4, …
+    /// leaves, in order (what [`Tree::from_levels`] takes back).
+    pub fn levels(&self) -> &[Vec<Hash>] {
+        &self.levels
+    }
+
+    /// A tree from its levels as [`Tree::levels`] gave them, without hashing: None when
+    /// their lengths are not those of one tree (level h of a tree of n leaves holds n >> h
+    /// hashes, and the top level fewer than two). The hashes themselves are taken as given:
+    /// for a cache of one's own, not for input from others.
+    pub fn from_levels(levels: Vec<Vec<Hash>>) -> Option<Tree> {
+        let n = levels.first().map_or(0, Vec::len);
+        if n == 0 {
+            return levels.iter().all(Vec::is_empty).then(Tree::new);
+        }
+        let ok = levels.iter().enumerate().all(|(h, l)| l.len() == n >> h)
+            && levels.last().is_some_and(|l| l.len() < 2);
+        ok.then_some(Tree { levels })
+    }
+
     /// How many leaves the tree holds.
     pub fn size(&self) -> u64 {
         self.levels.first().map_or(0, |l| l.len() as u64)
@@ -428,6 +448,31 @@ mod tests {
                     assert!(verify_consistency(m, n, &r2, &r2, &p).is_err());
                     assert!(verify_consistency(m, n, &r1, &r1, &p).is_err());
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_tree_comes_back_from_its_levels_and_not_from_levels_of_no_tree() {
+        for n in [0u32, 1, 2, 3, 7, 8, 9, 100] {
+            let mut t = Tree::new();
+            for i in 0..n {
+                t.push(&i.to_be_bytes());
+            }
+            let back = Tree::from_levels(t.levels().to_vec()).unwrap();
+            assert_eq!(back, t);
+            let mut grown = back.clone();
+            grown.push(b"more");
+            let mut direct = t.clone();
+            direct.push(b"more");
+            assert_eq!(grown.root(), direct.root());
+            if n > 1 {
+                let mut short = t.levels().to_vec();
+                short.pop();
+                assert!(Tree::from_levels(short).is_none(), "{n}");
+                let mut cut = t.levels().to_vec();
+                cut[1].pop();
+                assert!(Tree::from_levels(cut).is_none(), "{n}");
             }
         }
     }

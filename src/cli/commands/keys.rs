@@ -38,7 +38,7 @@ impl KeysCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct GenerateArgs {
-    /// harness, agent or human
+    /// harness, agent, human or log (a log key signs checkpoints of a remote's log, no claim)
     #[arg(long)]
     pub role: Role,
     /// A name for the key's holder
@@ -58,7 +58,7 @@ pub struct GenerateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
-    /// harness, agent or human
+    /// harness, agent, human or log (a log key signs checkpoints of a remote's log, no claim)
     #[arg(long)]
     pub role: Role,
     /// A name for the key's holder
