@@ -135,6 +135,7 @@ fn origin_of(role: Role) -> &'static str {
         Role::Harness => "harness-observed",
         Role::Agent => "agent-asserted",
         Role::Human => "human-asserted",
+        Role::Log => unreachable!("the corpus signs no claim with a log key"),
     }
 }
 
@@ -143,6 +144,7 @@ fn producer_of(role: Role) -> Value {
         Role::Harness => json!({"id": "ci-runner/2.0", "hermeticity": "container"}),
         Role::Agent => json!({"id": "bot/1.0", "sessionId": "session-7"}),
         Role::Human => json!({"id": "alice"}),
+        Role::Log => unreachable!("the corpus signs no claim with a log key"),
     }
 }
 

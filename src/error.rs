@@ -182,6 +182,28 @@ codes! {
         r#"Get write access to `refs/elench/log` on the remote (a token or key that may write; on GitHub Actions, `permissions: contents: write`), or have its hook or ref protection accept the ref; then push again"#;
     SyncBusy = "SYNC_BUSY", Exit::Status(12),
         r#"Retry when it has finished"#;
+    RemoteRewound = "REMOTE_REWOUND", Exit::Status(3),
+        r#"Someone moved the remote's log back or rewrote it: find out who (the remote's reflog, its access log); `elench push` writes the lost envelopes back (`sync` already did), and stores that pulled meanwhile see them on their next pull"#;
+    PolicyUnpinned = "POLICY_UNPINNED", Exit::Status(2),
+        r#"Pin your team's root public key with `elench trust pin ROOT.pub` (or `elench init --root-key ROOT.pub`), obtained from the team itself, never from the remote"#;
+    PolicyRootUnpinned = "POLICY_ROOT_UNPINNED", Exit::Status(2),
+        r#"If this is your team's chain, pin one of its root keys (`elench trust pin ROOT.pub`); else it is another team's policy"#;
+    PolicyThreshold = "POLICY_THRESHOLD", Exit::Status(2),
+        r#"Have more of the root keys named sign it: `elench trust sign POLICY --key ROOT.pem` adds a signature"#;
+    PolicyPreviousMismatch = "POLICY_PREVIOUS_MISMATCH", Exit::Status(2),
+        r#"Build the version from this chain (`elench trust sign trust.toml` takes `previous` from the policy in force)"#;
+    PolicyChainMismatch = "POLICY_CHAIN_MISMATCH", Exit::Status(2),
+        r#"It belongs to another chain: use your team's policies, or build this version on your chain"#;
+    PolicyInvalid = "POLICY_INVALID", Exit::Status(2),
+        r#"Fix the member named by the pointer; build policies with `elench trust sign trust.toml`"#;
+    PolicyEquivocation = "POLICY_EQUIVOCATION", Exit::Status(2),
+        r#"The root keys signed two different policies of one version: find out how (a compromised root key?), then publish the next version signed by the roots"#;
+    CheckpointMismatch = "CHECKPOINT_MISMATCH", Exit::Status(3),
+        r#"Someone wrote a checkpoint that does not describe the log beside it; push again with the log key to write a true one, and find out who wrote that one"#;
+    NoCheckpoint = "NO_CHECKPOINT", Exit::Status(3),
+        r#"Push with `--log-key` (and the witness policy) to write one; or pull without a witness policy if this remote is not witnessed"#;
+    WitnessQuorum = "WITNESS_QUORUM", Exit::Status(3),
+        r#"Check the witnesses named (up, reachable, trusting the log's key for this origin), then push again: a push asks the missing witnesses again, even with nothing new"#;
     GateFailed = "GATE_FAILED", Exit::Status(79),
         r#"Read `data.violations`: falsify, verify or accept the claims named, or change the policy; see the gate"#;
     BadPolicy = "BAD_POLICY", Exit::Status(2),
@@ -249,13 +271,15 @@ codes! {
         r#"Pass a larger `--limit` (up to 10,000), or `--cursor` for the next page; for a verdict over every claim use `elench gate`"#;
     CheckpointUnverified = "CHECKPOINT_UNVERIFIED", Exit::Unchanged,
         r#"Pass `--key PUB.pem`, the public key you expect to have signed it"#;
+    PolicyWaiting = "POLICY_WAITING", Exit::Unchanged,
+        r#"Add the missing version (`elench trust show` names it); the waiting one applies then"#;
+    PolicyExpired = "POLICY_EXPIRED", Exit::Unchanged,
+        r#"Have the root keys sign the next version with a later `expires` (`elench trust sign trust.toml`), then add or pull it"#;
     BadEnvironment = "BAD_ENVIRONMENT", Exit::Unchanged,
         r#"Set it to a valid value, or unset it"#;
     // fsck problems
     IndexDisagrees = "INDEX_DISAGREES", Exit::Within(4, Code::FsckProblems),
         r#"`elench reindex`"#;
-    CheckpointMismatch = "CHECKPOINT_MISMATCH", Exit::Within(4, Code::StoreCorrupt),
-        r#"Compare with a remote or an export; treat the store as tampered with"#;
     CheckpointSignature = "CHECKPOINT_SIGNATURE", Exit::Within(4, Code::FsckProblems),
         r#"Use the checkpoint file as it was written; check who signed it"#;
     // Conformance report violations

@@ -46,6 +46,32 @@ pub trait ClaimSource {
     fn contradiction(&self, why: String) -> StoreError {
         StoreError::Corrupt(why)
     }
+    /// The keys the team's trust policy in force declares compromised, and that policy's id:
+    /// a claim signed only by such keys is falsified by the policy. None: no compromise.
+    fn compromise(&self) -> Option<Arc<Compromise>> {
+        None
+    }
+}
+
+/// Keys declared compromised by a trust policy (`decided_by` names the policy, `tp_…`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Compromise {
+    /// The policy's id, `tp_…`.
+    pub policy: String,
+    pub keys: std::collections::BTreeSet<String>,
+}
+
+impl Compromise {
+    /// Whether every key that signed a claim (its authorising signatures) is compromised.
+    pub fn takes_down(&self, signers: &[crate::ingest::Signer]) -> bool {
+        !signers.is_empty() && signers.iter().all(|s| self.keys.contains(&s.keyid))
+    }
+}
+
+/// Whether `id` names a trust policy (`tp_…`) rather than a claim: what `decided_by` holds
+/// for a claim a compromise took down.
+pub fn is_policy_id(id: &str) -> bool {
+    id.starts_with("tp_")
 }
 
 impl ClaimSource for crate::store::Store {
@@ -55,6 +81,12 @@ impl ClaimSource for crate::store::Store {
     }
     fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
         self.get_light(id)
+    }
+    fn compromise(&self) -> Option<Arc<Compromise>> {
+        let st = crate::trust::state(self.root()).ok()?;
+        let keys = st.compromised();
+        let policy = st.in_force()?.id();
+        (!keys.is_empty()).then(|| Arc::new(Compromise { policy, keys }))
     }
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
         crate::store::Store::records_targeting(self, id)
@@ -138,6 +170,7 @@ pub struct Fold<'s, S: ClaimSource> {
     premises: HashMap<String, Arc<Vec<String>>>,
     own: HashMap<String, Arc<Own>>,
     effective: HashMap<String, Arc<Effective>>,
+    compromise: Option<Arc<Compromise>>,
 }
 
 /// A shared, sorted list of claim ids (memoized edges).
@@ -158,6 +191,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             premises: HashMap::default(),
             own: HashMap::default(),
             effective: HashMap::default(),
+            compromise: src.compromise(),
         }
     }
 
@@ -295,7 +329,18 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             by_kind.entry(rc.claim.kind).or_default().push(r.clone());
         }
         let take = |k: Kind| by_kind.get(&k).cloned().unwrap_or_default();
-        let (status, decided_by) = if by_kind.contains_key(&Kind::Falsification) {
+        // Signed only by compromised keys: falsified by the policy that says so, whatever
+        // the records say (it holds at every tree).
+        let compromised = match self.compromise.clone() {
+            Some(c) => self
+                .named(x)?
+                .is_some_and(|me| c.takes_down(&me.signers))
+                .then(|| c.policy.clone()),
+            None => None,
+        };
+        let (status, decided_by) = if let Some(policy) = compromised {
+            (Status::Falsified, vec![policy])
+        } else if by_kind.contains_key(&Kind::Falsification) {
             (Status::Falsified, take(Kind::Falsification))
         } else if by_kind.contains_key(&Kind::Supersession) {
             (Status::Superseded, take(Kind::Supersession))
@@ -408,7 +453,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         }
 
         let mut decided_by_revoked = Vec::new();
-        for r in &own.decided_by {
+        for r in own.decided_by.iter().filter(|r| !is_policy_id(r)) {
             let re = self.effective(r)?;
             if re.status == Status::Revoked {
                 decided_by_revoked.push(RevokedRecord {

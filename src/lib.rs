@@ -25,3 +25,5 @@ pub mod ops;
 pub mod store;
 pub mod sync;
 pub mod tree;
+pub mod trust;
+pub mod witness;

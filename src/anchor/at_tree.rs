@@ -197,4 +197,7 @@ impl<S: ClaimSource> ClaimSource for AtTree<'_, S> {
     fn dependents(&self, id: &str) -> Result<Vec<String>, StoreError> {
         self.src.dependents(id)
     }
+    fn compromise(&self) -> Option<std::sync::Arc<crate::fold::Compromise>> {
+        self.src.compromise()
+    }
 }

@@ -90,6 +90,9 @@ pub enum Command {
     Gate(commands::gate::GateArgs),
     /// Serve elench to coding agents over the Model Context Protocol (stdio)
     Mcp(commands::mcp::McpArgs),
+    /// The team's trust policies: sign the next version, show the chain, pin a root key
+    #[command(subcommand)]
+    Trust(commands::trust::TrustCommand),
     /// Manage the git remotes the log is shared through
     #[command(subcommand)]
     Remote(commands::remote::RemoteCommand),
@@ -142,6 +145,7 @@ impl Command {
             Command::Reindex(_) => "reindex",
             Command::Checkpoint(_) => "checkpoint",
             Command::Remote(r) => r.name(),
+            Command::Trust(t) => t.name(),
             Command::Push(_) => "push",
             Command::Pull(_) => "pull",
             Command::Sync(_) => "sync",

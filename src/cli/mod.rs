@@ -165,6 +165,7 @@ fn dispatch(command: Command, g: &Globals) -> Result<Report, Failure> {
         Command::Reindex(a) => commands::reindex::run(a, g),
         Command::Checkpoint(a) => commands::checkpoint::run(a, g),
         Command::Remote(r) => commands::remote::run(r, g),
+        Command::Trust(t) => commands::trust::run(t, g),
         Command::Push(a) => commands::sync::run(commands::sync::Direction::Push, a, g),
         Command::Pull(a) => commands::sync::run(commands::sync::Direction::Pull, a, g),
         Command::Sync(a) => commands::sync::run(commands::sync::Direction::Sync, a, g),

@@ -39,6 +39,15 @@ pub enum Rule {
     Stale,
     /// Fewer claims in scope than the policy asks for (`EMPTY_SCOPE`).
     MinInScope,
+    /// The team's trust policy in force has expired (`POLICY_EXPIRED`).
+    #[serde(rename = "policy-expired")]
+    PolicyExpired,
+    /// The team's root keys signed two policies of one version (`POLICY_EQUIVOCATION`).
+    #[serde(rename = "policy-equivocation")]
+    PolicyEquivocation,
+    /// `witness_fresh`: the remote's log could not be shown unrewound (docs/witness.md).
+    #[serde(rename = "remote-rewound")]
+    RemoteRewound,
 }
 
 impl Rule {
@@ -49,6 +58,9 @@ impl Rule {
             Rule::MinHarnessKeys => "min_harness_keys",
             Rule::Stale => "stale",
             Rule::MinInScope => "min_in_scope",
+            Rule::PolicyExpired => "policy-expired",
+            Rule::PolicyEquivocation => "policy-equivocation",
+            Rule::RemoteRewound => "remote-rewound",
         }
     }
 }
@@ -97,6 +109,18 @@ pub struct RuleCounts {
     pub min_harness_keys: u64,
     pub stale: u64,
     pub min_in_scope: u64,
+    /// The trust rules: listed only when broken, so a gate without a policy reads as before.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub policy_expired: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub policy_equivocation: u64,
+    /// `witness_fresh`: findings about the remote's log (listed only when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub remote_rewound: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -297,6 +321,9 @@ pub fn evaluate<S: ClaimSource>(
             Rule::MinHarnessKeys => &mut counts.violations.min_harness_keys,
             Rule::Stale => &mut counts.violations.stale,
             Rule::MinInScope => &mut counts.violations.min_in_scope,
+            Rule::PolicyExpired => &mut counts.violations.policy_expired,
+            Rule::PolicyEquivocation => &mut counts.violations.policy_equivocation,
+            Rule::RemoteRewound => &mut counts.violations.remote_rewound,
         };
         *slot += 1;
     }

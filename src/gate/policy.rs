@@ -109,6 +109,8 @@ struct RulesRepr {
     min_harness_keys: Option<u64>,
     stale: Option<StaleRule>,
     min_in_scope: Option<u64>,
+    witness_fresh: Option<bool>,
+    witness_remote: Option<String>,
 }
 
 /// A set of globs and the patterns it was made from.
@@ -143,6 +145,10 @@ pub struct Rules {
     /// Fewer claims in scope than this fails the gate: a gate that judged nothing says
     /// nothing about the tree.
     pub min_in_scope: u64,
+    /// Ask the witnesses of the remote's log whether it was rewound (docs/witness.md).
+    pub witness_fresh: bool,
+    /// The remote whose witnesses `witness_fresh` asks (default `origin`).
+    pub witness_remote: String,
 }
 
 impl Default for Rules {
@@ -153,6 +159,8 @@ impl Default for Rules {
             min_harness_keys: 1,
             stale: StaleRule::Fail,
             min_in_scope: 1,
+            witness_fresh: false,
+            witness_remote: "origin".to_owned(),
         }
     }
 }
@@ -203,6 +211,8 @@ impl Policy {
                 min_harness_keys: rules.min_harness_keys.unwrap_or(defaults.min_harness_keys),
                 stale: rules.stale.unwrap_or(defaults.stale),
                 min_in_scope: rules.min_in_scope.unwrap_or(defaults.min_in_scope),
+                witness_fresh: rules.witness_fresh.unwrap_or(defaults.witness_fresh),
+                witness_remote: rules.witness_remote.unwrap_or(defaults.witness_remote),
             },
         })
     }
@@ -223,6 +233,8 @@ impl Policy {
                 "min_harness_keys": self.rules.min_harness_keys,
                 "stale": self.rules.stale,
                 "min_in_scope": self.rules.min_in_scope,
+                "witness_fresh": self.rules.witness_fresh,
+                "witness_remote": self.rules.witness_remote,
             },
         })
     }

@@ -26,6 +26,8 @@ pub enum Role {
     Harness,
     Agent,
     Human,
+    /// Signs the checkpoints of a remote's log (docs/witness.md); no claim.
+    Log,
 }
 
 impl Role {
@@ -34,6 +36,7 @@ impl Role {
             Role::Harness => "harness",
             Role::Agent => "agent",
             Role::Human => "human",
+            Role::Log => "log",
         }
     }
 
@@ -43,6 +46,7 @@ impl Role {
             Role::Harness => "a harness key",
             Role::Agent => "an agent key",
             Role::Human => "a human key",
+            Role::Log => "a log key",
         }
     }
 }
@@ -60,8 +64,9 @@ impl FromStr for Role {
             "harness" => Ok(Role::Harness),
             "agent" => Ok(Role::Agent),
             "human" => Ok(Role::Human),
+            "log" => Ok(Role::Log),
             other => Err(format!(
-                "unknown role {other:?}; expected harness, agent or human"
+                "unknown role {other:?}; expected harness, agent, human or log"
             )),
         }
     }

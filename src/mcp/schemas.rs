@@ -603,6 +603,34 @@ pub fn gate_output() -> Value {
     )
 }
 
+pub fn trust_show_input() -> Value {
+    input(json!({}), &[])
+}
+
+/// `trust_show`: what `elench trust show` reports (docs/trust.md).
+pub fn trust_show_output() -> Value {
+    let entries = json!({"type": "array", "items": {"type": "object"}});
+    output(
+        json!({
+            "pins": entries.clone(),
+            "chain": entries.clone(),
+            "in_force": {"type": ["object", "null"]},
+            "local_keys": entries.clone(),
+            "waiting": entries.clone(),
+            "missing_version": {"type": ["integer", "null"]},
+            "equivocations": entries,
+        }),
+        &[
+            "pins",
+            "chain",
+            "in_force",
+            "local_keys",
+            "waiting",
+            "equivocations",
+        ],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

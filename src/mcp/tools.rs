@@ -45,7 +45,7 @@ const WHOLE_ON_THE_COMMAND_LINE: &str = "the command line gives the whole answer
 
 /// Every tool, in the order `tools/list` gives them. Nothing elench does destroys anything:
 /// the log is append-only, so `destructiveHint` is false throughout.
-pub const TOOLS: [ToolDef; 9] = [
+pub const TOOLS: [ToolDef; 10] = [
     ToolDef {
         name: "claims_for",
         title: "Claims about these paths",
@@ -127,6 +127,20 @@ pub const TOOLS: [ToolDef; 9] = [
         input: schemas::log_input,
         output: schemas::log_output,
         whole: "`show` of an entry's id gives that claim",
+    },
+    ToolDef {
+        name: "trust_show",
+        title: "The team's trust policy",
+        description: "The chain of trust policies this store holds: the pinned root keys, \
+                      each version reached, the policy in force (its keys and roles, the keys \
+                      it declares compromised, its expiry), versions waiting for a missing \
+                      one, equivocations, and keys trusted locally beside the policy.",
+        read_only: true,
+        idempotent: true,
+        needs_harness_key: false,
+        input: schemas::trust_show_input,
+        output: schemas::trust_show_output,
+        whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
         name: "claim",
@@ -500,6 +514,10 @@ pub fn call(
                 failure: None,
             })
         }
+        "trust_show" => {
+            let _: TrustShowIn = read(name, args)?;
+            ops::trust::show(&ctx).map(Answer::whole)
+        }
         "claim" => claim(config, &ctx, read_claim(args)?),
         "check" => check(config, &ctx, read(name, args)?, stop).map(Answer::whole),
         "gate" => gate(config, &ctx, read(name, args)?).map(Answer::whole),
@@ -507,10 +525,29 @@ pub fn call(
     }
 }
 
+/// `trust_show` takes nothing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustShowIn {}
+
 fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Answer, Failure> {
     let key = config.key.as_ref().ok_or_else(|| {
         Failure::Internal("claim is served only with a key; it should not be listed".into())
     })?;
+    // Root keys sign trust policies only: a server started with one records nothing.
+    let keyid = crate::keys::keyid(&key.key.verifying_key());
+    if let Ok(st) = crate::trust::state(&config.store) {
+        if st.root_keyids().contains(&keyid) {
+            return Err(Failure::Invalid {
+                code: crate::error::Code::RoleViolation,
+                message: format!(
+                    "the server's key {keyid} is a root key of the team's trust policy: root \
+                     keys sign trust policies only, never claims; start the server with an \
+                     agent's key (--key)"
+                ),
+            });
+        }
+    }
     let (claims, single) = match a.claims {
         // The input schema refuses the single claim's fields beside a list.
         Some(list) => (list.into_iter().map(ShortIn::into_short).collect(), false),

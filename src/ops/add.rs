@@ -194,6 +194,49 @@ enum Prepared {
         origin: Origin,
         kind: String,
     },
+    /// A trust policy: taken in order by `crate::trust::admit` when its chunk is appended.
+    Policy {
+        origin: Origin,
+        bytes: Vec<u8>,
+    },
+    /// Refused because no trusted key verified it: looked at again when appended (a root
+    /// key's signature is `ROLE_VIOLATION`; a policy taken earlier in the run may trust it).
+    Untrusted {
+        origin: Origin,
+        rejection: Rejection,
+        stored_as: Option<(String, [u8; 32])>,
+        bytes: Vec<u8>,
+    },
+}
+
+/// What a dry run says of a policy: it is not judged without being taken.
+fn policy_in_dry_run() -> Rejection {
+    Rejection::new(
+        Code::PolicyInvalid,
+        "--dry-run does not judge trust policies (their effect depends on the chain): add it \
+         without --dry-run, or see `elench trust show`",
+    )
+}
+
+/// An envelope refused for want of a trusted key, verified again against the store's trust
+/// now (a policy taken earlier in the run may have changed it).
+fn retry_with_store_trust(store: &Store, bytes: &[u8]) -> Result<Option<Staged>, Failure> {
+    let (trust, generation) = store.trust_snapshot()?;
+    let Ok(json) = Envelope::parse_json(bytes) else {
+        return Ok(None);
+    };
+    let Ok(accepted) = crate::ingest::verify_json(&json, &trust) else {
+        return Ok(None);
+    };
+    let Ok(canonical) = record::canonical_of(&json) else {
+        return Ok(None);
+    };
+    Ok(Some(Staged {
+        digest: record::envelope_digest(&canonical),
+        canonical,
+        accepted,
+        trust_generation: generation,
+    }))
 }
 
 struct Batch<'o> {
@@ -220,6 +263,10 @@ struct Batch<'o> {
     ack_lines: bool,
     /// The acknowledgement lines of the group being reported, handed over together.
     ack_buffer: String,
+    /// A policy taken in this run changed the store's trust.
+    trust_changed: bool,
+    /// Policies taken in the chunk being appended, reported after it.
+    policies: Vec<(String, Effect, Origin)>,
 }
 
 /// Adds the envelopes `input` names to the store of `ctx`, waiting up to its `wait` for the
@@ -407,6 +454,9 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                 rejection,
                 stored_as: None,
             },
+            Item::Envelope { origin, bytes, .. } if crate::trust::is_policy(&bytes) => {
+                Prepared::Policy { origin, bytes }
+            }
             Item::Envelope {
                 origin,
                 bytes,
@@ -467,6 +517,14 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                             sign_hint(&origin.source, role)
                         );
                     }
+                }
+                if rejection.code == Code::UntrustedSigner {
+                    return Prepared::Untrusted {
+                        origin,
+                        rejection,
+                        stored_as,
+                        bytes,
+                    };
                 }
                 Prepared::Refused {
                     origin,
@@ -649,11 +707,22 @@ impl<'o> Batch<'o> {
             last_rejection: None,
             ack_lines: is_batch,
             ack_buffer: String::new(),
+            trust_changed: false,
+            policies: Vec::new(),
         }
     }
 
     /// Appends one verified chunk (the lock is taken per group) and records the outcomes.
     fn commit(&mut self, store: &Store, chunk: Vec<Prepared>) -> Result<(), Failure> {
+        let result = self.commit_chunk(store, chunk);
+        // Policies taken in this chunk are reported like envelopes.
+        for (id, effect, origin) in std::mem::take(&mut self.policies) {
+            self.accepted(&id, effect, &origin);
+        }
+        result
+    }
+
+    fn commit_chunk(&mut self, store: &Store, chunk: Vec<Prepared>) -> Result<(), Failure> {
         let mut ready = Vec::with_capacity(chunk.len());
         let mut order = Vec::with_capacity(chunk.len());
         for p in chunk {
@@ -679,6 +748,81 @@ impl<'o> Batch<'o> {
                 Prepared::Ready { origin, staged } => {
                     order.push((origin, None));
                     ready.push(staged);
+                }
+                Prepared::Policy { origin, bytes } => {
+                    if self.dry_run.is_some() {
+                        order.push((origin, Some((policy_in_dry_run(), None))));
+                        continue;
+                    }
+                    match crate::trust::admit(store, &bytes) {
+                        Ok(a) => {
+                            if !a.applied.is_empty() {
+                                self.trust_changed = true;
+                            }
+                            if let Some(m) = a.missing {
+                                self.observer.warn(
+                                    Code::PolicyWaiting.as_str(),
+                                    format!(
+                                        "trust policy version {} ({}) waits for version {m}, \
+                                         which this store lacks",
+                                        a.version, a.id
+                                    ),
+                                );
+                            }
+                            let effect = match a.effect {
+                                "created" => Effect::Created,
+                                "waiting" => Effect::Merged,
+                                _ => Effect::Noop,
+                            };
+                            self.policies.push((a.id, effect, origin));
+                        }
+                        Err(crate::trust::TrustError::Rejected(r)) => {
+                            order.push((origin, Some((r, None))));
+                        }
+                        Err(e) => return Err(super::trust::trust_failure(e)),
+                    }
+                }
+                Prepared::Untrusted {
+                    origin,
+                    rejection,
+                    stored_as,
+                    bytes,
+                } => {
+                    if let Some(name) = crate::trust::root_signer(store.root(), &bytes) {
+                        let r = match crate::ingest::foreign_kind(&bytes) {
+                            Some(kind) => Rejection::at(
+                                Code::UnsupportedPredicateType,
+                                "/payload",
+                                format!(
+                                    "signed by root key {name}, and {kind} is neither an elench \
+                                     claim nor a trust policy ({})",
+                                    crate::trust::PREDICATE_TYPE
+                                ),
+                            ),
+                            None => Rejection::at(
+                                Code::RoleViolation,
+                                "/signatures",
+                                format!(
+                                "signed by root key {name}: root keys sign trust policies only, \
+                                 never claims; sign the claim with a key of the role it needs"
+                                ),
+                            ),
+                        };
+                        order.push((origin, Some((r, None))));
+                        continue;
+                    }
+                    if self.trust_changed {
+                        if let Some(staged) = retry_with_store_trust(store, &bytes)? {
+                            order.push((origin, None));
+                            ready.push(staged);
+                            continue;
+                        }
+                    }
+                    let stored = match stored_as {
+                        Some((id, d)) if store.holds_envelope(&id, &d)? => Some(id),
+                        _ => None,
+                    };
+                    order.push((origin, Some((rejection, stored))));
                 }
                 Prepared::Refused {
                     origin,

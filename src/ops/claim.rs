@@ -283,6 +283,8 @@ fn claim(
             Role::Agent => OriginKind::AgentAsserted,
             Role::Harness => OriginKind::HarnessObserved,
             Role::Human => OriginKind::HumanAsserted,
+            // A log key signs checkpoints, no claim: ingest refuses it (ROLE_VIOLATION).
+            Role::Log => OriginKind::AgentAsserted,
         };
         if let Some(r) = draft::shape_problem(
             kind,

@@ -103,7 +103,14 @@ impl Context {
 
     /// Opens the store at `root`, bringing its index level with the log.
     pub fn open_store_at(&self, root: &Path) -> Result<Store, Failure> {
-        Ok(Store::open(root, &self.store_options())?)
+        let store = Store::open(root, &self.store_options())?;
+        // What every command says of the team's trust: an expired policy, an equivocation.
+        if let Ok(st) = crate::trust::state(root) {
+            for (code, message) in st.warnings(crate::trust::now()) {
+                self.observer().warn(code.as_str(), message);
+            }
+        }
+        Ok(store)
     }
 
     /// Opens the store without bringing its index level with the log (`fsck`, which reports

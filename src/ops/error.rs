@@ -230,6 +230,14 @@ pub enum Failure {
         message: String,
         suggestion: &'static str,
     },
+    /// A failure whose code decides its exit code (`Code::exit`; exit 1 for a code that
+    /// names none): `REMOTE_REWOUND` and the trust policy's codes.
+    #[error("{message}")]
+    Coded { code: Code, message: String },
+    /// A remote's log could not be shown whole and unrewound, or its witnesses did not meet
+    /// their quorum (exit 3): what verified is still ingested, what was pushed is there.
+    #[error("{message}")]
+    Witness { code: Code, message: String },
     /// A policy file that does not parse or says something impossible (exit 2).
     #[error("{path}: {error}")]
     BadPolicy {
@@ -291,7 +299,9 @@ impl Failure {
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }
             | Failure::NotFound { code, .. }
-            | Failure::Unavailable { code, .. } => code.as_str(),
+            | Failure::Unavailable { code, .. }
+            | Failure::Coded { code, .. } => code.as_str(),
+            | Failure::Witness { code, .. } => code.as_str(),
             Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => {
                 Code::Timeout.as_str()
             }
@@ -321,8 +331,12 @@ impl Failure {
             Failure::Corrupt(_) => 4,
             Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
             Failure::Interrupted { signal, .. } => 128 + signal,
-            Failure::Partial(_) | Failure::PartialWith { .. } => 3,
+            Failure::Partial(_) | Failure::PartialWith { .. } | Failure::Witness { .. } => 3,
             Failure::Precondition { .. } => 4,
+            Failure::Coded { code, .. } => match code.exit() {
+                crate::error::Exit::Status(n) => n,
+                _ => 1,
+            },
             Failure::NotFound { .. } => 5,
             Failure::Unavailable { .. } => 12,
         }

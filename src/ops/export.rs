@@ -1,6 +1,6 @@
 //! The log as an in-toto bundle (`elench export`): one envelope a line, in log order, each
 //! exactly as the log keeps it (its canonical RFC 8785 form, which is one line), so two stores
-//! holding the same envelopes export the same lines.
+//! holding the same envelopes export the same lines. Trust policies lead the bundle.
 
 use super::Failure;
 use crate::store::Store;
@@ -16,7 +16,16 @@ pub struct Bundle {
 }
 
 /// Writes the bundle to `out` page by page; returns the number of envelopes.
+///
+/// The store's trust policies come first (the chain in version order, then any that wait or
+/// equivocate), so that `add` of the bundle in a store that pins the team's root takes the
+/// policies before the claims their keys signed. They are not counted.
 pub fn write_bundle(store: &Store, out: &mut dyn Write) -> Result<u64, Failure> {
+    for (_, _, bytes) in crate::trust::carried(store.root()).map_err(super::trust::trust_failure)? {
+        out.write_all(&bytes)
+            .and_then(|_| out.write_all(b"\n"))
+            .map_err(|e| Failure::io("bundle", e))?;
+    }
     let mut n = 0;
     loop {
         let page = store.envelope_records(n, 4096)?;

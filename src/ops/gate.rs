@@ -95,7 +95,37 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     let at_tree = AtTree::new(&store, tree_ids, &dir, selection);
     let mut fold = Fold::new(&at_tree);
     let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
-    let outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
+    let mut outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
+    // The team's trust: an expired policy in force, or an equivocation, fails the gate.
+    if let Ok(st) = crate::trust::state(store.root()) {
+        for (code, message) in st.warnings(crate::trust::now()) {
+            let rule = match code {
+                crate::error::Code::PolicyExpired => crate::gate::Rule::PolicyExpired,
+                _ => crate::gate::Rule::PolicyEquivocation,
+            };
+            match rule {
+                crate::gate::Rule::PolicyExpired => outcome.counts.violations.policy_expired += 1,
+                _ => outcome.counts.violations.policy_equivocation += 1,
+            }
+            outcome.violations.push(crate::gate::Violation {
+                id: None,
+                rule,
+                status: None,
+                applies: None,
+                message,
+                path: None,
+                range: None,
+                text: None,
+            });
+            outcome.pass = false;
+        }
+    }
+    if policy.rules.witness_fresh {
+        let found = witness_fresh(ctx, &store, &policy.rules.witness_remote)?;
+        outcome.counts.violations.remote_rewound += found.len() as u64;
+        outcome.pass &= found.is_empty();
+        outcome.violations.extend(found);
+    }
     // Only with `min_in_scope = 0` can a gate that judged nothing pass; say so.
     let ignored_stale = match policy.rules.stale {
         StaleRule::Ignore => outcome.counts.applies.stale,
@@ -156,6 +186,62 @@ fn place_of_policy(file: &Path, tree: &Path, text: &str) -> Option<PolicyPlace> 
     Some(PolicyPlace { path, line })
 }
 
+/// The rule `witness_fresh`: submits remote `name`'s checkpoint to the witnesses of the
+/// policy kept with it (`elench remote witnesses`); every finding is a violation of rule
+/// `remote-rewound`, and so is a remote with no witness policy (it fails closed).
+fn witness_fresh(
+    ctx: &Context,
+    store: &crate::store::Store,
+    name: &str,
+) -> Result<Vec<Violation>, Failure> {
+    use crate::ops::sync::sync_failure;
+    use crate::sync::witnessed;
+    let violation = |message: String| Violation {
+        id: None,
+        rule: crate::gate::Rule::RemoteRewound,
+        status: None,
+        applies: None,
+        message,
+        path: None,
+        range: None,
+        text: None,
+    };
+    let policy = witnessed::kept_policy(store.root(), name).map_err(|m| Failure::Precondition {
+        code: crate::error::Code::BadPolicy,
+        message: format!("the witness policy of remote {name}: {m}"),
+    })?;
+    let Some(policy) = policy else {
+        return Ok(vec![violation(format!(
+            "witness_fresh: remote {name} has no witness policy (`elench remote witnesses \
+             {name} FILE`), so nobody can say whether its log was rewound"
+        ))]);
+    };
+    let stop = || false;
+    let timeout = std::time::Duration::from_secs(30);
+    let opts = crate::sync::Options {
+        wait: ctx.wait,
+        progress: false,
+        stop: &stop,
+        connect_timeout: Some(timeout),
+        reaper: ctx.reaper(),
+    };
+    let mut session = crate::sync::Session::open(store, name, opts).map_err(sync_failure)?;
+    let trust = store.trust_snapshot()?.0;
+    let checks = witnessed::PullChecks {
+        policy: Some(&policy),
+        fresh: true,
+        timeout,
+    };
+    let report = session
+        .check_checkpoint(&checks, &trust)
+        .map_err(sync_failure)?;
+    Ok(report
+        .findings
+        .into_iter()
+        .map(|f| violation(format!("{}: {}", f.code.as_str(), f.message)))
+        .collect())
+}
+
 impl GateOutput {
     /// `GATE_FAILED` when the tree may not ship, naming how many violations of which rules.
     pub fn failure(&self) -> Option<Failure> {
@@ -173,14 +259,27 @@ impl GateOutput {
         };
         Some(Failure::GateFailed(format!(
             "the tree may not ship: {empty}{} violation(s) of {} (forbid {}, \
-             max_unevaluated {}, min_harness_keys {}, stale {}, min_in_scope {})",
+             max_unevaluated {}, min_harness_keys {}, stale {}, min_in_scope {}{}{})",
             self.violations.len(),
             self.policy_path,
             c.forbid,
             c.max_unevaluated,
             c.min_harness_keys,
             c.stale,
-            c.min_in_scope
+            c.min_in_scope,
+            if c.policy_expired + c.policy_equivocation > 0 {
+                format!(
+                    ", policy-expired {}, policy-equivocation {}",
+                    c.policy_expired, c.policy_equivocation
+                )
+            } else {
+                String::new()
+            },
+            if c.remote_rewound > 0 {
+                format!(", remote-rewound {}", c.remote_rewound)
+            } else {
+                String::new()
+            },
         )))
     }
 }

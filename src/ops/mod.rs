@@ -14,6 +14,7 @@ pub mod claim;
 pub mod claims_for;
 pub(crate) mod conformance;
 pub mod context;
+pub mod demo;
 pub mod error;
 pub mod export;
 pub mod fsck;
@@ -32,6 +33,7 @@ pub mod status;
 pub mod stop;
 pub mod sync;
 pub mod tree;
+pub mod trust;
 pub mod verify;
 pub mod why;
 

@@ -44,6 +44,24 @@ pub struct SyncInput {
     pub wait: Duration,
     /// Let git and the exchange draw their progress on stderr (a terminal is watching).
     pub progress: bool,
+    /// Checkpoints and witnesses (docs/witness.md): what push signs and asks, what pull
+    /// checks.
+    pub witness: WitnessInput,
+}
+
+/// The witness part of an exchange.
+#[derive(Debug, Clone, Default)]
+pub struct WitnessInput {
+    /// `push --log-key`: sign the remote's checkpoint and ask the witnesses to cosign it.
+    pub log_key: Option<ed25519_dalek::SigningKey>,
+    /// `push --origin`: the origin where no policy's `log` line names the log key.
+    pub origin: Option<String>,
+    /// `--witness-policy FILE` (already read); None: the policy kept with the remote.
+    pub policy: Option<crate::witness::policy::Policy>,
+    /// `pull --witness-fresh`.
+    pub fresh: bool,
+    /// Bounds each whole witness request (None: 30 s).
+    pub timeout: Option<Duration>,
 }
 
 /// What an exchange did. For a pull, `fetched` = `created` + `merged` + `noop` +
@@ -74,8 +92,18 @@ pub struct SyncOutput {
     pub examined: usize,
     pub compared: usize,
     pub remote_head: Option<String>,
+    /// Envelopes the remote held when this store last exchanged with it and holds no longer
+    /// (`REMOTE_REWOUND`); absent when it lost nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewound: Option<crate::sync::memory::Rewound>,
     /// `updated` when the log grew here (pull) or there (push), else `noop`.
     pub effect: &'static str,
+    /// `push --log-key`: the checkpoint written and who cosigned it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witnessed: Option<crate::sync::witnessed::PushReport>,
+    /// Pull: the remote's checkpoint and what its checks found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<crate::sync::witnessed::PullReport>,
     /// Stopped early (what is counted is done), or a partial pull (rejected envelopes).
     #[serde(skip)]
     pub failure: Option<Failure>,
@@ -114,6 +142,7 @@ pub fn exchange(
         (Err(_), Some(signal)) => return Err(Failure::interrupted(signal)),
         (o, _) => o.map_err(sync_failure)?,
     };
+    let (witnessed, checkpoint) = witness_steps(store, &mut session, input, &o)?;
     for c in o.conflicts.iter().take(LISTED) {
         let message = match &c.placed_at {
             // Pull: a submodule where an envelope could be; nothing to read there.
@@ -188,6 +217,10 @@ pub fn exchange(
     }
     let failure = if o.interrupted {
         Some(Failure::interrupted(stop.received().unwrap_or(2)))
+    } else if let Some(r) = &o.rewound {
+        Some(rewound_failure(&input.remote, &url, r, input.direction))
+    } else if let Some(f) = witness_failure(witnessed.as_ref(), checkpoint.as_ref()) {
+        Some(f)
     } else if o.rejected > 0 {
         // The remote holds envelopes this store refused: a partial exchange (exit 3), named
         // one by one so that a script sees which without reading data.
@@ -232,14 +265,157 @@ pub fn exchange(
         examined: o.examined,
         compared: o.compared,
         remote_head: o.remote_head,
+        rewound: o.rewound,
         // The log grew here (pull) or there (push), or nothing changed.
         effect: if o.created + o.merged + o.pushed > 0 {
             "updated"
         } else {
             "noop"
         },
+        witnessed,
+        checkpoint,
         failure,
     })
+}
+
+/// `REMOTE_REWOUND` (exit 3): what the remote lost, when it had it and what it holds now.
+fn rewound_failure(
+    name: &str,
+    url: &str,
+    r: &crate::sync::memory::Rewound,
+    direction: Direction,
+) -> Failure {
+    let listed: Vec<&str> = r.ids.iter().take(10).map(String::as_str).collect();
+    let more = r.count.saturating_sub(listed.len());
+    let now = r.now.as_deref().unwrap_or("nothing (the ref is gone)");
+    let repair = if direction == Direction::Sync {
+        "this sync's push wrote them back"
+    } else {
+        "`elench push` writes them back"
+    };
+    Failure::Coded {
+        code: crate::error::Code::RemoteRewound,
+        message: format!(
+            "remote {name} ({url}) no longer holds {} envelope(s) it held when this store last \
+             exchanged with it, of claim(s) {}{}: its log was at {} then and is at {now} now \
+             (someone moved {} back or rewrote it). What it still holds was pulled; {repair}. \
+             See data.rewound",
+            r.count,
+            listed.join(", "),
+            if more > 0 {
+                format!(" and {more} more envelope(s)")
+            } else {
+                String::new()
+            },
+            r.before,
+            crate::sync::layout::LOG_REF,
+        ),
+    }
+}
+
+/// The witness steps of an exchange: after a push with a log key, the checkpoint; after a
+/// pull, its checks (with a policy, or a `log` key trusted, or a checkpoint on the remote).
+fn witness_steps(
+    store: &Store,
+    session: &mut Session<'_>,
+    input: &SyncInput,
+    o: &crate::sync::Outcome,
+) -> Result<
+    (
+        Option<crate::sync::witnessed::PushReport>,
+        Option<crate::sync::witnessed::PullReport>,
+    ),
+    Failure,
+> {
+    use crate::sync::witnessed;
+    if o.interrupted {
+        return Ok((None, None));
+    }
+    let w = &input.witness;
+    let timeout = w.timeout.unwrap_or(Duration::from_secs(30));
+    let kept;
+    let policy = match &w.policy {
+        Some(p) => Some(p),
+        None => {
+            kept = witnessed::kept_policy(store.root(), &input.remote).map_err(|m| {
+                Failure::Precondition {
+                    code: crate::error::Code::BadPolicy,
+                    message: format!("the witness policy of remote {}: {m}", input.remote),
+                }
+            })?;
+            kept.as_ref()
+        }
+    };
+    let mut pulled = None;
+    if input.direction != Direction::Push {
+        let trust = store.trust_snapshot()?.0;
+        let checks = witnessed::PullChecks {
+            policy,
+            fresh: w.fresh,
+            timeout,
+        };
+        pulled = Some(
+            session
+                .check_checkpoint(&checks, &trust)
+                .map_err(sync_failure)?,
+        );
+    }
+    let mut pushed = None;
+    if input.direction != Direction::Pull {
+        if let Some(key) = &w.log_key {
+            let p = witnessed::PushCheckpoint {
+                key,
+                origin: w.origin.as_deref(),
+                policy,
+                timeout,
+            };
+            pushed = Some(session.push_checkpoint(&p).map_err(sync_failure)?);
+        }
+    }
+    Ok((pushed, pulled))
+}
+
+/// Exit 3 with the first witness code that holds (`REMOTE_REWOUND` first).
+fn witness_failure(
+    pushed: Option<&crate::sync::witnessed::PushReport>,
+    pulled: Option<&crate::sync::witnessed::PullReport>,
+) -> Option<Failure> {
+    use crate::error::Code;
+    if let Some(f) = pulled.and_then(|p| p.findings.first()) {
+        let more = pulled.map_or(0, |p| p.findings.len()) - 1;
+        return Some(Failure::Witness {
+            code: f.code,
+            message: if more > 0 {
+                format!("{} (and {more} more: data.checkpoint.findings)", f.message)
+            } else {
+                f.message.clone()
+            },
+        });
+    }
+    let p = pushed?;
+    if let Some(why) = &p.rewound {
+        return Some(Failure::Witness {
+            code: Code::RemoteRewound,
+            message: why.clone(),
+        });
+    }
+    if !p.quorum {
+        let missing: Vec<String> = p
+            .not_cosigned
+            .iter()
+            .map(|(n, why)| format!("{n}: {why}"))
+            .collect();
+        return Some(Failure::Witness {
+            code: Code::WitnessQuorum,
+            message: format!(
+                "the checkpoint was written with {} cosignature(s) ({}), below the witness                  policy's quorum; no cosignature from {}",
+                p.cosigned_by.len(),
+                p.cosigned_by.join(", "),
+                missing.join("; ")
+            ),
+        });
+    }
+    None
 }
 
 /// What `remote add` did.
@@ -268,6 +444,74 @@ pub fn add_remote(ctx: &Context, name: &str, url: &str) -> Result<RemoteAdded, F
         url,
         added,
         effect: if added { "created" } else { "noop" },
+    })
+}
+
+/// What `remote witnesses` kept.
+#[derive(Debug, Clone, Serialize)]
+pub struct WitnessesSet {
+    pub name: String,
+    /// How many witnesses the policy names.
+    pub witnesses: usize,
+    /// Whether it asks for cosignatures (false: `quorum none`).
+    pub quorum: bool,
+    pub effect: &'static str,
+}
+
+/// Keeps the tlog-policy file `file` as the witness policy of remote `name`.
+pub fn set_witnesses(ctx: &Context, name: &str, file: &str) -> Result<WitnessesSet, Failure> {
+    let root = &ctx.store_root()?;
+    Store::check(root)?;
+    remote::find(root, name).map_err(sync_failure)?;
+    let bytes = std::fs::read(file).map_err(|e| Failure::io(file, e))?;
+    let _lock = SyncLock::acquire(root, ctx.wait).map_err(sync_failure)?;
+    let p =
+        crate::sync::witnessed::set_policy(root, name, &bytes).map_err(|m| Failure::Invalid {
+            code: crate::error::Code::BadPolicy,
+            message: format!("{file} is not a witness policy (C2SP tlog-policy): {m}"),
+        })?;
+    Ok(WitnessesSet {
+        name: name.to_owned(),
+        witnesses: p.witnesses.len(),
+        quorum: p.wants_witnesses(),
+        effect: "updated",
+    })
+}
+
+/// `checkpoint --remote NAME`: the remote's sequence of envelopes now.
+#[derive(Debug, Clone, Serialize)]
+pub struct RemoteCheckpoint {
+    pub remote: String,
+    /// How many envelopes the remote's sequence holds.
+    pub size: u64,
+    /// Its RFC 6962 Merkle root, base64.
+    pub root: String,
+    /// The checkpoint written in the remote's log, if any.
+    pub written: Option<crate::sync::witnessed::CheckpointView>,
+}
+
+pub fn remote_checkpoint(
+    store: &Store,
+    name: &str,
+    connect_timeout: Option<Duration>,
+    wait: Duration,
+    reaper: &Arc<Reaper>,
+) -> Result<RemoteCheckpoint, Failure> {
+    let stop = || false;
+    let opts = Options {
+        wait,
+        progress: false,
+        stop: &stop,
+        connect_timeout,
+        reaper,
+    };
+    let mut session = Session::open(store, name, opts).map_err(sync_failure)?;
+    let (size, root, written) = session.remote_checkpoint().map_err(sync_failure)?;
+    Ok(RemoteCheckpoint {
+        remote: name.to_owned(),
+        size,
+        root: crate::witness::checkpoint::encode_hash(&root),
+        written,
     })
 }
 

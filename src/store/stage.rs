@@ -105,3 +105,76 @@ impl Store {
         Ok(effects)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{read_public_key_pem, Role, TrustedKey};
+
+    const AGENT_PUB: &str = include_str!("../../fixtures/demo/agent.pub");
+    const PARSE: &str = include_str!("../../fixtures/demo/1-parse-rejects-empty.dsse");
+    const LOADER: &str = include_str!("../../fixtures/demo/2-config-loader-total.dsse");
+
+    fn agent() -> TrustedKey {
+        let vk = read_public_key_pem(AGENT_PUB).unwrap();
+        TrustedKey::new(Role::Agent, "demo-agent", vk).unwrap()
+    }
+
+    #[test]
+    fn any_spelling_of_an_envelope_is_staged_in_its_one_canonical_form() {
+        let trust = TrustSet::new(vec![agent()]);
+        let compact = Staged::new(PARSE.trim().as_bytes(), &trust, 3).unwrap();
+        let value: serde_json::Value = serde_json::from_str(PARSE).unwrap();
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        let spelled = Staged::new(pretty.as_bytes(), &trust, 3).unwrap();
+        assert_eq!(compact.canonical, spelled.canonical);
+        assert_eq!(compact.digest, spelled.digest);
+        assert_eq!(
+            compact.digest,
+            record::envelope_digest(PARSE.trim().as_bytes())
+        );
+        assert_eq!(compact.accepted.claim.id, spelled.accepted.claim.id);
+        assert_eq!(compact.trust_generation, 3);
+        // Not canonical as written, so a rebuild would refuse it as stored.
+        let reading = read(pretty.as_bytes(), &trust).unwrap();
+        assert_ne!(reading.canonical.as_deref(), Some(pretty.as_bytes()));
+        // Without the signer's key nothing is staged; bytes that are not JSON are no reading.
+        let refused = Staged::new(PARSE.as_bytes(), &TrustSet::new(Vec::new()), 0);
+        assert!(refused.is_err());
+        assert_eq!(
+            read(b"not json", &trust).err().map(|r| r.code),
+            Some(Code::BadJson)
+        );
+    }
+
+    #[test]
+    fn a_prediction_counts_what_the_store_holds_and_what_the_run_judged() {
+        let dir = crate::scratch::ScratchDir::new("elench-stage");
+        let options = super::super::Options::new(std::time::Duration::from_secs(5));
+        let (store, _) = Store::init(&dir.path().join("store"), &options).unwrap();
+        store.add_key(&agent()).unwrap();
+        let (trust, generation) = store.trust_snapshot().unwrap();
+        let parse = Staged::new(PARSE.as_bytes(), &trust, generation).unwrap();
+        let loader = Staged::new(LOADER.as_bytes(), &trust, generation).unwrap();
+        let group = vec![parse.clone(), parse.clone(), loader.clone()];
+        let effects = |r: Vec<Result<Effect, Rejection>>| -> Vec<Effect> {
+            r.into_iter().map(Result::unwrap).collect()
+        };
+        let mut run = DryRun::default();
+        let predicted = effects(store.predict_group(&group, &mut run).unwrap());
+        assert_eq!(predicted, [Effect::Created, Effect::Noop, Effect::Created]);
+        // Nothing was written, and a later group of the same run knows what it judged.
+        assert_eq!(store.count().unwrap(), 0);
+        let again = effects(
+            store
+                .predict_group(std::slice::from_ref(&loader), &mut run)
+                .unwrap(),
+        );
+        assert_eq!(again, [Effect::Noop]);
+        // The prediction is what the append then does.
+        let done = effects(store.commit_group(group.clone()).unwrap());
+        assert_eq!(done, predicted);
+        let after = effects(store.predict_group(&group, &mut DryRun::default()).unwrap());
+        assert_eq!(after, [Effect::Noop, Effect::Noop, Effect::Noop]);
+    }
+}

@@ -1063,6 +1063,125 @@ impl Repo {
         }
     }
 
+    /// The commits of `head`'s first-parent chain that `base` does not reach (all of them
+    /// without `base`), oldest first, each with the files under `dirs` it adds or changes
+    /// against its first parent (a root commit: every file), sorted by the bytes of their
+    /// paths. Submodules and deletions add nothing. Also returns the first parent of the
+    /// oldest commit listed. Used for a remote's sequence of envelopes (`witness`).
+    #[allow(clippy::type_complexity)]
+    pub fn first_parent_additions(
+        &self,
+        base: Option<&str>,
+        head: &str,
+        dirs: &[&str],
+    ) -> Result<(Option<String>, Vec<(String, Vec<Entry>)>), GitError> {
+        let mut args = vec!["rev-list", "--first-parent", "--reverse", "--parents", head];
+        let not_base;
+        if let Some(b) = base {
+            not_base = format!("^{b}");
+            args.push(&not_base);
+        }
+        let listed = self.run(&args, "rev-list")?;
+        let mut commits = Vec::new();
+        let mut requests = String::new();
+        let mut first_parent = None;
+        for line in String::from_utf8_lossy(&listed).lines() {
+            let mut ids = line.split(' ');
+            let (Some(c), parent) = (ids.next(), ids.next()) else {
+                continue;
+            };
+            if commits.is_empty() {
+                first_parent = parent.map(str::to_owned);
+            }
+            commits.push((c.to_owned(), Vec::new()));
+            requests.push_str(c);
+            if let Some(p) = parent {
+                requests.push(' ');
+                requests.push_str(p);
+            }
+            requests.push('\n');
+        }
+        if commits.is_empty() {
+            return Ok((None, commits));
+        }
+        let mut cmd = self.cmd();
+        cmd.args([
+            "diff-tree",
+            "--stdin",
+            "-r",
+            "-z",
+            "--root",
+            "--no-renames",
+            "--",
+        ])
+        .args(dirs)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| spawn_error("diff-tree", e))?;
+        let stdin = child.stdin.take();
+        let writer = std::thread::spawn(move || {
+            if let Some(mut w) = stdin {
+                let _ = w.write_all(requests.as_bytes());
+            }
+        });
+        let out = child
+            .wait_with_output()
+            .map_err(|e| spawn_error("diff-tree", e))?;
+        let _ = writer.join();
+        if !out.status.success() {
+            return Err(GitError::Failed {
+                command: "diff-tree".into(),
+                message: stderr_summary(&out.stderr),
+            });
+        }
+        let index: std::collections::HashMap<&str, usize> = commits
+            .iter()
+            .enumerate()
+            .map(|(i, (c, _))| (c.as_str(), i))
+            .collect();
+        let mut found: Vec<Vec<Entry>> = vec![Vec::new(); commits.len()];
+        let mut fields = out.stdout.split(|&b| b == 0).filter(|f| !f.is_empty());
+        let mut current: Option<usize> = None;
+        let bad = |what: &str| GitError::Unexpected {
+            command: "diff-tree".into(),
+            detail: what.to_owned(),
+        };
+        while let Some(f) = fields.next() {
+            let f = String::from_utf8_lossy(f);
+            // Skip the newline that may follow a commit id.
+            let f = f.trim_start_matches('\n');
+            if let Some(raw) = f.strip_prefix(':') {
+                let path = fields
+                    .next()
+                    .ok_or_else(|| bad("an entry without its path"))?;
+                let parts: Vec<&str> = raw.split(' ').collect();
+                let [_, mode, _, blob, status] = parts.as_slice() else {
+                    return Err(bad(&format!("entry {raw:?}")));
+                };
+                let i = current.ok_or_else(|| bad("an entry before any commit"))?;
+                if *status != "D" && is_file_mode(mode) {
+                    found[i].push(Entry {
+                        path: String::from_utf8_lossy(path).into_owned(),
+                        blob: (*blob).to_owned(),
+                    });
+                }
+            } else {
+                let id = f.trim();
+                current = Some(
+                    *index
+                        .get(id)
+                        .ok_or_else(|| bad(&format!("commit {id:?}")))?,
+                );
+            }
+        }
+        for ((_, entries), mut f) in commits.iter_mut().zip(found) {
+            f.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+            *entries = f;
+        }
+        Ok((first_parent, commits))
+    }
+
     /// Starts writing one commit with `fast-import`.
     pub fn fast_import(&self) -> Result<FastImport, GitError> {
         let mut child = self

@@ -16,9 +16,12 @@
 
 pub mod git;
 pub mod layout;
+pub mod memory;
+pub mod policies;
 mod pull;
 mod push;
 pub mod remote;
+pub mod witnessed;
 
 use crate::reaper::Reaper;
 use crate::store::{Store, StoreError};
@@ -167,6 +170,9 @@ pub struct Outcome {
     pub remote_head: Option<String>,
     /// The remote's object format.
     pub object_format: Option<&'static str>,
+    /// Envelopes the remote held when this store last exchanged with it and holds no longer
+    /// (pull and sync; `memory`).
+    pub rewound: Option<memory::Rewound>,
     /// Stopped early by a signal; what is counted here is done, the rest is left for the
     /// next run.
     #[serde(skip)]

@@ -14,6 +14,8 @@
 //! starting point, so the next one looks at the same entries again.
 
 use super::git::{Blob, Entry, Listed, Repo};
+use super::memory;
+use super::policies;
 use super::remote::PendingEntry;
 use super::{
     layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified, LISTED_MAX, PAGE,
@@ -251,7 +253,7 @@ fn digest_hex(bytes: &[u8]) -> String {
 
 /// Whether the store holds the envelope whose canonical digest is `digest` (hex; a digest
 /// that is not 64 hex digits names nothing it holds).
-fn holds(store: &Store, claim_id: &str, digest: &str) -> Result<bool, StoreError> {
+pub(super) fn holds(store: &Store, claim_id: &str, digest: &str) -> Result<bool, StoreError> {
     let mut d = [0u8; 32];
     if hex::decode_to_slice(digest, &mut d).is_err() {
         return Ok(false);
@@ -319,14 +321,23 @@ fn ingest_batch(
 impl Session<'_> {
     pub fn pull(&mut self) -> Result<Outcome, SyncError> {
         let (repo, head) = self.connect()?;
-        let out = Outcome {
+        let store = self.store;
+        // Before anything is taken: does the remote still hold what it held?
+        let rewound = match &self.state.held {
+            Some(held) => memory::lost(store, &repo, held, head.as_deref())?,
+            None => None,
+        };
+        let mut out = Outcome {
             object_format: Some(repo.format.as_str()),
             remote_head: head.clone(),
+            rewound: rewound.clone(),
             ..Outcome::default()
         };
         let Some(head) = head else {
             return Ok(out);
         };
+        // Policies first: the claims their keys signed are then taken in this same pull.
+        policies::pull(self.store, &repo, &head, &mut out)?;
         let store = self.store;
         let count = store.envelope_count()?;
         // Whether the remote already holds every local envelope (see the end).
@@ -416,6 +427,10 @@ impl Session<'_> {
         if all_pushed && !elsewhere && after == count + (out.created + out.merged) as u64 {
             self.state.pushed = Some(head.clone());
             self.state.pushed_pos = after;
+        }
+        if rewound.is_none() {
+            // Everything remembered is still there, and what the head holds was offered.
+            self.state.held = Some(head.clone());
         }
         self.state.pulled = Some(head);
         self.state.pulled_local = after;

@@ -53,6 +53,10 @@ impl Session<'_> {
             let Some((commit, n)) = built.commit else {
                 self.state.pushed = head.clone();
                 self.state.pushed_pos = if head.is_some() { built.end } else { 0 };
+                if head.is_some() {
+                    // The remote holds every local envelope: all that was exchanged.
+                    self.state.held = head.clone();
+                }
                 self.save()?;
                 out.remote_head = head;
                 return Ok(out);
@@ -72,6 +76,7 @@ impl Session<'_> {
                     }
                     self.state.pushed = Some(commit.clone());
                     self.state.pushed_pos = built.end;
+                    self.state.held = Some(commit.clone());
                     self.save()?;
                     out.pushed = n;
                     out.remote_head = Some(commit);
@@ -205,6 +210,32 @@ impl Session<'_> {
             }
             if progress {
                 eprintln!("push: compared {}/{total}", (pos - from).min(total as u64));
+            }
+        }
+        // The store's trust policies, at their own paths, where the remote lacks them.
+        let policies = super::policies::items(self.store)?;
+        if !policies.is_empty() {
+            let items: Vec<(String, &[u8])> = policies
+                .iter()
+                .map(|(p, b)| (p.clone(), b.as_slice()))
+                .collect();
+            let found = match parent {
+                Some(p) => slots(repo, p, &items)?,
+                None => vec![Slot::Free; items.len()],
+            };
+            for ((path, bytes), slot) in items.iter().zip(found) {
+                if slot == Slot::Ours {
+                    continue;
+                }
+                let fi = match import.as_mut() {
+                    Some(fi) => fi,
+                    None => {
+                        let mut fi = repo.fast_import()?;
+                        fi.begin(parent)?;
+                        import.insert(fi)
+                    }
+                };
+                fi.add(path, bytes)?;
             }
         }
         let commit = match import {

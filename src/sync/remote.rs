@@ -141,6 +141,11 @@ pub struct SyncState {
     pub pushed: Option<String>,
     #[serde(default)]
     pub pushed_pos: u64,
+    /// The remote's log commit as this store last left it: every envelope of it the store
+    /// holds was exchanged with the remote, which must never lose one (`memory`). Unlike the
+    /// fields above it is no optimisation: without it a rewound remote goes unnoticed.
+    #[serde(default)]
+    pub held: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -287,6 +292,7 @@ mod tests {
             pulled_local: 7,
             pushed: None,
             pushed_pos: 3,
+            held: Some("ef".repeat(32)),
         };
         save_state(tmp.path(), "origin", &s).unwrap();
         assert_eq!(load_state(tmp.path(), "origin"), s);

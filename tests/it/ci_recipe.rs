@@ -1,7 +1,9 @@
 //! The CI job of docs/ci.md, run end to end: the plain-shell script is read out of the page
 //! (so the page and the test cannot drift apart) and run in a checkout against a local bare
-//! git remote that another store filled, with the harness key handed over as a secret would
-//! be. Then a third store pulls the remote and sees what the job recorded. The same job also
+//! git remote that another store filled, with only the team's root public key given (as a
+//! repository variable would give it) and the harness key handed over as a secret would be:
+//! the job learns every other key from the trust policy on the remote. Then a third store,
+//! pinned to the root alone, pulls the remote and sees what the job recorded. The same job also
 //! runs against a remote that refuses its push, and as a run from a fork (no secret): each
 //! does what the page says.
 
@@ -71,6 +73,7 @@ struct Job {
     safe: String,
     tested: String,
     evil: KeyPair,
+    root: KeyPair,
 }
 
 impl Job {
@@ -88,18 +91,6 @@ impl Job {
                 b"pub fn parse(s: &str) -> usize {\n    unsafe { s.len() }\n}\n".to_vec(),
             ),
             ("run-tests.sh".into(), RUN_TESTS.as_bytes().to_vec()),
-            (
-                ".elench-trust/harness/ci.pub".into(),
-                fs::read(&keys.harness.public).unwrap(),
-            ),
-            (
-                ".elench-trust/agent/bot.pub".into(),
-                fs::read(&keys.agent.public).unwrap(),
-            ),
-            (
-                ".elench-trust/human/alice.pub".into(),
-                fs::read(&keys.human.public).unwrap(),
-            ),
             (
                 "elench-policy.toml".into(),
                 b"[rules]\nforbid = [\"falsified\", \"revoked\"]\nmax_unevaluated = 0\n".to_vec(),
@@ -142,8 +133,46 @@ impl Job {
         let remote = dir.join("log.git");
         fs::create_dir_all(&remote).unwrap();
         git(&remote, &["init", "--quiet", "--bare"]);
+        // The team's root key signs the trust policy: the harness, agent and human keys.
+        let root = make_key(&dir, "human", "root");
         let dev = dir.join("dev-store");
-        init_store_trusting(&dir, &dev, &[&keys.harness, &keys.agent, &keys.human]);
+        let (code, out) = elench(
+            &dir,
+            &with_store(&dev, &["init", "--root-key", root.public.to_str().unwrap()]),
+        );
+        assert_eq!(code, 0, "{out}");
+        let mut toml = format!(
+            "name = \"example.org/ci\"\n[root]\nthreshold = 1\nkeys = [{:?}]\n",
+            root.public.to_str().unwrap()
+        );
+        for k in [&keys.harness, &keys.agent, &keys.human] {
+            toml.push_str(&format!(
+                "[[key]]\nrole = {:?}\nname = {:?}\nfile = {:?}\n",
+                k.role,
+                k.name,
+                k.public.to_str().unwrap()
+            ));
+        }
+        fs::write(dir.join("trust.toml"), toml).unwrap();
+        let trust_toml = dir.join("trust.toml");
+        let policy = dir.join("policy-1.dsse");
+        let (code, out) = elench(
+            &dir,
+            &with_store(
+                &dev,
+                &[
+                    "trust",
+                    "sign",
+                    trust_toml.to_str().unwrap(),
+                    "--key",
+                    root.private.to_str().unwrap(),
+                    "-o",
+                    policy.to_str().unwrap(),
+                    "--append",
+                ],
+            ),
+        );
+        assert_eq!(code, 0, "{out}");
         let exists = claim(
             &dir,
             &dev,
@@ -177,11 +206,12 @@ impl Job {
             assert_eq!(code, 0, "{args:?}: {out}");
         }
 
-        // The commit under test tries to trust a key of its own and to loosen the policy;
-        // the job reads both from the protected branch, so neither counts.
+        // The commit under test tries to pin a root of its own and to loosen the policy;
+        // the job takes the root from the variable and the policy from the protected
+        // branch, so neither counts.
         let evil = make_key(&dir, "human", "evil");
         fs::write(
-            checkout.join(".elench-trust/human/evil.pub"),
+            checkout.join("elench-root.pub"),
             fs::read(&evil.public).unwrap(),
         )
         .unwrap();
@@ -200,6 +230,7 @@ impl Job {
             safe,
             tested,
             evil,
+            root,
         }
     }
 
@@ -241,6 +272,11 @@ impl Job {
             .env_remove("ELENCH_SOURCE")
             .env_remove("ELENCH_HARNESS_KEY")
             .env("ELENCH_REMOTE", self.remote.to_str().unwrap())
+            // The team's root public key alone, as a repository variable gives it.
+            .env(
+                "ELENCH_ROOT_KEY",
+                fs::read_to_string(&self.root.public).unwrap(),
+            )
             .env("ELENCH_OUT", self.out_dir())
             .env("GITHUB_ACTIONS", "true")
             // check's own flags pass through, split into words: the test runner among them.
@@ -272,7 +308,15 @@ impl Job {
     fn statuses_on_the_remote(&self) -> Vec<String> {
         let later = self.dir.join(format!("later-store-{}", rand_suffix()));
         let k = &self.keys;
-        init_store_trusting(&self.dir, &later, &[&k.harness, &k.agent, &k.human]);
+        let _ = k;
+        let (code, out) = elench(
+            &self.dir,
+            &with_store(
+                &later,
+                &["init", "--root-key", self.root.public.to_str().unwrap()],
+            ),
+        );
+        assert_eq!(code, 0, "{out}");
         let url = self.remote.to_str().unwrap();
         for args in [vec!["remote", "add", "origin", url], vec!["pull"]] {
             let (code, out) = elench(&self.dir, &with_store(&later, &args));
@@ -319,14 +363,15 @@ fn the_ci_job_of_the_docs_runs_end_to_end_against_a_bare_remote() {
     );
 
     let keys = &job.keys;
-    let trusted = job.read("keys.json");
+    let trusted = job.read("trust.json");
     assert!(trusted.contains(&keys.human.keyid) && trusted.contains(&keys.harness.keyid));
     assert!(
         !trusted.contains(&job.evil.keyid),
-        "a key the commit under test added is not trusted"
+        "a root the commit under test put there is not pinned"
     );
     let pull: Value = serde_json::from_str(&job.read("pull.json")).unwrap();
-    assert_eq!(pull["data"]["created"], json!(3), "{pull}");
+    // The policy, then the three claims its keys signed.
+    assert_eq!(pull["data"]["created"], json!(4), "{pull}");
     // The test claim is decided (as root too: the sandbox's user can write its report).
     let junit = job.read("check.xml");
     assert!(junit.contains("tests=\"3\" failures=\"1\""), "{junit}");
@@ -406,7 +451,7 @@ fn a_run_from_a_fork_without_the_key_pulls_and_gates_and_neither_checks_nor_push
     );
     assert!(stderr.contains("no ELENCH_HARNESS_KEY"), "{stderr}");
     let pull: Value = serde_json::from_str(&job.read("pull.json")).unwrap();
-    assert_eq!(pull["data"]["created"], json!(3), "{pull}");
+    assert_eq!(pull["data"]["created"], json!(4), "{pull}");
     let sarif: Value = serde_json::from_str(&job.read("elench.sarif")).unwrap();
     assert!(sarif["runs"][0]["results"].is_array(), "{sarif:#}");
     assert!(stdout.contains("::error"), "{stdout}");

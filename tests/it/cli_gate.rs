@@ -299,13 +299,14 @@ fn scope_defaults_fail_closed_and_narrowing_excludes(f: &Fixture) {
     assert_eq!(
         d["policy"]["rules"],
         json!({"forbid": ["falsified", "revoked"], "max_unevaluated": 0,
-               "min_harness_keys": 1, "stale": "fail", "min_in_scope": 1})
+               "min_harness_keys": 1, "stale": "fail", "min_in_scope": 1,
+               "witness_fresh": false, "witness_remote": "origin"})
     );
     assert_eq!(d["counts"]["in_scope"], json!(7), "{d}");
     assert_eq!(
         d["counts"]["violations"],
         json!({"forbid": 1, "max_unevaluated": 1, "min_harness_keys": 0, "stale": 1,
-               "min_in_scope": 0})
+               "min_in_scope": 0, "remote_rewound": 0})
     );
     assert_eq!(d["tree"].as_str().map(str::len), Some(64));
     let v = &d["violations"].as_array().unwrap()[0];

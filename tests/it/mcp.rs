@@ -362,13 +362,14 @@ impl World {
     }
 }
 
-const READ_TOOLS: [&str; 7] = [
+const READ_TOOLS: [&str; 8] = [
     "claims_for",
     "status",
     "blast",
     "why",
     "show",
     "log",
+    "trust_show",
     "gate",
 ];
 
@@ -396,6 +397,7 @@ fn initialize_and_the_tool_list_with_schemas_and_annotations() {
             "why",
             "show",
             "log",
+            "trust_show",
             "claim",
             "check",
             "gate"
@@ -1501,4 +1503,25 @@ fn a_client_that_reads_no_answers_is_read_only_so_far_ahead() {
     assert_eq!(answered.len(), CALLS);
     assert!(child.wait().unwrap().success());
     eprintln!("{before_reading} of {CALLS} calls written before any answer was read");
+}
+
+#[test]
+fn trust_show_reports_the_pins_and_the_claim_tool_refuses_a_root_key() {
+    let w = World::new();
+    // The agent's key pinned as a root of the team: it may sign policies, never claims.
+    let (code, out) = elench(
+        w.tmp.path(),
+        &with_store(&w.store, &["trust", "pin", p(&w.keys.agent.public)]),
+    );
+    assert_eq!(code, 0, "{out}");
+    let (mut c, _) = w.serve(&["--key", p(&w.keys.agent.private)]);
+    let t = c.ok("trust_show", json!({}));
+    assert_eq!(t["pins"][0]["keyid"], json!(w.keys.agent.keyid), "{t}");
+    assert_eq!(t["in_force"], json!(null), "{t}");
+    let e = c.err("claim", json!({"text": "the root says so"}));
+    assert_eq!(e["code"], "ROLE_VIOLATION", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("root key"), "{e}");
+    let log = c.ok("log", json!({}));
+    assert_eq!(log["entries"], json!([]), "nothing was recorded: {log}");
+    c.finish();
 }

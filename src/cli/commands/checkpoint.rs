@@ -19,10 +19,34 @@ pub struct CheckpointArgs {
     /// Sign the checkpoint with this private key (PEM PKCS#8 Ed25519)
     #[arg(long, value_name = "KEY.pem")]
     pub key: Option<String>,
+    /// Instead, the checkpoint of remote NAME's log: the size and RFC 6962 Merkle root of its
+    /// sequence of envelopes (docs/witness.md)
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["out", "key"],
+          value_parser = crate::cli::values::remote_name)]
+    pub remote: Option<crate::cli::values::RemoteName>,
 }
 
 pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
     let store = g.context().open_store()?;
+    if let Some(name) = &a.remote {
+        let ctx = g.context();
+        let c = crate::ops::sync::remote_checkpoint(
+            &store,
+            name,
+            Some(std::time::Duration::from_secs(30)),
+            std::time::Duration::from_secs(g.wait),
+            ctx.reaper(),
+        )?;
+        let mut text = format!("remote {}\nsize {}\nroot {}\n", c.remote, c.size, c.root);
+        if let Some(w) = &c.written {
+            text.push_str(&format!(
+                "written checkpoint: {} size {} root {}\n",
+                w.origin, w.size, w.root
+            ));
+        }
+        let data = crate::cli::common::to_data(&c)?;
+        return Ok(Report::new(data, text));
+    }
     if let Some(out) = &a.out {
         refuse_inside_store(Path::new(out), store.root())?;
     }

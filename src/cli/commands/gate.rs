@@ -108,6 +108,12 @@ fn render(o: &GateOutput) -> String {
         c.in_scope,
         v.min_in_scope
     ));
+    if r.witness_fresh {
+        t.push_str(&format!(
+            "  witnesses of remote {} (witness_fresh): {}\n",
+            r.witness_remote, v.remote_rewound
+        ));
+    }
     if !o.violations.is_empty() {
         t.push_str("violations:\n");
         for x in &o.violations {

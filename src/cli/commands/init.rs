@@ -11,6 +11,10 @@ pub struct InitArgs {
     /// Directory in which to create .elench (default: the working directory; --store names
     /// the store directory itself)
     pub dir: Option<PathBuf>,
+    /// Pin a root public key of the team (repeatable): trust policies signed by the team's
+    /// roots are then taken from `add` and `pull` (see `elench trust`)
+    #[arg(long = "root-key", value_name = "ROOT.pub")]
+    pub root_key: Vec<PathBuf>,
 }
 
 pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
@@ -24,8 +28,26 @@ pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
         (None, Some(d)) => d.join(STORE_DIR),
         (None, None) => PathBuf::from(STORE_DIR),
     };
+    // Every key is read before anything is made: a bad one leaves no store behind.
+    let mut pems = Vec::new();
+    for k in &a.root_key {
+        pems.push(crate::cli::files::read_key_file(k)?);
+        let pem = pems.last().map(String::as_str).unwrap_or_default();
+        crate::keys::read_public_key_pem(pem)
+            .map_err(|r| Failure::rejected(r, Some(k.display().to_string())))?;
+    }
     let made = crate::ops::init::init(&g.context(), &root)?;
-    let text = if made.created {
+    let ctx = g.context();
+    let store = ctx.open_store_at(&root)?;
+    let mut pins = Vec::new();
+    for (pem, file) in pems.iter().zip(&a.root_key) {
+        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned());
+        pins.push(
+            crate::trust::pin(&store, pem, name.as_deref())
+                .map_err(crate::ops::trust::trust_failure)?,
+        );
+    }
+    let mut text = if made.created {
         format!("created an empty elench store at {}\n", made.path)
     } else {
         format!(
@@ -33,6 +55,12 @@ pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
             made.path
         )
     };
-    let data = crate::cli::common::to_data(&made)?;
+    for p in &pins {
+        text.push_str(&format!("pinned root key {} ({})\n", p.name, p.keyid));
+    }
+    let mut data = crate::cli::common::to_data(&made)?;
+    if !pins.is_empty() {
+        data["pins"] = crate::cli::common::to_data(&pins)?;
+    }
     Ok(Report::new(data, text))
 }

@@ -25,5 +25,6 @@ pub mod sign;
 pub mod status;
 pub mod sync;
 pub mod tree;
+pub mod trust;
 pub mod verify;
 pub mod why;

@@ -13,6 +13,18 @@ pub enum RemoteCommand {
     Add(AddArgs),
     /// List the store's remotes
     List,
+    /// Keep a witness policy (a C2SP tlog-policy file) with a remote: push asks its
+    /// witnesses, pull checks the remote's checkpoint against it (docs/witness.md)
+    Witnesses(WitnessesArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct WitnessesArgs {
+    /// The remote's name
+    #[arg(value_parser = crate::cli::values::remote_name)]
+    pub name: crate::cli::values::RemoteName,
+    /// The tlog-policy file
+    pub file: String,
 }
 
 impl RemoteCommand {
@@ -20,6 +32,7 @@ impl RemoteCommand {
         match self {
             RemoteCommand::Add(_) => "remote add",
             RemoteCommand::List => "remote list",
+            RemoteCommand::Witnesses(_) => "remote witnesses",
         }
     }
 }
@@ -47,6 +60,21 @@ pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {
                     r.name, r.url
                 )
             };
+            let data = crate::cli::common::to_data(&r)?;
+            Ok(Report::new(data, text))
+        }
+        RemoteCommand::Witnesses(a) => {
+            let r = crate::ops::sync::set_witnesses(&ctx, &a.name, &a.file)?;
+            let text = format!(
+                "remote {}: witness policy with {} witness(es), {}\n",
+                r.name,
+                r.witnesses,
+                if r.quorum {
+                    "a quorum to meet"
+                } else {
+                    "no quorum (`quorum none`)"
+                }
+            );
             let data = crate::cli::common::to_data(&r)?;
             Ok(Report::new(data, text))
         }

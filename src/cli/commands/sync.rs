@@ -25,6 +25,32 @@ pub struct RemoteArg {
     /// whole command's limit is --timeout
     #[arg(long, value_name = "SECONDS", value_parser = crate::cli::values::parse_seconds)]
     pub connect_timeout: Option<Duration>,
+    /// push, sync: sign the remote's checkpoint with this log key (PEM PKCS#8 Ed25519) and
+    /// ask the witness policy's witnesses to cosign it; it is written at `checkpoint` in the
+    /// remote's log (docs/witness.md)
+    #[arg(long, value_name = "LOG.pem")]
+    pub log_key: Option<String>,
+    /// push, sync: the checkpoint's origin, where no `log` line of the witness policy names
+    /// the log key
+    #[arg(long, value_name = "ORIGIN")]
+    pub origin: Option<String>,
+    /// A C2SP tlog-policy file: the witnesses, their URLs and the quorum (default: the one
+    /// kept with the remote by `elench remote witnesses NAME FILE`)
+    #[arg(long, value_name = "FILE")]
+    pub witness_policy: Option<String>,
+    /// pull, sync: also submit the remote's checkpoint to the witnesses; one that has
+    /// cosigned a larger or another tree of this log makes the pull fail with REMOTE_REWOUND
+    #[arg(long)]
+    pub witness_fresh: bool,
+}
+
+/// Reads a tlog-policy file given on the command line.
+pub fn read_witness_policy(path: &str) -> Result<crate::witness::policy::Policy, Failure> {
+    let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
+    crate::witness::policy::Policy::parse(&bytes).map_err(|e| Failure::Invalid {
+        code: crate::error::Code::BadPolicy,
+        message: format!("{path} is not a witness policy (C2SP tlog-policy): {e}"),
+    })
 }
 
 /// The connect timeout when `--connect-timeout` is not given and no person is at a terminal:
@@ -56,6 +82,22 @@ pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Fa
         connect_timeout: connect_timeout(a.connect_timeout, interactive),
         wait: Duration::from_secs(g.wait),
         progress: std::io::stderr().is_terminal(),
+        witness: crate::ops::sync::WitnessInput {
+            log_key: match &a.log_key {
+                None => None,
+                Some(p) => Some(crate::cli::files::read_signing_key_file(
+                    std::path::Path::new(p),
+                )?),
+            },
+            origin: a.origin.clone(),
+            policy: a
+                .witness_policy
+                .as_deref()
+                .map(read_witness_policy)
+                .transpose()?,
+            fresh: a.witness_fresh,
+            timeout: connect_timeout(a.connect_timeout, interactive),
+        },
     };
     let warnings = Collected::default();
     let out = exchange(&store, &input, ctx.reaper(), &warnings, &|| {
@@ -84,6 +126,47 @@ fn report(direction: Direction, mut o: SyncOutput) -> Report {
         text.push_str(&format!("  pushed {} envelope(s)\n", o.pushed));
     }
     text.push_str(&format!("  remote log at {head}\n"));
+    if let Some(r) = &o.rewound {
+        text.push_str(&format!(
+            "  the remote lost {} envelope(s) it held at {}: {}\n",
+            r.count,
+            r.before,
+            r.ids.join(", ")
+        ));
+    }
+    if let Some(w) = &o.witnessed {
+        if let Some(c) = &w.checkpoint {
+            text.push_str(&format!(
+                "  checkpoint {} size {} root {}; cosigned by {}\n",
+                c.origin,
+                c.size,
+                c.root,
+                if w.cosigned_by.is_empty() {
+                    "no witness".to_owned()
+                } else {
+                    w.cosigned_by.join(", ")
+                }
+            ));
+        }
+        for (n, why) in &w.not_cosigned {
+            text.push_str(&format!("  witness {n} did not cosign: {why}\n"));
+        }
+    }
+    if let Some(c) = &o.checkpoint {
+        if let Some(cp) = &c.checkpoint {
+            text.push_str(&format!(
+                "  remote checkpoint {} size {} (sequence {}); cosigned by {}\n",
+                cp.origin,
+                cp.size,
+                c.sequence_size,
+                if c.cosigned_by.is_empty() {
+                    "no policy witness".to_owned()
+                } else {
+                    c.cosigned_by.join(", ")
+                }
+            ));
+        }
+    }
     for r in &o.rejections {
         text.push_str(&format!(
             "  rejected {}: {} {}\n",

@@ -22,7 +22,7 @@ pub const SCHEMA_URI: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 /// Every rule a result can name, gravest first: (id, short description, help).
-pub const RULES: [(&str, &str, &str); 8] = [
+pub const RULES: [(&str, &str, &str); 9] = [
     (
         "elench/falsified",
         "A claim about this code was falsified",
@@ -64,6 +64,12 @@ pub const RULES: [(&str, &str, &str); 8] = [
         "The policy's forbid list names this status.",
     ),
     (
+        "elench/remote-rewound",
+        "The remote's log could not be shown unrewound",
+        "The policy's witness_fresh asked the witnesses of the remote's log: one has seen a \
+         larger or another tree of it, or the checkpoint could not be confirmed.",
+    ),
+    (
         "elench/empty-scope",
         "Too few claims in scope to judge the tree",
         "Fewer claims apply at this tree than the policy's min_in_scope: a gate that judged \
@@ -92,6 +98,9 @@ pub fn rule_of(v: &Violation) -> &'static str {
         Rule::MinHarnessKeys => "elench/harness-keys",
         Rule::Stale => "elench/stale",
         Rule::MinInScope => "elench/empty-scope",
+        Rule::PolicyExpired => "elench/policy-expired",
+        Rule::PolicyEquivocation => "elench/policy-equivocation",
+        Rule::RemoteRewound => "elench/remote-rewound",
     }
 }
 

@@ -1,0 +1,747 @@
+//! A remote's log as a transparency log (docs/witness.md): its sequence of envelopes, the
+//! checkpoint a log key signs over it and witnesses cosign, and the checks a pull makes.
+//!
+//! The sequence: the blobs under `v1/` and `trust/` in the order the first-parent history of
+//! `refs/elench/log` added them, each commit's new or changed ones sorted by the bytes of
+//! their paths, a blob already in the sequence not added again, a blob over 1 MiB (no
+//! envelope) left out. Its leaves are the blobs' bytes; each store keeps the leaf hashes of
+//! the remote's sequence it has seen (`sync/<name>.leaves`, with `sync/<name>.witness.json`),
+//! so a pull or push hashes only what is new.
+
+use super::git::{At, Blob, Pushed, Repo};
+use super::{layout, Session, SyncError};
+use crate::envelope::MAX_ENVELOPE_BYTES;
+use crate::error::Code;
+use crate::keys::{Role, TrustSet};
+use crate::witness::checkpoint::{encode_hash, parse_hash, Checkpoint};
+use crate::witness::client::{cosign, Client, Outcome, Witness};
+use crate::witness::merkle::{leaf_hash, Hash, Tree};
+use crate::witness::note::{self, KeyType, Note, Vkey};
+use crate::witness::policy::Policy;
+use ed25519_dalek::SigningKey;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where the checkpoint lives in the remote log's tree.
+pub const CHECKPOINT_PATH: &str = "checkpoint";
+/// The folders whose blobs make the sequence.
+const SEQUENCE_DIRS: [&str; 2] = [layout::LAYOUT_DIR, "trust"];
+
+/// What this store last saw of a remote's sequence and checkpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct WitnessState {
+    /// The remote commit the kept leaves stop at.
+    #[serde(default)]
+    head: Option<String>,
+    /// How many leaves the leaves file holds for it.
+    #[serde(default)]
+    size: u64,
+    /// The last checkpoint this store verified or wrote for the remote: size and root.
+    #[serde(default)]
+    checkpoint: Option<(u64, String)>,
+    /// The size each witness (by vkey) last cosigned, as far as this store knows.
+    #[serde(default)]
+    cosigned: BTreeMap<String, u64>,
+}
+
+fn state_path(root: &Path, name: &str) -> PathBuf {
+    root.join("sync").join(format!("{name}.witness.json"))
+}
+
+fn leaves_path(root: &Path, name: &str) -> PathBuf {
+    root.join("sync").join(format!("{name}.leaves"))
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SyncError + '_ {
+    move |e| SyncError::Io(format!("{}: {e}", path.display()))
+}
+
+/// The witness policy kept with a remote (`elench remote witnesses NAME FILE`).
+pub fn policy_path(root: &Path, name: &str) -> PathBuf {
+    root.join("sync").join(format!("{name}.witnesses"))
+}
+
+/// Keeps `bytes` (a tlog-policy file, checked) as the witness policy of remote `name`.
+pub fn set_policy(root: &Path, name: &str, bytes: &[u8]) -> Result<Policy, String> {
+    let p = Policy::parse(bytes).map_err(|e| e.to_string())?;
+    let path = policy_path(root, name);
+    std::fs::create_dir_all(root.join("sync")).map_err(|e| e.to_string())?;
+    crate::atomic_file::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(p)
+}
+
+/// The witness policy kept with remote `name`, if any.
+pub fn kept_policy(root: &Path, name: &str) -> Result<Option<Policy>, String> {
+    let path = policy_path(root, name);
+    match std::fs::read(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+        Ok(b) => Policy::parse(&b)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display())),
+    }
+}
+
+/// A remote's sequence as far as its head, and whether it still extends what was kept.
+pub struct Sequence {
+    pub tree: Tree,
+    /// The kept sequence is not a prefix of this one: how many leaves were kept, and a
+    /// sentence on what differs.
+    pub rewound: Option<String>,
+}
+
+/// A problem a pull found with the remote's checkpoint, with its code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    #[serde(serialize_with = "code_str")]
+    pub code: Code,
+    pub message: String,
+}
+
+fn code_str<S: serde::Serializer>(c: &Code, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(c.as_str())
+}
+
+/// What pull checks beyond envelopes.
+pub struct PullChecks<'a> {
+    pub policy: Option<&'a Policy>,
+    /// Also submit the checkpoint to the witnesses.
+    pub fresh: bool,
+    pub timeout: Duration,
+}
+
+/// What the checkpoint checks of a pull found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PullReport {
+    /// The remote's checkpoint, when it has one: origin, size, root (base64).
+    pub checkpoint: Option<CheckpointView>,
+    /// The size of the remote's sequence.
+    pub sequence_size: u64,
+    /// Policy witnesses whose cosignature on the remote's checkpoint verified.
+    pub cosigned_by: Vec<String>,
+    /// With `--witness-fresh`: witnesses that cosigned it now.
+    pub fresh_by: Vec<String>,
+    /// Problems, `REMOTE_REWOUND` first.
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointView {
+    pub origin: String,
+    pub size: u64,
+    pub root: String,
+}
+
+impl From<&Checkpoint> for CheckpointView {
+    fn from(c: &Checkpoint) -> Self {
+        CheckpointView {
+            origin: c.origin.clone(),
+            size: c.size,
+            root: encode_hash(&c.root),
+        }
+    }
+}
+
+/// What push does with the log key.
+pub struct PushCheckpoint<'a> {
+    pub key: &'a SigningKey,
+    /// `--origin`, where no policy's `log` line names the key.
+    pub origin: Option<&'a str>,
+    pub policy: Option<&'a Policy>,
+    pub timeout: Duration,
+}
+
+/// What the checkpoint step of a push did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PushReport {
+    pub checkpoint: Option<CheckpointView>,
+    /// Witnesses that cosigned (by their policy names).
+    pub cosigned_by: Vec<String>,
+    /// Witnesses that did not, and why.
+    pub not_cosigned: Vec<(String, String)>,
+    /// Whether the cosignatures meet the policy's quorum (true without a policy).
+    pub quorum: bool,
+    /// Whether a commit with the checkpoint was pushed (false: the remote had it already).
+    pub written: bool,
+    /// A witness has cosigned a larger tree of this log than the remote's: its message.
+    pub rewound: Option<String>,
+}
+
+impl Session<'_> {
+    fn load_witness_state(&self) -> (WitnessState, Tree) {
+        let root = self.store.root();
+        let name = &self.remote.name;
+        let state: WitnessState = std::fs::read(state_path(root, name))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let bytes = std::fs::read(leaves_path(root, name)).unwrap_or_default();
+        if bytes.len() as u64 != state.size * 32 {
+            // Missing or torn: start over (only costs hashing).
+            return (WitnessState::default(), Tree::new());
+        }
+        let tree = Tree::from_leaf_hashes(bytes.chunks_exact(32).map(|c| {
+            let mut h = [0u8; 32];
+            h.copy_from_slice(c);
+            h
+        }));
+        (state, tree)
+    }
+
+    fn save_witness_state(&self, state: &WitnessState, tree: &Tree) -> Result<(), SyncError> {
+        let root = self.store.root();
+        let name = &self.remote.name;
+        let dir = root.join("sync");
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let leaves = leaves_path(root, name);
+        let bytes: Vec<u8> = tree.leaf_hashes().iter().flatten().copied().collect();
+        crate::atomic_file::write(&leaves, &bytes).map_err(io(&leaves))?;
+        let path = state_path(root, name);
+        let json = serde_json::to_vec_pretty(state).map_err(|e| SyncError::Io(e.to_string()))?;
+        crate::atomic_file::write(&path, &json).map_err(io(&path))?;
+        Ok(())
+    }
+
+    /// The remote's sequence at `head`: the kept one grown by the commits after its head,
+    /// or, when the kept head is not on `head`'s first-parent chain, computed anew (and
+    /// compared with the kept one).
+    fn sequence_at(
+        &self,
+        repo: &Repo,
+        head: &str,
+        state: &mut WitnessState,
+        kept: Tree,
+    ) -> Result<Sequence, SyncError> {
+        let mut rewound = None;
+        let mut tree = kept.clone();
+        let mut base = state.head.clone().filter(|_| kept.size() > 0);
+        if let Some(b) = &base {
+            if b == head {
+                return Ok(Sequence {
+                    tree,
+                    rewound: None,
+                });
+            }
+            let (parent, commits) = repo.first_parent_additions(Some(b), head, &SEQUENCE_DIRS)?;
+            if !commits.is_empty() && parent.as_deref() == Some(b.as_str()) {
+                self.grow(repo, &mut tree, commits)?;
+                state.head = Some(head.to_owned());
+                state.size = tree.size();
+                return Ok(Sequence { tree, rewound });
+            }
+            base = None;
+        }
+        if base.is_none() {
+            tree = Tree::new();
+            let (_, commits) = repo.first_parent_additions(None, head, &SEQUENCE_DIRS)?;
+            self.grow(repo, &mut tree, commits)?;
+            if kept.size() > 0 {
+                let n = kept.size();
+                if tree.size() < n {
+                    rewound = Some(format!(
+                        "the remote's sequence of envelopes has {} entries, fewer than the {n} \
+                         this store saw there",
+                        tree.size()
+                    ));
+                } else if tree.leaf_hashes()[..n as usize] != *kept.leaf_hashes() {
+                    let at = tree
+                        .leaf_hashes()
+                        .iter()
+                        .zip(kept.leaf_hashes())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(0);
+                    rewound = Some(format!(
+                        "the remote's sequence of envelopes differs from the one this store saw \
+                         there from entry {at} on (of {n})"
+                    ));
+                }
+            }
+            state.head = Some(head.to_owned());
+            state.size = tree.size();
+        }
+        Ok(Sequence { tree, rewound })
+    }
+
+    /// Appends the blobs the commits add, skipping those already in the sequence.
+    fn grow(
+        &self,
+        repo: &Repo,
+        tree: &mut Tree,
+        commits: Vec<(String, Vec<super::git::Entry>)>,
+    ) -> Result<(), SyncError> {
+        let mut seen: HashSet<Hash> = tree.leaf_hashes().iter().copied().collect();
+        let oids: Vec<String> = commits
+            .into_iter()
+            .flat_map(|(_, entries)| entries.into_iter().map(|e| e.blob))
+            .collect();
+        repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |_, blob| {
+            if let Blob::Content(bytes) = blob {
+                let h = leaf_hash(&bytes);
+                if seen.insert(h) {
+                    tree.push_leaf_hash(h);
+                }
+            }
+            Ok(true)
+        })?;
+        Ok(())
+    }
+
+    /// The checkpoint note at `commit`, if its tree has one that reads as a note.
+    fn read_checkpoint(&self, repo: &Repo, commit: &str) -> Result<Option<Note>, SyncError> {
+        let at = repo.at_each(&[(commit, CHECKPOINT_PATH)])?;
+        let Some(At::Blob { oid, .. }) = at.into_iter().next() else {
+            return Ok(None);
+        };
+        let mut found = None;
+        repo.read_blobs(&[oid], note::MAX_NOTE_BYTES as u64, |_, blob| {
+            if let Blob::Content(b) = blob {
+                found = Note::parse(&b).ok();
+            }
+            Ok(false)
+        })?;
+        Ok(found)
+    }
+
+    /// `elench checkpoint --remote NAME`: the remote's sequence and root now, and its
+    /// checkpoint file if it has one.
+    pub fn remote_checkpoint(&mut self) -> Result<(u64, Hash, Option<CheckpointView>), SyncError> {
+        let (repo, head) = self.connect()?;
+        let Some(head) = head else {
+            return Ok((0, Tree::new().root(), None));
+        };
+        let (mut state, kept) = self.load_witness_state();
+        let seq = self.sequence_at(&repo, &head, &mut state, kept)?;
+        if seq.rewound.is_none() {
+            self.save_witness_state(&state, &seq.tree)?;
+        }
+        let written = self
+            .read_checkpoint(&repo, &head)?
+            .and_then(|n| Checkpoint::parse(&n.text).ok())
+            .map(|c| CheckpointView::from(&c));
+        Ok((seq.tree.size(), seq.tree.root(), written))
+    }
+
+    /// After a push: signs the remote's sequence at its head with the log key, asks every
+    /// witness of the policy to cosign it, and writes checkpoint and cosignatures at
+    /// `checkpoint` in a commit on top of the head.
+    pub fn push_checkpoint(&mut self, input: &PushCheckpoint<'_>) -> Result<PushReport, SyncError> {
+        let (repo, head) = self.connect()?;
+        let Some(head) = head else {
+            return Ok(PushReport {
+                quorum: input.policy.is_none_or(|p| !p.wants_witnesses()),
+                ..PushReport::default()
+            });
+        };
+        let public = input.key.verifying_key();
+        let origin = input
+            .policy
+            .and_then(|p| p.logs.iter().find(|l| l.vkey.key == public))
+            .map(|l| l.vkey.name.clone())
+            .or(input.origin.map(str::to_owned))
+            .ok_or_else(|| {
+                SyncError::Config(
+                    "the checkpoint needs an origin: a `log` line of the witness policy naming \
+                     this log key, or --origin"
+                        .into(),
+                )
+            })?;
+        let (mut state, kept) = self.load_witness_state();
+        let seq = self.sequence_at(&repo, &head, &mut state, kept)?;
+        let tree = seq.tree;
+        let cp = Checkpoint {
+            origin: origin.clone(),
+            size: tree.size(),
+            root: tree.root(),
+        };
+        let mut signed = cp
+            .sign(input.key)
+            .map_err(|e| SyncError::Config(format!("the log key cannot sign: {e}")))?;
+        let mut report = PushReport {
+            checkpoint: Some(CheckpointView::from(&cp)),
+            ..PushReport::default()
+        };
+        // Cosignatures the remote's checkpoint already carries for this very tree are kept.
+        let existing = self.read_checkpoint(&repo, &head)?;
+        let mut have: HashSet<usize> = HashSet::new();
+        if let (Some(old), Some(policy)) = (&existing, input.policy) {
+            if old.text == signed.text {
+                for (i, w) in policy.witnesses.iter().enumerate() {
+                    for s in old.signatures.iter().filter(|s| w.vkey.names(s)) {
+                        if let Ok(Some(_)) = w.vkey.verify(&old.text, s) {
+                            if have.insert(i) {
+                                signed.signatures.push(s.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(policy) = input.policy {
+            let client = Client::new(input.timeout);
+            let proof = |m: u64| tree.consistency_proof(m, tree.size()).ok();
+            for (i, w) in policy.witnesses.iter().enumerate() {
+                let name = w.display_name();
+                if have.contains(&i) {
+                    report.cosigned_by.push(name);
+                    continue;
+                }
+                let Some(url) = &w.url else {
+                    report
+                        .not_cosigned
+                        .push((name, "the policy gives no URL for it".into()));
+                    continue;
+                };
+                let key = w.vkey.to_string();
+                let old = state.cosigned.get(&key).copied().unwrap_or(0);
+                let wit = Witness {
+                    name: &name,
+                    vkey: &w.vkey,
+                    url,
+                };
+                // The witness is sent the checkpoint as the log signed it.
+                let log_signed = Note {
+                    text: signed.text.clone(),
+                    signatures: vec![signed.signatures[0].clone()],
+                };
+                match cosign(&client, &wit, &cp, &log_signed, old, &proof) {
+                    Outcome::Cosigned { signature, .. } => {
+                        state.cosigned.insert(key, cp.size);
+                        signed.signatures.push(signature);
+                        have.insert(i);
+                        report.cosigned_by.push(name);
+                    }
+                    Outcome::Ahead { witness_size } => {
+                        let why = format!(
+                            "it has cosigned a tree of {witness_size} entries of this log, \
+                             larger than the remote's {}: the remote was rewound",
+                            cp.size
+                        );
+                        report
+                            .rewound
+                            .get_or_insert(format!("witness {name}: {why}"));
+                        report.not_cosigned.push((name, why));
+                    }
+                    Outcome::Inconsistent { message } => {
+                        let why = format!(
+                            "422: the checkpoint is not consistent with what it cosigned ({message})"
+                        );
+                        report
+                            .rewound
+                            .get_or_insert(format!("witness {name}: {why}"));
+                        report.not_cosigned.push((name, why));
+                    }
+                    Outcome::Failed { message } => report.not_cosigned.push((name, message)),
+                }
+            }
+            report.quorum = policy.satisfied(|i| have.contains(&i));
+        } else {
+            report.quorum = true;
+        }
+        let text = signed.to_text();
+        let unchanged = existing.as_ref().is_some_and(|e| e.to_text() == text);
+        if !unchanged {
+            let mut fi = repo.fast_import()?;
+            fi.begin(Some(&head))?;
+            fi.add(CHECKPOINT_PATH, text.as_bytes())?;
+            let commit = fi.finish()?;
+            match repo.push(&self.remote.url, &commit, layout::LOG_REF)? {
+                Pushed::Done => {
+                    self.track(&repo, &commit);
+                    report.written = true;
+                    // The new commit adds no envelope: the sequence and the push position
+                    // stand for it as they did for its parent.
+                    state.head = Some(commit.clone());
+                    if self.state.pushed.as_deref() == Some(head.as_str()) {
+                        self.state.pushed = Some(commit.clone());
+                    }
+                    if self.state.pulled.as_deref() == Some(head.as_str()) {
+                        self.state.pulled = Some(commit);
+                    }
+                    self.save()?;
+                }
+                Pushed::Refused(why) => {
+                    return Err(SyncError::PushRefused {
+                        name: self.remote.name.clone(),
+                        url: self.remote.url.clone(),
+                        reason: why,
+                    })
+                }
+                Pushed::Lost(why) => {
+                    return Err(SyncError::PushRejected {
+                        attempts: 1,
+                        reason: format!("while writing the checkpoint: {why}"),
+                    })
+                }
+            }
+        }
+        state.checkpoint = Some((cp.size, encode_hash(&cp.root)));
+        state.size = tree.size();
+        self.save_witness_state(&state, &tree)?;
+        Ok(report)
+    }
+
+    /// After a pull: checks the remote's checkpoint against the sequence pulled, the log
+    /// keys this store trusts, the policy's quorum, the last checkpoint this store saw, and,
+    /// with `fresh`, the witnesses themselves.
+    pub fn check_checkpoint(
+        &mut self,
+        checks: &PullChecks<'_>,
+        trust: &TrustSet,
+    ) -> Result<PullReport, SyncError> {
+        let (repo, head) = self.connect()?;
+        let mut report = PullReport::default();
+        let wants = checks.policy.is_some_and(Policy::wants_witnesses);
+        let finding = |code: Code, message: String| Finding { code, message };
+        let Some(head) = head else {
+            if wants {
+                report.findings.push(finding(
+                    Code::NoCheckpoint,
+                    format!(
+                        "remote {} has no log, so no checkpoint, and the witness policy asks \
+                         for cosignatures",
+                        self.remote.name
+                    ),
+                ));
+            }
+            return Ok(report);
+        };
+        let (mut state, kept) = self.load_witness_state();
+        let seq = self.sequence_at(&repo, &head, &mut state, kept)?;
+        let tree = seq.tree;
+        report.sequence_size = tree.size();
+        if let Some(why) = seq.rewound {
+            report.findings.push(finding(
+                Code::RemoteRewound,
+                format!("remote {}: {why}", self.remote.name),
+            ));
+        }
+        let note = self.read_checkpoint(&repo, &head)?;
+        let parsed = note
+            .as_ref()
+            .and_then(|n| Checkpoint::parse(&n.text).ok().map(|c| (n, c)));
+        let Some((note, cp)) = parsed else {
+            if wants {
+                report.findings.push(finding(
+                    Code::NoCheckpoint,
+                    format!(
+                        "remote {} has no readable checkpoint (`{CHECKPOINT_PATH}` in its log), \
+                         and the witness policy asks for cosignatures",
+                        self.remote.name
+                    ),
+                ));
+            }
+            return self.finish_pull_report(report, state, tree, None);
+        };
+        report.checkpoint = Some(CheckpointView::from(&cp));
+        // The log's signature, by a `log` key this store trusts, named as the origin.
+        let log_keys: Vec<Vkey> = trust
+            .active()
+            .filter(|k| k.role == Role::Log)
+            .filter_map(|k| Vkey::new(&cp.origin, KeyType::Ed25519, k.key).ok())
+            .collect();
+        let log_key = log_keys
+            .iter()
+            .find(|k| note::verify(note, std::slice::from_ref(k)).is_ok());
+        let Some(log_key) = log_key else {
+            let code = if wants {
+                Code::NoCheckpoint
+            } else {
+                Code::WitnessQuorum
+            };
+            let message = format!(
+                "remote {}'s checkpoint (origin {}) is not signed by a log key this store \
+                 trusts ({} trusted); trust the log's key with `elench keys add --role log`",
+                self.remote.name,
+                cp.origin,
+                log_keys.len()
+            );
+            if wants || !log_keys.is_empty() {
+                report.findings.push(finding(code, message));
+            }
+            return self.finish_pull_report(report, state, tree, None);
+        };
+        // The root over the sequence pulled.
+        let matches = tree.root_at(cp.size).is_ok_and(|r| r == cp.root);
+        if !matches {
+            report.findings.push(finding(
+                Code::CheckpointMismatch,
+                format!(
+                    "remote {}'s checkpoint says {} entries with root {}, but {}",
+                    self.remote.name,
+                    cp.size,
+                    encode_hash(&cp.root),
+                    match tree.root_at(cp.size) {
+                        Ok(r) => format!(
+                            "the first {} entries of its sequence have root {}",
+                            cp.size,
+                            encode_hash(&r)
+                        ),
+                        Err(_) => format!("its sequence has only {} entries", tree.size()),
+                    }
+                ),
+            ));
+        }
+        // Consistency with the last checkpoint this store saw.
+        if let Some((size, root)) = &state.checkpoint {
+            let (size, root) = (*size, parse_hash(root));
+            if cp.size < size {
+                report.findings.push(finding(
+                    Code::RemoteRewound,
+                    format!(
+                        "remote {}'s checkpoint has {} entries, fewer than the {size} of the \
+                         last checkpoint this store saw there",
+                        self.remote.name, cp.size
+                    ),
+                ));
+            } else if matches && root.is_some_and(|r| tree.root_at(size).ok() != Some(r)) {
+                report.findings.push(finding(
+                    Code::RemoteRewound,
+                    format!(
+                        "remote {}'s log is not consistent with the checkpoint of {size} \
+                         entries this store saw there before",
+                        self.remote.name
+                    ),
+                ));
+            }
+        }
+        // The quorum of cosignatures.
+        if let Some(policy) = checks.policy {
+            match crate::witness::verify_witnessed(note, log_key, policy) {
+                Ok(w) => {
+                    report.cosigned_by = w
+                        .cosigned
+                        .iter()
+                        .map(|(i, _)| policy.witnesses[*i].display_name())
+                        .collect();
+                    if !w.quorum && !checks.fresh {
+                        report.findings.push(finding(
+                            Code::WitnessQuorum,
+                            format!(
+                                "remote {}'s checkpoint is cosigned by {} of the policy's \
+                                 witnesses ({}), which does not meet its quorum",
+                                self.remote.name,
+                                w.cosigned.len(),
+                                report.cosigned_by.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                Err(e) => report.findings.push(finding(
+                    Code::WitnessQuorum,
+                    format!("remote {}'s checkpoint: {e}", self.remote.name),
+                )),
+            }
+            if checks.fresh {
+                self.ask_fresh(policy, &cp, note, &tree, checks.timeout, &mut report);
+            }
+        }
+        let verified = matches.then_some(&cp);
+        self.finish_pull_report(report, state, tree, verified)
+    }
+
+    /// `--witness-fresh`: submits the checkpoint to each witness from its own size; a
+    /// witness that has cosigned a larger or another tree of this log makes it rewound.
+    fn ask_fresh(
+        &self,
+        policy: &Policy,
+        cp: &Checkpoint,
+        note: &Note,
+        tree: &Tree,
+        timeout: Duration,
+        report: &mut PullReport,
+    ) {
+        let client = Client::new(timeout);
+        let proof = |m: u64| tree.consistency_proof(m, cp.size).ok();
+        let log_only = Note {
+            text: note.text.clone(),
+            signatures: note
+                .signatures
+                .iter()
+                .filter(|s| s.name == cp.origin)
+                .cloned()
+                .collect(),
+        };
+        let mut fresh = HashSet::new();
+        let mut failed = Vec::new();
+        for (i, w) in policy.witnesses.iter().enumerate() {
+            let name = w.display_name();
+            let Some(url) = &w.url else {
+                failed.push(format!("{name}: no URL in the policy"));
+                continue;
+            };
+            let wit = Witness {
+                name: &name,
+                vkey: &w.vkey,
+                url,
+            };
+            match cosign(&client, &wit, cp, &log_only, cp.size, &proof) {
+                Outcome::Cosigned { .. } => {
+                    fresh.insert(i);
+                    report.fresh_by.push(name);
+                }
+                Outcome::Ahead { witness_size } => report.findings.push(Finding {
+                    code: Code::RemoteRewound,
+                    message: format!(
+                        "witness {name} has cosigned {witness_size} entries of log {}, more \
+                         than the {} the remote's checkpoint shows: the remote was rewound",
+                        cp.origin, cp.size
+                    ),
+                }),
+                Outcome::Inconsistent { message } => report.findings.push(Finding {
+                    code: Code::RemoteRewound,
+                    message: format!(
+                        "witness {name} refused the remote's checkpoint as inconsistent with \
+                         what it cosigned of log {} (422: {message}): the remote shows a \
+                         forked or rewound log",
+                        cp.origin
+                    ),
+                }),
+                Outcome::Failed { message } => failed.push(format!("{name}: {message}")),
+            }
+        }
+        if !policy.satisfied(|i| fresh.contains(&i)) {
+            report.findings.push(Finding {
+                code: Code::WitnessQuorum,
+                message: format!(
+                    "--witness-fresh: {} witness(es) cosigned the remote's checkpoint now ({}), \
+                     which does not meet the policy's quorum{}",
+                    fresh.len(),
+                    report.fresh_by.join(", "),
+                    if failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; no cosignature from {}", failed.join("; "))
+                    }
+                ),
+            });
+        }
+    }
+
+    fn finish_pull_report(
+        &self,
+        mut report: PullReport,
+        mut state: WitnessState,
+        tree: Tree,
+        verified: Option<&Checkpoint>,
+    ) -> Result<PullReport, SyncError> {
+        report
+            .findings
+            .sort_by_key(|f| if f.code == Code::RemoteRewound { 0 } else { 1 });
+        let rewound = report
+            .findings
+            .iter()
+            .any(|f| f.code == Code::RemoteRewound);
+        // What this store remembers only moves forward: a rewound remote leaves it as it was,
+        // so the next pull says so again.
+        if !rewound {
+            if let Some(cp) = verified {
+                state.checkpoint = Some((cp.size, encode_hash(&cp.root)));
+            }
+            state.size = tree.size();
+            self.save_witness_state(&state, &tree)?;
+        }
+        Ok(report)
+    }
+}

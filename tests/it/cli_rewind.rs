@@ -1,0 +1,219 @@
+//! A remote moved back (`git update-ref refs/elench/log` to an older commit) is seen by every
+//! store that exchanged with it before: its pull exits 3 with `REMOTE_REWOUND` naming what the
+//! remote lost, its push writes it back, and a fresh store then sees the claim falsified.
+//!
+//! Skips (with a message) where git is not installed.
+
+use crate::common;
+
+use common::{assertion, cli_store, record, run, write_bundle, Keys};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn have_git() -> bool {
+    let ok = Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: git is not installed");
+    }
+    ok
+}
+
+fn bare(dir: &Path) -> PathBuf {
+    let path = dir.join("remote.git");
+    let st = Command::new("git")
+        .args(["init", "--quiet", "--bare"])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    path
+}
+
+fn git(remote: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(remote)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+fn store(dir: &Path, name: &str, keys: &Keys, remote: &Path) -> PathBuf {
+    let store = dir.join(name);
+    cli_store(&store, keys, &dir.join(format!("{name}-pems")));
+    let out = run(
+        &store,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    store
+}
+
+fn status_of(store: &Path, id: &str) -> String {
+    let out = run(store, &["status", id]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    out.json["data"]["claims"][0]["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The issue's scenario: a claim pushed, its falsification pushed, the ref moved back.
+#[test]
+fn a_rewound_remote_is_named_by_the_store_that_was_there_and_repaired_by_its_push() {
+    if !have_git() {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path());
+    let a = store(tmp.path(), "a", &keys, &remote);
+
+    let claim = assertion(&keys, "parse rejects empty input", &[]);
+    write_bundle(&tmp.path().join("c.jsonl"), [&claim]);
+    assert_eq!(
+        run(&a, &["add", tmp.path().join("c.jsonl").to_str().unwrap()]).code,
+        0
+    );
+    assert_eq!(run(&a, &["push"]).code, 0);
+    let before_falsification = git(&remote, &["rev-parse", "refs/elench/log"]);
+
+    let fals = record(&keys, "falsification", "it accepts it", &[&claim.id], &[]);
+    write_bundle(&tmp.path().join("f.jsonl"), [&fals]);
+    assert_eq!(
+        run(&a, &["add", tmp.path().join("f.jsonl").to_str().unwrap()]).code,
+        0
+    );
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let with_falsification = git(&remote, &["rev-parse", "refs/elench/log"]);
+    assert_ne!(before_falsification, with_falsification);
+
+    // Anyone who can push moves the ref back.
+    git(
+        &remote,
+        &["update-ref", "refs/elench/log", &before_falsification],
+    );
+
+    // A fresh store sees nothing wrong: that is what a store without memory cannot know.
+    let fresh = store(tmp.path(), "fresh", &keys, &remote);
+    assert_eq!(run(&fresh, &["pull"]).code, 0);
+    assert_eq!(status_of(&fresh, &claim.id), "unevaluated");
+
+    // The store that was there names the loss.
+    let out = run(&a, &["pull"]);
+    assert_eq!(out.code, 3, "{}\n{}", out.json, out.stderr);
+    assert_eq!(
+        out.json["error"]["code"],
+        json!("REMOTE_REWOUND"),
+        "{}",
+        out.json
+    );
+    let message = out.json["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&fals.id), "{message}");
+    assert!(message.contains(&with_falsification), "{message}");
+    assert!(message.contains(&before_falsification), "{message}");
+    let rewound = &out.json["data"]["rewound"];
+    assert_eq!(rewound["count"], json!(1), "{}", out.json);
+    assert_eq!(rewound["ids"], json!([fals.id]), "{}", out.json);
+    assert_eq!(rewound["before"], json!(with_falsification));
+    assert_eq!(rewound["now"], json!(before_falsification));
+    // Pulling again changes nothing: the memory stays until the remote holds it again.
+    let again = run(&a, &["pull"]);
+    assert_eq!(again.code, 3, "{}", again.json);
+    assert_eq!(again.json["error"]["code"], json!("REMOTE_REWOUND"));
+
+    // Its push writes it back.
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    let tree = git(
+        &remote,
+        &["ls-tree", "-r", "--name-only", "refs/elench/log"],
+    );
+    assert!(tree.contains(&fals.id), "{tree}");
+    assert_eq!(run(&a, &["pull"]).code, 0);
+
+    // A fresh store then sees the claim falsified.
+    let later = store(tmp.path(), "later", &keys, &remote);
+    assert_eq!(run(&later, &["pull"]).code, 0);
+    assert_eq!(status_of(&later, &claim.id), "falsified");
+    // And the first fresh store, pulling again, too.
+    assert_eq!(run(&fresh, &["pull"]).code, 0);
+    assert_eq!(status_of(&fresh, &claim.id), "falsified");
+}
+
+/// A store that only pulled remembers what it pulled; `sync` names the loss, writes it back
+/// in the same run, and still exits 3 so that the rewind is not missed.
+#[test]
+fn a_store_that_pulled_remembers_and_sync_names_and_repairs() {
+    if !have_git() {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path());
+    let a = store(tmp.path(), "a", &keys, &remote);
+    let b = store(tmp.path(), "b", &keys, &remote);
+
+    let claim = assertion(&keys, "the cache is coherent", &[]);
+    write_bundle(&tmp.path().join("c.jsonl"), [&claim]);
+    assert_eq!(
+        run(&a, &["add", tmp.path().join("c.jsonl").to_str().unwrap()]).code,
+        0
+    );
+    assert_eq!(run(&a, &["push"]).code, 0);
+    let first = git(&remote, &["rev-parse", "refs/elench/log"]);
+    let fals = record(&keys, "falsification", "it is not", &[&claim.id], &[]);
+    write_bundle(&tmp.path().join("f.jsonl"), [&fals]);
+    assert_eq!(
+        run(&a, &["add", tmp.path().join("f.jsonl").to_str().unwrap()]).code,
+        0
+    );
+    assert_eq!(run(&a, &["push"]).code, 0);
+    // b pulls both.
+    let out = run(&b, &["pull"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["created"], json!(2));
+
+    git(&remote, &["update-ref", "refs/elench/log", &first]);
+
+    let out = run(&b, &["sync"]);
+    assert_eq!(out.code, 3, "{}", out.json);
+    assert_eq!(out.json["error"]["code"], json!("REMOTE_REWOUND"));
+    assert_eq!(out.json["data"]["rewound"]["ids"], json!([fals.id]));
+    assert_eq!(out.json["data"]["pushed"], json!(1), "{}", out.json);
+    // Written back: both stores now exchange cleanly.
+    assert_eq!(run(&b, &["sync"]).code, 0);
+    assert_eq!(run(&a, &["pull"]).code, 0);
+}
+
+/// A remote that only grew is never reported, however the stores take turns.
+#[test]
+fn a_remote_that_only_grows_is_not_reported() {
+    if !have_git() {
+        return;
+    }
+    let keys = Keys::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path());
+    let a = store(tmp.path(), "a", &keys, &remote);
+    let b = store(tmp.path(), "b", &keys, &remote);
+    for i in 0..3 {
+        let c = assertion(&keys, &format!("claim {i}"), &[]);
+        let file = tmp.path().join(format!("{i}.jsonl"));
+        write_bundle(&file, [&c]);
+        let s = if i % 2 == 0 { &a } else { &b };
+        assert_eq!(run(s, &["add", file.to_str().unwrap()]).code, 0);
+        for s in [&a, &b] {
+            let out = run(s, &["sync"]);
+            assert_eq!(out.code, 0, "{}", out.json);
+        }
+    }
+}
