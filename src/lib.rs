@@ -1,7 +1,8 @@
 //! elench: an append-only, content-addressed log of signed claims about code.
 //! See ARCHITECTURE.md for the code map; modules are listed in the order data flows.
-pub(crate) mod atomic_file;
-pub(crate) mod child_env;
+pub mod atomic_file;
+pub mod bytecap;
+pub mod child_env;
 pub mod error;
 pub mod jcs;
 pub mod json;
@@ -11,16 +12,14 @@ pub mod scratch;
 
 pub mod anchor;
 pub mod claim;
-pub mod cli;
-pub(crate) mod conformance;
+pub mod conformance;
 pub mod envelope;
-pub(crate) mod eval;
+pub mod eval;
 pub mod fold;
-pub(crate) mod gate;
+pub mod gate;
 pub mod graph;
 pub mod ingest;
 pub mod keys;
-pub mod mcp;
 pub mod ops;
 pub mod store;
 pub mod sync;

@@ -1,3 +1,11 @@
+//! The `elench` binary: the two front ends over the library, the command line (`cli`) and
+//! the MCP server (`mcp`). They live here rather than in the library, so that a program that
+//! uses the library builds without clap, rmcp or tokio, and the compiler reports front-end
+//! code nothing calls.
+
+mod cli;
+mod mcp;
+
 // Commands that walk large closures (blast, gate, fsck) allocate and free many small values;
 // mimalloc keeps that from dominating their time (glibc's allocator did, measured).
 #[global_allocator]
@@ -9,8 +17,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[cfg(target_os = "linux")]
 #[used]
 #[link_section = ".preinit_array"]
-static CATCH_SIGNALS_BEFORE_MAIN: extern "C" fn() = elench::cli::interrupt::catch_before_main;
+static CATCH_SIGNALS_BEFORE_MAIN: extern "C" fn() = cli::interrupt::catch_before_main;
 
 fn main() {
-    std::process::exit(elench::cli::run());
+    std::process::exit(cli::run());
 }

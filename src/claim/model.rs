@@ -25,6 +25,16 @@ pub enum OriginKind {
 }
 
 impl Kind {
+    /// Every kind, in the order the schema lists them: where a front end offers the kinds
+    /// (the CLI's `--kind`, the MCP schemas), it takes them from here.
+    pub const ALL: [Kind; 5] = [
+        Kind::Assertion,
+        Kind::Falsification,
+        Kind::Verification,
+        Kind::Supersession,
+        Kind::ResidueAcceptance,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Assertion => "assertion",

@@ -26,7 +26,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, CommandFactory, Parser};
 use std::ffi::{OsStr, OsString};
 
-pub use crate::ops::error::{rejected_pattern, ArgError, AGENT_INPUT_CODE, CODE};
+pub use elench::ops::error::ArgError;
 
 /// What [`refusal`] found on a refused line.
 #[derive(Debug)]
@@ -772,6 +772,7 @@ fn contexts(e: &clap::Error, kind: ContextKind) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use elench::ops::error::{rejected_pattern, AGENT_INPUT_CODE, CODE};
 
     fn line(args: &[&str]) -> Vec<OsString> {
         std::iter::once("elench")

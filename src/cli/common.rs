@@ -4,23 +4,11 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::store::Store;
 use serde_json::Value;
 
 /// An operation's result as a report's `data`.
 pub fn to_data(v: &impl serde::Serialize) -> Result<Value, Failure> {
     serde_json::to_value(v).map_err(|e| Failure::Internal(e.to_string()))
-}
-
-/// Opens the store the globals name (or the nearest `.elench`).
-pub fn open_store(g: &Globals) -> Result<Store, Failure> {
-    g.context().open_store()
-}
-
-/// The keys a command trusts: the store's, when there is one, and those given with
-/// `--trust ROLE:NAME:PUBKEY.pem`.
-pub fn trusted_keys(g: &Globals, args: &[String]) -> Result<crate::keys::TrustSet, Failure> {
-    crate::ops::keys::trust_with_store(open_store_if_any(g)?.as_ref(), args)
 }
 
 /// Refuses an output path inside the store: only the store writes there.
@@ -47,18 +35,6 @@ pub fn refuse_inside_store(
     Ok(())
 }
 
-/// Opens the store without bringing its index level with the log (`fsck`).
-pub fn open_store_unsettled(g: &Globals) -> Result<Store, Failure> {
-    g.context().open_store_unsettled()
-}
-
-/// Opens the store if there is one; no store is not an error here.
-pub fn open_store_if_any(g: &Globals) -> Result<Option<Store>, Failure> {
-    g.context().open_store_if_any()
-}
-
-pub use crate::ops::ids::{resolve_claim_id, resolve_claim_ids, MIN_PREFIX_HEX};
-
 /// `--limit` and `--cursor` for lists.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Page {
@@ -79,21 +55,6 @@ impl Page {
         }
     }
 
-    /// The cursor as a position (the number of items to skip, or an arrival number).
-    pub fn start(&self) -> Result<u64, Failure> {
-        self.request().start()
-    }
-
-    pub fn limit(&self) -> Result<usize, Failure> {
-        self.request().limit()
-    }
-
-    /// One page of the log in arrival order, and its `meta.pagination`.
-    pub fn of_arrivals(&self, store: &Store) -> Result<(Vec<(u64, String)>, Value), Failure> {
-        let (page, meta) = self.request().of_arrivals(store)?;
-        Ok((page, pagination_json(&meta)))
-    }
-
     /// One page of an in-memory list, its `meta.pagination`, and the cursor that starts at
     /// each of its items (see [`Report::cursors`](crate::cli::output::Report)).
     pub fn of_slice<'a, T>(
@@ -105,13 +66,7 @@ impl Page {
     }
 }
 
-pub use crate::ops::page::MAX_LIMIT;
-use crate::ops::page::{PageRequest, Pagination};
-
-/// The `meta.pagination` object ([`Pagination`]).
-pub fn pagination(returned: usize, total: Option<u64>, next: Option<u64>) -> Value {
-    pagination_json(&Pagination::new(returned, total, next))
-}
+use elench::ops::page::{PageRequest, Pagination};
 
 /// [`Pagination`] as the `meta.pagination` object.
 pub fn pagination_json(p: &Pagination) -> Value {

@@ -4,8 +4,8 @@
 use crate::cli::commands;
 use crate::cli::output::Format;
 use crate::cli::values::parse_seconds;
-use crate::ops::error::ArgError;
 use clap::{Parser, Subcommand};
+use elench::ops::error::ArgError;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,2 +1,2 @@
 //! The CLI's name for the library's error type, kept so existing imports read unchanged.
-pub use crate::ops::error::*;
+pub use elench::ops::error::*;

@@ -17,7 +17,7 @@
 //! freed) and read through atomics; it calls only `open`, `fsync`, `close`, `write`,
 //! `sigaction` and `_exit`, which are async-signal-safe.
 
-use crate::store::IndexWatch;
+use elench::store::IndexWatch;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;

@@ -2,7 +2,7 @@
 //! and outputs written atomically.
 
 use super::failure::Failure;
-use crate::error::{Code, Rejection};
+use elench::error::{Code, Rejection};
 use std::io::Read;
 use std::path::Path;
 
@@ -33,7 +33,7 @@ pub fn read_limited(path: &str, limit: usize) -> Result<Vec<u8>, Failure> {
             .read_to_end(&mut buf);
         if result.is_ok() && buf.len() > stdin_limit {
             return Err(Failure::Invalid {
-                code: crate::error::Code::StdinTooLarge,
+                code: elench::error::Code::StdinTooLarge,
                 message: format!(
                     "stdin holds more than {stdin_limit} bytes (ELENCH_MAX_STDIN_BYTES): write \
                      the input to a file and give it as --input-file PATH (or as the path in \
@@ -61,12 +61,8 @@ pub fn read_limited(path: &str, limit: usize) -> Result<Vec<u8>, Failure> {
     Ok(buf)
 }
 
-pub fn read_text(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| Failure::io(path.display(), e))
-}
-
-pub use crate::ops::add::display_source;
-pub use crate::ops::keys::{read_key_file, read_signing_key_file};
+pub use elench::ops::add::display_source;
+pub use elench::ops::keys::{read_key_file, read_signing_key_file};
 
 /// The one input of `sign` or `verify`: the path argument, or `--input-file PATH` (the CLI
 /// Agent Spec's name for it; clap lets only one of them through). `-` is stdin either way.
@@ -121,5 +117,5 @@ pub fn product_to_stdout(bytes: &[u8]) -> Result<(), Failure> {
 
 /// Writes `bytes` to `path` atomically (see `atomic_file`), naming the path on failure.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    crate::atomic_file::write(path, bytes).map_err(|e| Failure::io(path.display(), e))
+    elench::atomic_file::write(path, bytes).map_err(|e| Failure::io(path.display(), e))
 }

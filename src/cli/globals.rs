@@ -2,7 +2,7 @@
 
 use crate::cli::failure::Failure;
 use crate::cli::output::{self, Mode};
-use crate::reaper::Reaper;
+use elench::reaper::Reaper;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,21 +20,21 @@ pub struct Globals {
     pub reaper: Arc<Reaper>,
     /// The index environments of every store the command opens, watched for faults
     /// (`cli::fault`).
-    pub envs: crate::store::Environments,
+    pub envs: elench::store::Environments,
 }
 
 impl Globals {
     /// The settings of the operations this command line runs: its store, its wait, the
     /// CLI's observer ([`output::observer`]), which puts warnings into the report and shows
     /// progress on a terminal, the process's reaper and the command's index environments.
-    pub fn context(&self) -> crate::ops::Context {
+    pub fn context(&self) -> elench::ops::Context {
         self.context_with(output::observer())
     }
 
     /// [`Globals::context`] with another observer (a command's own, which passes on to the
     /// CLI's what it does not handle itself).
-    pub fn context_with(&self, observer: Arc<dyn crate::ops::Observer>) -> crate::ops::Context {
-        crate::ops::Context::new(self.store.clone(), Duration::from_secs(self.wait), observer)
+    pub fn context_with(&self, observer: Arc<dyn elench::ops::Observer>) -> elench::ops::Context {
+        elench::ops::Context::new(self.store.clone(), Duration::from_secs(self.wait), observer)
             .with_reaper(self.reaper.clone())
             .with_environments(self.envs.clone())
     }

@@ -25,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The signal number a stop at the time limit is recorded as (the failure's own constant).
-pub use crate::ops::error::{signal_name, TIMEOUT_SIGNAL};
+pub use elench::ops::error::TIMEOUT_SIGNAL;
 struct State {
     /// 0, or the signal that stopped the command (TIMEOUT_SIGNAL for the time limit).
     stop: Arc<AtomicUsize>,

@@ -19,6 +19,12 @@ pub mod progress;
 pub mod render;
 pub mod values;
 pub mod watchdog;
+pub mod words;
+
+#[cfg(test)]
+mod agreement_tests;
+#[cfg(test)]
+mod library_words_tests;
 
 use args::ArgError;
 use clap::{CommandFactory, Parser};
@@ -55,7 +61,7 @@ pub fn run() -> i32 {
     output::set_plain(format == Format::Plain);
     // No child process of elench's (git, check's runners) may wait for a person who is not
     // there, or colour what nobody reads. Before any thread starts.
-    crate::child_env::harden(
+    elench::child_env::harden(
         std::io::stdin().is_terminal() && std::io::stdout().is_terminal(),
         output::colour_forbidden(),
     );
@@ -63,7 +69,7 @@ pub fn run() -> i32 {
     let limit = command_limit(name, cli.timeout, cli.command_timeout);
     // What the command's operations start and make, for the watchdog to end and remove
     // should it end the process first.
-    let reaper = crate::reaper::Reaper::new();
+    let reaper = elench::reaper::Reaper::new();
     watchdog::start(watchdog::Watch {
         format,
         command: name,
@@ -99,7 +105,7 @@ pub fn run() -> i32 {
         format,
         name,
         Failure::Precondition {
-            code: crate::error::Code::IndexDamaged,
+            code: elench::error::Code::IndexDamaged,
             message: fault::MESSAGE.to_owned(),
         },
     );
@@ -113,7 +119,7 @@ pub fn run() -> i32 {
 
         // One registry for the command line: every store it opens shares its index's
         // environment, and a fault reading the index is answered (`fault`).
-        envs: crate::store::Environments::watched(std::sync::Arc::new(fault::Watch)),
+        envs: elench::store::Environments::watched(std::sync::Arc::new(fault::Watch)),
     };
     // A bug must still answer in the output contract: the panic's message goes to stderr
     // (the default hook prints it), the envelope says INTERNAL.
@@ -236,7 +242,7 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 output::terminal_safe(
                     &format!(
                         "{}{tips}\n\n{}",
-                        failure.to_text(),
+                        words::text(&failure.to_text()),
                         usage_of(&mut refusal.definition)
                     ),
                     false

@@ -115,8 +115,8 @@ impl Warning {
 }
 
 /// A warning an operation returned in its data (`sign`, `verify`, `conformance attest`).
-impl From<&crate::ops::Warning> for Warning {
-    fn from(w: &crate::ops::Warning) -> Warning {
+impl From<&elench::ops::Warning> for Warning {
+    fn from(w: &elench::ops::Warning) -> Warning {
         Warning::new(w.code, w.message.clone())
     }
 }
@@ -198,15 +198,16 @@ impl Report {
 /// when it is a terminal. One per process, as the report is: a command stopped by a signal
 /// or its time limit is answered by the watchdog, whose report carries the warnings too.
 pub struct CliObserver {
-    collected: crate::ops::Collected,
+    collected: elench::ops::Collected,
 }
 
-impl crate::ops::Observer for CliObserver {
+impl elench::ops::Observer for CliObserver {
     fn warn(&self, code: &str, message: String) {
-        crate::ops::Observer::warn(&self.collected, code, message);
+        // The library names inputs by what they are; here they are options.
+        elench::ops::Observer::warn(&self.collected, code, super::words::text(&message));
     }
 
-    fn progress(&self, what: &str, total: Option<u64>) -> Option<crate::ops::Progress> {
+    fn progress(&self, what: &str, total: Option<u64>) -> Option<elench::ops::Progress> {
         match total {
             // Work of a known size (`fsck`'s walk over the log): a bar from the start.
             Some(total) => super::progress::records_bar(what, total),
@@ -219,12 +220,12 @@ impl crate::ops::Observer for CliObserver {
 static CLI_OBSERVER: std::sync::LazyLock<std::sync::Arc<CliObserver>> =
     std::sync::LazyLock::new(|| {
         std::sync::Arc::new(CliObserver {
-            collected: crate::ops::Collected::default(),
+            collected: elench::ops::Collected::default(),
         })
     });
 
 /// The CLI's observer ([`CliObserver`]), for the operations a command runs.
-pub fn observer() -> std::sync::Arc<dyn crate::ops::Observer> {
+pub fn observer() -> std::sync::Arc<dyn elench::ops::Observer> {
     CLI_OBSERVER.clone()
 }
 
@@ -255,12 +256,6 @@ pub fn set_plain(plain: bool) {
     PLAIN.store(plain, Ordering::SeqCst);
 }
 
-/// The largest JSON response elench writes unless `ELENCH_MAX_OUTPUT_BYTES` says otherwise.
-pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 20;
-/// The smallest cap `ELENCH_MAX_OUTPUT_BYTES` can set: room for the envelope's own members
-/// and the truncation notice.
-pub const MIN_MAX_OUTPUT_BYTES: usize = 1024;
-
 /// Writes the report and returns the process exit code. Only the first call of a process
 /// writes anything; a later one (the command finishing just as the watchdog answers for it)
 /// waits for the process to end.
@@ -280,6 +275,10 @@ pub fn emit(format: Format, command: &str, started: Instant, mut report: Report)
     // What the store noticed on the way (a torn tail cut, an index rebuilt) is reported too.
     for (code, message) in CLI_OBSERVER.collected.take() {
         report.warnings.push(Warning::new(&code, message));
+    }
+    // Warnings an operation returned in its result name inputs as the library does.
+    for w in &mut report.warnings {
+        w.message = super::words::text(&w.message);
     }
     let exit_code = report.exit_code();
     // Streamed data is written as it is only into a whole JSON envelope of a success; the row
@@ -563,7 +562,11 @@ fn emit_streamed(report: &mut Report, command: &str, exit_code: i32, duration_ms
 /// the command runs: (stdout, stderr). JSON formats get the error envelope on stdout (one
 /// line, `--format jsonl` too), the others the error's text on stderr.
 pub fn prepared_failure(format: Format, command: &str, failure: Failure) -> (Vec<u8>, Vec<u8>) {
-    let text = format!("{}\n", terminal_safe(&failure.to_text(), false)).into_bytes();
+    let text = format!(
+        "{}\n",
+        terminal_safe(&super::words::text(&failure.to_text()), false)
+    )
+    .into_bytes();
     let line = format!("{}\n", error_line(&failure)).into_bytes();
     let mut report = Report {
         failure: Some(failure),
@@ -602,7 +605,7 @@ fn envelope(report: &mut Report, command: &str, exit_code: i32, duration_ms: u64
     }
     // Every non-zero exit carries an error object, a partial success included.
     let error = match &report.failure {
-        Some(f) => Some(f.to_json()),
+        Some(f) => Some(super::words::json(f.to_json())),
         None if exit_code != 0 => Some(Failure::partial_default().to_json()),
         None => None,
     };
@@ -622,7 +625,10 @@ pub fn warnings_to_stderr(warnings: &[Warning]) {
         let _ = writeln!(
             err,
             "{}",
-            terminal_safe(&format!("warning[{}]: {}", w.code, w.message), false)
+            terminal_safe(
+                &super::words::text(&format!("warning[{}]: {}", w.code, w.message)),
+                false
+            )
         );
     }
 }
@@ -634,7 +640,11 @@ fn failure_to_stderr(report: &Report, exit_code: i32) {
     }
     let mut err = std::io::stderr().lock();
     if let Some(f) = &report.failure {
-        let _ = writeln!(err, "{}", terminal_safe(&f.to_text(), false));
+        let _ = writeln!(
+            err,
+            "{}",
+            terminal_safe(&super::words::text(&f.to_text()), false)
+        );
     } else if exit_code != 0 {
         let _ = writeln!(err, "{}", Failure::partial_default().to_text());
     }
@@ -657,7 +667,10 @@ fn error_line_to_stderr(report: &Report, exit_code: i32) {
 /// A failure on one line: `error[CODE]: message`, line breaks and runs of white space one
 /// space, no control character.
 pub fn error_line(f: &Failure) -> String {
-    let text = terminal_safe(&format!("error[{}]: {f}", f.code()), false);
+    let text = terminal_safe(
+        &super::words::text(&format!("error[{}]: {f}", f.code())),
+        false,
+    );
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -839,23 +852,8 @@ fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 /// The cap in force (`None`: no cap), and a warning when `ELENCH_MAX_OUTPUT_BYTES` is not
 /// a number of bytes (the default applies then). `elench mcp` reads it once, at start.
 pub(crate) fn output_cap() -> (Option<usize>, Option<Warning>) {
-    match std::env::var("ELENCH_MAX_OUTPUT_BYTES") {
-        Err(_) => (Some(DEFAULT_MAX_OUTPUT_BYTES), None),
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(0) => (None, None),
-            Ok(n) => (Some(n.max(MIN_MAX_OUTPUT_BYTES)), None),
-            Err(_) => (
-                Some(DEFAULT_MAX_OUTPUT_BYTES),
-                Some(Warning::new(
-                    "BAD_ENVIRONMENT",
-                    format!(
-                        "ELENCH_MAX_OUTPUT_BYTES={v:?} is not a number of bytes; the default \
-                         {DEFAULT_MAX_OUTPUT_BYTES} applies"
-                    ),
-                )),
-            ),
-        },
-    }
+    let (cap, bad) = elench::bytecap::from_env();
+    (cap, bad.map(|m| Warning::new("BAD_ENVIRONMENT", m)))
 }
 
 fn push_warning(envelope: &mut Value, w: Warning) {
@@ -865,49 +863,20 @@ fn push_warning(envelope: &mut Value, w: Warning) {
 }
 
 fn json_len(v: &Value) -> usize {
-    serde_json::to_vec(v).map_or(0, |b| b.len())
-}
-
-/// Visits `v` and everything under it, parents before children, with each one's JSON
-/// pointer (`at` being `v`'s).
-fn walk(v: &Value, at: &str, f: &mut dyn FnMut(&Value, &str)) {
-    f(v, at);
-    match v {
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                walk(item, &format!("{at}/{i}"), f);
-            }
-        }
-        Value::Object(m) => {
-            for (k, item) in m {
-                walk(item, &format!("{at}/{}", crate::json::escape_token(k)), f);
-            }
-        }
-        _ => {}
-    }
+    elench::bytecap::json_size(v).unwrap_or(0)
 }
 
 /// The JSON pointer of the array under `at` whose items take the most bytes, and those bytes.
 fn largest_array(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
-    walk(v, at, &mut |v, at| {
-        if let Value::Array(items) = v {
-            let size = json_len(v);
-            if !items.is_empty() && best.as_ref().is_none_or(|(_, b)| size > *b) {
-                *best = Some((at.to_owned(), size));
-            }
-        }
+    *best = elench::bytecap::heaviest(v, at, &|v| match v {
+        Value::Array(items) if !items.is_empty() => Some(json_len(v)),
+        _ => None,
     });
 }
 
 /// The pointer of the longest string under `at`, and its length.
 fn longest_string(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
-    walk(v, at, &mut |v, at| {
-        if let Value::String(s) = v {
-            if best.as_ref().is_none_or(|(_, b)| s.len() > *b) {
-                *best = Some((at.to_owned(), s.len()));
-            }
-        }
-    });
+    *best = elench::bytecap::heaviest(v, at, &|v| v.as_str().map(str::len));
 }
 
 /// Cuts the response to at most `cap` bytes (REQ-F-052): the largest list in `data` loses
@@ -983,12 +952,8 @@ fn cut_to(envelope: &mut Value, budget: usize) -> Option<(String, usize, usize)>
             Some((ptr, len)) if len > 0 => {
                 let over = size - budget;
                 if let Some(Value::String(s)) = envelope.pointer_mut(&ptr) {
-                    let mut keep = s.len().saturating_sub(over + 3);
-                    while !s.is_char_boundary(keep) {
-                        keep -= 1;
-                    }
-                    s.truncate(keep);
-                    s.push('…');
+                    let keep = s.len().saturating_sub(over + 3);
+                    elench::bytecap::shorten(s, keep);
                 }
             }
             _ => {

@@ -49,7 +49,7 @@ pub fn with_records_bar<R>(
 
 /// A listener that moves a bar on stderr over `total` records, only when stderr is a
 /// terminal; the bar is cleared when the listener is dropped (the work ended, however).
-pub fn records_bar(verb: &str, total: u64) -> Option<crate::ops::Progress> {
+pub fn records_bar(verb: &str, total: u64) -> Option<elench::ops::Progress> {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
         return None;
@@ -66,11 +66,11 @@ pub fn records_bar(verb: &str, total: u64) -> Option<crate::ops::Progress> {
 /// A rebuild or catch-up that lasts longer than this gets a spinner: quick ones stay silent.
 const SPINNER_AFTER: Duration = Duration::from_millis(500);
 
-/// The listener for rebuilds the store starts by itself on open ([`crate::store::Progress`]):
+/// The listener for rebuilds the store starts by itself on open ([`elench::store::Progress`]):
 /// on a terminal, once the work has taken [`SPINNER_AFTER`], a spinner on stderr counts the
 /// records applied (how many there are is unknown while the index is missing); it is
 /// cleared when the listener is dropped at the end of the work.
-pub fn rebuild_spinner(what: &str) -> Option<crate::ops::Progress> {
+pub fn rebuild_spinner(what: &str) -> Option<elench::ops::Progress> {
     use std::io::IsTerminal;
     if !std::io::stderr().is_terminal() {
         return None;

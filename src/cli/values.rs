@@ -8,8 +8,8 @@
 //! been used (a number that is no number), the problem for clap to wrap in its
 //! "invalid value 'V' for 'ARG': …".
 
-use crate::ops::ids::claim_id_problem;
-use crate::ops::page::{cursor_problem, limit_problem, MAX_LIMIT};
+use elench::ops::ids::claim_id_problem;
+use elench::ops::page::{cursor_problem, limit_problem, MAX_LIMIT};
 use std::fmt;
 use std::time::Duration;
 
@@ -205,9 +205,9 @@ pub fn key_name(s: &str) -> Result<String, Refused> {
     Ok(s.to_owned())
 }
 
-/// A remote's name (`crate::sync::remote::check_name`).
+/// A remote's name (`elench::sync::remote::check_name`).
 pub fn remote_name(s: &str) -> Result<RemoteName, Refused> {
-    crate::sync::remote::check_name(s)
+    elench::sync::remote::check_name(s)
         .map(|()| RemoteName(s.to_owned()))
         .map_err(|e| Refused {
             message: e.to_string(),
@@ -215,26 +215,30 @@ pub fn remote_name(s: &str) -> Result<RemoteName, Refused> {
         })
 }
 
-/// What can be a remote's URL or path at all (`crate::sync::remote::check_url`); whether
+/// What can be a remote's URL or path at all (`elench::sync::remote::check_url`); whether
 /// git reaches it is the exchange's question.
 pub fn remote_url(s: &str) -> Result<String, Refused> {
-    crate::sync::remote::check_url(s)
+    elench::sync::remote::check_url(s)
         .map(|()| s.to_owned())
         .map_err(|e| Refused::own(e.to_string()))
 }
 
 /// A `--path` glob (`*` stays inside one path segment).
 pub fn glob(s: &str) -> Result<String, Refused> {
-    crate::ops::status::glob(s)
+    elench::ops::status::glob(s)
         .map(|_| s.to_owned())
-        .map_err(|e| Refused::own(crate::ops::status::glob_problem(s, &e)))
+        .map_err(|e| {
+            Refused::own(super::words::text(&elench::ops::status::glob_problem(
+                s, &e,
+            )))
+        })
 }
 
 /// `--limit`: 1 to [`MAX_LIMIT`] items.
 pub fn limit(s: &str) -> Result<usize, Refused> {
     let n: usize = s.parse().map_err(Refused::clap)?;
     if !(1..=MAX_LIMIT).contains(&n) {
-        return Err(Refused::own(limit_problem()));
+        return Err(Refused::own(super::words::text(&limit_problem())));
     }
     Ok(n)
 }
@@ -243,13 +247,13 @@ pub fn limit(s: &str) -> Result<usize, Refused> {
 pub fn cursor(s: &str) -> Result<String, Refused> {
     match s.parse::<u64>() {
         Ok(_) => Ok(s.to_owned()),
-        Err(_) => Err(Refused::own(cursor_problem(s))),
+        Err(_) => Err(Refused::own(super::words::text(&cursor_problem(s)))),
     }
 }
 
 /// `check --runner`: cargo, pytest or junit:CMD.
 pub fn runner(s: &str) -> Result<String, Refused> {
-    crate::eval::runners::Runner::parse(s, None)
+    elench::eval::runners::Runner::parse(s, None)
         .map(|_| s.to_owned())
         .map_err(|e| Refused::own(format!("{{arg}}: {e}")))
 }
@@ -264,7 +268,10 @@ mod tests {
         assert_eq!(claim_id("cl_abc").unwrap_err().kind, RefusedKind::ClaimId);
         assert!(keyid(&"a".repeat(64)).is_ok());
         assert_eq!(keyid("../x").unwrap_err().kind, RefusedKind::Identifier);
-        assert_eq!(limit("0").unwrap_err().message, limit_problem());
+        assert_eq!(
+            limit("0").unwrap_err().message,
+            super::super::words::text(&limit_problem())
+        );
         assert_eq!(limit("x").unwrap_err().kind, RefusedKind::Clap);
         assert_eq!(limit("10000"), Ok(10_000));
         assert!(cursor("12").is_ok() && cursor("soon").is_err());
@@ -282,5 +289,55 @@ mod tests {
             "--runner: unknown runner \"x\": expected cargo, pytest or junit:CMD"
         );
         assert!(key_name("").is_err());
+    }
+}
+
+/// A kind of claim as the command line takes it (`--kind`): the kinds and their spelling are
+/// `claim::Kind`'s own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindArg(pub elench::claim::Kind);
+
+/// [`KindArg`] of each kind, in `Kind::ALL`'s order.
+static KIND_ARGS: [KindArg; 5] = {
+    let k = elench::claim::Kind::ALL;
+    [
+        KindArg(k[0]),
+        KindArg(k[1]),
+        KindArg(k[2]),
+        KindArg(k[3]),
+        KindArg(k[4]),
+    ]
+};
+
+impl clap::ValueEnum for KindArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &KIND_ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::KindArg;
+    use clap::ValueEnum;
+
+    #[test]
+    fn every_kind_is_offered_as_it_is_spelled() {
+        let offered: Vec<String> = KindArg::value_variants()
+            .iter()
+            .map(|k| k.to_possible_value().unwrap().get_name().to_owned())
+            .collect();
+        let kinds: Vec<&str> = elench::claim::Kind::ALL
+            .iter()
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(offered, kinds);
+        assert_eq!(
+            KindArg::from_str("residue-acceptance", false).unwrap().0,
+            elench::claim::Kind::ResidueAcceptance
+        );
     }
 }

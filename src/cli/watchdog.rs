@@ -5,7 +5,7 @@
 use crate::cli::failure::Failure;
 use crate::cli::interrupt;
 use crate::cli::output::{self, emit, Format, Report};
-use crate::reaper::Reaper;
+use elench::reaper::Reaper;
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -87,7 +87,7 @@ fn watch(w: Watch, deadline: Option<Instant>) {
 /// never ends in the middle of a group commit, its own or another's; gives up after
 /// LOCK_GRACE. The lock is released when the process ends.
 fn hold_writer_lock(store: Option<&std::path::Path>) -> Option<std::fs::File> {
-    let root = crate::store::locate(store).ok()?;
+    let root = elench::store::locate(store).ok()?;
     // The layout's writer lock (see ARCHITECTURE.md, "Storage layout").
     let file = std::fs::File::open(root.join("LOCK")).ok()?;
     let asked = Instant::now();

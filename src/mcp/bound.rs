@@ -1,6 +1,6 @@
-//! The byte cap on a tool result: the same `ELENCH_MAX_OUTPUT_BYTES` (read once, when the
-//! server starts) that bounds the command line's JSON, so that one call cannot pour
-//! megabytes into an agent's context.
+//! The byte cap on a tool result: the same `ELENCH_MAX_OUTPUT_BYTES` (`elench::bytecap`, read
+//! once, when the server starts) that bounds the command line's JSON, cut with the same
+//! pieces, so that one call cannot pour megabytes into an agent's context.
 //!
 //! A result over the cap is cut to whole JSON, never mid-value: first its page loses items
 //! from the end (at least one is kept, so that a cursor always moves on), and `pagination`
@@ -9,7 +9,7 @@
 //! `…`. A cut result carries `truncation` (`cap`, `size`: the whole result's bytes, `hint`:
 //! how to get the rest) and the warning `RESPONSE_TRUNCATED`.
 
-use crate::ops::page::Pagination;
+use elench::ops::page::Pagination;
 use serde_json::{json, Value};
 
 /// Where a result's page of items is.
@@ -108,14 +108,14 @@ pub fn window(
     len: usize,
     limit: Option<usize>,
     cursor: Option<&str>,
-) -> Result<(usize, usize, Pagination), crate::ops::Failure> {
+) -> Result<(usize, usize, Pagination), elench::ops::Failure> {
     let start = match cursor {
         None => 0,
         Some(c) => match c.parse::<usize>() {
             // A cursor names an item; past the end is no cursor this list gave.
             Ok(n) if n < len => n,
             _ => {
-                return Err(crate::ops::Failure::Usage(format!(
+                return Err(elench::ops::Failure::Usage(format!(
                     "cursor {c:?} is not a next_cursor of this list ({len} item(s)); give the \
                      next_cursor of the previous page, with the other arguments as they were"
                 )))
@@ -135,7 +135,7 @@ pub fn window(
 }
 
 fn size(v: &Value) -> usize {
-    serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
+    elench::bytecap::json_size(v).unwrap_or(usize::MAX)
 }
 
 /// Strings at most this long are never shortened: ids, digests, keyids, enum values.
@@ -243,7 +243,7 @@ fn mark(v: &mut Value, cap: usize, full: usize, hint: &str) {
     v["truncation"] = json!({"cap": cap, "size": full, "hint": hint});
     if let Some(ws) = v["warnings"].as_array_mut() {
         ws.push(json!({
-            "code": crate::error::Code::ResponseTruncated.as_str(),
+            "code": elench::error::Code::ResponseTruncated.as_str(),
             "message": format!(
                 "the result was cut to the server's {cap}-byte cap (ELENCH_MAX_OUTPUT_BYTES); \
                  truncation.hint says how to get the rest"
@@ -292,46 +292,13 @@ fn shrink(v: &mut Value, cap: usize, full: usize, hint: &str) -> bool {
         };
         if let Some(Value::String(s)) = v.pointer_mut(&ptr) {
             // `…` is 3 bytes; escapes can make the JSON longer than the text, so go on.
-            let mut keep = n.saturating_sub(over + 3).max(SHORT_TEXT);
-            while !s.is_char_boundary(keep) {
-                keep -= 1;
-            }
-            s.truncate(keep);
-            s.push('…');
+            elench::bytecap::shorten(s, n.saturating_sub(over + 3).max(SHORT_TEXT));
         }
     }
     false
 }
 
-/// The JSON pointer of the value under `v` (`at` being its pointer) that `weigh` weighs
-/// most, and its weight.
-fn largest(
-    v: &Value,
-    at: &str,
-    weigh: &dyn Fn(&Value) -> Option<usize>,
-) -> Option<(String, usize)> {
-    let mut best: Option<(String, usize)> = weigh(v).map(|w| (at.to_owned(), w));
-    let children: Vec<(String, &Value)> = match v {
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, x)| (format!("{at}/{i}"), x))
-            .collect(),
-        Value::Object(m) => m
-            .iter()
-            .map(|(k, x)| (format!("{at}/{}", crate::json::escape_token(k)), x))
-            .collect(),
-        _ => Vec::new(),
-    };
-    for (ptr, child) in children {
-        if let Some((p, w)) = largest(child, &ptr, weigh) {
-            if best.as_ref().is_none_or(|(_, b)| w > *b) {
-                best = Some((p, w));
-            }
-        }
-    }
-    best
-}
+use elench::bytecap::heaviest as largest;
 
 #[cfg(test)]
 mod tests {

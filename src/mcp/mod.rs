@@ -13,9 +13,10 @@ pub mod schemas;
 mod server;
 pub mod tools;
 mod transport;
+pub mod words;
 
-use crate::ops::Failure;
 use ed25519_dalek::SigningKey;
+use elench::ops::Failure;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -52,7 +53,7 @@ pub struct Config {
     pub read_only: bool,
     /// The one reaper of every call's children and scratch directories (and the numbers
     /// two `check` calls at once must not share).
-    pub reaper: std::sync::Arc<crate::reaper::Reaper>,
+    pub reaper: std::sync::Arc<elench::reaper::Reaper>,
 
     /// The most bytes a tool result's JSON may take (None: no cap): the command line's
     /// `ELENCH_MAX_OUTPUT_BYTES`, read when the server starts ([`bound`]).
@@ -60,7 +61,7 @@ pub struct Config {
 
     /// The index environments every call's store shares, for the server's life (LMDB opens
     /// one folder's once per process; calls run at once on blocking threads).
-    pub envs: crate::store::Environments,
+    pub envs: elench::store::Environments,
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin. Returns an error only when the

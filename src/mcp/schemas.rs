@@ -19,13 +19,13 @@ const STATUSES: [&str; 5] = [
     "superseded",
     "revoked",
 ];
-const KINDS: [&str; 5] = [
-    "assertion",
-    "falsification",
-    "verification",
-    "supersession",
-    "residue-acceptance",
-];
+/// The kinds of claim, as `claim::Kind` spells them.
+fn kinds() -> Vec<&'static str> {
+    elench::claim::Kind::ALL
+        .iter()
+        .map(|k| k.as_str())
+        .collect()
+}
 const APPLIES: [&str; 4] = ["anchored", "carried", "stale", "unanchored"];
 
 /// A claim id or a unique prefix of one (as the CLI accepts).
@@ -110,20 +110,6 @@ fn input(properties: Value, required: &[&str]) -> Value {
     })
 }
 
-/// The `error` of a failed call: elench's code, message and what to do about it.
-pub fn error() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
-            "message": {"type": "string"},
-            "suggestion": {"type": "string"},
-            "retryable": {"type": "boolean"}
-        },
-        "required": ["code", "message", "retryable"]
-    })
-}
-
 /// One claim's standing, as `status` reports it (its stable fields, docs/output.md).
 fn claim_status() -> Value {
     json!({
@@ -132,7 +118,7 @@ fn claim_status() -> Value {
             "id": id(),
             "status": status(),
             "own_status": status(),
-            "kind": {"type": "string", "enum": KINDS},
+            "kind": {"type": "string", "enum": kinds()},
             "origin": {"type": "string"},
             "producer": {"type": "string"},
             "signers": {"type": "array", "items": {"type": "string"}},
@@ -422,7 +408,7 @@ fn short_claim(refs: bool) -> Value {
     json!({
         "text": {"type": "string", "minLength": 1,
                  "description": "What the claim says, in words"},
-        "kind": {"type": "string", "enum": KINDS, "description": "Default: assertion"},
+        "kind": {"type": "string", "enum": kinds(), "description": "Default: assertion"},
         "predicate": {"type": "string",
                       "description": "An elench-predicate-v1 expression that check can \
                                       evaluate, e.g. exists(\"src/lib.rs\")"},
@@ -486,7 +472,7 @@ fn claim_row() -> Value {
                                    the append would do"},
         "status": {"anyOf": [status(), {"type": "null"}],
                    "description": "Its status after the append (null in a dry run)"},
-        "kind": {"type": "string", "enum": KINDS},
+        "kind": {"type": "string", "enum": kinds()},
         "origin": {"type": "string"},
         "producer": {"type": "string"},
         "signer": {"type": "string", "description": "The keyid that signed it"},

@@ -10,8 +10,8 @@
 use super::bound;
 use super::tools::{self, ToolDef};
 use super::Config;
-use crate::claim::schema::collect_violations;
-use crate::ops::{Collected, Failure};
+use elench::claim::schema::collect_violations;
+use elench::ops::{Collected, Failure};
 use jsonschema::Validator;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -109,7 +109,7 @@ pub async fn run(config: Config) -> Result<(), Failure> {
 fn warnings_json(w: Vec<(String, String)>) -> Value {
     Value::Array(
         w.into_iter()
-            .map(|(code, message)| json!({"code": code, "message": message}))
+            .map(|(code, message)| json!({"code": code, "message": super::words::text(&message)}))
             .collect(),
     )
 }
@@ -145,10 +145,10 @@ fn failure_result_full(
     suggestion: Option<&str>,
     cap: Option<usize>,
 ) -> CallToolResult {
-    let mut error = f.to_json();
+    let mut error = super::words::json(f.to_json());
     if let Some(s) = suggestion {
         error["suggestion"] = json!(s);
-    } else if f.code() == crate::ops::error::CODE {
+    } else if f.code() == elench::ops::error::CODE {
         // The manual's advice for bad arguments speaks of the command line's --help.
         error["suggestion"] = json!(
             "Fix the arguments as the message says; tools/list gives each tool's input schema"
@@ -169,7 +169,10 @@ fn failure_result_full(
     .unwrap_or_else(|| {
         // Only the code and the start of the message: always small.
         let mut small = json!({"error": whole["error"].clone(), "warnings": []});
-        let message: String = f.to_string().chars().take(200).collect();
+        let message: String = super::words::text(&f.to_string())
+            .chars()
+            .take(200)
+            .collect();
         small["error"] = json!({
             "code": f.code(),
             "message": format!("{message}…"),
@@ -186,7 +189,7 @@ fn failure_result_full(
 /// outweigh it): said, never cut mid-JSON.
 fn too_large(tool: &str, cap: Option<usize>) -> Failure {
     Failure::Invalid {
-        code: crate::error::Code::TooLarge,
+        code: elench::error::Code::TooLarge,
         message: format!(
             "{tool}: the result does not fit the server's cap of {} bytes even cut down; \
              start the server with a larger ELENCH_MAX_OUTPUT_BYTES",

@@ -3,17 +3,17 @@
 
 use super::bound::{self, Items, Page};
 use super::{schemas, Config};
-use crate::ops::blast::BlastInput;
-use crate::ops::check::CheckInput;
-use crate::ops::claim::{ClaimRequest, ShortClaim};
-use crate::ops::claims_for::ClaimsForInput;
-use crate::ops::gate::GateInput;
-use crate::ops::log::LogInput;
-use crate::ops::page::{PageRequest, Pagination};
-use crate::ops::show::ShowInput;
-use crate::ops::status::StatusInput;
-use crate::ops::why::WhyInput;
-use crate::ops::{self, Context, Failure, Observer, Stop};
+use elench::ops::blast::BlastInput;
+use elench::ops::check::CheckInput;
+use elench::ops::claim::{ClaimRequest, ShortClaim};
+use elench::ops::claims_for::ClaimsForInput;
+use elench::ops::gate::GateInput;
+use elench::ops::log::LogInput;
+use elench::ops::page::{PageRequest, Pagination};
+use elench::ops::show::ShowInput;
+use elench::ops::status::StatusInput;
+use elench::ops::why::WhyInput;
+use elench::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::{Component, Path, PathBuf};
@@ -239,7 +239,7 @@ fn with_pagination(mut value: Value, pagination: &Pagination) -> Value {
 
 fn page(limit: Option<usize>, cursor: Option<String>) -> PageRequest {
     PageRequest {
-        limit: limit.unwrap_or(crate::ops::page::DEFAULT_LIMIT),
+        limit: limit.unwrap_or(elench::ops::page::DEFAULT_LIMIT),
         cursor,
     }
 }
@@ -304,7 +304,7 @@ pub struct LogIn {
 #[serde(deny_unknown_fields, default)]
 pub struct ShortIn {
     pub text: Option<String>,
-    pub kind: Option<crate::claim::Kind>,
+    pub kind: Option<elench::claim::Kind>,
     pub predicate: Option<String>,
     pub anchor: Vec<String>,
     pub depends_on: Vec<String>,
@@ -535,11 +535,11 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Answer, Failure> 
         Failure::Internal("claim is served only with a key; it should not be listed".into())
     })?;
     // Root keys sign trust policies only: a server started with one records nothing.
-    let keyid = crate::keys::keyid(&key.key.verifying_key());
-    if let Ok(st) = crate::trust::state(&config.store) {
+    let keyid = elench::keys::keyid(&key.key.verifying_key());
+    if let Ok(st) = elench::trust::state(&config.store) {
         if st.root_keyids().contains(&keyid) {
             return Err(Failure::Invalid {
-                code: crate::error::Code::RoleViolation,
+                code: elench::error::Code::RoleViolation,
                 message: format!(
                     "the server's key {keyid} is a root key of the team's trust policy: root \
                      keys sign trust policies only, never claims; start the server with an \
@@ -621,7 +621,8 @@ fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<
             "check: give ids, or all: true for every predicate claim that applies, not both".into(),
         ));
     }
-    let mut input = CheckInput::new(a.ids, key.path.clone());
+    let mut input = CheckInput::new(a.ids, key.key.clone());
+    input.key_file = Some(key.path.clone());
     input.all = a.all;
     input.at = Some(config.at.clone());
     input.force = a.force;
@@ -631,7 +632,8 @@ fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<
     if let Some(r) = a.repeat {
         input.repeat = r;
     }
-    let out = ops::check::check(ctx, &input, stop)?;
+    let mut out = ops::check::check(ctx, &input, stop)?;
+    out.word_reasons(&super::words::say);
     // Stopped part way: what was recorded stands in the log; the call failed.
     if let Some(f) = out.stopped {
         return Err(f);
@@ -674,19 +676,13 @@ fn policy_in_tree(at: &Path, given: &str) -> Result<PathBuf, Failure> {
 }
 
 fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
-    // A policy given as text is written where the gate reads files; either way a policy
-    // error names the policy as the call gave it.
-    let scratch;
-    let (policy, shown) = match (a.policy, a.policy_toml) {
-        (Some(p), None) => (policy_in_tree(&config.at, &p)?, p),
-        (None, Some(text)) => {
-            // Made here and only here: a path someone else made first is never used.
-            scratch = crate::scratch::ScratchDir::create("elench-mcp-policy", &config.reaper)
-                .map_err(|e| Failure::io(std::env::temp_dir().display(), e))?;
-            let path = scratch.path().join("policy.toml");
-            std::fs::write(&path, text).map_err(|e| Failure::io(path.display(), e))?;
-            (path, "policy_toml".to_owned())
+    // The operation takes the policy's text; errors name the policy as the call gave it.
+    let (policy, policy_name) = match (a.policy, a.policy_toml) {
+        (Some(p), None) => {
+            let path = policy_in_tree(&config.at, &p)?;
+            (std::fs::read(&path).map_err(|e| Failure::io(&p, e))?, p)
         }
+        (None, Some(text)) => (text.into_bytes(), "policy_toml".to_owned()),
         _ => {
             return Err(Failure::Usage(
                 "gate: give policy or policy_toml, one".into(),
@@ -695,14 +691,11 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
     };
     let input = GateInput {
         policy,
+        policy_name,
         at: Some(config.at.clone()),
         no_ignore: false,
         places: false,
     };
     // A tree that may not ship is the answer (pass: false), not a failure of the call.
-    match ops::gate::gate(ctx, &input) {
-        Ok(out) => to_json("gate", &out),
-        Err(Failure::BadPolicy { error, .. }) => Err(Failure::BadPolicy { path: shown, error }),
-        Err(f) => Err(f),
-    }
+    to_json("gate", &ops::gate::gate(ctx, &input)?)
 }

@@ -78,7 +78,7 @@ pub struct Added {
 pub struct Refusal {
     pub source: String,
     pub line: Option<usize>,
-    pub code: &'static str,
+    pub code: crate::error::Code,
     pub message: String,
     pub pointer: Option<String>,
 }
@@ -1000,7 +1000,7 @@ impl<'o> Batch<'o> {
         self.rejections.push(Refusal {
             source: origin.source.clone(),
             line: origin.line,
-            code: r.code.as_str(),
+            code: r.code,
             message: r.message.clone(),
             pointer: r.pointer.clone(),
         });
@@ -1030,7 +1030,7 @@ impl<'o> Batch<'o> {
         } else if accepted == 0 && rejected == 0 && self.skipped > 0 {
             Some(Failure::Usage(format!(
                 "no envelopes found in the inputs, only {} unsigned claim(s): sign each with \
-                 `elench sign CLAIM.json --key KEY.pem` (see the warnings), then add the .dsse files",
+                 `elench sign CLAIM.json ‹-key› KEY.pem` (see the warnings), then add the .dsse files",
                 self.skipped
             )))
         } else if accepted == 0 && rejected == 0 {
@@ -1095,7 +1095,7 @@ impl<'o> Batch<'o> {
 pub fn no_content_digest(id: &str) -> String {
     format!(
         "{id}: its anchor names a path but carries no contentDigest, so it can never carry \
-         to another tree (it is stale there); fill the anchor with `elench sign --anchor \
+         to another tree (it is stale there); fill the anchor with `elench sign ‹-anchor› \
          PATH[:START-END]` or from `elench anchor`"
     )
 }
@@ -1158,7 +1158,7 @@ pub fn sign_hint(source: &str, role: &str) -> String {
         "a"
     };
     format!(
-        "sign it first with `elench sign {source} --key KEY.pem`, using {a} {role} key, \
+        "sign it first with `elench sign {source} ‹-key› KEY.pem`, using {a} {role} key, \
          then add the .dsse file it writes"
     )
 }

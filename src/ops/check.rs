@@ -39,8 +39,11 @@ pub struct CheckInput {
     pub at: Option<PathBuf>,
     /// Keep the files that ignore rules leave out of the tree.
     pub no_ignore: bool,
-    /// The harness private key (PEM PKCS#8), trusted in the store as a harness.
-    pub key: PathBuf,
+    /// The harness key that signs the records, trusted in the store as a harness.
+    pub key: SigningKey,
+    /// The file the key was read from, if any: hidden from every evaluation (by path,
+    /// inode and bytes) and named in errors about the key.
+    pub key_file: Option<PathBuf>,
     /// The producer id the records state (None: `elench/VERSION check`).
     pub producer: Option<String>,
     /// Wall time for one evaluation of one claim.
@@ -70,13 +73,14 @@ pub struct CheckInput {
 impl CheckInput {
     /// A check of `ids` (all predicate claims when empty) signed with `key`, with the
     /// defaults of `elench check`.
-    pub fn new(ids: Vec<String>, key: PathBuf) -> CheckInput {
+    pub fn new(ids: Vec<String>, key: SigningKey) -> CheckInput {
         CheckInput {
             all: ids.is_empty(),
             ids,
             at: None,
             no_ignore: false,
             key,
+            key_file: None,
             producer: None,
             claim_timeout: Duration::from_secs(300),
             repeat: 1,
@@ -273,16 +277,28 @@ fn details(
     Ok(out)
 }
 
+impl CheckOutput {
+    /// Each claim's reason worded by a front end (a reason may name an input, as
+    /// `‹force›`: [`crate::ops::error::word`]).
+    pub fn word_reasons(&mut self, say: &dyn Fn(crate::ops::error::Named) -> String) {
+        for c in &mut self.checked {
+            if let Some(r) = &mut c.reason {
+                *r = crate::ops::error::word(r, say);
+            }
+        }
+    }
+}
+
 /// The limits given as 0, which mean nothing: the flags that name them.
 fn zero_limits(input: &CheckInput) -> Vec<&'static str> {
     let mut zero = Vec::new();
     for (flag, value) in [
-        ("--timeout", u64::from(!input.claim_timeout.is_zero())),
-        ("--repeat", u64::from(input.repeat)),
-        ("--jobs", input.jobs as u64),
-        ("--memory", input.memory_mib),
-        ("--processes", input.processes),
-        ("--scratch", input.scratch_mib),
+        ("‹timeout›", u64::from(!input.claim_timeout.is_zero())),
+        ("‹repeat›", u64::from(input.repeat)),
+        ("‹jobs›", input.jobs as u64),
+        ("‹memory›", input.memory_mib),
+        ("‹processes›", input.processes),
+        ("‹scratch›", input.scratch_mib),
     ] {
         if value == 0 {
             zero.push(flag);
@@ -318,7 +334,7 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
     };
     if !at.is_dir() {
         return Err(Failure::Usage(format!(
-            "--at {}: not a directory",
+            "‹at› {}: not a directory",
             at.display()
         )));
     }
@@ -326,7 +342,7 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
     for e in &input.expose {
         let abs = e
             .canonicalize()
-            .map_err(|err| Failure::Usage(format!("--expose {}: {err}", e.display())))?;
+            .map_err(|err| Failure::Usage(format!("‹expose› {}: {err}", e.display())))?;
         expose.push(abs);
     }
     // One listing gives the tree OID and what the evaluation must not see, so the claim's
@@ -336,17 +352,17 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
         .and_then(|l| Ok((l.ids()?, super::tree::tracked_ignored(&at, &l), l.ignored)))
         .map_err(|e| Failure::Invalid {
             code: crate::error::Code::BadTree,
-            message: format!("--at {}: {e}", at.display()),
+            message: format!("‹at› {}: {e}", at.display()),
         })?;
     let (tree_ids, tracked, ignored) = listing;
     let tree_oid = tree_ids.oid().to_owned();
 
     let store = ctx.open_store()?;
-    let key = harness_key(&input.key, &store)?;
+    let key = harness_key(&input.key, input.key_file.as_deref(), &store)?;
 
     // What the sandbox must never see, even when it sits in the tree.
     let mut tree = Tree::new(&at);
-    for hide in [store.root(), input.key.as_path()] {
+    for hide in std::iter::once(store.root()).chain(input.key_file.as_deref()) {
         if let Some(rel) = inside(&at, hide) {
             tree = tree.hide(&rel);
         }
@@ -356,9 +372,11 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
         tree = tree.hide(rel);
     }
     // Nor is the key under another name: a hard link to it, or a copy of its bytes.
-    tree = tree
-        .hide_file(&input.key)
-        .map_err(|e| Failure::io(input.key.display(), e))?;
+    if let Some(file) = &input.key_file {
+        tree = tree
+            .hide_file(file)
+            .map_err(|e| Failure::io(file.display(), e))?;
+    }
     // What an earlier check that was killed outright left in the scratch folder goes now.
     crate::scratch::sweep();
 
@@ -405,7 +423,7 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
                 code: crate::error::Code::SandboxUnavailable,
                 message: format!(
                     "claims to check start processes, and no sandbox can be made here ({why}); \
-                     install bubblewrap (bwrap), or pass --no-sandbox to run them unconfined \
+                     install bubblewrap (bwrap), or pass ‹no_sandbox› to run them unconfined \
                      (records then say hermeticity: none)"
                 ),
             });
@@ -591,16 +609,21 @@ fn now_secs() -> i64 {
         .unwrap_or(0)
 }
 
-/// Reads the harness key and checks that the store trusts it as a harness.
-pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
-    let shown = path.display().to_string();
-    let sk = super::keys::read_signing_key_file(path)?;
+/// Checks that the store trusts `key` as a harness (`file`: where it was read from, for the
+/// errors).
+pub fn harness_key(
+    key: &SigningKey,
+    file: Option<&Path>,
+    store: &Store,
+) -> Result<SigningKey, Failure> {
+    let shown = file.map(|f| f.display().to_string());
+    let sk = key.clone();
     let kid = keyid(&sk.verifying_key());
     let trust = store.trust_set()?;
     match trust.get(&kid) {
         Some(k) if k.retired => Err(Failure::rejected(
             Rejection::new(Code::UntrustedSigner, format!("key {kid} is retired")),
-            Some(shown),
+            shown.clone(),
         )),
         Some(k) if k.role != Role::Harness => Err(Failure::rejected(
             Rejection::new(
@@ -610,15 +633,15 @@ pub fn harness_key(path: &Path, store: &Store) -> Result<SigningKey, Failure> {
                     k.role
                 ),
             ),
-            Some(shown),
+            shown.clone(),
         )),
         Some(_) => Ok(sk),
         None => Err(Failure::rejected(
             Rejection::new(
                 Code::UntrustedSigner,
-                format!("key {kid} is not trusted in the store (add it with `elench keys add --role harness`)"),
+                format!("key {kid} is not trusted in the store (add it with `elench keys add ‹-role› harness`)"),
             ),
-            Some(shown),
+            shown.clone(),
         )),
     }
 }
@@ -671,7 +694,7 @@ fn select(
                     id: id.clone(),
                     outcome: Outcome::Unchanged,
                     reason: Some(format!(
-                        "already {own} at this tree (by {}); --force evaluates it again",
+                        "already {own} at this tree (by {}); ‹force› evaluates it again",
                         decided.decided_by.join(", ")
                     )),
                     record: None,

@@ -104,7 +104,7 @@ pub fn verify_signature(c: &Checkpoint, key: &VerifyingKey) -> Result<(), String
     let expected = keyid(key);
     let Some(s) = &c.signature else {
         return Err(format!(
-            "the checkpoint is not signed, but --key asks for a signature by {expected}"
+            "the checkpoint is not signed, but ‹key› asks for a signature by {expected}"
         ));
     };
     let sig_bytes = crate::envelope::dsse::decode_base64(&s.sig)

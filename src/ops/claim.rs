@@ -241,7 +241,7 @@ fn check_request(req: &ClaimRequest) -> Result<(), Failure> {
     }
     if req.keys.is_empty() {
         return Err(Failure::Usage(
-            "no key to sign with: give --key KEY.pem".into(),
+            "no key to sign with: give ‹key› KEY.pem".into(),
         ));
     }
     Ok(())
@@ -307,7 +307,7 @@ fn claim(
                     "anchor",
                     Failure::Usage(format!(
                         "{} anchors given; a claim has one anchor: make one claim per span \
-                         (a --batch makes several in one call)",
+                         (a ‹batch› makes several in one call)",
                         c.anchor.len()
                     )),
                 ))
@@ -421,7 +421,7 @@ fn signer_of(trust: &crate::keys::TrustSet, key: &SigningKey) -> Result<Signer, 
         }),
         None => Err(untrusted(format!(
             "the key {kid} is not trusted by this store, so nothing it signs could be added: \
-             trust its public key first (`elench keys add --role ROLE --name NAME KEY.pub`)"
+             trust its public key first (`elench keys add ‹-role› ROLE ‹-name› NAME KEY.pub`)"
         ))),
     }
 }
@@ -590,7 +590,7 @@ fn append(
                 out.rejections.push(Refusal {
                     source: source.to_owned(),
                     line,
-                    code: r.code.as_str(),
+                    code: r.code,
                     message: r.message,
                     pointer: r.pointer,
                 });
@@ -868,7 +868,7 @@ mod tests {
         assert!(err.to_string().contains("line 1"), "{err}");
         assert!(err.to_string().contains("txt"), "{err}");
         let err = parse_batch("b", b"{\"text\":\"a\"}\n{\"text\":\n").unwrap_err();
-        assert_eq!(err.code(), "BAD_JSON");
+        assert_eq!(err.code().as_str(), "BAD_JSON");
     }
 
     #[test]

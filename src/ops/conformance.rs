@@ -196,7 +196,7 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
             return Err(Failure::rejected(
                 Rejection::new(
                     Code::UntrustedSigner,
-                    format!("key {kid} is not trusted in the store (add it with `elench keys add --role harness`)"),
+                    format!("key {kid} is not trusted in the store (add it with `elench keys add ‹-role› harness`)"),
                 ),
                 Some(key_source),
             ))
@@ -221,7 +221,7 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
             let (ids, _) = super::tree::tree_ids_of(dir, crate::tree::Selection::Committed)?;
             if let Some(given) = input.tree.as_ref().filter(|g| **g != ids.oid()) {
                 return Err(Failure::Usage(format!(
-                    "--tree {given} is not the tree at --at {} ({}); give one of them",
+                    "‹tree› {given} is not the tree at ‹at› {} ({}); give one of them",
                     dir.display(),
                     ids.oid()
                 )));
@@ -260,7 +260,7 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
         (None, None) => {
             return Err(Failure::NotFound {
                 code: Code::NotFound,
-                message: format!("no claim {} in the store (or give --tree)", claim_id),
+                message: format!("no claim {} in the store (or give ‹tree›)", claim_id),
             })
         }
     };
@@ -350,7 +350,7 @@ fn decide(value: &Value, c: &ReportCheck, level: &str) -> Result<(&'static str, 
         Format::Result | Format::ResultInEnvelope => {
             if !["level_1", "level_2", "level_3"].contains(&level) {
                 return Err(Failure::Usage(format!(
-                    "--level {level:?}: expected level_1, level_2 or level_3"
+                    "‹level› {level:?}: expected level_1, level_2 or level_3"
                 )));
             }
             let r = if c.format == Format::Result {
@@ -393,7 +393,7 @@ mod tests {
             cases: Some(PathBuf::from("/nonexistent/cases.txt")),
         };
         let err = check(&input).unwrap_err();
-        assert_eq!(err.code(), "BAD_REPORT");
+        assert_eq!(err.code().as_str(), "BAD_REPORT");
         assert!(err.to_string().starts_with("r.json: "), "{err}");
     }
 
@@ -414,7 +414,7 @@ mod tests {
             message: "3 is not 4".into(),
         };
         let f = c(vec![v]).unsound().unwrap();
-        assert_eq!(f.code(), "UNSOUND_REPORT");
+        assert_eq!(f.code().as_str(), "UNSOUND_REPORT");
         assert_eq!(
             f.to_string(),
             "r.json has 1 violation(s); first: TOTAL_MATCHES_CORPUS at /result/total: 3 is not 4"

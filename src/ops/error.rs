@@ -16,6 +16,166 @@ pub const TIMEOUT_EXIT: i32 = 10;
 /// place that asks "was I stopped?" asks it the same way.
 pub const TIMEOUT_SIGNAL: i32 = libc::SIGALRM;
 
+/// An input of an operation, by what it is. The library never spells how a front end takes
+/// it: a message names one as `‹limit›` (an input of this request) or `‹-role›` (an option of
+/// a command line given as advice), and each front end words it (`word`): the CLI as its
+/// option (`--limit`), the MCP server as the call's field (`limit`) where the call has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Param {
+    All,
+    Anchor,
+    At,
+    Batch,
+    Checkpoint,
+    CommandTimeout,
+    Cursor,
+    Expose,
+    Force,
+    Jobs,
+    Key,
+    Level,
+    Limit,
+    Memory,
+    Name,
+    NoIgnore,
+    NoSandbox,
+    Path,
+    Processes,
+    Repair,
+    Repeat,
+    Role,
+    Scratch,
+    Store,
+    Timeout,
+    Tree,
+    Trust,
+    Wait,
+}
+
+impl Param {
+    pub const ALL: [Param; 28] = [
+        Param::All,
+        Param::Anchor,
+        Param::At,
+        Param::Batch,
+        Param::Checkpoint,
+        Param::CommandTimeout,
+        Param::Cursor,
+        Param::Expose,
+        Param::Force,
+        Param::Jobs,
+        Param::Key,
+        Param::Level,
+        Param::Limit,
+        Param::Memory,
+        Param::Name,
+        Param::NoIgnore,
+        Param::NoSandbox,
+        Param::Path,
+        Param::Processes,
+        Param::Repair,
+        Param::Repeat,
+        Param::Role,
+        Param::Scratch,
+        Param::Store,
+        Param::Timeout,
+        Param::Tree,
+        Param::Trust,
+        Param::Wait,
+    ];
+
+    /// Its name in messages: lower case, words joined by `_`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Param::All => "all",
+            Param::Anchor => "anchor",
+            Param::At => "at",
+            Param::Batch => "batch",
+            Param::Checkpoint => "checkpoint",
+            Param::CommandTimeout => "command_timeout",
+            Param::Cursor => "cursor",
+            Param::Expose => "expose",
+            Param::Force => "force",
+            Param::Jobs => "jobs",
+            Param::Key => "key",
+            Param::Level => "level",
+            Param::Limit => "limit",
+            Param::Memory => "memory",
+            Param::Name => "name",
+            Param::NoIgnore => "no_ignore",
+            Param::NoSandbox => "no_sandbox",
+            Param::Path => "path",
+            Param::Processes => "processes",
+            Param::Repair => "repair",
+            Param::Repeat => "repeat",
+            Param::Role => "role",
+            Param::Scratch => "scratch",
+            Param::Store => "store",
+            Param::Timeout => "timeout",
+            Param::Tree => "tree",
+            Param::Trust => "trust",
+            Param::Wait => "wait",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Param> {
+        Param::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// How a message names a [`Param`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    /// `‹name›`: an input of the request that failed.
+    Input(Param),
+    /// `‹-name›`: an option of an elench command line the message advises running.
+    Advice(Param),
+}
+
+/// `text` with every `‹name›` and `‹-name›` a [`Param`] has replaced by what `say` makes of
+/// it; anything else between the marks is left as it is.
+pub fn word(text: &str, say: &dyn Fn(Named) -> String) -> String {
+    if !text.contains('‹') {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('‹') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + '‹'.len_utf8()..];
+        let named = after.find('›').and_then(|close| {
+            let inner = &after[..close];
+            let named = match inner.strip_prefix('-') {
+                Some(n) => Param::from_name(n).map(Named::Advice),
+                None => Param::from_name(inner).map(Named::Input),
+            };
+            named.map(|n| (n, close))
+        });
+        match named {
+            Some((n, close)) => {
+                out.push_str(&say(n));
+                rest = &after[close + '›'.len_utf8()..];
+            }
+            None => {
+                out.push('‹');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every string in `v` worded by `say` ([`word`]): the `error` object of a failure.
+pub fn word_json(v: &mut Value, say: &dyn Fn(Named) -> String) {
+    match v {
+        Value::String(s) if s.contains('‹') => *s = word(s, say),
+        Value::Array(items) => items.iter_mut().for_each(|i| word_json(i, say)),
+        Value::Object(m) => m.values_mut().for_each(|i| word_json(i, say)),
+        _ => {}
+    }
+}
+
 /// The name of a signal as people and the spec write it.
 pub fn signal_name(signal: i32) -> String {
     match signal {
@@ -34,7 +194,7 @@ fn stopped_message(signal: i32, limit_ms: Option<u64>) -> String {
         };
         format!(
             "stopped at {limit}; everything reported as done is stored (raise the limit with \
-             --timeout SECONDS, on check --command-timeout SECONDS; 0 for none)"
+             ‹-timeout› SECONDS, on check ‹-command_timeout› SECONDS; 0 for none)"
         )
     } else {
         format!(
@@ -52,12 +212,12 @@ fn seconds_text(ms: u64) -> String {
 
 /// The code of an argument error; the response's `error.code` too, unless the first error is
 /// a made-up identifier ([`AGENT_INPUT_CODE`]).
-pub const CODE: &str = Code::BadArguments.as_str();
+pub const CODE: Code = Code::BadArguments;
 
 /// The code of an identifier (a claim id, a keyid, a remote name) refused because it holds a
 /// pattern no identifier has and an agent's made-up one often does: a path traversal,
 /// percent-encoding, a query or a fragment (the CLI Agent Spec's REQ-F-045).
-pub const AGENT_INPUT_CODE: &str = Code::InvalidAgentInput.as_str();
+pub const AGENT_INPUT_CODE: Code = Code::InvalidAgentInput;
 
 /// The pattern a refused identifier holds, by the name `error.rejected_pattern` gives it, if it
 /// holds one: `path_traversal` (`../`, `..\`, also percent-encoded: `..%2f`, `%2e%2e/`),
@@ -144,7 +304,7 @@ impl ArgError {
     }
 
     /// `BAD_ARGUMENTS`, or `INVALID_AGENT_INPUT` for a made-up identifier.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         if self.pattern.is_some() {
             AGENT_INPUT_CODE
         } else {
@@ -287,31 +447,29 @@ impl Failure {
         }
     }
 
-    pub fn code(&self) -> &str {
+    pub fn code(&self) -> Code {
         match self {
-            Failure::Rejected { rejection, .. } => rejection.code.as_str(),
-            Failure::AllRejected(_) => Code::AllRejected.as_str(),
-            Failure::ConfirmationRequired { .. } => Code::ConfirmationRequired.as_str(),
+            Failure::Rejected { rejection, .. } => rejection.code,
+            Failure::AllRejected(_) => Code::AllRejected,
+            Failure::ConfirmationRequired { .. } => Code::ConfirmationRequired,
             Failure::Usage(_) => CODE,
             // The first error's: INVALID_AGENT_INPUT when it is a made-up identifier.
             Failure::Arguments { errors, .. } => errors.first().map_or(CODE, ArgError::code),
-            Failure::Io { .. } => Code::Unreadable.as_str(),
+            Failure::Io { .. } => Code::Unreadable,
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }
             | Failure::NotFound { code, .. }
             | Failure::Unavailable { code, .. }
-            | Failure::Coded { code, .. } => code.as_str(),
-            | Failure::Witness { code, .. } => code.as_str(),
-            Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => {
-                Code::Timeout.as_str()
-            }
-            Failure::Interrupted { .. } => Code::Cancelled.as_str(),
-            Failure::Partial(_) | Failure::PartialWith { .. } => Code::PartialFailure.as_str(),
-            Failure::BadPolicy { .. } => Code::BadPolicy.as_str(),
-            Failure::GateFailed(_) => Code::GateFailed.as_str(),
-            Failure::Ambiguous { .. } => Code::AmbiguousId.as_str(),
-            Failure::Internal(_) => Code::Internal.as_str(),
-            Failure::Corrupt(_) => Code::StoreCorrupt.as_str(),
+            | Failure::Coded { code, .. }
+            | Failure::Witness { code, .. } => *code,
+            Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => Code::Timeout,
+            Failure::Interrupted { .. } => Code::Cancelled,
+            Failure::Partial(_) | Failure::PartialWith { .. } => Code::PartialFailure,
+            Failure::BadPolicy { .. } => Code::BadPolicy,
+            Failure::GateFailed(_) => Code::GateFailed,
+            Failure::Ambiguous { .. } => Code::AmbiguousId,
+            Failure::Internal(_) => Code::Internal,
+            Failure::Corrupt(_) => Code::StoreCorrupt,
         }
     }
 
@@ -347,14 +505,14 @@ impl Failure {
         // `retryable`: whether the identical call may succeed (only a busy store); exit 2
         // promises nothing was changed (the spec's "validation" phase).
         let mut obj = json!({
-            "code": self.code(),
+            "code": self.code().as_str(),
             "message": self.to_string(),
             "retryable": matches!(self, Failure::Unavailable { .. }),
         });
         if self.exit_code() == 2 {
             obj["phase"] = json!("validation");
         }
-        if let Some(s) = suggestion(self.code()) {
+        if let Some(s) = suggestion(self.code().as_str()) {
             obj["suggestion"] = json!(s);
         }
         match self {
@@ -478,7 +636,7 @@ impl Failure {
         Failure::NotFound {
             code: crate::error::Code::NotFound,
             message: format!(
-                "no claim {} in the store; `elench status --all` or `elench log` lists the \
+                "no claim {} in the store; `elench status ‹-all›` or `elench log` lists the \
                  claims there, and a unique prefix of an id (cl_ and at least 4 hex digits) \
                  is enough",
                 ids.join(", ")
@@ -497,7 +655,7 @@ impl From<crate::store::StoreError> for Failure {
             },
             E::Busy { .. } => Failure::Unavailable {
                 code: crate::error::Code::StoreBusy,
-                message: format!("{e}; try again, or raise --wait"),
+                message: format!("{e}; try again, or raise ‹wait›"),
             },
             E::ReadOnly(_) => Failure::Precondition {
                 code: crate::error::Code::StoreReadOnly,
@@ -578,7 +736,7 @@ impl From<crate::anchor::AnchorError> for Failure {
             E::NoFile { path, dir } => Failure::Io {
                 path: dir.join(path).display().to_string(),
                 message: "no regular file here (symbolic links are not followed); \
-                          the path is relative to --at DIR"
+                          the path is relative to ‹at› DIR"
                     .into(),
             },
             E::Io { path, source } => Failure::io(path.display(), source),
@@ -668,13 +826,10 @@ mod tests {
             Failure::Internal("x".into()),
         ];
         for f in failures {
-            let code = Code::from_name(f.code()).unwrap_or_else(|| panic!("{}", f.code()));
-            assert_eq!(code.exit(), Exit::Status(f.exit_code()), "{}", f.code());
+            let code = f.code();
+            assert_eq!(code.exit(), Exit::Status(f.exit_code()), "{code}");
         }
         let stopped = Failure::interrupted(2);
-        assert_eq!(
-            Code::from_name(stopped.code()).unwrap().exit(),
-            Exit::Signal
-        );
+        assert_eq!(stopped.code().exit(), Exit::Signal);
     }
 }

@@ -116,7 +116,7 @@ pub fn fsck(ctx: &Context, input: &FsckInput) -> Result<FsckOutput, Failure> {
             observer.warn(
                 "CHECKPOINT_UNVERIFIED",
                 format!(
-                    "the checkpoint's signature (by {}) was not checked: pass --key PUB.pem, the \
+                    "the checkpoint's signature (by {}) was not checked: pass ‹key› PUB.pem, the \
                      public key you expect to have signed it",
                     s.keyid
                 ),
@@ -170,7 +170,7 @@ pub fn fsck(ctx: &Context, input: &FsckInput) -> Result<FsckOutput, Failure> {
         Some(Failure::Precondition {
             code: crate::error::Code::StoreCorrupt,
             message: format!(
-                "the log is damaged ({} problem(s), see data.problems); `elench fsck --repair` \
+                "the log is damaged ({} problem(s), see data.problems); `elench fsck ‹-repair›` \
                  moves the damaged part aside, then pull or add the lost envelopes again",
                 f.problems.len()
             ),

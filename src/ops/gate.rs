@@ -18,8 +18,11 @@ use std::path::{Path, PathBuf};
 /// What `gate` is asked.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct GateInput {
-    /// The policy file (TOML).
-    pub policy: PathBuf,
+    /// The policy's text (TOML), as read by the front end.
+    pub policy: Vec<u8>,
+    /// How errors and the report name the policy: the file it was read from, or what the
+    /// caller calls it.
+    pub policy_name: String,
     /// The tree (default: the enclosing checkout, else the working directory).
     pub at: Option<PathBuf>,
     /// Keep the files ignore rules leave out of the tree.
@@ -43,7 +46,7 @@ pub struct GateOutput {
     /// The policy as parsed.
     #[serde(skip)]
     pub parsed: Policy,
-    /// The policy file as given.
+    /// The policy as the input names it.
     #[serde(skip)]
     pub policy_path: String,
     /// With `places`: the falsified roots (log-wide) of each claim with a violation as
@@ -69,9 +72,8 @@ pub struct PolicyPlace {
 /// The gate's decision on the tree under the policy, from the log alone; an empty scope
 /// the policy allows goes to the observer as `EMPTY_SCOPE`.
 pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
-    let shown = input.policy.display().to_string();
-    let text = std::fs::read(&input.policy).map_err(|e| Failure::io(&shown, e))?;
-    let text = String::from_utf8(text).map_err(|e| Failure::BadPolicy {
+    let shown = input.policy_name.clone();
+    let text = std::str::from_utf8(&input.policy).map_err(|e| Failure::BadPolicy {
         path: shown.clone(),
         error: crate::gate::PolicyError {
             message: format!("not UTF-8 text ({e})"),
@@ -79,7 +81,7 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
             column: 0,
         },
     })?;
-    let policy = Policy::parse(&text).map_err(|error| Failure::BadPolicy {
+    let policy = Policy::parse(text).map_err(|error| Failure::BadPolicy {
         path: shown.clone(),
         error,
     })?;
@@ -152,7 +154,7 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
                 }
             }
         }
-        policy_place = place_of_policy(&input.policy, &dir, &text);
+        policy_place = place_of_policy(Path::new(&input.policy_name), &dir, &text);
     }
     Ok(GateOutput {
         pass: outcome.pass,

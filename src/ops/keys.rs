@@ -267,12 +267,12 @@ pub fn parse_trust_arg(arg: &str) -> Result<TrustedKey, Failure> {
     let mut parts = arg.splitn(3, ':');
     let (Some(role), Some(name), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
         return Err(Failure::Usage(format!(
-            "--trust {arg:?}: expected ROLE:NAME:PUBKEY.pem (for example harness:ci:ci.pub)"
+            "‹trust› {arg:?}: expected ROLE:NAME:PUBKEY.pem (for example harness:ci:ci.pub)"
         )));
     };
     let role: Role = role
         .parse()
-        .map_err(|e| Failure::Usage(format!("--trust {arg:?}: {e}")))?;
+        .map_err(|e| Failure::Usage(format!("‹trust› {arg:?}: {e}")))?;
     let pem = read_key_file(Path::new(path))?;
     let key = read_public_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(path.to_owned())))?;
     TrustedKey::new(role, name, key).map_err(|r| Failure::rejected(r, Some(path.to_owned())))

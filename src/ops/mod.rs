@@ -12,7 +12,7 @@ pub mod check;
 pub mod checkpoint;
 pub mod claim;
 pub mod claims_for;
-pub(crate) mod conformance;
+pub mod conformance;
 pub mod context;
 pub mod demo;
 pub mod error;

@@ -54,12 +54,12 @@ impl Pagination {
 
 /// Why a limit is refused.
 pub fn limit_problem() -> String {
-    format!("--limit must be between 1 and {MAX_LIMIT}")
+    format!("‹limit› must be between 1 and {MAX_LIMIT}")
 }
 
 /// Why a cursor is refused.
 pub fn cursor_problem(c: &str) -> String {
-    format!("--cursor {c:?} is not a cursor elench gave")
+    format!("‹cursor› {c:?} is not a cursor elench gave")
 }
 
 impl PageRequest {

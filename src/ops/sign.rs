@@ -115,7 +115,7 @@ pub fn sign(ctx: &Context, input: &SignInput) -> Result<SignOutput, Failure> {
     let role = match (trusted.get(&kid), input.role) {
         (Some(k), Some(r)) if k.role != r => {
             return Err(Failure::Usage(format!(
-                "--role {r} contradicts the trusted key {kid}, whose role is {}",
+                "‹role› {r} contradicts the trusted key {kid}, whose role is {}",
                 k.role
             )))
         }
@@ -123,7 +123,7 @@ pub fn sign(ctx: &Context, input: &SignInput) -> Result<SignOutput, Failure> {
         (None, Some(r)) => r,
         (None, None) => {
             return Err(Failure::Usage(format!(
-                "the role of key {kid} is unknown: pass --role ROLE or --trust ROLE:NAME:PUBKEY.pem"
+                "the role of key {kid} is unknown: pass ‹role› ROLE or ‹trust› ROLE:NAME:PUBKEY.pem"
             )))
         }
     };
@@ -340,16 +340,16 @@ mod tests {
         let (dir, ctx) = store();
         let human = trust(dir.path(), "human");
         let err = sign(&ctx, &input(CLAIM, Some(Role::Agent), vec![human.clone()])).unwrap_err();
-        assert_eq!(err.code(), "BAD_ARGUMENTS");
+        assert_eq!(err.code().as_str(), "BAD_ARGUMENTS");
         assert!(
             err.to_string()
-                .contains("--role agent contradicts the trusted key"),
+                .contains("‹role› agent contradicts the trusted key"),
             "{err}"
         );
         // Without --role the trusted key's role decides, and a human may not sign an
         // agent's claim.
         let err = sign(&ctx, &input(CLAIM, None, vec![human])).unwrap_err();
-        assert_eq!(err.code(), "ROLE_VIOLATION", "{err}");
+        assert_eq!(err.code().as_str(), "ROLE_VIOLATION", "{err}");
         // No role at all: the key's role is unknown.
         let err = sign(&ctx, &input(CLAIM, None, Vec::new())).unwrap_err();
         assert!(err.to_string().contains("is unknown"), "{err}");
@@ -362,7 +362,7 @@ mod tests {
         // A key file that does not exist: the claim is refused first.
         bad.key = KeySource::File(PathBuf::from("/nonexistent/key.pem"));
         let err = sign(&ctx, &bad).unwrap_err();
-        assert_eq!(err.code(), "BAD_JSON");
+        assert_eq!(err.code().as_str(), "BAD_JSON");
         assert!(
             err.to_json().to_string().contains("claim.json"),
             "{}",

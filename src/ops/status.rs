@@ -121,11 +121,11 @@ pub struct Resolved {
 
 /// What `status` takes, for when it was given nothing.
 const USAGE: &str = "elench status <ID>... (full ids or unique prefixes such as cl_1a2b), \
-                     or elench status --all [--limit N] [--cursor C] for every claim";
+                     or elench status ‹-all› [‹-limit› N] [‹-cursor› C] for every claim";
 
 /// Why a `status` with neither ids nor `all` is refused.
 pub fn needs_ids() -> String {
-    format!("status needs claim ids or --all. Usage: {USAGE}")
+    format!("status needs claim ids or ‹all›. Usage: {USAGE}")
 }
 
 /// A `--path` glob: `*` stays inside one path segment.
@@ -135,7 +135,7 @@ pub fn glob(p: &str) -> Result<globset::Glob, globset::Error> {
 
 /// Why `p` is not a glob.
 pub fn glob_problem(p: &str, e: &globset::Error) -> String {
-    format!("--path {p:?} is not a glob: {}", e.kind())
+    format!("‹path› {p:?} is not a glob: {}", e.kind())
 }
 
 /// The filters, compiled.
@@ -159,7 +159,7 @@ impl<'a> Filters<'a> {
             }
             Some(
                 set.build()
-                    .map_err(|e| Failure::Usage(format!("--path: {e}")))?,
+                    .map_err(|e| Failure::Usage(format!("‹path›: {e}")))?,
             )
         };
         Ok(Some(Filters { given: f, path }))

@@ -554,7 +554,7 @@ pub fn sync_failure(e: SyncError) -> Failure {
         },
         SyncError::Busy(_) => Failure::Unavailable {
             code: crate::error::Code::SyncBusy,
-            message: format!("{message}; try again, or raise --wait"),
+            message: format!("{message}; try again, or raise ‹wait›"),
         },
         SyncError::PushRejected { .. } => Failure::Unavailable {
             code: crate::error::Code::PushRejected,

@@ -12,7 +12,7 @@ pub fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
         return match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => Ok(dir.to_path_buf()),
             Ok(_) => Err(Failure::Usage(format!(
-                "--at {}: not a directory",
+                "‹at› {}: not a directory",
                 dir.display()
             ))),
             Err(e) => Err(Failure::io(dir.display(), e)),
@@ -90,7 +90,7 @@ pub fn tracked_ignored(dir: &Path, listing: &Listing) -> Option<(&'static str, S
             "{} file(s) that git tracks in {} are left out of its tree because ignore rules \
              match them (first: {}); git still commits them, so claims about this tree and \
              `check` do not cover them. Untrack them (git rm --cached), change the rules, or \
-             read the tree with --no-ignore where the command has it",
+             read the tree with ‹no_ignore› where the command has it",
             tracked.len(),
             dir.display(),
             first.display()
@@ -107,7 +107,7 @@ pub fn relative_to(dir: &Path, path: &str) -> Result<String, Failure> {
     }
     let outside = || {
         Failure::Usage(format!(
-            "{path} is not inside {}; give a path relative to --at DIR",
+            "{path} is not inside {}; give a path relative to ‹at› DIR",
             dir.display()
         ))
     };

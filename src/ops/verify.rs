@@ -45,7 +45,7 @@ pub fn verify(ctx: &Context, input: VerifyInput<'_>) -> Result<VerifyOutput, Fai
     let trusted = super::keys::trust_with_store(store.as_ref(), &input.trust)?;
     if trusted.keys().is_empty() {
         return Err(Failure::Usage(
-            "no trusted keys: pass --trust ROLE:NAME:PUBKEY.pem, or add keys to a store with `elench keys add`".into(),
+            "no trusted keys: pass ‹trust› ROLE:NAME:PUBKEY.pem, or add keys to a store with `elench keys add`".into(),
         ));
     }
     let bytes = (input.envelope)()?;
@@ -147,7 +147,7 @@ mod tests {
             },
         )
         .unwrap_err();
-        assert_eq!(err.code(), "BAD_ENVELOPE");
+        assert_eq!(err.code().as_str(), "BAD_ENVELOPE");
         assert!(
             err.to_string()
                 .starts_with("this is a claim, not a signed envelope; "),

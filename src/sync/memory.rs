@@ -69,7 +69,7 @@ pub fn lost(
                 let Listed::File(e) = l else { continue };
                 // A claim's envelope, or a trust policy (named by its version), held here.
                 let id = if let Some((id, digest)) = layout::parse_path(&e.path) {
-                    if !super::pull::holds(store, id, digest)? {
+                    if !super::holds(store, id, digest)? {
                         continue;
                     }
                     id.to_owned()

@@ -355,3 +355,13 @@ const PAGE: usize = 4096;
 const MAX_PACKS: usize = 64;
 /// Progress lines appear for transfers of at least this many envelopes.
 const PROGRESS_FROM: usize = 2000;
+
+/// Whether the store holds the envelope whose canonical digest is `digest` (hex; a digest
+/// that is not 64 hex digits names nothing it holds).
+pub(crate) fn holds(store: &Store, claim_id: &str, digest: &str) -> Result<bool, StoreError> {
+    let mut d = [0u8; 32];
+    if hex::decode_to_slice(digest, &mut d).is_err() {
+        return Ok(false);
+    }
+    store.holds_envelope(claim_id, &d)
+}

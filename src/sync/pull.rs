@@ -18,8 +18,8 @@ use super::memory;
 use super::policies;
 use super::remote::PendingEntry;
 use super::{
-    layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified, LISTED_MAX, PAGE,
-    PROGRESS_FROM,
+    holds, layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified,
+    LISTED_MAX, PAGE, PROGRESS_FROM,
 };
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::{Code, Rejection};
@@ -249,16 +249,6 @@ impl Run<'_> {
 /// canonical form: the form that travels).
 fn digest_hex(bytes: &[u8]) -> String {
     hex::encode(record::envelope_digest(bytes))
-}
-
-/// Whether the store holds the envelope whose canonical digest is `digest` (hex; a digest
-/// that is not 64 hex digits names nothing it holds).
-pub(super) fn holds(store: &Store, claim_id: &str, digest: &str) -> Result<bool, StoreError> {
-    let mut d = [0u8; 32];
-    if hex::decode_to_slice(digest, &mut d).is_err() {
-        return Ok(false);
-    }
-    store.holds_envelope(claim_id, &d)
 }
 
 /// What ingesting one envelope did.

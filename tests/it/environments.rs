@@ -90,7 +90,7 @@ fn a_second_open_through_other_environments_is_refused_and_the_index_kept() {
         },
     )
     .unwrap_err();
-    assert_eq!(f.code(), "INTERNAL", "{f}");
+    assert_eq!(f.code().as_str(), "INTERNAL", "{f}");
     assert_eq!(data_file(&store), before, "the index was not replaced");
     assert_eq!(first.count().unwrap(), 8);
     assert!(!store.join("index").join("DAMAGED").exists());

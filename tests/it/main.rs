@@ -49,7 +49,6 @@ mod index_damage;
 mod mcp;
 mod ops_read;
 mod ops_write;
-mod outcome;
 mod predicate_parser;
 mod predicate_props;
 mod standards;

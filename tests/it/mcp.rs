@@ -197,13 +197,27 @@ impl Client {
             error["code"].is_string() && error["message"].is_string(),
             "{r}"
         );
-        // A failure's text is the documented failure shape.
+        // A failure's text is the documented failure shape (docs/agents.md): the CLI's
+        // `error` object, and `warnings` and `truncation` as every tool's output has them.
+        if self.output_schemas.is_empty() {
+            self.tools();
+        }
+        let shared = &self.output_schemas[0].1["properties"];
         let failure = json!({
             "type": "object",
             "properties": {
-                "error": elench::mcp::schemas::error(),
-                "warnings": elench::mcp::schemas::warnings(),
-                "truncation": elench::mcp::schemas::truncation()
+                "error": {
+                    "type": "object",
+                    "properties": {
+                        "code": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
+                        "message": {"type": "string"},
+                        "suggestion": {"type": "string"},
+                        "retryable": {"type": "boolean"}
+                    },
+                    "required": ["code", "message", "retryable"]
+                },
+                "warnings": shared["warnings"],
+                "truncation": shared["truncation"]
             },
             "required": ["error", "warnings"],
             "additionalProperties": false
@@ -1188,6 +1202,11 @@ fn results_keep_to_the_byte_cap_and_the_cursor_goes_on() {
     let e = c.err("status", json!({"ids": &logged, "cursor": "60"}));
     assert_eq!(e["code"], "BAD_ARGUMENTS", "{e}");
     assert!(e["message"].as_str().unwrap().contains("\"60\""), "{e}");
+    // Named as the call's field, not as the command line's option.
+    assert!(
+        e["message"].as_str().unwrap().starts_with("cursor \"60\""),
+        "{e}"
+    );
     for tool in ["log", "claims_for"] {
         let e = c.err(tool, json!({"cursor": "x".repeat(100_000)}));
         assert_eq!(e["code"], "BAD_ARGUMENTS", "{tool}: {e}");

@@ -1,18 +1,16 @@
 //! `elench add FILE…|DIR|-`: verify envelopes and append the accepted ones to the log
-//! ([`crate::ops::add`] does the work). A batch acknowledges each envelope on stderr once its
+//! ([`elench::ops::add`] does the work). A batch acknowledges each envelope on stderr once its
 //! group is durable: a line each off a terminal, a spinner with the counts on one.
 
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::Report;
-use crate::ops::add::{self as op, AddInput, AddOutput};
-use crate::ops::{Observer, Progress};
+use elench::ops::add::{self as op, AddInput, AddOutput};
+use elench::ops::{Observer, Progress};
 use std::io::{IsTerminal, Write as _};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-
-pub use crate::ops::add::{sign_hint, unsigned_claim_role};
 
 /// Accepted envelopes the text lists when no acknowledgement line listed them.
 const LISTED: usize = 100;

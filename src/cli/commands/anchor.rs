@@ -1,13 +1,13 @@
 //! `elench anchor PATH[:START-END] [--at DIR] [--strategy S]`: the anchor object for a span,
 //! ready to put in a claim (`ops::anchor`).
 
-use crate::anchor::Strategy;
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
-use crate::ops::anchor::anchor_at_with;
-use crate::ops::tree::tree_dir;
-use crate::tree::Selection;
+use elench::anchor::Strategy;
+use elench::ops::anchor::anchor_at_with;
+use elench::ops::tree::tree_dir;
+use elench::tree::Selection;
 use serde_json::json;
 use std::path::PathBuf;
 

@@ -4,8 +4,8 @@ use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, short_id, Format, JsonData, Mode, Report, Style};
 use crate::cli::render::blast_text;
-use crate::graph::BulkBlast;
-use crate::ops::blast::{blast, BlastInput};
+use elench::graph::BulkBlast;
+use elench::ops::blast::{blast, BlastInput};
 
 impl JsonData for BulkBlast {
     fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {

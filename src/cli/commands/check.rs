@@ -1,13 +1,13 @@
 //! `elench check`: evaluate predicate claims against a tree and append what the harness
-//! observed, signed with a harness key ([`crate::ops::check`] does the work).
+//! observed, signed with a harness key ([`elench::ops::check`] does the work).
 
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
-use crate::eval::runners::Runner;
-use crate::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
-use crate::ops::{Observer, Progress};
+use elench::eval::runners::Runner;
+use elench::ops::check::{self as op, CheckInput, CheckOutput, Outcome};
+use elench::ops::{Observer, Progress};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -96,13 +96,14 @@ impl CheckArgs {
             .map_err(|e| format!("--runner: {e}"))
     }
 
-    fn input(&self, runner: Option<Runner>) -> CheckInput {
+    fn input(&self, runner: Option<Runner>, key: ed25519_dalek::SigningKey) -> CheckInput {
         CheckInput {
             ids: crate::cli::values::claim_strings(&self.ids),
             all: self.all,
             at: self.at.clone(),
             no_ignore: self.no_ignore,
-            key: self.key.clone(),
+            key,
+            key_file: Some(self.key.clone()),
             producer: self.producer.clone(),
             claim_timeout: self.claim_timeout,
             repeat: self.repeat,
@@ -144,7 +145,11 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
     let format = crate::cli::output::Format::detect(g.format.as_deref());
-    let mut input = a.input(a.runner().map_err(Failure::Usage)?);
+    let runner = a.runner().map_err(Failure::Usage)?;
+    // The operation takes the key itself; the file is named in its errors and hidden from
+    // the evaluations.
+    let key = elench::ops::keys::read_signing_key_file(&a.key)?;
+    let mut input = a.input(runner, key);
     input.details = matches!(
         format,
         crate::cli::output::Format::Junit | crate::cli::output::Format::Github
@@ -155,6 +160,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     };
     let ctx = g.context_with(Arc::new(watch));
     let mut out = op::check(&ctx, &input, &|| interrupt.received())?;
+    out.word_reasons(&crate::cli::words::say);
     let product = out
         .details
         .take()

@@ -39,7 +39,7 @@ pub fn run(
             let path = name.split_whitespace().collect::<Vec<_>>().join(".");
             let Some(entry) = commands.get(&path) else {
                 return Err(Failure::NotFound {
-                    code: crate::error::Code::CommandNotFound,
+                    code: elench::error::Code::CommandNotFound,
                     message: format!(
                         "there is no command {name:?}; `elench manifest` lists every command"
                     ),

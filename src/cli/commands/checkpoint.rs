@@ -1,5 +1,5 @@
 //! `elench checkpoint [-o FILE] [--key KEY]`: the log's state `(n, chain_n)`, optionally
-//! signed ([`crate::ops::checkpoint`]). Keep it somewhere else; `elench fsck --checkpoint FILE`
+//! signed ([`elench::ops::checkpoint`]). Keep it somewhere else; `elench fsck --checkpoint FILE`
 //! later proves the log still extends it: nothing before it was changed, removed or reordered.
 
 use crate::cli::common::refuse_inside_store;
@@ -7,7 +7,7 @@ use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::ops::checkpoint::{checkpoint, CheckpointOutput};
+use elench::ops::checkpoint::{checkpoint, CheckpointOutput};
 use std::path::Path;
 
 #[derive(Debug, clap::Args)]
@@ -30,7 +30,7 @@ pub fn run(a: CheckpointArgs, g: &Globals) -> Result<Report, Failure> {
     let store = g.context().open_store()?;
     if let Some(name) = &a.remote {
         let ctx = g.context();
-        let c = crate::ops::sync::remote_checkpoint(
+        let c = elench::ops::sync::remote_checkpoint(
             &store,
             name,
             Some(std::time::Duration::from_secs(30)),

@@ -2,13 +2,12 @@
 //! --key KEY.pem`: build, sign and append a claim in one call (or a chain of them with
 //! `--batch`). Arguments in, one `ops::claim` call, the report out.
 
-use crate::claim::Kind;
 use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited, read_signing_key_file};
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::ops::claim::{self as op, ClaimOutput, ClaimRequest, Entry, ShortClaim};
-use crate::ops::Context;
+use elench::ops::claim::{self as op, ClaimOutput, ClaimRequest, Entry, ShortClaim};
+use elench::ops::Context;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -22,8 +21,8 @@ pub struct ClaimArgs {
     #[arg(value_name = "TEXT")]
     pub text: Option<String>,
     /// The kind of claim; every kind but assertion acts on claims named with --target
-    #[arg(long, value_name = "KIND", value_parser = ["assertion", "falsification", "verification", "supersession", "residue-acceptance"])]
-    pub kind: Option<String>,
+    #[arg(long, value_name = "KIND", value_enum)]
+    pub kind: Option<crate::cli::values::KindArg>,
     /// An elench-predicate-v1 expression (`elench check` can evaluate it); parsed now, and a
     /// parse error gives its line and column. Without it the claim is an annotation
     #[arg(long, value_name = "EXPR")]
@@ -115,14 +114,7 @@ fn claim(a: ClaimArgs, ctx: &Context) -> Result<Report, Failure> {
             (op::parse_batch(&source, &bytes)?, Some(source))
         }
         None => {
-            let kind = a
-                .kind
-                .as_deref()
-                .map(|k| {
-                    serde_json::from_value::<Kind>(json!(k))
-                        .map_err(|_| Failure::Usage(format!("--kind {k}: not a kind of claim")))
-                })
-                .transpose()?;
+            let kind = a.kind.map(|k| k.0);
             let short = ShortClaim {
                 text: a.text.clone(),
                 kind,

@@ -5,9 +5,9 @@ use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited};
 use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
-use crate::conformance::corpus::{self, Verdict};
-use crate::ops::conformance::{self, AttestInput, ReportInput};
-use crate::ops::sign::KeySource;
+use elench::conformance::corpus::{self, Verdict};
+use elench::ops::conformance::{self, AttestInput, ReportInput};
+use elench::ops::sign::KeySource;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -165,7 +165,7 @@ fn run_corpus(a: RunArgs, g: &Globals) -> Result<Report, Failure> {
         );
     })
     .map_err(|e| Failure::Invalid {
-        code: crate::error::Code::BadCorpus,
+        code: elench::error::Code::BadCorpus,
         message: e.to_string(),
     })?;
     if let Some(out) = &a.out {
@@ -188,7 +188,7 @@ fn run_corpus(a: RunArgs, g: &Globals) -> Result<Report, Failure> {
         text.push_str(&format!("  {} {:?}\n", c.id, c.verdict));
     }
     let failure = (bad > 0).then(|| Failure::Precondition {
-        code: crate::error::Code::ConformanceCasesFailed,
+        code: elench::error::Code::ConformanceCasesFailed,
         message: format!(
             "{bad} case(s) failed or could not be run; see data.failed_cases and data.error_cases"
         ),

@@ -4,7 +4,7 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::store::STORE_DIR;
+use elench::store::STORE_DIR;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -25,7 +25,7 @@ pub fn run(a: DemoArgs, g: &Globals) -> Result<Report, Failure> {
             )));
         }
     }
-    let out = crate::ops::demo::demo(&g.context(), a.keep.as_deref())?;
+    let out = elench::ops::demo::demo(&g.context(), a.keep.as_deref())?;
     let mut text = out.text;
     if let Some(root) = &out.store {
         text.push_str(&format!(

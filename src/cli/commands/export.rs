@@ -6,7 +6,7 @@ use crate::cli::failure::Failure;
 use crate::cli::files::write_atomically;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::ops::export::{bundle, Bundle};
+use elench::ops::export::{bundle, Bundle};
 use serde_json::json;
 
 #[derive(Debug, clap::Args)]

@@ -1,10 +1,10 @@
 //! `elench fsck [--repair] [--checkpoint FILE]`: check the whole store
-//! ([`crate::ops::fsck`]).
+//! ([`elench::ops::fsck`]).
 
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::ops::fsck::{fsck, FsckInput};
+use elench::ops::fsck::{fsck, FsckInput};
 
 #[derive(Debug, clap::Args)]
 pub struct FsckArgs {
@@ -35,7 +35,7 @@ pub fn run(a: FsckArgs, g: &Globals) -> Result<Report, Failure> {
         if r.format {
             text.push_str(&format!(
                 "FORMAT named an older layout than the log on disk; it now names layout {}\n",
-                crate::store::current_version()
+                elench::store::current_version()
             ));
         }
         text.push_str(&match &r.damage {

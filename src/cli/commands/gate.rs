@@ -7,8 +7,8 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::gate::StaleRule;
-use crate::ops::gate::{gate, GateInput, GateOutput};
+use elench::gate::StaleRule;
+use elench::ops::gate::{gate, GateInput, GateOutput};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -39,10 +39,13 @@ pub fn run(a: GateArgs, g: &Globals) -> Result<Report, Failure> {
         format,
         crate::cli::output::Format::Sarif | crate::cli::output::Format::Github
     );
+    let policy_name = a.policy.display().to_string();
+    let policy = std::fs::read(&a.policy).map_err(|e| Failure::io(&policy_name, e))?;
     let out = gate(
         &g.context(),
         &GateInput {
-            policy: a.policy,
+            policy,
+            policy_name,
             at: a.at,
             no_ignore: a.no_ignore,
             places: document,

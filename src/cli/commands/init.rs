@@ -3,7 +3,7 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::store::STORE_DIR;
+use elench::store::STORE_DIR;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -33,18 +33,18 @@ pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
     for k in &a.root_key {
         pems.push(crate::cli::files::read_key_file(k)?);
         let pem = pems.last().map(String::as_str).unwrap_or_default();
-        crate::keys::read_public_key_pem(pem)
+        elench::keys::read_public_key_pem(pem)
             .map_err(|r| Failure::rejected(r, Some(k.display().to_string())))?;
     }
-    let made = crate::ops::init::init(&g.context(), &root)?;
+    let made = elench::ops::init::init(&g.context(), &root)?;
     let ctx = g.context();
     let store = ctx.open_store_at(&root)?;
     let mut pins = Vec::new();
     for (pem, file) in pems.iter().zip(&a.root_key) {
         let name = file.file_stem().map(|s| s.to_string_lossy().into_owned());
         pins.push(
-            crate::trust::pin(&store, pem, name.as_deref())
-                .map_err(crate::ops::trust::trust_failure)?,
+            elench::trust::pin(&store, pem, name.as_deref())
+                .map_err(elench::ops::trust::trust_failure)?,
         );
     }
     let mut text = if made.created {

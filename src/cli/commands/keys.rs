@@ -1,13 +1,13 @@
 //! `elench keys …`: make signing keys (and, with a store, manage the trusted ones), through
-//! [`crate::ops::keys`].
+//! [`elench::ops::keys`].
 
 use crate::cli::common::to_data;
 use crate::cli::common::Page;
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::keys::Role;
-use crate::ops::keys::{self, GenerateInput};
+use elench::keys::Role;
+use elench::ops::keys::{self, GenerateInput};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -208,7 +208,7 @@ fn confirm_retire(
     use std::io::{BufRead, IsTerminal};
     if non_interactive {
         return Err(Failure::Precondition {
-            code: crate::error::Code::InputRequired,
+            code: elench::error::Code::InputRequired,
             message: format!(
                 "not retiring {what}: it needs a confirmation and --non-interactive forbids \
                  asking; pass --yes (or --confirm-destructive) to retire, or --dry-run to see \

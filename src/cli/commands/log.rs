@@ -4,7 +4,7 @@ use crate::cli::common::{pagination_json, Page};
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, Mode, Report, Style};
-use crate::ops::log::{log, LogInput};
+use elench::ops::log::{log, LogInput};
 
 #[derive(Debug, clap::Args)]
 pub struct LogArgs {

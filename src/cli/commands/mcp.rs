@@ -50,7 +50,7 @@ fn signer(path: &Path) -> Result<Signer, Failure> {
 /// The tree: `--at DIR`, else the nearest directory upwards holding `.git`, else the working
 /// directory; made absolute once, so that nothing later depends on the working directory.
 fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
-    let dir = crate::ops::tree::tree_dir(at)?;
+    let dir = elench::ops::tree::tree_dir(at)?;
     std::fs::canonicalize(&dir).map_err(|e| Failure::io(dir.display(), e))
 }
 
@@ -86,13 +86,13 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
         Vec::new(),
         format!("error[INDEX_DAMAGED]: {}\n", crate::cli::fault::MESSAGE).into_bytes(),
     );
-    let store = crate::store::locate(g.store.as_deref())?;
+    let store = elench::store::locate(g.store.as_deref())?;
     // Opened once here so that a missing or damaged store is said at once; each call opens
     // it again, since another process may append between calls, through the environments
     // of the server's life (`Config::envs`).
-    drop(crate::store::Store::open(
+    drop(elench::store::Store::open(
         &store,
-        &crate::store::Options::new(Duration::from_secs(g.wait)).envs(&g.envs),
+        &elench::store::Options::new(Duration::from_secs(g.wait)).envs(&g.envs),
     )?);
     let key = match (&a.key, a.read_only) {
         (_, true) => None,

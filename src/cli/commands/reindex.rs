@@ -3,19 +3,19 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::store::Store;
+use elench::store::Store;
 use serde_json::json;
 
 #[derive(Debug, clap::Args)]
 pub struct ReindexArgs {}
 
 pub fn run(_a: ReindexArgs, g: &Globals) -> Result<Report, Failure> {
-    let root = crate::store::locate(g.store.as_deref())?;
+    let root = elench::store::locate(g.store.as_deref())?;
     let wait = std::time::Duration::from_secs(g.wait);
     // The index being replaced is never read (it may be damaged): the bar counts records
     // without knowing how many there are.
     let meta = crate::cli::progress::with_records_bar("reindexing", 0, |progress| {
-        let options = crate::store::Options::new(wait)
+        let options = elench::store::Options::new(wait)
             .observer(crate::cli::output::observer())
             .envs(&g.envs);
         Store::reindex_at(&root, &options, progress)

@@ -4,7 +4,7 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::Report;
-use crate::ops::sync::{add_remote, list_remotes};
+use elench::ops::sync::{add_remote, list_remotes};
 use serde_json::json;
 
 #[derive(Debug, clap::Subcommand)]
@@ -64,7 +64,7 @@ pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {
             Ok(Report::new(data, text))
         }
         RemoteCommand::Witnesses(a) => {
-            let r = crate::ops::sync::set_witnesses(&ctx, &a.name, &a.file)?;
+            let r = elench::ops::sync::set_witnesses(&ctx, &a.name, &a.file)?;
             let text = format!(
                 "remote {}: witness policy with {} witness(es), {}\n",
                 r.name,

@@ -3,7 +3,7 @@
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{claim_text, one_line, short_id, Report, Style};
-use crate::ops::show::{show, ShowInput};
+use elench::ops::show::{show, ShowInput};
 
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {

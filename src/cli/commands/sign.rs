@@ -5,9 +5,9 @@ use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited, write_atomically};
 use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
-use crate::envelope::MAX_ENVELOPE_BYTES;
-use crate::keys::Role;
-use crate::ops::sign::{KeySource, SignInput};
+use elench::envelope::MAX_ENVELOPE_BYTES;
+use elench::keys::Role;
+use elench::ops::sign::{KeySource, SignInput};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +69,7 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     // `run` has put --input-file here, if that is how the claim was given.
     let input = a.claim.clone().unwrap_or_default();
     let claim = read_limited(&input, MAX_ENVELOPE_BYTES)?;
-    let signed = crate::ops::sign::sign(
+    let signed = elench::ops::sign::sign(
         &g.context(),
         &SignInput {
             claim,
@@ -139,7 +139,7 @@ fn refuse_own_input_or_store(out: &Path, claim: &str, g: &Globals) -> Result<(),
             )));
         }
     }
-    if let Ok(root) = crate::store::locate(g.store.as_deref()) {
+    if let Ok(root) = elench::store::locate(g.store.as_deref()) {
         if root.join("FORMAT").is_file() {
             crate::cli::common::refuse_inside_store(out, &root)?;
         }

@@ -1,13 +1,13 @@
 //! `elench status ID…` / `--all`: the fold of the log for each claim, and why.
 
-use crate::anchor::Applies;
 use crate::cli::common::{pagination_json, Page};
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{one_line, short_id, Format, Mode, Report, Style};
-use crate::fold::{ClaimStatus, Status};
-use crate::ops;
-use crate::ops::status::{Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow};
+use elench::anchor::Applies;
+use elench::fold::{ClaimStatus, Status};
+use elench::ops;
+use elench::ops::status::{Resolved, StatusFilters, StatusInput, StatusOutput, StatusRow};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -38,9 +38,8 @@ pub struct StatusArgs {
           value_parser = ["unevaluated", "verified", "falsified", "superseded", "revoked"])]
     pub status: Vec<String>,
     /// With --all: only claims of this kind (repeatable)
-    #[arg(long, requires = "all", value_name = "KIND",
-          value_parser = ["assertion", "falsification", "verification", "supersession", "residue-acceptance"])]
-    pub kind: Vec<String>,
+    #[arg(long, requires = "all", value_name = "KIND", value_enum)]
+    pub kind: Vec<crate::cli::values::KindArg>,
     /// With --all: only claims of this origin (repeatable)
     #[arg(long, requires = "all", value_name = "ORIGIN",
           value_parser = ["harness-observed", "agent-asserted", "human-asserted"])]
@@ -66,7 +65,7 @@ impl StatusArgs {
             filters: StatusFilters {
                 applies: self.applies.clone(),
                 status: self.status.clone(),
-                kind: self.kind.clone(),
+                kind: self.kind.iter().map(|k| k.0.as_str().to_owned()).collect(),
                 origin: self.origin.clone(),
                 path: self.path.clone(),
             },

@@ -1,16 +1,16 @@
 //! `elench push [NAME]`, `pull [NAME]`, `sync [NAME]`: exchange the log with a git remote
-//! (default `origin`) through [`crate::ops::sync`].
+//! (default `origin`) through [`elench::ops::sync`].
 
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::interrupt::Interrupt;
 use crate::cli::output::{Report, Warning};
-use crate::ops::sync::{exchange, SyncInput, SyncOutput};
-use crate::ops::Collected;
+use elench::ops::sync::{exchange, SyncInput, SyncOutput};
+use elench::ops::Collected;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-pub use crate::ops::sync::Direction;
+pub use elench::ops::sync::Direction;
 
 #[derive(Debug, clap::Args)]
 pub struct RemoteArg {
@@ -45,10 +45,10 @@ pub struct RemoteArg {
 }
 
 /// Reads a tlog-policy file given on the command line.
-pub fn read_witness_policy(path: &str) -> Result<crate::witness::policy::Policy, Failure> {
+pub fn read_witness_policy(path: &str) -> Result<elench::witness::policy::Policy, Failure> {
     let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
-    crate::witness::policy::Policy::parse(&bytes).map_err(|e| Failure::Invalid {
-        code: crate::error::Code::BadPolicy,
+    elench::witness::policy::Policy::parse(&bytes).map_err(|e| Failure::Invalid {
+        code: elench::error::Code::BadPolicy,
         message: format!("{path} is not a witness policy (C2SP tlog-policy): {e}"),
     })
 }
@@ -82,7 +82,7 @@ pub fn run(direction: Direction, a: RemoteArg, g: &Globals) -> Result<Report, Fa
         connect_timeout: connect_timeout(a.connect_timeout, interactive),
         wait: Duration::from_secs(g.wait),
         progress: std::io::stderr().is_terminal(),
-        witness: crate::ops::sync::WitnessInput {
+        witness: elench::ops::sync::WitnessInput {
             log_key: match &a.log_key {
                 None => None,
                 Some(p) => Some(crate::cli::files::read_signing_key_file(

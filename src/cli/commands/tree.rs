@@ -18,8 +18,8 @@ pub struct TreeArgs {
 }
 
 pub fn run(args: TreeArgs, _g: &Globals) -> Result<Report, Failure> {
-    let selection = crate::tree::Selection::from_no_ignore(args.no_ignore);
-    let (oid, warning) = crate::ops::tree::tree_of(&args.dir, selection)?;
+    let selection = elench::tree::Selection::from_no_ignore(args.no_ignore);
+    let (oid, warning) = elench::ops::tree::tree_of(&args.dir, selection)?;
     let mut report = Report::new(
         json!({"tree": oid, "path": args.dir.display().to_string()}),
         format!("{oid}\n"),

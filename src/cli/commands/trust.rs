@@ -66,7 +66,7 @@ pub fn run(c: TrustCommand, g: &Globals) -> Result<Report, Failure> {
         TrustCommand::Pin(a) => {
             let pem = crate::cli::files::read_key_file(&a.key)?;
             let stem = a.key.file_stem().map(|s| s.to_string_lossy().into_owned());
-            let p = crate::ops::trust::pin(&ctx, &pem, a.name.as_deref().or(stem.as_deref()))?;
+            let p = elench::ops::trust::pin(&ctx, &pem, a.name.as_deref().or(stem.as_deref()))?;
             let text = match p.effect {
                 "created" => format!("pinned root key {} ({})\n", p.name, p.keyid),
                 _ => format!("root key {} is pinned already (nothing changed)\n", p.keyid),
@@ -74,14 +74,15 @@ pub fn run(c: TrustCommand, g: &Globals) -> Result<Report, Failure> {
             Report::new(crate::cli::common::to_data(&p)?, text)
         }
         TrustCommand::Show => {
-            let data = crate::ops::trust::show(&ctx)?;
+            let data = elench::ops::trust::show(&ctx)?;
             Report::new(data.clone(), show_text(&data))
         }
         TrustCommand::Sign(a) => {
             let key = crate::cli::files::read_signing_key_file(&a.key)?;
-            let signed = crate::ops::trust::sign(&ctx, &a.input, &key, a.policy_version, a.append)?;
+            let signed =
+                elench::ops::trust::sign(&ctx, &a.input, &key, a.policy_version, a.append)?;
             let is_envelope = std::fs::read(&a.input)
-                .map(|b| crate::trust::is_policy(&b))
+                .map(|b| elench::trust::is_policy(&b))
                 .unwrap_or(false);
             let out = a.out.clone().unwrap_or_else(|| {
                 if is_envelope {

@@ -4,8 +4,8 @@ use crate::cli::failure::Failure;
 use crate::cli::files::{display_source, read_limited};
 use crate::cli::globals::Globals;
 use crate::cli::output::{Report, Warning};
-use crate::envelope::MAX_ENVELOPE_BYTES;
-use crate::ops::verify::{VerifyInput, VerifyOutput};
+use elench::envelope::MAX_ENVELOPE_BYTES;
+use elench::ops::verify::{VerifyInput, VerifyOutput};
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
@@ -39,7 +39,7 @@ pub fn run(mut a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
 fn verify(a: VerifyArgs, g: &Globals) -> Result<Report, Failure> {
     // `run` has put --input-file here, if that is how the envelope was given.
     let envelope = a.envelope.clone().unwrap_or_default();
-    let accepted = crate::ops::verify::verify(
+    let accepted = elench::ops::verify::verify(
         &g.context(),
         VerifyInput {
             envelope: Box::new(|| read_limited(&envelope, MAX_ENVELOPE_BYTES)),

@@ -4,8 +4,8 @@ use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
 use crate::cli::output::{short_id, Format, Report, Style};
 use crate::cli::render::graph::Picture;
-use crate::ops::picture::Shown;
-use crate::ops::why::{why, WhyInput, WhyOutput};
+use elench::ops::picture::Shown;
+use elench::ops::why::{why, WhyInput, WhyOutput};
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -11,9 +11,9 @@
 //! so.
 
 use crate::cli::output::short_id;
-use crate::fold::Status;
-use crate::graph::Blast;
-use crate::ops::picture::{ClaimInfo, Shown};
+use elench::fold::Status;
+use elench::graph::Blast;
+use elench::ops::picture::{ClaimInfo, Shown};
 use std::collections::{BTreeSet, HashSet};
 
 /// The default of `--max-nodes`: larger pictures stop being readable, and GitHub's Mermaid

@@ -172,7 +172,7 @@ pub fn render(cases: &[Case], suite: &Suite) -> String {
 /// `YYYY-MM-DDTHH:MM:SS` (UTC) of seconds since the Unix epoch.
 pub fn utc_timestamp(secs: i64) -> String {
     let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = crate::conformance::corpus::civil_from_days(secs.div_euclid(86_400));
+    let (y, m, d) = elench::conformance::corpus::civil_from_days(secs.div_euclid(86_400));
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
         rem / 3600,

@@ -15,8 +15,8 @@ use std::collections::{HashMap, HashSet};
 /// `blast --format dot|mermaid`: the radius (or, inverted, what the claim rests on) as a
 /// picture of the claims the operation chose to show.
 pub fn blast_picture(
-    b: &crate::graph::Blast,
-    shown: &crate::ops::picture::Shown,
+    b: &elench::graph::Blast,
+    shown: &elench::ops::picture::Shown,
     inverted: bool,
     format: Format,
 ) -> Report {
@@ -34,7 +34,7 @@ pub fn blast_picture(
 /// claims the operation chose to show), or (with a tree) those that do not stand there as
 /// SARIF. A document of one page of `--all` says on stderr that more follow.
 pub fn status_document(
-    out: &crate::ops::status::StatusOutput,
+    out: &elench::ops::status::StatusOutput,
     format: Format,
 ) -> Result<Report, Failure> {
     let mut report = match (format, &out.tree, &out.picture) {
@@ -73,7 +73,7 @@ fn picture_report(picture: &graph::Picture, format: Format, title: &str) -> Repo
 }
 
 /// The falsified roots an operation placed at its tree, as SARIF's related locations.
-fn roots_of(roots: &[crate::ops::roots::Root]) -> Vec<sarif::Root> {
+fn roots_of(roots: &[elench::ops::roots::Root]) -> Vec<sarif::Root> {
     roots
         .iter()
         .map(|r| sarif::Root {
@@ -90,7 +90,7 @@ fn place_of(path: &Option<String>, range: Option<[u64; 2]>) -> Option<sarif::Pla
 
 /// `gate --format sarif|github`: the gate's answer as a document, the falsified roots of
 /// revoked claims placed at the gate's tree as the operation found them.
-pub fn gate_document(out: &crate::ops::gate::GateOutput, format: Format) -> String {
+pub fn gate_document(out: &elench::ops::gate::GateOutput, format: Format) -> String {
     let mut roots = |id: &str| -> Result<Vec<sarif::Root>, std::convert::Infallible> {
         Ok(out.roots.get(id).map(|r| roots_of(r)).unwrap_or_default())
     };
@@ -110,9 +110,9 @@ pub fn gate_document(out: &crate::ops::gate::GateOutput, format: Format) -> Stri
 /// `status --at DIR --format sarif`: the listed claims that do not stand at the tree (an
 /// assertion falsified, revoked, stale or unevaluated; residue a human accepted is left
 /// out, and so are records and claims about other whole trees).
-fn status_sarif(out: &crate::ops::status::StatusOutput, tree: &str) -> String {
-    use crate::anchor::Applies;
-    use crate::fold::Status;
+fn status_sarif(out: &elench::ops::status::StatusOutput, tree: &str) -> String {
+    use elench::anchor::Applies;
+    use elench::fold::Status;
     let mut findings = Vec::new();
     for row in &out.claims {
         let r = &row.status;
@@ -173,11 +173,11 @@ fn status_sarif(out: &crate::ops::status::StatusOutput, tree: &str) -> String {
 /// the checked tree, and, when falsified, the end of its transcript (`details`, as the
 /// operation read them).
 pub fn check_document(
-    out: &crate::ops::check::CheckOutput,
-    details: &HashMap<String, crate::ops::check::Detail>,
+    out: &elench::ops::check::CheckOutput,
+    details: &HashMap<String, elench::ops::check::Detail>,
     format: Format,
 ) -> String {
-    use crate::ops::check::Outcome;
+    use elench::ops::check::Outcome;
     let mut cases = Vec::with_capacity(out.checked.len());
     for c in &out.checked {
         if c.outcome == Outcome::NotApplicable {
@@ -226,7 +226,7 @@ pub fn check_document(
 /// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on), from the
 /// members' texts and premises the operation read.
 pub fn blast_text(
-    b: &crate::graph::Blast,
+    b: &elench::graph::Blast,
     texts: &HashMap<String, serde_json::Value>,
     premises: &HashMap<String, Vec<String>>,
     invert: bool,
@@ -288,7 +288,7 @@ pub fn page_cut(next_cursor: Option<&str>) -> Option<Warning> {
         format!(
             "this document covers one page of claims; more follow (--cursor {next}, or a \
              larger --limit, up to {})",
-            crate::ops::page::MAX_LIMIT
+            elench::ops::page::MAX_LIMIT
         ),
     ))
 }

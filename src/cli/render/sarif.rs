@@ -11,9 +11,9 @@
 //! fails on it, so code scanning must show it. Residue a human accepted is not a violation
 //! and is left out.
 
-use crate::anchor::Applies;
-use crate::fold::Status;
-use crate::gate::{Rule, Violation};
+use elench::anchor::Applies;
+use elench::fold::Status;
+use elench::gate::{Rule, Violation};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 

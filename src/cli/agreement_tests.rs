@@ -1,4 +1,4 @@
-//! One request, one outcome: a `claim` batch the store takes only in part is reported alike
+//! One request, one outcome (a unit test of the binary, which holds both front ends): a `claim` batch the store takes only in part is reported alike
 //! by the command line (`elench claim --batch`) and the MCP `claim` tool: the same code, exit
 //! class, message, `effect` and counts, decided once by the operation's output.
 //!
@@ -9,8 +9,9 @@
 //! request's trust was read and before the append). The first claim is stored already, so
 //! the append takes it (`noop`) and refuses the second.
 
-use crate::common::{lib_store, Keys};
-use elench::cli::globals::Globals;
+use crate::cli::globals::Globals;
+use ed25519_dalek::SigningKey;
+use elench::keys::{keyid, signing_key_pem, Role, TrustedKey};
 use elench::ops::{Collected, Context, Observer};
 use elench::store::{Environments, Options, Store};
 use serde_json::{json, Value};
@@ -43,21 +44,47 @@ impl Observer for RetireOnMissingPremise {
     }
 }
 
-/// A store trusting the test keys, and a tree to anchor in.
-fn world(dir: &Path, keys: &Keys) -> (PathBuf, PathBuf) {
+/// The agent key both front ends sign with (fixed bytes), and its file.
+struct Agent {
+    signing: SigningKey,
+    keyid: String,
+}
+
+impl Agent {
+    fn new() -> Agent {
+        let signing = SigningKey::from_bytes(&[7u8; 32]);
+        Agent {
+            keyid: keyid(&signing.verifying_key()),
+            signing,
+        }
+    }
+
+    fn write_file(&self, dir: &Path) -> PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        let path = dir.join("agent.key");
+        std::fs::write(&path, signing_key_pem(&self.signing).unwrap()).unwrap();
+        path
+    }
+}
+
+/// A store trusting the agent key, and a tree to anchor in.
+fn world(dir: &Path, keys: &Agent) -> (PathBuf, PathBuf) {
     let root = dir.join("store");
-    drop(lib_store(&root, keys));
+    let (store, _) = Store::init(&root, &Options::new(Duration::from_secs(30))).unwrap();
+    let trusted = TrustedKey::new(Role::Agent, "agent", keys.signing.verifying_key()).unwrap();
+    store.add_key(&trusted).unwrap();
+    drop(store);
     let tree = dir.join("tree");
     std::fs::create_dir(&tree).unwrap();
     std::fs::write(tree.join("a.txt"), "a\n").unwrap();
     (root, tree)
 }
 
-fn observer(root: &Path, envs: &Environments, keys: &Keys) -> Arc<RetireOnMissingPremise> {
+fn observer(root: &Path, envs: &Environments, keys: &Agent) -> Arc<RetireOnMissingPremise> {
     Arc::new(RetireOnMissingPremise {
         root: root.to_owned(),
         envs: envs.clone(),
-        keyid: keys.agent.keyid.clone(),
+        keyid: keys.keyid.clone(),
         done: AtomicBool::new(false),
         heard: Collected::default(),
     })
@@ -82,14 +109,14 @@ struct Reported {
     data: Value,
 }
 
-fn through_the_cli(dir: &Path, keys: &Keys) -> Reported {
+fn through_the_cli(dir: &Path, keys: &Agent) -> Reported {
     let (root, tree) = world(dir, keys);
-    let keys = keys.write_files(&dir.join("keys"));
+    let key_file = keys.write_file(&dir.join("keys"));
     let envs = Environments::new();
     let globals = Globals {
         store: Some(root.clone()),
         wait: 30,
-        mode: elench::cli::output::Mode::Json,
+        mode: crate::cli::output::Mode::Json,
         format: Some("json".into()),
         reaper: elench::reaper::Reaper::new(),
         envs: envs.clone(),
@@ -100,20 +127,20 @@ fn through_the_cli(dir: &Path, keys: &Keys) -> Reported {
             "--batch".into(),
             batch.display().to_string(),
             "--key".into(),
-            keys.agent.private.display().to_string(),
+            key_file.display().to_string(),
             "--at".into(),
             tree.display().to_string(),
             "--producer".into(),
             "p".into(),
         ];
         use clap::Parser;
-        match elench::cli::definition::Cli::try_parse_from(
+        match crate::cli::definition::Cli::try_parse_from(
             std::iter::once("elench".to_owned()).chain(argv),
         )
         .unwrap()
         .command
         {
-            elench::cli::definition::Command::Claim(a) => a,
+            crate::cli::definition::Command::Claim(a) => a,
             other => panic!("not claim: {other:?}"),
         }
     };
@@ -125,12 +152,12 @@ fn through_the_cli(dir: &Path, keys: &Keys) -> Reported {
     };
     let quiet = globals.context_with(Arc::new(Collected::default()));
     let before =
-        elench::cli::commands::claim::run_in(args(&write("1.jsonl", &[first()])), &globals, &quiet)
+        crate::cli::commands::claim::run_in(args(&write("1.jsonl", &[first()])), &globals, &quiet)
             .unwrap();
     assert!(before.failure.is_none(), "{:?}", before.failure);
-    let watch = observer(&root, &envs, &keys);
+    let watch = observer(&root, &envs, keys);
     let ctx: Context = globals.context_with(watch.clone());
-    let report = elench::cli::commands::claim::run_in(
+    let report = crate::cli::commands::claim::run_in(
         args(&write("2.jsonl", &[first(), second()])),
         &globals,
         &ctx,
@@ -139,22 +166,22 @@ fn through_the_cli(dir: &Path, keys: &Keys) -> Reported {
     assert!(watch.done.load(Ordering::SeqCst), "the key was retired");
     let failure = report.failure.expect("the store refused a claim");
     Reported {
-        code: failure.code().to_owned(),
+        code: failure.code().to_string(),
         message: failure.to_string(),
         exit: failure.exit_code(),
         data: report.data,
     }
 }
 
-fn through_mcp(dir: &Path, keys: &Keys) -> Reported {
+fn through_mcp(dir: &Path, keys: &Agent) -> Reported {
     let (root, tree) = world(dir, keys);
     let envs = Environments::new();
-    let config = elench::mcp::Config {
+    let config = crate::mcp::Config {
         store: root.clone(),
         wait: Duration::from_secs(30),
-        key: Some(elench::mcp::Signer {
+        key: Some(crate::mcp::Signer {
             path: dir.join("agent.key"),
-            key: keys.agent.signing.clone(),
+            key: keys.signing.clone(),
         }),
         harness_key: None,
         producer: Some("p".into()),
@@ -165,7 +192,7 @@ fn through_mcp(dir: &Path, keys: &Keys) -> Reported {
         envs: envs.clone(),
     };
     let call = |args: Value, observer: Arc<dyn Observer>| {
-        elench::mcp::tools::call(&config, "claim", args, observer, &elench::ops::Never)
+        crate::mcp::tools::call(&config, "claim", args, observer, &elench::ops::Never)
             .expect("the call ran")
     };
     let before = call(json!({"claims": [first()]}), Arc::new(Collected::default()));
@@ -175,7 +202,7 @@ fn through_mcp(dir: &Path, keys: &Keys) -> Reported {
     assert!(watch.done.load(Ordering::SeqCst), "the key was retired");
     let failure = answer.failure.expect("the store refused a claim");
     Reported {
-        code: failure.code().to_owned(),
+        code: failure.code().to_string(),
         message: failure.to_string(),
         exit: failure.exit_code(),
         data: answer.value,
@@ -184,7 +211,7 @@ fn through_mcp(dir: &Path, keys: &Keys) -> Reported {
 
 #[test]
 fn a_batch_taken_in_part_is_one_outcome_in_the_cli_and_in_mcp() {
-    let keys = Keys::new();
+    let keys = Agent::new();
     let cli_dir = tempfile::tempdir().unwrap();
     let mcp_dir = tempfile::tempdir().unwrap();
     let cli = through_the_cli(cli_dir.path(), &keys);
