@@ -5,7 +5,9 @@
 //! - the example claims in `docs/claims.md` pass the real claim validation (ids included), and
 //!   there is one of every kind;
 //! - every relative link in README.md, ARCHITECTURE.md and `docs/` resolves, and no
-//!   Markdown file points a reader at documents outside the repository.
+//!   Markdown file points a reader at documents outside the repository;
+//! - ARCHITECTURE.md names only files and modules that exist, in paragraphs and table cells
+//!   short enough to read.
 //!
 //! Codes are found by reading the source rather than by listing them here, so a code that a
 //! later change adds anywhere under `src/` fails this test until the table names it.
@@ -720,4 +722,289 @@ fn examples_spell_output_flags_as_the_binary_does() {
             assert!(!flagged, "{}:{}: {line}", rel(&f), n + 1);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (e) ARCHITECTURE.md: every file and module it names exists, and it reads in short pieces
+
+/// The longest a paragraph, a list item or a table cell of ARCHITECTURE.md may be, in
+/// characters: past it, the detail belongs in the manual or beside the code.
+const MAP_PIECE_MAX: usize = 700;
+
+/// The top folders of the repository whose paths the code map names.
+const MAP_FOLDERS: &str = "src|tests|docs|benches|examples";
+
+/// Every repository path a Markdown text names (`src/store/log.rs`, `tests/it/`, a link's
+/// `docs/status.md`), with its line number; a sentence's closing full stop is not part of
+/// it. A `*` in a path is a wildcard within one name (`tests/it/*_props.rs`).
+fn named_paths(markdown: &str) -> Vec<(usize, String)> {
+    let re = Regex::new(&format!(
+        r"(?:^|[^A-Za-z0-9_./-])((?:{MAP_FOLDERS})/[A-Za-z0-9_.*/-]*)"
+    ))
+    .unwrap();
+    let mut out = Vec::new();
+    for (n, line) in markdown.lines().enumerate() {
+        for c in re.captures_iter(line) {
+            let path = c[1].trim_end_matches('.').to_owned();
+            out.push((n + 1, path));
+        }
+    }
+    out
+}
+
+/// Whether `path` (relative to the repository, `*` a wildcard within a name) names at
+/// least one file or folder.
+fn path_exists(root: &Path, path: &str) -> bool {
+    let mut here = vec![root.to_path_buf()];
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        let mut next = Vec::new();
+        for dir in &here {
+            if part.contains('*') {
+                let pattern = format!("^{}$", regex::escape(part).replace(r"\*", "[^/]*"));
+                let re = Regex::new(&pattern).unwrap();
+                for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                    if re.is_match(&e.file_name().to_string_lossy()) {
+                        next.push(e.path());
+                    }
+                }
+            } else if dir.join(part).exists() {
+                next.push(dir.join(part));
+            }
+        }
+        here = next;
+    }
+    !here.is_empty()
+}
+
+/// The inline code spans of a Markdown text outside fenced blocks, with their line numbers.
+fn code_spans(markdown: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (n, line) in markdown.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut parts = line.split('`');
+        parts.next();
+        while let (Some(code), Some(_)) = (parts.next(), parts.next()) {
+            out.push((n + 1, code.to_owned()));
+        }
+    }
+    out
+}
+
+/// The crate names a path may start with without being one of elench's modules: the
+/// standard library's and every dependency's in Cargo.toml.
+fn outside_crates(root: &Path) -> BTreeSet<String> {
+    let manifest: toml::Table = read(&root.join("Cargo.toml")).parse().unwrap();
+    let mut names: BTreeSet<String> = ["std", "core", "alloc"].map(str::to_owned).into();
+    for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
+        if let Some(t) = manifest.get(section).and_then(|v| v.as_table()) {
+            names.extend(t.keys().map(|k| k.replace('-', "_")));
+        }
+    }
+    names
+}
+
+/// The file of module `a::b` under `src/` (`src/a/b.rs` or `src/a/b/mod.rs`), if any.
+fn module_file(root: &Path, module: &[&str]) -> Option<PathBuf> {
+    let base = root.join("src").join(module.join("/"));
+    [base.with_extension("rs"), base.join("mod.rs")]
+        .into_iter()
+        .find(|f| f.is_file())
+}
+
+/// What is wrong with a code span that is a path (`store::index`, `ops::claim::claim_at`,
+/// `crate::ops::Observer`), or None when it is right or no path. Its leading lower-case
+/// names must be modules of the crate, but the last, which may instead be an item its
+/// module defines or brings in with `use`; a path that starts at the standard library or a
+/// dependency is not elench's to check.
+fn module_path_problem(root: &Path, outside: &BTreeSet<String>, span: &str) -> Option<String> {
+    let path = Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+")
+        .unwrap()
+        .find(span)?
+        .as_str();
+    let mut names: Vec<&str> = path.split("::").collect();
+    if matches!(names[0], "crate" | "elench") {
+        names.remove(0);
+    } else if module_file(root, &names[..1]).is_none() {
+        return (!outside.contains(names[0]) && names[0].starts_with(char::is_lowercase))
+            .then(|| format!("`{path}`: `{}` is no module of elench's", names[0]));
+    }
+    let lower = names
+        .iter()
+        .take_while(|n| n.starts_with(|c: char| c.is_lowercase() || c == '_'))
+        .count();
+    for k in 1..=lower {
+        if module_file(root, &names[..k]).is_some() {
+            continue;
+        }
+        let item = names[k - 1];
+        let parent = module_file(root, &names[..k - 1]);
+        let defined = k == lower
+            && parent.is_some_and(|f| {
+                let text = read(&f);
+                let def = Regex::new(&format!(
+                    r"(?m)\b(?:fn|mod|static|macro_rules!)\s+{item}\b|^\s*(?:pub(?:\([a-z]+\))?\s+)?use\s[^;]*\b{item}\b"
+                ))
+                .unwrap();
+                def.is_match(&text)
+            });
+        if !defined {
+            return Some(format!(
+                "`{path}`: no module `{}` (src/{}.rs or src/{}/mod.rs){}",
+                names[..k].join("::"),
+                names[..k].join("/"),
+                names[..k].join("/"),
+                if k == lower {
+                    ", nor an item of that name in its parent"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    None
+}
+
+/// The pieces a reader takes in at once: each paragraph, list item and table cell outside
+/// fenced blocks, with the line it starts on.
+fn pieces(markdown: &str) -> Vec<(usize, String)> {
+    let list_item = Regex::new(r"^\s*(?:[-*+]|\d+\.)\s").unwrap();
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    let mut fenced = false;
+    for (n, line) in markdown.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            open = false;
+            continue;
+        }
+        let trimmed = line.trim();
+        if fenced || trimmed.is_empty() || trimmed.starts_with('#') {
+            open = false;
+            continue;
+        }
+        if trimmed.starts_with('|') {
+            // Cells split at `|` outside code spans.
+            let mut cell = String::new();
+            let mut in_code = false;
+            for ch in trimmed.trim_matches('|').chars() {
+                match ch {
+                    '`' => {
+                        in_code = !in_code;
+                        cell.push(ch);
+                    }
+                    '|' if !in_code => {
+                        out.push((n + 1, std::mem::take(&mut cell).trim().to_owned()))
+                    }
+                    _ => cell.push(ch),
+                }
+            }
+            out.push((n + 1, cell.trim().to_owned()));
+            open = false;
+            continue;
+        }
+        match out.last_mut() {
+            Some((_, text)) if open && !list_item.is_match(line) => {
+                text.push(' ');
+                text.push_str(trimmed);
+            }
+            _ => out.push((n + 1, trimmed.to_owned())),
+        }
+        open = true;
+    }
+    out
+}
+
+/// What is wrong with a code map: the paths and module paths it names that do not exist,
+/// and the pieces longer than [`MAP_PIECE_MAX`].
+fn map_problems(root: &Path, markdown: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (line, path) in named_paths(markdown) {
+        if !path_exists(root, &path) {
+            problems.push(format!("line {line}: {path} does not exist"));
+        }
+    }
+    let outside = outside_crates(root);
+    for (line, span) in code_spans(markdown) {
+        if let Some(p) = module_path_problem(root, &outside, &span) {
+            problems.push(format!("line {line}: {p}"));
+        }
+    }
+    for (line, piece) in pieces(markdown) {
+        let chars = piece.chars().count();
+        if chars > MAP_PIECE_MAX {
+            let start: String = piece.chars().take(60).collect();
+            problems.push(format!(
+                "line {line}: {chars} characters (at most {MAP_PIECE_MAX}): {start}…"
+            ));
+        }
+    }
+    problems
+}
+
+#[test]
+fn the_code_map_names_only_what_exists_in_short_pieces() {
+    let root = repo();
+    let map = read(&root.join("ARCHITECTURE.md"));
+    assert!(
+        named_paths(&map).len() >= 10 && code_spans(&map).len() >= 10,
+        "the map names too few files and modules; the reader is broken"
+    );
+    let problems = map_problems(&root, &map);
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// The map's readers find what they must, and only that.
+#[test]
+fn the_code_map_reader_finds_stale_names_and_long_pieces() {
+    let root = repo();
+    let long = "word ".repeat(150);
+    let map = format!(
+        "# Map\n\
+         See `store::index`, `store::log::scan`, `crate::ops::Observer`, `serde_json::Value`,\n\
+         src/store/log.rs, `tests/it/*_props.rs` and [the manual](docs/SUMMARY.md).\n\
+         \n\
+         ```\n\
+         src/ops/mod.rs src/in/no/diagram.rs `not::checked`\n\
+         ```\n\
+         \n\
+         Gone: src/nowhere.rs, tests/it/none_*.rs, `store::nowhere`, `nomodule::x`,\n\
+         `ops::claim::no_such_fn`, `store::log::scan::deeper`.\n\
+         \n\
+         | a | b |\n\
+         |---|---|\n\
+         | `x | y` short | {long} |\n\
+         \n\
+         - item one\n\
+         - {long}\n"
+    );
+    let problems = map_problems(&root, &map);
+    let wanted = [
+        "line 6: src/in/no/diagram.rs does not exist",
+        "src/nowhere.rs does not exist",
+        "tests/it/none_*.rs does not exist",
+        "no module `store::nowhere`",
+        "`nomodule` is no module",
+        "no module `ops::claim::no_such_fn`",
+        "no module `store::log::scan`",
+        "line 14: 749 characters",
+        "line 17: 751 characters",
+    ];
+    for w in wanted {
+        assert!(
+            problems.iter().any(|p| p.contains(w)),
+            "missing {w:?} in {problems:#?}"
+        );
+    }
+    assert_eq!(problems.len(), wanted.len(), "{problems:#?}");
 }
