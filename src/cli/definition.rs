@@ -84,7 +84,8 @@ pub enum Command {
     Fsck(commands::fsck::FsckArgs),
     /// Rebuild the index from the log
     Reindex(commands::reindex::ReindexArgs),
-    /// Print the log's state (n, chain), optionally signed, for a later `fsck --checkpoint`
+    /// Print the log's state (n, chain; and a C2SP checkpoint note), optionally signed, for a
+    /// later `fsck --checkpoint`
     Checkpoint(commands::checkpoint::CheckpointArgs),
     /// Decide from the log whether the tree may ship under a policy (exit 79 when not)
     Gate(commands::gate::GateArgs),

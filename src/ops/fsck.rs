@@ -112,13 +112,12 @@ pub fn fsck(ctx: &Context, input: &FsckInput) -> Result<FsckOutput, Failure> {
         }
     };
     if let (Some(c), None) = (&checkpoint, &key) {
-        if let Some(s) = &c.signature {
+        if let Some(by) = c.signed_by() {
             observer.warn(
                 "CHECKPOINT_UNVERIFIED",
                 format!(
-                    "the checkpoint's signature (by {}) was not checked: pass ‹key› PUB.pem, the \
-                     public key you expect to have signed it",
-                    s.keyid
+                    "the checkpoint's signature (by {by}) was not checked: pass ‹key› PUB.pem, \
+                     the public key you expect to have signed it"
                 ),
             );
         }

@@ -196,6 +196,59 @@ impl Tree {
     }
 }
 
+/// The root of a sequence read once, front to back, without keeping it: only the hashes of
+/// the complete subtrees the leaves so far split into (at most one per power of two), so a
+/// log of any length costs O(log n) memory. Gives the same root as [`Tree`].
+#[derive(Debug, Clone, Default)]
+pub struct Frontier {
+    /// (hash, height) of each complete subtree, leftmost (tallest) first.
+    stack: Vec<(Hash, u32)>,
+    size: u64,
+}
+
+impl Frontier {
+    pub fn new() -> Frontier {
+        Frontier::default()
+    }
+
+    /// How many leaves were pushed.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Appends an entry (hashed as a leaf).
+    pub fn push(&mut self, entry: &[u8]) {
+        self.push_leaf_hash(leaf_hash(entry));
+    }
+
+    /// Appends a leaf already hashed, merging every pair of equal subtrees it completes.
+    pub fn push_leaf_hash(&mut self, leaf: Hash) {
+        let mut cur = (leaf, 0u32);
+        while let Some(&(left, h)) = self.stack.last() {
+            if h != cur.1 {
+                break;
+            }
+            self.stack.pop();
+            cur = (node_hash(&left, &cur.0), h + 1);
+        }
+        self.stack.push(cur);
+        self.size += 1;
+    }
+
+    /// The root over the leaves pushed so far: the complete subtrees joined from the right,
+    /// as the tree's definition splits off the largest power of two on the left.
+    pub fn root(&self) -> Hash {
+        let mut it = self.stack.iter().rev();
+        let Some(&(mut acc, _)) = it.next() else {
+            return empty_root();
+        };
+        for (left, _) in it {
+            acc = node_hash(left, &acc);
+        }
+        acc
+    }
+}
+
 /// Why a consistency proof does not hold.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProofError {
@@ -449,6 +502,24 @@ mod tests {
                     assert!(verify_consistency(m, n, &r1, &r1, &p).is_err());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_frontier_gives_the_tree_s_root_at_every_size() {
+        let mut f = Frontier::new();
+        let mut t = Tree::new();
+        assert_eq!(f.root(), empty_root());
+        for (i, leaf) in ct_leaves().iter().enumerate() {
+            f.push(leaf);
+            assert_eq!(hex::encode(f.root()), CT_ROOTS[i], "size {}", i + 1);
+        }
+        let mut f = Frontier::new();
+        for i in 0..300u32 {
+            assert_eq!(f.root(), t.root(), "size {i}");
+            assert_eq!(f.size(), t.size());
+            t.push(&i.to_be_bytes());
+            f.push(&i.to_be_bytes());
         }
     }
 

@@ -13,6 +13,8 @@ fn checkpoint(s: &KeyedStore, key: &Path, out: &Path) -> Value {
         "checkpoint",
         "-o",
         out.to_str().unwrap(),
+        "--form",
+        "json",
         "--key",
         key.to_str().unwrap(),
     ]);

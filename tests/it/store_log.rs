@@ -601,6 +601,8 @@ fn fsck_checkpoint_fails_once_anything_before_it_changed() {
             "checkpoint",
             "-o",
             cp.to_str().unwrap(),
+            "--form",
+            "json",
             "--key",
             pem.to_str().unwrap(),
         ],
@@ -657,6 +659,224 @@ fn fsck_checkpoint_fails_once_anything_before_it_changed() {
     assert!(out.json["data"]["problems"]
         .to_string()
         .contains("CHECKPOINT_SIGNATURE"));
+}
+
+/// The RFC 6962 root over these entries, computed here from the RFC's definition alone.
+fn rfc6962_root(entries: &[&[u8]]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    match entries.len() {
+        0 => Sha256::digest([]).into(),
+        1 => Sha256::new()
+            .chain_update([0u8])
+            .chain_update(entries[0])
+            .finalize()
+            .into(),
+        n => {
+            let mut k = 1;
+            while k * 2 < n {
+                k *= 2;
+            }
+            Sha256::new()
+                .chain_update([1u8])
+                .chain_update(rfc6962_root(&entries[..k]))
+                .chain_update(rfc6962_root(&entries[k..]))
+                .finalize()
+                .into()
+        }
+    }
+}
+
+#[test]
+fn fsck_holds_the_log_to_a_c2sp_checkpoint_note() {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let keys = Keys::new();
+    let cs = claims(10, 11);
+    let (tmp, store) = store_with(&cs[..6]);
+    let pem = tmp.path().join("harness.pem");
+    std::fs::write(
+        &pem,
+        elench::keys::signing_key_pem(&keys.harness.signing).unwrap(),
+    )
+    .unwrap();
+    let public = tmp.path().join("harness.pub");
+    std::fs::write(
+        &public,
+        elench::keys::public_key_pem(&keys.harness.verifying_key()).unwrap(),
+    )
+    .unwrap();
+    let wrong = tmp.path().join("other.pub");
+    std::fs::write(
+        &wrong,
+        elench::keys::public_key_pem(&keys.stranger.verifying_key()).unwrap(),
+    )
+    .unwrap();
+    let cp = tmp.path().join("cp.note");
+    let cps = cp.to_str().unwrap();
+    let out = run(
+        &store,
+        &[
+            "checkpoint",
+            "-o",
+            cps,
+            "--form",
+            "note",
+            "--key",
+            pem.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    // Today's form is still printed beside the note.
+    assert_eq!(out.json["data"]["n"], json!(9));
+    assert!(out.json["data"]["chain"].is_string());
+    let note = &out.json["data"]["note"];
+    assert_eq!(note["size"], json!(9));
+    // The root's leaves are the records' payloads, in log order.
+    let recs = records(&store);
+    let payloads: Vec<&[u8]> = recs.iter().map(|r| r.payload.as_slice()).collect();
+    assert_eq!(
+        note["root"].as_str().unwrap(),
+        b64.encode(rfc6962_root(&payloads))
+    );
+    // The default origin names the log by its first record's chain value.
+    let origin = format!("elench-log/{}", &hex::encode(recs[0].chain)[..16]);
+    assert_eq!(note["origin"], json!(origin));
+    // The file is the signed note: the checkpoint's three lines, a blank line, and one
+    // signature line by the origin, base64(key ID ‖ Ed25519 signature).
+    let text = std::fs::read_to_string(&cp).unwrap();
+    assert_eq!(text, note["text"].as_str().unwrap());
+    let (body, sigs) = text.split_once("\n\n").unwrap();
+    assert_eq!(
+        body,
+        format!("{origin}\n9\n{}", note["root"].as_str().unwrap())
+    );
+    let sig_line = sigs.strip_suffix('\n').unwrap();
+    let b = sig_line
+        .strip_prefix(&format!("\u{2014} {origin} "))
+        .unwrap();
+    let raw = b64.decode(b).unwrap();
+    assert_eq!(raw.len(), 4 + 64);
+    {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(origin.as_bytes());
+        h.update([b'\n', 1u8]);
+        h.update(keys.harness.verifying_key().as_bytes());
+        assert_eq!(&raw[..4], &h.finalize()[..4], "key ID");
+    }
+    let fsck = |store: &Path, key: &Path| {
+        run(
+            store,
+            &["fsck", "--checkpoint", cps, "--key", key.to_str().unwrap()],
+        )
+    };
+    assert_eq!(
+        fsck(&store, &public).code,
+        0,
+        "{}",
+        fsck(&store, &public).json
+    );
+    // A signature under another key is refused.
+    let out = fsck(&store, &wrong);
+    assert_eq!(out.code, 4, "{}", out.json);
+    assert!(out.json["data"]["problems"]
+        .to_string()
+        .contains("CHECKPOINT_SIGNATURE"));
+    // So is a note whose text changed after signing (size 9 → 8, root kept).
+    let forged = text.replacen("\n9\n", "\n8\n", 1);
+    std::fs::write(&cp, &forged).unwrap();
+    let out = fsck(&store, &public);
+    assert!(out.json["data"]["problems"]
+        .to_string()
+        .contains("CHECKPOINT_SIGNATURE"));
+    std::fs::write(&cp, &text).unwrap();
+    // The log grows: it still extends the checkpoint.
+    let more = tmp.path().join("more.intoto.jsonl");
+    write_bundle(&more, &cs[6..]);
+    assert_eq!(run(&store, &["add", more.to_str().unwrap()]).code, 0);
+    assert_eq!(fsck(&store, &public).code, 0);
+    // An origin of one's own, and an unsigned checkpoint (its three lines alone).
+    let bare = tmp.path().join("bare.note");
+    let out = run(
+        &store,
+        &[
+            "checkpoint",
+            "-o",
+            bare.to_str().unwrap(),
+            "--form",
+            "note",
+            "--origin",
+            "example.com/widgets",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    let bare_text = std::fs::read_to_string(&bare).unwrap();
+    assert!(
+        bare_text.starts_with("example.com/widgets\n13\n"),
+        "{bare_text}"
+    );
+    assert_eq!(bare_text.lines().count(), 3);
+    let out = run(&store, &["fsck", "--checkpoint", bare.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let out = run(
+        &store,
+        &[
+            "fsck",
+            "--checkpoint",
+            bare.to_str().unwrap(),
+            "--key",
+            public.to_str().unwrap(),
+        ],
+    );
+    assert!(out.json["data"]["problems"]
+        .to_string()
+        .contains("CHECKPOINT_SIGNATURE"));
+    // A record removed and every chain value recomputed: only the root can tell.
+    let mut recs = records(&store);
+    recs.remove(5);
+    rewrite_chained(&store, &recs);
+    std::fs::remove_dir_all(store.join("index")).unwrap();
+    assert_eq!(run(&store, &["fsck"]).code, 0, "self-consistent");
+    let out = fsck(&store, &public);
+    corrupt(&out);
+    assert!(out.json["data"]["problems"]
+        .to_string()
+        .contains("CHECKPOINT_MISMATCH"));
+    // A record changed in place (two swapped) is the same.
+    let (_tmp2, store2) = store_with(&cs[..6]);
+    let out = run(
+        &store2,
+        &[
+            "checkpoint",
+            "-o",
+            cps,
+            "--form",
+            "note",
+            "--key",
+            pem.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(fsck(&store2, &public).code, 0);
+    let mut recs = records(&store2);
+    let changed = recs[8].payload.clone();
+    recs[8].payload = recs[7].payload.clone();
+    recs[7].payload = changed;
+    rewrite_chained(&store2, &recs);
+    std::fs::remove_dir_all(store2.join("index")).unwrap();
+    let out = fsck(&store2, &public);
+    assert!(
+        out.json["data"]["problems"]
+            .to_string()
+            .contains("CHECKPOINT_MISMATCH"),
+        "{}",
+        out.json
+    );
+    // A file that is neither form is BAD_CHECKPOINT.
+    std::fs::write(&cp, "not a checkpoint\n").unwrap();
+    let out = run(&store2, &["fsck", "--checkpoint", cps]);
+    assert_eq!(out.code, 2, "{}", out.json);
+    assert_eq!(out.json["error"]["code"], json!("BAD_CHECKPOINT"));
 }
 
 /// Status fields that must agree between stores (everything but `as_of`, and history's
