@@ -122,6 +122,17 @@ fn snapshot(store: &Path) -> (Value, Vec<u8>, Value) {
     (show, std::fs::read(&bundle).unwrap(), keys)
 }
 
+/// Adds `file` to `store` and asserts it refused as [`refused`] does.
+fn add_refused(
+    store: &Path,
+    before: &(Value, Vec<u8>, Value),
+    file: &Path,
+    code: &str,
+    names: &[&str],
+) {
+    refused(store, before, &add(store, file), code, names);
+}
+
 /// Asserts `o` refused with `code`, naming each of `names`, and `store` is unchanged.
 fn refused(store: &Path, before: &(Value, Vec<u8>, Value), o: &Out, code: &str, names: &[&str]) {
     assert_eq!(o.code, 2, "{}", o.json);
@@ -269,10 +280,10 @@ fn a_first_version_whose_root_holds_no_pin_or_too_few_signatures_is_refused() {
     ok(sign(&maker, &v1, &t.roots[0], &file, &[]));
     let s = t.store("pins-r2", &[1]);
     let before = snapshot(&s);
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &file),
+        &file,
         "POLICY_ROOT_UNPINNED",
         &["version 1", "root1", "root2"],
     );
@@ -283,10 +294,10 @@ fn a_first_version_whose_root_holds_no_pin_or_too_few_signatures_is_refused() {
     ok(sign(&maker, &v1, &t.roots[0], &file, &[]));
     let s = t.store("pins-r1", &[0]);
     let before = snapshot(&s);
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &file),
+        &file,
         "POLICY_THRESHOLD",
         &["version 1", "root1", "root2"],
     );
@@ -295,10 +306,10 @@ fn a_first_version_whose_root_holds_no_pin_or_too_few_signatures_is_refused() {
         &statement_of(&file),
         &[&t.roots[0], &t.roots[0]],
     );
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &twice),
+        &twice,
         "POLICY_THRESHOLD",
         &["needs 2", "has 1"],
     );
@@ -321,20 +332,20 @@ fn a_next_version_needs_both_roots_the_right_previous_and_no_gap() {
     let before = snapshot(&s);
     // `trust sign` refuses a key that is no root of either version; r2 is v2's own root.
     ok(sign(&s, &v2, &t.roots[1], &f2, &[]));
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &f2),
+        &f2,
         "POLICY_THRESHOLD",
         &["version 2", "version 1's", "root1"],
     );
     // Signed by r1 only: its own root (r2) did not sign.
     let f2b = tmp.path().join("v2b.dsse");
     ok(sign(&s, &v2, &t.roots[0], &f2b, &[]));
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &f2b),
+        &f2b,
         "POLICY_THRESHOLD",
         &["version 2", "its own", "root2"],
     );
@@ -348,10 +359,10 @@ fn a_next_version_needs_both_roots_the_right_previous_and_no_gap() {
     let v1x = t.toml("v1x.toml", &[0], 1, &[&t.agent], "");
     sign_and_append(&other, &v1x, &t.roots[0], &tmp.path().join("v1x.dsse"));
     let before = snapshot(&other);
-    refused(
+    add_refused(
         &other,
         &before,
-        &add(&other, &f2b),
+        &f2b,
         "POLICY_PREVIOUS_MISMATCH",
         &["version 2", "previous"],
     );
@@ -453,10 +464,10 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
     let w2 = t.toml("w2.toml", &[1], 1, &[&t.agent, &t.harness], "");
     let fw2 = tmp.path().join("w2.dsse");
     ok(sign(&other, &w2, &t.roots[1], &fw2, &[]));
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &fw2),
+        &fw2,
         "POLICY_CHAIN_MISMATCH",
         &["version 2", "example.org/team"],
     );
@@ -465,7 +476,7 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
     let mut st = statement_of(&f1);
     st["predicateType"] = json!("https://elench.dev/trust-policy/v9");
     let f = raw_policy(tmp.path(), &st, &[&t.roots[0]]);
-    refused(&s, &before, &add(&s, &f), "UNSUPPORTED_PREDICATE_TYPE", &[]);
+    add_refused(&s, &before, &f, "UNSUPPORTED_PREDICATE_TYPE", &[]);
 
     // An unknown member of the predicate (version 2, properly chained and signed).
     let v2 = t.toml("v2.toml", &[0], 1, &[&t.harness], "");
@@ -474,13 +485,7 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
     let mut st = statement_of(&f2);
     st["predicate"]["delegations"] = json!([{"paths": ["src/"]}]);
     let f = raw_policy(tmp.path(), &st, &[&t.roots[0]]);
-    refused(
-        &s,
-        &before,
-        &add(&s, &f),
-        "POLICY_INVALID",
-        &["delegations"],
-    );
+    add_refused(&s, &before, &f, "POLICY_INVALID", &["delegations"]);
 
     // A key listed twice with different roles.
     let mut st = statement_of(&f2);
@@ -488,10 +493,10 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
     twice["role"] = json!("agent");
     st["predicate"]["keys"].as_array_mut().unwrap().push(twice);
     let f = raw_policy(tmp.path(), &st, &[&t.roots[0]]);
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &f),
+        &f,
         "POLICY_INVALID",
         &["listed twice", "harness", "agent"],
     );
@@ -518,10 +523,10 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
         ..t.roots[0].clone()
     };
     let (c, _) = claim_file(tmp.path(), &root_as_agent, "the root says so");
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &c),
+        &c,
         "ROLE_VIOLATION",
         &["root1", "root keys sign trust policies only"],
     );
