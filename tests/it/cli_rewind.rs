@@ -6,21 +6,10 @@
 
 use crate::common;
 
-use common::{assertion, cli_store, record, run, write_bundle, Keys};
+use common::{assertion, have_git, record, run, store_with_remote, write_bundle, Keys, Signed};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn have_git() -> bool {
-    let ok = Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: git is not installed");
-    }
-    ok
-}
 
 fn bare(dir: &Path) -> PathBuf {
     let path = dir.join("remote.git");
@@ -44,15 +33,22 @@ fn git(remote: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
-fn store(dir: &Path, name: &str, keys: &Keys, remote: &Path) -> PathBuf {
-    let store = dir.join(name);
-    cli_store(&store, keys, &dir.join(format!("{name}-pems")));
-    let out = run(
-        &store,
-        &["remote", "add", "origin", remote.to_str().unwrap()],
-    );
-    assert_eq!(out.code, 0, "{}", out.json);
-    store
+/// Where the remote's log ref points now.
+fn log_ref(remote: &Path) -> String {
+    git(remote, &["rev-parse", "refs/elench/log"])
+}
+
+/// Keys, a temporary folder, and in it an empty bare remote.
+fn keys_tmp_remote() -> (Keys, tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let remote = bare(tmp.path());
+    (Keys::new(), tmp, remote)
+}
+
+/// Writes `claim` alone into the bundle `file` and adds it to `store`.
+fn add_in_a_bundle(store: &Path, file: &Path, claim: &Signed) {
+    write_bundle(file, [claim]);
+    assert_eq!(run(store, &["add", file.to_str().unwrap()]).code, 0);
 }
 
 fn status_of(store: &Path, id: &str) -> String {
@@ -70,29 +66,19 @@ fn a_rewound_remote_is_named_by_the_store_that_was_there_and_repaired_by_its_pus
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path());
-    let a = store(tmp.path(), "a", &keys, &remote);
+    let (keys, tmp, remote) = keys_tmp_remote();
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
 
     let claim = assertion(&keys, "parse rejects empty input", &[]);
-    write_bundle(&tmp.path().join("c.jsonl"), [&claim]);
-    assert_eq!(
-        run(&a, &["add", tmp.path().join("c.jsonl").to_str().unwrap()]).code,
-        0
-    );
+    add_in_a_bundle(&a, &tmp.path().join("c.jsonl"), &claim);
     assert_eq!(run(&a, &["push"]).code, 0);
-    let before_falsification = git(&remote, &["rev-parse", "refs/elench/log"]);
+    let before_falsification = log_ref(&remote);
 
     let fals = record(&keys, "falsification", "it accepts it", &[&claim.id], &[]);
-    write_bundle(&tmp.path().join("f.jsonl"), [&fals]);
-    assert_eq!(
-        run(&a, &["add", tmp.path().join("f.jsonl").to_str().unwrap()]).code,
-        0
-    );
+    add_in_a_bundle(&a, &tmp.path().join("f.jsonl"), &fals);
     let out = run(&a, &["push"]);
     assert_eq!(out.code, 0, "{}", out.json);
-    let with_falsification = git(&remote, &["rev-parse", "refs/elench/log"]);
+    let with_falsification = log_ref(&remote);
     assert_ne!(before_falsification, with_falsification);
 
     // Anyone who can push moves the ref back.
@@ -102,7 +88,7 @@ fn a_rewound_remote_is_named_by_the_store_that_was_there_and_repaired_by_its_pus
     );
 
     // A fresh store sees nothing wrong: that is what a store without memory cannot know.
-    let fresh = store(tmp.path(), "fresh", &keys, &remote);
+    let fresh = store_with_remote(tmp.path(), "fresh", &keys, &remote);
     assert_eq!(run(&fresh, &["pull"]).code, 0);
     assert_eq!(status_of(&fresh, &claim.id), "unevaluated");
 
@@ -141,7 +127,7 @@ fn a_rewound_remote_is_named_by_the_store_that_was_there_and_repaired_by_its_pus
     assert_eq!(run(&a, &["pull"]).code, 0);
 
     // A fresh store then sees the claim falsified.
-    let later = store(tmp.path(), "later", &keys, &remote);
+    let later = store_with_remote(tmp.path(), "later", &keys, &remote);
     assert_eq!(run(&later, &["pull"]).code, 0);
     assert_eq!(status_of(&later, &claim.id), "falsified");
     // And the first fresh store, pulling again, too.
@@ -156,26 +142,16 @@ fn a_store_that_pulled_remembers_and_sync_names_and_repairs() {
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path());
-    let a = store(tmp.path(), "a", &keys, &remote);
-    let b = store(tmp.path(), "b", &keys, &remote);
+    let (keys, tmp, remote) = keys_tmp_remote();
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
+    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
 
     let claim = assertion(&keys, "the cache is coherent", &[]);
-    write_bundle(&tmp.path().join("c.jsonl"), [&claim]);
-    assert_eq!(
-        run(&a, &["add", tmp.path().join("c.jsonl").to_str().unwrap()]).code,
-        0
-    );
+    add_in_a_bundle(&a, &tmp.path().join("c.jsonl"), &claim);
     assert_eq!(run(&a, &["push"]).code, 0);
-    let first = git(&remote, &["rev-parse", "refs/elench/log"]);
+    let first = log_ref(&remote);
     let fals = record(&keys, "falsification", "it is not", &[&claim.id], &[]);
-    write_bundle(&tmp.path().join("f.jsonl"), [&fals]);
-    assert_eq!(
-        run(&a, &["add", tmp.path().join("f.jsonl").to_str().unwrap()]).code,
-        0
-    );
+    add_in_a_bundle(&a, &tmp.path().join("f.jsonl"), &fals);
     assert_eq!(run(&a, &["push"]).code, 0);
     // b pulls both.
     let out = run(&b, &["pull"]);
@@ -200,11 +176,9 @@ fn a_remote_that_only_grows_is_not_reported() {
     if !have_git() {
         return;
     }
-    let keys = Keys::new();
-    let tmp = tempfile::tempdir().unwrap();
-    let remote = bare(tmp.path());
-    let a = store(tmp.path(), "a", &keys, &remote);
-    let b = store(tmp.path(), "b", &keys, &remote);
+    let (keys, tmp, remote) = keys_tmp_remote();
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
+    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
     for i in 0..3 {
         let c = assertion(&keys, &format!("claim {i}"), &[]);
         let file = tmp.path().join(format!("{i}.jsonl"));

@@ -19,7 +19,8 @@
 use crate::common;
 
 use common::{
-    cli_store, elench_path, record, refs, run, write_bundle, ClaimBuilder, Keys, Rng, Signed,
+    cli_store, elench_path, have_git, record, refs, run, store_with_remote, write_bundle,
+    ClaimBuilder, Keys, Rng, Signed,
 };
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,17 +28,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-fn have_git() -> bool {
-    let ok = Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: git is not installed");
-    }
-    ok
-}
 
 /// A bare repository of the given object format.
 fn bare(dir: &Path, name: &str, format: &str) -> PathBuf {
@@ -50,18 +40,6 @@ fn bare(dir: &Path, name: &str, format: &str) -> PathBuf {
         .unwrap();
     assert!(st.success());
     path
-}
-
-/// A store trusting the three keys, with `origin` pointing at `remote`.
-fn store_with_remote(dir: &Path, name: &str, keys: &Keys, remote: &Path) -> PathBuf {
-    let store = dir.join(name);
-    cli_store(&store, keys, &dir.join(format!("{name}-pems")));
-    let out = run(
-        &store,
-        &["remote", "add", "origin", remote.to_str().unwrap()],
-    );
-    assert_eq!(out.code, 0, "remote add: {}", out.json);
-    store
 }
 
 /// Keys, a temporary folder, and in it an empty bare remote `remote.git` of `format`.

@@ -3,8 +3,7 @@
 
 use crate::common;
 
-use common::{run, ClaimBuilder, KeyPair, Out};
-use ed25519_dalek::SigningKey;
+use common::{fixed_key, have_git, run, write_trust_toml, ClaimBuilder, KeyPair, Out};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -16,20 +15,16 @@ struct Team {
     agent: KeyPair,
 }
 
-fn key(dir: &Path, role: &str, name: &str, byte: u8) -> KeyPair {
-    KeyPair::in_memory(role, name, SigningKey::from_bytes(&[byte; 32])).write_files(dir)
-}
-
 impl Team {
     fn new(dir: &Path) -> Team {
         let k = dir.join("keys");
         Team {
             dir: dir.to_path_buf(),
             roots: (0..3)
-                .map(|i| key(&k, "human", &format!("root{}", i + 1), 0x60 + i))
+                .map(|i| fixed_key(&k, "human", &format!("root{}", i + 1), 0x60 + i))
                 .collect(),
-            harness: key(&k, "harness", "ci", 0x71),
-            agent: key(&k, "agent", "bot", 0x72),
+            harness: fixed_key(&k, "harness", "ci", 0x71),
+            agent: fixed_key(&k, "agent", "bot", 0x72),
         }
     }
 
@@ -43,24 +38,9 @@ impl Team {
         keys: &[&KeyPair],
         extra: &str,
     ) -> PathBuf {
-        let roots: Vec<String> = roots
-            .iter()
-            .map(|&i| format!("{:?}", self.roots[i].public.to_str().unwrap()))
-            .collect();
-        let mut t = format!(
-            "name = \"example.org/team\"\n{extra}\n[root]\nthreshold = {threshold}\nkeys = [{}]\n",
-            roots.join(", ")
-        );
-        for k in keys {
-            t.push_str(&format!(
-                "[[key]]\nrole = {:?}\nname = {:?}\nfile = {:?}\n",
-                k.role,
-                k.name,
-                k.public.to_str().unwrap()
-            ));
-        }
+        let roots: Vec<&KeyPair> = roots.iter().map(|&i| &self.roots[i]).collect();
         let path = self.dir.join(name);
-        std::fs::write(&path, t).unwrap();
+        write_trust_toml(&path, "example.org/team", &roots, threshold, keys, extra);
         path
     }
 
@@ -102,6 +82,37 @@ fn add(store: &Path, file: &Path) -> Out {
     run(store, &["add", file.to_str().unwrap()])
 }
 
+/// Signs `input` with `root` into `out` and appends it to `store`; it must succeed.
+fn sign_and_append(store: &Path, input: &Path, root: &KeyPair, out: &Path) -> Out {
+    ok(sign(store, input, root, out, &["--append"]))
+}
+
+/// Runs `gate` on `store` over an empty tree with a policy that asks for nothing in scope,
+/// so only the trust state can make it fail.
+fn gate_on_an_empty_tree(dir: &Path, store: &Path) -> Out {
+    let policy = dir.join("gate.toml");
+    std::fs::write(&policy, "[rules]\nmin_in_scope = 0\n").unwrap();
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    run(
+        store,
+        &[
+            "gate",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--at",
+            work.to_str().unwrap(),
+        ],
+    )
+}
+
+/// Asserts that the gate on `store` (see [`gate_on_an_empty_tree`]) fails, naming `rule`.
+fn assert_the_gate_fails(dir: &Path, store: &Path, rule: &str) {
+    let g = gate_on_an_empty_tree(dir, store);
+    assert_eq!(g.code, 79, "{}", g.json);
+    assert!(g.json["data"].to_string().contains(rule), "{}", g.json);
+}
+
 /// Everything a refusal must leave as it was: the trust state and the exported log.
 fn snapshot(store: &Path) -> (Value, Vec<u8>, Value) {
     let show = ok(run(store, &["trust", "show"])).json["data"].clone();
@@ -109,6 +120,17 @@ fn snapshot(store: &Path) -> (Value, Vec<u8>, Value) {
     ok(run(store, &["export", "-o", bundle.to_str().unwrap()]));
     let keys = ok(run(store, &["keys", "list"])).json["data"].clone();
     (show, std::fs::read(&bundle).unwrap(), keys)
+}
+
+/// Adds `file` to `store` and asserts it refused as [`refused`] does.
+fn add_refused(
+    store: &Path,
+    before: &(Value, Vec<u8>, Value),
+    file: &Path,
+    code: &str,
+    names: &[&str],
+) {
+    refused(store, before, &add(store, file), code, names);
 }
 
 /// Asserts `o` refused with `code`, naming each of `names`, and `store` is unchanged.
@@ -183,13 +205,7 @@ fn a_pinned_store_takes_the_chain_and_trusts_its_keys() {
     );
 
     let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness], "");
-    let out = ok(sign(
-        &s,
-        &v1,
-        &t.roots[0],
-        &tmp.path().join("v1.dsse"),
-        &["--append"],
-    ));
+    let out = sign_and_append(&s, &v1, &t.roots[0], &tmp.path().join("v1.dsse"));
     assert_eq!(out.json["data"]["version"], json!(1));
     assert_eq!(out.json["data"]["appended"]["effect"], json!("created"));
     let show = ok(run(&s, &["trust", "show"])).json;
@@ -203,21 +219,9 @@ fn a_pinned_store_takes_the_chain_and_trusts_its_keys() {
 
     // Version 2 adds the agent key; version 3 drops the harness key, which is retired.
     let v2 = t.toml("v2.toml", &[0], 1, &[&t.harness, &t.agent], "");
-    ok(sign(
-        &s,
-        &v2,
-        &t.roots[0],
-        &tmp.path().join("v2.dsse"),
-        &["--append"],
-    ));
+    sign_and_append(&s, &v2, &t.roots[0], &tmp.path().join("v2.dsse"));
     let v3 = t.toml("v3.toml", &[0], 1, &[&t.agent], "");
-    ok(sign(
-        &s,
-        &v3,
-        &t.roots[0],
-        &tmp.path().join("v3.dsse"),
-        &["--append"],
-    ));
+    sign_and_append(&s, &v3, &t.roots[0], &tmp.path().join("v3.dsse"));
     let keys = ok(run(&s, &["keys", "list"])).json;
     let text = keys.to_string();
     assert!(text.contains(&t.agent.keyid), "{keys}");
@@ -276,10 +280,10 @@ fn a_first_version_whose_root_holds_no_pin_or_too_few_signatures_is_refused() {
     ok(sign(&maker, &v1, &t.roots[0], &file, &[]));
     let s = t.store("pins-r2", &[1]);
     let before = snapshot(&s);
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &file),
+        &file,
         "POLICY_ROOT_UNPINNED",
         &["version 1", "root1", "root2"],
     );
@@ -290,10 +294,10 @@ fn a_first_version_whose_root_holds_no_pin_or_too_few_signatures_is_refused() {
     ok(sign(&maker, &v1, &t.roots[0], &file, &[]));
     let s = t.store("pins-r1", &[0]);
     let before = snapshot(&s);
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &file),
+        &file,
         "POLICY_THRESHOLD",
         &["version 1", "root1", "root2"],
     );
@@ -302,10 +306,10 @@ fn a_first_version_whose_root_holds_no_pin_or_too_few_signatures_is_refused() {
         &statement_of(&file),
         &[&t.roots[0], &t.roots[0]],
     );
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &twice),
+        &twice,
         "POLICY_THRESHOLD",
         &["needs 2", "has 1"],
     );
@@ -320,13 +324,7 @@ fn a_next_version_needs_both_roots_the_right_previous_and_no_gap() {
     let t = Team::new(tmp.path());
     let s = t.store("s", &[0]);
     let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness], "");
-    ok(sign(
-        &s,
-        &v1,
-        &t.roots[0],
-        &tmp.path().join("v1.dsse"),
-        &["--append"],
-    ));
+    sign_and_append(&s, &v1, &t.roots[0], &tmp.path().join("v1.dsse"));
 
     // Version 2 rotates the root to r2, signed by r2 only: version 1's root did not sign.
     let v2 = t.toml("v2.toml", &[1], 1, &[&t.harness], "");
@@ -334,20 +332,20 @@ fn a_next_version_needs_both_roots_the_right_previous_and_no_gap() {
     let before = snapshot(&s);
     // `trust sign` refuses a key that is no root of either version; r2 is v2's own root.
     ok(sign(&s, &v2, &t.roots[1], &f2, &[]));
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &f2),
+        &f2,
         "POLICY_THRESHOLD",
         &["version 2", "version 1's", "root1"],
     );
     // Signed by r1 only: its own root (r2) did not sign.
     let f2b = tmp.path().join("v2b.dsse");
     ok(sign(&s, &v2, &t.roots[0], &f2b, &[]));
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &f2b),
+        &f2b,
         "POLICY_THRESHOLD",
         &["version 2", "its own", "root2"],
     );
@@ -359,18 +357,12 @@ fn a_next_version_needs_both_roots_the_right_previous_and_no_gap() {
     // previous there.
     let other = t.store("other", &[0]);
     let v1x = t.toml("v1x.toml", &[0], 1, &[&t.agent], "");
-    ok(sign(
-        &other,
-        &v1x,
-        &t.roots[0],
-        &tmp.path().join("v1x.dsse"),
-        &["--append"],
-    ));
+    sign_and_append(&other, &v1x, &t.roots[0], &tmp.path().join("v1x.dsse"));
     let before = snapshot(&other);
-    refused(
+    add_refused(
         &other,
         &before,
-        &add(&other, &f2b),
+        &f2b,
         "POLICY_PREVIOUS_MISMATCH",
         &["version 2", "previous"],
     );
@@ -378,7 +370,7 @@ fn a_next_version_needs_both_roots_the_right_previous_and_no_gap() {
     // A gap: version 4 of s's chain waits for 3; `trust show` names it; then both apply.
     let v3 = t.toml("v3.toml", &[1], 1, &[&t.harness, &t.agent], "");
     let f3 = tmp.path().join("v3.dsse");
-    ok(sign(&s, &v3, &t.roots[1], &f3, &["--append"]));
+    sign_and_append(&s, &v3, &t.roots[1], &f3);
     let v4 = t.toml("v4.toml", &[1], 1, &[&t.agent], "");
     let f4 = tmp.path().join("v4.dsse");
     ok(sign(&s, &v4, &t.roots[1], &f4, &[]));
@@ -406,13 +398,7 @@ fn two_valid_envelopes_of_one_version_are_an_equivocation_everyone_hears_of() {
     let t = Team::new(tmp.path());
     let s = t.store("s", &[0]);
     let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness], "");
-    let a = ok(sign(
-        &s,
-        &v1,
-        &t.roots[0],
-        &tmp.path().join("v1.dsse"),
-        &["--append"],
-    ));
+    let a = sign_and_append(&s, &v1, &t.roots[0], &tmp.path().join("v1.dsse"));
     let v1x = t.toml("v1x.toml", &[0], 1, &[&t.agent], "");
     let maker = t.store("maker", &[0]);
     let b = ok(sign(
@@ -458,26 +444,7 @@ fn two_valid_envelopes_of_one_version_are_an_equivocation_everyone_hears_of() {
         st.json
     );
     // The gate fails.
-    let policy = tmp.path().join("gate.toml");
-    std::fs::write(&policy, "[rules]\nmin_in_scope = 0\n").unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let g = run(
-        &s,
-        &[
-            "gate",
-            "--policy",
-            policy.to_str().unwrap(),
-            "--at",
-            work.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(g.code, 79, "{}", g.json);
-    assert!(
-        g.json["data"].to_string().contains("policy-equivocation"),
-        "{}",
-        g.json
-    );
+    assert_the_gate_fails(tmp.path(), &s, "policy-equivocation");
 }
 
 #[test]
@@ -487,26 +454,20 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
     let s = t.store("s", &[0]);
     let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness], "");
     let f1 = tmp.path().join("v1.dsse");
-    ok(sign(&s, &v1, &t.roots[0], &f1, &["--append"]));
+    sign_and_append(&s, &v1, &t.roots[0], &f1);
     let before = snapshot(&s);
 
     // Another chain's version 2 (a chain rooted in r2).
     let other = t.store("other", &[1]);
     let w1 = t.toml("w1.toml", &[1], 1, &[&t.agent], "");
-    ok(sign(
-        &other,
-        &w1,
-        &t.roots[1],
-        &tmp.path().join("w1.dsse"),
-        &["--append"],
-    ));
+    sign_and_append(&other, &w1, &t.roots[1], &tmp.path().join("w1.dsse"));
     let w2 = t.toml("w2.toml", &[1], 1, &[&t.agent, &t.harness], "");
     let fw2 = tmp.path().join("w2.dsse");
     ok(sign(&other, &w2, &t.roots[1], &fw2, &[]));
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &fw2),
+        &fw2,
         "POLICY_CHAIN_MISMATCH",
         &["version 2", "example.org/team"],
     );
@@ -515,7 +476,7 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
     let mut st = statement_of(&f1);
     st["predicateType"] = json!("https://elench.dev/trust-policy/v9");
     let f = raw_policy(tmp.path(), &st, &[&t.roots[0]]);
-    refused(&s, &before, &add(&s, &f), "UNSUPPORTED_PREDICATE_TYPE", &[]);
+    add_refused(&s, &before, &f, "UNSUPPORTED_PREDICATE_TYPE", &[]);
 
     // An unknown member of the predicate (version 2, properly chained and signed).
     let v2 = t.toml("v2.toml", &[0], 1, &[&t.harness], "");
@@ -524,13 +485,7 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
     let mut st = statement_of(&f2);
     st["predicate"]["delegations"] = json!([{"paths": ["src/"]}]);
     let f = raw_policy(tmp.path(), &st, &[&t.roots[0]]);
-    refused(
-        &s,
-        &before,
-        &add(&s, &f),
-        "POLICY_INVALID",
-        &["delegations"],
-    );
+    add_refused(&s, &before, &f, "POLICY_INVALID", &["delegations"]);
 
     // A key listed twice with different roles.
     let mut st = statement_of(&f2);
@@ -538,10 +493,10 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
     twice["role"] = json!("agent");
     st["predicate"]["keys"].as_array_mut().unwrap().push(twice);
     let f = raw_policy(tmp.path(), &st, &[&t.roots[0]]);
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &f),
+        &f,
         "POLICY_INVALID",
         &["listed twice", "harness", "agent"],
     );
@@ -568,10 +523,10 @@ fn another_chain_another_type_unknown_members_double_roles_and_root_signed_claim
         ..t.roots[0].clone()
     };
     let (c, _) = claim_file(tmp.path(), &root_as_agent, "the root says so");
-    refused(
+    add_refused(
         &s,
         &before,
-        &add(&s, &c),
+        &c,
         "ROLE_VIOLATION",
         &["root1", "root keys sign trust policies only"],
     );
@@ -589,13 +544,7 @@ fn an_expired_policy_warns_everywhere_fails_the_gate_and_ingest_goes_on() {
         &[&t.harness],
         "expires = \"2001-01-01T00:00:00Z\"",
     );
-    ok(sign(
-        &s,
-        &v1,
-        &t.roots[0],
-        &tmp.path().join("v1.dsse"),
-        &["--append"],
-    ));
+    sign_and_append(&s, &v1, &t.roots[0], &tmp.path().join("v1.dsse"));
     let (c, _) = claim_file(tmp.path(), &t.harness, "still taken");
     let o = ok(add(&s, &c));
     assert_eq!(o.json["data"]["created"], json!(1));
@@ -611,36 +560,12 @@ fn an_expired_policy_warns_everywhere_fails_the_gate_and_ingest_goes_on() {
         "{}",
         l.json
     );
-    let policy = tmp.path().join("gate.toml");
-    std::fs::write(&policy, "[rules]\nmin_in_scope = 0\n").unwrap();
-    let work = tmp.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let g = run(
-        &s,
-        &[
-            "gate",
-            "--policy",
-            policy.to_str().unwrap(),
-            "--at",
-            work.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(g.code, 79, "{}", g.json);
-    assert!(
-        g.json["data"].to_string().contains("policy-expired"),
-        "{}",
-        g.json
-    );
+    assert_the_gate_fails(tmp.path(), &s, "policy-expired");
 }
 
 #[test]
 fn policies_travel_through_a_remote_and_a_pinned_store_takes_them_with_the_claims() {
-    if std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: git is not installed");
+    if !have_git() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -654,13 +579,7 @@ fn policies_travel_through_a_remote_and_a_pinned_store_takes_them_with_the_claim
         .success());
     let a = t.store("a", &[0]);
     let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness], "");
-    ok(sign(
-        &a,
-        &v1,
-        &t.roots[0],
-        &tmp.path().join("v1.dsse"),
-        &["--append"],
-    ));
+    sign_and_append(&a, &v1, &t.roots[0], &tmp.path().join("v1.dsse"));
     let (c, id) = claim_file(tmp.path(), &t.harness, "travels");
     ok(add(&a, &c));
     ok(run(
@@ -724,13 +643,7 @@ fn a_declared_compromise_falsifies_what_only_that_key_signed_and_all_that_rests_
     let t = Team::new(tmp.path());
     let s = t.store("s", &[0]);
     let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness, &t.agent], "");
-    ok(sign(
-        &s,
-        &v1,
-        &t.roots[0],
-        &tmp.path().join("v1.dsse"),
-        &["--append"],
-    ));
+    sign_and_append(&s, &v1, &t.roots[0], &tmp.path().join("v1.dsse"));
     // A (agent), verified by V (harness); D (harness) and E (agent) resting on D.
     let (fa, a) = signed_file(
         tmp.path(),
@@ -756,13 +669,7 @@ fn a_declared_compromise_falsifies_what_only_that_key_signed_and_all_that_rests_
     // Version 2 declares the harness key compromised.
     let extra = format!("compromised = [{:?}]", t.harness.keyid);
     let v2 = t.toml("v2.toml", &[0], 1, &[&t.harness, &t.agent], &extra);
-    let p2 = ok(sign(
-        &s,
-        &v2,
-        &t.roots[0],
-        &tmp.path().join("v2.dsse"),
-        &["--append"],
-    ));
+    let p2 = sign_and_append(&s, &v2, &t.roots[0], &tmp.path().join("v2.dsse"));
     let tp = p2.json["data"]["id"].as_str().unwrap().to_owned();
     let dr = status_row(&s, &did);
     assert_eq!(dr["status"], json!("falsified"), "{dr}");

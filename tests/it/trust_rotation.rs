@@ -11,8 +11,7 @@
 
 use crate::common;
 
-use common::{run, ClaimBuilder, KeyPair, Rng};
-use ed25519_dalek::SigningKey;
+use common::{fixed_key, run, write_trust_toml, ClaimBuilder, KeyPair, Rng};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,10 +23,6 @@ type Outcome = (
     Vec<(String, String)>,
     BTreeMap<String, (Value, Value)>,
 );
-
-fn key(dir: &Path, role: &str, name: &str, byte: u8) -> KeyPair {
-    KeyPair::in_memory(role, name, SigningKey::from_bytes(&[byte; 32])).write_files(dir)
-}
 
 fn ok(store: &Path, args: &[&str]) -> Value {
     let o = run(store, args);
@@ -43,24 +38,8 @@ fn toml(
     keys: &[&KeyPair],
     extra: &str,
 ) -> PathBuf {
-    let r: Vec<String> = roots
-        .iter()
-        .map(|k| format!("{:?}", k.public.to_str().unwrap()))
-        .collect();
-    let mut t = format!(
-        "name = \"example.org/rotation\"\n{extra}\n[root]\nthreshold = {threshold}\nkeys = [{}]\n",
-        r.join(", ")
-    );
-    for k in keys {
-        t.push_str(&format!(
-            "[[key]]\nrole = {:?}\nname = {:?}\nfile = {:?}\n",
-            k.role,
-            k.name,
-            k.public.to_str().unwrap()
-        ));
-    }
     let p = dir.join(name);
-    std::fs::write(&p, t).unwrap();
+    write_trust_toml(&p, "example.org/rotation", roots, threshold, keys, extra);
     p
 }
 
@@ -121,10 +100,10 @@ struct Fixture {
 fn fixture(dir: &Path) -> Fixture {
     let k = dir.join("keys");
     let roots: Vec<KeyPair> = (0..4)
-        .map(|i| key(&k, "human", &format!("root{}", i + 1), 0x80 + i))
+        .map(|i| fixed_key(&k, "human", &format!("root{}", i + 1), 0x80 + i))
         .collect();
-    let agent = key(&k, "agent", "bot", 0x91);
-    let harness = key(&k, "harness", "ci", 0x92);
+    let agent = fixed_key(&k, "agent", "bot", 0x91);
+    let harness = fixed_key(&k, "harness", "ci", 0x92);
     let builder = dir.join("builder");
     ok(
         &builder,

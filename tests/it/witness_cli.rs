@@ -12,7 +12,7 @@
 //!
 //! Each test skips (with a message) where git is not installed.
 
-use crate::common::{self, cli_store, run, write_bundle, Keys};
+use crate::common::{self, cli_store, have_git, run, write_bundle, Keys};
 use crate::tlog_witness::{vkey, Mode, TestWitness};
 use ed25519_dalek::SigningKey;
 use serde_json::{json, Value};
@@ -20,17 +20,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const ORIGIN: &str = "example.org/widgets-log";
-
-fn have_git() -> bool {
-    let ok = Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: git is not installed");
-    }
-    ok
-}
 
 struct World {
     tmp: tempfile::TempDir,
@@ -169,6 +158,35 @@ impl World {
     fn remote_checkpoint(&self) -> String {
         git(&self.remote, &["show", "refs/elench/log:checkpoint"])
     }
+
+    /// Where the remote's log ref points now.
+    fn log_ref(&self) -> String {
+        git(&self.remote, &["rev-parse", "refs/elench/log"])
+    }
+
+    /// Moves the remote's log ref back to `to` (as `log_ref` gave it), checkpoint and all,
+    /// as whoever can push could.
+    fn move_log_back(&self, to: &str) {
+        git(&self.remote, &["update-ref", "refs/elench/log", to.trim()]);
+    }
+
+    /// Where git is installed, a world whose store `a` pushed three claims: `(world, a)`.
+    fn with_three_pushed() -> Option<(World, PathBuf)> {
+        if !have_git() {
+            return None;
+        }
+        let mut w = World::new();
+        let a = w.store_that_pushed(&["one", "two", "three"]);
+        Some((w, a))
+    }
+
+    /// A new store holding `texts`, pushed to the remote with the witnesses.
+    fn store_that_pushed(&mut self, texts: &[&str]) -> PathBuf {
+        let store = self.store();
+        self.add(&store, texts);
+        assert_eq!(self.push(&store, &[]).code, 0);
+        store
+    }
 }
 
 fn code(out: &common::Out) -> &str {
@@ -259,24 +277,17 @@ fn a_push_with_two_witnesses_writes_a_checkpoint_both_cosigned_and_a_fresh_store
 
 #[test]
 fn a_rewound_remote_is_caught_by_a_fresh_store_that_asks_the_witnesses() {
-    if !have_git() {
+    let Some((mut w, a)) = World::with_three_pushed() else {
         return;
-    }
-    let mut w = World::new();
-    let a = w.store();
-    w.add(&a, &["one", "two", "three"]);
-    assert_eq!(w.push(&a, &[]).code, 0);
-    let at_three = git(&w.remote, &["rev-parse", "refs/elench/log"]);
+    };
+    let at_three = w.log_ref();
     w.add(&a, &["falsification of something"]);
     w.add(&a, &["five"]);
     let out = w.push(&a, &[]);
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(w.w1.latest(ORIGIN).map(|l| l.0), Some(5));
     // Whoever can push moves the log back, checkpoint and all.
-    git(
-        &w.remote,
-        &["update-ref", "refs/elench/log", at_three.trim()],
-    );
+    w.move_log_back(&at_three);
 
     // A fresh store (a CI runner) without asking the witnesses sees a consistent log of 3.
     let b = w.store();
@@ -299,13 +310,9 @@ fn a_rewound_remote_is_caught_by_a_fresh_store_that_asks_the_witnesses() {
 
 #[test]
 fn a_forked_log_of_the_same_size_is_refused_by_the_witnesses() {
-    if !have_git() {
+    let Some((mut w, _)) = World::with_three_pushed() else {
         return;
-    }
-    let mut w = World::new();
-    let a = w.store();
-    w.add(&a, &["one", "two", "three"]);
-    assert_eq!(w.push(&a, &[]).code, 0);
+    };
     // Another history of three envelopes, signed with the same log key, written elsewhere
     // and then forced onto the remote: same size, another root.
     let other = w.tmp.path().join("other.git");
@@ -462,13 +469,9 @@ fn write_checkpoint_by_hand(w: &World, text: &str) {
 
 #[test]
 fn a_checkpoint_that_does_not_describe_the_log_beside_it_is_a_mismatch() {
-    if !have_git() {
+    let Some((mut w, _)) = World::with_three_pushed() else {
         return;
-    }
-    let mut w = World::new();
-    let a = w.store();
-    w.add(&a, &["one", "two", "three"]);
-    assert_eq!(w.push(&a, &[]).code, 0);
+    };
     // Signed with the log key, but over another root.
     let cp = elench::witness::checkpoint::Checkpoint {
         origin: ORIGIN.into(),
@@ -486,22 +489,15 @@ fn a_checkpoint_that_does_not_describe_the_log_beside_it_is_a_mismatch() {
 
 #[test]
 fn a_store_that_pulled_before_notices_the_remote_moved_back_without_asking_anyone() {
-    if !have_git() {
+    let Some((mut w, a)) = World::with_three_pushed() else {
         return;
-    }
-    let mut w = World::new();
-    let a = w.store();
-    w.add(&a, &["one", "two", "three"]);
-    assert_eq!(w.push(&a, &[]).code, 0);
-    let at_three = git(&w.remote, &["rev-parse", "refs/elench/log"]);
+    };
+    let at_three = w.log_ref();
     w.add(&a, &["four"]);
     assert_eq!(w.push(&a, &[]).code, 0);
     let b = w.store();
     assert_eq!(run(&b, &["pull"]).code, 0);
-    git(
-        &w.remote,
-        &["update-ref", "refs/elench/log", at_three.trim()],
-    );
+    w.move_log_back(&at_three);
     let out = run(&b, &["pull"]);
     assert_eq!(out.code, 3, "{}", out.json);
     assert_eq!(code(&out), "REMOTE_REWOUND", "{}", out.json);
@@ -516,10 +512,8 @@ fn the_gate_s_witness_fresh_rule_fails_on_a_rewound_remote() {
         return;
     }
     let mut w = World::new();
-    let a = w.store();
-    w.add(&a, &["one", "two"]);
-    assert_eq!(w.push(&a, &[]).code, 0);
-    let at_two = git(&w.remote, &["rev-parse", "refs/elench/log"]);
+    let a = w.store_that_pushed(&["one", "two"]);
+    let at_two = w.log_ref();
     w.add(&a, &["three"]);
     assert_eq!(w.push(&a, &[]).code, 0);
     let tree = w.tmp.path().join("tree");
@@ -562,7 +556,7 @@ fn the_gate_s_witness_fresh_rule_fails_on_a_rewound_remote() {
         out.json["data"]["policy"]["rules"]["witness_fresh"],
         json!(true)
     );
-    git(&w.remote, &["update-ref", "refs/elench/log", at_two.trim()]);
+    w.move_log_back(&at_two);
     let c = w.store();
     let out = run(
         &c,

@@ -206,3 +206,38 @@ pub fn trust_args(keys: &[&KeyPair]) -> Vec<String> {
         .flat_map(|k| ["--trust".to_owned(), k.trust_spec()])
         .collect()
 }
+
+/// A key of `role` and `name` whose 32 secret bytes are all `byte`, its PEM files written
+/// into `dir`.
+pub fn fixed_key(dir: &Path, role: &str, name: &str, byte: u8) -> KeyPair {
+    KeyPair::in_memory(role, name, SigningKey::from_bytes(&[byte; 32])).write_files(dir)
+}
+
+/// Writes the trust policy source (TOML) `path`: policy `name`, the `extra` lines, a root of
+/// `roots` with `threshold`, and `keys` by role, name and public key file.
+pub fn write_trust_toml(
+    path: &Path,
+    name: &str,
+    roots: &[&KeyPair],
+    threshold: u64,
+    keys: &[&KeyPair],
+    extra: &str,
+) {
+    let roots: Vec<String> = roots
+        .iter()
+        .map(|k| format!("{:?}", k.public.to_str().unwrap()))
+        .collect();
+    let mut t = format!(
+        "name = \"{name}\"\n{extra}\n[root]\nthreshold = {threshold}\nkeys = [{}]\n",
+        roots.join(", ")
+    );
+    for k in keys {
+        t.push_str(&format!(
+            "[[key]]\nrole = {:?}\nname = {:?}\nfile = {:?}\n",
+            k.role,
+            k.name,
+            k.public.to_str().unwrap()
+        ));
+    }
+    std::fs::write(path, t).unwrap();
+}

@@ -1,5 +1,6 @@
-//! Stores with the keys trusted: through the CLI ([`KeyedStore`], [`cli_store`]) or the
-//! library ([`lib_store`]).
+//! Stores with the keys trusted: through the CLI ([`KeyedStore`], [`cli_store`],
+//! [`store_with_remote`]) or the library ([`lib_store`]); [`have_git`] for the tests that
+//! need git.
 
 use super::cli::{command, elench, run, with_store};
 use super::envelopes::Signed;
@@ -84,6 +85,32 @@ pub fn cli_store(store: &Path, keys: &Keys, pem_dir: &Path) -> Keys {
         assert_eq!(out.code, 0, "keys add {}: {}", k.name, out.json);
     }
     keys
+}
+
+/// A store at `DIR/NAME` made by [`cli_store`] (its key files in `DIR/NAME-pems`), with
+/// `origin` pointing at `remote`.
+pub fn store_with_remote(dir: &Path, name: &str, keys: &Keys, remote: &Path) -> PathBuf {
+    let store = dir.join(name);
+    cli_store(&store, keys, &dir.join(format!("{name}-pems")));
+    let out = run(
+        &store,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "remote add: {}", out.json);
+    store
+}
+
+/// Whether git is installed; says "skipped" on stderr when not, for the tests that need it
+/// to return early.
+pub fn have_git() -> bool {
+    let ok = std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: git is not installed");
+    }
+    ok
 }
 
 /// `elench --store STORE export` to stdout: the bundle's bytes (asserts exit 0). Used as a
