@@ -117,7 +117,9 @@ async function main() {
   const names = tools.map((t) => t.name);
   check(
     JSON.stringify(names) ===
-      JSON.stringify(["claims_for", "status", "blast", "why", "show", "log", "claim", "gate"]),
+      JSON.stringify([
+        "claims_for", "status", "blast", "why", "show", "log", "trust_show", "claim", "gate",
+      ]),
     "tools/list names the tools",
     JSON.stringify(names),
   );
@@ -125,6 +127,10 @@ async function main() {
     tools.every((t) => t.outputSchema?.type === "object"),
     "every tool has an output schema",
   );
+  // The team's trust as the store holds it (no policy here): the SDK checks the result
+  // against the tool's output schema.
+  const trust = await ok(c, "trust_show", {});
+  check(trust && typeof trust === "object", "trust_show answers", JSON.stringify(trust));
 
   const a = await ok(c, "claim", {
     text: "parse reads the first byte",
