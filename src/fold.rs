@@ -199,6 +199,12 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         self.src
     }
 
+    /// Whether the team's trust policy declares a compromise this fold applies (read once,
+    /// when the fold was made).
+    pub fn has_compromise(&self) -> bool {
+        self.compromise.is_some()
+    }
+
     /// The stored claim, or None if the store has never seen it.
     pub fn claim(&mut self, id: &str) -> Result<Option<Arc<StoredClaim>>, FoldError> {
         if let Some(c) = self.claims.get(id) {

@@ -73,15 +73,14 @@ pub fn blast(ctx: &Context, input: &BlastInput) -> Result<BlastOutput, Failure> 
     // One read transaction for the whole answer: a snapshot as of one state of the log.
     let _snapshot = store.pin()?;
     let id = resolve_claim_id(&store, &input.id)?;
-    // A compromise declared by the team's trust policy decides statuses the bulk reading
-    // does not see: the reference blast through the fold then.
-    let compromise = crate::fold::ClaimSource::compromise(&store).is_some();
     let (bulk, picture) = match &input.at {
         None => {
             let mut fold = Fold::new(&store);
             let bulk = if input.invert {
                 bulk_of(&rests_on(&mut fold, &id, input.depth)?)?
-            } else if compromise {
+            } else if fold.has_compromise() {
+                // A compromise declared by the team's trust policy decides statuses the bulk
+                // reading does not see: the reference blast through the fold then.
                 bulk_of(&crate::graph::blast(&mut fold, &id, input.depth)?)?
             } else {
                 // Log-wide: the radius read from the index in bulk.
