@@ -9,6 +9,7 @@
 //! request's trust was read and before the append). The first claim is stored already, so
 //! the append takes it (`noop`) and refuses the second.
 
+use crate::cli::failure::ExitNumber;
 use crate::cli::globals::Globals;
 use ed25519_dalek::SigningKey;
 use elench::keys::{keyid, signing_key_pem, Role, TrustedKey};

@@ -26,7 +26,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, CommandFactory, Parser};
 use std::ffi::{OsStr, OsString};
 
-pub use elench::ops::error::ArgError;
+pub use super::failure::ArgError;
 
 /// What [`refusal`] found on a refused line.
 #[derive(Debug)]
@@ -1045,14 +1045,21 @@ mod tests {
             assert_eq!(rejected_pattern(value), want, "{value}");
         }
         let errors = errors_of(&["show", "cl_abcd#x"]);
-        assert_eq!(errors[0].code(), AGENT_INPUT_CODE);
-        assert_eq!(errors[0].to_json()["rejected_pattern"], "fragment");
+        assert_eq!(errors[0].to_input().code(), AGENT_INPUT_CODE);
+        assert_eq!(
+            errors[0].to_input().to_json()["rejected_pattern"],
+            "fragment"
+        );
         let errors = errors_of(&["claim", "--depends-on", "../x"]);
         assert_eq!(errors[0].param, "--depends-on");
-        assert_eq!(errors[0].code(), AGENT_INPUT_CODE);
+        assert_eq!(errors[0].to_input().code(), AGENT_INPUT_CODE);
         let errors = errors_of(&["show", "cl_bogus"]);
-        assert_eq!(errors[0].code(), CODE);
-        assert!(errors[0].to_json().get("rejected_pattern").is_none());
+        assert_eq!(errors[0].to_input().code(), CODE);
+        assert!(errors[0]
+            .to_input()
+            .to_json()
+            .get("rejected_pattern")
+            .is_none());
     }
 
     #[test]

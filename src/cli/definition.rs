@@ -2,10 +2,10 @@
 //! arguments (each command's own `Args` type lives in its module).
 
 use crate::cli::commands;
+use crate::cli::failure::ArgError;
 use crate::cli::output::Format;
 use crate::cli::values::parse_seconds;
 use clap::{Parser, Subcommand};
-use elench::ops::error::ArgError;
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -101,14 +101,76 @@ fn the_reader_finds_options_and_only_those() {
     assert!(named("\"‹limit› must be\"", &options).is_empty());
 }
 
-/// Each input the library names is an option some command has, spelled as the CLI words it.
+/// Each input the library names is an option some command has, spelled as the CLI words it
+/// (the claim ids: the positional `<ID>` of the commands that take them).
 #[test]
 fn every_param_is_an_option_of_the_command_line() {
+    use elench::ops::error::Param;
     let options = options();
-    for p in elench::ops::error::Param::ALL {
+    for p in Param::ALL {
         let flag = crate::cli::words::flag(p);
+        if p == Param::Id {
+            let show = crate::cli::definition::Cli::command();
+            let show = show.find_subcommand("show").unwrap();
+            assert!(show.get_positionals().any(|a| a.get_id() == "id"));
+            assert_eq!(flag, "<ID>");
+            continue;
+        }
         assert!(options.contains(&flag), "{flag} is no option");
     }
+}
+
+/// The library ends no process: the command line's own argument errors (`ArgError`) and the
+/// numbers a process exits with live in `cli::failure`; an operation says only which kind of
+/// ending a failure is (`ExitClass`).
+#[test]
+fn the_operations_keep_no_exit_numbers_and_no_command_line_errors() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src/ops"), &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            // Lower case, so that the names are no error codes to the docs' test.
+            let lower = line.to_ascii_lowercase();
+            for word in [
+                "argerror",
+                "arguments {",
+                "exit_code",
+                "gate_failed_exit",
+                "timeout_exit",
+            ] {
+                if lower.contains(word) {
+                    found.push(format!(
+                        "{}:{}: {word}",
+                        file.strip_prefix(root).unwrap().display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// A claim id the library refuses is named by each front end in its own words: the command
+/// line's positional `<ID>`, the MCP call's field `id`.
+#[test]
+fn a_refused_id_is_named_by_each_front_end() {
+    use elench::ops::error::{Failure, InputError, Param};
+    let id = "cl_../x";
+    let problem = elench::ops::ids::claim_id_problem(id).unwrap();
+    let f = Failure::inputs(vec![InputError::identifier(Param::Id, id, problem)]).unwrap();
+    let cli = crate::cli::words::json(f.to_json());
+    assert_eq!(cli["errors"][0]["param"], "<ID>", "{cli}");
+    assert_eq!(cli["code"], "INVALID_AGENT_INPUT", "{cli}");
+    let mcp = crate::mcp::words::json(f.to_json());
+    assert_eq!(mcp["errors"][0]["param"], "id", "{mcp}");
 }
 
 /// Every mark in the library's source names an input the front ends word.

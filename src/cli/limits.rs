@@ -1,7 +1,7 @@
 //! A command's time limit: its default, and the one the line (or `ELENCH_TIMEOUT`) sets.
 
+use crate::cli::failure::ArgError;
 use crate::cli::values::parse_seconds;
-use elench::ops::error::ArgError;
 use std::time::Duration;
 
 /// The time limit of a command run without `--timeout`: an hour for the commands whose run

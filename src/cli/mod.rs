@@ -29,7 +29,7 @@ mod library_words_tests;
 use args::ArgError;
 use clap::{CommandFactory, Parser};
 use definition::{Cli, Command};
-use failure::Failure;
+use failure::{ExitNumber, Failure};
 use globals::Globals;
 use limits::{command_limit, default_timeout};
 use output::{emit, Format, Mode, Report};
@@ -93,7 +93,7 @@ pub fn run() -> i32 {
         errors.push(e);
     }
     errors.extend(definition::format_error(&cli.command, format));
-    if let Some(f) = Failure::arguments(errors) {
+    if let Some(f) = failure::arguments(errors) {
         let report = Report {
             failure: Some(f),
             ..Report::default()
@@ -228,7 +228,7 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
                 errors.extend(limit.err());
             }
             errors.extend(check_global_repeats(args).err());
-            let failure = Failure::arguments(errors)
+            let failure = failure::arguments(errors)
                 .unwrap_or_else(|| Failure::Usage(args::clap_message(&e)));
             // People get every error, then how the command is used, on stderr; in JSON
             // mode stdout gets the one JSON object.

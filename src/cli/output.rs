@@ -2,7 +2,7 @@
 //! invocation on stdout when a program reads it, readable text when a person does, and rows
 //! (`--format jsonl` or `tsv`) for pipelines.
 
-use super::failure::Failure;
+use super::failure::{ExitNumber, Failure};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Write};

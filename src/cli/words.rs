@@ -5,9 +5,12 @@
 use elench::ops::error::{word, word_json, Named, Param};
 use serde_json::Value;
 
-/// The option of the command line that gives `p`.
+/// The option of the command line that gives `p` (the claim ids: the positional `<ID>`).
 pub fn flag(p: Param) -> String {
-    format!("--{}", p.name().replace('_', "-"))
+    match p {
+        Param::Id => "<ID>".to_owned(),
+        p => format!("--{}", p.name().replace('_', "-")),
+    }
 }
 
 /// An input of the request and an option in advice are both options here.

@@ -21,7 +21,8 @@ pub fn say(n: Named) -> String {
             | Param::Timeout
             | Param::Repeat
             | Param::Force
-            | Param::Anchor => p.name().to_owned(),
+            | Param::Anchor
+            | Param::Id => p.name().to_owned(),
             Param::Batch => "claims".to_owned(),
             Param::Path => "paths".to_owned(),
             // Fixed when the server started, never by a call.

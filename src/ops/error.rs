@@ -1,16 +1,35 @@
 //! Every way a command can fail, and the one place that maps each to an error code and an
-//! exit code (docs/output.md).
+//! exit class (docs/output.md). The numbers a process exits with are the command line's
+//! (`cli::failure`); here a failure only says which kind of ending it is ([`ExitClass`]).
 
 use crate::error::{Code, Rejection};
 use serde_json::{json, Value};
 
-/// The exit code of a gate that decided the tree may not ship; used by nothing else. It is
-/// `gate`'s own code, from the range the CLI Agent Spec keeps for command-specific codes
-/// (79–125, declared per command: REQ-F-001, REQ-C-001), so it means nothing the spec's
-/// shared table gives another meaning (6 there is CONFLICT).
-pub const GATE_FAILED_EXIT: i32 = 79;
-/// The exit code of a command stopped at its time limit (the CLI Agent Spec's `TIMEOUT`).
-pub const TIMEOUT_EXIT: i32 = 10;
+/// Which kind of ending a failure is. Each front end gives it its own form: the command line
+/// an exit number (`cli::failure`), the MCP server a tool result marked as an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitClass {
+    /// Nothing was changed: an input, the request or the data it named was refused.
+    Refused,
+    /// Part of the work was done and stands; the rest was not.
+    Partial,
+    /// Something the command needs is missing or unusable (no store, damaged data).
+    Precondition,
+    /// The id or key asked about does not exist.
+    NotFound,
+    /// Busy for now; the identical request may succeed later.
+    Unavailable,
+    /// The gate decided the tree may not ship: an answer, not an error of elench's.
+    GateFailed,
+    /// Stopped at the time limit.
+    Timeout,
+    /// Stopped by this signal.
+    Signal(i32),
+    /// As the code's own row of the error table says.
+    OfCode(Code),
+    /// A bug or an environment fault elench did not expect.
+    Internal,
+}
 
 /// The signal a stop at the time limit is recorded as (the classic alarm), so that every
 /// place that asks "was I stopped?" asks it the same way.
@@ -31,6 +50,8 @@ pub enum Param {
     Cursor,
     Expose,
     Force,
+    /// The claim ids a request names.
+    Id,
     Jobs,
     Key,
     Level,
@@ -53,7 +74,7 @@ pub enum Param {
 }
 
 impl Param {
-    pub const ALL: [Param; 28] = [
+    pub const ALL: [Param; 29] = [
         Param::All,
         Param::Anchor,
         Param::At,
@@ -63,6 +84,7 @@ impl Param {
         Param::Cursor,
         Param::Expose,
         Param::Force,
+        Param::Id,
         Param::Jobs,
         Param::Key,
         Param::Level,
@@ -96,6 +118,7 @@ impl Param {
             Param::Cursor => "cursor",
             Param::Expose => "expose",
             Param::Force => "force",
+            Param::Id => "id",
             Param::Jobs => "jobs",
             Param::Key => "key",
             Param::Level => "level",
@@ -262,13 +285,26 @@ fn pattern_text(pattern: &str) -> &'static str {
     }
 }
 
-/// One error found on the command line.
+/// Which input an [`InputError`] is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArgError {
-    /// The argument, as the command line names it: an option (`--limit`), a positional
-    /// argument (`<ID>`), the token itself when it means nothing to elench (`--frobnicate`),
-    /// or an environment variable (`ELENCH_TIMEOUT`).
-    pub param: String,
+pub enum Input {
+    /// An input of the operation, by what it is; each front end words it (`‹limit›`).
+    Param(Param),
+    /// An input as the front end that refused it names it, shown as it is: something the
+    /// library has no [`Param`] for (a token that means nothing, an environment variable).
+    Named(String),
+}
+
+impl From<Param> for Input {
+    fn from(p: Param) -> Input {
+        Input::Param(p)
+    }
+}
+
+/// One refused input of a request, found before any work was done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    pub param: Input,
     /// The value refused, when one was given.
     pub value: Option<String>,
     /// What is wrong, and what to do.
@@ -278,9 +314,9 @@ pub struct ArgError {
     pub pattern: Option<&'static str>,
 }
 
-impl ArgError {
-    pub fn new(param: impl Into<String>, value: Option<&str>, message: impl Into<String>) -> Self {
-        ArgError {
+impl InputError {
+    pub fn new(param: impl Into<Input>, value: Option<&str>, message: impl Into<String>) -> Self {
+        InputError {
             param: param.into(),
             value: value.map(str::to_owned),
             message: message.into(),
@@ -289,9 +325,9 @@ impl ArgError {
     }
 
     /// An identifier `param` refused as `value`: [`AGENT_INPUT_CODE`] when it holds a
-    /// [`rejected_pattern`], the message then saying which; else an ordinary argument error.
-    pub fn identifier(param: impl Into<String>, value: &str, message: impl Into<String>) -> Self {
-        let mut e = ArgError::new(param, Some(value), message);
+    /// [`rejected_pattern`], the message then saying which; else an ordinary input error.
+    pub fn identifier(param: impl Into<Input>, value: &str, message: impl Into<String>) -> Self {
+        let mut e = InputError::new(param, Some(value), message);
         if let Some(p) = rejected_pattern(value) {
             e.message = format!(
                 "{}; it holds {}, which no identifier has",
@@ -313,9 +349,14 @@ impl ArgError {
     }
 
     /// One entry of `error.errors`: `{code, param, message, value?, rejected_pattern?}` (the
-    /// CLI Agent Spec's validation error, REQ-C-006; the pattern, REQ-F-045).
+    /// CLI Agent Spec's validation error, REQ-C-006; the pattern, REQ-F-045). A [`Param`] is
+    /// written as its mark (`‹limit›`), for the front end to word.
     pub fn to_json(&self) -> Value {
-        let mut v = json!({"code": self.code(), "param": self.param, "message": self.message});
+        let param = match &self.param {
+            Input::Param(p) => format!("‹{}›", p.name()),
+            Input::Named(n) => n.clone(),
+        };
+        let mut v = json!({"code": self.code(), "param": param, "message": self.message});
         if let Some(value) = &self.value {
             v["value"] = json!(value);
         }
@@ -342,12 +383,12 @@ pub enum Failure {
     /// The command line itself is wrong (exit 2).
     #[error("{0}")]
     Usage(String),
-    /// The command line is wrong, found before the command started (exit 2): `message` says
-    /// what is wrong first, `errors` is every error found on the line, that one included.
+    /// Inputs of the request are wrong, found before any work was done (exit 2): `message`
+    /// says what is wrong first, `errors` is every error found, that one included.
     #[error("{message}")]
-    Arguments {
+    Inputs {
         message: String,
-        errors: Vec<ArgError>,
+        errors: Vec<InputError>,
     },
     /// A file could not be read or written (exit 2: nothing was changed).
     #[error("{path}: {message}")]
@@ -404,7 +445,7 @@ pub enum Failure {
         path: String,
         error: crate::gate::PolicyError,
     },
-    /// The gate ran and the tree may not ship (exit [`GATE_FAILED_EXIT`], 79): a decision, not
+    /// The gate ran and the tree may not ship (exit 79): a decision, not
     /// an error of elench's, so CI can tell "may not ship" from "could not decide".
     #[error("{0}")]
     GateFailed(String),
@@ -454,7 +495,7 @@ impl Failure {
             Failure::ConfirmationRequired { .. } => Code::ConfirmationRequired,
             Failure::Usage(_) => CODE,
             // The first error's: INVALID_AGENT_INPUT when it is a made-up identifier.
-            Failure::Arguments { errors, .. } => errors.first().map_or(CODE, ArgError::code),
+            Failure::Inputs { errors, .. } => errors.first().map_or(CODE, InputError::code),
             Failure::Io { .. } => Code::Unreadable,
             Failure::Precondition { code, .. }
             | Failure::Invalid { code, .. }
@@ -473,30 +514,29 @@ impl Failure {
         }
     }
 
-    pub fn exit_code(&self) -> i32 {
+    /// Which kind of ending it is; each front end gives the class its own form.
+    pub fn exit_class(&self) -> ExitClass {
         match self {
             Failure::Rejected { .. }
             | Failure::AllRejected(_)
             | Failure::Usage(_)
-            | Failure::Arguments { .. }
+            | Failure::Inputs { .. }
             | Failure::Io { .. }
             | Failure::Invalid { .. }
             | Failure::ConfirmationRequired { .. }
             | Failure::BadPolicy { .. }
-            | Failure::Ambiguous { .. } => 2,
-            Failure::GateFailed(_) => GATE_FAILED_EXIT,
-            Failure::Internal(_) => 1,
-            Failure::Corrupt(_) => 4,
-            Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => TIMEOUT_EXIT,
-            Failure::Interrupted { signal, .. } => 128 + signal,
-            Failure::Partial(_) | Failure::PartialWith { .. } | Failure::Witness { .. } => 3,
-            Failure::Precondition { .. } => 4,
-            Failure::Coded { code, .. } => match code.exit() {
-                crate::error::Exit::Status(n) => n,
-                _ => 1,
-            },
-            Failure::NotFound { .. } => 5,
-            Failure::Unavailable { .. } => 12,
+            | Failure::Ambiguous { .. } => ExitClass::Refused,
+            Failure::GateFailed(_) => ExitClass::GateFailed,
+            Failure::Internal(_) => ExitClass::Internal,
+            Failure::Corrupt(_) | Failure::Precondition { .. } => ExitClass::Precondition,
+            Failure::Interrupted { signal, .. } if *signal == TIMEOUT_SIGNAL => ExitClass::Timeout,
+            Failure::Interrupted { signal, .. } => ExitClass::Signal(*signal),
+            Failure::Partial(_) | Failure::PartialWith { .. } | Failure::Witness { .. } => {
+                ExitClass::Partial
+            }
+            Failure::Coded { code, .. } => ExitClass::OfCode(*code),
+            Failure::NotFound { .. } => ExitClass::NotFound,
+            Failure::Unavailable { .. } => ExitClass::Unavailable,
         }
     }
 
@@ -509,7 +549,7 @@ impl Failure {
             "message": self.to_string(),
             "retryable": matches!(self, Failure::Unavailable { .. }),
         });
-        if self.exit_code() == 2 {
+        if self.exit_class() == ExitClass::Refused {
             obj["phase"] = json!("validation");
         }
         if let Some(s) = suggestion(self.code().as_str()) {
@@ -538,13 +578,13 @@ impl Failure {
                     );
                 }
             }
-            Failure::Arguments { errors, .. } => {
+            Failure::Inputs { errors, .. } => {
                 // REQ-F-045: a made-up identifier names the value and the pattern it holds.
                 if let Some(first) = errors.first().filter(|e| e.pattern.is_some()) {
                     obj["input_value"] = json!(first.value);
                     obj["rejected_pattern"] = json!(first.pattern);
                 }
-                obj["errors"] = Value::Array(errors.iter().map(ArgError::to_json).collect());
+                obj["errors"] = Value::Array(errors.iter().map(InputError::to_json).collect());
             }
             Failure::Io { path, .. } => obj["path"] = json!(path),
             Failure::PartialWith { suggestion, .. } => obj["suggestion"] = json!(suggestion),
@@ -605,7 +645,7 @@ impl Failure {
                 out.push_str(&format!("\n  at: {}", if p.is_empty() { "/" } else { p }));
             }
         }
-        if let Failure::Arguments { errors, .. } = self {
+        if let Failure::Inputs { errors, .. } = self {
             // Each further error on a line of its own, as the first.
             for e in errors.iter().skip(1) {
                 out.push_str(&format!("\nerror[{}]: {}", e.code(), e.message));
@@ -619,11 +659,11 @@ impl Failure {
 }
 
 impl Failure {
-    /// The failure of a command line with these argument errors (the first one's message is
-    /// the failure's), `None` when there are none.
-    pub fn arguments(errors: Vec<ArgError>) -> Option<Failure> {
+    /// The failure of a request with these input errors (the first one's message is the
+    /// failure's), `None` when there are none.
+    pub fn inputs(errors: Vec<InputError>) -> Option<Failure> {
         let message = errors.first()?.message.clone();
-        Some(Failure::Arguments { message, errors })
+        Some(Failure::Inputs { message, errors })
     }
 
     /// The error of a report that is partial without saying more.
@@ -777,59 +817,11 @@ pub fn suggestion(code: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Exit;
 
     #[test]
     fn suggestions_come_with_the_codes() {
         let s = suggestion("STORE_NOT_FOUND").unwrap();
         assert!(s.contains("elench init"), "{s}");
         assert!(suggestion("not a code").is_none());
-    }
-
-    /// The exit code of each kind of failure is the one its code's class gives.
-    #[test]
-    fn each_failure_exits_as_its_code_says() {
-        let rejection = Rejection::new(Code::BadSignature, "x");
-        let failures = [
-            Failure::rejected(rejection, None),
-            Failure::AllRejected("x".into()),
-            Failure::Usage("x".into()),
-            Failure::arguments(vec![ArgError::new("--x", None, "x")]).unwrap(),
-            Failure::arguments(vec![ArgError::identifier("<ID>", "../x", "x")]).unwrap(),
-            Failure::io("p", "x"),
-            Failure::Invalid {
-                code: crate::error::Code::BinaryFile,
-                message: "x".into(),
-            },
-            Failure::Ambiguous {
-                input: "x".into(),
-                candidates: vec![],
-                more: false,
-            },
-            Failure::ConfirmationRequired {
-                message: "x".into(),
-                would_affect: Value::Null,
-            },
-            Failure::Precondition {
-                code: crate::error::Code::StoreNotFound,
-                message: "x".into(),
-            },
-            Failure::claim_not_found(&["cl_x".into()]),
-            Failure::Unavailable {
-                code: crate::error::Code::StoreBusy,
-                message: "x".into(),
-            },
-            Failure::partial_default(),
-            Failure::GateFailed("x".into()),
-            Failure::interrupted(TIMEOUT_SIGNAL),
-            Failure::Corrupt("x".into()),
-            Failure::Internal("x".into()),
-        ];
-        for f in failures {
-            let code = f.code();
-            assert_eq!(code.exit(), Exit::Status(f.exit_code()), "{code}");
-        }
-        let stopped = Failure::interrupted(2);
-        assert_eq!(stopped.code().exit(), Exit::Signal);
     }
 }

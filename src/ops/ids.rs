@@ -1,7 +1,7 @@
 //! Claim ids as people and agents give them: whole, or a unique prefix of at least
 //! [`MIN_PREFIX_HEX`] hex digits after `cl_` (like git's short hashes).
 
-use super::error::ArgError;
+use super::error::{InputError, Param};
 use super::Failure;
 use crate::store::Store;
 
@@ -30,18 +30,18 @@ pub fn claim_id_problem(arg: &str) -> Option<String> {
 
 /// Every argument of `param` that cannot be a claim id.
 pub fn claim_id_errors<'a>(
-    param: &str,
+    param: Param,
     ids: impl IntoIterator<Item = &'a String>,
-) -> Vec<ArgError> {
+) -> Vec<InputError> {
     ids.into_iter()
-        .filter_map(|id| claim_id_problem(id).map(|m| ArgError::identifier(param, id, m)))
+        .filter_map(|id| claim_id_problem(id).map(|m| InputError::identifier(param, id, m)))
         .collect()
 }
 
 /// Refuses arguments that cannot be claim ids or short ids (a bad argument, exit 2, rather
 /// than an id that is merely unknown, exit 5), before any work is done.
 pub fn require_claim_ids<'a>(ids: impl IntoIterator<Item = &'a String>) -> Result<(), Failure> {
-    match Failure::arguments(claim_id_errors("<ID>", ids)) {
+    match Failure::inputs(claim_id_errors(Param::Id, ids)) {
         Some(f) => Err(f),
         None => Ok(()),
     }
@@ -87,7 +87,7 @@ mod tests {
         assert!(!is_id_or_prefix("cl_ABCD"));
         assert!(!is_id_or_prefix(&format!("cl_{}", "0".repeat(65))));
         assert!(!is_id_or_prefix("abcd"));
-        let errors = claim_id_errors("<ID>", [&"cl_../x".to_owned()]);
+        let errors = claim_id_errors(Param::Id, [&"cl_../x".to_owned()]);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].pattern, Some("path_traversal"));
     }

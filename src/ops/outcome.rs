@@ -92,14 +92,6 @@ impl Taken {
             Taken::NoneOf { .. } => Some(Code::AllRejected),
         }
     }
-
-    /// The process's exit code for it, from its code's class (0 when all was taken).
-    pub fn exit_code(self) -> i32 {
-        match self.code().map(Code::exit) {
-            Some(crate::error::Exit::Status(n)) => n,
-            _ => 0,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -118,12 +110,10 @@ mod tests {
     }
 
     #[test]
-    fn taken_gives_the_code_and_exit() {
+    fn taken_gives_the_code() {
         assert_eq!(Taken::of(3, 0), Taken::Whole);
-        assert_eq!(Taken::of(0, 0).exit_code(), 0);
+        assert_eq!(Taken::of(0, 0).code(), None);
         assert_eq!(Taken::of(1, 2).code(), Some(Code::PartialFailure));
-        assert_eq!(Taken::of(1, 2).exit_code(), 3);
         assert_eq!(Taken::of(0, 2).code(), Some(Code::AllRejected));
-        assert_eq!(Taken::of(0, 2).exit_code(), 2);
     }
 }

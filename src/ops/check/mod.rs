@@ -11,7 +11,7 @@ mod select;
 pub use record::{check_claims, harness_key, Signer, StoreAccess};
 pub use select::{applicability, predicate_of, Applies, Target};
 
-use super::error::ArgError;
+use super::error::{InputError, Param};
 use super::{Context, Failure, Stop};
 use crate::claim::Gist;
 use crate::eval::paths::Tree;
@@ -287,31 +287,31 @@ impl CheckOutput {
     }
 }
 
-/// The limits given as 0, which mean nothing: the flags that name them.
-fn zero_limits(input: &CheckInput) -> Vec<&'static str> {
+/// The limits given as 0, which mean nothing.
+fn zero_limits(input: &CheckInput) -> Vec<Param> {
     let mut zero = Vec::new();
-    for (flag, value) in [
-        ("‹timeout›", u64::from(!input.claim_timeout.is_zero())),
-        ("‹repeat›", u64::from(input.repeat)),
-        ("‹jobs›", input.jobs as u64),
-        ("‹memory›", input.memory_mib),
-        ("‹processes›", input.processes),
-        ("‹scratch›", input.scratch_mib),
+    for (param, value) in [
+        (Param::Timeout, u64::from(!input.claim_timeout.is_zero())),
+        (Param::Repeat, u64::from(input.repeat)),
+        (Param::Jobs, input.jobs as u64),
+        (Param::Memory, input.memory_mib),
+        (Param::Processes, input.processes),
+        (Param::Scratch, input.scratch_mib),
     ] {
         if value == 0 {
-            zero.push(flag);
+            zero.push(param);
         }
     }
     zero
 }
 
-/// The refusal of limits given as 0: one error per flag, naming it (the CLI's value parsers
+/// The refusal of limits given as 0: one error per input, naming it (the CLI's value parsers
 /// refuse 0 too; a caller of the library, or a value that reached `check` another way, such
-/// as the global `--timeout` written before the command, is answered the same).
-fn zero_limits_failure(zero: &[&str]) -> Option<Failure> {
-    Failure::arguments(
+/// as the global time limit written before the command, is answered the same).
+fn zero_limits_failure(zero: &[Param]) -> Option<Failure> {
+    Failure::inputs(
         zero.iter()
-            .map(|flag| ArgError::new(*flag, Some("0"), format!("{flag} must be more than 0")))
+            .map(|p| InputError::new(*p, Some("0"), format!("‹{}› must be more than 0", p.name())))
             .collect(),
     )
 }
