@@ -70,6 +70,7 @@ impl StatusFilters {
 
 /// What `status` answers: its JSON is the command's `data`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct StatusOutput {
     pub claims: Vec<StatusRow>,
     /// The number of log entries folded.
@@ -90,6 +91,7 @@ pub struct StatusOutput {
 
 /// One claim's standing.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct StatusRow {
     #[serde(flatten)]
     pub status: ClaimStatus,
@@ -114,6 +116,7 @@ pub struct StatusRow {
 
 /// Where a claim's lines are at a tree.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Resolved {
     pub path: Option<String>,
     pub range: Option<[u64; 2]>,
