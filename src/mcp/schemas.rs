@@ -172,6 +172,80 @@ pub struct ClaimOut {
     pub rejections: Option<Vec<Refusal>>,
 }
 
+/// `blast`: the blast radius as the command line's JSON gives it, with what its documents
+/// show of each claim: its text, and a member's premises.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BlastOut {
+    pub root: String,
+    /// Members, the root excluded
+    pub count: usize,
+    pub layers: Vec<BlastLayer>,
+    pub affected: Vec<BlastAffected>,
+    /// Whether depth left members out
+    pub truncated: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BlastLayer {
+    pub depth: usize,
+    pub claims: Vec<BlastMember>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BlastMember {
+    #[serde(flatten)]
+    pub member: elench::graph::Member,
+    /// Its assertion.text (null when it has none)
+    pub text: Value,
+    /// Its premises (dependsOn), read in the same snapshot
+    pub premises: Vec<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct BlastAffected {
+    #[serde(flatten)]
+    pub affected: elench::graph::Affected,
+    /// Its assertion.text (null when it has none)
+    pub text: Value,
+}
+
+impl BlastOut {
+    /// `out` read with its texts and premises.
+    pub fn of(out: &elench::ops::blast::BlastOutput) -> BlastOut {
+        let b = out.bulk.to_blast();
+        let text = |id: &str| out.texts.get(id).cloned().unwrap_or(Value::Null);
+        BlastOut {
+            layers: b
+                .layers
+                .into_iter()
+                .map(|l| BlastLayer {
+                    depth: l.depth,
+                    claims: l
+                        .claims
+                        .into_iter()
+                        .map(|m| BlastMember {
+                            text: text(&m.id),
+                            premises: out.premises.get(&m.id).cloned().unwrap_or_default(),
+                            member: m,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            affected: b
+                .affected
+                .into_iter()
+                .map(|a| BlastAffected {
+                    text: text(&a.id),
+                    affected: a,
+                })
+                .collect(),
+            root: b.root,
+            count: b.count,
+            truncated: b.truncated,
+        }
+    }
+}
+
 /// `trust_show`: what `elench trust show` reports (docs/trust.md). The operation answers
 /// JSON; this type reads it, so the result is what its schema says.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

@@ -6,9 +6,8 @@ use super::inputs::{
     BlastIn, CheckIn, ClaimIn, ClaimsForIn, GateIn, LogIn, ShortIn, ShowIn, StatusIn, TrustShowIn,
     WhyIn,
 };
-use super::schemas::{self, ClaimOut, ClaimRow, MaybePaged, Paged, Refusal, TrustShown};
+use super::schemas::{self, BlastOut, ClaimOut, ClaimRow, MaybePaged, Paged, Refusal, TrustShown};
 use super::Config;
-use elench::graph::Blast;
 use elench::ops::blast::BlastInput;
 use elench::ops::check::{CheckInput, CheckOutput};
 use elench::ops::claim::ClaimRequest;
@@ -72,8 +71,9 @@ pub const TOOLS: [ToolDef; 10] = [
         title: "Status of claims",
         description: "Each claim's standing, folded from the log: unevaluated, verified, \
                       falsified, superseded or revoked (a premise fell), with the records that \
-                      decided it, the falsified roots that revoke it, missing and stale \
-                      premises, and its history.",
+                      decided it, the falsified roots that revoke it (roots: each placed at \
+                      the server's tree, with its text), missing and stale premises, and its \
+                      history.",
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
@@ -87,12 +87,13 @@ pub const TOOLS: [ToolDef; 10] = [
         description: "What a falsification of a claim revokes: every claim built on it \
                       through dependsOn, in layers by depth, and the claims outside whose \
                       status a record inside decides (affected). With invert: what the \
-                      claim rests on instead, its premises and theirs, in the same layers.",
+                      claim rests on instead, its premises and theirs, in the same layers. \
+                      Each claim comes with its text, each member with its premises.",
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
         input: schemas::input::<BlastIn>,
-        output: schemas::output::<Paged<Blast>>,
+        output: schemas::output::<Paged<BlastOut>>,
         whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
@@ -338,6 +339,8 @@ pub fn call(
             let input = StatusInput {
                 ids: a.ids[start..end].iter().map(|i| i.0.clone()).collect(),
                 at: at.clone(),
+                // A revoked claim's falsified roots, placed at the tree, as documents show.
+                places: true,
                 ..StatusInput::default()
             };
             let data = ops::status::status(&ctx, &input)?;
@@ -356,12 +359,13 @@ pub fn call(
                 id: a.id.0,
                 depth: a.depth,
                 invert: a.invert,
-                with_texts: false,
+                // What the CLI's documents show: each claim's text, each member's premises.
+                with_texts: true,
                 at,
                 no_ignore: false,
                 picture: None,
             };
-            let mut v = to_json(name, &ops::blast::blast(&ctx, &input)?)?;
+            let mut v = to_json(name, &BlastOut::of(&ops::blast::blast(&ctx, &input)?))?;
             let len = bound::count(&v, Items::Blast);
             let (start, end, pagination) = bound::window(len, a.limit, a.cursor.as_deref())?;
             bound::keep(&mut v, Items::Blast, start, end);

@@ -109,8 +109,9 @@ pub struct StatusRow {
     #[serde(skip)]
     pub anchor_range: Option<[u64; 2]>,
     /// With `places`, for a revoked assertion judged at the tree: the falsified roots it
-    /// rests on (log-wide), each placed at the tree.
-    #[serde(skip)]
+    /// rests on (log-wide), each placed at the tree. Written only when there are some (the
+    /// command line asks for them only for documents).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub roots: Vec<Root>,
 }
 
