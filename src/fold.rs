@@ -112,6 +112,7 @@ pub enum FoldError {
 
 /// Effective status values, exactly as reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Unevaluated,
@@ -529,6 +530,7 @@ fn causes_list(e: &Effective) -> Vec<Cause> {
 
 /// One falsified root that revokes a claim, and a shortest path from it to the claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Cause {
     pub root: String,
     pub path: Vec<String>,
@@ -536,6 +538,7 @@ pub struct Cause {
 
 /// A deciding record that is itself revoked through its premises (DECIDED_BY_REVOKED_RECORD).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct RevokedRecord {
     pub record: String,
     pub revoked_by: Vec<Cause>,
@@ -543,8 +546,10 @@ pub struct RevokedRecord {
 
 /// A record targeting the claim, in arrival order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct HistoryEntry {
     pub id: String,
+    #[cfg_attr(feature = "cli", schemars(with = "crate::claim::Kind"))]
     pub kind: &'static str,
     /// The tree the record is anchored to: for an observation (a verification,
     /// falsification or residue-acceptance), the tree it observed.
@@ -558,11 +563,14 @@ pub struct HistoryEntry {
 
 /// Everything `elench status` reports for one claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct ClaimStatus {
     pub id: String,
     pub status: Status,
     pub own_status: Status,
+    #[cfg_attr(feature = "cli", schemars(with = "crate::claim::Kind"))]
     pub kind: &'static str,
+    #[cfg_attr(feature = "cli", schemars(with = "crate::claim::OriginKind"))]
     pub origin: &'static str,
     pub producer: String,
     pub signers: Vec<String>,

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 /// How a claim applies at a tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Applies {
     Anchored,

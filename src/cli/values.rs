@@ -292,52 +292,23 @@ mod tests {
     }
 }
 
-/// A kind of claim as the command line takes it (`--kind`): the kinds and their spelling are
-/// `claim::Kind`'s own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KindArg(pub elench::claim::Kind);
-
-/// [`KindArg`] of each kind, in `Kind::ALL`'s order.
-static KIND_ARGS: [KindArg; 5] = {
-    let k = elench::claim::Kind::ALL;
-    [
-        KindArg(k[0]),
-        KindArg(k[1]),
-        KindArg(k[2]),
-        KindArg(k[3]),
-        KindArg(k[4]),
-    ]
-};
-
-impl clap::ValueEnum for KindArg {
-    fn value_variants<'a>() -> &'a [Self] {
-        &KIND_ARGS
-    }
-
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.0.as_str()))
-    }
-}
-
+/// `--kind` takes `claim::Kind` itself (its `clap::ValueEnum`, under the `cli` feature).
 #[cfg(test)]
 mod kind_tests {
-    use super::KindArg;
     use clap::ValueEnum;
+    use elench::claim::Kind;
 
     #[test]
     fn every_kind_is_offered_as_it_is_spelled() {
-        let offered: Vec<String> = KindArg::value_variants()
+        let offered: Vec<String> = Kind::value_variants()
             .iter()
             .map(|k| k.to_possible_value().unwrap().get_name().to_owned())
             .collect();
-        let kinds: Vec<&str> = elench::claim::Kind::ALL
-            .iter()
-            .map(|k| k.as_str())
-            .collect();
+        let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(offered, kinds);
         assert_eq!(
-            KindArg::from_str("residue-acceptance", false).unwrap().0,
-            elench::claim::Kind::ResidueAcceptance
+            Kind::from_str("residue-acceptance", false).unwrap(),
+            Kind::ResidueAcceptance
         );
     }
 }

@@ -31,6 +31,7 @@ pub enum GateError {
 
 /// A rule of the policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     Forbid,
@@ -67,6 +68,7 @@ impl Rule {
 
 /// One claim breaking one rule; or the scope as a whole (`min_in_scope`), with no claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Violation {
     /// The claim; null for `min_in_scope`, which no single claim breaks.
     pub id: Option<String>,
@@ -85,6 +87,7 @@ pub struct Violation {
 
 /// Effective statuses of the claims in scope that apply at the tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct StatusCounts {
     pub unevaluated: u64,
     pub verified: u64,
@@ -95,6 +98,7 @@ pub struct StatusCounts {
 
 /// How the claims in scope apply.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct AppliesCounts {
     pub anchored: u64,
     pub carried: u64,
@@ -103,6 +107,7 @@ pub struct AppliesCounts {
 
 /// Violations per rule.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct RuleCounts {
     pub forbid: u64,
     pub max_unevaluated: u64,
@@ -124,6 +129,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Counts {
     /// Assertions in scope (applying or stale).
     pub in_scope: u64,

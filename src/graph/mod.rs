@@ -34,8 +34,10 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Member {
     pub id: String,
+    #[cfg_attr(feature = "cli", schemars(with = "crate::claim::Kind"))]
     pub kind: &'static str,
     pub status: Status,
     /// The premise it was reached through (None for the root).
@@ -43,6 +45,7 @@ pub struct Member {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Layer {
     pub depth: usize,
     pub claims: Vec<Member>,
@@ -50,6 +53,7 @@ pub struct Layer {
 
 /// A claim outside the closure whose status is decided by a record inside it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Affected {
     pub id: String,
     pub status: Status,
@@ -58,6 +62,7 @@ pub struct Affected {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Blast {
     pub root: String,
     /// Members excluding the root.

@@ -35,6 +35,7 @@ pub fn foreign_kind(bytes: &[u8]) -> Option<String> {
 
 /// A key that verified an envelope's signature.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Signer {
     pub keyid: String,
     pub role: Role,

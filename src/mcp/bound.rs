@@ -9,6 +9,7 @@
 //! `…`. A cut result carries `truncation` (`cap`, `size`: the whole result's bytes, `hint`:
 //! how to get the rest) and the warning `RESPONSE_TRUNCATED`.
 
+use super::schemas::{Truncation, Warning};
 use elench::ops::page::Pagination;
 use serde_json::{json, Value};
 
@@ -240,11 +241,15 @@ pub fn fit(
 
 /// Adds `truncation` and the `RESPONSE_TRUNCATED` warning.
 fn mark(v: &mut Value, cap: usize, full: usize, hint: &str) {
-    v["truncation"] = json!({"cap": cap, "size": full, "hint": hint});
+    v["truncation"] = json!(Truncation {
+        cap,
+        size: full,
+        hint: hint.to_owned(),
+    });
     if let Some(ws) = v["warnings"].as_array_mut() {
-        ws.push(json!({
-            "code": elench::error::Code::ResponseTruncated.as_str(),
-            "message": format!(
+        ws.push(json!(Warning {
+            code: elench::error::Code::ResponseTruncated.as_str().to_owned(),
+            message: format!(
                 "the result was cut to the server's {cap}-byte cap (ELENCH_MAX_OUTPUT_BYTES); \
                  truncation.hint says how to get the rest"
             ),

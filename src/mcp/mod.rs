@@ -3,12 +3,13 @@
 //!
 //! `server` speaks the protocol, running a few calls at once; `transport` reads its lines
 //! with a bound and answers what it cannot read; `tools` lists the tools (names,
-//! annotations, `schemas`) and runs each as one call into the library, on a blocking
+//! annotations, `schemas` derived from the `inputs` and the operations' outputs) and runs each as one call into the library, on a blocking
 //! thread; `bound` cuts a result to the byte cap. What the server signs with, which store it
 //! appends to and which tree it reads are fixed when it starts ([`Config`]), never taken
 //! from a tool's input.
 
 pub mod bound;
+pub mod inputs;
 pub mod schemas;
 mod server;
 pub mod tools;

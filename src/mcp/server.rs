@@ -109,7 +109,12 @@ pub async fn run(config: Config) -> Result<(), Failure> {
 fn warnings_json(w: Vec<(String, String)>) -> Value {
     Value::Array(
         w.into_iter()
-            .map(|(code, message)| json!({"code": code, "message": super::words::text(&message)}))
+            .map(|(code, message)| {
+                json!(super::schemas::Warning {
+                    code,
+                    message: super::words::text(&message),
+                })
+            })
             .collect(),
     )
 }

@@ -2,17 +2,22 @@
 //! is one call into the library (never a subprocess of elench).
 
 use super::bound::{self, Items, Page};
-use super::{schemas, Config};
+use super::inputs::{
+    BlastIn, CheckIn, ClaimIn, ClaimsForIn, GateIn, LogIn, ShortIn, ShowIn, StatusIn, TrustShowIn,
+    WhyIn,
+};
+use super::schemas::{self, BlastOut, ClaimOut, ClaimRow, MaybePaged, Paged, Refusal, TrustShown};
+use super::Config;
 use elench::ops::blast::BlastInput;
-use elench::ops::check::CheckInput;
-use elench::ops::claim::{ClaimRequest, ShortClaim};
+use elench::ops::check::{CheckInput, CheckOutput};
+use elench::ops::claim::ClaimRequest;
 use elench::ops::claims_for::ClaimsForInput;
-use elench::ops::gate::GateInput;
-use elench::ops::log::LogInput;
+use elench::ops::gate::{GateInput, GateOutput};
+use elench::ops::log::{LogInput, LogOutput};
 use elench::ops::page::{PageRequest, Pagination};
-use elench::ops::show::ShowInput;
-use elench::ops::status::StatusInput;
-use elench::ops::why::WhyInput;
+use elench::ops::show::{ShowInput, ShowOutput};
+use elench::ops::status::{StatusInput, StatusOutput};
+use elench::ops::why::{WhyInput, WhyOutput};
 use elench::ops::{self, Context, Failure, Observer, Stop};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -57,8 +62,8 @@ pub const TOOLS: [ToolDef; 10] = [
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
-        input: schemas::claims_for_input,
-        output: schemas::claims_for_output,
+        input: schemas::input::<ClaimsForIn>,
+        output: schemas::output::<MaybePaged<StatusOutput>>,
         whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
@@ -66,13 +71,14 @@ pub const TOOLS: [ToolDef; 10] = [
         title: "Status of claims",
         description: "Each claim's standing, folded from the log: unevaluated, verified, \
                       falsified, superseded or revoked (a premise fell), with the records that \
-                      decided it, the falsified roots that revoke it, missing and stale \
-                      premises, and its history.",
+                      decided it, the falsified roots that revoke it (roots: each placed at \
+                      the server's tree, with its text), missing and stale premises, and its \
+                      history.",
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
-        input: schemas::status_input,
-        output: schemas::status_output,
+        input: schemas::input::<StatusIn>,
+        output: schemas::output::<Paged<StatusOutput>>,
         whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
@@ -81,12 +87,13 @@ pub const TOOLS: [ToolDef; 10] = [
         description: "What a falsification of a claim revokes: every claim built on it \
                       through dependsOn, in layers by depth, and the claims outside whose \
                       status a record inside decides (affected). With invert: what the \
-                      claim rests on instead, its premises and theirs, in the same layers.",
+                      claim rests on instead, its premises and theirs, in the same layers. \
+                      Each claim comes with its text, each member with its premises.",
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
-        input: schemas::blast_input,
-        output: schemas::blast_output,
+        input: schemas::input::<BlastIn>,
+        output: schemas::output::<Paged<BlastOut>>,
         whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
@@ -100,8 +107,8 @@ pub const TOOLS: [ToolDef; 10] = [
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
-        input: schemas::why_input,
-        output: schemas::why_output,
+        input: schemas::input::<WhyIn>,
+        output: schemas::output::<WhyOutput>,
         whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
@@ -112,8 +119,8 @@ pub const TOOLS: [ToolDef; 10] = [
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
-        input: schemas::show_input,
-        output: schemas::show_output,
+        input: schemas::input::<ShowIn>,
+        output: schemas::output::<ShowOutput>,
         whole: "`elench show ID` on the command line gives the claim whole \
                 (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
     },
@@ -124,8 +131,8 @@ pub const TOOLS: [ToolDef; 10] = [
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
-        input: schemas::log_input,
-        output: schemas::log_output,
+        input: schemas::input::<LogIn>,
+        output: schemas::output::<Paged<LogOutput>>,
         whole: "`show` of an entry's id gives that claim",
     },
     ToolDef {
@@ -138,8 +145,8 @@ pub const TOOLS: [ToolDef; 10] = [
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
-        input: schemas::trust_show_input,
-        output: schemas::trust_show_output,
+        input: schemas::input::<TrustShowIn>,
+        output: schemas::output::<TrustShown>,
         whole: WHOLE_ON_THE_COMMAND_LINE,
     },
     ToolDef {
@@ -153,8 +160,8 @@ pub const TOOLS: [ToolDef; 10] = [
         read_only: false,
         idempotent: false,
         needs_harness_key: false,
-        input: schemas::claim_input,
-        output: schemas::claim_output,
+        input: schemas::input::<ClaimIn>,
+        output: schemas::output::<ClaimOut>,
         whole: "every claim listed was appended as the counts say; `status` of their ids \
                 gives each one's standing",
     },
@@ -168,8 +175,8 @@ pub const TOOLS: [ToolDef; 10] = [
         read_only: false,
         idempotent: false,
         needs_harness_key: true,
-        input: schemas::check_input,
-        output: schemas::check_output,
+        input: schemas::input::<CheckIn>,
+        output: schemas::output::<CheckOutput>,
         whole: "what it recorded is in the log: `status` of the ids gives each outcome",
     },
     ToolDef {
@@ -181,8 +188,8 @@ pub const TOOLS: [ToolDef; 10] = [
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
-        input: schemas::gate_input,
-        output: schemas::gate_output,
+        input: schemas::input::<GateIn>,
+        output: schemas::output::<GateOutput>,
         whole: "pass and the counts are for the whole tree; `elench gate` on the command \
                 line names every violation (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
     },
@@ -228,8 +235,7 @@ fn to_json(tool: &str, out: &impl Serialize) -> Result<Value, Failure> {
         .map_err(|e| Failure::Internal(format!("{tool}: cannot write the result: {e}")))
 }
 
-/// `value` with `pagination` added (the CLI puts it in `meta`; a tool result has only one
-/// object).
+/// `value` with `pagination` added, as [`Paged`] writes it, for a page taken of the JSON.
 fn with_pagination(mut value: Value, pagination: &Pagination) -> Value {
     if let Value::Object(m) = &mut value {
         m.insert("pagination".into(), json!(pagination));
@@ -244,105 +250,9 @@ fn page(limit: Option<usize>, cursor: Option<String>) -> PageRequest {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ClaimsForIn {
-    pub paths: Vec<String>,
-    pub limit: Option<usize>,
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StatusIn {
-    pub ids: Vec<String>,
-    /// How many of `ids` (default: all).
-    pub limit: Option<usize>,
-    /// The place in `ids` to go on from.
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BlastIn {
-    pub id: String,
-    pub depth: Option<usize>,
-    /// What the claim rests on instead.
-    #[serde(default)]
-    pub invert: bool,
-    /// How many members and affected claims (default: all).
-    pub limit: Option<usize>,
-    /// The place in them to go on from.
-    pub cursor: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WhyIn {
-    pub from: String,
-    pub to: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ShowIn {
-    pub id: String,
-    #[serde(default)]
-    pub evidence: bool,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LogIn {
-    pub limit: Option<usize>,
-    pub cursor: Option<String>,
-}
-
-/// The short form of one claim (`elench claim --batch`, docs/claims.md). The signer, origin and producer are the server's:
-/// there is no field for them, and a call naming one is refused by the input schema.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ShortIn {
-    pub text: Option<String>,
-    pub kind: Option<elench::claim::Kind>,
-    pub predicate: Option<String>,
-    pub anchor: Vec<String>,
-    pub depends_on: Vec<String>,
-    pub target: Vec<String>,
-    pub evidence: Vec<String>,
-    pub session: Option<String>,
-    pub timestamp: Option<i64>,
-}
-
-impl ShortIn {
-    fn into_short(self) -> ShortClaim {
-        ShortClaim {
-            text: self.text,
-            kind: self.kind,
-            predicate: self.predicate,
-            anchor: self.anchor,
-            depends_on: self.depends_on,
-            target: self.target,
-            evidence: self.evidence,
-            // The producer and the signer are the server's, never the call's.
-            producer: None,
-            session: self.session,
-            timestamp: self.timestamp,
-            signer: None,
-        }
-    }
-}
-
-/// One claim (the fields of [`ShortIn`]) or a list of them (`claims`).
-#[derive(Debug)]
-pub struct ClaimIn {
-    pub one: ShortIn,
-    pub claims: Option<Vec<ShortIn>>,
-    pub dry_run: bool,
-}
-
 /// The `claim` tool's arguments: `claims` and `dry_run` taken out, the rest read as the one
-/// claim's [`ShortIn`], whose unknown fields are refused as ever.
+/// claim's [`ShortIn`], whose unknown fields are refused as ever (serde refuses none
+/// through a flattened member).
 fn read_claim(mut args: Value) -> Result<ClaimIn, Failure> {
     let mut take = |field: &str| args.as_object_mut().and_then(|m| m.remove(field));
     let claims = take("claims").map(|v| read("claim", v)).transpose()?;
@@ -352,23 +262,6 @@ fn read_claim(mut args: Value) -> Result<ClaimIn, Failure> {
         claims: claims.flatten(),
         dry_run: dry_run.unwrap_or(false),
     })
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CheckIn {
-    pub ids: Vec<String>,
-    pub all: bool,
-    pub timeout: Option<f64>,
-    pub repeat: Option<u32>,
-    pub force: bool,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GateIn {
-    pub policy: Option<String>,
-    pub policy_toml: Option<String>,
 }
 
 /// A tool's result, and where its page is when it has one (for the byte cap to cut).
@@ -419,17 +312,21 @@ pub fn call(
                     page: page(a.limit, a.cursor),
                 },
             )?;
-            let v = to_json(name, &out)?;
-            Ok(match &out.pagination {
-                Some(p) => Answer {
-                    value: with_pagination(v, p),
-                    page: Some(Page {
-                        items: Items::At("/claims"),
-                        cursors: out.cursors,
-                    }),
-                    failure: None,
+            let paged = out.pagination.is_some();
+            let value = to_json(
+                name,
+                &MaybePaged {
+                    data: &out,
+                    pagination: out.pagination.clone(),
                 },
-                None => Answer::whole(v),
+            )?;
+            Ok(Answer {
+                value,
+                page: paged.then_some(Page {
+                    items: Items::At("/claims"),
+                    cursors: out.cursors,
+                }),
+                failure: None,
             })
         }
         "status" => {
@@ -440,13 +337,15 @@ pub fn call(
                 bound::window(a.ids.len(), a.limit, a.cursor.as_deref())?;
             // At the server's tree: only the observations that apply there count.
             let input = StatusInput {
-                ids: a.ids[start..end].to_vec(),
+                ids: a.ids[start..end].iter().map(|i| i.0.clone()).collect(),
                 at: at.clone(),
+                // A revoked claim's falsified roots, placed at the tree, as documents show.
+                places: true,
                 ..StatusInput::default()
             };
-            let v = to_json(name, &ops::status::status(&ctx, &input)?)?;
+            let data = ops::status::status(&ctx, &input)?;
             Ok(Answer {
-                value: with_pagination(v, &pagination),
+                value: to_json(name, &Paged { data, pagination })?,
                 page: Some(Page {
                     items: Items::At("/claims"),
                     cursors: (start..end).map(|i| i.to_string()).collect(),
@@ -457,15 +356,16 @@ pub fn call(
         "blast" => {
             let a: BlastIn = read(name, args)?;
             let input = BlastInput {
-                id: a.id,
+                id: a.id.0,
                 depth: a.depth,
                 invert: a.invert,
-                with_texts: false,
+                // What the CLI's documents show: each claim's text, each member's premises.
+                with_texts: true,
                 at,
                 no_ignore: false,
                 picture: None,
             };
-            let mut v = to_json(name, &ops::blast::blast(&ctx, &input)?)?;
+            let mut v = to_json(name, &BlastOut::of(&ops::blast::blast(&ctx, &input)?))?;
             let len = bound::count(&v, Items::Blast);
             let (start, end, pagination) = bound::window(len, a.limit, a.cursor.as_deref())?;
             bound::keep(&mut v, Items::Blast, start, end);
@@ -481,8 +381,8 @@ pub fn call(
         "why" => {
             let a: WhyIn = read(name, args)?;
             let input = WhyInput {
-                from: a.from,
-                to: a.to,
+                from: a.from.0,
+                to: a.to.0,
                 picture: false,
             };
             Ok(Answer::whole(to_json(name, &ops::why::why(&ctx, &input)?)?))
@@ -490,7 +390,7 @@ pub fn call(
         "show" => {
             let a: ShowIn = read(name, args)?;
             let input = ShowInput {
-                id: a.id,
+                id: a.id.0,
                 evidence: a.evidence,
             };
             Ok(Answer::whole(to_json(
@@ -505,8 +405,15 @@ pub fn call(
                 with_status: false,
             };
             let out = ops::log::log(&ctx, &input)?;
+            let value = to_json(
+                name,
+                &Paged {
+                    data: &out,
+                    pagination: out.pagination.clone(),
+                },
+            )?;
             Ok(Answer {
-                value: with_pagination(to_json(name, &out)?, &out.pagination),
+                value,
                 page: Some(Page {
                     items: Items::At("/entries"),
                     cursors: out.cursors,
@@ -516,7 +423,9 @@ pub fn call(
         }
         "trust_show" => {
             let _: TrustShowIn = read(name, args)?;
-            ops::trust::show(&ctx).map(Answer::whole)
+            // Read through its type, so the result is what its output schema says.
+            let shown: TrustShown = read(name, ops::trust::show(&ctx)?)?;
+            Ok(Answer::whole(to_json(name, &shown)?))
         }
         "claim" => claim(config, &ctx, read_claim(args)?),
         "check" => check(config, &ctx, read(name, args)?, stop).map(Answer::whole),
@@ -524,11 +433,6 @@ pub fn call(
         _ => Err(Failure::Internal(format!("tool {name} has no handler"))),
     }
 }
-
-/// `trust_show` takes nothing.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TrustShowIn {}
 
 fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Answer, Failure> {
     let key = config.key.as_ref().ok_or_else(|| {
@@ -565,48 +469,35 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Answer, Failure> 
     // Whether the store took every claim, and the call's effect, as the operation decides
     // them (the CLI reports the same).
     let failure = out.failure();
-    let mut rows = Vec::with_capacity(out.claims.len());
-    for row in &out.claims {
-        let mut v = to_json("claim", row)?;
-        if let Value::Object(m) = &mut v {
-            // Every claim here came from this call.
-            m.remove("source");
-            if single {
-                m.remove("line");
-            }
-        }
-        rows.push(v);
-    }
-    let mut result = serde_json::Map::new();
-    if single && failure.is_none() {
-        if let Some(Value::Object(row)) = rows.first() {
-            result.extend(row.clone());
-        }
-    }
-    result.insert("claims".into(), Value::Array(rows));
-    result.insert("created".into(), json!(out.created));
-    result.insert("merged".into(), json!(out.merged));
-    result.insert("noop".into(), json!(out.noop));
-    result.insert("dry_run".into(), json!(out.dry_run));
-    // The call as a whole (a single claim's own row effect is in `claims`).
-    result.insert("effect".into(), json!(out.effect()));
-    if failure.is_some() {
-        let mut refusals = Vec::with_capacity(out.rejections.len());
-        for r in &out.rejections {
-            let mut v = to_json("claim", r)?;
-            if let Value::Object(m) = &mut v {
-                m.remove("source");
-                if single {
-                    m.remove("line");
-                }
-            }
-            refusals.push(v);
-        }
-        result.insert("rejected".into(), json!(out.rejected));
-        result.insert("rejections".into(), Value::Array(refusals));
-    }
+    let list = !single;
+    let rows: Vec<ClaimRow> = out.claims.iter().map(|r| ClaimRow::of(r, list)).collect();
+    let refused = failure.is_some();
+    let result = ClaimOut {
+        one: (single && !refused)
+            .then(|| out.claims.first().map(|r| ClaimRow::of(r, false)))
+            .flatten(),
+        claims: rows,
+        created: out.created,
+        merged: out.merged,
+        noop: out.noop,
+        dry_run: out.dry_run,
+        // The call as a whole (a single claim's own row effect is in `claims`).
+        effect: out.effect(),
+        rejected: refused.then_some(out.rejected),
+        rejections: refused.then(|| {
+            out.rejections
+                .iter()
+                .map(|r| Refusal {
+                    line: if list { r.line } else { None },
+                    code: r.code,
+                    message: r.message.clone(),
+                    pointer: r.pointer.clone(),
+                })
+                .collect()
+        }),
+    };
     Ok(Answer {
-        value: Value::Object(result),
+        value: to_json("claim", &result)?,
         page: None,
         failure,
     })
@@ -621,7 +512,8 @@ fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<
             "check: give ids, or all: true for every predicate claim that applies, not both".into(),
         ));
     }
-    let mut input = CheckInput::new(a.ids, key.key.clone());
+    let ids = a.ids.into_iter().map(String::from).collect();
+    let mut input = CheckInput::new(ids, key.key.clone());
     input.key_file = Some(key.path.clone());
     input.all = a.all;
     input.at = Some(config.at.clone());

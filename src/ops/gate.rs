@@ -35,6 +35,7 @@ pub struct GateInput {
 
 /// What `gate` answers: its JSON is the command's `data`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct GateOutput {
     pub pass: bool,
     pub tree: String,

@@ -17,6 +17,7 @@ pub struct LogInput {
 
 /// What `log` answers: its JSON is the command's `data`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct LogOutput {
     pub entries: Vec<LogEntry>,
     /// What the page holds of the whole log.
@@ -29,6 +30,7 @@ pub struct LogOutput {
 
 /// One claim of the log.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct LogEntry {
     pub seq: u64,
     pub id: String,

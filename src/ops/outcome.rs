@@ -9,6 +9,7 @@ use serde::Serialize;
 
 /// What a request changed, as a whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     /// Something new was stored (a claim, a file, a key).

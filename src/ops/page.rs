@@ -32,6 +32,7 @@ impl Default for PageRequest {
 /// page), `truncated` (the limit cut the list short), `has_more` and `next_cursor` (null on
 /// the last page).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Pagination {
     pub total: Option<u64>,
     pub returned: usize,

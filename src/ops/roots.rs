@@ -8,7 +8,8 @@ use crate::claim::Gist;
 use crate::fold::{ClaimSource, Fold};
 
 /// A falsified claim a revoked one rests on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Root {
     pub id: String,
     /// Its `assertion.text`.

@@ -20,6 +20,7 @@ pub struct ShowInput {
 
 /// What `show` answers: its JSON is the command's `data`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct ShowOutput {
     pub id: String,
     /// Its arrival number.
@@ -40,6 +41,7 @@ pub struct ShowOutput {
 
 /// One evidence blob a claim names.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Evidence {
     pub kind: String,
     pub digest: String,

@@ -70,6 +70,7 @@ impl StatusFilters {
 
 /// What `status` answers: its JSON is the command's `data`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct StatusOutput {
     pub claims: Vec<StatusRow>,
     /// The number of log entries folded.
@@ -90,6 +91,7 @@ pub struct StatusOutput {
 
 /// One claim's standing.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct StatusRow {
     #[serde(flatten)]
     pub status: ClaimStatus,
@@ -107,13 +109,15 @@ pub struct StatusRow {
     #[serde(skip)]
     pub anchor_range: Option<[u64; 2]>,
     /// With `places`, for a revoked assertion judged at the tree: the falsified roots it
-    /// rests on (log-wide), each placed at the tree.
-    #[serde(skip)]
+    /// rests on (log-wide), each placed at the tree. Written only when there are some (the
+    /// command line asks for them only for documents).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub roots: Vec<Root>,
 }
 
 /// Where a claim's lines are at a tree.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Resolved {
     pub path: Option<String>,
     pub range: Option<[u64; 2]>,

@@ -22,6 +22,7 @@ pub struct WhyInput {
 
 /// One claim on the path.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Step {
     pub id: String,
     pub status: Status,
@@ -32,6 +33,7 @@ pub struct Step {
 /// What `why` answers: its JSON is the command's `data`. No path is an answer, not a
 /// failure.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct WhyOutput {
     pub from: String,
     pub to: String,

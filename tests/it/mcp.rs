@@ -1036,7 +1036,90 @@ fn blast_inverted_is_what_the_claim_rests_on_as_the_cli_says() {
     let fields = rests.as_object_mut().unwrap();
     fields.remove("pagination");
     fields.remove("warnings");
+    // What the tool adds beside the command line's data: the texts and premises its
+    // documents show (held to the command line in the next test).
+    without_document_fields(fields);
     assert_eq!(Value::Object(fields.clone()), json["data"], "{json}");
+}
+
+/// A `blast` result without each claim's `text` and each member's `premises`.
+fn without_document_fields(blast: &mut serde_json::Map<String, Value>) {
+    let claims = blast["layers"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|l| l["claims"].as_array_mut().unwrap().iter_mut());
+    for m in claims {
+        let m = m.as_object_mut().unwrap();
+        assert!(
+            m.remove("text").is_some() && m.remove("premises").is_some(),
+            "{m:?}"
+        );
+    }
+    for a in blast["affected"].as_array_mut().unwrap() {
+        assert!(a.as_object_mut().unwrap().remove("text").is_some(), "{a}");
+    }
+}
+
+/// What the command line's documents show beside its JSON comes to an MCP client as fields
+/// of the results: `blast` gives each member's text and premises, `status` a revoked
+/// claim's falsified roots placed at the tree; each is what the command line says.
+#[test]
+fn blast_and_status_give_what_the_documents_show_as_the_cli_says() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let out = c.ok(
+        "claim",
+        json!({"claims": [
+            {"text": "parse reads the first byte", "anchor": ["src/lib.rs:1-3"]},
+            {"text": "parse never panics", "depends_on": ["@1"]},
+            {"text": "the reader is safe", "depends_on": ["@2"]}
+        ]}),
+    );
+    let ids: Vec<String> = out["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    let radius = c.ok("blast", json!({"id": &ids[0]}));
+    let member = &radius["layers"][1]["claims"][0];
+    assert_eq!(member["id"], json!(ids[1]), "{radius}");
+    let (code, shown) = elench(w.dir(), &with_store(&w.store, &["show", &ids[1]]));
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        member["premises"], shown["data"]["claim"]["dependsOn"],
+        "{radius}"
+    );
+    let (code, status) = elench(w.dir(), &with_store(&w.store, &["status", &ids[1]]));
+    assert_eq!(code, 0, "{status}");
+    assert_eq!(
+        member["text"], status["data"]["claims"][0]["text"],
+        "{radius}"
+    );
+    assert_eq!(member["text"], json!("parse never panics"), "{radius}");
+
+    // The first falls: the last is revoked, and its falsified root is placed at the tree.
+    c.ok(
+        "claim",
+        json!({"kind": "falsification", "target": [&ids[0]], "text": "it reads two"}),
+    );
+    let st = c.ok("status", json!({"ids": [&ids[2]]}));
+    let row = &st["claims"][0];
+    assert_eq!(row["status"], "revoked", "{st}");
+    let (code, cli) = elench(w.dir(), &with_store(&w.store, &["status", &ids[2]]));
+    assert_eq!(code, 0, "{cli}");
+    assert_eq!(
+        row["roots"][0]["id"], cli["data"]["claims"][0]["revoked_by"][0]["root"],
+        "{st}"
+    );
+    assert_eq!(row["roots"][0]["path"], json!("src/lib.rs"), "{st}");
+    assert_eq!(
+        row["roots"][0]["text"],
+        json!("parse reads the first byte"),
+        "{st}"
+    );
+    c.finish();
 }
 
 #[test]

@@ -22,7 +22,7 @@ pub struct ClaimArgs {
     pub text: Option<String>,
     /// The kind of claim; every kind but assertion acts on claims named with --target
     #[arg(long, value_name = "KIND", value_enum)]
-    pub kind: Option<crate::cli::values::KindArg>,
+    pub kind: Option<elench::claim::Kind>,
     /// An elench-predicate-v1 expression (`elench check` can evaluate it); parsed now, and a
     /// parse error gives its line and column. Without it the claim is an annotation
     #[arg(long, value_name = "EXPR")]
@@ -114,7 +114,7 @@ fn claim(a: ClaimArgs, ctx: &Context) -> Result<Report, Failure> {
             (op::parse_batch(&source, &bytes)?, Some(source))
         }
         None => {
-            let kind = a.kind.map(|k| k.0);
+            let kind = a.kind;
             let short = ShortClaim {
                 text: a.text.clone(),
                 kind,

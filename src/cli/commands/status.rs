@@ -39,7 +39,7 @@ pub struct StatusArgs {
     pub status: Vec<String>,
     /// With --all: only claims of this kind (repeatable)
     #[arg(long, requires = "all", value_name = "KIND", value_enum)]
-    pub kind: Vec<crate::cli::values::KindArg>,
+    pub kind: Vec<elench::claim::Kind>,
     /// With --all: only claims of this origin (repeatable)
     #[arg(long, requires = "all", value_name = "ORIGIN",
           value_parser = ["harness-observed", "agent-asserted", "human-asserted"])]
@@ -65,7 +65,7 @@ impl StatusArgs {
             filters: StatusFilters {
                 applies: self.applies.clone(),
                 status: self.status.clone(),
-                kind: self.kind.iter().map(|k| k.0.as_str().to_owned()).collect(),
+                kind: self.kind.iter().map(|k| k.as_str().to_owned()).collect(),
                 origin: self.origin.clone(),
                 path: self.path.clone(),
             },

@@ -97,6 +97,7 @@ impl CheckInput {
 
 /// What came of one claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Verified,
@@ -143,6 +144,7 @@ impl std::fmt::Display for Outcome {
 
 /// One line of `checked`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Checked {
     pub id: String,
     pub outcome: Outcome,
@@ -171,6 +173,7 @@ impl Checked {
 
 /// How many claims came to each outcome.
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct Counts {
     pub verified: usize,
     pub falsified: usize,
@@ -197,6 +200,7 @@ impl Counts {
 
 /// What `check` did.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct CheckOutput {
     /// The checked tree's OID.
     pub tree: String,
