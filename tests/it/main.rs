@@ -29,6 +29,7 @@ mod cli_output;
 mod cli_rewind;
 mod cli_sarif;
 mod cli_scenarios;
+mod cli_signer;
 mod cli_surface;
 mod cli_sync;
 mod cli_trust;
