@@ -27,6 +27,7 @@ mod cli_hardening;
 mod cli_junit;
 mod cli_output;
 mod cli_rewind;
+mod cli_roots;
 mod cli_sarif;
 mod cli_scenarios;
 mod cli_signer;
