@@ -209,19 +209,28 @@ enum Prepared {
     },
 }
 
-/// What a dry run says of a policy: it is not judged without being taken.
-fn policy_in_dry_run() -> Rejection {
-    Rejection::new(
-        Code::PolicyInvalid,
-        "a dry run does not judge trust policies (their effect depends on the chain): add it \
-         for real, or see `elench trust show`",
-    )
-}
-
 /// An envelope refused for want of a trusted key, verified again against the store's trust
 /// now (a policy taken earlier in the run may have changed it).
-fn retry_with_store_trust(store: &Store, bytes: &[u8]) -> Result<Option<Staged>, Failure> {
-    let (trust, generation) = store.trust_snapshot()?;
+/// In a dry run (`predicted`: the trust the policies judged so far would leave), the keys of
+/// the policy that would be in force count beside the store's.
+fn retry_with_store_trust(
+    store: &Store,
+    bytes: &[u8],
+    predicted: Option<&crate::trust::State>,
+) -> Result<Option<Staged>, Failure> {
+    let (mut trust, generation) = store.trust_snapshot()?;
+    if let Some(p) = predicted.and_then(crate::trust::State::in_force) {
+        let mut keys = trust.keys().to_vec();
+        for (k, vk) in &p.keys {
+            if keys.iter().any(|have| have.keyid == k.keyid) {
+                continue;
+            }
+            if let Ok(key) = crate::keys::TrustedKey::new(k.role, &k.name, *vk) {
+                keys.push(key);
+            }
+        }
+        trust = crate::keys::TrustSet::new(keys);
+    }
     let Ok(json) = Envelope::parse_json(bytes) else {
         return Ok(None);
     };
@@ -258,6 +267,8 @@ struct Batch<'o> {
     foreign: Vec<ForeignLine>,
     /// `--dry-run`: judge, never store; the claims and envelopes this run would have added.
     dry_run: Option<DryRun>,
+    /// In a dry run: the team's trust as the policies judged so far would have left it.
+    dry_trust: Option<crate::trust::State>,
     last_rejection: Option<Failure>,
     /// Acknowledge each envelope to the observer (a batch).
     ack_lines: bool,
@@ -704,6 +715,7 @@ impl<'o> Batch<'o> {
             ignored: 0,
             foreign: Vec::new(),
             dry_run: input.dry_run.then(Default::default),
+            dry_trust: None,
             last_rejection: None,
             ack_lines: is_batch,
             ack_buffer: String::new(),
@@ -750,11 +762,21 @@ impl<'o> Batch<'o> {
                     ready.push(staged);
                 }
                 Prepared::Policy { origin, bytes } => {
-                    if self.dry_run.is_some() {
-                        order.push((origin, Some((policy_in_dry_run(), None))));
-                        continue;
-                    }
-                    match crate::trust::admit(store, &bytes) {
+                    let taken = if self.dry_run.is_some() {
+                        // What adding it would do, judged against the chain as this run
+                        // would have left it; nothing is written.
+                        let trust = match self.dry_trust.as_mut() {
+                            Some(t) => t,
+                            None => self.dry_trust.insert(
+                                crate::trust::state(store.root())
+                                    .map_err(super::trust::trust_failure)?,
+                            ),
+                        };
+                        crate::trust::predict(trust, &bytes)
+                    } else {
+                        crate::trust::admit(store, &bytes)
+                    };
+                    match taken {
                         Ok(a) => {
                             if !a.applied.is_empty() {
                                 self.trust_changed = true;
@@ -812,7 +834,9 @@ impl<'o> Batch<'o> {
                         continue;
                     }
                     if self.trust_changed {
-                        if let Some(staged) = retry_with_store_trust(store, &bytes)? {
+                        if let Some(staged) =
+                            retry_with_store_trust(store, &bytes, self.dry_trust.as_ref())?
+                        {
                             order.push((origin, None));
                             ready.push(staged);
                             continue;

@@ -1,11 +1,13 @@
-//! Root keys sign trust policies only, through the binary: `claim --key ROOT.pem` and
-//! `keys add ROOT.pub` are ROLE_VIOLATION, for a pinned root and for a root of the policy
-//! in force alike, and leave the store as it was.
+//! Small gaps of team trust, through the binary: root keys sign trust policies only
+//! (`claim --key ROOT.pem` and `keys add ROOT.pub` are ROLE_VIOLATION, for a pinned root and
+//! for a root of the policy in force alike), and `add --dry-run` predicts what adding a
+//! policy would do. Each leaves the store as it was.
 
 use crate::common;
 
-use common::{fixed_key, run, write_trust_toml, KeyPair, Out};
-use serde_json::Value;
+use common::{claim_id, envelope_text, fixed_key, run, warning_codes, with_computed_id};
+use common::{write_trust_toml, ClaimBuilder, KeyPair, Out};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// A store pinning r1, with version 1 of a policy in force whose root is r1 and r2 (so r2 is
@@ -139,4 +141,101 @@ fn keys_add_of_a_root_key_is_a_role_violation_and_trusts_nothing() {
         );
         role_violation(&r, &o, root, &before);
     }
+}
+
+/// `add --dry-run FILES…` on `store`.
+fn dry_run(store: &Path, files: &[&Path]) -> Out {
+    let mut args = vec!["add", "--dry-run"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    run(store, &args)
+}
+
+/// The effect a dry run reported for each input, in order.
+fn effects(o: &Out) -> Vec<String> {
+    o.json["data"]["claims"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no claims: {}", o.json))
+        .iter()
+        .map(|c| c["effect"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn add_dry_run_of_policies_predicts_created_waiting_noop_and_refusals_and_changes_nothing() {
+    let r = roots();
+    // Version 2 (built on the store that holds version 1) keeps the agent key.
+    let toml = r.dir.join("v2.toml");
+    write_trust_toml(
+        &toml,
+        "example.org/team",
+        &[&r.r1, &r.r2],
+        1,
+        &[&r.agent],
+        "",
+    );
+    let v2 = r.dir.join("v2.dsse");
+    ok(run(
+        &r.store,
+        &[
+            "trust",
+            "sign",
+            toml.to_str().unwrap(),
+            "--key",
+            r.r1.private.to_str().unwrap(),
+            "-o",
+            v2.to_str().unwrap(),
+        ],
+    ));
+    let v1 = r.dir.join("v1.dsse");
+    // A claim by the agent key, which only the policy grants.
+    let claim = with_computed_id(&ClaimBuilder::assertion("granted by the policy").build());
+    let cid = claim_id(&claim);
+    let cfile = r.dir.join("claim.dsse");
+    std::fs::write(&cfile, envelope_text(&claim, &r.agent)).unwrap();
+
+    // A fresh store pinning r1.
+    let fresh = r.dir.join("fresh");
+    ok(run(
+        &fresh,
+        &["init", "--root-key", r.r1.public.to_str().unwrap()],
+    ));
+    let before = snapshot(&fresh);
+
+    // Version 2 alone would wait for version 1.
+    let o = ok(dry_run(&fresh, &[&v2]));
+    assert_eq!(o.json["meta"]["dry_run"], json!(true), "{}", o.json);
+    assert_eq!(effects(&o), vec!["merged"], "{}", o.json);
+    assert!(
+        warning_codes(&o).contains(&"POLICY_WAITING".to_owned()),
+        "{}",
+        o.json
+    );
+    assert_eq!(snapshot(&fresh), before);
+
+    // Versions 1 and 2 and a claim their key signed: all would be created, in one run.
+    let o = ok(dry_run(&fresh, &[&v1, &v2, &cfile]));
+    assert_eq!(
+        effects(&o),
+        vec!["created", "created", "created"],
+        "{}",
+        o.json
+    );
+    let ids = o.json["data"]["claims"].to_string();
+    assert!(ids.contains(&cid), "{}", o.json);
+    assert_eq!(snapshot(&fresh), before, "a dry run changed the store");
+
+    // Taken for real, version 1 again would change nothing.
+    ok(run(&fresh, &["add", v1.to_str().unwrap()]));
+    let taken = snapshot(&fresh);
+    assert_eq!(effects(&ok(dry_run(&fresh, &[&v1]))), vec!["noop"]);
+    assert_eq!(snapshot(&fresh), taken);
+
+    // A store that pins nothing: the refusal `add` would give, and nothing changes.
+    let unpinned = r.dir.join("unpinned");
+    ok(run(&unpinned, &["init"]));
+    let before = snapshot(&unpinned);
+    let o = dry_run(&unpinned, &[&v1]);
+    assert_eq!(o.code, 2, "{}", o.json);
+    assert!(o.json.to_string().contains("POLICY_UNPINNED"), "{}", o.json);
+    assert_eq!(snapshot(&unpinned), before);
 }
