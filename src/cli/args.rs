@@ -972,7 +972,7 @@ mod tests {
             &["frob"],
             &["keys", "frob"],
             &["keys"],
-            &["blast"],
+            &["show"],
             &["status", "--all", "--status", "x"],
             &["status", "--all", "--all"],
             &["status", "cl_abcd", "--all"],

@@ -70,7 +70,9 @@ pub enum Command {
     #[command(override_usage = "elench status [OPTIONS] <ID>...\n       \
                                 elench status [OPTIONS] --all [--limit N] [--cursor C]")]
     Status(commands::status::StatusArgs),
-    /// What a falsification of a claim revokes, layer by layer
+    /// What a falsification of a claim revokes, layer by layer (or a key's compromise)
+    #[command(override_usage = "elench blast [OPTIONS] <ID>\n       \
+                                elench blast [OPTIONS] --signer <KEY>")]
     Blast(commands::blast::BlastArgs),
     /// A shortest dependsOn path from one claim to a premise it rests on
     Why(commands::why::WhyArgs),

@@ -255,6 +255,9 @@ fn claim(
     observer: &dyn Observer,
 ) -> Result<ClaimOutput, Failure> {
     let (trust, generation) = store.trust_snapshot()?;
+    for key in &req.keys {
+        super::keys::refuse_root_key(store, &keyid(&key.verifying_key()), "sign claims")?;
+    }
     let signers = req
         .keys
         .iter()

@@ -137,6 +137,24 @@ pub fn trusted_key_file(path: &Path, role: Role, name: &str) -> Result<TrustedKe
     TrustedKey::new(role, name, vk).map_err(|r| Failure::rejected(r, Some(shown)))
 }
 
+/// Refuses a root key of the team's trust policy (pinned, or a root of the policy in force)
+/// where a role key is wanted (`doing`: what it was asked to do): root keys sign trust
+/// policies only, never a claim, so trusting or signing with one is ROLE_VIOLATION.
+pub fn refuse_root_key(store: &Store, keyid: &str, doing: &str) -> Result<(), Failure> {
+    let state = crate::trust::state(store.root()).map_err(super::trust::trust_failure)?;
+    if !state.root_keyids().contains(keyid) {
+        return Ok(());
+    }
+    Err(Failure::Invalid {
+        code: crate::error::Code::RoleViolation,
+        message: format!(
+            "the key {keyid} is a root key of the team's trust policy (pinned, or a root of \
+             the policy in force), and root keys sign trust policies only, never claims: \
+             {doing} with a harness, agent or human key instead"
+        ),
+    })
+}
+
 /// A key as `keys add` and `keys list` give it.
 #[derive(Debug, Clone, Serialize)]
 pub struct KeyAdded {
@@ -150,6 +168,7 @@ pub struct KeyAdded {
 /// Trusts `key` in the store. A key has one role and name: trusting it again under others
 /// is refused.
 pub fn add(store: &Store, key: &TrustedKey) -> Result<KeyAdded, Failure> {
+    refuse_root_key(store, &key.keyid, "trust")?;
     if let Some(existing) = store.get_key(&key.keyid)? {
         if existing.role != key.role || existing.name != key.name {
             return Err(Failure::Usage(format!(

@@ -665,6 +665,29 @@ fn a_declared_compromise_falsifies_what_only_that_key_signed_and_all_that_rests_
     let (fe, eid) = signed_file(tmp.path(), &e, &t.agent);
     ok(add(&s, &fe));
     assert_eq!(status_row(&s, &a)["status"], json!("verified"));
+    // Before anyone declares it, `blast --signer` shows what a compromise of the harness key
+    // would take down: what it alone signed (V, D), what rests on them (E), and A, whose
+    // verification it signed.
+    let mut own = vec![vid.clone(), did.clone()];
+    own.sort();
+    let before = ok(run(&s, &["blast", "--signer", "ci"])).json["data"].clone();
+    let layer = |d: &Value, n: usize| -> Vec<String> {
+        d["layers"][n]["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(layer(&before, 0), own, "{before}");
+    assert_eq!(layer(&before, 1), vec![eid.clone()], "{before}");
+    assert_eq!(before["affected"][0]["id"], json!(a), "{before}");
+    assert_eq!(
+        before["affected"][0]["decided_by"],
+        json!([vid]),
+        "{before}"
+    );
+    assert_eq!(before["signer"]["compromised"], json!(false), "{before}");
 
     // Version 2 declares the harness key compromised.
     let extra = format!("compromised = [{:?}]", t.harness.keyid);
@@ -682,4 +705,17 @@ fn a_declared_compromise_falsifies_what_only_that_key_signed_and_all_that_rests_
     let b = ok(run(&s, &["blast", &did])).json;
     assert!(b.to_string().contains(&eid), "{b}");
     assert!(b.to_string().contains("revoked"), "{b}");
+    // And so does `blast --signer`: the same claims, now falsified and revoked by the fold.
+    let after = ok(run(&s, &["blast", "--signer", "ci"])).json["data"].clone();
+    assert_eq!(after["signer"]["compromised"], json!(true), "{after}");
+    assert_eq!(layer(&after, 0), own, "{after}");
+    assert_eq!(layer(&after, 1), vec![eid.clone()], "{after}");
+    for m in after["layers"][0]["claims"].as_array().unwrap() {
+        assert_eq!(m["status"], json!("falsified"), "{after}");
+    }
+    assert_eq!(
+        after["layers"][1]["claims"][0]["status"],
+        json!("revoked"),
+        "{after}"
+    );
 }

@@ -30,6 +30,16 @@ pub fn blast_picture(
     picture_report(&picture, format, &title)
 }
 
+/// A blast radius as a picture (see [`blast_picture`]) under the caller's title.
+pub fn blast_picture_titled(
+    b: &elench::graph::Blast,
+    shown: &elench::ops::picture::Shown,
+    title: &str,
+    format: Format,
+) -> Report {
+    picture_report(&graph::Picture::of_blast(b, shown), format, title)
+}
+
 /// `status --format dot|mermaid|sarif`: the claims of the answer as a picture (of the
 /// claims the operation chose to show), or (with a tree) those that do not stand there as
 /// SARIF. A document of one page of `--all` says on stderr that more follow.
@@ -224,7 +234,8 @@ pub fn check_document(
 }
 
 /// `blast`'s text: the tree of the radius (`--invert`: of what the root rests on), from the
-/// members' texts and premises the operation read.
+/// members' texts and premises the operation read; one tree under each claim of the first
+/// layer (the root, or the claims a key alone signed).
 pub fn blast_text(
     b: &elench::graph::Blast,
     texts: &HashMap<String, serde_json::Value>,
@@ -276,7 +287,14 @@ pub fn blast_text(
         kids.dedup();
     }
     let mut label = |id: &str| label_of.get(id).cloned().unwrap_or_else(|| id.to_owned());
-    tree::render(&b.root, &children, &mut label, depth)
+    let roots: Vec<&str> = match b.layers.first() {
+        Some(l) => l.claims.iter().map(|m| m.id.as_str()).collect(),
+        None => Vec::new(),
+    };
+    roots
+        .iter()
+        .map(|r| tree::render(r, &children, &mut label, depth))
+        .collect()
 }
 
 /// A document made from one page of `status --all` covers that page only: a warning says
