@@ -222,7 +222,20 @@ pub struct PushReport {
     pub written: bool,
     /// A witness has cosigned a larger tree of this log than the remote's: its message.
     pub rewound: Option<String>,
+    /// Checkpoints signed and offered: more than one when another pusher moved the log
+    /// while this one was asking the witnesses.
+    pub attempts: usize,
 }
+
+/// How one attempt to write the checkpoint ended.
+enum Attempt {
+    Written(PushReport),
+    /// Another pusher moved the log first (git's words).
+    Lost(String),
+}
+
+/// How many times a checkpoint that lost the race for the log is signed and offered again.
+const CHECKPOINT_ATTEMPTS: usize = 3;
 
 impl Session<'_> {
     fn load_witness_state(&self) -> (WitnessState, Tree) {
@@ -395,14 +408,57 @@ impl Session<'_> {
 
     /// After a push: signs the remote's sequence at its head with the log key, asks every
     /// witness of the policy to cosign it, and writes checkpoint and cosignatures at
-    /// `checkpoint` in a commit on top of the head.
+    /// `checkpoint` in a commit on top of the head. When another pusher moved the log
+    /// between reading the head and writing that commit, it all starts over on the new head
+    /// (its sequence, the signature, the witnesses, from the sizes they cosigned meanwhile),
+    /// at most [`CHECKPOINT_ATTEMPTS`] times.
     pub fn push_checkpoint(&mut self, input: &PushCheckpoint<'_>) -> Result<PushReport, SyncError> {
+        // What the witnesses cosigned in a lost attempt stands for the next one.
+        let mut cosigned = BTreeMap::new();
+        let mut last = String::new();
+        for attempt in 0..CHECKPOINT_ATTEMPTS {
+            if attempt > 0 {
+                if (self.stop)() {
+                    break;
+                }
+                std::thread::sleep(super::push::backoff(attempt - 1));
+            }
+            match self.checkpoint_once(input, &mut cosigned)? {
+                Attempt::Written(mut report) => {
+                    report.attempts = attempt + 1;
+                    return Ok(report);
+                }
+                Attempt::Lost(why) => last = why,
+            }
+        }
+        // Keep what the witnesses cosigned, so the next push asks them from there.
+        if !cosigned.is_empty() {
+            let (mut state, tree) = self.load_witness_state();
+            for (k, n) in cosigned {
+                let e = state.cosigned.entry(k).or_insert(0);
+                *e = (*e).max(n);
+            }
+            self.save_witness_state(&state, &tree)?;
+        }
+        Err(SyncError::PushRejected {
+            attempts: CHECKPOINT_ATTEMPTS,
+            reason: format!("while writing the checkpoint: {last}"),
+        })
+    }
+
+    /// One attempt of [`Session::push_checkpoint`] over the remote's head now; `cosigned`
+    /// gathers the sizes witnesses cosigned, across attempts.
+    fn checkpoint_once(
+        &mut self,
+        input: &PushCheckpoint<'_>,
+        cosigned: &mut BTreeMap<String, u64>,
+    ) -> Result<Attempt, SyncError> {
         let (repo, head) = self.connect()?;
         let Some(head) = head else {
-            return Ok(PushReport {
+            return Ok(Attempt::Written(PushReport {
                 quorum: input.policy.is_none_or(|p| !p.wants_witnesses()),
                 ..PushReport::default()
-            });
+            }));
         };
         let public = input.key.verifying_key();
         let origin = input
@@ -418,6 +474,10 @@ impl Session<'_> {
                 )
             })?;
         let (mut state, kept) = self.load_witness_state();
+        for (k, n) in cosigned.iter() {
+            let e = state.cosigned.entry(k.clone()).or_insert(0);
+            *e = (*e).max(*n);
+        }
         let seq = self.sequence_at(&repo, &head, &mut state, kept)?;
         let tree = seq.tree;
         let cp = Checkpoint {
@@ -477,6 +537,7 @@ impl Session<'_> {
                 };
                 match cosign(&client, &wit, &cp, &log_signed, old, &proof) {
                     Outcome::Cosigned { signature, .. } => {
+                        cosigned.insert(key.clone(), cp.size);
                         state.cosigned.insert(key, cp.size);
                         signed.signatures.push(signature);
                         have.insert(i);
@@ -538,18 +599,13 @@ impl Session<'_> {
                         reason: why,
                     })
                 }
-                Pushed::Lost(why) => {
-                    return Err(SyncError::PushRejected {
-                        attempts: 1,
-                        reason: format!("while writing the checkpoint: {why}"),
-                    })
-                }
+                Pushed::Lost(why) => return Ok(Attempt::Lost(why)),
             }
         }
         state.checkpoint = Some((cp.size, encode_hash(&cp.root)));
         state.size = tree.size();
         self.save_witness_state(&state, &tree)?;
-        Ok(report)
+        Ok(Attempt::Written(report))
     }
 
     /// After a pull: checks the remote's checkpoint against the sequence pulled, the log

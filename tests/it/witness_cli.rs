@@ -577,3 +577,36 @@ fn the_gate_s_witness_fresh_rule_fails_on_a_rewound_remote() {
         json!(3)
     );
 }
+
+#[test]
+fn a_checkpoint_that_loses_the_race_for_the_log_is_signed_again_over_the_new_head() {
+    let Some((mut w, a)) = World::with_three_pushed() else {
+        return;
+    };
+    let b = w.store();
+    w.add(&b, &["five"]);
+    w.add(&a, &["four"]);
+    // While the first witness is asked, another store pushes: the log moves between the
+    // head the checkpoint was computed over and the commit that writes it.
+    let other = b.clone();
+    w.w1.before_next_answer(move || {
+        let out = run(&other, &["push"]);
+        assert_eq!(out.code, 0, "{}", out.json);
+    });
+    let out = w.push(&a, &[]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let witnessed = &out.json["data"]["witnessed"];
+    assert_eq!(witnessed["attempts"], json!(2), "{}", out.json);
+    assert_eq!(witnessed["checkpoint"]["size"], json!(5), "{}", out.json);
+    assert_eq!(witnessed["cosigned_by"], json!(["W1", "W2"]));
+    assert_eq!(w.remote_checkpoint().lines().nth(1), Some("5"));
+    // The witnesses were asked again from the size they cosigned in the lost attempt.
+    let last = w.w2.requests().pop().unwrap();
+    assert!(last.starts_with("old 4\n"), "{last}");
+    // A fresh store verifies it.
+    let c = w.store();
+    let policy = w.policy.to_str().unwrap().to_owned();
+    let out = run(&c, &["pull", "--witness-policy", &policy]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["created"], json!(5));
+}
