@@ -113,6 +113,40 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SyncError + '_ {
     move |e| SyncError::Io(format!("{}: {e}", path.display()))
 }
 
+/// A checkpoint this store saw: its size and root (base64).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointSeen {
+    pub size: u64,
+    pub root: String,
+}
+
+/// Removes what this store kept of remote `name`'s sequence, checkpoint and witnesses (the
+/// tree's files first, then the state naming them): the kept size, the last checkpoint seen,
+/// and how many witnesses' sizes were known.
+pub(super) fn forget(
+    root: &Path,
+    name: &str,
+) -> Result<(u64, Option<CheckpointSeen>, usize), SyncError> {
+    let path = state_path(root, name);
+    let state: WitnessState = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let dir = levels_dir(root, name);
+    match std::fs::remove_dir_all(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&dir)(e)),
+        _ => {}
+    }
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path)(e)),
+        _ => {}
+    }
+    let seen = state
+        .checkpoint
+        .map(|(size, root)| CheckpointSeen { size, root });
+    Ok((state.size, seen, state.cosigned.len()))
+}
+
 /// The witness policy kept with a remote (`elench remote witnesses NAME FILE`).
 pub fn policy_path(root: &Path, name: &str) -> PathBuf {
     root.join("sync").join(format!("{name}.witnesses"))
@@ -145,6 +179,26 @@ pub struct Sequence {
     /// The kept sequence is not a prefix of this one: how many leaves were kept, and a
     /// sentence on what differs.
     pub rewound: Option<String>,
+}
+
+/// What of the `kept` sequence the `now` one lacks, in a sentence (None: nothing). A
+/// sequence that holds every kept entry but not as its prefix (a remote moved back, then the
+/// lost envelopes written back after others' work) has lost nothing: it is taken as the
+/// remote's sequence from then on.
+fn lost_leaves(kept: &Tree, now: &Tree) -> Option<String> {
+    let n = kept.size() as usize;
+    let (old, new) = (kept.leaf_hashes(), now.leaf_hashes());
+    if new.len() >= n && new[..n] == *old {
+        return None;
+    }
+    let there: rustc_hash::FxHashSet<&Hash> = new.iter().collect();
+    let missing = old.iter().filter(|h| !there.contains(h)).count();
+    (missing > 0).then(|| {
+        format!(
+            "{missing} of the {n} entries this store saw in the remote's sequence of envelopes              are no longer in it (it has {} now)",
+            new.len()
+        )
+    })
 }
 
 /// A problem a pull found with the remote's checkpoint, with its code.
@@ -309,25 +363,7 @@ impl Session<'_> {
             let (_, commits) = repo.first_parent_additions(None, head, &SEQUENCE_DIRS)?;
             self.grow(repo, &mut tree, commits)?;
             if kept.size() > 0 {
-                let n = kept.size();
-                if tree.size() < n {
-                    rewound = Some(format!(
-                        "the remote's sequence of envelopes has {} entries, fewer than the {n} \
-                         this store saw there",
-                        tree.size()
-                    ));
-                } else if tree.leaf_hashes()[..n as usize] != *kept.leaf_hashes() {
-                    let at = tree
-                        .leaf_hashes()
-                        .iter()
-                        .zip(kept.leaf_hashes())
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(0);
-                    rewound = Some(format!(
-                        "the remote's sequence of envelopes differs from the one this store saw \
-                         there from entry {at} on (of {n})"
-                    ));
-                }
+                rewound = lost_leaves(&kept, &tree);
             }
             state.head = Some(head.to_owned());
             state.size = tree.size();

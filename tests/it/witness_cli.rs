@@ -610,3 +610,48 @@ fn a_checkpoint_that_loses_the_race_for_the_log_is_signed_again_over_the_new_hea
     assert_eq!(out.code, 0, "{}", out.json);
     assert_eq!(out.json["data"]["created"], json!(5));
 }
+
+#[test]
+fn a_store_that_cannot_push_accepts_the_remote_s_new_history_with_remote_forget() {
+    let Some((mut w, a)) = World::with_three_pushed() else {
+        return;
+    };
+    let at_three = w.log_ref();
+    w.add(&a, &["four"]);
+    assert_eq!(w.push(&a, &[]).code, 0);
+    let b = w.store();
+    let out = run(&b, &["pull"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(
+        out.json["data"]["checkpoint"]["checkpoint"]["size"],
+        json!(4)
+    );
+    let at_four = w.log_ref();
+    w.move_log_back(&at_three);
+    assert_eq!(code(&run(&b, &["pull"])), "REMOTE_REWOUND");
+
+    let out = run(&b, &["remote", "forget", "origin"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let f = &out.json["data"]["forgotten"];
+    assert_eq!(f["held"], json!(at_four.trim()), "{}", out.json);
+    assert_eq!(f["sequence_size"], json!(4), "{}", out.json);
+    assert_eq!(f["checkpoint"]["size"], json!(4), "{}", out.json);
+    assert_eq!(out.json["data"]["effect"], json!("updated"));
+    let warning = &out.json["warnings"][0];
+    assert_eq!(warning["code"], json!("MEMORY_FORGOTTEN"), "{}", out.json);
+    let message = warning["message"].as_str().unwrap();
+    assert!(message.contains(at_four.trim()), "{message}");
+    assert!(message.contains("4 entries"), "{message}");
+
+    // The remote's history now is taken as it is, and remembered from here on.
+    let out = run(&b, &["pull"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(
+        out.json["data"]["checkpoint"]["checkpoint"]["size"],
+        json!(3)
+    );
+    assert_eq!(run(&b, &["pull"]).code, 0);
+    // An unknown remote is named.
+    let out = run(&b, &["remote", "forget", "upstream"]);
+    assert_eq!(out.code, 5, "{}", out.json);
+}
