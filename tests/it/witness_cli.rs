@@ -655,3 +655,63 @@ fn a_store_that_cannot_push_accepts_the_remote_s_new_history_with_remote_forget(
     let out = run(&b, &["remote", "forget", "upstream"]);
     assert_eq!(out.code, 5, "{}", out.json);
 }
+
+#[test]
+fn a_log_key_trusted_by_a_trust_policy_verifies_the_remote_s_checkpoint() {
+    let Some((w, _)) = World::with_three_pushed() else {
+        return;
+    };
+    let dir = w.tmp.path().join("team");
+    let root = common::fixed_key(&dir, "human", "root", 0x61);
+    let log = common::fixed_key(&dir, "log", "widgets-log", 77);
+    let claims = w.keys.write_files(&dir);
+    let policy = w.policy.to_str().unwrap().to_owned();
+    // Two stores pinned to the team's root; the policy of one lists the log key too.
+    let pinned = |name: &str, with_log: bool| {
+        let store = w.tmp.path().join(name);
+        let out = run(
+            &store,
+            &["init", "--root-key", root.public.to_str().unwrap()],
+        );
+        assert_eq!(out.code, 0, "{}", out.json);
+        let mut keys: Vec<&common::KeyPair> = claims.trusted_pairs().to_vec();
+        if with_log {
+            keys.push(&log);
+        }
+        let toml = w.tmp.path().join(format!("{name}.toml"));
+        common::write_trust_toml(&toml, "example.org/widgets", &[&root], 1, &keys, "");
+        let signed = w.tmp.path().join(format!("{name}.dsse"));
+        let out = run(
+            &store,
+            &[
+                "trust",
+                "sign",
+                toml.to_str().unwrap(),
+                "--key",
+                root.private.to_str().unwrap(),
+                "-o",
+                signed.to_str().unwrap(),
+                "--append",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.json);
+        let out = run(
+            &store,
+            &["remote", "add", "origin", w.remote.to_str().unwrap()],
+        );
+        assert_eq!(out.code, 0, "{}", out.json);
+        store
+    };
+    let with = pinned("with-log", true);
+    let out = run(&with, &["pull", "--witness-policy", &policy]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let c = &out.json["data"]["checkpoint"];
+    assert_eq!(c["findings"], json!([]), "{}", out.json);
+    assert_eq!(c["checkpoint"]["size"], json!(3));
+    assert_eq!(c["cosigned_by"], json!(["W1", "W2"]));
+    // The same team without the log key in its policy cannot verify the checkpoint.
+    let without = pinned("without-log", false);
+    let out = run(&without, &["pull", "--witness-policy", &policy]);
+    assert_eq!(out.code, 3, "{}", out.json);
+    assert_eq!(code(&out), "NO_CHECKPOINT", "{}", out.json);
+}
