@@ -715,3 +715,66 @@ fn a_log_key_trusted_by_a_trust_policy_verifies_the_remote_s_checkpoint() {
     assert_eq!(out.code, 3, "{}", out.json);
     assert_eq!(code(&out), "NO_CHECKPOINT", "{}", out.json);
 }
+
+#[test]
+fn the_gate_s_witness_timeout_bounds_each_witness_request() {
+    let Some((mut w, _)) = World::with_three_pushed() else {
+        return;
+    };
+    let b = w.store();
+    let out = run(
+        &b,
+        &["remote", "witnesses", "origin", w.policy.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    let tree = w.tmp.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let gate_policy = w.tmp.path().join("gate.toml");
+    std::fs::write(
+        &gate_policy,
+        "[rules]\nmin_in_scope = 0\nwitness_fresh = true\nwitness_timeout = 1\n",
+    )
+    .unwrap();
+    w.w2.set_mode(Mode::Silent);
+    let started = std::time::Instant::now();
+    let out = run(
+        &b,
+        &[
+            "gate",
+            "--policy",
+            gate_policy.to_str().unwrap(),
+            "--at",
+            tree.to_str().unwrap(),
+        ],
+    );
+    let took = started.elapsed();
+    assert_eq!(out.code, 79, "{}", out.json);
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    assert_eq!(
+        out.json["data"]["policy"]["rules"]["witness_timeout"],
+        json!(1)
+    );
+    let v = out.json["data"]["violations"].to_string();
+    assert!(v.contains("W2") && v.contains("within 1"), "{v}");
+    // A limit that is none is refused, with its line.
+    std::fs::write(&gate_policy, "[rules]\nwitness_timeout = 0\n").unwrap();
+    let out = run(
+        &b,
+        &[
+            "gate",
+            "--policy",
+            gate_policy.to_str().unwrap(),
+            "--at",
+            tree.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.json);
+    assert!(
+        out.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("witness_timeout"),
+        "{}",
+        out.json
+    );
+}
