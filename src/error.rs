@@ -257,6 +257,8 @@ codes! {
         r#"Untrack them (`git rm --cached PATH`) or change the rule; or pass `--no-ignore` to count every file"#;
     RemoteConflict = "REMOTE_CONFLICT", Exit::Unchanged,
         r#"Find out who writes to the remote besides elench; nothing to do for the log"#;
+    MemoryForgotten = "MEMORY_FORGOTTEN", Exit::Unchanged,
+        r#"Nothing, if the remote's new history is the one to keep; the next exchange starts remembering again"#;
     ForeignStatement = "FOREIGN_STATEMENT", Exit::Unchanged,
         r#"Nothing"#;
     EmptyScope = "EMPTY_SCOPE", Exit::Unchanged,

@@ -111,6 +111,7 @@ struct RulesRepr {
     min_in_scope: Option<u64>,
     witness_fresh: Option<bool>,
     witness_remote: Option<String>,
+    witness_timeout: Option<Spanned<u64>>,
 }
 
 /// A set of globs and the patterns it was made from.
@@ -149,7 +150,13 @@ pub struct Rules {
     pub witness_fresh: bool,
     /// The remote whose witnesses `witness_fresh` asks (default `origin`).
     pub witness_remote: String,
+    /// Seconds each whole witness request of `witness_fresh` may take, and the remote its
+    /// first answer (default 30).
+    pub witness_timeout: u64,
 }
+
+/// The longest `witness_timeout` a policy may set, in seconds: an hour.
+pub const MAX_WITNESS_TIMEOUT: u64 = 3600;
 
 impl Default for Rules {
     fn default() -> Rules {
@@ -161,6 +168,7 @@ impl Default for Rules {
             min_in_scope: 1,
             witness_fresh: false,
             witness_remote: "origin".to_owned(),
+            witness_timeout: 30,
         }
     }
 }
@@ -192,6 +200,22 @@ impl Policy {
         };
         forbid.sort();
         forbid.dedup();
+        let witness_timeout = match rules.witness_timeout {
+            None => defaults.witness_timeout,
+            Some(t) if (1..=MAX_WITNESS_TIMEOUT).contains(t.get_ref()) => t.into_inner(),
+            Some(t) => {
+                let (line, column) = line_col(text, t.span().start);
+                return Err(PolicyError {
+                    message: format!(
+                        "rules.witness_timeout: {} is no time limit for a witness request: give \
+                         whole seconds from 1 to {MAX_WITNESS_TIMEOUT}",
+                        t.get_ref()
+                    ),
+                    line,
+                    column,
+                });
+            }
+        };
         Ok(Policy {
             scope: Scope {
                 paths: scope
@@ -213,6 +237,7 @@ impl Policy {
                 min_in_scope: rules.min_in_scope.unwrap_or(defaults.min_in_scope),
                 witness_fresh: rules.witness_fresh.unwrap_or(defaults.witness_fresh),
                 witness_remote: rules.witness_remote.unwrap_or(defaults.witness_remote),
+                witness_timeout,
             },
         })
     }
@@ -235,6 +260,7 @@ impl Policy {
                 "min_in_scope": self.rules.min_in_scope,
                 "witness_fresh": self.rules.witness_fresh,
                 "witness_remote": self.rules.witness_remote,
+                "witness_timeout": self.rules.witness_timeout,
             },
         })
     }
@@ -290,6 +316,27 @@ fn line_col(text: &str, at: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn witness_timeout_is_whole_seconds_from_one_to_an_hour() {
+        assert_eq!(Policy::parse("").unwrap().rules.witness_timeout, 30);
+        let p = Policy::parse("[rules]\nwitness_timeout = 5\n").unwrap();
+        assert_eq!(p.rules.witness_timeout, 5);
+        assert_eq!(p.to_json()["rules"]["witness_timeout"], 5);
+        for bad in ["0", "3601"] {
+            let e = Policy::parse(&format!("[rules]\nwitness_timeout = {bad}\n")).unwrap_err();
+            assert_eq!((e.line, e.column), (2, 19), "{bad}: {}", e.message);
+            assert!(
+                e.message.contains("witness_timeout"),
+                "{bad}: {}",
+                e.message
+            );
+        }
+        for bad in ["-1", "1.5", "\"30\""] {
+            let e = Policy::parse(&format!("[rules]\nwitness_timeout = {bad}\n")).unwrap_err();
+            assert_eq!(e.line, 2, "{bad}: {}", e.message);
+        }
+    }
 
     #[test]
     fn policy_absent_rules_fail_closed() {

@@ -124,7 +124,12 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
         }
     }
     if policy.rules.witness_fresh {
-        let found = witness_fresh(ctx, &store, &policy.rules.witness_remote)?;
+        let found = witness_fresh(
+            ctx,
+            &store,
+            &policy.rules.witness_remote,
+            policy.rules.witness_timeout,
+        )?;
         outcome.counts.violations.remote_rewound += found.len() as u64;
         outcome.pass &= found.is_empty();
         outcome.violations.extend(found);
@@ -191,11 +196,13 @@ fn place_of_policy(file: &Path, tree: &Path, text: &str) -> Option<PolicyPlace> 
 
 /// The rule `witness_fresh`: submits remote `name`'s checkpoint to the witnesses of the
 /// policy kept with it (`elench remote witnesses`); every finding is a violation of rule
-/// `remote-rewound`, and so is a remote with no witness policy (it fails closed).
+/// `remote-rewound`, and so is a remote with no witness policy (it fails closed). Each
+/// witness request, and the remote's first answer, may take `policy_timeout` seconds.
 fn witness_fresh(
     ctx: &Context,
     store: &crate::store::Store,
     name: &str,
+    policy_timeout: u64,
 ) -> Result<Vec<Violation>, Failure> {
     use crate::ops::sync::sync_failure;
     use crate::sync::witnessed;
@@ -220,7 +227,7 @@ fn witness_fresh(
         ))]);
     };
     let stop = || false;
-    let timeout = std::time::Duration::from_secs(30);
+    let timeout = std::time::Duration::from_secs(policy_timeout);
     let opts = crate::sync::Options {
         wait: ctx.wait,
         progress: false,

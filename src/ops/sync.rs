@@ -478,6 +478,59 @@ pub fn set_witnesses(ctx: &Context, name: &str, file: &str) -> Result<WitnessesS
     })
 }
 
+/// What `remote forget` cleared.
+#[derive(Debug, Clone, Serialize)]
+pub struct RemoteForgotten {
+    pub name: String,
+    pub forgotten: crate::sync::memory::Forgotten,
+    /// `updated` when something was remembered, else `noop`.
+    pub effect: &'static str,
+}
+
+/// Forgets what the store of `ctx` remembers of remote `name`'s past (`sync::memory::forget`),
+/// warning (`MEMORY_FORGOTTEN`) with what that was: the next pull takes the history the
+/// remote shows as it is.
+pub fn forget_remote(ctx: &Context, name: &str) -> Result<RemoteForgotten, Failure> {
+    let root = &ctx.store_root()?;
+    Store::check(root)?;
+    let f = crate::sync::memory::forget(root, name, ctx.wait).map_err(sync_failure)?;
+    if f.anything() {
+        let mut what = Vec::new();
+        if let Some(h) = &f.held {
+            what.push(format!("its log at commit {h} as this store last left it"));
+        }
+        if f.sequence_size > 0 {
+            what.push(format!("its sequence of {} envelope(s)", f.sequence_size));
+        }
+        if let Some(c) = &f.checkpoint {
+            what.push(format!(
+                "the last checkpoint seen there ({} entries, root {})",
+                c.size, c.root
+            ));
+        }
+        if f.witnesses > 0 {
+            what.push(format!(
+                "the sizes {} witness(es) last cosigned",
+                f.witnesses
+            ));
+        }
+        ctx.observer().warn(
+            crate::error::Code::MemoryForgotten.as_str(),
+            format!(
+                "this store no longer remembers of remote {name}: {}. The next pull takes \
+                 whatever history the remote shows as it is, so a rewind before now can no \
+                 longer be noticed here",
+                what.join("; ")
+            ),
+        );
+    }
+    Ok(RemoteForgotten {
+        name: name.to_owned(),
+        effect: if f.anything() { "updated" } else { "noop" },
+        forgotten: f,
+    })
+}
+
 /// `checkpoint --remote NAME`: the remote's sequence of envelopes now.
 #[derive(Debug, Clone, Serialize)]
 pub struct RemoteCheckpoint {

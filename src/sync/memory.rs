@@ -12,7 +12,8 @@
 //! remembered tree, held here, and no longer at that path in the head (gone, or other bytes
 //! there) is lost. The cost grows with what changed between the two commits, not with the
 //! log. The memory stays until the remote holds everything again (the next push writes it
-//! back), so every pull until then reports the loss.
+//! back), so every pull until then reports the loss; [`forget`] is the way out for a store
+//! that cannot push, and takes the remote's history as it is.
 //!
 //! What it cannot see: a remote rewound before this store ever exchanged with it, and an
 //! envelope that only ever stood beside its path (a remote path taken by other bytes). A fresh
@@ -93,4 +94,56 @@ pub fn lost(
     found.ids.sort();
     found.ids.dedup();
     Ok((found.count > 0).then_some(found))
+}
+
+/// What [`forget`] cleared: everything this store remembered of a remote's past.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Forgotten {
+    /// The remote's commit as this store last left it (None: nothing remembered).
+    pub held: Option<String>,
+    /// The remote's sequence of envelopes this store kept: how many entries.
+    pub sequence_size: u64,
+    /// The last checkpoint this store verified or wrote there.
+    pub checkpoint: Option<super::witnessed::CheckpointSeen>,
+    /// How many witnesses' last cosigned sizes this store knew.
+    pub witnesses: usize,
+}
+
+impl Forgotten {
+    /// Whether anything was remembered at all.
+    pub fn anything(&self) -> bool {
+        self.held.is_some()
+            || self.sequence_size > 0
+            || self.checkpoint.is_some()
+            || self.witnesses > 0
+    }
+}
+
+/// Forgets what this store remembers of remote `name`'s past, so that the history the remote
+/// shows now is taken as it is: the commit the remote held when this store last left it, the
+/// remote's sequence of envelopes and the last checkpoint seen there, and the sizes its
+/// witnesses last cosigned. The way out for a store that cannot push what a rewound remote
+/// lost (`REMOTE_REWOUND` on every pull otherwise). Nothing of the store's log is touched; the
+/// next exchange starts remembering again. Holds the store's sync lock.
+pub fn forget(
+    root: &std::path::Path,
+    name: &str,
+    wait: std::time::Duration,
+) -> Result<Forgotten, SyncError> {
+    super::remote::find(root, name)?;
+    let _lock = super::remote::SyncLock::acquire(root, wait)?;
+    // The witness memory first: a crash after it leaves `held`, which the next pull still
+    // checks, and forgetting again finishes the job.
+    let (sequence_size, checkpoint, witnesses) = super::witnessed::forget(root, name)?;
+    let mut state = super::remote::load_state(root, name);
+    let held = state.held.take();
+    if held.is_some() {
+        super::remote::save_state(root, name, &state)?;
+    }
+    Ok(Forgotten {
+        held,
+        sequence_size,
+        checkpoint,
+        witnesses,
+    })
 }

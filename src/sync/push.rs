@@ -370,7 +370,7 @@ fn beside(
 
 /// A pause before trying again that grows with each refusal and differs between processes,
 /// so that pushers who collided do not collide again in step.
-fn backoff(attempt: usize) -> Duration {
+pub(super) fn backoff(attempt: usize) -> Duration {
     let mut b = [0u8; 2];
     let _ = getrandom_bytes(&mut b);
     let jitter = u64::from(u16::from_le_bytes(b)) % 100;

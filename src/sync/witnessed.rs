@@ -113,6 +113,40 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SyncError + '_ {
     move |e| SyncError::Io(format!("{}: {e}", path.display()))
 }
 
+/// A checkpoint this store saw: its size and root (base64).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckpointSeen {
+    pub size: u64,
+    pub root: String,
+}
+
+/// Removes what this store kept of remote `name`'s sequence, checkpoint and witnesses (the
+/// tree's files first, then the state naming them): the kept size, the last checkpoint seen,
+/// and how many witnesses' sizes were known.
+pub(super) fn forget(
+    root: &Path,
+    name: &str,
+) -> Result<(u64, Option<CheckpointSeen>, usize), SyncError> {
+    let path = state_path(root, name);
+    let state: WitnessState = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let dir = levels_dir(root, name);
+    match std::fs::remove_dir_all(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&dir)(e)),
+        _ => {}
+    }
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&path)(e)),
+        _ => {}
+    }
+    let seen = state
+        .checkpoint
+        .map(|(size, root)| CheckpointSeen { size, root });
+    Ok((state.size, seen, state.cosigned.len()))
+}
+
 /// The witness policy kept with a remote (`elench remote witnesses NAME FILE`).
 pub fn policy_path(root: &Path, name: &str) -> PathBuf {
     root.join("sync").join(format!("{name}.witnesses"))
@@ -145,6 +179,26 @@ pub struct Sequence {
     /// The kept sequence is not a prefix of this one: how many leaves were kept, and a
     /// sentence on what differs.
     pub rewound: Option<String>,
+}
+
+/// What of the `kept` sequence the `now` one lacks, in a sentence (None: nothing). A
+/// sequence that holds every kept entry but not as its prefix (a remote moved back, then the
+/// lost envelopes written back after others' work) has lost nothing: it is taken as the
+/// remote's sequence from then on.
+fn lost_leaves(kept: &Tree, now: &Tree) -> Option<String> {
+    let n = kept.size() as usize;
+    let (old, new) = (kept.leaf_hashes(), now.leaf_hashes());
+    if new.len() >= n && new[..n] == *old {
+        return None;
+    }
+    let there: rustc_hash::FxHashSet<&Hash> = new.iter().collect();
+    let missing = old.iter().filter(|h| !there.contains(h)).count();
+    (missing > 0).then(|| {
+        format!(
+            "{missing} of the {n} entries this store saw in the remote's sequence of envelopes              are no longer in it (it has {} now)",
+            new.len()
+        )
+    })
 }
 
 /// A problem a pull found with the remote's checkpoint, with its code.
@@ -222,7 +276,20 @@ pub struct PushReport {
     pub written: bool,
     /// A witness has cosigned a larger tree of this log than the remote's: its message.
     pub rewound: Option<String>,
+    /// Checkpoints signed and offered: more than one when another pusher moved the log
+    /// while this one was asking the witnesses.
+    pub attempts: usize,
 }
+
+/// How one attempt to write the checkpoint ended.
+enum Attempt {
+    Written(PushReport),
+    /// Another pusher moved the log first (git's words).
+    Lost(String),
+}
+
+/// How many times a checkpoint that lost the race for the log is signed and offered again.
+const CHECKPOINT_ATTEMPTS: usize = 3;
 
 impl Session<'_> {
     fn load_witness_state(&self) -> (WitnessState, Tree) {
@@ -296,25 +363,7 @@ impl Session<'_> {
             let (_, commits) = repo.first_parent_additions(None, head, &SEQUENCE_DIRS)?;
             self.grow(repo, &mut tree, commits)?;
             if kept.size() > 0 {
-                let n = kept.size();
-                if tree.size() < n {
-                    rewound = Some(format!(
-                        "the remote's sequence of envelopes has {} entries, fewer than the {n} \
-                         this store saw there",
-                        tree.size()
-                    ));
-                } else if tree.leaf_hashes()[..n as usize] != *kept.leaf_hashes() {
-                    let at = tree
-                        .leaf_hashes()
-                        .iter()
-                        .zip(kept.leaf_hashes())
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(0);
-                    rewound = Some(format!(
-                        "the remote's sequence of envelopes differs from the one this store saw \
-                         there from entry {at} on (of {n})"
-                    ));
-                }
+                rewound = lost_leaves(&kept, &tree);
             }
             state.head = Some(head.to_owned());
             state.size = tree.size();
@@ -395,14 +444,57 @@ impl Session<'_> {
 
     /// After a push: signs the remote's sequence at its head with the log key, asks every
     /// witness of the policy to cosign it, and writes checkpoint and cosignatures at
-    /// `checkpoint` in a commit on top of the head.
+    /// `checkpoint` in a commit on top of the head. When another pusher moved the log
+    /// between reading the head and writing that commit, it all starts over on the new head
+    /// (its sequence, the signature, the witnesses, from the sizes they cosigned meanwhile),
+    /// at most [`CHECKPOINT_ATTEMPTS`] times.
     pub fn push_checkpoint(&mut self, input: &PushCheckpoint<'_>) -> Result<PushReport, SyncError> {
+        // What the witnesses cosigned in a lost attempt stands for the next one.
+        let mut cosigned = BTreeMap::new();
+        let mut last = String::new();
+        for attempt in 0..CHECKPOINT_ATTEMPTS {
+            if attempt > 0 {
+                if (self.stop)() {
+                    break;
+                }
+                std::thread::sleep(super::push::backoff(attempt - 1));
+            }
+            match self.checkpoint_once(input, &mut cosigned)? {
+                Attempt::Written(mut report) => {
+                    report.attempts = attempt + 1;
+                    return Ok(report);
+                }
+                Attempt::Lost(why) => last = why,
+            }
+        }
+        // Keep what the witnesses cosigned, so the next push asks them from there.
+        if !cosigned.is_empty() {
+            let (mut state, tree) = self.load_witness_state();
+            for (k, n) in cosigned {
+                let e = state.cosigned.entry(k).or_insert(0);
+                *e = (*e).max(n);
+            }
+            self.save_witness_state(&state, &tree)?;
+        }
+        Err(SyncError::PushRejected {
+            attempts: CHECKPOINT_ATTEMPTS,
+            reason: format!("while writing the checkpoint: {last}"),
+        })
+    }
+
+    /// One attempt of [`Session::push_checkpoint`] over the remote's head now; `cosigned`
+    /// gathers the sizes witnesses cosigned, across attempts.
+    fn checkpoint_once(
+        &mut self,
+        input: &PushCheckpoint<'_>,
+        cosigned: &mut BTreeMap<String, u64>,
+    ) -> Result<Attempt, SyncError> {
         let (repo, head) = self.connect()?;
         let Some(head) = head else {
-            return Ok(PushReport {
+            return Ok(Attempt::Written(PushReport {
                 quorum: input.policy.is_none_or(|p| !p.wants_witnesses()),
                 ..PushReport::default()
-            });
+            }));
         };
         let public = input.key.verifying_key();
         let origin = input
@@ -418,6 +510,10 @@ impl Session<'_> {
                 )
             })?;
         let (mut state, kept) = self.load_witness_state();
+        for (k, n) in cosigned.iter() {
+            let e = state.cosigned.entry(k.clone()).or_insert(0);
+            *e = (*e).max(*n);
+        }
         let seq = self.sequence_at(&repo, &head, &mut state, kept)?;
         let tree = seq.tree;
         let cp = Checkpoint {
@@ -477,6 +573,7 @@ impl Session<'_> {
                 };
                 match cosign(&client, &wit, &cp, &log_signed, old, &proof) {
                     Outcome::Cosigned { signature, .. } => {
+                        cosigned.insert(key.clone(), cp.size);
                         state.cosigned.insert(key, cp.size);
                         signed.signatures.push(signature);
                         have.insert(i);
@@ -538,18 +635,13 @@ impl Session<'_> {
                         reason: why,
                     })
                 }
-                Pushed::Lost(why) => {
-                    return Err(SyncError::PushRejected {
-                        attempts: 1,
-                        reason: format!("while writing the checkpoint: {why}"),
-                    })
-                }
+                Pushed::Lost(why) => return Ok(Attempt::Lost(why)),
             }
         }
         state.checkpoint = Some((cp.size, encode_hash(&cp.root)));
         state.size = tree.size();
         self.save_witness_state(&state, &tree)?;
-        Ok(report)
+        Ok(Attempt::Written(report))
     }
 
     /// After a pull: checks the remote's checkpoint against the sequence pulled, the log

@@ -300,7 +300,7 @@ fn scope_defaults_fail_closed_and_narrowing_excludes(f: &Fixture) {
         d["policy"]["rules"],
         json!({"forbid": ["falsified", "revoked"], "max_unevaluated": 0,
                "min_harness_keys": 1, "stale": "fail", "min_in_scope": 1,
-               "witness_fresh": false, "witness_remote": "origin"})
+               "witness_fresh": false, "witness_remote": "origin", "witness_timeout": 30})
     );
     assert_eq!(d["counts"]["in_scope"], json!(7), "{d}");
     assert_eq!(

@@ -191,3 +191,56 @@ fn a_remote_that_only_grows_is_not_reported() {
         }
     }
 }
+
+/// A real rewind: the ref moved back and others pushed on top of it, so the remote's history
+/// differs from the one this store saw. The store's push writes back what it lost, and that
+/// is the end of it: the next pull and sync are clean (what the remote holds is again a
+/// superset of what the store exchanged with it), for it and for a store that only pulled.
+#[test]
+fn after_a_rewind_with_work_on_top_the_push_that_writes_back_clears_it() {
+    if !have_git() {
+        return;
+    }
+    let (keys, tmp, remote) = keys_tmp_remote();
+    let a = store_with_remote(tmp.path(), "a", &keys, &remote);
+    let b = store_with_remote(tmp.path(), "b", &keys, &remote);
+    let claim = assertion(&keys, "the queue never drops", &[]);
+    add_in_a_bundle(&a, &tmp.path().join("c.jsonl"), &claim);
+    assert_eq!(run(&a, &["push"]).code, 0);
+    let first = log_ref(&remote);
+    let fals = record(&keys, "falsification", "it drops", &[&claim.id], &[]);
+    add_in_a_bundle(&a, &tmp.path().join("f.jsonl"), &fals);
+    let more = assertion(&keys, "the queue is ordered", &[]);
+    add_in_a_bundle(&a, &tmp.path().join("m.jsonl"), &more);
+    assert_eq!(run(&a, &["push"]).code, 0);
+    assert_eq!(run(&b, &["pull"]).code, 0);
+
+    // Moved back, and someone else's work lands on top of the old commit.
+    git(&remote, &["update-ref", "refs/elench/log", &first]);
+    let c = store_with_remote(tmp.path(), "c", &keys, &remote);
+    let other = assertion(&keys, "the queue has a bound", &[]);
+    add_in_a_bundle(&c, &tmp.path().join("o.jsonl"), &other);
+    assert_eq!(run(&c, &["push"]).code, 0);
+
+    let out = run(&a, &["pull"]);
+    assert_eq!(out.code, 3, "{}", out.json);
+    assert_eq!(out.json["error"]["code"], json!("REMOTE_REWOUND"));
+    assert_eq!(
+        out.json["data"]["rewound"]["count"],
+        json!(2),
+        "{}",
+        out.json
+    );
+    // The push writes both back; from then on every exchange is clean.
+    let out = run(&a, &["push"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["pushed"], json!(2), "{}", out.json);
+    let out = run(&a, &["pull"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(run(&a, &["sync"]).code, 0);
+    // b, which only pulled, finds everything it saw there again.
+    let out = run(&b, &["pull"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["created"], json!(1), "{}", out.json);
+    assert_eq!(status_of(&b, &claim.id), "falsified");
+}

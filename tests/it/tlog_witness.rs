@@ -40,6 +40,8 @@ struct State {
     latest: HashMap<String, (u64, [u8; 32])>,
     /// Every request body received, in order.
     requests: Vec<String>,
+    /// Run once, before the next honest answer (the world changing while a client waits).
+    before_answer: Option<Box<dyn FnOnce() + Send>>,
 }
 
 pub struct TestWitness {
@@ -218,6 +220,11 @@ impl TestWitness {
             .insert(origin.to_owned(), (size, root));
     }
 
+    /// Runs `f` once, when the next request has arrived and before it is answered.
+    pub fn before_next_answer(&self, f: impl FnOnce() + Send + 'static) {
+        self.state.lock().unwrap().before_answer = Some(Box::new(f));
+    }
+
     /// Every request body received so far.
     pub fn requests(&self) -> Vec<String> {
         self.state.lock().unwrap().requests.clone()
@@ -299,6 +306,10 @@ fn serve(
                 reply(404, "Not Found", "no such endpoint\n")
             } else {
                 let body = String::from_utf8_lossy(&body).into_owned();
+                let hook = state.lock().unwrap().before_answer.take();
+                if let Some(f) = hook {
+                    f();
+                }
                 state.lock().unwrap().requests.push(body.clone());
                 add_checkpoint(&body, state, key, name, logs)
             }

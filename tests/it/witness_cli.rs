@@ -577,3 +577,204 @@ fn the_gate_s_witness_fresh_rule_fails_on_a_rewound_remote() {
         json!(3)
     );
 }
+
+#[test]
+fn a_checkpoint_that_loses_the_race_for_the_log_is_signed_again_over_the_new_head() {
+    let Some((mut w, a)) = World::with_three_pushed() else {
+        return;
+    };
+    let b = w.store();
+    w.add(&b, &["five"]);
+    w.add(&a, &["four"]);
+    // While the first witness is asked, another store pushes: the log moves between the
+    // head the checkpoint was computed over and the commit that writes it.
+    let other = b.clone();
+    w.w1.before_next_answer(move || {
+        let out = run(&other, &["push"]);
+        assert_eq!(out.code, 0, "{}", out.json);
+    });
+    let out = w.push(&a, &[]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let witnessed = &out.json["data"]["witnessed"];
+    assert_eq!(witnessed["attempts"], json!(2), "{}", out.json);
+    assert_eq!(witnessed["checkpoint"]["size"], json!(5), "{}", out.json);
+    assert_eq!(witnessed["cosigned_by"], json!(["W1", "W2"]));
+    assert_eq!(w.remote_checkpoint().lines().nth(1), Some("5"));
+    // The witnesses were asked again from the size they cosigned in the lost attempt.
+    let last = w.w2.requests().pop().unwrap();
+    assert!(last.starts_with("old 4\n"), "{last}");
+    // A fresh store verifies it.
+    let c = w.store();
+    let policy = w.policy.to_str().unwrap().to_owned();
+    let out = run(&c, &["pull", "--witness-policy", &policy]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(out.json["data"]["created"], json!(5));
+}
+
+#[test]
+fn a_store_that_cannot_push_accepts_the_remote_s_new_history_with_remote_forget() {
+    let Some((mut w, a)) = World::with_three_pushed() else {
+        return;
+    };
+    let at_three = w.log_ref();
+    w.add(&a, &["four"]);
+    assert_eq!(w.push(&a, &[]).code, 0);
+    let b = w.store();
+    let out = run(&b, &["pull"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(
+        out.json["data"]["checkpoint"]["checkpoint"]["size"],
+        json!(4)
+    );
+    let at_four = w.log_ref();
+    w.move_log_back(&at_three);
+    assert_eq!(code(&run(&b, &["pull"])), "REMOTE_REWOUND");
+
+    let out = run(&b, &["remote", "forget", "origin"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let f = &out.json["data"]["forgotten"];
+    assert_eq!(f["held"], json!(at_four.trim()), "{}", out.json);
+    assert_eq!(f["sequence_size"], json!(4), "{}", out.json);
+    assert_eq!(f["checkpoint"]["size"], json!(4), "{}", out.json);
+    assert_eq!(out.json["data"]["effect"], json!("updated"));
+    let warning = &out.json["warnings"][0];
+    assert_eq!(warning["code"], json!("MEMORY_FORGOTTEN"), "{}", out.json);
+    let message = warning["message"].as_str().unwrap();
+    assert!(message.contains(at_four.trim()), "{message}");
+    assert!(message.contains("4 entries"), "{message}");
+
+    // The remote's history now is taken as it is, and remembered from here on.
+    let out = run(&b, &["pull"]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    assert_eq!(
+        out.json["data"]["checkpoint"]["checkpoint"]["size"],
+        json!(3)
+    );
+    assert_eq!(run(&b, &["pull"]).code, 0);
+    // An unknown remote is named.
+    let out = run(&b, &["remote", "forget", "upstream"]);
+    assert_eq!(out.code, 5, "{}", out.json);
+}
+
+#[test]
+fn a_log_key_trusted_by_a_trust_policy_verifies_the_remote_s_checkpoint() {
+    let Some((w, _)) = World::with_three_pushed() else {
+        return;
+    };
+    let dir = w.tmp.path().join("team");
+    let root = common::fixed_key(&dir, "human", "root", 0x61);
+    let log = common::fixed_key(&dir, "log", "widgets-log", 77);
+    let claims = w.keys.write_files(&dir);
+    let policy = w.policy.to_str().unwrap().to_owned();
+    // Two stores pinned to the team's root; the policy of one lists the log key too.
+    let pinned = |name: &str, with_log: bool| {
+        let store = w.tmp.path().join(name);
+        let out = run(
+            &store,
+            &["init", "--root-key", root.public.to_str().unwrap()],
+        );
+        assert_eq!(out.code, 0, "{}", out.json);
+        let mut keys: Vec<&common::KeyPair> = claims.trusted_pairs().to_vec();
+        if with_log {
+            keys.push(&log);
+        }
+        let toml = w.tmp.path().join(format!("{name}.toml"));
+        common::write_trust_toml(&toml, "example.org/widgets", &[&root], 1, &keys, "");
+        let signed = w.tmp.path().join(format!("{name}.dsse"));
+        let out = run(
+            &store,
+            &[
+                "trust",
+                "sign",
+                toml.to_str().unwrap(),
+                "--key",
+                root.private.to_str().unwrap(),
+                "-o",
+                signed.to_str().unwrap(),
+                "--append",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.json);
+        let out = run(
+            &store,
+            &["remote", "add", "origin", w.remote.to_str().unwrap()],
+        );
+        assert_eq!(out.code, 0, "{}", out.json);
+        store
+    };
+    let with = pinned("with-log", true);
+    let out = run(&with, &["pull", "--witness-policy", &policy]);
+    assert_eq!(out.code, 0, "{}", out.json);
+    let c = &out.json["data"]["checkpoint"];
+    assert_eq!(c["findings"], json!([]), "{}", out.json);
+    assert_eq!(c["checkpoint"]["size"], json!(3));
+    assert_eq!(c["cosigned_by"], json!(["W1", "W2"]));
+    // The same team without the log key in its policy cannot verify the checkpoint.
+    let without = pinned("without-log", false);
+    let out = run(&without, &["pull", "--witness-policy", &policy]);
+    assert_eq!(out.code, 3, "{}", out.json);
+    assert_eq!(code(&out), "NO_CHECKPOINT", "{}", out.json);
+}
+
+#[test]
+fn the_gate_s_witness_timeout_bounds_each_witness_request() {
+    let Some((mut w, _)) = World::with_three_pushed() else {
+        return;
+    };
+    let b = w.store();
+    let out = run(
+        &b,
+        &["remote", "witnesses", "origin", w.policy.to_str().unwrap()],
+    );
+    assert_eq!(out.code, 0, "{}", out.json);
+    let tree = w.tmp.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let gate_policy = w.tmp.path().join("gate.toml");
+    std::fs::write(
+        &gate_policy,
+        "[rules]\nmin_in_scope = 0\nwitness_fresh = true\nwitness_timeout = 1\n",
+    )
+    .unwrap();
+    w.w2.set_mode(Mode::Silent);
+    let started = std::time::Instant::now();
+    let out = run(
+        &b,
+        &[
+            "gate",
+            "--policy",
+            gate_policy.to_str().unwrap(),
+            "--at",
+            tree.to_str().unwrap(),
+        ],
+    );
+    let took = started.elapsed();
+    assert_eq!(out.code, 79, "{}", out.json);
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    assert_eq!(
+        out.json["data"]["policy"]["rules"]["witness_timeout"],
+        json!(1)
+    );
+    let v = out.json["data"]["violations"].to_string();
+    assert!(v.contains("W2") && v.contains("within 1"), "{v}");
+    // A limit that is none is refused, with its line.
+    std::fs::write(&gate_policy, "[rules]\nwitness_timeout = 0\n").unwrap();
+    let out = run(
+        &b,
+        &[
+            "gate",
+            "--policy",
+            gate_policy.to_str().unwrap(),
+            "--at",
+            tree.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.code, 2, "{}", out.json);
+    assert!(
+        out.json["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("witness_timeout"),
+        "{}",
+        out.json
+    );
+}

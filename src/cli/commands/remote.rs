@@ -1,5 +1,6 @@
-//! `elench remote add NAME URL` / `remote list`: the git remotes a store exchanges its log
-//! with. They are kept in the store, not in any git checkout around it.
+//! `elench remote add NAME URL` / `remote list` / `remote witnesses` / `remote forget`: the
+//! git remotes a store exchanges its log with. They are kept in the store, not in any git
+//! checkout around it.
 
 use crate::cli::failure::Failure;
 use crate::cli::globals::Globals;
@@ -16,6 +17,18 @@ pub enum RemoteCommand {
     /// Keep a witness policy (a C2SP tlog-policy file) with a remote: push asks its
     /// witnesses, pull checks the remote's checkpoint against it (docs/witness.md)
     Witnesses(WitnessesArgs),
+    /// Forget what this store remembers of a remote's past (the commit it last left there,
+    /// the remote's sequence and last checkpoint, its witnesses' sizes), so the next pull
+    /// takes the history the remote shows now: for a store that cannot push back what a
+    /// rewound remote lost (docs/sharing.md)
+    Forget(ForgetArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ForgetArgs {
+    /// The remote's name
+    #[arg(value_parser = crate::cli::values::remote_name)]
+    pub name: crate::cli::values::RemoteName,
 }
 
 #[derive(Debug, clap::Args)]
@@ -33,6 +46,7 @@ impl RemoteCommand {
             RemoteCommand::Add(_) => "remote add",
             RemoteCommand::List => "remote list",
             RemoteCommand::Witnesses(_) => "remote witnesses",
+            RemoteCommand::Forget(_) => "remote forget",
         }
     }
 }
@@ -75,6 +89,22 @@ pub fn run(c: RemoteCommand, g: &Globals) -> Result<Report, Failure> {
                     "no quorum (`quorum none`)"
                 }
             );
+            let data = crate::cli::common::to_data(&r)?;
+            Ok(Report::new(data, text))
+        }
+        RemoteCommand::Forget(a) => {
+            let r = elench::ops::sync::forget_remote(&ctx, &a.name)?;
+            let text = if r.effect == "noop" {
+                format!(
+                    "remote {}: nothing was remembered (nothing changed)\n",
+                    r.name
+                )
+            } else {
+                format!(
+                    "remote {}: forgotten; the next pull takes its history as it is\n",
+                    r.name
+                )
+            };
             let data = crate::cli::common::to_data(&r)?;
             Ok(Report::new(data, text))
         }
