@@ -532,7 +532,7 @@ pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
 }
 
 /// Makes the store's keys what the chain grants: every key of the policy in force trusted
-/// with its role, and every key an earlier version listed that the one in force does not,
+/// with its role (a key the store holds under another role takes the policy's), and every key an earlier version listed that the one in force does not,
 /// retired. Local keys no version ever listed are left alone.
 pub fn reconcile(store: &Store) -> Result<(), TrustError> {
     let st = state(store.root())?;
@@ -550,7 +550,7 @@ fn reconcile_state(store: &Store, st: &State) -> Result<(), TrustError> {
         .collect();
     for (k, vk) in &in_force.keys {
         let key = TrustedKey::new(k.role, &k.name, *vk)?;
-        store.add_key(&key)?;
+        store.grant_key(&key)?;
     }
     for p in &st.chain[..st.chain.len() - 1] {
         for (k, _) in &p.keys {
