@@ -83,7 +83,7 @@ impl ClaimSource for crate::store::Store {
         self.get_light(id)
     }
     fn compromise(&self) -> Option<Arc<Compromise>> {
-        let st = crate::trust::state(self.root()).ok()?;
+        let st = crate::trust::state_of(self).ok()?;
         let keys = st.compromised();
         let policy = st.in_force()?.id();
         (!keys.is_empty()).then(|| Arc::new(Compromise { policy, keys }))

@@ -574,7 +574,7 @@ impl<'o> Batch<'o> {
                     stored_as,
                     bytes,
                 } => {
-                    if let Some(name) = crate::trust::root_signer(store.root(), &bytes) {
+                    if let Some(name) = crate::trust::root_signer(store, &bytes) {
                         let r = match crate::ingest::foreign_kind(&bytes) {
                             Some(kind) => Rejection::at(
                                 Code::UnsupportedPredicateType,

@@ -105,7 +105,7 @@ impl Context {
     pub fn open_store_at(&self, root: &Path) -> Result<Store, Failure> {
         let store = Store::open(root, &self.store_options())?;
         // What every command says of the team's trust: an expired policy, an equivocation.
-        if let Ok(st) = crate::trust::state(root) {
+        if let Ok(st) = crate::trust::state_of(&store) {
             for (code, message) in st.warnings(crate::trust::now()) {
                 self.observer().warn(code.as_str(), message);
             }

@@ -21,7 +21,7 @@ pub struct Bundle {
 /// equivocate), so that `add` of the bundle in a store that pins the team's root takes the
 /// policies before the claims their keys signed. They are not counted.
 pub fn write_bundle(store: &Store, out: &mut dyn Write) -> Result<u64, Failure> {
-    for (_, _, bytes) in crate::trust::carried(store.root()).map_err(super::trust::trust_failure)? {
+    for (_, _, bytes) in crate::trust::carried(store).map_err(super::trust::trust_failure)? {
         out.write_all(&bytes)
             .and_then(|_| out.write_all(b"\n"))
             .map_err(|e| Failure::io("bundle", e))?;

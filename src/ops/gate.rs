@@ -100,7 +100,7 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
     let mut outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
     // The team's trust: an expired policy in force, or an equivocation, fails the gate.
-    if let Ok(st) = crate::trust::state(store.root()) {
+    if let Ok(st) = crate::trust::state_of(&store) {
         for (code, message) in st.warnings(crate::trust::now()) {
             let rule = match code {
                 crate::error::Code::PolicyExpired => crate::gate::Rule::PolicyExpired,

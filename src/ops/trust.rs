@@ -68,8 +68,8 @@ pub fn sign(
     let bytes = std::fs::read(input).map_err(|e| Failure::io(input.display(), e))?;
     let store = ctx.open_store_if_any()?;
     let st = match &store {
-        Some(s) => trust::state(s.root()).map_err(trust_failure)?,
-        None => trust::State::default(),
+        Some(s) => trust::state_of(s).map_err(trust_failure)?,
+        None => Default::default(),
     };
     let refuse = |r| Failure::rejected(r, Some(input.display().to_string()));
     let envelope = if trust::is_policy(&bytes) {
@@ -133,7 +133,7 @@ pub fn sign(
 /// `trust show`: pins, the chain, the policy in force and its keys, what waits, expiry.
 pub fn show(ctx: &Context) -> Result<Value, Failure> {
     let store = ctx.open_store()?;
-    let st = trust::state(store.root()).map_err(trust_failure)?;
+    let st = trust::state_of(&store).map_err(trust_failure)?;
     let now = trust::now();
     let chain: Vec<Value> = st
         .chain

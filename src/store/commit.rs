@@ -190,6 +190,27 @@ impl Store {
         Ok(true)
     }
 
+    /// Trusts a key with the role and name given: adds it, or gives a key already trusted
+    /// (and not retired) that role and name from this record on, as a team's policy that
+    /// moved it to another role asks. Returns whether a record was appended.
+    pub fn grant_key(&self, key: &TrustedKey) -> Result<bool, StoreError> {
+        let lock = self.lock()?;
+        if let Some(held) = self.index.read()?.key(&key.keyid)? {
+            if held.retired_at.is_some() || (held.role == key.role && held.name == key.name) {
+                return Ok(false);
+            }
+        }
+        let event = record::KeyAdd {
+            keyid: key.keyid.clone(),
+            role: key.role,
+            name: key.name.clone(),
+            public_key: hex::encode(key.key.as_bytes()),
+        };
+        self.append_event_locked(Kind::KeyAdd, record::encode_event(&event))?;
+        drop(lock);
+        Ok(true)
+    }
+
     /// Retires a key. Returns None for an unknown keyid, else whether it changed.
     pub fn retire_key(&self, keyid: &str) -> Result<Option<bool>, StoreError> {
         let lock = self.lock()?;

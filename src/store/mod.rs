@@ -258,6 +258,9 @@ pub struct Store {
     read_only: bool,
     /// How it was opened: the wait for the writer lock, who hears its work, its environments.
     options: Options,
+    /// What a layer above derived from the store's trust records (the team's trust state),
+    /// kept while this opening lives so it is read once (see [`Store::derived`]).
+    derived: std::sync::Mutex<Option<Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 /// Where the store is: an explicit path, or `.elench` in the working directory or the

@@ -143,6 +143,29 @@ impl Store {
             trust_seen: AtomicU64::new(u64::MAX),
             read_only,
             options: options.clone(),
+            derived: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// What the caller kept with [`Store::keep_derived`] for this opening, if it is a `T`:
+    /// a value derived from the store's trust records (the team's trust state), read once per
+    /// opening instead of once per use.
+    pub fn derived<T: std::any::Any + Send + Sync>(&self) -> Option<std::sync::Arc<T>> {
+        let kept = self.derived.lock().ok()?.clone()?;
+        kept.downcast::<T>().ok()
+    }
+
+    /// Keeps `value` for [`Store::derived`] (replacing what was kept).
+    pub fn keep_derived<T: std::any::Any + Send + Sync>(&self, value: std::sync::Arc<T>) {
+        if let Ok(mut slot) = self.derived.lock() {
+            *slot = Some(value);
+        }
+    }
+
+    /// Forgets what [`Store::keep_derived`] kept: the records it was derived from changed.
+    pub fn forget_derived(&self) {
+        if let Ok(mut slot) = self.derived.lock() {
+            *slot = None;
         }
     }
 

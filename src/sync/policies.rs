@@ -38,7 +38,7 @@ fn io(e: crate::trust::TrustError) -> SyncError {
 
 /// Digests of the policies the store holds.
 pub fn held(store: &Store) -> Result<Vec<String>, SyncError> {
-    Ok(crate::trust::carried(store.root())
+    Ok(crate::trust::carried(store)
         .map_err(io)?
         .into_iter()
         .map(|(_, d, _)| d)
@@ -112,7 +112,7 @@ pub fn pull(store: &Store, repo: &Repo, head: &str, out: &mut Outcome) -> Result
 
 /// The policies of the store, as `(path, bytes)` to place in the remote's tree.
 pub fn items(store: &Store) -> Result<Vec<(String, Vec<u8>)>, SyncError> {
-    Ok(crate::trust::carried(store.root())
+    Ok(crate::trust::carried(store)
         .map_err(io)?
         .into_iter()
         .map(|(v, d, b)| (path(v, &d), b))

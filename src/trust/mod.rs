@@ -26,6 +26,7 @@ pub use policy::{is_policy, Policy, PREDICATE_TYPE};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 const DIR: &str = "trust";
 const PINS: &str = "pins.json";
@@ -237,6 +238,18 @@ pub fn state(root: &Path) -> Result<State, TrustError> {
     })
 }
 
+/// What `store` knows of its trust, read once per opening of the store: later calls on the
+/// same [`Store`] get the state the first one read, and [`admit`] and [`pin`] replace it when
+/// they change it.
+pub fn state_of(store: &Store) -> Result<Arc<State>, TrustError> {
+    if let Some(st) = store.derived::<State>() {
+        return Ok(st);
+    }
+    let st = Arc::new(state(store.root())?);
+    store.keep_derived(st.clone());
+    Ok(st)
+}
+
 /// Held while a process changes `trust/`.
 struct Lock {
     _file: std::fs::File,
@@ -303,6 +316,7 @@ pub fn pin(store: &Store, pem: &str, name: Option<&str>) -> Result<Pinned, Trust
     let json = serde_json::to_vec_pretty(&st.pins).unwrap_or_default();
     let d = dir(root);
     crate::atomic_file::write(&d.join(PINS), &json).map_err(io(&d))?;
+    store.keep_derived(Arc::new(st));
     Ok(Pinned {
         keyid: id,
         name,
@@ -432,7 +446,10 @@ pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
     let p = policy::read(bytes)?;
     let root = store.root();
     let _l = lock(root)?;
+    // Read afresh under the lock (another process may have changed it); what this opening
+    // kept is replaced on the way out, whatever happens.
     let mut st = state(root)?;
+    store.forget_derived();
     if st.pins.is_empty() {
         return Err(unpinned(&p).into());
     }
@@ -528,6 +545,7 @@ pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
         st.chain.push(w);
     }
     reconcile_state(store, &st)?;
+    store.keep_derived(Arc::new(st));
     Ok(admitted)
 }
 
@@ -623,10 +641,10 @@ pub fn predict(st: &mut State, bytes: &[u8]) -> Result<Admitted, TrustError> {
 }
 
 /// Makes the store's keys what the chain grants: every key of the policy in force trusted
-/// with its role, and every key an earlier version listed that the one in force does not,
+/// with its role (a key the store holds under another role takes the policy's), and every key an earlier version listed that the one in force does not,
 /// retired. Local keys no version ever listed are left alone.
 pub fn reconcile(store: &Store) -> Result<(), TrustError> {
-    let st = state(store.root())?;
+    let st = state_of(store)?;
     reconcile_state(store, &st)
 }
 
@@ -641,7 +659,7 @@ fn reconcile_state(store: &Store, st: &State) -> Result<(), TrustError> {
         .collect();
     for (k, vk) in &in_force.keys {
         let key = TrustedKey::new(k.role, &k.name, *vk)?;
-        store.add_key(&key)?;
+        store.grant_key(&key)?;
     }
     for p in &st.chain[..st.chain.len() - 1] {
         for (k, _) in &p.keys {
@@ -655,21 +673,21 @@ fn reconcile_state(store: &Store, st: &State) -> Result<(), TrustError> {
 
 /// Every policy the store holds, as `(version, canonical bytes)`: the chain in order, then
 /// those waiting, then the equivocating ones (what `export` and `push` carry).
-pub fn carried(root: &Path) -> Result<Vec<(u64, String, Vec<u8>)>, TrustError> {
-    let st = state(root)?;
+pub fn carried(store: &Store) -> Result<Vec<(u64, String, Vec<u8>)>, TrustError> {
+    let st = state_of(store)?;
     Ok(st
         .chain
-        .into_iter()
-        .chain(st.waiting)
-        .chain(st.equivocations)
-        .map(|p| (p.version(), p.digest, p.canonical))
+        .iter()
+        .chain(&st.waiting)
+        .chain(&st.equivocations)
+        .map(|p| (p.version(), p.digest.clone(), p.canonical.clone()))
         .collect())
 }
 
 /// Whether a claim envelope verifies under a root key (pinned or of the policy in force):
 /// the root key's name, if so. Root keys sign policies only.
-pub fn root_signer(root: &Path, bytes: &[u8]) -> Option<String> {
-    let st = state(root).ok()?;
+pub fn root_signer(store: &Store, bytes: &[u8]) -> Option<String> {
+    let st = state_of(store).ok()?;
     let keys = st.root_keys();
     if keys.is_empty() {
         return None;
@@ -685,4 +703,35 @@ pub fn root_signer(root: &Path, bytes: &[u8]) -> Option<String> {
         .verify(&candidates, 1, &[crate::envelope::PAYLOAD_TYPE])
         .ok()?;
     v.verifying_keys.first().map(|&i| keys[i].0.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Options;
+    use std::time::Duration;
+
+    fn root_pem(byte: u8) -> String {
+        let sk = ed25519_dalek::SigningKey::from_bytes(&[byte; 32]);
+        crate::keys::public_key_pem(&sk.verifying_key()).unwrap()
+    }
+
+    #[test]
+    fn one_opening_reads_its_trust_once_and_sees_its_own_changes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (store, _) = Store::init(tmp.path(), &Options::new(Duration::ZERO)).unwrap();
+        pin(&store, &root_pem(7), Some("root")).unwrap();
+        let first = state_of(&store).unwrap();
+        assert_eq!(first.pins.len(), 1);
+        // Read once: the files are not read again by this opening.
+        std::fs::remove_file(dir(store.root()).join(PINS)).unwrap();
+        assert!(Arc::ptr_eq(&first, &state_of(&store).unwrap()));
+        // A change made through this opening replaces what it kept.
+        pin(&store, &root_pem(8), Some("root2")).unwrap();
+        assert_eq!(state_of(&store).unwrap().pins.len(), 1);
+        // A new opening reads what is there.
+        drop(store);
+        let store = Store::open(tmp.path(), &Options::new(Duration::ZERO)).unwrap();
+        assert_eq!(state_of(&store).unwrap().pins[0].name, "root2");
+    }
 }

@@ -719,3 +719,43 @@ fn a_declared_compromise_falsifies_what_only_that_key_signed_and_all_that_rests_
         "{after}"
     );
 }
+
+#[test]
+fn a_key_moved_to_another_role_by_the_next_version_signs_as_that_role_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = Team::new(tmp.path());
+    let s = t.store("s", &[0]);
+    // Version 1 lists the CI key as a harness key; version 2 lists the same key as human.
+    let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness], "");
+    sign_and_append(&s, &v1, &t.roots[0], &tmp.path().join("v1.dsse"));
+    let (observed, _) = claim_file(tmp.path(), &t.harness, "suite passed");
+    ok(add(&s, &observed));
+    let as_human = fixed_key(&tmp.path().join("keys-human"), "human", "ci", 0x71);
+    assert_eq!(as_human.keyid, t.harness.keyid);
+    let v2 = t.toml("v2.toml", &[0], 1, &[&as_human], "");
+    sign_and_append(&s, &v2, &t.roots[0], &tmp.path().join("v2.dsse"));
+    let keys = ok(run(&s, &["keys", "list"])).json;
+    assert!(
+        keys["data"].to_string().contains("\"role\":\"human\""),
+        "the key takes the role of the policy in force: {keys}"
+    );
+    // A harness-observed claim it signs now is refused; a human-asserted one is taken.
+    let (again, _) = claim_file(tmp.path(), &t.harness, "suite passed again");
+    let o = add(&s, &again);
+    assert!(
+        o.json.to_string().contains("ROLE_VIOLATION"),
+        "a human key may not sign a harness observation: {}",
+        o.json
+    );
+    let claim = ClaimBuilder::assertion("reviewed by a person")
+        .origin("human-asserted")
+        .build();
+    let env = common::envelope_text(&common::with_computed_id(&claim), &as_human);
+    let path = tmp.path().join("human.dsse");
+    std::fs::write(&path, env).unwrap();
+    let o = ok(add(&s, &path));
+    assert_eq!(o.json["data"]["created"], json!(1), "{}", o.json);
+    // What it signed as a harness key before stays.
+    let out = ok(run(&s, &["fsck"]));
+    assert_eq!(out.code, 0);
+}

@@ -540,9 +540,14 @@ impl Apply for Audit<'_, '_> {
         key: &crate::store::record::KeyAdd,
     ) -> Result<(), IndexError> {
         let entry = KeyEntry::added(pos, key)?;
-        if let std::collections::btree_map::Entry::Vacant(v) = self.keys.entry(key.keyid.clone()) {
-            v.insert(entry);
-            self.meta.count_key();
+        match self.keys.entry(key.keyid.clone()) {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(entry);
+                self.meta.count_key();
+            }
+            std::collections::btree_map::Entry::Occupied(mut held) => {
+                held.get_mut().regrant(key);
+            }
         }
         self.meta.advance_past_trust_event(pos, chain, frame_len);
         self.note_record(pos, chain, true);

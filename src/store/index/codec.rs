@@ -537,6 +537,18 @@ impl KeyEntry {
         })
     }
 
+    /// A later `key-add` of a key already held: a key still trusted takes the role and name
+    /// it names from here on (a team's policy moved it to another role); a retired key stays
+    /// retired. Whether anything changed.
+    pub fn regrant(&mut self, key: &crate::store::record::KeyAdd) -> bool {
+        if self.retired_at.is_some() || (self.role == key.role && self.name == key.name) {
+            return false;
+        }
+        self.role = key.role;
+        self.name = key.name.clone();
+        true
+    }
+
     /// Retires the key at `pos`; false when it was already retired (the first retirement
     /// stands).
     pub fn retire(&mut self, pos: Position) -> bool {

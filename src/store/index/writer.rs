@@ -329,16 +329,21 @@ impl Apply for Writer<'_> {
         key: &crate::store::record::KeyAdd,
     ) -> Result<(), IndexError> {
         let entry = KeyEntry::added(pos, key)?;
-        if self
-            .dbs
-            .keys
-            .get(&self.txn, key.keyid.as_bytes())?
-            .is_none()
-        {
-            self.dbs
-                .keys
-                .put(&mut self.txn, key.keyid.as_bytes(), &encode(&entry))?;
-            self.meta.count_key();
+        match self.dbs.keys.get(&self.txn, key.keyid.as_bytes())? {
+            None => {
+                self.dbs
+                    .keys
+                    .put(&mut self.txn, key.keyid.as_bytes(), &encode(&entry))?;
+                self.meta.count_key();
+            }
+            Some(v) => {
+                let mut held: KeyEntry = decode(v, "keys")?;
+                if held.regrant(key) {
+                    self.dbs
+                        .keys
+                        .put(&mut self.txn, key.keyid.as_bytes(), &encode(&held))?;
+                }
+            }
         }
         self.meta.advance_past_trust_event(pos, chain, frame_len);
         self.note_record(pos, chain, true)
