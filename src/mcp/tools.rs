@@ -440,7 +440,10 @@ fn claim(config: &Config, ctx: &Context, a: ClaimIn) -> Result<Answer, Failure> 
     })?;
     // Root keys sign trust policies only: a server started with one records nothing.
     let keyid = elench::keys::keyid(&key.key.verifying_key());
-    if let Ok(st) = elench::trust::state(&config.store) {
+    let trust = elench::store::Store::open(&config.store, &ctx.store_options())
+        .ok()
+        .and_then(|s| elench::trust::state_of(&s).ok());
+    if let Some(st) = trust {
         if st.root_keyids().contains(&keyid) {
             return Err(Failure::Invalid {
                 code: elench::error::Code::RoleViolation,

@@ -2,7 +2,8 @@
 //!
 //! Every record's checksums and chain value; every envelope verified again against the trust
 //! state at its position, with its claim id recomputed (on every core); every entry of the
-//! index checked against what the log gives it (`rebuild::audit_log`); and, with a
+//! index checked against what the log gives it (`rebuild::audit_log`); every trust policy
+//! record checked again where it sits (`trust::verify_records`); and, with a
 //! checkpoint, that the log still extends it. `repair` first moves everything from the first
 //! damaged record on into `quarantine/` and rebuilds the index.
 
@@ -285,6 +286,12 @@ pub fn check(
         p.add("INDEX_DISAGREES", format!("index database {db}: {what}"));
     }
     drop(live);
+    // The trust records folded again, each policy checked where it sits in the log.
+    if !log_damaged {
+        if let Err(e) = crate::trust::verify_records(store) {
+            p.add("POLICY_INVALID", e.to_string());
+        }
+    }
     let meta = audited.meta;
     if let Some(c) = checkpoint {
         let held = hold(store, c)?;

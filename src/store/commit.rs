@@ -163,6 +163,7 @@ impl Store {
                     record::decode_event(&payload).map_err(StoreError::Corrupt)?;
                 w.apply_key_retire(pos, chain, frame_len, &e.keyid)?;
             }
+            Kind::Pin | Kind::Policy => w.apply_trust_record(pos, chain, frame_len)?,
             Kind::Envelope => {
                 return Err(StoreError::Corrupt(
                     "an envelope is not a trust event".into(),
@@ -209,6 +210,21 @@ impl Store {
         self.append_event_locked(Kind::KeyAdd, record::encode_event(&event))?;
         drop(lock);
         Ok(true)
+    }
+
+    /// Appends a pin or a trust policy record (`kind`, its payload in canonical form) durably.
+    /// The caller (the trust layer) decided it belongs in the log.
+    pub fn append_trust_record(&self, kind: Kind, payload: &[u8]) -> Result<(), StoreError> {
+        if !kind.is_trust_record() {
+            return Err(StoreError::Corrupt(format!(
+                "{kind:?} is not a trust record"
+            )));
+        }
+        record::check_trust_record(kind, payload).map_err(StoreError::Corrupt)?;
+        let lock = self.lock()?;
+        self.append_event_locked(kind, payload.to_vec())?;
+        drop(lock);
+        Ok(())
     }
 
     /// Retires a key. Returns None for an unknown keyid, else whether it changed.

@@ -52,14 +52,26 @@ pub enum Kind {
     KeyAdd = 2,
     /// A key was retired: JSON `{keyid}`.
     KeyRetire = 3,
+    /// A root key was pinned: JSON `{keyid, name, publicKey}`.
+    Pin = 4,
+    /// A trust policy envelope, in canonical (RFC 8785) form.
+    Policy = 5,
 }
 
 impl Kind {
+    /// Whether it is one of the team's trust records (a pin, a policy), which the store keeps
+    /// and finds again but whose meaning is the trust layer's.
+    pub fn is_trust_record(self) -> bool {
+        matches!(self, Kind::Pin | Kind::Policy)
+    }
+
     fn from_byte(b: u8) -> Option<Kind> {
         match b {
             1 => Some(Kind::Envelope),
             2 => Some(Kind::KeyAdd),
             3 => Some(Kind::KeyRetire),
+            4 => Some(Kind::Pin),
+            5 => Some(Kind::Policy),
             _ => None,
         }
     }

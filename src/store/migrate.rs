@@ -16,11 +16,14 @@ use std::path::{Path, PathBuf};
 mod m0001;
 #[path = "../../migrations/0002_log.rs"]
 mod m0002;
+#[path = "../../migrations/0003_trust_records.rs"]
+mod m0003;
 
 /// Every layout, in order. The last one's number is the current format version.
 const LAYOUTS: &[(u32, &str)] = &[
     (m0001::VERSION, m0001::DESCRIPTION),
     (m0002::VERSION, m0002::DESCRIPTION),
+    (m0003::VERSION, m0003::DESCRIPTION),
 ];
 
 /// Where the new log is written before it is moved into place.
@@ -97,7 +100,64 @@ pub fn migrate(root: &Path, found: u32, envs: &super::Environments) -> Result<()
     if found == 1 {
         from_layout1(root, envs)?;
     }
+    if found <= 2 {
+        from_layout2(root)?;
+    }
     super::write_format_file(root)
+}
+
+/// Whether a layout 2 `trust/` folder waits to be carried into the log.
+pub fn trust_folder_waits(root: &Path) -> bool {
+    root.join(m0003::OLD_DIR).is_dir()
+}
+
+/// Appends layout 2's pins and policies to the log as records (see `migrations/0003`), then
+/// sets the folder aside. Run again after an interruption, it appends them again, which
+/// changes nothing: a pin or policy already in the log is taken once.
+fn from_layout2(root: &Path) -> Result<(), StoreError> {
+    let old = root.join(m0003::OLD_DIR);
+    if !old.is_dir() {
+        return Ok(());
+    }
+    let trust = m0003::read_layout2_trust(&old).map_err(StoreError::Corrupt)?;
+    let log = Log::new(root.join(super::LOG_DIR));
+    let (head, tail) = log.scan(Head::EMPTY, |_| Ok(true))?;
+    match tail {
+        super::log::Tail::Clean => {}
+        // Never acknowledged: set aside as opening does, before appending after it.
+        super::log::Tail::Torn {
+            segment, offset, ..
+        } => {
+            log.quarantine_from(segment, offset, &super::fresh_quarantine(root))?;
+        }
+        super::log::Tail::Damaged(d) => {
+            return Err(StoreError::Corrupt(format!(
+                "{d}; the trust folder was not carried into the log: `elench fsck --repair` \
+                 moves the damaged part aside"
+            )))
+        }
+    }
+    let mut appender = Appender::new(log, head);
+    for pin in &trust.pins {
+        let bytes = crate::jcs::canonical(pin)
+            .map_err(|e| StoreError::Corrupt(format!("{}: a pin: {e}", old.display())))?;
+        record::check_trust_record(Kind::Pin, &bytes)
+            .map_err(|why| StoreError::Corrupt(format!("{}: {why}", old.display())))?;
+        appender.stage(Kind::Pin, &bytes);
+    }
+    for envelope in &trust.policies {
+        let bytes = record::canonical_envelope(envelope)
+            .map_err(|why| StoreError::Corrupt(format!("{}: {why}", old.display())))?;
+        appender.stage(Kind::Policy, &bytes);
+    }
+    appender.commit()?;
+    let kept = root.join(m0003::KEPT_DIR);
+    if kept.exists() {
+        move_aside(&kept, &super::fresh_quarantine(root).join(m0003::KEPT_DIR))?;
+    }
+    std::fs::rename(&old, &kept).map_err(io_err(&old))?;
+    crate::atomic_file::sync_dir(root).map_err(io_err(root))?;
+    Ok(())
 }
 
 fn from_layout1(root: &Path, envs: &super::Environments) -> Result<(), StoreError> {

@@ -95,7 +95,10 @@ impl Store {
     /// changes). Returns whether it did.
     pub fn repair_format(root: &Path, options: &Options) -> Result<bool, StoreError> {
         let found = read_format_file(root)?;
-        if found >= current_version() || root.join("db").is_dir() {
+        if found >= current_version()
+            || root.join("db").is_dir()
+            || migrate::trust_folder_waits(root)
+        {
             return Ok(false);
         }
         let _lock = acquire_lock(root, options.wait)?;
@@ -722,6 +725,14 @@ fn open_index(envs: &Environments, dir: &Path) -> Result<Index, Unopened> {
     }
 }
 
+/// Whether the index noted a trust event at `rec`'s place with `rec`'s chain value.
+fn noted_trust_event(r: &index::Reader<'_>, rec: &log::Record) -> bool {
+    r.trust_events()
+        .ok()
+        .flatten()
+        .is_some_and(|events| events.contains(&(rec.pos, rec.chain)))
+}
+
 /// Whether the index applied `rec` (the log's record `rec.pos.n`, whose envelopes before it
 /// number `envelopes`) as it is: the same envelope at the same place, or the same trust event
 /// at the same record number.
@@ -744,12 +755,12 @@ fn indexed_as(
                 return Ok(false);
             };
             r.key(&event.keyid)?.is_some_and(|k| {
-                k.added_at == rec.pos.n
-                    && k.role == event.role
-                    && k.name == event.name
-                    && hex::encode(k.public_key) == event.public_key
+                hex::encode(k.public_key) == event.public_key
+                    && (k.added_at == rec.pos.n && k.role == event.role && k.name == event.name
+                        || noted_trust_event(r, rec))
             })
         }
+        Kind::Pin | Kind::Policy => noted_trust_event(r, rec),
         Kind::KeyRetire => {
             let Ok(event) = record::decode_event::<record::KeyRetire>(&rec.payload) else {
                 return Ok(false);

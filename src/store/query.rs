@@ -1,6 +1,7 @@
 //! Reading a store: the claims, envelopes, edges and trusted keys its index holds.
 
 use super::index::{self, id_key, id_text};
+use super::log::Kind;
 use super::{
     record, ClaimEntry, EnvelopeRecord, KeyEntry, Meta, Store, StoreError, StoredClaim, StoredKey,
 };
@@ -238,6 +239,27 @@ impl Store {
             .into_iter()
             .map(stored_key)
             .collect())
+    }
+
+    /// The pin and policy records of the log, in log order, as `(kind, payload)`: found
+    /// through the index's list of trust events, so reading them costs what they are, not
+    /// what the log is.
+    pub fn trust_records(&self) -> Result<Vec<(Kind, Vec<u8>)>, StoreError> {
+        let events = self.index.read()?.trust_events()?.unwrap_or_default();
+        let mut out = Vec::new();
+        for (pos, chain) in events {
+            let rec = self.log.read_at(pos)?;
+            if rec.chain != chain {
+                return Err(self.index_damaged(&format!(
+                    "the trust event the index places at record {} is not in the log there",
+                    pos.n
+                )));
+            }
+            if rec.kind.is_trust_record() {
+                out.push((rec.kind, rec.payload));
+            }
+        }
+        Ok(out)
     }
 
     /// The current trust state (retired keys kept, marked).

@@ -214,6 +214,11 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
                     record::decode_event(&rec.payload).map_err(|why| damaged(rec, why))?;
                 w.apply_key_retire(rec.pos, rec.chain, rec.frame_len, &e.keyid)?;
             }
+            Kind::Pin | Kind::Policy => {
+                record::check_trust_record(rec.kind, &rec.payload)
+                    .map_err(|why| damaged(rec, why))?;
+                w.apply_trust_record(rec.pos, rec.chain, rec.frame_len)?;
+            }
             Kind::Envelope => {}
         }
         self.trust = trust_set_of(w.keys()?)?;

@@ -47,6 +47,31 @@ pub struct KeyRetire {
     pub keyid: String,
 }
 
+/// A root key was pinned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pin {
+    pub keyid: String,
+    pub name: String,
+    /// PEM SubjectPublicKeyInfo.
+    #[serde(rename = "publicKey")]
+    pub public_key: String,
+}
+
+/// What the store itself checks of a pin or policy record: a pin reads as one, a policy is
+/// an envelope in canonical form. Whether a policy holds is the trust layer's to say.
+pub fn check_trust_record(kind: super::log::Kind, payload: &[u8]) -> Result<(), String> {
+    match kind {
+        super::log::Kind::Pin => decode_event::<Pin>(payload).map(drop),
+        super::log::Kind::Policy => match canonical_envelope(payload) {
+            Ok(c) if c == payload => Ok(()),
+            Ok(_) => Err("a trust policy record is not in canonical form".into()),
+            Err(e) => Err(format!("a trust policy record is not an envelope: {e}")),
+        },
+        other => Err(format!("{other:?} is not a trust record")),
+    }
+}
+
 /// Trust event payloads are canonical JSON, so the log's bytes are a function of the events.
 pub fn encode_event<T: Serialize>(event: &T) -> Vec<u8> {
     let value = serde_json::to_value(event).unwrap_or(serde_json::Value::Null);

@@ -2,15 +2,16 @@
 //! store pins once (the model of TUF's root rotation and of gittuf's policy; never trust on
 //! first use).
 //!
-//! A store keeps, beside its log, in `trust/`: its pins (`pins.json`), the policies of its
-//! chain (`chain/<version>.json`, the canonical envelope of each version reached), the
-//! policies that wait for a version below them (`waiting/`), and the second valid envelopes
-//! of a version already reached (`equivocation/`): all of them content that travels, none of
-//! it a copy of anything. What a policy grants is applied to the store's trust as log
-//! records: the keys of the policy in force are added as `keys add` would, and a key an
-//! earlier version listed and the one in force does not is retired, so the log, `fsck` and
-//! checkpoints see every change of trust. Applying is idempotent ([`reconcile`]), so a run
-//! stopped between writing a policy and applying it is finished by the next one.
+//! The log is the source of truth, and a store's trust is the fold of the log's trust
+//! records: a pin record for each pinned root key, a policy record for each policy envelope
+//! taken (canonical bytes), in log order. Folding them with the rules of [`admit`] gives the
+//! chain (each version reached), the versions that wait for one below them, and the second
+//! valid envelopes of a version already reached (kept as evidence of an equivocation). What
+//! a policy grants is applied as `key-add` and `key-retire` records: the keys of the policy
+//! in force are trusted with its roles, and a key an earlier version listed and the one in
+//! force does not is retired, so `fsck`, checkpoints and export see every change of trust.
+//! Applying is idempotent ([`reconcile`]), so a run stopped between appending a policy and
+//! applying it is finished by the next one.
 //!
 //! Files: `policy` (one policy read and checked alone), `source` (`trust.toml` to the next
 //! version's predicate).
@@ -20,19 +21,18 @@ pub mod source;
 
 use crate::error::{Code, Rejection};
 use crate::keys::{keyid, read_public_key_pem, TrustedKey};
+use crate::store::log::Kind;
 use crate::store::Store;
 use ed25519_dalek::VerifyingKey;
 pub use policy::{is_policy, Policy, PREDICATE_TYPE};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-const DIR: &str = "trust";
-const PINS: &str = "pins.json";
-const CHAIN: &str = "chain";
-const WAITING: &str = "waiting";
-const EQUIVOCATION: &str = "equivocation";
+/// The lock file held while a process reads the trust state to change it (in the store
+/// directory).
+const LOCK: &str = "trust.lock";
 
 /// A root key this store trusts to start a chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,10 +65,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TrustError + '_ {
         path: path.display().to_string(),
         message: e.to_string(),
     }
-}
-
-fn dir(root: &Path) -> PathBuf {
-    root.join(DIR)
 }
 
 /// Everything a store knows of its team's trust.
@@ -181,61 +177,61 @@ pub fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-fn read_dir_policies(path: &Path) -> Result<Vec<Policy>, TrustError> {
-    let mut out = Vec::new();
-    let entries = match std::fs::read_dir(path) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(io(path)(e)),
-    };
-    let mut names: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    names.sort();
-    for p in names {
-        let bytes = std::fs::read(&p).map_err(io(&p))?;
-        let policy = policy::read(&bytes).map_err(|r| TrustError::Io {
-            path: p.display().to_string(),
-            message: format!("a stored trust policy no longer reads: {}", r.message),
-        })?;
-        out.push(policy);
+/// The trust state the trust records give, folded in log order with the rules of [`admit`].
+/// `strict`: a policy record that no longer reads, or that the state before it refuses (the
+/// log was not written by [`admit`]), is an error; else it is passed over.
+fn fold(records: Vec<(Kind, Vec<u8>)>, strict: bool) -> Result<State, TrustError> {
+    let mut st = State::default();
+    for (n, (kind, payload)) in records.into_iter().enumerate() {
+        let bad = |message: String| TrustError::Io {
+            path: format!("the log's trust record {}", n + 1),
+            message,
+        };
+        match kind {
+            Kind::Pin => {
+                let pin: crate::store::record::Pin =
+                    crate::store::record::decode_event(&payload).map_err(bad)?;
+                if !st.pins.iter().any(|p| p.keyid == pin.keyid) {
+                    st.pins.push(Pin {
+                        keyid: pin.keyid,
+                        name: pin.name,
+                        public_key: pin.public_key,
+                    });
+                }
+            }
+            Kind::Policy => {
+                let p = match policy::read(&payload) {
+                    Ok(p) => p,
+                    Err(r) if strict => {
+                        return Err(bad(format!(
+                            "a trust policy of the log no longer reads: {}",
+                            r.message
+                        )))
+                    }
+                    Err(_) => continue,
+                };
+                match step(&mut st, p) {
+                    Ok(_) => {}
+                    Err(r) if strict => {
+                        return Err(bad(format!(
+                            "a trust policy of the log does not hold where it sits: {}",
+                            r.message
+                        )))
+                    }
+                    Err(_) => {}
+                }
+            }
+            _ => {}
+        }
     }
-    Ok(out)
+    st.pins.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+    Ok(st)
 }
 
-/// What the store at `root` knows of its trust (nothing, for a store without `trust/`).
-pub fn state(root: &Path) -> Result<State, TrustError> {
-    let d = dir(root);
-    let pins_path = d.join(PINS);
-    let pins: Vec<Pin> = match std::fs::read(&pins_path) {
-        Ok(b) => serde_json::from_slice(&b).map_err(|e| TrustError::Io {
-            path: pins_path.display().to_string(),
-            message: e.to_string(),
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(io(&pins_path)(e)),
-    };
-    let mut chain = read_dir_policies(&d.join(CHAIN))?;
-    chain.sort_by_key(Policy::version);
-    // Only the run without a gap from 1 counts (files are written in order).
-    let upto = chain
-        .iter()
-        .enumerate()
-        .take_while(|(i, p)| p.version() == *i as u64 + 1)
-        .count();
-    chain.truncate(upto);
-    let mut waiting = read_dir_policies(&d.join(WAITING))?;
-    waiting.sort_by(|a, b| (a.version(), &a.digest).cmp(&(b.version(), &b.digest)));
-    let mut equivocations = read_dir_policies(&d.join(EQUIVOCATION))?;
-    equivocations.sort_by(|a, b| (a.version(), &a.digest).cmp(&(b.version(), &b.digest)));
-    Ok(State {
-        pins,
-        chain,
-        waiting,
-        equivocations,
-    })
+/// Folds every trust record of `store` again, checking each policy record where it sits (what
+/// `fsck` asks): the first that does not hold, if any.
+pub fn verify_records(store: &Store) -> Result<(), TrustError> {
+    fold(store.trust_records()?, true).map(drop)
 }
 
 /// What `store` knows of its trust, read once per opening of the store: later calls on the
@@ -245,20 +241,24 @@ pub fn state_of(store: &Store) -> Result<Arc<State>, TrustError> {
     if let Some(st) = store.derived::<State>() {
         return Ok(st);
     }
-    let st = Arc::new(state(store.root())?);
+    let st = Arc::new(fold(store.trust_records()?, false)?);
     store.keep_derived(st.clone());
     Ok(st)
 }
 
-/// Held while a process changes `trust/`.
+/// The trust state read afresh from the log (under the trust lock, to change it).
+fn fresh_state(store: &Store) -> Result<State, TrustError> {
+    store.forget_derived();
+    Ok((*state_of(store)?).clone())
+}
+
+/// Held while a process reads the trust state to change it.
 struct Lock {
     _file: std::fs::File,
 }
 
 fn lock(root: &Path) -> Result<Lock, TrustError> {
-    let d = dir(root);
-    std::fs::create_dir_all(&d).map_err(io(&d))?;
-    let path = d.join("lock");
+    let path = root.join(LOCK);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -267,17 +267,6 @@ fn lock(root: &Path) -> Result<Lock, TrustError> {
         .map_err(io(&path))?;
     file.lock().map_err(io(&path))?;
     Ok(Lock { _file: file })
-}
-
-fn write(root: &Path, sub: &str, name: &str, bytes: &[u8]) -> Result<(), TrustError> {
-    let d = dir(root).join(sub);
-    std::fs::create_dir_all(&d).map_err(io(&d))?;
-    let path = d.join(name);
-    crate::atomic_file::write(&path, bytes).map_err(io(&path))
-}
-
-fn chain_name(version: u64) -> String {
-    format!("{version:010}.json")
 }
 
 /// What adding a pin did.
@@ -296,9 +285,8 @@ pub fn pin(store: &Store, pem: &str, name: Option<&str>) -> Result<Pinned, Trust
         return Err(Rejection::new(Code::WeakKey, "a weak (small-order) public key").into());
     }
     let id = keyid(&vk);
-    let root = store.root();
-    let _l = lock(root)?;
-    let mut st = state(root)?;
+    let _l = lock(store.root())?;
+    let mut st = fresh_state(store)?;
     let name = name.map_or_else(|| format!("root-{}", &id[..8]), str::to_owned);
     if st.pins.iter().any(|p| p.keyid == id) {
         return Ok(Pinned {
@@ -307,15 +295,19 @@ pub fn pin(store: &Store, pem: &str, name: Option<&str>) -> Result<Pinned, Trust
             effect: "noop",
         });
     }
-    st.pins.push(Pin {
+    let pin = Pin {
         keyid: id.clone(),
         name: name.clone(),
         public_key: crate::keys::public_key_pem(&vk)?,
-    });
+    };
+    let record = crate::store::record::Pin {
+        keyid: pin.keyid.clone(),
+        name: pin.name.clone(),
+        public_key: pin.public_key.clone(),
+    };
+    store.append_trust_record(Kind::Pin, &crate::store::record::encode_event(&record))?;
+    st.pins.push(pin);
     st.pins.sort_by(|a, b| a.keyid.cmp(&b.keyid));
-    let json = serde_json::to_vec_pretty(&st.pins).unwrap_or_default();
-    let d = dir(root);
-    crate::atomic_file::write(&d.join(PINS), &json).map_err(io(&d))?;
     store.keep_derived(Arc::new(st));
     Ok(Pinned {
         keyid: id,
@@ -438,28 +430,27 @@ fn unpinned(p: &Policy) -> Rejection {
     )
 }
 
-/// Takes a policy envelope into the store: checks it alone, then against the pins and the
-/// chain; a version that extends the chain is written and applied (with any waiting version
-/// it unblocks), one above the next waits, a second valid one of a version reached is kept
-/// as evidence and refused (`POLICY_EQUIVOCATION`). Every refusal leaves the store as it was.
-pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
-    let p = policy::read(bytes)?;
-    let root = store.root();
-    let _l = lock(root)?;
-    // Read afresh under the lock (another process may have changed it); what this opening
-    // kept is replaced on the way out, whatever happens.
-    let mut st = state(root)?;
-    store.forget_derived();
+/// What one policy does to a trust state ([`step`]).
+enum Stepped {
+    /// The chain holds it already.
+    Held,
+    /// It waits for a version below it (`true`: newly).
+    Waiting(bool),
+    /// A second valid envelope of a version reached: refused, and kept as evidence
+    /// (`true`: newly).
+    Equivocation(bool, Rejection),
+    /// It extended the chain, with the waiting versions it unblocked: the versions applied.
+    Applied(Vec<u64>),
+}
+
+/// Takes `p` into `st` with the chain's rules: checked against the pins and the chain; a
+/// version that extends the chain is reached (with any waiting version it unblocks), one
+/// above the next waits, a second valid one of a version reached is evidence. Any other
+/// refusal is an error and leaves `st` as it was.
+fn step(st: &mut State, p: Policy) -> Result<Stepped, Rejection> {
     if st.pins.is_empty() {
-        return Err(unpinned(&p).into());
+        return Err(unpinned(&p));
     }
-    let mut admitted = Admitted {
-        id: p.id(),
-        version: p.version(),
-        effect: "noop",
-        applied: Vec::new(),
-        missing: None,
-    };
     if let Some(first) = st.chain.first() {
         if p.chain != first.chain {
             return Err(Rejection::at(
@@ -475,8 +466,7 @@ pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
                     first.chain,
                     first.team
                 ),
-            )
-            .into());
+            ));
         }
     }
     let top = st.chain.len() as u64;
@@ -484,22 +474,14 @@ pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
     if v <= top {
         let held = &st.chain[v as usize - 1];
         if held.hash == p.hash {
-            return Ok(admitted);
+            return Ok(Stepped::Held);
         }
         // Would it have been valid? Then the roots signed two versions `v`.
         match v {
-            1 => check_first(&st, &p)?,
+            1 => check_first(st, &p)?,
             _ => check_next(&st.chain[v as usize - 2], &p)?,
         }
-        if !st.equivocations.iter().any(|e| e.digest == p.digest) {
-            write(
-                root,
-                EQUIVOCATION,
-                &format!("{}.json", p.digest),
-                &p.canonical,
-            )?;
-        }
-        return Err(Rejection::new(
+        let refusal = Rejection::new(
             Code::PolicyEquivocation,
             format!(
                 "trust policy version {v} has two different valid envelopes: {} (in the chain) \
@@ -508,24 +490,29 @@ pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
                 p.id(),
                 p.root_names()
             ),
-        )
-        .into());
+        );
+        let new = !st.equivocations.iter().any(|e| e.digest == p.digest);
+        if new {
+            st.equivocations.push(p);
+            st.equivocations
+                .sort_by(|a, b| (a.version(), &a.digest).cmp(&(b.version(), &b.digest)));
+        }
+        return Ok(Stepped::Equivocation(new, refusal));
     }
     if v > top + 1 {
-        if !st.waiting.iter().any(|w| w.digest == p.digest) {
-            write(root, WAITING, &format!("{}.json", p.digest), &p.canonical)?;
+        let new = !st.waiting.iter().any(|w| w.digest == p.digest);
+        if new {
+            st.waiting.push(p);
+            st.waiting
+                .sort_by(|a, b| (a.version(), &a.digest).cmp(&(b.version(), &b.digest)));
         }
-        admitted.effect = "waiting";
-        admitted.missing = Some(top + 1);
-        return Ok(admitted);
+        return Ok(Stepped::Waiting(new));
     }
     match st.chain.last() {
-        None => check_first(&st, &p)?,
+        None => check_first(st, &p)?,
         Some(prev) => check_next(prev, &p)?,
     }
-    write(root, CHAIN, &chain_name(v), &p.canonical)?;
-    admitted.effect = "created";
-    admitted.applied.push(v);
+    let mut applied = vec![v];
     st.chain.push(p);
     // Waiting versions it unblocks, in order.
     loop {
@@ -539,13 +526,63 @@ pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
         });
         let Some(i) = found else { break };
         let w = st.waiting.remove(i);
-        write(root, CHAIN, &chain_name(next), &w.canonical)?;
-        let _ = std::fs::remove_file(dir(root).join(WAITING).join(format!("{}.json", w.digest)));
-        admitted.applied.push(next);
+        applied.push(next);
         st.chain.push(w);
     }
-    reconcile_state(store, &st)?;
-    store.keep_derived(Arc::new(st));
+    Ok(Stepped::Applied(applied))
+}
+
+/// Takes a policy envelope into the store: checks it alone, then against the pins and the
+/// chain ([`step`]); a version that extends the chain, one that waits, and a second valid one
+/// of a version reached (refused with `POLICY_EQUIVOCATION`, and kept as evidence) are
+/// appended to the log as a policy record; what the chain then grants is applied. Any other
+/// refusal appends nothing.
+pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
+    let p = policy::read(bytes)?;
+    let _l = lock(store.root())?;
+    // Read afresh under the lock: another process may have changed it.
+    let mut st = fresh_state(store)?;
+    let mut admitted = Admitted {
+        id: p.id(),
+        version: p.version(),
+        effect: "noop",
+        applied: Vec::new(),
+        missing: None,
+    };
+    let canonical = p.canonical.clone();
+    let top = st.chain.len() as u64;
+    let stepped = step(&mut st, p)?;
+    let append = |st: State| -> Result<(), TrustError> {
+        store.append_trust_record(Kind::Policy, &canonical)?;
+        store.keep_derived(Arc::new(st));
+        Ok(())
+    };
+    match stepped {
+        // Applying again finishes what a run stopped after appending the policy left.
+        Stepped::Held => reconcile_state(store, &st)?,
+        Stepped::Waiting(new) => {
+            if new {
+                append(st)?;
+            }
+            admitted.effect = "waiting";
+            admitted.missing = Some(top + 1);
+        }
+        Stepped::Equivocation(new, refusal) => {
+            if new {
+                append(st)?;
+            }
+            return Err(refusal.into());
+        }
+        Stepped::Applied(versions) => {
+            // The policy first, then what it grants: a run stopped between them is finished
+            // by the next one (applying is idempotent).
+            store.append_trust_record(Kind::Policy, &canonical)?;
+            reconcile_state(store, &st)?;
+            store.keep_derived(Arc::new(st));
+            admitted.effect = "created";
+            admitted.applied = versions;
+        }
+    }
     Ok(admitted)
 }
 
@@ -723,15 +760,25 @@ mod tests {
         pin(&store, &root_pem(7), Some("root")).unwrap();
         let first = state_of(&store).unwrap();
         assert_eq!(first.pins.len(), 1);
-        // Read once: the files are not read again by this opening.
-        std::fs::remove_file(dir(store.root()).join(PINS)).unwrap();
+        // Read once: a record appended behind its back is not read again by this opening.
+        let other = crate::store::record::Pin {
+            keyid: "00".repeat(32),
+            name: "behind".into(),
+            public_key: root_pem(9),
+        };
+        store
+            .append_trust_record(Kind::Pin, &crate::store::record::encode_event(&other))
+            .unwrap();
         assert!(Arc::ptr_eq(&first, &state_of(&store).unwrap()));
-        // A change made through this opening replaces what it kept.
+        // A change made through this opening reads afresh and replaces what it kept.
         pin(&store, &root_pem(8), Some("root2")).unwrap();
-        assert_eq!(state_of(&store).unwrap().pins.len(), 1);
-        // A new opening reads what is there.
+        assert_eq!(state_of(&store).unwrap().pins.len(), 3);
+        // A new opening folds the log's records.
         drop(store);
         let store = Store::open(tmp.path(), &Options::new(Duration::ZERO)).unwrap();
-        assert_eq!(state_of(&store).unwrap().pins[0].name, "root2");
+        let st = state_of(&store).unwrap();
+        assert_eq!(st.pins.len(), 3);
+        assert!(st.pins.iter().any(|p| p.name == "root2"));
+        verify_records(&store).unwrap();
     }
 }

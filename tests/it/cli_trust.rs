@@ -759,3 +759,131 @@ fn a_key_moved_to_another_role_by_the_next_version_signs_as_that_role_only() {
     let out = ok(run(&s, &["fsck"]));
     assert_eq!(out.code, 0);
 }
+
+#[test]
+fn a_store_of_the_previous_layout_carries_its_trust_folder_into_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = Team::new(tmp.path());
+    // The team's chain: version 1, 2 and 3, made in another store.
+    let maker = t.store("maker", &[0]);
+    let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness], "");
+    sign_and_append(&maker, &v1, &t.roots[0], &tmp.path().join("v1.dsse"));
+    let v2 = t.toml("v2.toml", &[0], 1, &[&t.harness, &t.agent], "");
+    sign_and_append(&maker, &v2, &t.roots[0], &tmp.path().join("v2.dsse"));
+    let v3 = t.toml("v3.toml", &[0], 1, &[&t.agent], "");
+    ok(sign(
+        &maker,
+        &v3,
+        &t.roots[0],
+        &tmp.path().join("v3.dsse"),
+        &["--append"],
+    ));
+
+    // A store as the previous layout left it: the root pinned in trust/pins.json, version 1
+    // in trust/chain/, version 3 waiting in trust/waiting/, and the key version 1 grants
+    // added to the log; its FORMAT names layout 2.
+    let old = t.store("old", &[]);
+    ok(run(
+        &old,
+        &[
+            "keys",
+            "add",
+            t.harness.public.to_str().unwrap(),
+            "--role",
+            "harness",
+            "--name",
+            "ci",
+        ],
+    ));
+    let canonical = |file: &str| {
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(tmp.path().join(file)).unwrap()).unwrap();
+        elench::jcs::canonical(&v).unwrap()
+    };
+    let digest = |bytes: &[u8]| {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(bytes))
+    };
+    let trust = old.join("trust");
+    for d in ["chain", "waiting", "equivocation"] {
+        std::fs::create_dir_all(trust.join(d)).unwrap();
+    }
+    let pem = std::fs::read_to_string(&t.roots[0].public).unwrap();
+    let pins = json!([{"keyid": t.roots[0].keyid, "name": "root1", "publicKey": pem}]);
+    std::fs::write(trust.join("pins.json"), pins.to_string()).unwrap();
+    std::fs::write(trust.join("chain/0000000001.json"), canonical("v1.dsse")).unwrap();
+    let waiting = canonical("v3.dsse");
+    std::fs::write(
+        trust.join(format!("waiting/{}.json", digest(&waiting))),
+        &waiting,
+    )
+    .unwrap();
+    std::fs::write(old.join("FORMAT"), "elench-store 2\n").unwrap();
+
+    // Opening migrates it: the same trust, now folded from the log's records.
+    let show = ok(run(&old, &["trust", "show"])).json["data"].clone();
+    assert_eq!(show["in_force"]["version"], json!(1), "{show}");
+    assert_eq!(show["pins"][0]["keyid"], json!(t.roots[0].keyid), "{show}");
+    assert_eq!(show["missing_version"], json!(2), "{show}");
+    assert_eq!(show["waiting"][0]["version"], json!(3), "{show}");
+    let format = std::fs::read_to_string(old.join("FORMAT")).unwrap();
+    assert_eq!(
+        format.trim(),
+        format!("elench-store {}", elench::store::current_version())
+    );
+    assert!(!trust.exists(), "the folder is set aside");
+    assert!(old.join("trust.layout2/chain/0000000001.json").is_file());
+    ok(run(&old, &["fsck"]));
+    // The checkpoint counts the records the migration appended (a key-add, a pin and two
+    // policies).
+    let cp = ok(run(&old, &["checkpoint"])).json;
+    assert_eq!(cp["data"]["n"], json!(4), "{cp}");
+    assert_eq!(cp["data"]["note"]["size"], json!(4), "{cp}");
+
+    // Version 2 arrives: it and the waiting version 3 come into force.
+    let o = ok(add(&old, &tmp.path().join("v2.dsse")));
+    assert_eq!(o.json["data"]["created"], json!(1), "{}", o.json);
+    let show = ok(run(&old, &["trust", "show"])).json["data"].clone();
+    assert_eq!(show["in_force"]["version"], json!(3), "{show}");
+    assert_eq!(show["waiting"], json!([]), "{show}");
+    // Export carries the whole chain.
+    let bundle = tmp.path().join("old.jsonl");
+    ok(run(&old, &["export", "-o", bundle.to_str().unwrap()]));
+    assert_eq!(std::fs::read_to_string(&bundle).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn fsck_checks_every_policy_record_where_it_sits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = Team::new(tmp.path());
+    let maker = t.store("maker", &[0]);
+    let v1 = t.toml("v1.toml", &[0], 1, &[&t.harness], "");
+    ok(sign(
+        &maker,
+        &v1,
+        &t.roots[0],
+        &tmp.path().join("v1.dsse"),
+        &[],
+    ));
+    // A previous-layout store whose trust folder holds a version 1 but pins nothing (a
+    // folder written by hand): migrated, the policy record does not hold where it sits.
+    let s = t.store("s", &[]);
+    let env: Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("v1.dsse")).unwrap()).unwrap();
+    std::fs::create_dir_all(s.join("trust/chain")).unwrap();
+    std::fs::write(
+        s.join("trust/chain/0000000001.json"),
+        elench::jcs::canonical(&env).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(s.join("FORMAT"), "elench-store 2\n").unwrap();
+    let show = ok(run(&s, &["trust", "show"])).json["data"].clone();
+    assert_eq!(show["in_force"], Value::Null, "{show}");
+    let f = run(&s, &["fsck"]);
+    assert_ne!(f.code, 0, "{}", f.json);
+    assert!(
+        f.json.to_string().contains("POLICY_INVALID") && f.json.to_string().contains("pins"),
+        "{}",
+        f.json
+    );
+}

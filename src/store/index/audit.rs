@@ -569,6 +569,17 @@ impl Apply for Audit<'_, '_> {
         Ok(())
     }
 
+    fn apply_trust_record(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+    ) -> Result<(), IndexError> {
+        self.meta.advance_past_trust_event(pos, chain, frame_len);
+        self.note_record(pos, chain, true);
+        Ok(())
+    }
+
     fn keys(&self) -> Result<Vec<KeyEntry>, IndexError> {
         Ok(self.keys.values().cloned().collect())
     }

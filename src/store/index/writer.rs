@@ -106,6 +106,14 @@ pub trait Apply {
         frame_len: u64,
         keyid: &str,
     ) -> Result<(), IndexError>;
+    /// Applies a pin or a policy record: it changes no key here, and its place is noted
+    /// among the trust events so that the trust layer finds it again without reading the log.
+    fn apply_trust_record(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+    ) -> Result<(), IndexError>;
     /// The trust state after the records applied so far.
     fn keys(&self) -> Result<Vec<KeyEntry>, IndexError>;
 }
@@ -364,6 +372,16 @@ impl Apply for Writer<'_> {
                     .put(&mut self.txn, keyid.as_bytes(), &encode(&entry))?;
             }
         }
+        self.meta.advance_past_trust_event(pos, chain, frame_len);
+        self.note_record(pos, chain, true)
+    }
+
+    fn apply_trust_record(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+    ) -> Result<(), IndexError> {
         self.meta.advance_past_trust_event(pos, chain, frame_len);
         self.note_record(pos, chain, true)
     }
