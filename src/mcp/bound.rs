@@ -1,6 +1,6 @@
 //! The byte cap on a tool result: the same `ELENCH_MAX_OUTPUT_BYTES` (`elench::bytecap`, read
-//! once, when the server starts) that bounds the command line's JSON, cut with the same
-//! pieces, so that one call cannot pour megabytes into an agent's context.
+//! once, when the server starts) that bounds the command line's JSON, cut the same way
+//! (`elench::bytecap::cut`), so that one call cannot pour megabytes into an agent's context.
 //!
 //! A result over the cap is cut to whole JSON, never mid-value: first its page loses items
 //! from the end (at least one is kept, so that a cursor always moves on), and `pagination`
@@ -257,53 +257,33 @@ fn mark(v: &mut Value, cap: usize, full: usize, hint: &str) {
     }
 }
 
+/// How a tool result is cut once its page is: any list of some size keeps at least one
+/// item, and ids, digests and enum values are never shortened.
+const RULES: elench::bytecap::Rules = elench::bytecap::Rules {
+    lists: &[""],
+    texts: &[""],
+    keep: 1,
+    small_list: SMALL_LIST,
+    short_text: SHORT_TEXT,
+    steps: 4096,
+};
+
 /// Cuts the largest lists (never below one item) and then shortens the longest texts of `v`
-/// until it and its marks fit `cap`. False when they cannot.
+/// until it and its marks fit `cap` ([`elench::bytecap::cut`]). False when they cannot.
 fn shrink(v: &mut Value, cap: usize, full: usize, hint: &str) -> bool {
     let mut marked = v.clone();
     mark(&mut marked, cap, full, hint);
     // The marks' own bytes, counted once: cutting never changes them.
     let overhead = size(&marked).saturating_sub(size(v));
     let budget = cap.saturating_sub(overhead);
-    for _ in 0..4096 {
-        let now = size(v);
-        if now <= budget {
+    match elench::bytecap::cut(v, budget, &RULES) {
+        (elench::bytecap::End::Fits, _) => {
             mark(v, cap, full, hint);
-            return size(v) <= cap;
+            size(v) <= cap
         }
-        let over = now - budget;
-        if let Some((ptr, _)) = largest(v, "", &|x| match x {
-            Value::Array(a) if a.len() > 1 => Some(size(x)).filter(|s| *s >= SMALL_LIST),
-            _ => None,
-        }) {
-            if let Some(Value::Array(items)) = v.pointer_mut(&ptr) {
-                // Drop items from the end until the excess is gone, keeping one.
-                let mut freed = 0;
-                let mut keep = items.len();
-                while keep > 1 && freed < over {
-                    keep -= 1;
-                    freed += size(&items[keep]) + 1;
-                }
-                items.truncate(keep);
-                continue;
-            }
-        }
-        // Longer than a shortened text (SHORT_TEXT and `…`), so each step makes one shorter.
-        let Some((ptr, n)) = largest(v, "", &|x| match x {
-            Value::String(s) if s.len() > SHORT_TEXT + 3 => Some(s.len()),
-            _ => None,
-        }) else {
-            return false;
-        };
-        if let Some(Value::String(s)) = v.pointer_mut(&ptr) {
-            // `…` is 3 bytes; escapes can make the JSON longer than the text, so go on.
-            elench::bytecap::shorten(s, n.saturating_sub(over + 3).max(SHORT_TEXT));
-        }
+        _ => false,
     }
-    false
 }
-
-use elench::bytecap::heaviest as largest;
 
 #[cfg(test)]
 mod tests {

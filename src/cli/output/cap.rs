@@ -15,18 +15,16 @@ fn json_len(v: &Value) -> usize {
     elench::bytecap::json_size(v).unwrap_or(0)
 }
 
-/// The JSON pointer of the array under `at` whose items take the most bytes, and those bytes.
-fn largest_array(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
-    *best = elench::bytecap::heaviest(v, at, &|v| match v {
-        Value::Array(items) if !items.is_empty() => Some(json_len(v)),
-        _ => None,
-    });
-}
-
-/// The pointer of the longest string under `at`, and its length.
-fn longest_string(v: &Value, at: &str, best: &mut Option<(String, usize)>) {
-    *best = elench::bytecap::heaviest(v, at, &|v| v.as_str().map(str::len));
-}
+/// How the command line cuts its envelope: lists in `data` (then in `warnings`) down to none,
+/// then texts in `data`, to any length.
+const RULES: elench::bytecap::Rules = elench::bytecap::Rules {
+    lists: &["/data", "/warnings"],
+    texts: &["/data"],
+    keep: 0,
+    small_list: 0,
+    short_text: 0,
+    steps: 64,
+};
 
 /// Cuts the response to at most `cap` bytes (REQ-F-052): the largest list in `data` loses
 /// items from its end (then the next largest, then the longest strings), and `meta` says
@@ -55,63 +53,15 @@ pub(super) fn enforce_cap(envelope: &mut Value, cap: usize, cursors: &[String]) 
     }
 }
 
-/// Cuts `data` (then `warnings`) until the envelope is at most `budget` bytes. Returns the
-/// first list cut: its pointer, its length, and how many items it kept.
+/// Cuts `data` (then `warnings`) until the envelope is at most `budget` bytes
+/// ([`elench::bytecap::cut`]); with nothing left to cut, `data` goes. Returns the first
+/// list cut: its pointer, its length, and how many items it kept.
 fn cut_to(envelope: &mut Value, budget: usize) -> Option<(String, usize, usize)> {
-    let mut first_cut: Option<(String, usize, usize)> = None;
-    for _ in 0..64 {
-        let size = json_len(envelope);
-        if size <= budget {
-            break;
-        }
-        let mut best = None;
-        largest_array(&envelope["data"], "/data", &mut best);
-        if best.is_none() {
-            largest_array(&envelope["warnings"], "/warnings", &mut best);
-        }
-        if let Some((ptr, array_size)) = best {
-            let Some(Value::Array(items)) = envelope.pointer_mut(&ptr) else {
-                break;
-            };
-            let before = items.len();
-            let room = budget.saturating_sub(size - array_size);
-            let mut used = 2; // the brackets
-            let mut keep = 0;
-            for item in items.iter() {
-                let n = json_len(item) + usize::from(keep > 0);
-                if used + n > room {
-                    break;
-                }
-                used += n;
-                keep += 1;
-            }
-            // Always progress.
-            let keep = keep.min(before - 1);
-            items.truncate(keep);
-            match &mut first_cut {
-                None => first_cut = Some((ptr, before, keep)),
-                Some((first, _, kept)) if *first == ptr => *kept = keep,
-                Some(_) => {}
-            }
-            continue;
-        }
-        let mut best = None;
-        longest_string(&envelope["data"], "/data", &mut best);
-        match best {
-            Some((ptr, len)) if len > 0 => {
-                let over = size - budget;
-                if let Some(Value::String(s)) = envelope.pointer_mut(&ptr) {
-                    let keep = s.len().saturating_sub(over + 3);
-                    elench::bytecap::shorten(s, keep);
-                }
-            }
-            _ => {
-                envelope["data"] = Value::Null;
-                break;
-            }
-        }
+    let (end, first) = elench::bytecap::cut(envelope, budget, &RULES);
+    if end == elench::bytecap::End::NothingToCut {
+        envelope["data"] = Value::Null;
     }
-    first_cut
+    first.map(|c| (c.pointer, c.before, c.kept))
 }
 
 /// The `meta` members and the warning that say a response was cut.
