@@ -26,11 +26,14 @@ pub fn refuse_inside_store(
         return Ok(());
     };
     if dir.starts_with(&root) {
-        return Err(Failure::Usage(format!(
+        return Err(Failure::usage(
+            None,
+            format!(
             "{} is inside the store {}; only elench's store writes there: choose a path outside it",
             path.display(),
             root.display()
-        )));
+        ),
+        ));
     }
     Ok(())
 }
@@ -83,9 +86,10 @@ pub fn print_id_only(r: Result<Report, Failure>, g: &Globals) -> Result<Report, 
         ..Report::default()
     };
     if let Some(f @ ("json" | "jsonl" | "tsv")) = g.format.as_deref() {
-        return Ok(taken(Failure::Usage(format!(
-            "--id-only prints the bare id, where --format {f} needs the report; give one"
-        ))));
+        return Ok(taken(Failure::usage(
+            None,
+            format!("--id-only prints the bare id, where --format {f} needs the report; give one"),
+        )));
     }
     let mut report = match r {
         Ok(report) => report,

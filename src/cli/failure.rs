@@ -115,7 +115,7 @@ mod tests {
         let failures = [
             Failure::rejected(rejection, None),
             Failure::AllRejected("x".into()),
-            Failure::Usage("x".into()),
+            Failure::usage(None, "x".into()),
             arguments(vec![ArgError::new("--x", None, "x")]).unwrap(),
             arguments(vec![ArgError::identifier("<ID>", "../x", "x")]).unwrap(),
             Failure::io("p", "x"),

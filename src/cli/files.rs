@@ -72,10 +72,12 @@ pub fn one_input(
 ) -> Result<String, Failure> {
     match (positional, input_file) {
         (Some(p), None) | (None, Some(p)) => Ok(p),
-        (Some(_), Some(_)) => Err(Failure::Usage(
+        (Some(_), Some(_)) => Err(Failure::usage(
+            None,
             "give the input once: as the path argument or as --input-file PATH".into(),
         )),
-        (None, None) => Err(Failure::Usage(
+        (None, None) => Err(Failure::usage(
+            None,
             "no input: give its path (or - for stdin), or --input-file PATH".into(),
         )),
     }

@@ -43,10 +43,13 @@ impl Globals {
     /// explicit `--format json` forbids.
     pub fn stdout_for_product(&self, what: &str) -> Result<(), Failure> {
         if let Some(f @ ("json" | "jsonl" | "tsv")) = self.format.as_deref() {
-            return Err(Failure::Usage(format!(
+            return Err(Failure::usage(
+                None,
+                format!(
                 "-o - writes the {what} itself to stdout, where --format {f} needs the report; \
                  give -o FILE instead"
-            )));
+            ),
+            ));
         }
         output::take_stdout_for_product();
         Ok(())

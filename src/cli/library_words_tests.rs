@@ -17,12 +17,17 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every long option of every command of elench, subcommands included (`--limit`).
+/// Every option of every command of elench, subcommands included: long (`--limit`) and
+/// short (`-o`).
 fn options() -> Vec<String> {
     fn walk(cmd: &clap::Command, out: &mut Vec<String>) {
         out.extend(
             cmd.get_arguments()
                 .filter_map(|a| a.get_long().map(|l| format!("--{l}"))),
+        );
+        out.extend(
+            cmd.get_arguments()
+                .filter_map(|a| a.get_short().map(|c| format!("-{c}"))),
         );
         for sub in cmd.get_subcommands() {
             walk(sub, out);
@@ -99,6 +104,10 @@ fn the_reader_finds_options_and_only_those() {
     assert!(named("git rm --cached", &options).is_empty());
     assert!(named("\"--attest\"", &options).is_empty() || options.contains(&"--attest".into()));
     assert!(named("\"‹limit› must be\"", &options).is_empty());
+    // Short options too, but not inside a word or a number.
+    assert!(options.contains(&"-o".to_owned()), "{options:?}");
+    assert_eq!(named("\"write it with -o FILE\"", &options), ["-o"]);
+    assert!(named("\"re-open\", x -1", &options).is_empty());
 }
 
 /// Each input the library names is an option some command has, spelled as the CLI words it

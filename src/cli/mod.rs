@@ -229,7 +229,7 @@ fn parse_failure(e: clap::Error, args: &[std::ffi::OsString], started: Instant) 
             }
             errors.extend(check_global_repeats(args).err());
             let failure = failure::arguments(errors)
-                .unwrap_or_else(|| Failure::Usage(args::clap_message(&e)));
+                .unwrap_or_else(|| Failure::usage(None, args::clap_message(&e)));
             // People get every error, then how the command is used, on stderr; in JSON
             // mode stdout gets the one JSON object.
             let tips: String = refusal

@@ -116,10 +116,13 @@ pub fn window(
             // A cursor names an item; past the end is no cursor this list gave.
             Ok(n) if n < len => n,
             _ => {
-                return Err(elench::ops::Failure::Usage(format!(
-                    "cursor {c:?} is not a next_cursor of this list ({len} item(s)); give the \
+                return Err(elench::ops::Failure::usage(
+                    Some(elench::ops::error::Param::Cursor),
+                    format!(
+                        "cursor {c:?} is not a next_cursor of this list ({len} item(s)); give the \
                      next_cursor of the previous page, with the other arguments as they were"
-                )))
+                    ),
+                ))
             }
         },
     };

@@ -94,9 +94,10 @@ pub async fn run(config: Config) -> Result<(), Failure> {
         // The client went away before it began: nothing was asked, nothing failed.
         Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => {
-            return Err(Failure::Usage(format!(
-                "mcp: the client did not open an MCP session (initialize first): {e}"
-            )))
+            return Err(Failure::usage(
+                None,
+                format!("mcp: the client did not open an MCP session (initialize first): {e}"),
+            ))
         }
     };
     running
@@ -151,6 +152,10 @@ fn failure_result_full(
     cap: Option<usize>,
 ) -> CallToolResult {
     let mut error = super::words::json(f.to_json());
+    // The input at fault, as this server's caller names it.
+    if let Failure::Usage { param: Some(p), .. } = f {
+        error["param"] = json!(super::words::say(elench::ops::error::Named::Input(*p)));
+    }
     if let Some(s) = suggestion {
         error["suggestion"] = json!(s);
     } else if f.code() == elench::ops::error::CODE {
@@ -220,11 +225,14 @@ fn check_input(served: &Served, args: &Value) -> Result<(), Failure> {
             format!("at {at}: {}", v.message)
         })
         .collect();
-    Err(Failure::Usage(format!(
-        "{}: the arguments do not match its input schema: {}",
-        served.def.name,
-        listed.join("; ")
-    )))
+    Err(Failure::usage(
+        None,
+        format!(
+            "{}: the arguments do not match its input schema: {}",
+            served.def.name,
+            listed.join("; ")
+        ),
+    ))
 }
 
 impl ServerHandler for Server {

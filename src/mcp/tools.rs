@@ -226,8 +226,12 @@ pub fn not_served(config: &Config, name: &str) -> String {
 /// Arguments that pass the input schema but not the typed reading (which the schema should
 /// have caught) are refused the same way.
 fn read<T: for<'de> Deserialize<'de>>(tool: &str, args: Value) -> Result<T, Failure> {
-    serde_json::from_value(args)
-        .map_err(|e| Failure::Usage(format!("{tool}: the arguments do not fit its input: {e}")))
+    serde_json::from_value(args).map_err(|e| {
+        Failure::usage(
+            None,
+            format!("{tool}: the arguments do not fit its input: {e}"),
+        )
+    })
 }
 
 fn to_json(tool: &str, out: &impl Serialize) -> Result<Value, Failure> {
@@ -511,7 +515,8 @@ fn check(config: &Config, ctx: &Context, a: CheckIn, stop: &dyn Stop) -> Result<
         Failure::Internal("check is served only with --harness-key; it should not be listed".into())
     })?;
     if a.ids.is_empty() != a.all {
-        return Err(Failure::Usage(
+        return Err(Failure::usage(
+            None,
             "check: give ids, or all: true for every predicate claim that applies, not both".into(),
         ));
     }
@@ -544,10 +549,13 @@ const MAX_POLICY_BYTES: u64 = 1 << 20;
 /// the tree it was given, so a policy error's text can quote nothing from elsewhere.)
 fn policy_in_tree(at: &Path, given: &str) -> Result<PathBuf, Failure> {
     let refuse = |why: &str| {
-        Failure::Usage(format!(
-            "gate: policy {given:?} {why}; give a file of the server's tree, relative to its \
+        Failure::usage(
+            None,
+            format!(
+                "gate: policy {given:?} {why}; give a file of the server's tree, relative to its \
              top, or the policy itself as policy_toml"
-        ))
+            ),
+        )
     };
     let rel = Path::new(given);
     let plain = rel
@@ -579,7 +587,8 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
         }
         (None, Some(text)) => (text.into_bytes(), "policy_toml".to_owned()),
         _ => {
-            return Err(Failure::Usage(
+            return Err(Failure::usage(
+                None,
                 "gate: give policy or policy_toml, one".into(),
             ))
         }

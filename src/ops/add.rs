@@ -816,13 +816,16 @@ impl<'o> Batch<'o> {
             // Only other attestations: nothing to do, and nothing wrong.
             None
         } else if accepted == 0 && rejected == 0 && self.skipped > 0 {
-            Some(Failure::Usage(format!(
+            Some(Failure::usage(None, format!(
                 "no envelopes found in the inputs, only {} unsigned claim(s): sign each with \
                  `elench sign CLAIM.json ‹-key› KEY.pem` (see the warnings), then add the .dsse files",
                 self.skipped
             )))
         } else if accepted == 0 && rejected == 0 {
-            Some(Failure::Usage("no envelopes found in the inputs".into()))
+            Some(Failure::usage(
+                None,
+                "no envelopes found in the inputs".into(),
+            ))
         } else if accepted == 0 && rejected == 1 {
             self.last_rejection.take()
         } else if accepted == 0 {

@@ -23,7 +23,7 @@ pub fn anchor_at_with(
     strategy: Strategy,
     selection: Selection,
 ) -> Result<(Value, Option<TreeWarning>), Failure> {
-    let (path, range) = anchor::parse_spec(spec).map_err(Failure::Usage)?;
+    let (path, range) = anchor::parse_spec(spec).map_err(|m| Failure::usage(None, m))?;
     let rel = relative_to(dir, &path)?;
     // The file first, then the whole tree: a typo fails before the tree is hashed.
     let mut anchor = anchor::make(dir, "", &rel, range, strategy)?;

@@ -21,6 +21,7 @@ use crate::error::{Code, Rejection};
 use crate::fold::Fold;
 use crate::ingest::{seal, Signer};
 use crate::keys::{check_authority, keyid, Role};
+use crate::ops::error::Param;
 use crate::store::{DryRun, Effect, Staged, Store};
 use crate::tree::{Listing, Selection, TreeIds};
 use ed25519_dalek::SigningKey;
@@ -229,18 +230,23 @@ pub fn claim_at(ctx: &Context, req: ClaimRequest) -> Result<ClaimOutput, Failure
 /// What is wrong with a request before the store is opened.
 fn check_request(req: &ClaimRequest) -> Result<(), Failure> {
     if req.claims.is_empty() {
-        return Err(Failure::Usage(
+        return Err(Failure::usage(
+            None,
             "nothing to claim: the batch holds no claim".into(),
         ));
     }
     if req.claims.len() > MAX_CLAIMS {
-        return Err(Failure::Usage(format!(
-            "{} claims in one batch; at most {MAX_CLAIMS}: split it",
-            req.claims.len()
-        )));
+        return Err(Failure::usage(
+            None,
+            format!(
+                "{} claims in one batch; at most {MAX_CLAIMS}: split it",
+                req.claims.len()
+            ),
+        ));
     }
     if req.keys.is_empty() {
-        return Err(Failure::Usage(
+        return Err(Failure::usage(
+            Some(Param::Key),
             "no key to sign with: give ‹key› KEY.pem".into(),
         ));
     }
@@ -308,11 +314,14 @@ fn claim(
             _ => {
                 return Err(in_line(
                     "anchor",
-                    Failure::Usage(format!(
-                        "{} anchors given; a claim has one anchor: make one claim per span \
+                    Failure::usage(
+                        Some(Param::Anchor),
+                        format!(
+                            "{} anchors given; a claim has one anchor: make one claim per span \
                          (a ‹batch› makes several in one call)",
-                        c.anchor.len()
-                    )),
+                            c.anchor.len()
+                        ),
+                    ),
                 ))
             }
         };
@@ -325,7 +334,7 @@ fn claim(
             .iter()
             .map(|e| draft::parse_evidence(e))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|m| in_line("evidence", Failure::Usage(m)))?;
+            .map_err(|m| in_line("evidence", Failure::usage(None, m)))?;
         if is_observation(kind) {
             // An observation of the tree at --at: it records each target's inputs there, so
             // its verdict applies wherever they are the same (and nowhere else).
@@ -359,7 +368,10 @@ fn claim(
         if producer.is_empty() {
             return Err(in_line(
                 "producer",
-                Failure::Usage("the producer is empty: name who made the claim".into()),
+                Failure::usage(
+                    None,
+                    "the producer is empty: name who made the claim".into(),
+                ),
             ));
         }
         let d = Draft {
@@ -456,14 +468,17 @@ fn choose_signer(signers: &[Signer], wanted: Option<&str>, kind: Kind) -> Result
             .collect();
         return match matches.as_slice() {
             [i] => Ok(*i),
-            [] => Err(Failure::Usage(format!(
-                "signer {w:?} is none of the keys given: {}",
-                given()
-            ))),
-            _ => Err(Failure::Usage(format!(
-                "signer {w:?} names several of the keys given ({}): give a name or a keyid",
-                given()
-            ))),
+            [] => Err(Failure::usage(
+                None,
+                format!("signer {w:?} is none of the keys given: {}", given()),
+            )),
+            _ => Err(Failure::usage(
+                None,
+                format!(
+                    "signer {w:?} names several of the keys given ({}): give a name or a keyid",
+                    given()
+                ),
+            )),
         };
     }
     let needs = match kind {
@@ -639,7 +654,15 @@ fn at_line(source: &str, n: usize, field: &str, f: Failure) -> Failure {
                 line: Some(n),
             }
         }
-        Failure::Usage(m) => Failure::Usage(format!("{place}: {m}")),
+        Failure::Usage {
+            code,
+            param,
+            message: m,
+        } => Failure::Usage {
+            code,
+            param,
+            message: format!("{place}: {m}"),
+        },
         Failure::NotFound { code, message } => Failure::NotFound {
             code,
             message: format!("{place}: {message}"),
@@ -676,22 +699,27 @@ fn expand_all(
     for arg in args {
         let id = if let Some(n) = arg.strip_prefix('@') {
             let n: usize = n.parse().map_err(|_| {
-                Failure::Usage(format!(
-                    "{arg:?}: @N names line N of the batch, a whole number"
-                ))
+                Failure::usage(
+                    None,
+                    format!("{arg:?}: @N names line N of the batch, a whole number"),
+                )
             })?;
             match by_line.get(&n) {
                 Some(id) => id.clone(),
                 None if n >= line => {
-                    return Err(Failure::Usage(format!(
-                        "{arg}: a claim can only name claims made before it (line {n} is not \
+                    return Err(Failure::usage(
+                        None,
+                        format!(
+                            "{arg}: a claim can only name claims made before it (line {n} is not \
                          before line {line})"
-                    )))
+                        ),
+                    ))
                 }
                 None => {
-                    return Err(Failure::Usage(format!(
-                        "{arg}: no claim of this batch is on line {n}"
-                    )))
+                    return Err(Failure::usage(
+                        None,
+                        format!("{arg}: no claim of this batch is on line {n}"),
+                    ))
                 }
             }
         } else if is_claim_id(arg) {
@@ -722,11 +750,14 @@ fn expand_all(
 /// The one stored claim whose id starts with `prefix` (a full id the caller has handled).
 fn expand_prefix(store: &Store, prefix: &str) -> Result<String, Failure> {
     if !super::ids::is_id_or_prefix(prefix) {
-        return Err(Failure::Usage(format!(
-            "{prefix:?} is not a claim id: give cl_ followed by 64 lowercase hex digits, a \
+        return Err(Failure::usage(
+            None,
+            format!(
+                "{prefix:?} is not a claim id: give cl_ followed by 64 lowercase hex digits, a \
              unique prefix of at least {} of them, or @N for line N of a batch",
-            super::ids::MIN_PREFIX_HEX
-        )));
+                super::ids::MIN_PREFIX_HEX
+            ),
+        ));
     }
     super::ids::resolve_claim_id(store, prefix)
 }
@@ -741,8 +772,9 @@ fn now_seconds() -> i64 {
 /// skipped but counted, so `@N` is the file's line N. A line that is not a short claim is
 /// an error naming the line (and the field, when serde names one).
 pub fn parse_batch(source: &str, text: &[u8]) -> Result<Vec<Entry>, Failure> {
-    let text = std::str::from_utf8(text)
-        .map_err(|e| Failure::Usage(format!("{source}: the batch is not UTF-8 text ({e})")))?;
+    let text = std::str::from_utf8(text).map_err(|e| {
+        Failure::usage(None, format!("{source}: the batch is not UTF-8 text ({e})"))
+    })?;
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -762,17 +794,21 @@ pub fn parse_batch(source: &str, text: &[u8]) -> Result<Vec<Entry>, Failure> {
                 line: Some(n),
             })?;
         let claim: ShortClaim = serde_json::from_value(value).map_err(|e| {
-            Failure::Usage(format!(
-                "{source} line {n}: {e} (a line holds text, kind, predicate, anchor, \
+            Failure::usage(
+                None,
+                format!(
+                    "{source} line {n}: {e} (a line holds text, kind, predicate, anchor, \
                  depends_on, target, evidence, producer, session, timestamp, signer)"
-            ))
+                ),
+            )
         })?;
         out.push(Entry { line: n, claim });
     }
     if out.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{source}: the batch holds no claim"
-        )));
+        return Err(Failure::usage(
+            None,
+            format!("{source}: the batch holds no claim"),
+        ));
     }
     Ok(out)
 }
@@ -825,7 +861,7 @@ impl<'a> TreeAt<'a> {
     /// The anchor of `PATH[:START-END]`: tree, strategy, path, range and contentDigest, as
     /// `elench anchor` prints it.
     fn span(&mut self, spec: &str) -> Result<Map<String, Value>, Failure> {
-        let (path, range) = anchor::parse_spec(spec).map_err(Failure::Usage)?;
+        let (path, range) = anchor::parse_spec(spec).map_err(|m| Failure::usage(None, m))?;
         let (dir, listing, oid) = self.get()?;
         let rel = relative_to(dir, &path)?;
         let a = anchor::make(dir, oid, &rel, range, Strategy::Multi)?;

@@ -9,6 +9,7 @@ use crate::error::{Code, Rejection};
 use crate::ingest::{seal, verify_envelope};
 use crate::keys::{check_authority, keyid};
 use crate::observer::Warning;
+use crate::ops::error::Param;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -220,11 +221,14 @@ pub fn attest(ctx: &Context, input: &AttestInput) -> Result<Attested, Failure> {
         (Some(dir), t) => {
             let (ids, _) = super::tree::tree_ids_of(dir, crate::tree::Selection::Committed)?;
             if let Some(given) = input.tree.as_ref().filter(|g| **g != ids.oid()) {
-                return Err(Failure::Usage(format!(
-                    "‹tree› {given} is not the tree at ‹at› {} ({}); give one of them",
-                    dir.display(),
-                    ids.oid()
-                )));
+                return Err(Failure::usage(
+                    Some(Param::Tree),
+                    format!(
+                        "‹tree› {given} is not the tree at ‹at› {} ({}); give one of them",
+                        dir.display(),
+                        ids.oid()
+                    ),
+                ));
             }
             let found = match t {
                 Some(t) => {
@@ -349,9 +353,10 @@ fn decide(value: &Value, c: &ReportCheck, level: &str) -> Result<(&'static str, 
         }
         Format::Result | Format::ResultInEnvelope => {
             if !["level_1", "level_2", "level_3"].contains(&level) {
-                return Err(Failure::Usage(format!(
-                    "‹level› {level:?}: expected level_1, level_2 or level_3"
-                )));
+                return Err(Failure::usage(
+                    Some(Param::Level),
+                    format!("‹level› {level:?}: expected level_1, level_2 or level_3"),
+                ));
             }
             let r = if c.format == Format::Result {
                 value

@@ -380,9 +380,14 @@ pub enum Failure {
     /// Several inputs, all refused (exit 2).
     #[error("{0}")]
     AllRejected(String),
-    /// The command line itself is wrong (exit 2).
-    #[error("{0}")]
-    Usage(String),
+    /// The request itself is wrong (exit 2): `code` says how (`BAD_ARGUMENTS` unless told),
+    /// `param` which input is at fault, when one is; each front end words it.
+    #[error("{message}")]
+    Usage {
+        code: Code,
+        param: Option<Param>,
+        message: String,
+    },
     /// Inputs of the request are wrong, found before any work was done (exit 2): `message`
     /// says what is wrong first, `errors` is every error found, that one included.
     #[error("{message}")]
@@ -465,6 +470,16 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The request is wrong ([`Failure::Usage`], `BAD_ARGUMENTS`), at `param` when one input
+    /// is at fault.
+    pub fn usage(param: Option<Param>, message: String) -> Failure {
+        Failure::Usage {
+            code: CODE,
+            param,
+            message,
+        }
+    }
+
     pub fn rejected(rejection: Rejection, input: Option<String>) -> Failure {
         Failure::Rejected {
             rejection,
@@ -493,7 +508,7 @@ impl Failure {
             Failure::Rejected { rejection, .. } => rejection.code,
             Failure::AllRejected(_) => Code::AllRejected,
             Failure::ConfirmationRequired { .. } => Code::ConfirmationRequired,
-            Failure::Usage(_) => CODE,
+            Failure::Usage { code, .. } => *code,
             // The first error's: INVALID_AGENT_INPUT when it is a made-up identifier.
             Failure::Inputs { errors, .. } => errors.first().map_or(CODE, InputError::code),
             Failure::Io { .. } => Code::Unreadable,
@@ -519,7 +534,7 @@ impl Failure {
         match self {
             Failure::Rejected { .. }
             | Failure::AllRejected(_)
-            | Failure::Usage(_)
+            | Failure::Usage { .. }
             | Failure::Inputs { .. }
             | Failure::Io { .. }
             | Failure::Invalid { .. }
@@ -552,9 +567,7 @@ impl Failure {
         if self.exit_class() == ExitClass::Refused {
             obj["phase"] = json!("validation");
         }
-        if let Some(s) = suggestion(self.code().as_str()) {
-            obj["suggestion"] = json!(s);
-        }
+        obj["suggestion"] = json!(self.code().suggestion());
         match self {
             Failure::Rejected {
                 rejection,
@@ -772,7 +785,7 @@ impl From<crate::anchor::AnchorError> for Failure {
         use crate::anchor::{AnchorError as E, DigestError as D};
         let message = e.to_string();
         match e {
-            E::BadPath { .. } => Failure::Usage(message),
+            E::BadPath { .. } => Failure::usage(None, message),
             E::NoFile { path, dir } => Failure::Io {
                 path: dir.join(path).display().to_string(),
                 message: "no regular file here (symbolic links are not followed); \
@@ -781,7 +794,7 @@ impl From<crate::anchor::AnchorError> for Failure {
             },
             E::Io { path, source } => Failure::io(path.display(), source),
             E::Tree(t) => Failure::from(t),
-            E::Ignored { .. } => Failure::Usage(message),
+            E::Ignored { .. } => Failure::usage(None, message),
             E::Digest { source, .. } => match source {
                 D::Binary { .. } => Failure::Invalid {
                     code: crate::error::Code::BinaryFile,
@@ -791,7 +804,7 @@ impl From<crate::anchor::AnchorError> for Failure {
                     code: crate::error::Code::RangeOutOfBounds,
                     message: format!("{message}; give lines inside the file"),
                 },
-                D::BadRange { .. } => Failure::Usage(message),
+                D::BadRange { .. } => Failure::usage(None, message),
             },
             // Ingest never lets such an anchor in: the stored data is damaged.
             E::BadAnchor { .. } => Failure::Corrupt(format!("{message} (run `elench fsck`)")),
@@ -808,20 +821,17 @@ impl From<crate::gate::GateError> for Failure {
     }
 }
 
-/// What to do about an error code (`error.suggestion`), compiled in with the code
-/// ([`Code::suggestion`]); None for a name that is no code of elench's.
-pub fn suggestion(code: &str) -> Option<String> {
-    Code::from_name(code).map(|c| c.suggestion().to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn suggestions_come_with_the_codes() {
-        let s = suggestion("STORE_NOT_FOUND").unwrap();
+        let f = Failure::Precondition {
+            code: Code::StoreNotFound,
+            message: "x".into(),
+        };
+        let s = f.to_json()["suggestion"].as_str().unwrap().to_owned();
         assert!(s.contains("elench init"), "{s}");
-        assert!(suggestion("not a code").is_none());
     }
 }

@@ -6,6 +6,7 @@ use crate::keys::{
     generate_signing_key, keyid, public_key_pem, read_public_key_pem, signing_key_pem, Role,
     TrustSet, TrustedKey,
 };
+use crate::ops::error::Param;
 use crate::store::{Store, StoredKey};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -171,10 +172,13 @@ pub fn add(store: &Store, key: &TrustedKey) -> Result<KeyAdded, Failure> {
     refuse_root_key(store, &key.keyid, "trust")?;
     if let Some(existing) = store.get_key(&key.keyid)? {
         if existing.role != key.role || existing.name != key.name {
-            return Err(Failure::Usage(format!(
-                "key {} is already trusted as {} {:?}; a key has one role and name",
-                key.keyid, existing.role, existing.name
-            )));
+            return Err(Failure::usage(
+                None,
+                format!(
+                    "key {} is already trusted as {} {:?}; a key has one role and name",
+                    key.keyid, existing.role, existing.name
+                ),
+            ));
         }
     }
     let added = store.add_key(key)?;
@@ -285,13 +289,16 @@ fn key_not_found(keyid: &str) -> Failure {
 pub fn parse_trust_arg(arg: &str) -> Result<TrustedKey, Failure> {
     let mut parts = arg.splitn(3, ':');
     let (Some(role), Some(name), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(Failure::Usage(format!(
-            "‹trust› {arg:?}: expected ROLE:NAME:PUBKEY.pem (for example harness:ci:ci.pub)"
-        )));
+        return Err(Failure::usage(
+            Some(Param::Trust),
+            format!(
+                "‹trust› {arg:?}: expected ROLE:NAME:PUBKEY.pem (for example harness:ci:ci.pub)"
+            ),
+        ));
     };
     let role: Role = role
         .parse()
-        .map_err(|e| Failure::Usage(format!("‹trust› {arg:?}: {e}")))?;
+        .map_err(|e| Failure::usage(Some(Param::Trust), format!("‹trust› {arg:?}: {e}")))?;
     let pem = read_key_file(Path::new(path))?;
     let key = read_public_key_pem(&pem).map_err(|r| Failure::rejected(r, Some(path.to_owned())))?;
     TrustedKey::new(role, name, key).map_err(|r| Failure::rejected(r, Some(path.to_owned())))

@@ -2,6 +2,7 @@
 //! items and the CLI Agent Spec's pagination fields out.
 
 use super::Failure;
+use crate::ops::error::Param;
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
 
@@ -68,14 +69,16 @@ impl PageRequest {
     pub fn start(&self) -> Result<u64, Failure> {
         match &self.cursor {
             None => Ok(0),
-            Some(c) => c.parse().map_err(|_| Failure::Usage(cursor_problem(c))),
+            Some(c) => c
+                .parse()
+                .map_err(|_| Failure::usage(Some(Param::Cursor), cursor_problem(c))),
         }
     }
 
     /// The limit, refused outside 1 to [`MAX_LIMIT`].
     pub fn limit(&self) -> Result<usize, Failure> {
         if !(1..=MAX_LIMIT).contains(&self.limit) {
-            return Err(Failure::Usage(limit_problem()));
+            return Err(Failure::usage(Some(Param::Limit), limit_problem()));
         }
         Ok(self.limit)
     }

@@ -12,6 +12,7 @@ use crate::ingest::seal;
 use crate::json::{parse_strict, JsonError};
 use crate::keys::{check_authority, keyid, read_signing_key_pem, Role};
 use crate::observer::Warning;
+use crate::ops::error::Param;
 use crate::store::Store;
 use ed25519_dalek::SigningKey;
 use serde::Serialize;
@@ -114,17 +115,24 @@ pub fn sign(ctx: &Context, input: &SignInput) -> Result<SignOutput, Failure> {
     let trusted = super::keys::trust_with_store(store.as_ref(), &input.trust)?;
     let role = match (trusted.get(&kid), input.role) {
         (Some(k), Some(r)) if k.role != r => {
-            return Err(Failure::Usage(format!(
-                "‹role› {r} contradicts the trusted key {kid}, whose role is {}",
-                k.role
-            )))
+            return Err(Failure::usage(
+                Some(Param::Role),
+                format!(
+                    "‹role› {r} contradicts the trusted key {kid}, whose role is {}",
+                    k.role
+                ),
+            ))
         }
         (Some(k), _) => k.role,
         (None, Some(r)) => r,
         (None, None) => {
-            return Err(Failure::Usage(format!(
-                "the role of key {kid} is unknown: pass ‹role› ROLE or ‹trust› ROLE:NAME:PUBKEY.pem"
-            )))
+            return Err(Failure::usage(
+                Some(Param::Role),
+                format!(
+                    "the role of key {kid} is unknown: pass ‹role› ROLE or ‹trust› \
+                     ROLE:NAME:PUBKEY.pem"
+                ),
+            ))
         }
     };
     check_authority(role, &claim).map_err(reject)?;

@@ -10,6 +10,7 @@ use super::{Context, Failure, Observer};
 use crate::anchor::{Anchor, Applies, AtTree, Resolution, Resolver};
 use crate::claim::{Gist, Summary};
 use crate::fold::{ClaimSource, ClaimStatus, Fold, Status};
+use crate::ops::error::Param;
 use crate::store::{Store, StoredClaim};
 use crate::tree::{Selection, TreeIds};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -158,12 +159,13 @@ impl<'a> Filters<'a> {
         } else {
             let mut set = GlobSetBuilder::new();
             for p in &f.path {
-                let g = glob(p).map_err(|e| Failure::Usage(glob_problem(p, &e)))?;
+                let g =
+                    glob(p).map_err(|e| Failure::usage(Some(Param::Path), glob_problem(p, &e)))?;
                 set.add(g);
             }
             Some(
                 set.build()
-                    .map_err(|e| Failure::Usage(format!("‹path›: {e}")))?,
+                    .map_err(|e| Failure::usage(Some(Param::Path), format!("‹path›: {e}")))?,
             )
         };
         Ok(Some(Filters { given: f, path }))
@@ -214,7 +216,7 @@ const FILTER_BATCH: usize = 512;
 /// the context's observer.
 pub fn status(ctx: &Context, input: &StatusInput) -> Result<StatusOutput, Failure> {
     if input.ids.is_empty() && !input.all {
-        return Err(Failure::Usage(needs_ids()));
+        return Err(Failure::usage(Some(Param::Id), needs_ids()));
     }
     require_claim_ids(&input.ids)?;
     let filters = Filters::compile(&input.filters)?;

@@ -588,7 +588,7 @@ pub fn sync_failure(e: SyncError) -> Failure {
             code: crate::error::Code::GitFailed,
             message: format!("{message}; check the remote's URL and access, then run again"),
         },
-        SyncError::BadName(_) | SyncError::BadUrl(_) => Failure::Usage(message),
+        SyncError::BadName(_) | SyncError::BadUrl(_) => Failure::usage(None, message),
         SyncError::UnknownRemote(_) => Failure::NotFound {
             code: crate::error::Code::RemoteNotFound,
             message,

@@ -1,6 +1,7 @@
 //! The tree an operation judges claims at (`status --at`, `gate`, `claims_for`).
 
 use super::{Failure, Observer};
+use crate::ops::error::Param;
 use crate::tree::{Listing, Selection};
 use std::path::{Path, PathBuf};
 
@@ -11,10 +12,10 @@ pub fn tree_dir(at: Option<&Path>) -> Result<PathBuf, Failure> {
     if let Some(dir) = at {
         return match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => Ok(dir.to_path_buf()),
-            Ok(_) => Err(Failure::Usage(format!(
-                "‹at› {}: not a directory",
-                dir.display()
-            ))),
+            Ok(_) => Err(Failure::usage(
+                Some(Param::At),
+                format!("‹at› {}: not a directory", dir.display()),
+            )),
             Err(e) => Err(Failure::io(dir.display(), e)),
         };
     }
@@ -106,10 +107,13 @@ pub fn relative_to(dir: &Path, path: &str) -> Result<String, Failure> {
         return Ok(path.to_owned());
     }
     let outside = || {
-        Failure::Usage(format!(
-            "{path} is not inside {}; give a path relative to ‹at› DIR",
-            dir.display()
-        ))
+        Failure::usage(
+            None,
+            format!(
+                "{path} is not inside {}; give a path relative to ‹at› DIR",
+                dir.display()
+            ),
+        )
     };
     let root = dir
         .canonicalize()
@@ -123,5 +127,5 @@ pub fn relative_to(dir: &Path, path: &str) -> Result<String, Failure> {
     let rel = rel.strip_prefix(&root).map_err(|_| outside())?;
     rel.to_str()
         .map(str::to_owned)
-        .ok_or_else(|| Failure::Usage(format!("{path} is not UTF-8")))
+        .ok_or_else(|| Failure::usage(None, format!("{path} is not UTF-8")))
 }

@@ -6,6 +6,7 @@ use crate::claim::{Kind, OriginKind};
 use crate::error::Code;
 use crate::ingest::{verify_envelope, Accepted, Signer};
 use crate::observer::Warning;
+use crate::ops::error::Param;
 use serde::Serialize;
 
 /// Reads the envelope's bytes. Called only once there are trusted keys to verify against,
@@ -44,7 +45,7 @@ pub fn verify(ctx: &Context, input: VerifyInput<'_>) -> Result<VerifyOutput, Fai
     let store = ctx.open_store_if_any()?;
     let trusted = super::keys::trust_with_store(store.as_ref(), &input.trust)?;
     if trusted.keys().is_empty() {
-        return Err(Failure::Usage(
+        return Err(Failure::usage(Some(Param::Trust),
             "no trusted keys: pass ‹trust› ROLE:NAME:PUBKEY.pem, or add keys to a store with `elench keys add`".into(),
         ));
     }

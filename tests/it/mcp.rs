@@ -1290,6 +1290,8 @@ fn results_keep_to_the_byte_cap_and_the_cursor_goes_on() {
         e["message"].as_str().unwrap().starts_with("cursor \"60\""),
         "{e}"
     );
+    // And the field at fault is named apart from the message.
+    assert_eq!(e["param"], "cursor", "{e}");
     for tool in ["log", "claims_for"] {
         let e = c.err(tool, json!({"cursor": "x".repeat(100_000)}));
         assert_eq!(e["code"], "BAD_ARGUMENTS", "{tool}: {e}");

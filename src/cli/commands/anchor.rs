@@ -33,7 +33,7 @@ pub struct AnchorArgs {
 pub fn run(a: AnchorArgs, _g: &Globals) -> Result<Report, Failure> {
     let dir = tree_dir(a.at.as_deref())?;
     let strategy = Strategy::parse(&a.strategy)
-        .ok_or_else(|| Failure::Usage(format!("unknown strategy {:?}", a.strategy)))?;
+        .ok_or_else(|| Failure::usage(None, format!("unknown strategy {:?}", a.strategy)))?;
     let (anchor, warning) = anchor_at_with(
         &dir,
         &a.spec,

@@ -145,7 +145,7 @@ pub fn run(a: CheckArgs, g: &Globals) -> Result<Report, Failure> {
     // From the start, so an early Ctrl-C is answered with a report, not a dead process.
     let interrupt = Interrupt::install();
     let format = crate::cli::output::Format::detect(g.format.as_deref());
-    let runner = a.runner().map_err(Failure::Usage)?;
+    let runner = a.runner().map_err(|m| Failure::usage(None, m))?;
     // The operation takes the key itself; the file is named in its errors and hidden from
     // the evaluations.
     let key = elench::ops::keys::read_signing_key_file(&a.key)?;

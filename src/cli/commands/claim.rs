@@ -93,9 +93,10 @@ pub fn run(a: ClaimArgs, g: &Globals) -> Result<Report, Failure> {
 pub fn run_in(a: ClaimArgs, g: &Globals, ctx: &Context) -> Result<Report, Failure> {
     if a.id_only {
         if let Some(f @ ("json" | "jsonl" | "tsv")) = g.format.as_deref() {
-            return Err(Failure::Usage(format!(
-                "--id-only prints bare ids, where --format {f} needs the report; give one"
-            )));
+            return Err(Failure::usage(
+                None,
+                format!("--id-only prints bare ids, where --format {f} needs the report; give one"),
+            ));
         }
     }
     let id_only = a.id_only;
@@ -169,7 +170,8 @@ fn producer_from_env() -> Result<Option<String>, Failure> {
         Ok(v) if v.trim().is_empty() => Ok(None),
         Ok(v) => Ok(Some(v)),
         Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(Failure::Usage(
+        Err(std::env::VarError::NotUnicode(_)) => Err(Failure::usage(
+            None,
             "ELENCH_PRODUCER is not text: unset it or give --producer ID".into(),
         )),
     }

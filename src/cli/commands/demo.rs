@@ -19,10 +19,13 @@ pub fn run(a: DemoArgs, g: &Globals) -> Result<Report, Failure> {
     if let Some(d) = &a.keep {
         let root = d.join(STORE_DIR);
         if root.exists() {
-            return Err(Failure::Usage(format!(
-                "{} already exists; the demo needs a fresh directory",
-                root.display()
-            )));
+            return Err(Failure::usage(
+                None,
+                format!(
+                    "{} already exists; the demo needs a fresh directory",
+                    root.display()
+                ),
+            ));
         }
     }
     let out = elench::ops::demo::demo(&g.context(), a.keep.as_deref())?;

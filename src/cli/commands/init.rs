@@ -20,7 +20,8 @@ pub struct InitArgs {
 pub fn run(a: InitArgs, g: &Globals) -> Result<Report, Failure> {
     let root = match (&g.store, a.dir) {
         (Some(_), Some(_)) => {
-            return Err(Failure::Usage(
+            return Err(Failure::usage(
+                None,
                 "give either DIR or --store, not both".into(),
             ))
         }

@@ -60,7 +60,8 @@ fn producer_from_env() -> Result<Option<String>, Failure> {
         Ok(v) if v.trim().is_empty() => Ok(None),
         Ok(v) => Ok(Some(v)),
         Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(Failure::Usage(
+        Err(std::env::VarError::NotUnicode(_)) => Err(Failure::usage(
+            None,
             "ELENCH_PRODUCER is not text: unset it or give --producer ID".into(),
         )),
     }
@@ -98,7 +99,8 @@ fn serve(a: McpArgs, g: &Globals) -> Result<Report, Failure> {
         (_, true) => None,
         (Some(path), false) => Some(signer(path)?),
         (None, false) => {
-            return Err(Failure::Usage(
+            return Err(Failure::usage(
+                None,
                 "mcp needs --key AGENT.pem to sign claims, or --read-only".into(),
             ))
         }

@@ -54,7 +54,8 @@ pub fn run(mut a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     )?);
     if a.id_only {
         if a.out.as_deref() == Some("-") {
-            return Err(Failure::Usage(
+            return Err(Failure::usage(
+                None,
                 "--id-only and -o - both want stdout; write the envelope to a file with -o FILE"
                     .into(),
             ));
@@ -98,7 +99,8 @@ fn sign(a: SignArgs, g: &Globals) -> Result<Report, Failure> {
     let out = match &a.out {
         Some(p) => PathBuf::from(p),
         None if input == "-" => {
-            return Err(Failure::Usage(
+            return Err(Failure::usage(
+                None,
                 "a claim read from stdin needs -o OUT.dsse (or -o - for stdout)".into(),
             ))
         }
@@ -132,11 +134,14 @@ fn refuse_own_input_or_store(out: &Path, claim: &str, g: &Globals) -> Result<(),
             _ => false,
         };
         if same {
-            return Err(Failure::Usage(format!(
-                "-o {} is the claim being signed; writing there would destroy it: choose \
+            return Err(Failure::usage(
+                None,
+                format!(
+                    "-o {} is the claim being signed; writing there would destroy it: choose \
                  another path (the default is the claim's path with .dsse)",
-                out.display()
-            )));
+                    out.display()
+                ),
+            ));
         }
     }
     if let Ok(root) = elench::store::locate(g.store.as_deref()) {

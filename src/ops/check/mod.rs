@@ -335,16 +335,19 @@ pub fn check(ctx: &Context, input: &CheckInput, stop: &dyn Stop) -> Result<Check
         None => super::tree::tree_dir(None)?,
     };
     if !at.is_dir() {
-        return Err(Failure::Usage(format!(
-            "‹at› {}: not a directory",
-            at.display()
-        )));
+        return Err(Failure::usage(
+            Some(Param::At),
+            format!("‹at› {}: not a directory", at.display()),
+        ));
     }
     let mut expose = Vec::new();
     for e in &input.expose {
-        let abs = e
-            .canonicalize()
-            .map_err(|err| Failure::Usage(format!("‹expose› {}: {err}", e.display())))?;
+        let abs = e.canonicalize().map_err(|err| {
+            Failure::usage(
+                Some(Param::Expose),
+                format!("‹expose› {}: {err}", e.display()),
+            )
+        })?;
         expose.push(abs);
     }
     // One listing gives the tree OID and what the evaluation must not see, so the claim's
