@@ -56,27 +56,49 @@ fn levels_dir(root: &Path, name: &str) -> PathBuf {
     root.join("sync").join(format!("{name}.tree"))
 }
 
-/// The first `n` leaves' tree from the level files, if they hold it.
-fn load_levels(dir: &Path, n: u64) -> Option<Tree> {
+/// The first `n` leaves' tree from the level files in `dir`, if they hold it. Each level is
+/// read straight into its place: one copy from the page cache, no hashing.
+pub fn load_levels(dir: &Path, n: u64) -> Option<Tree> {
+    use std::io::Read;
     let mut levels = Vec::new();
     let mut h = 0;
     while n >> h > 0 {
         let want = (n >> h) as usize;
-        let bytes = std::fs::read(dir.join(format!("{h}"))).ok()?;
-        if bytes.len() < want * 32 {
+        let mut f = std::fs::File::open(dir.join(format!("{h}"))).ok()?;
+        if f.metadata().ok()?.len() < want as u64 * 32 {
             return None;
         }
         // Room to grow, so the next appends do not copy the level.
         let mut level: Vec<Hash> = Vec::with_capacity(want + want / 16 + 1024);
-        level.extend(bytes[..want * 32].chunks_exact(32).map(|c| {
-            let mut x = [0u8; 32];
-            x.copy_from_slice(c);
-            x
-        }));
+        level.resize(want, [0u8; 32]);
+        f.read_exact(level.as_flattened_mut()).ok()?;
         levels.push(level);
         h += 1;
     }
     Tree::from_levels(levels)
+}
+
+/// Of the `new` leaf hashes, those neither among the `kept` ones nor earlier in `new`, in
+/// their order: what enters the sequence (an entry enters it once). One pass over the kept
+/// hashes, each tested against a 65,536-bit filter of two bytes of the new ones; only those
+/// that pass it are looked up.
+pub fn unseen(kept: &[Hash], new: Vec<Hash>) -> Vec<Hash> {
+    let mut candidates: rustc_hash::FxHashSet<Hash> = new.iter().copied().collect();
+    let slot = |h: &Hash| usize::from(u16::from_le_bytes([h[0], h[1]]));
+    let mut filter = vec![0u64; 1024];
+    for h in &candidates {
+        filter[slot(h) >> 6] |= 1 << (slot(h) & 63);
+    }
+    for h in kept {
+        if filter[slot(h) >> 6] & (1 << (slot(h) & 63)) != 0 {
+            candidates.remove(h);
+            if candidates.is_empty() {
+                break;
+            }
+        }
+    }
+    // Still a candidate: not kept, and not taken earlier in this batch.
+    new.into_iter().filter(|h| candidates.remove(h)).collect()
 }
 
 /// Writes what `path` lacks of `level` (the file is cut first if it holds more: a kept tree
@@ -372,8 +394,9 @@ impl Session<'_> {
     }
 
     /// Appends the blobs the commits add, skipping those already in the sequence: the new
-    /// leaves are hashed, then the kept ones scanned once for them (no set of every leaf is
-    /// built, so a pull of k new envelopes costs k hashes, a scan, and O(k log n)).
+    /// leaves are hashed, then the kept ones scanned once for them ([`unseen`]; no set of
+    /// every leaf is built), so a pull of k new envelopes costs k hashes, a scan, and
+    /// O(k log n).
     fn grow(
         &self,
         repo: &Repo,
@@ -391,18 +414,8 @@ impl Session<'_> {
             }
             Ok(true)
         })?;
-        let mut candidates: rustc_hash::FxHashSet<Hash> = new.iter().copied().collect();
-        for h in tree.leaf_hashes() {
-            if candidates.is_empty() {
-                break;
-            }
-            candidates.remove(h);
-        }
-        for h in new {
-            // Still a candidate: not in the kept leaves, and not taken earlier in this batch.
-            if candidates.remove(&h) {
-                tree.push_leaf_hash(h);
-            }
+        for h in unseen(tree.leaf_hashes(), new) {
+            tree.push_leaf_hash(h);
         }
         Ok(())
     }
@@ -905,5 +918,39 @@ impl Session<'_> {
             self.save_witness_state(&state, &tree)?;
         }
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unseen_keeps_the_new_hashes_once_in_order_and_none_already_kept() {
+        let h = |b: u8| [b; 32];
+        let kept: Vec<Hash> = (0..200).map(h).collect();
+        // 5 and 7 are kept; 250 comes twice; 251 shares its first two bytes with nothing.
+        let new = vec![h(250), h(5), h(251), h(250), h(7), h(252)];
+        assert_eq!(unseen(&kept, new), vec![h(250), h(251), h(252)]);
+        assert_eq!(unseen(&[], vec![h(1), h(1)]), vec![h(1)]);
+        assert_eq!(unseen(&kept, Vec::new()), Vec::<Hash>::new());
+        // Same two first bytes, other hash: a filter hit that is no match.
+        let mut other = h(5);
+        other[31] = 0;
+        assert_eq!(unseen(&kept, vec![other]), vec![other]);
+    }
+
+    #[test]
+    fn levels_saved_are_loaded_back_as_the_same_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = Tree::from_leaf_hashes((0..1000u32).map(|i| leaf_hash(&i.to_le_bytes())));
+        for (h, level) in tree.levels().iter().enumerate() {
+            save_level(&dir.path().join(format!("{h}")), level).unwrap();
+        }
+        let back = load_levels(dir.path(), 1000).unwrap();
+        assert_eq!(back.root(), tree.root());
+        let prefix = load_levels(dir.path(), 600).unwrap();
+        assert_eq!(Some(prefix.root()), tree.root_at(600).ok());
+        assert!(load_levels(dir.path(), 1001).is_none());
     }
 }
