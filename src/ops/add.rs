@@ -532,8 +532,10 @@ impl<'o> Batch<'o> {
                         let trust = match self.dry_trust.as_mut() {
                             Some(t) => t,
                             None => self.dry_trust.insert(
-                                crate::trust::state(store.root())
-                                    .map_err(super::trust::trust_failure)?,
+                                crate::trust::state_of(store)
+                                    .map_err(super::trust::trust_failure)?
+                                    .as_ref()
+                                    .clone(),
                             ),
                         };
                         crate::trust::predict(trust, &bytes)

@@ -270,14 +270,17 @@ pub fn resolve_key(store: &Store, arg: &str) -> Result<crate::store::StoredKey, 
             ),
         }),
         [one] => Ok((*one).clone()),
-        many => Err(Failure::Usage(format!(
-            "{arg:?} names {} trusted keys: {}; give more digits of the keyid",
-            many.len(),
-            many.iter()
-                .map(|k| format!("{} ({} {:?})", k.keyid, k.role, k.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+        many => Err(Failure::usage(
+            None,
+            format!(
+                "{arg:?} names {} trusted keys: {}; give more digits of the keyid",
+                many.len(),
+                many.iter()
+                    .map(|k| format!("{} ({} {:?})", k.keyid, k.role, k.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
     }
 }
 

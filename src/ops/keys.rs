@@ -142,7 +142,7 @@ pub fn trusted_key_file(path: &Path, role: Role, name: &str) -> Result<TrustedKe
 /// where a role key is wanted (`doing`: what it was asked to do): root keys sign trust
 /// policies only, never a claim, so trusting or signing with one is ROLE_VIOLATION.
 pub fn refuse_root_key(store: &Store, keyid: &str, doing: &str) -> Result<(), Failure> {
-    let state = crate::trust::state(store.root()).map_err(super::trust::trust_failure)?;
+    let state = crate::trust::state_of(store).map_err(super::trust::trust_failure)?;
     if !state.root_keyids().contains(keyid) {
         return Ok(());
     }
