@@ -4,8 +4,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 
-/// `kind` of a claim. With the `cli` feature it is also the command line's `--kind` value
-/// (clap spells the variants in kebab case, as serde does).
+// With the `cli` feature it is also the command line's `--kind` value (clap spells the
+// variants in kebab case, as serde does) and the MCP schemas' enum of kinds.
+/// `kind` of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "cli", derive(schemars::JsonSchema, clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]

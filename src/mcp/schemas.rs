@@ -59,9 +59,10 @@ pub struct Truncation {
     pub hint: String,
 }
 
-/// A successful tool result: the data, then what the server adds to every result. Only its
-/// schema is used: the server adds `warnings` (and the byte cap `truncation`) to the data's
-/// JSON.
+// Only its schema is used: the server adds `warnings` (and the byte cap `truncation`) to the
+// data's JSON.
+/// A successful result: the data, what the server noticed on the way, and whether the byte
+/// cap cut it
 #[derive(Serialize, JsonSchema)]
 #[allow(dead_code)]
 pub struct Output<T> {
@@ -72,8 +73,8 @@ pub struct Output<T> {
     pub truncation: Option<Truncation>,
 }
 
-/// A list result with its page (the CLI puts `pagination` in `meta`; a tool result has
-/// only one object).
+// The CLI puts `pagination` in `meta`; a tool result has only one object.
+/// A page of a list, and where it stands in the whole
 #[derive(Serialize, JsonSchema)]
 pub struct Paged<T> {
     #[serde(flatten)]
@@ -82,8 +83,7 @@ pub struct Paged<T> {
     pub pagination: Pagination,
 }
 
-/// `claims_for`: a page of claims when every claim is listed, all of them when paths are
-/// given.
+/// A page of claims when every claim is listed; all of them when paths are given
 #[derive(Serialize, JsonSchema)]
 pub struct MaybePaged<T> {
     #[serde(flatten)]
@@ -246,8 +246,8 @@ impl BlastOut {
     }
 }
 
-/// `trust_show`: what `elench trust show` reports (docs/trust.md). The operation answers
-/// JSON; this type reads it, so the result is what its schema says.
+// The operation answers JSON; this type reads it, so the result is what its schema says.
+/// The team's trust policies, as `elench trust show` reports them (docs/trust.md)
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct TrustShown {
     /// The pinned root keys
@@ -263,7 +263,7 @@ pub struct TrustShown {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing_version: Option<u64>,
     pub equivocations: Vec<Map<String, Value>>,
-    /// Whatever else the report holds.
+    /// Whatever else the report holds
     #[serde(flatten)]
     pub more: Map<String, Value>,
 }
