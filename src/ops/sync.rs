@@ -408,7 +408,7 @@ fn witness_failure(
         return Some(Failure::Witness {
             code: Code::WitnessQuorum,
             message: format!(
-                "the checkpoint was written with {} cosignature(s) ({}), below the witness                  policy's quorum; no cosignature from {}",
+                "the checkpoint was written with {} cosignature(s) ({}), below the witness policy's quorum; no cosignature from {}",
                 p.cosigned_by.len(),
                 p.cosigned_by.join(", "),
                 missing.join("; ")
