@@ -379,6 +379,11 @@ fn a_witness_down_leaves_the_push_below_quorum_and_the_next_push_asks_it_again()
     let out = w.push(&a, &["--connect-timeout", "1"]);
     assert_eq!(out.code, 3, "{}", out.json);
     assert_eq!(code(&out), "WITNESS_QUORUM", "{}", out.json);
+    let message = out.json["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("below the witness policy's quorum; no cosignature from W2"),
+        "{message}"
+    );
     // Nothing lost: the envelopes and the checkpoint with W1's cosignature are there.
     assert_eq!(out.json["data"]["pushed"], json!(3));
     assert_eq!(out.json["data"]["witnessed"]["cosigned_by"], json!(["W1"]));
