@@ -68,8 +68,13 @@ pub struct Config {
 /// Serves MCP on stdin/stdout until the client closes stdin. Returns an error only when the
 /// session could not run at all; a failing tool is a tool result, never an end.
 pub fn serve(config: Config) -> Result<(), Failure> {
+    // Calls run on blocking threads, at most `CALLS_AT_ONCE` at a time; a thread that has
+    // just finished a call is not yet idle when the next call starts, so without a bound the
+    // pool grows under load. The extra threads are for stdin and stdout, which tokio reads
+    // and writes on the same pool.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_blocking_threads(server::CALLS_AT_ONCE + 4)
         .build()
         .map_err(|e| Failure::Internal(format!("mcp: cannot start the runtime: {e}")))?;
     runtime.block_on(server::run(config))
