@@ -246,6 +246,64 @@ impl BlastOut {
     }
 }
 
+/// `gate`: the gate's answer as the command line's JSON gives it, with what its documents
+/// place beside the violations: a revoked claim's falsified roots, and the policy file.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GateOut {
+    pub pass: bool,
+    pub tree: String,
+    /// The policy in force, defaults filled in
+    pub policy: Value,
+    /// Sorted by claim id, then rule
+    pub violations: Vec<GateViolation>,
+    pub counts: elench::gate::Counts,
+    /// Where the policy file is in the tree, at its min_in_scope line (where a violation of
+    /// the scope as a whole is placed); null for a policy given as policy_toml
+    pub policy_place: Option<elench::ops::gate::PolicyPlace>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GateViolation {
+    #[serde(flatten)]
+    pub violation: elench::gate::Violation,
+    /// For a claim revoked at the tree: the falsified claims it rests on (log-wide), each
+    /// with its text and, when it applies at the tree, its path and lines there; left out
+    /// when there are none
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<elench::ops::roots::Root>,
+}
+
+impl GateOut {
+    /// `out` with each revoked claim's roots beside its violations, the policy at `place`.
+    pub fn of(
+        out: elench::ops::gate::GateOutput,
+        place: Option<elench::ops::gate::PolicyPlace>,
+    ) -> GateOut {
+        let roots = out.roots;
+        let roots_of = |v: &elench::gate::Violation| match (&v.id, v.status) {
+            (Some(id), Some(elench::fold::Status::Revoked)) => {
+                roots.get(id).cloned().unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        GateOut {
+            pass: out.pass,
+            tree: out.tree,
+            policy: out.policy,
+            violations: out
+                .violations
+                .into_iter()
+                .map(|v| GateViolation {
+                    roots: roots_of(&v),
+                    violation: v,
+                })
+                .collect(),
+            counts: out.counts,
+            policy_place: place,
+        }
+    }
+}
+
 // The operation answers JSON; this type reads it, so the result is what its schema says.
 /// The team's trust policies, as `elench trust show` reports them (docs/trust.md)
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

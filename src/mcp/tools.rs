@@ -6,13 +6,15 @@ use super::inputs::{
     BlastIn, CheckIn, ClaimIn, ClaimsForIn, GateIn, LogIn, ShortIn, ShowIn, StatusIn, TrustShowIn,
     WhyIn,
 };
-use super::schemas::{self, BlastOut, ClaimOut, ClaimRow, MaybePaged, Paged, Refusal, TrustShown};
+use super::schemas::{
+    self, BlastOut, ClaimOut, ClaimRow, GateOut, MaybePaged, Paged, Refusal, TrustShown,
+};
 use super::Config;
 use elench::ops::blast::BlastInput;
 use elench::ops::check::{CheckInput, CheckOutput};
 use elench::ops::claim::ClaimRequest;
 use elench::ops::claims_for::ClaimsForInput;
-use elench::ops::gate::{GateInput, GateOutput};
+use elench::ops::gate::{GateInput, PolicyPlace};
 use elench::ops::log::{LogInput, LogOutput};
 use elench::ops::page::{PageRequest, Pagination};
 use elench::ops::show::{ShowInput, ShowOutput};
@@ -184,12 +186,15 @@ pub const TOOLS: [ToolDef; 10] = [
         title: "Dry-run a release gate",
         description: "Decides from the log alone whether the server's tree may ship under a \
                       policy (TOML: scope and rules), naming every claim that breaks a rule. \
-                      A tree that may not ship is an answer (pass: false), not an error.",
+                      A tree that may not ship is an answer (pass: false), not an error. \
+                      A revoked claim's violation comes with the falsified roots it rests on \
+                      (roots: each placed at the server's tree, with its text), and \
+                      policy_place says where the policy file is.",
         read_only: true,
         idempotent: true,
         needs_harness_key: false,
         input: schemas::input::<GateIn>,
-        output: schemas::output::<GateOutput>,
+        output: schemas::output::<GateOut>,
         whole: "pass and the counts are for the whole tree; `elench gate` on the command \
                 line names every violation (ELENCH_MAX_OUTPUT_BYTES=0 lifts its cap)",
     },
@@ -580,12 +585,22 @@ fn policy_in_tree(at: &Path, given: &str) -> Result<PathBuf, Failure> {
 
 fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
     // The operation takes the policy's text; errors name the policy as the call gave it.
-    let (policy, policy_name) = match (a.policy, a.policy_toml) {
+    // `file`: the policy file's path in the tree, where a document places the policy.
+    let (policy, policy_name, file) = match (a.policy, a.policy_toml) {
         (Some(p), None) => {
             let path = policy_in_tree(&config.at, &p)?;
-            (std::fs::read(&path).map_err(|e| Failure::io(&p, e))?, p)
+            let file = path
+                .strip_prefix(&config.at)
+                .ok()
+                .and_then(Path::to_str)
+                .map(|f| f.replace(std::path::MAIN_SEPARATOR, "/"));
+            (
+                std::fs::read(&path).map_err(|e| Failure::io(&p, e))?,
+                p,
+                file,
+            )
         }
-        (None, Some(text)) => (text.into_bytes(), "policy_toml".to_owned()),
+        (None, Some(text)) => (text.into_bytes(), "policy_toml".to_owned(), None),
         _ => {
             return Err(Failure::usage(
                 None,
@@ -598,8 +613,15 @@ fn gate(config: &Config, ctx: &Context, a: GateIn) -> Result<Value, Failure> {
         policy_name,
         at: Some(config.at.clone()),
         no_ignore: false,
-        places: false,
+        // What the CLI's documents place: revoked claims' falsified roots, the policy.
+        places: true,
     };
     // A tree that may not ship is the answer (pass: false), not a failure of the call.
-    to_json("gate", &ops::gate::gate(ctx, &input)?)
+    let out = ops::gate::gate(ctx, &input)?;
+    // The operation reads a policy's name against the process's directory, which need not
+    // be the server's tree: the place is the file's path in the tree, at the line the
+    // operation found; a policy given inline is in no file.
+    let line = out.policy_place.as_ref().and_then(|p| p.line);
+    let place = file.map(|path| PolicyPlace { path, line });
+    to_json("gate", &GateOut::of(out, place))
 }

@@ -61,12 +61,14 @@ pub struct GateOutput {
 
 /// Where a document places what the policy says of the scope as a whole (too few claims in
 /// it): the policy file, at its `min_in_scope` line when it sets one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 pub struct PolicyPlace {
     /// The file's path in the tree when it lies inside; otherwise (the CI recipe reads the
     /// policy from a trusted copy outside the checkout) its name, the path a repository
     /// keeps its policy at by the recipe's convention.
     pub path: String,
+    /// The `min_in_scope` line (from 1), when the policy sets one.
     pub line: Option<u64>,
 }
 

@@ -1122,6 +1122,129 @@ fn blast_and_status_give_what_the_documents_show_as_the_cli_says() {
     c.finish();
 }
 
+/// What the command line's gate documents place beside the violations comes to an MCP
+/// client as fields of the `gate` result: a revoked claim's falsified roots placed at the
+/// tree, and where the policy is; each is what `elench gate --format sarif` says.
+#[test]
+fn gate_gives_what_its_documents_place_as_the_cli_says() {
+    let w = World::new();
+    let mut c = w.serve_all();
+    let out = c.ok(
+        "claim",
+        json!({"claims": [
+            {"text": "parse reads the first byte", "anchor": ["src/lib.rs:1-3"]},
+            {"text": "parse never panics", "anchor": ["src/lib.rs:2-3"], "depends_on": ["@1"]}
+        ]}),
+    );
+    let ids: Vec<String> = out["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect();
+    c.ok(
+        "claim",
+        json!({"kind": "falsification", "target": [&ids[0]], "text": "it reads two"}),
+    );
+    // A policy kept below the tree's top, with a min_in_scope line the scope breaks.
+    std::fs::create_dir_all(w.tree.join("policy")).unwrap();
+    std::fs::write(
+        w.tree.join("policy/release.toml"),
+        "[rules]\nforbid = [\"revoked\"]\nmin_in_scope = 99\n",
+    )
+    .unwrap();
+    let g = c.ok("gate", json!({"policy": "policy/release.toml"}));
+    assert_eq!(g["pass"], json!(false), "{g}");
+    let revoked = g["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"] == json!(ids[1]))
+        .unwrap_or_else(|| panic!("{g}"));
+    assert_eq!(revoked["status"], "revoked", "{g}");
+
+    // The same store, tree and policy on the command line, as SARIF.
+    let run = crate::common::run_raw(
+        &w.tree,
+        &with_store(
+            &w.store,
+            &[
+                "gate",
+                "--policy",
+                "policy/release.toml",
+                "--format",
+                "sarif",
+            ],
+        ),
+    );
+    assert_eq!(run.code, 79, "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    let result = results
+        .iter()
+        .find(|r| r["partialFingerprints"]["elenchClaimId/v1"] == json!(ids[1]))
+        .unwrap_or_else(|| panic!("{doc}"));
+    let related = result["relatedLocations"].as_array().unwrap();
+    let roots = revoked["roots"].as_array().unwrap_or_else(|| panic!("{g}"));
+    assert_eq!(roots.len(), related.len(), "{g}\n{result}");
+    for (root, rel) in roots.iter().zip(related) {
+        let said = rel["message"]["text"].as_str().unwrap();
+        assert_eq!(
+            said,
+            format!(
+                "falsified root {}: \"{}\"",
+                root["id"].as_str().unwrap(),
+                root["text"].as_str().unwrap()
+            ),
+            "{root}"
+        );
+        let loc = &rel["physicalLocation"];
+        assert_eq!(root["path"], loc["artifactLocation"]["uri"], "{root}");
+        assert_eq!(
+            root["range"],
+            json!([loc["region"]["startLine"], loc["region"]["endLine"]]),
+            "{root}"
+        );
+    }
+    assert_eq!(roots[0]["id"], json!(ids[0]), "{g}");
+    assert_eq!(roots[0]["path"], json!("src/lib.rs"), "{g}");
+    // The scope's violation is placed at the policy, on its min_in_scope line.
+    let scope = results
+        .iter()
+        .find(|r| r["partialFingerprints"]["elenchRule/v1"].is_string())
+        .unwrap_or_else(|| panic!("{doc}"));
+    let loc = &scope["locations"][0]["physicalLocation"];
+    assert_eq!(
+        g["policy_place"],
+        json!({"path": loc["artifactLocation"]["uri"], "line": loc["region"]["startLine"]}),
+        "{g}"
+    );
+    assert_eq!(
+        g["policy_place"],
+        json!({"path": "policy/release.toml", "line": 3}),
+        "{g}"
+    );
+    // A policy given inline is in no file; the command line's JSON stays as it was.
+    let inline = c.ok(
+        "gate",
+        json!({"policy_toml": "[rules]\nforbid = [\"revoked\"]\n"}),
+    );
+    assert_eq!(inline["policy_place"], Value::Null, "{inline}");
+    assert!(inline["violations"][0]["roots"].is_array(), "{inline}");
+    let (code, cli) = elench(
+        &w.tree,
+        &with_store(&w.store, &["gate", "--policy", "policy/release.toml"]),
+    );
+    assert_eq!(code, 79, "{cli}");
+    assert!(cli["data"].get("policy_place").is_none(), "{cli}");
+    assert!(cli["data"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|v| v.get("roots").is_none()));
+    c.finish();
+}
+
 #[test]
 fn sigterm_ends_the_server_with_nothing_more_on_stdout() {
     let w = World::new();

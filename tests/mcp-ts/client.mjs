@@ -11,6 +11,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 function need(name) {
   const v = process.env[name];
@@ -155,6 +157,18 @@ async function main() {
   check(about?.claims?.[0]?.id === aId, "claims_for names the anchored claim", JSON.stringify(about));
   const gate = await ok(c, "gate", { policy_toml: "[rules]\nmax_unevaluated = 0\n" });
   check(gate?.pass === false, "a gate that refuses the tree is an answer", JSON.stringify(gate));
+  // A revoked claim's violation with its falsified root, and a policy file's place: the SDK
+  // checks them against the output schema.
+  await ok(c, "claim", { text: "parse is total", anchor: ["src/lib.rs:2-3"], depends_on: [aId] });
+  await ok(c, "claim", { kind: "falsification", target: [aId], text: "it reads two" });
+  writeFileSync(join(tree, "release.toml"), '[rules]\nforbid = ["revoked"]\nmin_in_scope = 9\n');
+  const fell = await ok(c, "gate", { policy: "release.toml" });
+  check(
+    fell?.violations?.some((v) => v.roots?.[0]?.id === aId) &&
+      fell?.policy_place?.path === "release.toml",
+    "a gate places a revoked claim's root and the policy",
+    JSON.stringify(fell),
+  );
 
   // Failures, each a tool result the SDK takes as it is.
   await err(c, "status", { ids: ["cl_" + "0".repeat(63) + "9"] }, "NOT_FOUND");
