@@ -593,9 +593,6 @@ pub fn admit(store: &Store, bytes: &[u8]) -> Result<Admitted, TrustError> {
 /// ones before it.
 pub fn predict(st: &mut State, bytes: &[u8]) -> Result<Admitted, TrustError> {
     let p = policy::read(bytes)?;
-    if st.pins.is_empty() {
-        return Err(unpinned(&p).into());
-    }
     let mut admitted = Admitted {
         id: p.id(),
         version: p.version(),
@@ -603,76 +600,19 @@ pub fn predict(st: &mut State, bytes: &[u8]) -> Result<Admitted, TrustError> {
         applied: Vec::new(),
         missing: None,
     };
-    if let Some(first) = st.chain.first() {
-        if p.chain != first.chain {
-            return Err(Rejection::at(
-                Code::PolicyChainMismatch,
-                "/payload/subject/0/digest/sha256",
-                format!(
-                    "trust policy version {} ({}) belongs to chain {} ({}), not to this \
-                     store's chain {} ({}): another team's policy, or another chain of yours",
-                    p.version(),
-                    p.id(),
-                    p.chain,
-                    p.team,
-                    first.chain,
-                    first.team
-                ),
-            )
-            .into());
-        }
-    }
     let top = st.chain.len() as u64;
-    let v = p.version();
-    if v <= top {
-        let held = &st.chain[v as usize - 1];
-        if held.hash == p.hash {
-            return Ok(admitted);
+    // The same rules as `admit` ([`step`]), on the caller's copy of the state.
+    match step(st, p)? {
+        Stepped::Held => {}
+        Stepped::Waiting(_) => {
+            admitted.effect = "waiting";
+            admitted.missing = Some(top + 1);
         }
-        match v {
-            1 => check_first(st, &p)?,
-            _ => check_next(&st.chain[v as usize - 2], &p)?,
+        Stepped::Equivocation(_, refusal) => return Err(refusal.into()),
+        Stepped::Applied(versions) => {
+            admitted.effect = "created";
+            admitted.applied = versions;
         }
-        return Err(Rejection::new(
-            Code::PolicyEquivocation,
-            format!(
-                "trust policy version {v} has two different valid envelopes: {} (in the chain) \
-                 and {} (this one, which would be refused and kept as evidence); root keys {} \
-                 signed both",
-                held.id(),
-                p.id(),
-                p.root_names()
-            ),
-        )
-        .into());
-    }
-    if v > top + 1 {
-        if !st.waiting.iter().any(|w| w.digest == p.digest) {
-            st.waiting.push(p);
-        }
-        admitted.effect = "waiting";
-        admitted.missing = Some(top + 1);
-        return Ok(admitted);
-    }
-    match st.chain.last() {
-        None => check_first(st, &p)?,
-        Some(prev) => check_next(prev, &p)?,
-    }
-    admitted.effect = "created";
-    admitted.applied.push(v);
-    st.chain.push(p);
-    loop {
-        let next = st.chain.len() as u64 + 1;
-        let prev = st.chain.last().cloned();
-        let found = st.waiting.iter().position(|w| {
-            w.version() == next
-                && prev
-                    .as_ref()
-                    .is_some_and(|prev| w.chain == prev.chain && check_next(prev, w).is_ok())
-        });
-        let Some(i) = found else { break };
-        st.chain.push(st.waiting.remove(i));
-        admitted.applied.push(next);
     }
     Ok(admitted)
 }
