@@ -167,9 +167,25 @@ pub fn blast<S: ClaimSource>(
         layers.push(Layer { depth: d, claims });
     }
 
-    // Targets outside the closure whose own status a member record decides.
+    let affected = affected_by(fold, &members)?;
+
+    Ok(Blast {
+        root: root.to_owned(),
+        count: members.len().saturating_sub(1),
+        layers,
+        affected,
+        truncated,
+    })
+}
+
+/// The claims outside `members` whose own status a record in `members` decides, sorted by
+/// id, each with the member records that decide it (for a radius's `affected`).
+pub fn affected_by<S: ClaimSource>(
+    fold: &mut Fold<'_, S>,
+    members: &BTreeSet<String>,
+) -> Result<Vec<Affected>, FoldError> {
     let mut affected: BTreeMap<String, Affected> = BTreeMap::new();
-    for m in &members {
+    for m in members {
         let c = fold.require(m)?;
         // A record may name the same target twice; it decides it once.
         let targets: BTreeSet<&String> = c.claim.target.iter().collect();
@@ -188,14 +204,7 @@ pub fn blast<S: ClaimSource>(
             }
         }
     }
-
-    Ok(Blast {
-        root: root.to_owned(),
-        count: members.len().saturating_sub(1),
-        layers,
-        affected: affected.into_values().collect(),
-        truncated,
-    })
+    Ok(affected.into_values().collect())
 }
 
 /// What `root` rests on (`blast --invert`): every claim reachable from it along `dependsOn`,

@@ -386,7 +386,7 @@ fn radius<S: ClaimSource>(
     roots: &[String],
     max_depth: Option<usize>,
 ) -> Result<Radius, Failure> {
-    use crate::graph::{Affected, Layer, Member};
+    use crate::graph::{Layer, Member};
     use std::collections::{BTreeMap, BTreeSet};
     let src = fold.source();
     let mut seen: BTreeSet<String> = roots.iter().cloned().collect();
@@ -436,31 +436,10 @@ fn radius<S: ClaimSource>(
         .iter()
         .flat_map(|l| l.claims.iter().map(|m| m.id.clone()))
         .collect();
-    let mut affected: BTreeMap<String, Affected> = BTreeMap::new();
-    for m in &members {
-        let c = fold.require(m)?;
-        let targets: BTreeSet<&String> = c.claim.target.iter().collect();
-        for t in targets {
-            if members.contains(t) || fold.named(t)?.is_none() {
-                continue;
-            }
-            if fold.own(t)?.decided_by.iter().any(|r| r == m) {
-                let status = fold.effective(t)?.status;
-                affected
-                    .entry(t.clone())
-                    .or_insert_with(|| Affected {
-                        id: t.clone(),
-                        status,
-                        decided_by: Vec::new(),
-                    })
-                    .decided_by
-                    .push(m.clone());
-            }
-        }
-    }
+    let affected = crate::graph::affected_by(fold, &members)?;
     Ok(Radius {
         layers,
-        affected: affected.into_values().collect(),
+        affected,
         truncated,
     })
 }

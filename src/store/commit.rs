@@ -180,13 +180,7 @@ impl Store {
         if self.index.read()?.key(&key.keyid)?.is_some() {
             return Ok(false);
         }
-        let event = record::KeyAdd {
-            keyid: key.keyid.clone(),
-            role: key.role,
-            name: key.name.clone(),
-            public_key: hex::encode(key.key.as_bytes()),
-        };
-        self.append_event_locked(Kind::KeyAdd, record::encode_event(&event))?;
+        self.append_key_add_locked(key)?;
         drop(lock);
         Ok(true)
     }
@@ -201,15 +195,20 @@ impl Store {
                 return Ok(false);
             }
         }
+        self.append_key_add_locked(key)?;
+        drop(lock);
+        Ok(true)
+    }
+
+    /// Appends the `key-add` event of `key` (the caller holds the writer lock).
+    fn append_key_add_locked(&self, key: &TrustedKey) -> Result<(), StoreError> {
         let event = record::KeyAdd {
             keyid: key.keyid.clone(),
             role: key.role,
             name: key.name.clone(),
             public_key: hex::encode(key.key.as_bytes()),
         };
-        self.append_event_locked(Kind::KeyAdd, record::encode_event(&event))?;
-        drop(lock);
-        Ok(true)
+        self.append_event_locked(Kind::KeyAdd, record::encode_event(&event))
     }
 
     /// Appends a pin or a trust policy record (`kind`, its payload in canonical form) durably.
