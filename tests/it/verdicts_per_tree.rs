@@ -359,6 +359,29 @@ fn a_premise_falsified_at_one_tree_revokes_its_dependents_there_only() {
     );
     // Log-wide, the falsification stands (it was observed).
     assert_eq!(w.status_log_wide(&dependent)["status"], json!("revoked"));
+
+    // `blast --signer` of the agent's key (it signed both) gives the statuses at the tree
+    // too: where the premise's input changed, the dependent is revoked; where only another
+    // file changed, the premise's verdict carries and nothing is revoked.
+    let signer_status = |w: &World, id: &str| {
+        let agent = &w.ks.keys.agent.keyid;
+        let out = w.ok(&["blast", "--signer", agent, "--at", w.at()]);
+        out["data"]["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|l| l["claims"].as_array().unwrap().iter())
+            .find(|c| c["id"] == json!(id))
+            .map(|c| c["status"].clone())
+            .unwrap_or_else(|| panic!("{id} in {out}"))
+    };
+    w.write("b.txt", "no\n");
+    assert_eq!(signer_status(&w, &dependent), json!("revoked"));
+    assert_eq!(signer_status(&w, &premise), json!("falsified"));
+    w.write("b.txt", "ok\n");
+    w.write("c.txt", "another file\n");
+    assert_eq!(signer_status(&w, &premise), json!("verified"));
+    assert_eq!(signer_status(&w, &dependent), json!("unevaluated"));
 }
 
 /// A record as elench wrote it before inputs digests: a harness verification of `target`
