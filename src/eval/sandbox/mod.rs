@@ -39,7 +39,9 @@ pub use copy::{clone_dir, copy_tree, give_away, make_dir};
 use crate::reaper::Reaper;
 use crate::scratch::ScratchDir;
 use overlay::OverlayMounts;
-use process::{exited_unreaped, is_full, read_child_pid, spawn_reader, wait_gone, RemoveOnDrop};
+use process::{
+    exited_unreaped, is_full, read_child_pid, spawn_reader, wait_gone, ExitWatch, RemoveOnDrop,
+};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -68,6 +70,9 @@ pub fn sandbox_uid(reaper: &Reaper) -> u32 {
     let n = (reaper.number() % 1000) as u32;
     SANDBOX_UID_BASE + (std::process::id() % 1_000_000) * 1000 + n
 }
+
+/// How often a running process's watch looks whether `check` was interrupted.
+const CANCEL_EVERY: Duration = Duration::from_millis(20);
 
 /// How each process gets its own writable view of the pristine copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -592,6 +597,7 @@ impl Sandbox {
         ];
         drop(tx);
         let pgid = child.id() as i32;
+        let watch = ExitWatch::new(pgid);
         let mut timed_out = false;
         let mut cancelled = false;
         loop {
@@ -612,7 +618,9 @@ impl Sandbox {
                 }
                 break;
             }
-            std::thread::sleep(Duration::from_millis(5));
+            // Woken by the exit itself; the slice bounds how late an interrupt is seen.
+            let left = job.deadline.saturating_duration_since(Instant::now());
+            watch.wait(left.min(CANCEL_EVERY));
         }
         // Whatever the main process left behind goes too (in a sandbox the namespace went
         // with it; without one, its process group). The group leader is not reaped yet, so
