@@ -9,7 +9,6 @@ use crate::store::index::{
 };
 use crate::store::{Store, StoreError};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::collections::hash_map::Entry;
 use std::collections::BTreeMap;
 
 /// No member: the root's `via`.
@@ -228,19 +227,9 @@ pub fn blast_bulk(
     let n = c.keys.len();
 
     // The general fold, after the read transaction above has ended (a thread holds one at a
-    // time): the effective status of premises outside the closure.
+    // time), for the targets in `affected`.
     let mut fold = Fold::new(store);
-    let mut outside_status: HashMap<IdKey, Option<Status>> = HashMap::default();
-    for (_, p) in &c.outside {
-        if let Entry::Vacant(e) = outside_status.entry(*p) {
-            let id = id_text(p);
-            let status = match fold.named(&id)? {
-                Some(_) => Some(fold.effective(&id)?.status),
-                None => None,
-            };
-            e.insert(status);
-        }
-    }
+    let outside_status = &c.outside_status;
 
     // Effective status in a topological order of the premise edges inside the closure
     // (breadth-first order is not one: a member may depend on a deeper member).
@@ -363,6 +352,9 @@ struct Closure {
     /// Members that name targets, with their targets (sorted, each once).
     targets: Vec<(u32, Vec<IdKey>)>,
     own: Vec<Status>,
+    /// The effective status of each premise in `outside`; None for one the store does not
+    /// hold.
+    outside_status: HashMap<IdKey, Option<Status>>,
 }
 
 /// The first 8 bytes of an id as a number, which orders ids as their bytes do when it
@@ -615,6 +607,7 @@ fn read_closure(
         let recs: Vec<Node> = group.iter().map(|&(_, rec)| rec).collect();
         own[group[0].0 as usize] = owns.decide(&recs)?;
     }
+    let outside_status = effective_outside(r, &mut owns, outside.iter().map(|(_, p)| p))?;
 
     Ok(Closure {
         keys,
@@ -628,7 +621,113 @@ fn read_closure(
         outside,
         targets,
         own,
+        outside_status,
     })
+}
+
+/// The effective status (docs/status.md) of each claim in `ids`, claims the index names
+/// (premises of members outside the closure): None for one the log names and does not hold.
+/// Status only, without the paths to the falsified roots that [`Fold::effective`] keeps: the
+/// premise ancestry is read from the claims table (id, kind and edges of each entry), own
+/// statuses through `owns`, and statuses folded premises first. No compromise applies here
+/// (the caller folds through [`Fold`] when one is declared).
+fn effective_outside<'k>(
+    r: &Reader<'_>,
+    owns: &mut Owns<'_, '_>,
+    ids: impl Iterator<Item = &'k IdKey>,
+) -> Result<HashMap<IdKey, Option<Status>>, FoldError> {
+    // The node of each id met, None when the log names it and does not hold it; and the
+    // premises each stored claim met names.
+    let mut node_of: HashMap<IdKey, Option<Node>> = HashMap::default();
+    let mut named: Vec<(Node, Vec<IdKey>)> = Vec::new();
+    let mut starts: Vec<IdKey> = Vec::new();
+    let mut queue: Vec<IdKey> = Vec::new();
+    for id in ids {
+        starts.push(*id);
+        if !node_of.contains_key(id) {
+            queue.push(*id);
+        }
+        // Read the ancestry: each id's entry once.
+        while let Some(id) = queue.pop() {
+            if node_of.contains_key(&id) {
+                continue;
+            }
+            let found = ix(r.named_claim_edges(&id))?;
+            node_of.insert(id, found.map(|(node, _)| node));
+            if let Some((node, e)) = found {
+                let ps: Vec<IdKey> = e.depends_on().copied().collect();
+                queue.extend(ps.iter().filter(|p| !node_of.contains_key(*p)));
+                named.push((node, ps));
+            }
+        }
+    }
+    // Each stored claim's stored premises, by node (sorted, each once).
+    let mut premises: HashMap<Node, Vec<Node>> = HashMap::default();
+    for (node, ps) in named {
+        let mut nodes: Vec<Node> = ps
+            .iter()
+            .filter_map(|p| node_of.get(p).copied().flatten())
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        premises.insert(node, nodes);
+    }
+
+    // Effective statuses, premises first (an explicit post-order: no ancestry is too deep).
+    let revokes = |s: Status| matches!(s, Status::Falsified | Status::Revoked);
+    let mut effective: HashMap<Node, Status> = HashMap::default();
+    let mut in_progress: HashSet<Node> = HashSet::default();
+    for id in &starts {
+        let Some(start) = node_of.get(id).copied().flatten() else {
+            continue;
+        };
+        let mut stack = vec![(start, false)];
+        while let Some((x, expanded)) = stack.pop() {
+            if effective.contains_key(&x) {
+                continue;
+            }
+            let ps = premises.get(&x).map(Vec::as_slice).unwrap_or(&[]);
+            if expanded {
+                let (own, _) = owns.own(x)?;
+                let mut tainted = false;
+                for p in ps {
+                    match effective.get(p) {
+                        Some(&s) => tainted |= revokes(s),
+                        None => return Err(owns.cycle_at(*p)),
+                    }
+                }
+                let status = match own {
+                    Status::Falsified | Status::Superseded => own,
+                    _ if tainted => Status::Revoked,
+                    _ => own,
+                };
+                effective.insert(x, status);
+                in_progress.remove(&x);
+                continue;
+            }
+            in_progress.insert(x);
+            stack.push((x, true));
+            for &p in ps {
+                if in_progress.contains(&p) {
+                    return Err(owns.cycle_at(p));
+                }
+                if !effective.contains_key(&p) {
+                    stack.push((p, false));
+                }
+            }
+        }
+    }
+    Ok(starts
+        .into_iter()
+        .map(|id| {
+            let status = node_of
+                .get(&id)
+                .copied()
+                .flatten()
+                .and_then(|n| effective.get(&n).copied());
+            (id, status)
+        })
+        .collect())
 }
 
 /// Own statuses (docs/status.md) by node, memoized over one read transaction: what the
