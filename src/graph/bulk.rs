@@ -639,7 +639,7 @@ fn effective_outside<'k>(
     // The node of each id met, None when the log names it and does not hold it; and the
     // premises each stored claim met names.
     let mut node_of: HashMap<IdKey, Option<Node>> = HashMap::default();
-    let mut named: Vec<(Node, Vec<IdKey>)> = Vec::new();
+    let mut named: Vec<(Node, IdKey, Kind, Vec<IdKey>)> = Vec::new();
     let mut starts: Vec<IdKey> = Vec::new();
     let mut queue: Vec<IdKey> = Vec::new();
     for id in ids {
@@ -657,13 +657,15 @@ fn effective_outside<'k>(
             if let Some((node, e)) = found {
                 let ps: Vec<IdKey> = e.depends_on().copied().collect();
                 queue.extend(ps.iter().filter(|p| !node_of.contains_key(*p)));
-                named.push((node, ps));
+                named.push((node, id, e.kind, ps));
             }
         }
     }
-    // Each stored claim's stored premises, by node (sorted, each once).
+    // Each stored claim's stored premises, by node (sorted, each once), and its id and kind.
     let mut premises: HashMap<Node, Vec<Node>> = HashMap::default();
-    for (node, ps) in named {
+    let mut entry_of: HashMap<Node, (IdKey, Kind)> = HashMap::default();
+    for (node, id, kind, ps) in named {
+        entry_of.insert(node, (id, kind));
         let mut nodes: Vec<Node> = ps
             .iter()
             .filter_map(|p| node_of.get(p).copied().flatten())
@@ -688,7 +690,10 @@ fn effective_outside<'k>(
             }
             let ps = premises.get(&x).map(Vec::as_slice).unwrap_or(&[]);
             if expanded {
-                let (own, _) = owns.own(x)?;
+                let own = match entry_of.get(&x) {
+                    Some(&(id, kind)) => owns.own_read(x, &id, kind)?,
+                    None => owns.own(x)?.0,
+                };
                 let mut tainted = false;
                 for p in ps {
                     match effective.get(p) {
@@ -764,6 +769,19 @@ impl Owns<'_, '_> {
         } else {
             Status::Unevaluated
         })
+    }
+
+    /// own(node) of a stored claim whose entry the caller has read (its id and kind): a
+    /// claim no record targets is unevaluated without reading its entry again.
+    fn own_read(&mut self, node: Node, id: &IdKey, kind: Kind) -> Result<Status, FoldError> {
+        if let Some(&(status, _)) = self.memo.get(&node) {
+            return Ok(status);
+        }
+        if ix(self.r.records_of(node, id))?.is_empty() {
+            self.memo.insert(node, (Status::Unevaluated, kind));
+            return Ok(Status::Unevaluated);
+        }
+        Ok(self.own(node)?.0)
     }
 
     /// A cycle through the node `node` (a stored record: only those target anything).

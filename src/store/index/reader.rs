@@ -489,10 +489,17 @@ impl Reader<'_> {
             ))
         })?;
         let edges = EdgesRef::decode(&key, entry)?;
+        Ok((self.records_of(node, edges.id)?, edges.kind))
+    }
+
+    /// [`Reader::claim_records`] of a stored claim whose entry the caller has read already
+    /// (`id` is its id): the nodes of the records targeting it, checked against their count
+    /// in `incoming`, without reading the entry again.
+    pub fn records_of(&self, node: Node, id: &IdKey) -> Result<Vec<Node>, IndexError> {
         let expected = incoming_in(&self.txn, &self.dbs, node)?.records;
         let records = self.paired_nodes(self.dbs.by_target, node)?;
-        found_all("by_target", &id_text(edges.id), expected, records.len())?;
-        Ok((records, edges.kind))
+        found_all("by_target", &id_text(id), expected, records.len())?;
+        Ok(records)
     }
 
     pub fn dependents(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
