@@ -212,8 +212,9 @@ pub fn blast_store(
 
 /// Computes what [`blast`] computes over the store, reading the closure in bulk: one read
 /// transaction discovers the closure and reads each member's entry (kind and edges only) and
-/// the records targeting it; own and effective status are folded over member numbers. Claims
-/// outside the closure go through the general [`Fold`] afterwards.
+/// the records targeting it; own and effective status are folded over member numbers, and
+/// premises outside the closure by a status-only fold in the same transaction. The targets in
+/// `affected` go through the general [`Fold`] afterwards.
 pub fn blast_bulk(
     store: &Store,
     root: &str,
