@@ -9,7 +9,6 @@ use crate::store::index::{
 };
 use crate::store::{Store, StoreError};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::collections::hash_map::Entry;
 use std::collections::BTreeMap;
 
 /// No member: the root's `via`.
@@ -213,8 +212,9 @@ pub fn blast_store(
 
 /// Computes what [`blast`] computes over the store, reading the closure in bulk: one read
 /// transaction discovers the closure and reads each member's entry (kind and edges only) and
-/// the records targeting it; own and effective status are folded over member numbers. Claims
-/// outside the closure go through the general [`Fold`] afterwards.
+/// the records targeting it; own and effective status are folded over member numbers, and
+/// premises outside the closure by a status-only fold in the same transaction. The targets in
+/// `affected` go through the general [`Fold`] afterwards.
 pub fn blast_bulk(
     store: &Store,
     root: &str,
@@ -228,19 +228,9 @@ pub fn blast_bulk(
     let n = c.keys.len();
 
     // The general fold, after the read transaction above has ended (a thread holds one at a
-    // time): the effective status of premises outside the closure.
+    // time), for the targets in `affected`.
     let mut fold = Fold::new(store);
-    let mut outside_status: HashMap<IdKey, Option<Status>> = HashMap::default();
-    for (_, p) in &c.outside {
-        if let Entry::Vacant(e) = outside_status.entry(*p) {
-            let id = id_text(p);
-            let status = match fold.named(&id)? {
-                Some(_) => Some(fold.effective(&id)?.status),
-                None => None,
-            };
-            e.insert(status);
-        }
-    }
+    let outside_status = &c.outside_status;
 
     // Effective status in a topological order of the premise edges inside the closure
     // (breadth-first order is not one: a member may depend on a deeper member).
@@ -363,6 +353,9 @@ struct Closure {
     /// Members that name targets, with their targets (sorted, each once).
     targets: Vec<(u32, Vec<IdKey>)>,
     own: Vec<Status>,
+    /// The effective status of each premise in `outside`; None for one the store does not
+    /// hold.
+    outside_status: HashMap<IdKey, Option<Status>>,
 }
 
 /// The first 8 bytes of an id as a number, which orders ids as their bytes do when it
@@ -615,6 +608,7 @@ fn read_closure(
         let recs: Vec<Node> = group.iter().map(|&(_, rec)| rec).collect();
         own[group[0].0 as usize] = owns.decide(&recs)?;
     }
+    let outside_status = effective_outside(r, &mut owns, outside.iter().map(|(_, p)| p))?;
 
     Ok(Closure {
         keys,
@@ -628,7 +622,118 @@ fn read_closure(
         outside,
         targets,
         own,
+        outside_status,
     })
+}
+
+/// The effective status (docs/status.md) of each claim in `ids`, claims the index names
+/// (premises of members outside the closure): None for one the log names and does not hold.
+/// Status only, without the paths to the falsified roots that [`Fold::effective`] keeps: the
+/// premise ancestry is read from the claims table (id, kind and edges of each entry), own
+/// statuses through `owns`, and statuses folded premises first. No compromise applies here
+/// (the caller folds through [`Fold`] when one is declared).
+fn effective_outside<'k>(
+    r: &Reader<'_>,
+    owns: &mut Owns<'_, '_>,
+    ids: impl Iterator<Item = &'k IdKey>,
+) -> Result<HashMap<IdKey, Option<Status>>, FoldError> {
+    // The node of each id met, None when the log names it and does not hold it; and the
+    // premises each stored claim met names.
+    let mut node_of: HashMap<IdKey, Option<Node>> = HashMap::default();
+    let mut named: Vec<(Node, IdKey, Kind, Vec<IdKey>)> = Vec::new();
+    let mut starts: Vec<IdKey> = Vec::new();
+    let mut queue: Vec<IdKey> = Vec::new();
+    for id in ids {
+        starts.push(*id);
+        if !node_of.contains_key(id) {
+            queue.push(*id);
+        }
+        // Read the ancestry: each id's entry once.
+        while let Some(id) = queue.pop() {
+            if node_of.contains_key(&id) {
+                continue;
+            }
+            let found = ix(r.named_claim_edges(&id))?;
+            node_of.insert(id, found.map(|(node, _)| node));
+            if let Some((node, e)) = found {
+                let ps: Vec<IdKey> = e.depends_on().copied().collect();
+                queue.extend(ps.iter().filter(|p| !node_of.contains_key(*p)));
+                named.push((node, id, e.kind, ps));
+            }
+        }
+    }
+    // Each stored claim's stored premises, by node (sorted, each once), and its id and kind.
+    let mut premises: HashMap<Node, Vec<Node>> = HashMap::default();
+    let mut entry_of: HashMap<Node, (IdKey, Kind)> = HashMap::default();
+    for (node, id, kind, ps) in named {
+        entry_of.insert(node, (id, kind));
+        let mut nodes: Vec<Node> = ps
+            .iter()
+            .filter_map(|p| node_of.get(p).copied().flatten())
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        premises.insert(node, nodes);
+    }
+
+    // Effective statuses, premises first (an explicit post-order: no ancestry is too deep).
+    let revokes = |s: Status| matches!(s, Status::Falsified | Status::Revoked);
+    let mut effective: HashMap<Node, Status> = HashMap::default();
+    let mut in_progress: HashSet<Node> = HashSet::default();
+    for id in &starts {
+        let Some(start) = node_of.get(id).copied().flatten() else {
+            continue;
+        };
+        let mut stack = vec![(start, false)];
+        while let Some((x, expanded)) = stack.pop() {
+            if effective.contains_key(&x) {
+                continue;
+            }
+            let ps = premises.get(&x).map(Vec::as_slice).unwrap_or(&[]);
+            if expanded {
+                let own = match entry_of.get(&x) {
+                    Some(&(id, kind)) => owns.own_read(x, &id, kind)?,
+                    None => owns.own(x)?.0,
+                };
+                let mut tainted = false;
+                for p in ps {
+                    match effective.get(p) {
+                        Some(&s) => tainted |= revokes(s),
+                        None => return Err(owns.cycle_at(*p)),
+                    }
+                }
+                let status = match own {
+                    Status::Falsified | Status::Superseded => own,
+                    _ if tainted => Status::Revoked,
+                    _ => own,
+                };
+                effective.insert(x, status);
+                in_progress.remove(&x);
+                continue;
+            }
+            in_progress.insert(x);
+            stack.push((x, true));
+            for &p in ps {
+                if in_progress.contains(&p) {
+                    return Err(owns.cycle_at(p));
+                }
+                if !effective.contains_key(&p) {
+                    stack.push((p, false));
+                }
+            }
+        }
+    }
+    Ok(starts
+        .into_iter()
+        .map(|id| {
+            let status = node_of
+                .get(&id)
+                .copied()
+                .flatten()
+                .and_then(|n| effective.get(&n).copied());
+            (id, status)
+        })
+        .collect())
 }
 
 /// Own statuses (docs/status.md) by node, memoized over one read transaction: what the
@@ -665,6 +770,19 @@ impl Owns<'_, '_> {
         } else {
             Status::Unevaluated
         })
+    }
+
+    /// own(node) of a stored claim whose entry the caller has read (its id and kind): a
+    /// claim no record targets is unevaluated without reading its entry again.
+    fn own_read(&mut self, node: Node, id: &IdKey, kind: Kind) -> Result<Status, FoldError> {
+        if let Some(&(status, _)) = self.memo.get(&node) {
+            return Ok(status);
+        }
+        if ix(self.r.records_of(node, id))?.is_empty() {
+            self.memo.insert(node, (Status::Unevaluated, kind));
+            return Ok(Status::Unevaluated);
+        }
+        Ok(self.own(node)?.0)
     }
 
     /// A cycle through the node `node` (a stored record: only those target anything).

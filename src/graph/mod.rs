@@ -13,9 +13,10 @@
 //!   reads the closure from the index in bulk (one read transaction; forward walks through
 //!   the premise index layer by layer, then through the claim and target tables for all
 //!   members in id order, one lightly decoded entry per member), gives members dense numbers
-//!   and folds them with `Vec` memos in topological order. Only claims outside the closure
-//!   (premises outside it, the targets in `affected`) go through the general [`Fold`]. Its
-//!   JSON is written from the arrays ([`BulkBlast::write_json`]).
+//!   and folds them with `Vec` memos in topological order. Premises outside the closure are
+//!   folded in the same transaction, status only (their ancestry read entry by entry); only
+//!   the targets in `affected` go through the general [`Fold`]. Its JSON is written from the
+//!   arrays ([`BulkBlast::write_json`]).
 //!
 //! The reference and the types are here; the bulk reading is `bulk`, the shortest path of
 //! `elench why` is `why`.

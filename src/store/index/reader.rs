@@ -285,6 +285,19 @@ impl Reader<'_> {
         }
     }
 
+    /// [`Reader::named_claim`] without decoding the whole entry: the claim's node and its
+    /// id, kind and edges (see [`EdgesRef`]), borrowed from the transaction.
+    pub fn named_claim_edges<'t>(
+        &'t self,
+        id: &IdKey,
+    ) -> Result<Option<(Node, EdgesRef<'t>)>, IndexError> {
+        let value = named_node_in(&self.txn, &self.dbs, id)?;
+        match entry_at(&self.txn, &self.dbs, id, value)? {
+            None => Ok(None),
+            Some((node, b)) => EdgesRef::decode(&node_key(node), b).map(|e| Some((node, e))),
+        }
+    }
+
     /// The node of `id`; None when the log never named it.
     pub fn node(&self, id: &IdKey) -> Result<Option<Node>, IndexError> {
         Ok(node_in(&self.txn, &self.dbs, id)?.map(|v| v.node))
@@ -356,7 +369,10 @@ impl Reader<'_> {
             }
             return Ok(());
         }
-        let seek = |k: &[u8]| db.range(&self.txn, &(Bound::Included(k), Bound::Unbounded));
+        // The walk steps over entries of other keys without checking them (they are not
+        // read); each entry handed to `f` is checked.
+        let (raw, table_number) = (db.0, db.1);
+        let seek = |k: &[u8]| raw.range(&self.txn, &(Bound::Included(k), Bound::Unbounded));
         let mut it = seek(&node_key(first))?;
         let mut cur = it.next().transpose()?;
         for (i, &n) in keys.iter().enumerate() {
@@ -378,7 +394,7 @@ impl Reader<'_> {
                 if !ek.starts_with(&k) {
                     break;
                 }
-                f(i, ek, ev)?;
+                f(i, ek, checked(table_number, ek, ev)?)?;
                 cur = it.next().transpose()?;
             }
             if cur.is_none() {
@@ -473,10 +489,17 @@ impl Reader<'_> {
             ))
         })?;
         let edges = EdgesRef::decode(&key, entry)?;
+        Ok((self.records_of(node, edges.id)?, edges.kind))
+    }
+
+    /// [`Reader::claim_records`] of a stored claim whose entry the caller has read already
+    /// (`id` is its id): the nodes of the records targeting it, checked against their count
+    /// in `incoming`, without reading the entry again.
+    pub fn records_of(&self, node: Node, id: &IdKey) -> Result<Vec<Node>, IndexError> {
         let expected = incoming_in(&self.txn, &self.dbs, node)?.records;
         let records = self.paired_nodes(self.dbs.by_target, node)?;
-        found_all("by_target", &id_text(edges.id), expected, records.len())?;
-        Ok((records, edges.kind))
+        found_all("by_target", &id_text(id), expected, records.len())?;
+        Ok(records)
     }
 
     pub fn dependents(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
