@@ -55,6 +55,9 @@ struct Step {
     premises: Vec<Index>,
     /// Also names a premise that is never added.
     dangling: bool,
+    /// Premises among the last few claims only, so that graphs are deep and full of
+    /// diamonds (routes of one length to one root, whose ties the ids break).
+    near: bool,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -63,12 +66,14 @@ fn step() -> impl Strategy<Value = Step> {
         prop::collection::vec(any::<Index>(), 1..3),
         prop::collection::vec(any::<Index>(), 0..4),
         prop::bool::weighted(0.1),
+        prop::bool::weighted(0.6),
     )
-        .prop_map(|(record, targets, premises, dangling)| Step {
+        .prop_map(|(record, targets, premises, dangling, near)| Step {
             record,
             targets,
             premises,
             dangling,
+            near,
         })
 }
 
@@ -88,6 +93,8 @@ fn build(steps: &[Step], keys: &Keys) -> Vec<Signed> {
     for (i, s) in steps.iter().enumerate() {
         let mut premises = if made.is_empty() {
             Vec::new()
+        } else if s.near {
+            picked(&made[made.len().saturating_sub(4)..], &s.premises)
         } else {
             picked(&made, &s.premises)
         };
@@ -196,5 +203,65 @@ fn deep_chains_fold_the_same_way() {
         .iter()
         .map(|c| c.id.clone())
         .collect();
+    agree(&store, &ids).unwrap();
+}
+
+/// Ties between shortest paths are broken by the whole sequence of ids from the root, not by
+/// which premise comes first: a falsified root, six two-step routes from it to one claim, and
+/// routes chosen (by their texts) so that the smallest first step leads to the premise of the
+/// claim that is not the smallest.
+#[test]
+fn ties_are_broken_by_the_whole_path_not_the_premise_order() {
+    let keys = Keys::new();
+    let root = ClaimBuilder::assertion("root").sign(&keys);
+    let falsified = ClaimBuilder::record("falsification", &[root.id.as_str()]).sign(&keys);
+    // The first texts whose routes cross: the route through the smallest first step ends at
+    // a premise that is not the smallest.
+    let routes = (0..)
+        .map(|round: u32| {
+            (0..6)
+                .map(|i| {
+                    let first = ClaimBuilder::assertion(&format!("first {round}.{i}"))
+                        .depends_on(&[root.id.as_str()])
+                        .sign(&keys);
+                    let second = ClaimBuilder::assertion(&format!("second {round}.{i}"))
+                        .depends_on(&[first.id.as_str()])
+                        .sign(&keys);
+                    (first, second)
+                })
+                .collect::<Vec<_>>()
+        })
+        .find(|routes| {
+            let by_first = routes.iter().min_by_key(|r| r.0.id.clone()).unwrap();
+            let by_second = routes.iter().min_by_key(|r| r.1.id.clone()).unwrap();
+            by_first.0.id != by_second.0.id
+        })
+        .unwrap();
+    let seconds: Vec<String> = routes.iter().map(|r| r.1.id.clone()).collect();
+    let end = ClaimBuilder::assertion("end")
+        .depends_on(&refs(&seconds))
+        .sign(&keys);
+    let tmp = tempfile::tempdir().unwrap();
+    let store = lib_store(tmp.path(), &keys);
+    let mut all = vec![root.clone(), falsified];
+    for (a, b) in &routes {
+        all.push(a.clone());
+        all.push(b.clone());
+    }
+    all.push(end.clone());
+    common::lib_add_all(&store, &all);
+    let smallest = routes.iter().min_by_key(|r| r.0.id.clone()).unwrap();
+    let report = Fold::new(&store).report(&end.id).unwrap();
+    assert_eq!(report.revoked_by.len(), 1);
+    assert_eq!(
+        report.revoked_by[0].path,
+        vec![
+            root.id.clone(),
+            smallest.0.id.clone(),
+            smallest.1.id.clone(),
+            end.id.clone()
+        ]
+    );
+    let ids: Vec<String> = all.iter().map(|c| c.id.clone()).collect();
     agree(&store, &ids).unwrap();
 }
