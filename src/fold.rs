@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod ancestry;
+pub use ancestry::QuickMemo;
 
 /// Where the fold reads claims and edges from: the store, or memory in tests.
 pub trait ClaimSource {
@@ -57,7 +58,12 @@ pub trait ClaimSource {
     /// the fold's walk when the source has one (a store reads its index by node number).
     /// None: the fold walks. Asked only when no compromise is in force; the answer must be
     /// the walk's, exactly.
-    fn quick_effective(&self, _id: &str) -> Result<Option<Vec<(String, Effective)>>, StoreError> {
+    /// `memo` is the fold's, kept between its calls.
+    fn quick_effective(
+        &self,
+        _id: &str,
+        _memo: &mut QuickMemo,
+    ) -> Result<Option<Vec<(String, Effective)>>, StoreError> {
         Ok(None)
     }
 }
@@ -109,8 +115,12 @@ impl ClaimSource for crate::store::Store {
     fn contradiction(&self, why: String) -> StoreError {
         self.index_damaged(&why)
     }
-    fn quick_effective(&self, id: &str) -> Result<Option<Vec<(String, Effective)>>, StoreError> {
-        ancestry::effective(self, id)
+    fn quick_effective(
+        &self,
+        id: &str,
+        memo: &mut QuickMemo,
+    ) -> Result<Option<Vec<(String, Effective)>>, StoreError> {
+        ancestry::effective(self, id, memo)
     }
 }
 
@@ -184,6 +194,8 @@ pub struct Fold<'s, S: ClaimSource> {
     own: HashMap<String, Arc<Own>>,
     effective: HashMap<String, Arc<Effective>>,
     compromise: Option<Arc<Compromise>>,
+    /// The source's own memo for [`ClaimSource::quick_effective`].
+    quick: QuickMemo,
 }
 
 /// A shared, sorted list of claim ids (memoized edges).
@@ -205,6 +217,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             own: HashMap::default(),
             effective: HashMap::default(),
             compromise: src.compromise(),
+            quick: QuickMemo::default(),
         }
     }
 
@@ -387,7 +400,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         }
         self.require(id)?;
         if self.compromise.is_none() {
-            if let Some(found) = self.src.quick_effective(id)? {
+            if let Some(found) = self.src.quick_effective(id, &mut self.quick)? {
                 for (x, e) in found {
                     self.effective.entry(x).or_insert_with(|| Arc::new(e));
                 }

@@ -34,12 +34,23 @@ struct Eff {
     causes: BTreeMap<IdKey, Vec<IdKey>>,
 }
 
-struct Walk<'a, 'r> {
-    store: &'a Store,
-    r: &'a Reader<'r>,
+/// What the walks of one [`Fold`](super::Fold) have read and decided, by node, so that a
+/// later claim's walk stops at what an earlier one reached (`status --all`, a gate: the
+/// ancestry each claim shares with others is read once). Valid for one snapshot of the
+/// index, as the fold's own memo is.
+#[derive(Default)]
+pub struct QuickMemo {
     entries: HashMap<Node, Entry>,
     own: HashMap<Node, Status>,
     eff: HashMap<Node, Eff>,
+}
+
+struct Walk<'a, 'r> {
+    store: &'a Store,
+    r: &'a Reader<'r>,
+    entries: &'a mut HashMap<Node, Entry>,
+    own: &'a mut HashMap<Node, Status>,
+    eff: &'a mut HashMap<Node, Eff>,
 }
 
 fn ix<T>(r: Result<T, IndexError>) -> Result<T, StoreError> {
@@ -51,6 +62,7 @@ fn ix<T>(r: Result<T, IndexError>) -> Result<T, StoreError> {
 pub(super) fn effective(
     store: &Store,
     id: &str,
+    memo: &mut QuickMemo,
 ) -> Result<Option<Vec<(String, Effective)>>, StoreError> {
     let Some(key) = id_key(id) else {
         return Ok(None);
@@ -62,9 +74,9 @@ pub(super) fn effective(
     let mut w = Walk {
         store,
         r: &r,
-        entries: HashMap::default(),
-        own: HashMap::default(),
-        eff: HashMap::default(),
+        entries: &mut memo.entries,
+        own: &mut memo.own,
+        eff: &mut memo.eff,
     };
     w.effective(key, node)?;
     let mut out = Vec::new();
