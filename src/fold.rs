@@ -398,7 +398,8 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
         if let Some(e) = self.effective.get(id) {
             return Ok(e.clone());
         }
-        self.require(id)?;
+        // The quicker road answers only for a stored claim (None otherwise): then the
+        // claim need not be read here.
         if self.compromise.is_none() {
             if let Some(found) = self.src.quick_effective(id, &mut self.quick)? {
                 for (x, e) in found {
@@ -409,6 +410,7 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
                 }
             }
         }
+        self.require(id)?;
         self.post_order(
             id,
             |f, x| f.effective.contains_key(x),

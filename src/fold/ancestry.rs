@@ -13,7 +13,7 @@
 
 use super::{Effective, Status};
 use crate::claim::Kind;
-use crate::store::index::{id_key, id_text, IdKey, IndexError, Node, Reader};
+use crate::store::index::{id_key, id_text, IdKey, IndexError, Node, NodeValue, Reader};
 use crate::store::{Store, StoreError};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeMap;
@@ -40,6 +40,8 @@ struct Eff {
 /// index, as the fold's own memo is.
 #[derive(Default)]
 pub struct QuickMemo {
+    /// Ids whose node the walks looked up, and whether each is a stored claim.
+    nodes: HashMap<IdKey, NodeValue>,
     entries: HashMap<Node, Entry>,
     own: HashMap<Node, Status>,
     eff: HashMap<Node, Eff>,
@@ -48,6 +50,7 @@ pub struct QuickMemo {
 struct Walk<'a, 'r> {
     store: &'a Store,
     r: &'a Reader<'r>,
+    nodes: &'a mut HashMap<IdKey, NodeValue>,
     entries: &'a mut HashMap<Node, Entry>,
     own: &'a mut HashMap<Node, Status>,
     eff: &'a mut HashMap<Node, Eff>,
@@ -68,12 +71,27 @@ pub(super) fn effective(
         return Ok(None);
     };
     let r = ix(store.index().read())?;
-    let Some(node) = ix(r.claim_node(&key))? else {
-        return Ok(None);
+    let node = match memo.nodes.get(&key) {
+        Some(v) if v.claimed => v.node,
+        Some(_) => return Ok(None),
+        None => {
+            let Some(node) = ix(r.claim_node(&key))? else {
+                return Ok(None);
+            };
+            memo.nodes.insert(
+                key,
+                NodeValue {
+                    node,
+                    claimed: true,
+                },
+            );
+            node
+        }
     };
     let mut w = Walk {
         store,
         r: &r,
+        nodes: &mut memo.nodes,
         entries: &mut memo.entries,
         own: &mut memo.own,
         eff: &mut memo.eff,
@@ -130,7 +148,14 @@ impl Walk<'_, '_> {
         let (kind, named, records) = ix(self.r.fold_entry(key, node))?;
         let mut premises = Vec::with_capacity(named.len());
         for p in named {
-            let v = ix(self.r.named_node(&p))?;
+            let v = match self.nodes.get(&p) {
+                Some(v) => *v,
+                None => {
+                    let v = ix(self.r.named_node(&p))?;
+                    self.nodes.insert(p, v);
+                    v
+                }
+            };
             if v.claimed {
                 premises.push((p, v.node));
             }
