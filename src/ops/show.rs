@@ -58,6 +58,9 @@ pub struct Evidence {
 pub fn show(ctx: &Context, input: &ShowInput) -> Result<ShowOutput, Failure> {
     require_claim_ids([&input.id])?;
     let store = ctx.open_store()?;
+    // One snapshot of the index for every read below (and one read transaction, not one
+    // per lookup).
+    let _snapshot = store.pin()?;
     let id = resolve_claim_id(&store, &input.id)?;
     // The claim as signed is read from the log (and checked there); the fold needs only
     // the index.

@@ -45,6 +45,7 @@ mod early_exit;
 
 mod environments;
 mod fold_props;
+mod fold_quick_props;
 mod id_props;
 mod index_cache;
 mod index_damage;

@@ -473,6 +473,55 @@ impl Reader<'_> {
         Ok(out)
     }
 
+    /// What `nodes` says of an id that the index itself names (a stored claim's premise or
+    /// target): its node, and whether the log holds it as a claim. A lookup that misses is
+    /// damage, never an id the log does not know.
+    pub fn named_node(&self, id: &IdKey) -> Result<NodeValue, IndexError> {
+        named_node_in(&self.txn, &self.dbs, id)
+    }
+
+    /// What the fold reads of the stored claim `id`, numbered `node`: its kind, the ids it
+    /// names as premises, and the nodes of the records targeting it (in node order, as many
+    /// as its `incoming` entry counts). The entry must be there and be `id`'s: the caller
+    /// found the node through `nodes`, so anything else is damage.
+    pub fn fold_entry(
+        &self,
+        id: &IdKey,
+        node: Node,
+    ) -> Result<(Kind, Vec<IdKey>, Vec<Node>), IndexError> {
+        let Some((_, entry)) = entry_at(
+            &self.txn,
+            &self.dbs,
+            id,
+            NodeValue {
+                node,
+                claimed: true,
+            },
+        )?
+        else {
+            return Err(IndexError::Inconsistent(format!(
+                "claim {} has no entry at node {node}",
+                id_text(id)
+            )));
+        };
+        let edges = EdgesRef::decode(&node_key(node), entry)?;
+        let premises = edges.depends_on().copied().collect();
+        let expected = incoming_in(&self.txn, &self.dbs, node)?.records;
+        let records = self.paired_nodes(self.dbs.by_target, node)?;
+        found_all("by_target", &id_text(id), expected, records.len())?;
+        Ok((edges.kind, premises, records))
+    }
+
+    /// The id of the stored claim numbered `node` (a record a pair names): a node without a
+    /// claims entry is damage.
+    pub fn node_id(&self, node: Node) -> Result<IdKey, IndexError> {
+        self.node_claim(node)?.map(|(id, _)| id).ok_or_else(|| {
+            IndexError::Inconsistent(format!(
+                "a pair names node {node}, and its claims table has no entry for it"
+            ))
+        })
+    }
+
     pub fn records_targeting(&self, id: &IdKey) -> Result<Vec<IdKey>, IndexError> {
         self.pairs(self.dbs.by_target, |i| i.records, id)
     }
