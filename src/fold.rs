@@ -33,6 +33,14 @@ pub trait ClaimSource {
             seq: c.seq,
         }))
     }
+    /// [`ClaimSource::claim_summary`] of each id, in order. A source holding its claims in
+    /// memory may work them out at once, on every core.
+    fn claim_summaries(
+        &self,
+        ids: &[&str],
+    ) -> Result<Vec<Option<StoredClaim<Summary>>>, StoreError> {
+        ids.iter().map(|id| self.claim_summary(id)).collect()
+    }
     /// Records whose `target` contains `id`.
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError>;
     /// Claims whose `dependsOn` contains `id`.
@@ -121,6 +129,38 @@ impl ClaimSource for crate::store::Store {
         memo: &mut QuickMemo,
     ) -> Result<Option<Vec<(String, Effective)>>, StoreError> {
         ancestry::effective(self, id, memo)
+    }
+}
+
+/// The store's claims read at once ([`crate::store::AllClaims`]): the same answers as the
+/// store's, from memory.
+impl ClaimSource for crate::store::AllClaims<'_> {
+    fn claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        Ok(self.get_fold(id))
+    }
+    fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
+        self.get_light(id)
+    }
+    fn claim_summaries(
+        &self,
+        ids: &[&str],
+    ) -> Result<Vec<Option<StoredClaim<Summary>>>, StoreError> {
+        self.get_light_each(ids)
+    }
+    fn compromise(&self) -> Option<Arc<Compromise>> {
+        ClaimSource::compromise(self.store())
+    }
+    fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        Ok(crate::store::AllClaims::records_targeting(self, id))
+    }
+    fn dependents(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        Ok(crate::store::AllClaims::dependents(self, id))
+    }
+    fn named_claim(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        self.get_fold_named(id)
+    }
+    fn contradiction(&self, why: String) -> StoreError {
+        self.store().index_damaged(&why)
     }
 }
 
@@ -270,6 +310,21 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
             .claim_summary(id)?
             .map(Arc::new)
             .ok_or_else(|| FoldError::NotFound(id.to_owned()))
+    }
+
+    /// [`Fold::require_summary`] of each id, in order, asked of the source at once.
+    pub fn require_summaries(
+        &mut self,
+        ids: &[&str],
+    ) -> Result<Vec<Arc<StoredClaim<Summary>>>, FoldError> {
+        let found = self.src.claim_summaries(ids)?;
+        ids.iter()
+            .zip(found)
+            .map(|(id, c)| {
+                c.map(Arc::new)
+                    .ok_or_else(|| FoldError::NotFound((*id).to_owned()))
+            })
+            .collect()
     }
 
     /// The stored claim, or NotFound.

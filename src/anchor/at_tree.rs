@@ -185,6 +185,12 @@ impl<S: ClaimSource> ClaimSource for AtTree<'_, S> {
     fn claim_summary(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
         self.src.claim_summary(id)
     }
+    fn claim_summaries(
+        &self,
+        ids: &[&str],
+    ) -> Result<Vec<Option<StoredClaim<Summary>>>, StoreError> {
+        self.src.claim_summaries(ids)
+    }
     fn records_targeting(&self, id: &str) -> Result<Vec<String>, StoreError> {
         let mut out = Vec::new();
         for r in self.src.records_targeting(id)? {

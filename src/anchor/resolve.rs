@@ -148,11 +148,15 @@ impl Resolver {
         &mut self,
         claims: &[(&Claim, &G)],
     ) -> Result<Vec<Resolution>, AnchorError> {
+        let anchors = claims
+            .iter()
+            .map(|(claim, text)| Anchor::of(claim, *text))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.prefetch(&anchors)?;
         let mut out = Vec::with_capacity(claims.len());
         let mut searches = Vec::new();
-        for (index, (claim, text)) in claims.iter().enumerate() {
-            let anchor = Anchor::of(claim, *text)?;
-            let (r, search) = self.resolve_locally(&anchor)?;
+        for (index, anchor) in anchors.iter().enumerate() {
+            let (r, search) = self.resolve_locally(anchor)?;
             if let (Some((digest, len)), Applies::Stale) = (search, r.applies) {
                 searches.push(Search { index, digest, len });
             }
@@ -287,23 +291,38 @@ impl Resolver {
         if let Some(f) = self.files.get(rel) {
             return Ok(f.clone());
         }
-        // A file the tree leaves out (ignored) is not there, whatever is on disk.
-        let listed = self
-            .all_paths()?
-            .binary_search_by(|p| p.as_str().cmp(rel))
-            .is_ok();
-        let entry = if listed {
-            files::read(&self.dir, rel)?
-        } else {
-            Entry::Absent
-        };
-        let f = match entry {
-            // A binary file cannot hold the lines of a text anchor.
-            Entry::File(bytes) => Normalised::new(&bytes).ok().map(Arc::new),
-            Entry::Absent => None,
-        };
+        let listed = self.all_paths()?;
+        let f = load(&self.dir, &listed, rel)?;
         self.files.insert(rel.to_owned(), f.clone());
         Ok(f)
+    }
+
+    /// Reads, on every core, the files that the claims' own spans may have moved within:
+    /// what [`Resolver::resolve_locally`] would read one by one.
+    fn prefetch(&mut self, anchors: &[Anchor]) -> Result<(), AnchorError> {
+        use rayon::prelude::*;
+        let mut wanted: Vec<String> = anchors
+            .iter()
+            .filter(|a| a.tree != self.tree && a.content_digest.is_some())
+            .filter_map(|a| a.path.as_deref().and_then(tree_path))
+            .filter(|rel| !self.files.contains_key(rel))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        if wanted.len() < 2 {
+            return Ok(());
+        }
+        let listed = self.all_paths()?;
+        let dir = &self.dir;
+        let read = wanted
+            .into_par_iter()
+            .map(|rel| {
+                let f = load(dir, &listed, &rel)?;
+                Ok((rel, f))
+            })
+            .collect::<Result<Vec<_>, AnchorError>>()?;
+        self.files.extend(read);
+        Ok(())
     }
 
     fn all_paths(&mut self) -> Result<Arc<Vec<String>>, AnchorError> {
@@ -318,6 +337,22 @@ impl Resolver {
         self.all_paths = Some(paths.clone());
         Ok(paths)
     }
+}
+
+/// The normalised file at the tree path `rel` of `dir`, whose tree lists `listed` (sorted):
+/// None when there is no regular text file there.
+fn load(dir: &Path, listed: &[String], rel: &str) -> Result<Option<Arc<Normalised>>, AnchorError> {
+    // A file the tree leaves out (ignored) is not there, whatever is on disk.
+    let entry = if listed.binary_search_by(|p| p.as_str().cmp(rel)).is_ok() {
+        files::read(dir, rel)?
+    } else {
+        Entry::Absent
+    };
+    Ok(match entry {
+        // A binary file cannot hold the lines of a text anchor.
+        Entry::File(bytes) => Normalised::new(&bytes).ok().map(Arc::new),
+        Entry::Absent => None,
+    })
 }
 
 /// Where a span of `len` lines (or the whole file, `None`) with this digest is in `file`:

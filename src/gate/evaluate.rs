@@ -172,11 +172,14 @@ pub fn evaluate<S: ClaimSource>(
     let mut counts = Counts::default();
     // Filters that need no file first, so resolution only reads what may be in scope.
     let mut candidates: Vec<Arc<StoredClaim<Summary>>> = Vec::new();
+    // Records are never in scope: only the assertions' summaries are read, all at once.
+    let mut assertions: Vec<&str> = Vec::with_capacity(ids.len());
     for id in ids {
-        let stored = fold.require_summary(id)?;
-        if stored.claim.kind != Kind::Assertion {
-            continue;
+        if fold.require(id)?.claim.kind == Kind::Assertion {
+            assertions.push(id);
         }
+    }
+    for stored in fold.require_summaries(&assertions)? {
         if passes_filters(policy, &stored) {
             candidates.push(stored);
         } else {

@@ -95,9 +95,11 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     let selection = Selection::from_no_ignore(input.no_ignore);
     let tree_ids = tree_ids_at(&dir, selection, ctx.observer())?;
     let tree = tree_ids.oid().to_owned();
-    let ids = store.claim_ids()?;
+    // A gate reads most of the log: every claim at once, in one walk of the index.
+    let all = store.all_claims()?;
+    let ids = all.ids();
     // Statuses at this tree: only the observations that apply here count.
-    let at_tree = AtTree::new(&store, tree_ids, &dir, selection);
+    let at_tree = AtTree::new(&all, tree_ids, &dir, selection);
     let mut fold = Fold::new(&at_tree);
     let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
     let mut outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;

@@ -35,7 +35,7 @@ pub mod stage;
 pub use index::{ClaimEntry, Environments, IndexWatch, KeyEntry, Meta};
 pub use log::{Damage, Head, Position, Tail};
 pub use migrate::current_version;
-pub use query::trust_set_of;
+pub use query::{trust_set_of, AllClaims};
 pub use repair::Repaired;
 pub use stage::{DryRun, Staged};
 

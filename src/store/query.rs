@@ -204,6 +204,12 @@ impl Store {
         Ok(ids)
     }
 
+    /// Every stored claim at once, read in one walk of the index (see [`AllClaims`]).
+    pub fn all_claims(&self) -> Result<AllClaims<'_>, StoreError> {
+        let entries = self.index.read()?.all_claims()?;
+        AllClaims::new(self, entries)
+    }
+
     /// Claim ids starting with `prefix` (`cl_` and at least one hex digit), at most `limit`.
     pub fn ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<String>, StoreError> {
         let hex_part = prefix
@@ -306,6 +312,25 @@ pub fn trust_set_of(keys: Vec<KeyEntry>) -> Result<TrustSet, StoreError> {
     Ok(TrustSet::new(out))
 }
 
+/// [`stored_claim`] from a borrowed entry: only the fields the header keeps are copied.
+fn stored_claim_ref<B>(id: &str, e: &ClaimEntry, body: B) -> StoredClaim<B> {
+    StoredClaim {
+        claim: Claim {
+            id: id.to_owned(),
+            kind: e.kind,
+            target: e.target.iter().map(|k| id_text(k)).collect(),
+            depends_on: e.depends_on.iter().map(|k| id_text(k)).collect(),
+            origin: e.origin,
+            producer: e.producer.clone(),
+            anchor_tree: e.anchor_tree.clone(),
+            timestamp: e.timestamp,
+        },
+        body,
+        signers: e.signers.clone(),
+        seq: e.seq,
+    }
+}
+
 fn stored_claim<B>(id: &str, e: ClaimEntry, body: B) -> StoredClaim<B> {
     StoredClaim {
         claim: Claim {
@@ -329,4 +354,156 @@ fn claim_body(envelope: &[u8]) -> Result<Body, String> {
     let env = crate::envelope::Envelope::parse(envelope).map_err(|r| r.message)?;
     let statement = crate::envelope::Statement::parse(&env.payload).map_err(|r| r.message)?;
     Ok(Body::new(statement.predicate))
+}
+
+/// Every stored claim of a store, read in one walk of its claims table, and the edges
+/// between them worked out from the claims' own `target` and `dependsOn`: for a command
+/// that reads most of the log (a gate), one pass instead of a lookup per claim and per
+/// edge. It answers what the store answers ([`Store::get_fold`], [`Store::get_light`],
+/// [`Store::records_targeting`], [`Store::dependents`], [`Store::get_fold_named`]) as of
+/// the snapshot it was read in.
+pub struct AllClaims<'s> {
+    store: &'s Store,
+    /// Every id the log names (a stored claim, or a target or premise of one): its slot.
+    slots: rustc_hash::FxHashMap<index::IdKey, u32>,
+    /// By slot: the entry of a stored claim (None: named only).
+    entries: Vec<Option<ClaimEntry>>,
+    /// By slot: the records targeting it, and the claims naming it as a premise.
+    records: Vec<Vec<u32>>,
+    dependents: Vec<Vec<u32>>,
+}
+
+impl<'s> AllClaims<'s> {
+    fn new(store: &'s Store, all: Vec<ClaimEntry>) -> Result<AllClaims<'s>, StoreError> {
+        let mut out = AllClaims {
+            store,
+            slots: rustc_hash::FxHashMap::default(),
+            entries: Vec::with_capacity(all.len()),
+            records: Vec::with_capacity(all.len()),
+            dependents: Vec::with_capacity(all.len()),
+        };
+        out.slots.reserve(all.len());
+        for e in all {
+            let me = out.slot(&e.id);
+            if out.entries[me as usize].is_some() {
+                return Err(store
+                    .index_damaged(&format!("its claims table holds {} twice", id_text(&e.id))));
+            }
+            for t in index::distinct(&e.target) {
+                let t = out.slot(&t);
+                out.records[t as usize].push(me);
+            }
+            for p in index::distinct(&e.depends_on) {
+                let p = out.slot(&p);
+                out.dependents[p as usize].push(me);
+            }
+            out.entries[me as usize] = Some(e);
+        }
+        Ok(out)
+    }
+
+    /// The slot of `id`, given one now if it has none.
+    fn slot(&mut self, id: &index::IdKey) -> u32 {
+        let next = self.entries.len() as u32;
+        let slot = *self.slots.entry(*id).or_insert(next);
+        if slot == next {
+            self.entries.push(None);
+            self.records.push(Vec::new());
+            self.dependents.push(Vec::new());
+        }
+        slot
+    }
+
+    fn entry(&self, id: &str) -> Option<&ClaimEntry> {
+        let slot = *self.slots.get(&id_key(id)?)?;
+        self.entries.get(slot as usize)?.as_ref()
+    }
+
+    /// The store the claims were read from.
+    pub fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    /// Ids of every stored claim, in id order.
+    pub fn ids(&self) -> Vec<String> {
+        let mut keys: Vec<&index::IdKey> = self.entries.iter().flatten().map(|e| &e.id).collect();
+        keys.sort_unstable();
+        keys.into_iter().map(|k| id_text(k)).collect()
+    }
+
+    /// [`Store::get_fold`].
+    pub fn get_fold(&self, id: &str) -> Option<StoredClaim> {
+        self.entry(id).map(|e| stored_claim_ref(id, e, ()))
+    }
+
+    /// [`Store::get_light`].
+    pub fn get_light(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
+        let Some(e) = self.entry(id) else {
+            return Ok(None);
+        };
+        let body = e.summary_body().map_err(|why| {
+            StoreError::Corrupt(format!("index summary of {id} is unreadable: {why}"))
+        })?;
+        Ok(Some(stored_claim_ref(id, e, body)))
+    }
+
+    /// [`AllClaims::get_light`] of each id, in order, worked out on every core.
+    pub fn get_light_each(
+        &self,
+        ids: &[&str],
+    ) -> Result<Vec<Option<StoredClaim<Summary>>>, StoreError> {
+        use rayon::prelude::*;
+        let (slots, entries) = (&self.slots, &self.entries);
+        ids.par_iter()
+            .map(|id| {
+                let found = id_key(id)
+                    .and_then(|k| slots.get(&k))
+                    .and_then(|&slot| entries.get(slot as usize)?.as_ref());
+                let Some(e) = found else {
+                    return Ok(None);
+                };
+                let body = e.summary_body().map_err(|why| {
+                    StoreError::Corrupt(format!("index summary of {id} is unreadable: {why}"))
+                })?;
+                Ok(Some(stored_claim_ref(id, e, body)))
+            })
+            .collect()
+    }
+
+    /// [`Store::get_fold_named`]: an id the log never named is damage.
+    pub fn get_fold_named(&self, id: &str) -> Result<Option<StoredClaim>, StoreError> {
+        let Some(k) = id_key(id) else {
+            return Ok(None);
+        };
+        match self.slots.get(&k) {
+            Some(&slot) => Ok(self.entries[slot as usize]
+                .as_ref()
+                .map(|e| stored_claim_ref(id, e, ()))),
+            None => Err(self.store.index_damaged(&format!(
+                "the index names {id} and its nodes table has no entry for it"
+            ))),
+        }
+    }
+
+    fn paired(&self, id: &str, of: &[Vec<u32>]) -> Vec<String> {
+        let Some(&slot) = id_key(id).and_then(|k| self.slots.get(&k)) else {
+            return Vec::new();
+        };
+        let mut keys: Vec<&index::IdKey> = of[slot as usize]
+            .iter()
+            .filter_map(|&s| self.entries[s as usize].as_ref().map(|e| &e.id))
+            .collect();
+        keys.sort_unstable();
+        keys.into_iter().map(|k| id_text(k)).collect()
+    }
+
+    /// [`Store::records_targeting`].
+    pub fn records_targeting(&self, id: &str) -> Vec<String> {
+        self.paired(id, &self.records)
+    }
+
+    /// [`Store::dependents`].
+    pub fn dependents(&self, id: &str) -> Vec<String> {
+        self.paired(id, &self.dependents)
+    }
 }

@@ -114,6 +114,20 @@ fn a_lookup_that_misses_an_entry_is_index_damaged_and_the_next_command_rebuilds(
     let want_blast = answer(run(&s.store, &["blast", &s.a.id]));
     let want_keys = answer(run(&s.store, &["keys", "list"]));
     let want_log = answer(run(&s.store, &["log", "--limit", "1000"]));
+    // A gate reads every claim in one walk of the claims table; its claims are about the
+    // whole of another tree, so this policy lets it pass having judged none.
+    let at = s.store.with_file_name("tree");
+    std::fs::create_dir_all(&at).unwrap();
+    std::fs::write(at.join("a.txt"), "a\n").unwrap();
+    let policy = s.store.with_file_name("policy.toml");
+    std::fs::write(&policy, "[rules]\nmin_in_scope = 0\n").unwrap();
+    let (at, policy) = (at.to_str().unwrap(), policy.to_str().unwrap());
+    let gate = ["gate", "--policy", policy, "--at", at];
+    let want_gate = answer(run(&s.store, &gate));
+    assert!(
+        want_gate["counts"]["unanchored"].as_u64() > Some(1),
+        "{want_gate}"
+    );
     assert_eq!(want_b["claims"][0]["status"], "revoked", "{want_b}");
     // What is taken away, how, the command that reads it, and what it must answer.
     type Case<'a> = (&'a str, Box<dyn Fn(&Path) + 'a>, Vec<&'a str>, &'a Value);
@@ -166,6 +180,16 @@ fn a_lookup_that_misses_an_entry_is_index_damaged_and_the_next_command_rebuilds(
             }),
             vec!["log", "--limit", "1000"],
             &want_log,
+        ),
+        (
+            // The gate's walk would not meet `b`, and judge one claim fewer.
+            "the claims entry of a claim a gate judges",
+            Box::new(|store: &Path| {
+                let node = node_of(store, &s.b.id);
+                remove(store, "claims", &node);
+            }),
+            gate.to_vec(),
+            &want_gate,
         ),
         (
             // A trusted key would be left out of the trust state.

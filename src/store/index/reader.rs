@@ -405,6 +405,24 @@ impl Reader<'_> {
         Ok(())
     }
 
+    /// Every claim entry, in node order: one walk of the claims table, not a lookup per id.
+    /// `meta` counts the claims, so a walk that a damaged page sends past some of them (or
+    /// that finds more) is damage, never a shorter answer.
+    pub fn all_claims(&self) -> Result<Vec<ClaimEntry>, IndexError> {
+        let expected = self.meta()?.counts.claims;
+        let mut out = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
+        for item in self.dbs.claims.iter(&self.txn)? {
+            let (k, v) = item?;
+            let node = node_of_key(k).ok_or_else(|| IndexError::Decode {
+                what: "claims".into(),
+                why: format!("a key of {} bytes", k.len()),
+            })?;
+            out.push(decode::<ClaimEntry>(v, &format!("claims/{node}"))?);
+        }
+        found_all("claims", "the log", expected, out.len())?;
+        Ok(out)
+    }
+
     pub fn has_claim(&self, id: &IdKey) -> Result<bool, IndexError> {
         Ok(entry_bytes(&self.txn, &self.dbs, id)?.is_some())
     }
