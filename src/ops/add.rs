@@ -381,9 +381,6 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                 rejection,
                 stored_as: None,
             },
-            Item::Envelope { origin, bytes, .. } if crate::trust::is_policy(&bytes) => {
-                Prepared::Policy { origin, bytes }
-            }
             Item::Envelope {
                 origin,
                 bytes,
@@ -410,6 +407,12 @@ fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prep
                     },
                 };
                 let mut rejection = match reading.verdict {
+                    // A trust policy is never accepted as a claim (its predicateType is not
+                    // a claim's), so it is looked for only among the refused: a bulk add of
+                    // claims does not read every envelope a second time to ask.
+                    Err(_) if crate::trust::is_policy(&bytes) => {
+                        return Prepared::Policy { origin, bytes };
+                    }
                     Err(rejection) => rejection,
                     Ok(accepted) => {
                         let reading = Reading {
