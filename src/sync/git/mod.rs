@@ -9,10 +9,12 @@
 mod fast_import;
 mod process;
 mod remote;
+mod stream;
 
 pub use fast_import::FastImport;
 pub use process::{is_ssh_url, Reach};
 pub use remote::{ls_remote, Pushed, RemoteHead};
+pub use stream::BlobStream;
 
 use process::{git, output, spawn_error, stderr_summary, Drain};
 use remote::{is_hex, refused_ref, says_no_write_access, PUSH_STDERR_KEPT};
