@@ -19,7 +19,7 @@ use super::policies;
 use super::remote::PendingEntry;
 use super::{
     holds, layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified,
-    LISTED_MAX, PAGE, PROGRESS_FROM,
+    LEAVES_KEPT, LISTED_MAX, PAGE, PROGRESS_FROM,
 };
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::Code;
@@ -77,6 +77,8 @@ struct Run<'a> {
     appender: Option<SyncSender<Vec<Judged>>>,
     /// Stopped by a signal.
     stopped: bool,
+    /// The leaf hashes of the blobs read (at most [`LEAVES_KEPT`]; None past that).
+    leaves: Option<Vec<Leaf>>,
 }
 
 /// What verifying an entry's bytes found.
@@ -93,6 +95,9 @@ struct Judged {
     entry: Entry,
     verdict: Verdict,
 }
+
+/// A blob's leaf hash for the checkpoint's sequence, computed as the blob is verified.
+type Leaf = (String, crate::witness::merkle::Hash);
 
 impl Run<'_> {
     /// Looks at one page of the listing: skips what the store holds, reports submodules,
@@ -227,25 +232,47 @@ impl Run<'_> {
         self.group_bytes = 0;
         let (trust, generation) = (&self.trust.0, self.trust.1);
         let mut judged = std::mem::take(&mut self.refused);
-        judged.par_extend(group.into_par_iter().map(|(w, raw)| {
-            let verdict = match Staged::new(&raw, trust, generation) {
-                Ok(staged) => {
-                    let own = raw == staged.canonical
-                        && w.named.as_ref().is_some_and(|(id, digest)| {
-                            *id == staged.accepted.claim.id && *digest == hex::encode(staged.digest)
-                        });
-                    Verdict::Staged(Box::new(staged), own)
-                }
-                Err(r) => match crate::ingest::foreign_kind(&raw) {
-                    Some(kind) => Verdict::Foreign(kind),
-                    None => Verdict::Refused(r.code, r.message),
-                },
-            };
-            Judged {
-                entry: w.entry,
-                verdict,
-            }
-        }));
+        let keep = self
+            .leaves
+            .as_ref()
+            .is_some_and(|l| l.len() + group.len() <= LEAVES_KEPT);
+        let (verified, leaves): (Vec<Judged>, Vec<Option<Leaf>>) = group
+            .into_par_iter()
+            .map(|(w, raw)| {
+                let leaf = keep.then(|| {
+                    (
+                        w.entry.blob.clone(),
+                        crate::witness::merkle::leaf_hash(&raw),
+                    )
+                });
+                let verdict = match Staged::new(&raw, trust, generation) {
+                    Ok(staged) => {
+                        let own = raw == staged.canonical
+                            && w.named.as_ref().is_some_and(|(id, digest)| {
+                                *id == staged.accepted.claim.id
+                                    && *digest == hex::encode(staged.digest)
+                            });
+                        Verdict::Staged(Box::new(staged), own)
+                    }
+                    Err(r) => match crate::ingest::foreign_kind(&raw) {
+                        Some(kind) => Verdict::Foreign(kind),
+                        None => Verdict::Refused(r.code, r.message),
+                    },
+                };
+                (
+                    Judged {
+                        entry: w.entry,
+                        verdict,
+                    },
+                    leaf,
+                )
+            })
+            .unzip();
+        judged.extend(verified);
+        match &mut self.leaves {
+            Some(l) if keep => l.extend(leaves.into_iter().flatten()),
+            _ => self.leaves = None,
+        }
         let sent = self
             .appender
             .as_ref()
@@ -466,7 +493,7 @@ impl Session<'_> {
         let progress = self.progress;
         // Read and verify here, append on a thread of its own: git reads the next blobs and
         // the cores verify the next group while the last one is appended.
-        let (out, going, tally) = std::thread::scope(|scope| {
+        let (out, going, tally, leaves) = std::thread::scope(|scope| {
             let (to_append, groups) = sync_channel::<Vec<Judged>>(AHEAD);
             let appender = scope.spawn(move || append(store, groups));
             let mut run = Run {
@@ -483,6 +510,7 @@ impl Session<'_> {
                 refused: Vec::new(),
                 appender: Some(to_append),
                 stopped: false,
+                leaves: Some(Vec::new()),
             };
             let read = (|| -> Result<bool, SyncError> {
                 let mut going = true;
@@ -517,6 +545,7 @@ impl Session<'_> {
                 appender: sender,
                 blobs,
                 stopped,
+                leaves,
                 ..
             } = run;
             drop(sender);
@@ -527,8 +556,11 @@ impl Session<'_> {
             // The appender's failure first: it is why reading stopped, if it did.
             let tally = tally?;
             let going = read? && !stopped;
-            Ok::<_, SyncError>((out, going, tally))
+            Ok::<_, SyncError>((out, going, tally, leaves))
         })?;
+        if let Some(leaves) = leaves {
+            self.leaves.extend(leaves);
+        }
         let mut out = out;
         out.created += tally.created;
         out.merged += tally.merged;
