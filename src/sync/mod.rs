@@ -214,6 +214,14 @@ pub struct Session<'a> {
     stop: &'a dyn Fn() -> bool,
     reach: git::Reach,
     reaper: &'a Arc<Reaper>,
+    /// The private repository and the remote's head as this session last saw or left it
+    /// (the head's objects are here): one `ls-remote` serves a whole sync, pull, push and
+    /// checkpoint. Forgotten when a push finds the remote moved meanwhile.
+    connected: Option<(Repo, Option<String>)>,
+    /// The leaf hashes (`witness::merkle::leaf_hash`) of blobs this session's pull read, by
+    /// blob id, so that the checkpoint's sequence need not read them again (at most
+    /// [`LEAVES_KEPT`]).
+    leaves: std::collections::HashMap<String, crate::witness::merkle::Hash>,
     _lock: SyncLock,
 }
 
@@ -233,6 +241,8 @@ impl<'a> Session<'a> {
             stop: opts.stop,
             reach,
             reaper: opts.reaper,
+            connected: None,
+            leaves: std::collections::HashMap::new(),
             _lock: lock,
         })
     }
@@ -271,8 +281,13 @@ impl<'a> Session<'a> {
     }
 
     /// Asks the remote for its head and format, opens the private repository of that
-    /// format, and makes sure the head's objects are here. Returns the head.
+    /// format, and makes sure the head's objects are here. Returns the head. Asked once per
+    /// session: later calls get the head as this session last saw or left it (a push that
+    /// finds it moved meanwhile asks again).
     fn connect(&mut self) -> Result<(Repo, Option<String>), SyncError> {
+        if let Some(c) = &self.connected {
+            return Ok(c.clone());
+        }
         let seen = self.ls_remote()?;
         if self.state.format != Some(seen.format) {
             // Commit ids of another format mean nothing here: start over.
@@ -292,6 +307,7 @@ impl<'a> Session<'a> {
             None => None,
             Some(h) => Some(self.bring(&repo, &h)?),
         };
+        self.connected = Some((repo.clone(), head.clone()));
         Ok((repo, head))
     }
 
@@ -318,8 +334,12 @@ impl<'a> Session<'a> {
     /// Records the remote's last known head in the private repository, for people looking
     /// at it with git. Nothing depends on it (the private repository is never pruned), so a
     /// failure, e.g. a lock held by a git process of a killed run, is ignored.
+    /// A ref already there (the remote has not moved since) is not written again.
     fn track(&self, repo: &Repo, head: &str) {
-        let _ = repo.update_ref(&self.tracking_ref(), head);
+        let tracking = self.tracking_ref();
+        if !repo.points_at(&tracking, head) {
+            let _ = repo.update_ref(&tracking, head);
+        }
     }
 
     /// Pull, then push.
@@ -349,6 +369,9 @@ impl<'a> Session<'a> {
 /// a remote holding any number of entries must not make a pull's memory grow with them.
 pub const LISTED_MAX: usize = 1000;
 
+/// Leaf hashes of blobs a pull read that are kept for the checkpoint's sequence, at most
+/// (about 100 bytes each: some 26 MB).
+const LEAVES_KEPT: usize = 1 << 18;
 /// Batches of this many envelopes are read from the store or checked against the remote at
 /// a time.
 const PAGE: usize = 4096;

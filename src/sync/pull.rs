@@ -13,20 +13,21 @@
 //! [`PENDING_MAX`] refusals are kept to offer again: past that, the pull records no new
 //! starting point, so the next one looks at the same entries again.
 
-use super::git::{Blob, Entry, Listed, Repo};
+use super::git::{Blob, BlobStream, Entry, Listed, Repo};
 use super::memory;
 use super::policies;
 use super::remote::PendingEntry;
 use super::{
     holds, layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified,
-    LISTED_MAX, PAGE, PROGRESS_FROM,
+    LEAVES_KEPT, LISTED_MAX, PAGE, PROGRESS_FROM,
 };
 use crate::envelope::MAX_ENVELOPE_BYTES;
-use crate::error::{Code, Rejection};
+use crate::error::Code;
 use crate::keys::TrustSet;
 use crate::store::{record, Effect, Staged, Store, StoreError};
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 /// Envelopes verified and appended together (one fsync), at most.
 const INGEST_GROUP: usize = 1024;
@@ -44,29 +45,66 @@ struct Wanted {
     held: bool,
 }
 
-/// One pull's work in progress: what it found so far, and the envelopes read but not yet
-/// ingested.
+/// Groups verified and waiting for the appender, at most: how far reading and verifying may
+/// run ahead of the appends.
+const AHEAD: usize = 2;
+/// Entries whose blobs are asked for ahead of the one being taken, at most: git reads and
+/// inflates them meanwhile.
+const ASKED_AHEAD: usize = 2 * PAGE;
+
+/// One pull's reading side: what it found so far, the entries whose blobs are asked for,
+/// and the envelopes read but not yet verified. Verified groups go to the appender (a thread
+/// of its own, [`append`]), which appends them and counts what they did.
 struct Run<'a> {
     store: &'a Store,
-    trust: (TrustSet, u64),
+    repo: &'a Repo,
+    trust: &'a (TrustSet, u64),
     stop: &'a dyn Fn() -> bool,
     progress: bool,
+    /// What the reading side counts: entries examined, envelopes fetched, conflicts.
     out: Outcome,
-    /// Read, waiting to be ingested as one group: the entry and its bytes.
+    /// The blobs of these entries are asked for, in this order.
+    asked: VecDeque<Wanted>,
+    /// One `cat-file --batch` for the whole pull, started with the first blob asked for.
+    blobs: Option<BlobStream>,
+    /// Read, waiting to be verified as one group: the entry and its bytes.
     group: Vec<(Wanted, Vec<u8>)>,
     group_bytes: usize,
-    /// Refused entries to offer again next time (None: more than [`PENDING_MAX`]).
-    pending: Option<Vec<PendingEntry>>,
-    /// An envelope was stored from a path other than its own (or in other bytes than its
-    /// canonical form): the remote does not hold it where push looks for it.
-    elsewhere: bool,
+    /// Entries refused before verification (unreadable, too large), going with the next
+    /// group so that every refusal is counted in one place.
+    refused: Vec<Judged>,
+    /// To the appender; None once it stopped (it says why when joined).
+    appender: Option<SyncSender<Vec<Judged>>>,
+    /// Stopped by a signal.
+    stopped: bool,
+    /// The leaf hashes of the blobs read (at most [`LEAVES_KEPT`]; None past that).
+    leaves: Option<Vec<Leaf>>,
 }
 
+/// What verifying an entry's bytes found.
+enum Verdict {
+    Refused(Code, String),
+    /// Another kind of attestation than an elench claim (its kind).
+    Foreign(String),
+    /// Verified and ready to append; true when the path it came from is its own and holds its
+    /// canonical bytes.
+    Staged(Box<Staged>, bool),
+}
+
+struct Judged {
+    entry: Entry,
+    verdict: Verdict,
+}
+
+/// A blob's leaf hash for the checkpoint's sequence, computed as the blob is verified.
+type Leaf = (String, crate::witness::merkle::Hash);
+
 impl Run<'_> {
-    /// Looks at one page of the listing: skips what the store holds, reports submodules and
-    /// other bytes at an envelope's path, reads the rest and ingests it. False: stopped.
-    fn page(&mut self, repo: &Repo, listed: Vec<Listed>) -> Result<bool, SyncError> {
-        let mut wanted = Vec::with_capacity(listed.len());
+    /// Looks at one page of the listing: skips what the store holds, reports submodules,
+    /// asks for the blobs of the rest, and takes the blobs asked for before, keeping at most
+    /// [`ASKED_AHEAD`] asked and not taken. False: stopped.
+    fn page(&mut self, listed: Vec<Listed>) -> Result<bool, SyncError> {
+        let mut oids = Vec::with_capacity(listed.len());
         for l in listed {
             self.out.examined += 1;
             let entry = match l {
@@ -91,40 +129,50 @@ impl Run<'_> {
                 Some((id, digest)) => holds(self.store, id, digest)?,
                 None => false,
             };
-            wanted.push(Wanted { entry, named, held });
+            oids.push(entry.blob.clone());
+            self.asked.push_back(Wanted { entry, named, held });
         }
-        let oids: Vec<String> = wanted.iter().map(|w| w.entry.blob.clone()).collect();
-        let mut wanted = wanted.into_iter();
-        let mut failure = None;
-        let mut stopped = false;
-        repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |_, blob| {
-            let Some(w) = wanted.next() else {
-                return Ok(false);
+        if !oids.is_empty() {
+            let blobs = match self.blobs.as_mut() {
+                Some(b) => b,
+                None => self
+                    .blobs
+                    .insert(self.repo.blob_stream(MAX_ENVELOPE_BYTES as u64)?),
             };
-            if let Err(e) = self.take(w, blob) {
-                failure = Some(e);
-                return Ok(false);
-            }
-            if (self.stop)() {
-                stopped = true;
-                return Ok(false);
-            }
-            Ok(true)
-        })?;
-        if let Some(e) = failure {
-            return Err(e);
+            blobs.request(oids)?;
         }
+        let going = self.take_until(ASKED_AHEAD)?;
         if self.progress && self.out.examined >= PROGRESS_FROM {
             eprintln!(
                 "pull: {} entries of the remote looked at, {} envelopes read",
                 self.out.examined, self.out.fetched
             );
         }
-        Ok(!stopped)
+        Ok(going)
+    }
+
+    /// Takes blobs asked for until at most `left` are left asked for. False: stopped.
+    fn take_until(&mut self, left: usize) -> Result<bool, SyncError> {
+        while self.asked.len() > left {
+            let (Some(w), Some(blobs)) = (self.asked.pop_front(), self.blobs.as_mut()) else {
+                break;
+            };
+            let blob = blobs.next_blob()?;
+            self.take(w, blob)?;
+            if self.appender.is_none() {
+                // The appender stopped; joining it says why.
+                return Ok(false);
+            }
+            if (self.stop)() {
+                self.stopped = true;
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// One entry's blob: skipped (the store holds it), refused (unreadable, too large), or
-    /// put in the group to ingest.
+    /// put in the group to verify.
     fn take(&mut self, w: Wanted, blob: Blob) -> Result<(), SyncError> {
         if let (Blob::Content(bytes), Some((_, digest))) = (&blob, &w.named) {
             if digest_hex(bytes) == *digest {
@@ -150,35 +198,141 @@ impl Run<'_> {
                     "the remote's tree names blob {}, which git cannot read",
                     w.entry.blob
                 );
-                self.refuse(&w.entry, Code::Unreadable, message);
+                self.refused.push(Judged {
+                    entry: w.entry,
+                    verdict: Verdict::Refused(Code::Unreadable, message),
+                });
             }
             Blob::TooLarge(n) => {
                 let message =
                     format!("{n} bytes, over the limit of {MAX_ENVELOPE_BYTES} bytes (1 MiB)");
-                self.refuse(&w.entry, Code::TooLarge, message);
+                self.refused.push(Judged {
+                    entry: w.entry,
+                    verdict: Verdict::Refused(Code::TooLarge, message),
+                });
             }
             Blob::Content(bytes) => {
                 self.group_bytes += bytes.len();
                 self.group.push((w, bytes));
                 if self.group.len() >= INGEST_GROUP || self.group_bytes >= INGEST_GROUP_BYTES {
-                    self.flush()?;
+                    self.flush();
                 }
             }
         }
         Ok(())
     }
 
-    /// A refused entry: counted, listed (the first ones), and kept to be offered again.
-    fn refuse(&mut self, entry: &Entry, code: Code, message: String) {
-        self.out.rejected += 1;
-        if self.out.rejections.len() < LISTED_MAX {
-            self.out.rejections.push(Rejected {
-                path: entry.path.clone(),
-                blob: entry.blob.clone(),
-                code: code.as_str().to_owned(),
-                message,
-            });
+    /// Verifies the group on every core and hands it to the appender.
+    fn flush(&mut self) {
+        use rayon::prelude::*;
+        if self.group.is_empty() && self.refused.is_empty() {
+            return;
         }
+        let group = std::mem::take(&mut self.group);
+        self.group_bytes = 0;
+        let (trust, generation) = (&self.trust.0, self.trust.1);
+        let mut judged = std::mem::take(&mut self.refused);
+        let keep = self
+            .leaves
+            .as_ref()
+            .is_some_and(|l| l.len() + group.len() <= LEAVES_KEPT);
+        let (verified, leaves): (Vec<Judged>, Vec<Option<Leaf>>) = group
+            .into_par_iter()
+            .map(|(w, raw)| {
+                let leaf = keep.then(|| {
+                    (
+                        w.entry.blob.clone(),
+                        crate::witness::merkle::leaf_hash(&raw),
+                    )
+                });
+                let verdict = match Staged::new(&raw, trust, generation) {
+                    Ok(staged) => {
+                        let own = raw == staged.canonical
+                            && w.named.as_ref().is_some_and(|(id, digest)| {
+                                *id == staged.accepted.claim.id
+                                    && *digest == hex::encode(staged.digest)
+                            });
+                        Verdict::Staged(Box::new(staged), own)
+                    }
+                    Err(r) => match crate::ingest::foreign_kind(&raw) {
+                        Some(kind) => Verdict::Foreign(kind),
+                        None => Verdict::Refused(r.code, r.message),
+                    },
+                };
+                (
+                    Judged {
+                        entry: w.entry,
+                        verdict,
+                    },
+                    leaf,
+                )
+            })
+            .unzip();
+        judged.extend(verified);
+        match &mut self.leaves {
+            Some(l) if keep => l.extend(leaves.into_iter().flatten()),
+            _ => self.leaves = None,
+        }
+        let sent = self
+            .appender
+            .as_ref()
+            .is_some_and(|a| a.send(judged).is_ok());
+        if !sent {
+            self.appender = None;
+        }
+    }
+
+    /// Takes every blob asked for (unless stopped), verifies what is in hand and ends the
+    /// stream. False: stopped.
+    fn finish(&mut self) -> Result<bool, SyncError> {
+        let going = !self.stopped && self.take_until(0)?;
+        self.flush();
+        if let Some(blobs) = self.blobs.take() {
+            if going && self.appender.is_some() {
+                blobs.finish()?;
+            }
+        }
+        Ok(going)
+    }
+}
+
+/// What the appender counts: what the verified envelopes did when appended, and every
+/// refusal.
+struct Tally {
+    created: usize,
+    merged: usize,
+    noop: usize,
+    rejected: usize,
+    rejections: Vec<Rejected>,
+    ignored: usize,
+    ignored_entries: Vec<Ignored>,
+    unverified: Vec<Unverified>,
+    /// Refused entries to offer again next time (None: more than [`PENDING_MAX`]).
+    pending: Option<Vec<PendingEntry>>,
+    /// An envelope was stored from a path other than its own (or in other bytes than its
+    /// canonical form): the remote does not hold it where push looks for it.
+    elsewhere: bool,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            created: 0,
+            merged: 0,
+            noop: 0,
+            rejected: 0,
+            rejections: Vec::new(),
+            ignored: 0,
+            ignored_entries: Vec::new(),
+            unverified: Vec::new(),
+            pending: Some(Vec::new()),
+            elsewhere: false,
+        }
+    }
+
+    /// A refused entry: counted, listed (the first ones), and kept to be offered again.
+    fn refuse(&mut self, entry: Entry, code: Code, message: String) {
+        self.rejected += 1;
         if let Some(p) = &mut self.pending {
             if p.len() < PENDING_MAX {
                 p.push(PendingEntry {
@@ -189,123 +343,101 @@ impl Run<'_> {
                 self.pending = None;
             }
         }
+        if self.rejections.len() < LISTED_MAX {
+            self.rejections.push(Rejected {
+                path: entry.path,
+                blob: entry.blob,
+                code: code.as_str().to_owned(),
+                message,
+            });
+        }
     }
 
-    /// Verifies the group on every core and appends what is accepted, with one fsync.
-    fn flush(&mut self) -> Result<(), SyncError> {
-        if self.group.is_empty() {
-            return Ok(());
+    /// Appends a judged group's verified envelopes (one fsync) and counts what each entry
+    /// came to.
+    fn append(&mut self, store: &Store, group: Vec<Judged>) -> Result<(), StoreError> {
+        let mut staged = Vec::new();
+        let mut rest = Vec::with_capacity(group.len());
+        for j in group {
+            match j.verdict {
+                Verdict::Staged(s, own) => {
+                    rest.push((
+                        j.entry,
+                        Ok((
+                            s.accepted.claim.id.clone(),
+                            s.accepted.unverified_signatures,
+                            own,
+                        )),
+                    ));
+                    staged.push(*s);
+                }
+                other => rest.push((j.entry, Err(other))),
+            }
         }
-        let (entries, bytes): (Vec<Wanted>, Vec<Vec<u8>>) =
-            std::mem::take(&mut self.group).into_iter().unzip();
-        self.group_bytes = 0;
-        let results = ingest_batch(self.store, &self.trust, &bytes)?;
-        for ((w, result), raw) in entries.into_iter().zip(results).zip(&bytes) {
-            match result {
-                Ingested::Rejected(r) => match crate::ingest::foreign_kind(raw) {
+        let mut stored = if staged.is_empty() {
+            Vec::new()
+        } else {
+            store.commit_group(staged)?
+        }
+        .into_iter();
+        for (entry, judged) in rest {
+            match judged {
+                Err(Verdict::Foreign(kind)) => {
                     // Another kind of attestation: passed over, never a rejection.
-                    Some(kind) => {
-                        self.out.ignored += 1;
-                        if self.out.ignored_entries.len() < LISTED_MAX {
-                            self.out.ignored_entries.push(Ignored {
-                                path: w.entry.path,
-                                blob: w.entry.blob,
-                                kind,
-                            });
-                        }
-                    }
-                    None => self.refuse(&w.entry, r.code, r.message),
-                },
-                Ingested::Stored {
-                    effect,
-                    claim_id,
-                    digest,
-                    unverified,
-                } => {
-                    match effect {
-                        Effect::Created => self.out.created += 1,
-                        Effect::Merged => self.out.merged += 1,
-                        Effect::Noop => self.out.noop += 1,
-                    }
-                    if unverified > 0 && self.out.unverified.len() < LISTED_MAX {
-                        self.out.unverified.push(Unverified {
-                            id: claim_id.clone(),
-                            signatures: unverified,
+                    self.ignored += 1;
+                    if self.ignored_entries.len() < LISTED_MAX {
+                        self.ignored_entries.push(Ignored {
+                            path: entry.path,
+                            blob: entry.blob,
+                            kind,
                         });
                     }
-                    let own = w.named.as_ref() == Some(&(claim_id, digest.clone()))
-                        && digest_hex(raw) == digest;
-                    if effect != Effect::Noop && !own {
-                        self.elsewhere = true;
-                    }
                 }
+                Err(Verdict::Refused(code, message)) => self.refuse(entry, code, message),
+                Err(Verdict::Staged(..)) => {}
+                Ok((claim_id, unverified, own)) => match stored.next() {
+                    Some(Ok(effect)) => {
+                        match effect {
+                            Effect::Created => self.created += 1,
+                            Effect::Merged => self.merged += 1,
+                            Effect::Noop => self.noop += 1,
+                        }
+                        if unverified > 0 && self.unverified.len() < LISTED_MAX {
+                            self.unverified.push(Unverified {
+                                id: claim_id,
+                                signatures: unverified,
+                            });
+                        }
+                        if effect != Effect::Noop && !own {
+                            self.elsewhere = true;
+                        }
+                    }
+                    Some(Err(r)) => self.refuse(entry, r.code, r.message),
+                    None => {
+                        return Err(StoreError::Corrupt(
+                            "the store returned fewer outcomes than envelopes".into(),
+                        ))
+                    }
+                },
             }
         }
         Ok(())
     }
 }
 
+/// The appender: appends each judged group as it comes, and counts.
+fn append(store: &Store, groups: Receiver<Vec<Judged>>) -> Result<Tally, StoreError> {
+    let mut tally = Tally::new();
+    while let Ok(group) = groups.recv() {
+        tally.append(store, group)?;
+    }
+    Ok(tally)
+}
+
 /// Lowercase hex of the SHA-256 of an envelope's bytes (its identity, when they are its
 /// canonical form: the form that travels).
 fn digest_hex(bytes: &[u8]) -> String {
     hex::encode(record::envelope_digest(bytes))
-}
-
-/// What ingesting one envelope did.
-#[derive(Debug)]
-enum Ingested {
-    Stored {
-        effect: Effect,
-        claim_id: String,
-        /// Lowercase hex SHA-256 of its canonical form.
-        digest: String,
-        /// Signatures in it that no trusted key verified.
-        unverified: usize,
-    },
-    Rejected(Rejection),
-}
-
-/// Runs the ordinary ingest on a batch of envelopes (staged on every core, verified against
-/// the local trust state, never the remote's) and appends the accepted ones, in canonical
-/// form, as one group: one fsync for the batch.
-fn ingest_batch(
-    store: &Store,
-    trust: &(TrustSet, u64),
-    batch: &[Vec<u8>],
-) -> Result<Vec<Ingested>, StoreError> {
-    use rayon::prelude::*;
-    let verdicts: Vec<Result<Staged, Rejection>> = batch
-        .par_iter()
-        .map(|bytes| Staged::new(bytes, &trust.0, trust.1))
-        .collect();
-    let staged: Vec<Staged> = verdicts.iter().flatten().cloned().collect();
-    let mut stored = if staged.is_empty() {
-        Vec::new()
-    } else {
-        store.commit_group(staged)?
-    }
-    .into_iter();
-    let mut out = Vec::with_capacity(batch.len());
-    for v in verdicts {
-        out.push(match v {
-            Err(r) => Ingested::Rejected(r),
-            Ok(staged) => match stored.next() {
-                Some(Ok(effect)) => Ingested::Stored {
-                    effect,
-                    claim_id: staged.accepted.claim.id,
-                    digest: hex::encode(staged.digest),
-                    unverified: staged.accepted.unverified_signatures,
-                },
-                Some(Err(r)) => Ingested::Rejected(r),
-                None => {
-                    return Err(StoreError::Corrupt(
-                        "the store returned fewer outcomes than envelopes".into(),
-                    ))
-                }
-            },
-        });
-    }
-    Ok(out)
 }
 
 impl Session<'_> {
@@ -356,44 +488,91 @@ impl Session<'_> {
             .iter()
             .map(|e| (e.path.as_str(), e.blob.as_str()))
             .collect();
-        let mut run = Run {
-            store,
-            trust: store.trust_snapshot()?,
-            stop: self.stop,
-            progress: self.progress,
-            out,
-            group: Vec::new(),
-            group_bytes: 0,
-            pending: Some(Vec::new()),
-            elsewhere: false,
-        };
-        let mut going = true;
-        if base.as_deref() != Some(head.as_str()) {
-            repo.entries(base.as_deref(), &head, layout::LAYOUT_DIR, PAGE, |page| {
-                let page: Vec<Listed> = page
-                    .into_iter()
-                    .filter(|l| match l {
-                        Listed::File(e) => !offered.contains(&(e.path.as_str(), e.blob.as_str())),
-                        Listed::Submodule(_) => true,
-                    })
-                    .collect();
-                going = run.page(&repo, page)?;
-                Ok::<bool, SyncError>(going)
-            })?;
+        let trust = store.trust_snapshot()?;
+        let stop = self.stop;
+        let progress = self.progress;
+        // Read and verify here, append on a thread of its own: git reads the next blobs and
+        // the cores verify the next group while the last one is appended.
+        let (out, going, tally, leaves) = std::thread::scope(|scope| {
+            let (to_append, groups) = sync_channel::<Vec<Judged>>(AHEAD);
+            let appender = scope.spawn(move || append(store, groups));
+            let mut run = Run {
+                store,
+                repo: &repo,
+                trust: &trust,
+                stop,
+                progress,
+                out,
+                asked: VecDeque::new(),
+                blobs: None,
+                group: Vec::new(),
+                group_bytes: 0,
+                refused: Vec::new(),
+                appender: Some(to_append),
+                stopped: false,
+                leaves: Some(Vec::new()),
+            };
+            let read = (|| -> Result<bool, SyncError> {
+                let mut going = true;
+                if base.as_deref() != Some(head.as_str()) {
+                    repo.entries(base.as_deref(), &head, layout::LAYOUT_DIR, PAGE, |page| {
+                        let page: Vec<Listed> = page
+                            .into_iter()
+                            .filter(|l| match l {
+                                Listed::File(e) => {
+                                    !offered.contains(&(e.path.as_str(), e.blob.as_str()))
+                                }
+                                Listed::Submodule(_) => true,
+                            })
+                            .collect();
+                        going = run.page(page)?;
+                        Ok::<bool, SyncError>(going)
+                    })?;
+                }
+                for chunk in again.chunks(PAGE) {
+                    if !going {
+                        break;
+                    }
+                    going = run.page(chunk.iter().cloned().map(Listed::File).collect())?;
+                }
+                // What was read is verified and appended, stopped or not.
+                let finished = run.finish()?;
+                Ok(going && finished)
+            })();
+            // The appender ends with the last group sent.
+            let Run {
+                out,
+                appender: sender,
+                blobs,
+                stopped,
+                leaves,
+                ..
+            } = run;
+            drop(sender);
+            drop(blobs);
+            let tally = appender
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            // The appender's failure first: it is why reading stopped, if it did.
+            let tally = tally?;
+            let going = read? && !stopped;
+            Ok::<_, SyncError>((out, going, tally, leaves))
+        })?;
+        if let Some(leaves) = leaves {
+            self.leaves.extend(leaves);
         }
-        for chunk in again.chunks(PAGE) {
-            if !going {
-                break;
-            }
-            going = run.page(&repo, chunk.iter().cloned().map(Listed::File).collect())?;
-        }
-        run.flush()?;
-        let Run {
-            mut out,
-            pending,
-            elsewhere,
-            ..
-        } = run;
+        let mut out = out;
+        out.created += tally.created;
+        out.merged += tally.merged;
+        out.noop += tally.noop;
+        out.rejected += tally.rejected;
+        let room = LISTED_MAX.saturating_sub(out.rejections.len());
+        out.rejections
+            .extend(tally.rejections.into_iter().take(room));
+        out.ignored += tally.ignored;
+        out.ignored_entries = tally.ignored_entries;
+        out.unverified = tally.unverified;
+        let (pending, elsewhere) = (tally.pending, tally.elsewhere);
         out.interrupted = !going;
         // A long pull ends with the index on disk, as a long `add` does (store::index::unsynced).
         if (out.created + out.merged) as u64 >= crate::store::SYNC_AFTER {
@@ -436,40 +615,23 @@ mod tests {
 
     #[test]
     fn refusals_past_what_the_state_keeps_leave_no_starting_point() {
-        let dir = crate::scratch::ScratchDir::new("elench-pull");
-        let (store, _) = Store::init(
-            &dir.path().join("store"),
-            &crate::store::Options::new(std::time::Duration::from_secs(5)),
-        )
-        .unwrap();
-        let stop = || false;
-        let mut run = Run {
-            store: &store,
-            trust: store.trust_snapshot().unwrap(),
-            stop: &stop,
-            progress: false,
-            out: Outcome::default(),
-            group: Vec::new(),
-            group_bytes: 0,
-            pending: Some(Vec::new()),
-            elsewhere: false,
-        };
+        let mut tally = Tally::new();
         let entry = |i: usize| Entry {
             path: format!("v1/junk/{i}"),
             blob: format!("{i:040x}"),
         };
         for i in 0..PENDING_MAX {
-            run.refuse(&entry(i), Code::BadJson, "not JSON".into());
+            tally.refuse(entry(i), Code::BadJson, "not JSON".into());
         }
-        assert_eq!(run.pending.as_ref().map(Vec::len), Some(PENDING_MAX));
-        assert_eq!(run.out.rejections.len(), LISTED_MAX);
-        run.refuse(&entry(PENDING_MAX), Code::BadJson, "not JSON".into());
-        assert!(run.pending.is_none());
-        run.refuse(&entry(PENDING_MAX + 1), Code::BadJson, "not JSON".into());
-        assert!(run.pending.is_none());
+        assert_eq!(tally.pending.as_ref().map(Vec::len), Some(PENDING_MAX));
+        assert_eq!(tally.rejections.len(), LISTED_MAX);
+        tally.refuse(entry(PENDING_MAX), Code::BadJson, "not JSON".into());
+        assert!(tally.pending.is_none());
+        tally.refuse(entry(PENDING_MAX + 1), Code::BadJson, "not JSON".into());
+        assert!(tally.pending.is_none());
         // Counted exactly, listed up to the bound.
-        assert_eq!(run.out.rejected, PENDING_MAX + 2);
-        assert_eq!(run.out.rejections.len(), LISTED_MAX);
-        assert_eq!(run.out.rejections[0].path, "v1/junk/0");
+        assert_eq!(tally.rejected, PENDING_MAX + 2);
+        assert_eq!(tally.rejections.len(), LISTED_MAX);
+        assert_eq!(tally.rejections[0].path, "v1/junk/0");
     }
 }

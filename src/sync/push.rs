@@ -65,6 +65,7 @@ impl Session<'_> {
             match repo.push(&self.remote.url, &commit, layout::LOG_REF)? {
                 Pushed::Done => {
                     self.track(&repo, &commit);
+                    self.connected = Some((repo.clone(), Some(commit.clone())));
                     // The commit adds only local envelopes to its parent: if everything in
                     // the parent was offered to this store already, so is everything in it.
                     if self.state.pulled == head {
@@ -91,6 +92,8 @@ impl Session<'_> {
                     })
                 }
                 Pushed::Lost(why) => {
+                    // The head this session knew is gone: ask again from now on.
+                    self.connected = None;
                     last_refusal = why;
                     if (self.stop)() {
                         out.interrupted = true;

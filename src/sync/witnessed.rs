@@ -407,13 +407,29 @@ impl Session<'_> {
             .into_iter()
             .flat_map(|(_, entries)| entries.into_iter().map(|e| e.blob))
             .collect();
-        let mut new: Vec<Hash> = Vec::new();
-        repo.read_blobs(&oids, MAX_ENVELOPE_BYTES as u64, |_, blob| {
-            if let Blob::Content(bytes) = blob {
-                new.push(leaf_hash(&bytes));
-            }
+        // Blobs this session's pull read are hashed already; the others are read here.
+        let unread: Vec<String> = oids
+            .iter()
+            .filter(|o| !self.leaves.contains_key(*o))
+            .cloned()
+            .collect();
+        let mut read: Vec<Option<Hash>> = Vec::with_capacity(unread.len());
+        repo.read_blobs(&unread, MAX_ENVELOPE_BYTES as u64, |_, blob| {
+            read.push(match blob {
+                Blob::Content(bytes) => Some(leaf_hash(&bytes)),
+                _ => None,
+            });
             Ok(true)
         })?;
+        let mut read = read.into_iter();
+        let mut new: Vec<Hash> = Vec::new();
+        for o in &oids {
+            let leaf = match self.leaves.get(o) {
+                Some(h) => Some(*h),
+                None => read.next().flatten(),
+            };
+            new.extend(leaf);
+        }
         for h in unseen(tree.leaf_hashes(), new) {
             tree.push_leaf_hash(h);
         }
@@ -629,6 +645,7 @@ impl Session<'_> {
             match repo.push(&self.remote.url, &commit, layout::LOG_REF)? {
                 Pushed::Done => {
                     self.track(&repo, &commit);
+                    self.connected = Some((repo.clone(), Some(commit.clone())));
                     report.written = true;
                     // The new commit adds no envelope: the sequence and the push position
                     // stand for it as they did for its parent.
@@ -648,7 +665,11 @@ impl Session<'_> {
                         reason: why,
                     })
                 }
-                Pushed::Lost(why) => return Ok(Attempt::Lost(why)),
+                Pushed::Lost(why) => {
+                    // The head this session knew is gone: the next attempt asks again.
+                    self.connected = None;
+                    return Ok(Attempt::Lost(why));
+                }
             }
         }
         state.checkpoint = Some((cp.size, encode_hash(&cp.root)));

@@ -746,6 +746,74 @@ fn an_exchange_looks_only_at_what_is_new_since_the_last_one() {
     assert_eq!(counts(&exchange(&a, "sync")), (0, 0, 0, 0));
 }
 
+/// The git processes `elench --store STORE VERB` ran, as the argument lists of their starts
+/// (git's own trace, which elench leaves to git).
+fn git_processes(store: &Path, verb: &str, tmp: &Path) -> Vec<Vec<String>> {
+    let trace = tmp.join(format!("trace-{verb}.json"));
+    let _ = std::fs::remove_file(&trace);
+    let out = common::run_with(
+        store,
+        &[verb],
+        &[("GIT_TRACE2_EVENT", trace.to_str().unwrap())],
+    );
+    assert_eq!(out.code, 0, "{verb}: {}", out.json);
+    std::fs::read_to_string(&trace)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "start")
+        .map(|e| {
+            let argv = e["argv"].as_array().cloned().unwrap_or_default();
+            argv.iter()
+                .filter_map(|a| a.as_str().map(str::to_owned))
+                .collect()
+        })
+        .collect()
+}
+
+/// How many of `processes` have every one of `args` among their arguments.
+fn count_with(processes: &[Vec<String>], args: &[&str]) -> usize {
+    processes
+        .iter()
+        .filter(|p| args.iter().all(|a| p.iter().any(|x| x == a)))
+        .count()
+}
+
+#[test]
+fn a_pull_reads_blobs_through_one_git_process_and_a_sync_asks_the_remote_once() {
+    if !have_git() {
+        return;
+    }
+    let (keys, tmp, _, a, b) = two_stores_on_one_remote("sha1");
+    let claims = shared_graph(&keys, 12, 0x0b1, "procs");
+    add(&a, &claims, &tmp.path().join("a.jsonl"));
+    exchange(&a, "push");
+    // The pull reads every blob through one `cat-file --batch`, and the checkpoint's
+    // sequence that follows it reads none again.
+    let pull = git_processes(&b, "pull", tmp.path());
+    assert_eq!(count_with(&pull, &["cat-file", "--batch"]), 1, "{pull:?}");
+    assert_eq!(count_with(&pull, &["ls-remote"]), 1, "{pull:?}");
+    assert_eq!(exported(&a, tmp.path()), exported(&b, tmp.path()));
+    // A sync with nothing new: one contact with the remote for pull, push and the
+    // checkpoint's checks, and nothing written.
+    let idle = git_processes(&b, "sync", tmp.path());
+    assert_eq!(count_with(&idle, &["ls-remote"]), 1, "{idle:?}");
+    assert_eq!(count_with(&idle, &["fetch"]), 0, "{idle:?}");
+    assert_eq!(count_with(&idle, &["update-ref"]), 0, "{idle:?}");
+    assert_eq!(count_with(&idle, &["fast-import"]), 0, "{idle:?}");
+    // A sync that pushes asks once too, and the push lands.
+    add(
+        &b,
+        &shared_graph(&keys, 2, 0x0b2, "procs-b"),
+        &tmp.path().join("b.jsonl"),
+    );
+    let pushing = git_processes(&b, "sync", tmp.path());
+    assert_eq!(count_with(&pushing, &["ls-remote"]), 1, "{pushing:?}");
+    assert_eq!(count_with(&pushing, &["push"]), 1, "{pushing:?}");
+    exchange(&a, "pull");
+    assert_eq!(exported(&a, tmp.path()), exported(&b, tmp.path()));
+}
+
 /// Commits `files` on top of the remote's log (or as its first commit) with git itself, as
 /// anyone with write access to the remote could.
 fn commit_on_log(remote: &Path, files: &[(String, String)]) {

@@ -9,8 +9,16 @@ use std::process::{Child, ChildStdin, Stdio};
 impl Repo {
     /// Starts writing one commit with `fast-import`.
     pub fn fast_import(&self) -> Result<FastImport, GitError> {
-        let mut child = self
-            .cmd()
+        let mut cmd = self.cmd();
+        // fast-import allocates and frees a compressor's buffers for every object; with
+        // glibc's default trim threshold each free hands the memory back to the kernel and
+        // the next object faults it in again, zeroed: two brk calls and about 256 KiB of page
+        // faults per envelope, a fifth of the import's time. Keeping freed memory avoids
+        // that. (Other C libraries ignore the variable; a value of the user's own stands.)
+        if std::env::var_os("GLIBC_TUNABLES").is_none() {
+            cmd.env("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=268435456");
+        }
+        let mut child = cmd
             .args(["fast-import", "--quiet", "--force", "--done"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

@@ -9,17 +9,21 @@
 mod fast_import;
 mod process;
 mod remote;
+mod stream;
 
 pub use fast_import::FastImport;
 pub use process::{is_ssh_url, Reach};
 pub use remote::{ls_remote, Pushed, RemoteHead};
+pub use stream::BlobStream;
 
 use process::{git, output, spawn_error, stderr_summary, Drain};
 use remote::{is_hex, refused_ref, says_no_write_access, PUSH_STDERR_KEPT};
 
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The hash a repository names its objects with.
@@ -121,6 +125,9 @@ pub struct Repo {
     pub progress: bool,
     /// How `fetch` and `push` reach the remote (the ssh command bounding ssh's connection).
     pub reach: Reach,
+    /// Commits found here already (shared by clones): nothing is ever pruned from the
+    /// private repository, so a commit found once is asked about no more.
+    commits: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Repo {
@@ -133,6 +140,7 @@ impl Repo {
             format,
             progress: false,
             reach: Reach::default(),
+            commits: Arc::default(),
         };
         if dir.join("HEAD").is_file() {
             return Ok(repo);
@@ -225,7 +233,20 @@ impl Repo {
     /// Whether the repository holds commit `oid` (itself a commit: a tag that points at one
     /// is not).
     pub fn has_commit(&self, oid: &str) -> Result<bool, GitError> {
-        Ok(self.object_type(oid)?.as_deref() == Some("commit"))
+        let known = |c: &Arc<Mutex<HashSet<String>>>| {
+            c.lock().unwrap_or_else(|p| p.into_inner()).contains(oid)
+        };
+        if known(&self.commits) {
+            return Ok(true);
+        }
+        let here = self.object_type(oid)?.as_deref() == Some("commit");
+        if here {
+            self.commits
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(oid.to_owned());
+        }
+        Ok(here)
     }
 
     /// The type of object `oid` (`commit`, `tree`, `blob`, `tag`), or None when the
@@ -250,6 +271,13 @@ impl Repo {
     pub fn update_ref(&self, refname: &str, oid: &str) -> Result<(), GitError> {
         self.run(&["update-ref", refname, oid], "update-ref")
             .map(drop)
+    }
+
+    /// Whether `refname` is a loose ref pointing at `oid` already (read from its file, no
+    /// git process; a packed ref or anything unreadable is not).
+    pub fn points_at(&self, refname: &str, oid: &str) -> bool {
+        std::fs::read(self.dir.join(refname))
+            .is_ok_and(|b| b.strip_suffix(b"\n").unwrap_or(&b) == oid.as_bytes())
     }
 
     fn delete_ref(&self, refname: &str) -> Result<(), GitError> {
