@@ -600,6 +600,30 @@ impl<'s, S: ClaimSource> Fold<'s, S> {
     }
 }
 
+/// own(c) from the kinds of the live records targeting c, first match wins: a falsification,
+/// else a supersession, else a verification (the rule `finish_own` applies; the index's own
+/// walks call this so that the order is written once).
+pub(crate) fn own_by_kinds(live: impl IntoIterator<Item = Kind>) -> Status {
+    let (mut falsified, mut superseded, mut verified) = (false, false, false);
+    for kind in live {
+        match kind {
+            Kind::Falsification => falsified = true,
+            Kind::Supersession => superseded = true,
+            Kind::Verification => verified = true,
+            Kind::Assertion | Kind::ResidueAcceptance => {}
+        }
+    }
+    if falsified {
+        Status::Falsified
+    } else if superseded {
+        Status::Superseded
+    } else if verified {
+        Status::Verified
+    } else {
+        Status::Unevaluated
+    }
+}
+
 /// Keeps the shorter path to a root (then the smaller sequence of ids).
 fn offer(causes: &mut BTreeMap<String, Vec<String>>, root: &str, path: Vec<String>) {
     match causes.get(root) {

@@ -188,28 +188,16 @@ impl Walk<'_, '_> {
             self.load(&k, x)?;
             let records = self.entries[&x].records.clone();
             if expanded {
-                let (mut falsified, mut superseded, mut verified) = (false, false, false);
+                let mut live = Vec::with_capacity(records.len());
                 for rn in &records {
-                    let live = self.own.get(rn).ok_or_else(|| self.cycle(&k))?.is_live();
-                    if !live {
+                    if !self.own.get(rn).ok_or_else(|| self.cycle(&k))?.is_live() {
                         continue;
                     }
-                    match self.entries.get(rn).map(|e| e.kind) {
-                        Some(Kind::Falsification) => falsified = true,
-                        Some(Kind::Supersession) => superseded = true,
-                        Some(Kind::Verification) => verified = true,
-                        _ => {}
+                    if let Some(e) = self.entries.get(rn) {
+                        live.push(e.kind);
                     }
                 }
-                let status = if falsified {
-                    Status::Falsified
-                } else if superseded {
-                    Status::Superseded
-                } else if verified {
-                    Status::Verified
-                } else {
-                    Status::Unevaluated
-                };
+                let status = super::own_by_kinds(live);
                 self.own.insert(x, status);
                 in_progress.remove(&x);
                 continue;

@@ -748,28 +748,14 @@ impl Owns<'_, '_> {
     /// What `recs` (every record targeting some claim) decide: the live falsifications,
     /// else the live supersessions, else the live verifications.
     fn decide(&mut self, recs: &[Node]) -> Result<Status, FoldError> {
-        let (mut falsified, mut superseded, mut verified) = (false, false, false);
+        let mut live = Vec::with_capacity(recs.len());
         for &rec in recs {
             let (status, kind) = self.own(rec)?;
-            if !status.is_live() {
-                continue;
-            }
-            match kind {
-                Kind::Falsification => falsified = true,
-                Kind::Supersession => superseded = true,
-                Kind::Verification => verified = true,
-                Kind::Assertion | Kind::ResidueAcceptance => {}
+            if status.is_live() {
+                live.push(kind);
             }
         }
-        Ok(if falsified {
-            Status::Falsified
-        } else if superseded {
-            Status::Superseded
-        } else if verified {
-            Status::Verified
-        } else {
-            Status::Unevaluated
-        })
+        Ok(crate::fold::own_by_kinds(live))
     }
 
     /// own(node) of a stored claim whose entry the caller has read (its id and kind): a

@@ -671,17 +671,19 @@ impl Repo {
         })
     }
 
-    /// Runs `cat-file MODE`, feeding `requests` from a thread (so neither pipe can fill up
-    /// while the other waits) and reading the answers with `read`.
-    fn batch(
+    /// Starts `cat-file MODE` with its three pipes, and hands over the child with its stdin
+    /// and stdout taken (stderr stays on the child).
+    pub(super) fn cat_file(
         &self,
         mode: &str,
-        requests: Vec<String>,
-        read: impl FnOnce(&mut BufReader<std::process::ChildStdout>) -> std::io::Result<()>,
-    ) -> Result<(), GitError> {
-        if requests.is_empty() {
-            return Ok(());
-        }
+    ) -> Result<
+        (
+            std::process::Child,
+            std::process::ChildStdin,
+            std::process::ChildStdout,
+        ),
+        GitError,
+    > {
         let mut child = self
             .cmd()
             .args(["cat-file", mode])
@@ -698,6 +700,21 @@ impl Repo {
                 detail: "no pipes".into(),
             });
         };
+        Ok((child, stdin, stdout))
+    }
+
+    /// Runs `cat-file MODE`, feeding `requests` from a thread (so neither pipe can fill up
+    /// while the other waits) and reading the answers with `read`.
+    fn batch(
+        &self,
+        mode: &str,
+        requests: Vec<String>,
+        read: impl FnOnce(&mut BufReader<std::process::ChildStdout>) -> std::io::Result<()>,
+    ) -> Result<(), GitError> {
+        if requests.is_empty() {
+            return Ok(());
+        }
+        let (mut child, stdin, stdout) = self.cat_file(mode)?;
         let writer = std::thread::spawn(move || {
             let mut w = BufWriter::new(stdin);
             for r in &requests {

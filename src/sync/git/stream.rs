@@ -8,7 +8,7 @@
 use super::process::{spawn_error, stderr_summary, Drain};
 use super::{bad_header, unexpected_eof, Blob, GitError, Repo};
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 
 /// Blobs handed over from the reading thread at a time, at most (by count, and by bytes
@@ -35,22 +35,7 @@ impl Repo {
     /// Starts a stream of blobs; blobs larger than `limit` are not read (a remote is trusted
     /// for transport only, so its sizes are not either).
     pub fn blob_stream(&self, limit: u64) -> Result<BlobStream, GitError> {
-        let mut child = self
-            .cmd()
-            .args(["cat-file", "--batch"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| spawn_error("cat-file", e))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(GitError::Unexpected {
-                command: "cat-file".into(),
-                detail: "no pipes".into(),
-            });
-        };
+        let (mut child, stdin, stdout) = self.cat_file("--batch")?;
         let stderr = Drain::start(child.stderr.take());
         let (requests, asked) = channel::<Vec<String>>();
         std::thread::spawn(move || {
