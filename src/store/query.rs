@@ -332,21 +332,7 @@ fn stored_claim_ref<B>(id: &str, e: &ClaimEntry, body: B) -> StoredClaim<B> {
 }
 
 fn stored_claim<B>(id: &str, e: ClaimEntry, body: B) -> StoredClaim<B> {
-    StoredClaim {
-        claim: Claim {
-            id: id.to_owned(),
-            kind: e.kind,
-            target: e.target.iter().map(|k| id_text(k)).collect(),
-            depends_on: e.depends_on.iter().map(|k| id_text(k)).collect(),
-            origin: e.origin,
-            producer: e.producer,
-            anchor_tree: e.anchor_tree,
-            timestamp: e.timestamp,
-        },
-        body,
-        signers: e.signers,
-        seq: e.seq,
-    }
+    stored_claim_ref(id, &e, body)
 }
 
 /// The claim (the Statement's predicate) inside a stored canonical envelope.

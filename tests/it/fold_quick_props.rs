@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{dangling_id, lib_store, record_kind, refs, ClaimBuilder, Keys, Rng, Signed};
+use common::{dangling_id, lib_store, pick, record_kind, refs, ClaimBuilder, Keys, Rng, Signed};
 use elench::claim::Kind;
 use elench::fold::{ClaimSource, Compromise, Fold};
 use elench::store::{Store, StoreError, StoredClaim};
@@ -77,16 +77,6 @@ fn step() -> impl Strategy<Value = Step> {
         })
 }
 
-fn picked(from: &[Signed], at: &[Index]) -> Vec<String> {
-    let mut out: Vec<String> = at
-        .iter()
-        .map(|i| from[i.index(from.len())].id.clone())
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// The claims of a plan, in creation order (each names only claims made before it).
 fn build(steps: &[Step], keys: &Keys) -> Vec<Signed> {
     let mut made: Vec<Signed> = Vec::new();
@@ -94,16 +84,16 @@ fn build(steps: &[Step], keys: &Keys) -> Vec<Signed> {
         let mut premises = if made.is_empty() {
             Vec::new()
         } else if s.near {
-            picked(&made[made.len().saturating_sub(4)..], &s.premises)
+            pick(&s.premises, &made[made.len().saturating_sub(4)..])
         } else {
-            picked(&made, &s.premises)
+            pick(&s.premises, &made)
         };
         if s.dangling {
             premises.push(dangling_id(i as u64));
         }
         let spec = match s.record {
             Some(kind) if !made.is_empty() => {
-                ClaimBuilder::record(kind.as_str(), &refs(&picked(&made, &s.targets)))
+                ClaimBuilder::record(kind.as_str(), &refs(&pick(&s.targets, &made)))
                     .text(&format!("record {i}"))
             }
             _ => ClaimBuilder::assertion(&format!("assertion {i}")),

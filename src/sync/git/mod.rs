@@ -634,35 +634,7 @@ impl Repo {
         let requests: Vec<String> = oids.iter().map(|o| format!("{o}\n")).collect();
         self.batch("--batch", requests, |reader| {
             for i in 0..oids.len() {
-                let mut header = String::new();
-                if reader.read_line(&mut header)? == 0 {
-                    return Err(unexpected_eof());
-                }
-                let parts: Vec<&str> = header.trim_end().split(' ').collect();
-                let blob = match parts.as_slice() {
-                    [_, "blob", size] => {
-                        let size: u64 = size.parse().map_err(|_| bad_header(&header))?;
-                        if size > limit {
-                            std::io::copy(
-                                &mut reader.by_ref().take(size + 1),
-                                &mut std::io::sink(),
-                            )?;
-                            Blob::TooLarge(size)
-                        } else {
-                            let mut buf = vec![0; size as usize + 1];
-                            reader.read_exact(&mut buf)?;
-                            buf.pop();
-                            Blob::Content(buf)
-                        }
-                    }
-                    [_, "missing"] => Blob::Missing,
-                    [_, _kind, size] => {
-                        let size: u64 = size.parse().map_err(|_| bad_header(&header))?;
-                        std::io::copy(&mut reader.by_ref().take(size + 1), &mut std::io::sink())?;
-                        Blob::Missing
-                    }
-                    _ => return Err(bad_header(&header)),
-                };
+                let blob = stream::read_one(reader, limit)?.ok_or_else(unexpected_eof)?;
                 if !each(i, blob)? {
                     break;
                 }

@@ -105,7 +105,7 @@ impl Repo {
 }
 
 /// One answer of `cat-file --batch`, or None at the end of its output.
-fn read_one(reader: &mut impl BufRead, limit: u64) -> std::io::Result<Option<Blob>> {
+pub(super) fn read_one(reader: &mut impl BufRead, limit: u64) -> std::io::Result<Option<Blob>> {
     let mut header = String::new();
     if reader.read_line(&mut header)? == 0 {
         return Ok(None);
