@@ -8,8 +8,14 @@
 //!     cargo bench --bench store -- --workload realistic,annotation
 //!     cargo bench --bench store -- --only blast             # some measurements only
 //!
-//! `--only` takes a comma-separated list of `ingest`, `short`, `blast`, `bytes`, `fsck`
-//! (default: all). Without `ingest`, the store of an earlier run is reused when there is one.
+//!     cargo bench --bench store -- --sizes 10000000 --only ingest-both,short,blast,bytes,fsck
+//!
+//! `--only` takes a comma-separated list of `ingest` (one core, then both), `ingest-both`
+//! (both cores only), `short`, `blast`, `bytes`, `fsck` (default: all), or `generate` (sign
+//! the corpus and stop). Without an ingest, the store of an earlier run is reused when there
+//! is one. After each size's figures comes the
+//! peak resident memory of every kind of command it ran (`/usr/bin/time`'s maximum resident
+//! set size).
 //!
 //! Two workloads (`--workload`, default `realistic`), each labelled in the output:
 //!
@@ -57,6 +63,8 @@ use std::time::{Duration, Instant};
 
 const TREE: &str = "0d1b2a3c4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9";
 const CLOSURE: usize = 100_000;
+/// Claims signed and written per step of `generate`: the memory it holds for envelopes.
+const GENERATE_CHUNK: usize = 100_000;
 /// The realistic workload's seed.
 const SEED: u64 = 0x656c_656e_6368_0001;
 /// The generators' version, kept beside a corpus: a corpus of another version is made again.
@@ -780,51 +788,62 @@ fn generate(w: Workload, n: usize, keys: &Keys) -> Corpus {
     std::fs::create_dir_all(&dir).unwrap();
     eprintln!("generating {n} signed envelopes ({} workload)…", w.name());
     let started = Instant::now();
-    // Level by level: a claim's id depends on the ids it names.
-    let mut level = vec![0usize; n];
-    let mut levels: Vec<Vec<usize>> = Vec::new();
-    for (i, s) in plan.specs.iter().enumerate() {
-        let l = s
-            .premises
-            .iter()
-            .chain(&s.targets)
-            .map(|&p| level[p as usize] + 1)
-            .max()
-            .unwrap_or(0);
-        level[i] = l;
-        if levels.len() <= l {
-            levels.push(Vec::new());
-        }
-        levels[l].push(i);
-    }
+    // Written a chunk at a time, so that memory holds one chunk's envelopes and not the whole
+    // bundle (ten million realistic envelopes are 20 GB). Within a chunk, level by level: a
+    // claim's id depends on the ids it names, and those before the chunk are known.
     let mut ids: Vec<String> = vec![String::new(); n];
-    let mut envs: Vec<String> = vec![String::new(); n];
-    let mut payload_bytes = 0u64;
-    let mut claim_bytes = 0u64;
-    for members in &levels {
-        let made: Vec<(usize, String, String, usize, usize)> = members
-            .par_iter()
-            .map(|&i| {
-                let (claim, signer) = build(w, i, &plan.specs[i], &ids);
-                let (c, env) = seal(&claim, keys.of(signer))
-                    .unwrap_or_else(|e| panic!("claim {i} does not seal: {e:?}\n{claim:#}"));
-                let payload = Envelope::parse(env.as_bytes()).unwrap().payload.len();
-                (i, c.id, env, payload, claim.to_string().len())
-            })
-            .collect();
-        for (i, id, env, payload, claim) in made {
-            ids[i] = id;
-            envs[i] = env;
-            payload_bytes += payload as u64;
-            claim_bytes += claim as u64;
-        }
-    }
     let mut out = std::io::BufWriter::new(std::fs::File::create(&bundle).unwrap());
-    let mut envelope_bytes = 0;
-    for e in &envs {
-        envelope_bytes += e.len() as u64;
-        out.write_all(e.as_bytes()).unwrap();
-        out.write_all(b"\n").unwrap();
+    let (mut envelope_bytes, mut payload_bytes, mut claim_bytes) = (0u64, 0u64, 0u64);
+    let mut deepest = 0;
+    for first in (0..n).step_by(GENERATE_CHUNK) {
+        let end = (first + GENERATE_CHUNK).min(n);
+        let mut level = vec![0usize; end - first];
+        let mut levels: Vec<Vec<usize>> = Vec::new();
+        for i in first..end {
+            let s = &plan.specs[i];
+            let l = s
+                .premises
+                .iter()
+                .chain(&s.targets)
+                .map(|&p| p as usize)
+                .filter(|&p| p >= first)
+                .map(|p| level[p - first] + 1)
+                .max()
+                .unwrap_or(0);
+            level[i - first] = l;
+            if levels.len() <= l {
+                levels.push(Vec::new());
+            }
+            levels[l].push(i);
+        }
+        deepest = deepest.max(levels.len());
+        let mut envs: Vec<String> = vec![String::new(); end - first];
+        for members in &levels {
+            let made: Vec<(usize, String, String, usize, usize)> = members
+                .par_iter()
+                .map(|&i| {
+                    let (claim, signer) = build(w, i, &plan.specs[i], &ids);
+                    let (c, env) = seal(&claim, keys.of(signer))
+                        .unwrap_or_else(|e| panic!("claim {i} does not seal: {e:?}\n{claim:#}"));
+                    let payload = Envelope::parse(env.as_bytes()).unwrap().payload.len();
+                    (i, c.id, env, payload, claim.to_string().len())
+                })
+                .collect();
+            for (i, id, env, payload, claim) in made {
+                ids[i] = id;
+                envs[i - first] = env;
+                payload_bytes += payload as u64;
+                claim_bytes += claim as u64;
+            }
+        }
+        for e in &envs {
+            envelope_bytes += e.len() as u64;
+            out.write_all(e.as_bytes()).unwrap();
+            out.write_all(b"\n").unwrap();
+        }
+        if n > GENERATE_CHUNK {
+            eprintln!("  {end} of {n} ({:.0?})", started.elapsed());
+        }
     }
     out.flush().unwrap();
     std::fs::write(&ids_file, ids.join("\n")).unwrap();
@@ -836,9 +855,8 @@ fn generate(w: Workload, n: usize, keys: &Keys) -> Corpus {
     )
     .unwrap();
     eprintln!(
-        "  generated in {:.1?} ({} levels of premises and targets)",
+        "  generated in {:.1?} (at most {deepest} levels of premises and targets in a chunk)",
         started.elapsed(),
-        levels.len()
     );
     Corpus {
         workload: w,
@@ -927,8 +945,22 @@ fn elench(store: &Path) -> Command {
 }
 
 fn run_ok(cmd: &mut Command) -> (Duration, Value) {
+    run_measured(cmd, true)
+}
+
+/// Runs a command that must succeed, timed; with `peak`, under `/usr/bin/time` (where there is
+/// one) to record its peak resident memory. The wrapper's own start (about a millisecond) is
+/// inside the time, so commands timed against `--version` run without it and have their
+/// memory taken by one more run (`median`). Why not `wait4` here: a child started from this
+/// process, which holds the whole plan and every id, inherits this process's peak at `exec`.
+fn run_measured(cmd: &mut Command, peak: bool) -> (Duration, Value) {
+    let mut wrapped = peak.then(|| time_wrapped(cmd)).flatten();
     let started = Instant::now();
-    let out = cmd.output().expect("elench runs");
+    let out = match wrapped.as_mut() {
+        Some((w, _)) => w.output(),
+        None => cmd.output(),
+    }
+    .expect("elench runs");
     let took = started.elapsed();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     assert!(
@@ -936,7 +968,117 @@ fn run_ok(cmd: &mut Command) -> (Duration, Value) {
         "{cmd:?} failed: {}",
         String::from_utf8_lossy(&out.stdout)
     );
+    if let Some((_, report)) = wrapped {
+        let kib = std::fs::read_to_string(&report)
+            .ok()
+            .and_then(|t| t.lines().last().and_then(|l| l.trim().parse::<u64>().ok()));
+        let _ = std::fs::remove_file(&report);
+        if let Some(kib) = kib {
+            note_peak(command_label(cmd), kib);
+        }
+    }
     (took, v)
+}
+
+/// `cmd` run under `/usr/bin/time -f %M -o REPORT`, and REPORT; none without `/usr/bin/time`.
+fn time_wrapped(cmd: &Command) -> Option<(Command, PathBuf)> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        return None;
+    }
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let report = std::env::temp_dir().join(format!(
+        "elench-bench-peak-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let mut w = Command::new(time);
+    w.args(["-f", "%M", "-o"])
+        .arg(&report)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => w.env(k, v),
+            None => w.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        w.current_dir(d);
+    }
+    // Every command measured here reads no input and is read only for its standard output.
+    w.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    Some((w, report))
+}
+
+/// What a measured command is, for the peak-memory table: its subcommand, and for `add`
+/// whether it read a bundle or one envelope and on how many cores.
+fn command_label(cmd: &Command) -> String {
+    let mut args = cmd.get_args().map(|a| a.to_string_lossy().into_owned());
+    if cmd.get_program() == "taskset" {
+        // taskset -c CPU ELENCH …
+        args.nth(2);
+    }
+    let args: Vec<String> = args.collect();
+    let mut rest = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--store" | "--format" => i += 2,
+            a => {
+                rest.push(a.to_owned());
+                i += 1;
+            }
+        }
+    }
+    let sub = rest.first().cloned().unwrap_or_default();
+    if sub != "add" {
+        return sub;
+    }
+    let one_core = cmd
+        .get_envs()
+        .any(|(k, v)| k == "RAYON_NUM_THREADS" && v.is_some_and(|v| v == "1"));
+    match rest.get(1) {
+        Some(f) if f.ends_with(".jsonl") && one_core => "add BUNDLE (one core)".into(),
+        Some(f) if f.ends_with(".jsonl") => "add BUNDLE".into(),
+        _ => "add ONE.dsse".into(),
+    }
+}
+
+/// Peak resident memory of each kind of command run for the current size: label, runs, the
+/// largest peak (KiB).
+static PEAKS: std::sync::Mutex<Vec<(String, usize, u64)>> = std::sync::Mutex::new(Vec::new());
+
+fn note_peak(label: String, kib: u64) {
+    let mut peaks = PEAKS.lock().unwrap();
+    match peaks.iter_mut().find(|(l, _, _)| *l == label) {
+        Some(p) => {
+            p.1 += 1;
+            p.2 = p.2.max(kib);
+        }
+        None => peaks.push((label, 1, kib)),
+    }
+}
+
+fn report_peaks() {
+    let peaks = std::mem::take(&mut *PEAKS.lock().unwrap());
+    if peaks.is_empty() {
+        println!("\nPeak memory not measured: no /usr/bin/time on this machine.");
+        return;
+    }
+    println!(
+        "\nPeak resident memory of each command (`/usr/bin/time`'s maximum resident set size, the largest of its runs):\n"
+    );
+    println!("| command | runs | peak resident memory |");
+    println!("|---|---|---|");
+    for (label, runs, kib) in peaks {
+        println!(
+            "| `{label}` | {runs} | {:.1} MB |",
+            kib as f64 * 1024.0 / 1e6
+        );
+    }
 }
 
 /// Pairs of each ingest and fsck measurement (the median is reported); at a million claims one
@@ -992,7 +1134,11 @@ fn paired(
 
 /// Median wall time of `runs` runs of a command.
 fn median(runs: usize, mut make: impl FnMut(usize) -> Command) -> Duration {
-    let mut times: Vec<Duration> = (0..runs).map(|i| run_ok(&mut make(i)).0).collect();
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|i| run_measured(&mut make(i), false).0)
+        .collect();
+    // Its peak memory, from one more run of the first (the timed runs go without the wrapper).
+    run_measured(&mut make(0), true);
     times.sort();
     times[runs / 2]
 }
@@ -1051,10 +1197,12 @@ impl Only {
 fn bench(w: Workload, n: usize, only: &Only) {
     let keys = Keys::new();
     let c = generate(w, n, &keys);
+    PEAKS.lock().unwrap().clear();
     println!("\n## `{}` workload, {n} claims\n", w.name());
     describe(&c);
     let mut lines = Vec::new();
-    let needs_verify = only.wants("ingest") || only.wants("fsck");
+    let both_cores_ingest = only.wants("ingest") || only.wants("ingest-both");
+    let needs_verify = both_cores_ingest || only.wants("fsck");
     let by_keyid = keys.by_keyid();
     // Baseline: verify_strict over the same envelopes (a sample of up to 50,000), each against
     // the key that signed it.
@@ -1157,14 +1305,17 @@ fn bench(w: Workload, n: usize, only: &Only) {
     }
     // The store every later measurement reads: made here, or reused from an earlier run.
     let store = c.dir.join("store");
-    if only.wants("ingest") || !store.join("index").exists() {
+    let reads_store = ["short", "blast", "bytes", "fsck"]
+        .iter()
+        .any(|m| only.wants(m));
+    if both_cores_ingest || (reads_store && !store.join("index").exists()) {
         let add = || {
             let store = fresh_store(&c, "store", &keys);
             let (t, v) = run_ok(elench(&store).arg("add").arg(&c.bundle));
             assert_eq!(v["data"]["created"], json!(n));
             t
         };
-        if only.wants("ingest") {
+        if both_cores_ingest {
             let p = paired(runs_for(n), baseline(false), add, rate_ratio);
             lines.push(Line {
                 what: "`add` bundle, both cores".into(),
@@ -1212,6 +1363,7 @@ fn bench(w: Workload, n: usize, only: &Only) {
         });
     }
     report(&lines);
+    report_peaks();
 }
 
 fn short_commands(c: &Corpus, store: &Path, keys: &Keys, n: usize, lines: &mut Vec<Line>) {
