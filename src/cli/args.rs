@@ -92,6 +92,7 @@ enum Group {
 
 /// One token of the line, kept for clap's one look at the line without its refused tokens;
 /// `owner` is the argument it belongs to (its id), if any.
+#[derive(Clone)]
 struct Kept {
     token: OsString,
     owner: Option<String>,
@@ -120,6 +121,10 @@ struct Walk<'a> {
     /// has no place of its own, is that option's value and part of its error.
     after_unknown: bool,
     tips: Vec<String>,
+    /// Each conflict the walk refused: the argument dropped from the kept line and the one
+    /// it was refused against, with the line as it was before the drop.
+    conflicts: Vec<(String, String)>,
+    before_conflicts: Vec<Kept>,
 }
 
 /// Every error of `args` (the program's name first), a line clap refused. See the module's
@@ -143,6 +148,8 @@ pub fn refusal(args: &[OsString]) -> Refusal {
         asked: None,
         after_unknown: false,
         tips: Vec::new(),
+        conflicts: Vec::new(),
+        before_conflicts: Vec::new(),
     };
     let complete = walk.tokens(args.get(1..).unwrap_or_default());
     if complete {
@@ -555,7 +562,10 @@ impl<'a> Walk<'a> {
                 ),
             ));
             dropped.push(a.get_id().to_string());
+            self.conflicts
+                .push((a.get_id().to_string(), b.get_id().to_string()));
         }
+        self.before_conflicts = self.kept.clone();
         self.kept
             .retain(|k| k.owner.as_ref().is_none_or(|o| !dropped.contains(o)));
     }
@@ -588,6 +598,30 @@ impl<'a> Walk<'a> {
 /// arguments it keeps to itself (`requires`, `required_unless_present`) and a missing
 /// subcommand. What the walk already reported, or what only a refused token caused (an
 /// argument reported missing whose value was refused), is not reported again.
+/// Whether an argument the walk dropped for a conflict would have given clap what it says is
+/// missing: `blast --signer K --invert` drops `--signer`, and the kept line then lacks the ID
+/// that `--signer` stands in for; the user left nothing out but the conflict.
+fn satisfied_by_a_refused_conflict(walk: &Walk<'_>) -> bool {
+    walk.conflicts.iter().any(|(dropped, against)| {
+        let line: Vec<&OsString> = walk
+            .before_conflicts
+            .iter()
+            .filter(|k| k.owner.as_deref() != Some(against.as_str()))
+            .filter(|k| {
+                // The other conflicts' dropped arguments stay out.
+                k.owner
+                    .as_deref()
+                    .is_none_or(|o| o == dropped || !walk.conflicts.iter().any(|(d, _)| d == o))
+            })
+            .map(|k| &k.token)
+            .collect();
+        !matches!(
+            Cli::try_parse_from(line).map_err(|e| e.kind()),
+            Err(ErrorKind::MissingRequiredArgument)
+        )
+    })
+}
+
 fn clap_relations(walk: &Walk<'_>, found: &[(Group, ArgError)]) -> Option<(Group, ArgError)> {
     let line: Vec<&OsString> = walk.kept.iter().map(|k| &k.token).collect();
     let e = Cli::try_parse_from(line).err()?;
@@ -599,6 +633,7 @@ fn clap_relations(walk: &Walk<'_>, found: &[(Group, ArgError)]) -> Option<(Group
         return None;
     }
     match kind {
+        ErrorKind::MissingRequiredArgument if satisfied_by_a_refused_conflict(walk) => None,
         ErrorKind::MissingRequiredArgument => {
             let named = contexts(&e, ContextKind::InvalidArg);
             let new: Vec<&String> = named
@@ -960,6 +995,25 @@ mod tests {
             errors[1].message,
             "the following required arguments were not provided: --at <DIR>"
         );
+    }
+
+    #[test]
+    fn a_refused_conflict_that_stands_in_for_a_required_argument_is_the_only_error() {
+        // `--signer` stands in for the ID: refusing it for its conflict leaves nothing missing.
+        for args in [
+            &["blast", "--signer", "abcd", "--invert"][..],
+            &["blast", "--invert", "--signer", "abcd"],
+        ] {
+            let errors = errors_of(args);
+            assert_eq!(errors.len(), 1, "{args:?}: {errors:?}");
+            assert!(
+                errors[0].message.contains("cannot be used with"),
+                "{errors:?}"
+            );
+        }
+        // With neither, the ID is missing still.
+        let errors = errors_of(&["blast", "--invert"]);
+        assert_eq!(params(&errors), vec![("<ID>", None)]);
     }
 
     #[test]
