@@ -505,6 +505,17 @@ mod tests {
         k
     }
 
+    proptest! {
+        /// An id's text is its prefix and the lowercase hex of its bytes, as the claim's own
+        /// id is written.
+        #[test]
+        fn an_ids_text_is_its_prefix_and_lowercase_hex(key in proptest::array::uniform32(any::<u8>())) {
+            let text = id_text(&key);
+            prop_assert_eq!(&text, &format!("cl_{}", hex::encode(key)));
+            prop_assert_eq!(id_key(&text), Some(key));
+        }
+    }
+
     #[test]
     fn the_map_grows_before_a_write_that_could_fill_it_and_a_flipped_value_is_damage() {
         let tmp = tempfile::tempdir().unwrap();

@@ -153,8 +153,19 @@ pub(super) fn claim_in(
 ) -> Result<Option<ClaimEntry>, IndexError> {
     match entry_bytes(txn, dbs, id)? {
         None => Ok(None),
-        Some((_, b)) => decode(b, &format!("claims/{}", id_text(id))).map(Some),
+        Some((_, b)) => decode_claim(b, id).map(Some),
     }
+}
+
+/// A claims entry decoded; the id is made text only to name a failure.
+fn decode_claim(bytes: &[u8], id: &IdKey) -> Result<ClaimEntry, IndexError> {
+    decode(bytes, "claims").map_err(|e| match e {
+        IndexError::Decode { why, .. } => IndexError::Decode {
+            what: format!("claims/{}", id_text(id)),
+            why,
+        },
+        e => e,
+    })
 }
 
 /// The trust state, read in any transaction: `expected` keys (the count `meta` keeps), or
@@ -165,7 +176,7 @@ pub(super) fn keys_in(txn: &RoTxn, dbs: &Dbs, expected: u64) -> Result<Vec<KeyEn
         let (_, v) = item?;
         out.push(decode(v, "keys")?);
     }
-    found_all("keys", "the trust state", expected, out.len())?;
+    found_all("keys", || "the trust state", expected, out.len())?;
     Ok(out)
 }
 
@@ -182,9 +193,11 @@ pub(super) fn incoming_in(txn: &RoTxn, dbs: &Dbs, node: Node) -> Result<Incoming
 
 /// Checks that a read found the `expected` entries another entry counts: fewer (or more) is
 /// damage, never an answer.
-pub(super) fn found_all(
+/// `of` names what was counted; it is only called to say so (an id's text costs more than
+/// the check).
+pub(super) fn found_all<S: std::fmt::Display>(
     table: &str,
-    of: &str,
+    of: impl FnOnce() -> S,
     expected: u64,
     found: usize,
 ) -> Result<(), IndexError> {
@@ -192,7 +205,8 @@ pub(super) fn found_all(
         return Ok(());
     }
     Err(IndexError::Inconsistent(format!(
-        "{table} holds {found} entries for {of} where the index counts {expected}"
+        "{table} holds {found} entries for {} where the index counts {expected}",
+        of()
     )))
 }
 
@@ -281,7 +295,7 @@ impl Reader<'_> {
         let value = named_node_in(&self.txn, &self.dbs, id)?;
         match entry_at(&self.txn, &self.dbs, id, value)? {
             None => Ok(None),
-            Some((_, b)) => decode(b, &format!("claims/{}", id_text(id))).map(Some),
+            Some((_, b)) => decode_claim(b, id).map(Some),
         }
     }
 
@@ -419,7 +433,7 @@ impl Reader<'_> {
             })?;
             out.push(decode::<ClaimEntry>(v, &format!("claims/{node}"))?);
         }
-        found_all("claims", "the log", expected, out.len())?;
+        found_all("claims", || "the log", expected, out.len())?;
         Ok(out)
     }
 
@@ -473,7 +487,7 @@ impl Reader<'_> {
         let seconds = self.paired_nodes(db, node)?;
         found_all(
             pair_table(db, &self.dbs),
-            &id_text(first),
+            || id_text(first),
             expected,
             seconds.len(),
         )?;
@@ -526,7 +540,7 @@ impl Reader<'_> {
         let premises = edges.depends_on().copied().collect();
         let expected = incoming_in(&self.txn, &self.dbs, node)?.records;
         let records = self.paired_nodes(self.dbs.by_target, node)?;
-        found_all("by_target", &id_text(id), expected, records.len())?;
+        found_all("by_target", || id_text(id), expected, records.len())?;
         Ok((edges.kind, premises, records))
     }
 
@@ -565,7 +579,7 @@ impl Reader<'_> {
     pub fn records_of(&self, node: Node, id: &IdKey) -> Result<Vec<Node>, IndexError> {
         let expected = incoming_in(&self.txn, &self.dbs, node)?.records;
         let records = self.paired_nodes(self.dbs.by_target, node)?;
-        found_all("by_target", &id_text(id), expected, records.len())?;
+        found_all("by_target", || id_text(id), expected, records.len())?;
         Ok(records)
     }
 
