@@ -210,6 +210,8 @@ pub struct Session<'a> {
     store: &'a Store,
     remote: Remote,
     state: SyncState,
+    /// The state as the file holds it: an exchange that changed nothing writes nothing.
+    saved: SyncState,
     progress: bool,
     stop: &'a dyn Fn() -> bool,
     reach: git::Reach,
@@ -236,6 +238,7 @@ impl<'a> Session<'a> {
         Ok(Session {
             store,
             remote,
+            saved: state.clone(),
             state,
             progress: opts.progress,
             stop: opts.stop,
@@ -276,8 +279,14 @@ impl<'a> Session<'a> {
         format!("refs/elench/remotes/{}", self.remote.name)
     }
 
-    fn save(&self) -> Result<(), SyncError> {
-        remote::save_state(self.store.root(), &self.remote.name, &self.state)
+    /// Writes the state, unless the file holds it already.
+    fn save(&mut self) -> Result<(), SyncError> {
+        if self.state == self.saved {
+            return Ok(());
+        }
+        remote::save_state(self.store.root(), &self.remote.name, &self.state)?;
+        self.saved = self.state.clone();
+        Ok(())
     }
 
     /// Asks the remote for its head and format, opens the private repository of that
@@ -302,6 +311,15 @@ impl<'a> Session<'a> {
         )?;
         repo.progress = self.progress;
         repo.reach = self.reach.clone();
+        // The commits the state names were found or written here: a remote that has not
+        // moved since costs no question to git.
+        let s = &self.state;
+        repo.known_commits(
+            [&s.pulled, &s.pushed, &s.held]
+                .into_iter()
+                .flatten()
+                .map(String::as_str),
+        );
         repo.consolidate(MAX_PACKS)?;
         let head = match seen.head {
             None => None,

@@ -45,21 +45,43 @@ pub fn held(store: &Store) -> Result<Vec<String>, SyncError> {
         .collect())
 }
 
+/// Policies named in a trust folder remembered between pulls, at most (past that the folder
+/// is listed on every pull).
+const LISTED_KEPT: usize = 1000;
+
 /// Takes from `head` the policies the store lacks, lowest version first; refusals are
-/// counted in `out` like an envelope's.
-pub fn pull(store: &Store, repo: &Repo, head: &str, out: &mut Outcome) -> Result<(), SyncError> {
+/// counted in `out` like an envelope's. `listed`: the digests `head`'s trust folder names, as
+/// an earlier pull listed them; when the store holds every one, there is nothing to take and
+/// the folder is not listed again. Returns the digests the folder names, to remember (None:
+/// too many).
+pub fn pull(
+    store: &Store,
+    repo: &Repo,
+    head: &str,
+    listed: Option<&[String]>,
+    out: &mut Outcome,
+) -> Result<Option<Vec<String>>, SyncError> {
     let have = held(store)?;
-    let mut wanted: Vec<(u64, super::git::Entry)> = repo
-        .list(head, DIR)?
-        .into_iter()
-        .filter_map(|e| {
-            let (v, d) = parse_path(&e.path)?;
-            (!have.iter().any(|h| h == d)).then_some((v, e))
-        })
-        .collect();
+    if let Some(listed) = listed {
+        if listed.iter().all(|d| have.contains(d)) {
+            return Ok(Some(listed.to_vec()));
+        }
+    }
+    let mut named = Vec::new();
+    let mut wanted: Vec<(u64, super::git::Entry)> = Vec::new();
+    for e in repo.list(head, DIR)? {
+        let Some((v, d)) = parse_path(&e.path) else {
+            continue;
+        };
+        named.push(d.to_owned());
+        if !have.iter().any(|h| h == d) {
+            wanted.push((v, e));
+        }
+    }
+    let named = (named.len() <= LISTED_KEPT).then_some(named);
     wanted.sort_by(|a, b| (a.0, &a.1.path).cmp(&(b.0, &b.1.path)));
     if wanted.is_empty() {
-        return Ok(());
+        return Ok(named);
     }
     let oids: Vec<String> = wanted.iter().map(|(_, e)| e.blob.clone()).collect();
     let mut blobs = Vec::with_capacity(oids.len());
@@ -107,7 +129,7 @@ pub fn pull(store: &Store, repo: &Repo, head: &str, out: &mut Outcome) -> Result
             }
         }
     }
-    Ok(())
+    Ok(named)
 }
 
 /// The policies of the store, as `(path, bytes)` to place in the remote's tree.

@@ -16,7 +16,7 @@
 use super::git::{Blob, BlobStream, Entry, Listed, Repo};
 use super::memory;
 use super::policies;
-use super::remote::PendingEntry;
+use super::remote::{PendingEntry, TrustListed};
 use super::{
     holds, layout, Conflict, Ignored, Outcome, Rejected, Session, SyncError, Unverified,
     LEAVES_KEPT, LISTED_MAX, PAGE, PROGRESS_FROM,
@@ -459,7 +459,17 @@ impl Session<'_> {
             return Ok(out);
         };
         // Policies first: the claims their keys signed are then taken in this same pull.
-        policies::pull(self.store, &repo, &head, &mut out)?;
+        let listed = self
+            .state
+            .trust_listed
+            .as_ref()
+            .filter(|t| t.commit == head)
+            .map(|t| t.digests.as_slice());
+        let listed = policies::pull(self.store, &repo, &head, listed, &mut out)?;
+        self.state.trust_listed = listed.map(|digests| TrustListed {
+            commit: head.clone(),
+            digests,
+        });
         let store = self.store;
         let count = store.envelope_count()?;
         // Whether the remote already holds every local envelope (see the end).

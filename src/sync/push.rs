@@ -10,6 +10,7 @@
 //! not write) is not asked again: that is [`SyncError::PushRefused`], with git's words.
 
 use super::git::{At, Blob, FastImport, Pushed, Repo};
+use super::remote::TrustListed;
 use super::{layout, Conflict, Outcome, Session, SyncError, LISTED_MAX, PAGE, PROGRESS_FROM};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -28,6 +29,9 @@ struct Built {
     interrupted: bool,
     /// Paths of the parent holding other bytes than the envelope that belongs there.
     conflicts: Vec<Conflict>,
+    /// The digests of the store's policies, which the commit (or the parent, when there is
+    /// no commit) holds at their paths.
+    policies: Vec<String>,
 }
 
 impl Session<'_> {
@@ -50,12 +54,17 @@ impl Session<'_> {
                 out.remote_head = head;
                 return Ok(out);
             }
+            let policies = built.policies;
             let Some((commit, n)) = built.commit else {
                 self.state.pushed = head.clone();
                 self.state.pushed_pos = if head.is_some() { built.end } else { 0 };
-                if head.is_some() {
+                if let Some(h) = &head {
                     // The remote holds every local envelope: all that was exchanged.
                     self.state.held = head.clone();
+                    self.state.trust_pushed = Some(TrustListed {
+                        commit: h.clone(),
+                        digests: policies,
+                    });
                 }
                 self.save()?;
                 out.remote_head = head;
@@ -78,6 +87,27 @@ impl Session<'_> {
                     self.state.pushed = Some(commit.clone());
                     self.state.pushed_pos = built.end;
                     self.state.held = Some(commit.clone());
+                    // The commit's trust folder is its parent's with the store's policies.
+                    let listed = match self.state.trust_listed.take() {
+                        Some(t) if Some(&t.commit) == head.as_ref() => Some(t.digests),
+                        _ if head.is_none() => Some(Vec::new()),
+                        _ => None,
+                    };
+                    self.state.trust_listed = listed.map(|mut digests| {
+                        for d in &policies {
+                            if !digests.contains(d) {
+                                digests.push(d.clone());
+                            }
+                        }
+                        TrustListed {
+                            commit: commit.clone(),
+                            digests,
+                        }
+                    });
+                    self.state.trust_pushed = Some(TrustListed {
+                        commit: commit.clone(),
+                        digests: policies,
+                    });
                     self.save()?;
                     out.pushed = n;
                     out.remote_head = Some(commit);
@@ -156,6 +186,7 @@ impl Session<'_> {
                     compared: (pos - from) as usize,
                     interrupted: true,
                     conflicts,
+                    policies: Vec::new(),
                 });
             }
             let page = self.store.envelope_records(pos, PAGE)?;
@@ -215,9 +246,17 @@ impl Session<'_> {
                 eprintln!("push: compared {}/{total}", (pos - from).min(total as u64));
             }
         }
-        // The store's trust policies, at their own paths, where the remote lacks them.
+        // The store's trust policies, at their own paths, where the remote lacks them; none
+        // to look up when a push found or wrote every one of them in `parent` before.
         let policies = super::policies::items(self.store)?;
-        if !policies.is_empty() {
+        let digests: Vec<String> = policies
+            .iter()
+            .filter_map(|(p, _)| super::policies::parse_path(p).map(|(_, d)| d.to_owned()))
+            .collect();
+        let known = self.state.trust_pushed.as_ref().is_some_and(|t| {
+            Some(t.commit.as_str()) == parent && digests.iter().all(|d| t.digests.contains(d))
+        });
+        if !policies.is_empty() && !known {
             let items: Vec<(String, &[u8])> = policies
                 .iter()
                 .map(|(p, b)| (p.clone(), b.as_slice()))
@@ -254,6 +293,7 @@ impl Session<'_> {
             compared: (pos - from) as usize,
             interrupted: false,
             conflicts,
+            policies: digests,
         })
     }
 }

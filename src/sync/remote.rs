@@ -146,6 +146,23 @@ pub struct SyncState {
     /// fields above it is no optimisation: without it a rewound remote goes unnoticed.
     #[serde(default)]
     pub held: Option<String>,
+    /// The policies a remote commit's trust folder names, as the last pull listed it: while
+    /// the remote's head is that commit and the store holds every one of them, a pull has
+    /// none to take and need not list the folder again.
+    #[serde(default)]
+    pub trust_listed: Option<TrustListed>,
+    /// Policies of this store a remote commit holds at their paths, in their very bytes (a
+    /// push found them there or wrote them): while the remote's head is that commit and the
+    /// store has no other policy, a push has none to write and need not look them up.
+    #[serde(default)]
+    pub trust_pushed: Option<TrustListed>,
+}
+
+/// Digests of policies, as found in the trust folder of `commit` (`policies::parse_path`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustListed {
+    pub commit: String,
+    pub digests: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -293,6 +310,11 @@ mod tests {
             pushed: None,
             pushed_pos: 3,
             held: Some("ef".repeat(32)),
+            trust_listed: Some(TrustListed {
+                commit: "ef".repeat(32),
+                digests: vec!["01".repeat(32)],
+            }),
+            trust_pushed: None,
         };
         save_state(tmp.path(), "origin", &s).unwrap();
         assert_eq!(load_state(tmp.path(), "origin"), s);

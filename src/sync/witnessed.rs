@@ -31,7 +31,7 @@ pub const CHECKPOINT_PATH: &str = "checkpoint";
 const SEQUENCE_DIRS: [&str; 2] = [layout::LAYOUT_DIR, "trust"];
 
 /// What this store last saw of a remote's sequence and checkpoint.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct WitnessState {
     /// The remote commit the kept leaves stop at.
     #[serde(default)]
@@ -45,7 +45,22 @@ struct WitnessState {
     /// The size each witness (by vkey) last cosigned, as far as this store knows.
     #[serde(default)]
     cosigned: BTreeMap<String, u64>,
+    /// The checkpoint file of a remote commit as a pull last read it, so that a remote that
+    /// has not moved is not asked again.
+    #[serde(default)]
+    note: Option<NoteSeen>,
 }
+
+/// What a remote commit holds at [`CHECKPOINT_PATH`]: the note's text, or None when nothing
+/// there reads as a note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct NoteSeen {
+    commit: String,
+    text: Option<String>,
+}
+
+/// Notes longer than this are read from the remote's commit each time, not kept in the state.
+const NOTE_KEPT: usize = 16 * 1024;
 
 fn state_path(root: &Path, name: &str) -> PathBuf {
     root.join("sync").join(format!("{name}.witness.json"))
@@ -198,6 +213,8 @@ pub fn kept_policy(root: &Path, name: &str) -> Result<Option<Policy>, String> {
 /// A remote's sequence as far as its head, and whether it still extends what was kept.
 pub struct Sequence {
     pub tree: Tree,
+    /// The tree differs from the kept one (grown, or computed anew).
+    pub changed: bool,
     /// The kept sequence is not a prefix of this one: how many leaves were kept, and a
     /// sentence on what differs.
     pub rewound: Option<String>,
@@ -315,12 +332,22 @@ const CHECKPOINT_ATTEMPTS: usize = 3;
 
 impl Session<'_> {
     fn load_witness_state(&self) -> (WitnessState, Tree) {
-        let root = self.store.root();
-        let name = &self.remote.name;
-        let state: WitnessState = std::fs::read(state_path(root, name))
+        let state = self.load_witness_json();
+        self.load_kept(state)
+    }
+
+    /// The state file alone (not the kept tree).
+    fn load_witness_json(&self) -> WitnessState {
+        std::fs::read(state_path(self.store.root(), &self.remote.name))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    /// The kept tree the state names.
+    fn load_kept(&self, state: WitnessState) -> (WitnessState, Tree) {
+        let root = self.store.root();
+        let name = &self.remote.name;
         match load_levels(&levels_dir(root, name), state.size) {
             Some(tree) => (state, tree),
             // Missing, short or of no tree: start over (it only costs hashing), from empty
@@ -345,7 +372,12 @@ impl Session<'_> {
             let path = dir.join(format!("{h}"));
             save_level(&path, level).map_err(io(&path))?;
         }
-        let path = state_path(root, name);
+        self.save_witness_json(state)
+    }
+
+    /// The state file alone, for a state whose tree is kept already.
+    fn save_witness_json(&self, state: &WitnessState) -> Result<(), SyncError> {
+        let path = state_path(self.store.root(), &self.remote.name);
         let json = serde_json::to_vec_pretty(state).map_err(|e| SyncError::Io(e.to_string()))?;
         crate::atomic_file::write(&path, &json).map_err(io(&path))?;
         Ok(())
@@ -368,6 +400,7 @@ impl Session<'_> {
             if b == head {
                 return Ok(Sequence {
                     tree,
+                    changed: false,
                     rewound: None,
                 });
             }
@@ -376,7 +409,11 @@ impl Session<'_> {
                 self.grow(repo, &mut tree, commits)?;
                 state.head = Some(head.to_owned());
                 state.size = tree.size();
-                return Ok(Sequence { tree, rewound });
+                return Ok(Sequence {
+                    tree,
+                    changed: true,
+                    rewound,
+                });
             }
             base = None;
         }
@@ -390,7 +427,11 @@ impl Session<'_> {
             state.head = Some(head.to_owned());
             state.size = tree.size();
         }
-        Ok(Sequence { tree, rewound })
+        Ok(Sequence {
+            tree,
+            changed: true,
+            rewound,
+        })
     }
 
     /// Appends the blobs the commits add, skipping those already in the sequence: the new
@@ -450,6 +491,40 @@ impl Session<'_> {
             Ok(false)
         })?;
         Ok(found)
+    }
+
+    /// The checkpoint note at `commit`, as [`Session::read_checkpoint`], taken from `state`
+    /// when a pull read it there before, and remembered in it otherwise.
+    fn checkpoint_at(
+        &self,
+        repo: &Repo,
+        commit: &str,
+        state: &mut WitnessState,
+    ) -> Result<Option<Note>, SyncError> {
+        if let Some(seen) = state.note.as_ref().filter(|n| n.commit == commit) {
+            return Ok(seen
+                .text
+                .as_ref()
+                .and_then(|t| Note::parse(t.as_bytes()).ok()));
+        }
+        let note = self.read_checkpoint(repo, commit)?;
+        let text = note.as_ref().map(Note::to_text);
+        // A note is kept only if it reads back as the same note.
+        let kept = text.filter(|t| {
+            t.len() <= NOTE_KEPT && Note::parse(t.as_bytes()).ok().as_ref() == note.as_ref()
+        });
+        state.note = match (&note, kept) {
+            (None, _) => Some(NoteSeen {
+                commit: commit.to_owned(),
+                text: None,
+            }),
+            (Some(_), Some(t)) => Some(NoteSeen {
+                commit: commit.to_owned(),
+                text: Some(t),
+            }),
+            (Some(_), None) => None,
+        };
+        Ok(note)
     }
 
     /// `elench checkpoint --remote NAME`: the remote's sequence and root now, and its
@@ -654,7 +729,17 @@ impl Session<'_> {
                         self.state.pushed = Some(commit.clone());
                     }
                     if self.state.pulled.as_deref() == Some(head.as_str()) {
-                        self.state.pulled = Some(commit);
+                        self.state.pulled = Some(commit.clone());
+                    }
+                    // Nor does it touch the trust folder.
+                    let s = &mut self.state;
+                    for t in [&mut s.trust_listed, &mut s.trust_pushed]
+                        .into_iter()
+                        .flatten()
+                    {
+                        if t.commit == head {
+                            t.commit = commit.clone();
+                        }
                     }
                     self.save()?;
                 }
@@ -703,9 +788,37 @@ impl Session<'_> {
             }
             return Ok(report);
         };
-        let (mut state, kept) = self.load_witness_state();
+        let mut state = self.load_witness_json();
+        let before = state.clone();
+        let note = self.checkpoint_at(&repo, &head, &mut state)?;
+        let parsed = note
+            .as_ref()
+            .and_then(|n| Checkpoint::parse(&n.text).ok().map(|c| (n, c)));
+        let no_checkpoint = || {
+            finding(
+                Code::NoCheckpoint,
+                format!(
+                    "remote {} has no readable checkpoint (`{CHECKPOINT_PATH}` in its log), \
+                     and the witness policy asks for cosignatures",
+                    self.remote.name
+                ),
+            )
+        };
+        if parsed.is_none() && state.head.as_deref() == Some(head.as_str()) {
+            // The remote's head is the one the kept sequence stops at, and it has no
+            // checkpoint to check the sequence against: nothing to load, compute or keep.
+            report.sequence_size = state.size;
+            if wants {
+                report.findings.push(no_checkpoint());
+            }
+            if state != before {
+                self.save_witness_json(&state)?;
+            }
+            return Ok(report);
+        }
+        let (mut state, kept) = self.load_kept(state);
         let seq = self.sequence_at(&repo, &head, &mut state, kept)?;
-        let tree = seq.tree;
+        let (tree, changed) = (seq.tree, seq.changed);
         report.sequence_size = tree.size();
         if let Some(why) = seq.rewound {
             report.findings.push(finding(
@@ -713,22 +826,12 @@ impl Session<'_> {
                 format!("remote {}: {why}", self.remote.name),
             ));
         }
-        let note = self.read_checkpoint(&repo, &head)?;
-        let parsed = note
-            .as_ref()
-            .and_then(|n| Checkpoint::parse(&n.text).ok().map(|c| (n, c)));
+        let unchanged = (!changed).then_some(&before);
         let Some((note, cp)) = parsed else {
             if wants {
-                report.findings.push(finding(
-                    Code::NoCheckpoint,
-                    format!(
-                        "remote {} has no readable checkpoint (`{CHECKPOINT_PATH}` in its log), \
-                         and the witness policy asks for cosignatures",
-                        self.remote.name
-                    ),
-                ));
+                report.findings.push(no_checkpoint());
             }
-            return self.finish_pull_report(report, state, tree, None);
+            return self.finish_pull_report(report, state, tree, None, unchanged);
         };
         report.checkpoint = Some(CheckpointView::from(&cp));
         // The log's signature, by a `log` key this store trusts, named as the origin.
@@ -756,7 +859,7 @@ impl Session<'_> {
             if wants || !log_keys.is_empty() {
                 report.findings.push(finding(code, message));
             }
-            return self.finish_pull_report(report, state, tree, None);
+            return self.finish_pull_report(report, state, tree, None, unchanged);
         };
         // The root over the sequence pulled.
         let matches = tree.root_at(cp.size).is_ok_and(|r| r == cp.root);
@@ -834,7 +937,7 @@ impl Session<'_> {
             }
         }
         let verified = matches.then_some(&cp);
-        self.finish_pull_report(report, state, tree, verified)
+        self.finish_pull_report(report, state, tree, verified, unchanged)
     }
 
     /// `--witness-fresh`: submits the checkpoint to each witness from its own size; a
@@ -921,6 +1024,7 @@ impl Session<'_> {
         mut state: WitnessState,
         tree: Tree,
         verified: Option<&Checkpoint>,
+        unchanged: Option<&WitnessState>,
     ) -> Result<PullReport, SyncError> {
         report
             .findings
@@ -936,7 +1040,13 @@ impl Session<'_> {
                 state.checkpoint = Some((cp.size, encode_hash(&cp.root)));
             }
             state.size = tree.size();
-            self.save_witness_state(&state, &tree)?;
+            // `unchanged`: the state as loaded, its tree as kept; written again only if the
+            // state differs from it (the tree, unchanged, is kept already).
+            match unchanged {
+                Some(loaded) if *loaded == state => {}
+                Some(_) => self.save_witness_json(&state)?,
+                None => self.save_witness_state(&state, &tree)?,
+            }
         }
         Ok(report)
     }

@@ -749,6 +749,13 @@ fn an_exchange_looks_only_at_what_is_new_since_the_last_one() {
 /// The git processes `elench --store STORE VERB` ran, as the argument lists of their starts
 /// (git's own trace, which elench leaves to git).
 fn git_processes(store: &Path, verb: &str, tmp: &Path) -> Vec<Vec<String>> {
+    let (out, processes) = git_run(store, verb, tmp);
+    assert_eq!(out.code, 0, "{verb}: {}", out.json);
+    processes
+}
+
+/// What `elench --store STORE VERB` answered, and the git processes it ran.
+pub(crate) fn git_run(store: &Path, verb: &str, tmp: &Path) -> (common::Out, Vec<Vec<String>>) {
     let trace = tmp.join(format!("trace-{verb}.json"));
     let _ = std::fs::remove_file(&trace);
     let out = common::run_with(
@@ -756,8 +763,7 @@ fn git_processes(store: &Path, verb: &str, tmp: &Path) -> Vec<Vec<String>> {
         &[verb],
         &[("GIT_TRACE2_EVENT", trace.to_str().unwrap())],
     );
-    assert_eq!(out.code, 0, "{verb}: {}", out.json);
-    std::fs::read_to_string(&trace)
+    let processes = std::fs::read_to_string(&trace)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -768,7 +774,40 @@ fn git_processes(store: &Path, verb: &str, tmp: &Path) -> Vec<Vec<String>> {
                 .filter_map(|a| a.as_str().map(str::to_owned))
                 .collect()
         })
-        .collect()
+        .collect();
+    (out, processes)
+}
+
+/// Asserts that `processes` are one `ls-remote` and what it ran to reach the remote: the
+/// remote's head was all that was asked.
+pub(crate) fn only_ls_remote(processes: &[Vec<String>]) {
+    assert_eq!(count_with(processes, &["ls-remote"]), 1, "{processes:?}");
+    let others: Vec<&Vec<String>> = processes
+        .iter()
+        .filter(|p| !p.iter().any(|a| a == "ls-remote" || a == "git-upload-pack"))
+        .collect();
+    assert!(others.is_empty(), "{others:?}");
+}
+
+/// Every file of a store's `sync/` folder (but the lock) with its inode and contents: a file
+/// written again, even with the same bytes, is another inode.
+pub(crate) fn sync_files(store: &Path) -> BTreeMap<String, (u64, Vec<u8>)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut files = BTreeMap::new();
+    let mut dirs = vec![store.join("sync")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let e = e.unwrap();
+            let meta = e.metadata().unwrap();
+            if meta.is_dir() {
+                dirs.push(e.path());
+            } else if e.file_name() != "lock" {
+                let name = e.path().strip_prefix(store).unwrap().display().to_string();
+                files.insert(name, (meta.ino(), std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    files
 }
 
 /// How many of `processes` have every one of `args` among their arguments.
@@ -811,6 +850,53 @@ fn a_pull_reads_blobs_through_one_git_process_and_a_sync_asks_the_remote_once() 
     assert_eq!(count_with(&pushing, &["ls-remote"]), 1, "{pushing:?}");
     assert_eq!(count_with(&pushing, &["push"]), 1, "{pushing:?}");
     exchange(&a, "pull");
+    assert_eq!(exported(&a, tmp.path()), exported(&b, tmp.path()));
+}
+
+/// A sync with nothing new on either side asks the remote for its head (one `ls-remote`)
+/// and nothing more, and writes nothing: what earlier exchanges found of that very head (a
+/// commit held here, its trust folder, no checkpoint in it) is remembered. Anything new on the
+/// remote moves its head, and the next sync looks again.
+#[test]
+fn a_sync_with_nothing_new_runs_one_git_process_and_writes_nothing() {
+    if !have_git() {
+        return;
+    }
+    let (keys, tmp, remote, a, b) = two_stores_on_one_remote("sha1");
+    let claims = shared_graph(&keys, 9, 0x1d1e, "idle");
+    add(&a, &claims[..6], &tmp.path().join("a.jsonl"));
+    exchange(&a, "sync");
+    exchange(&b, "sync");
+    // Converged: each store's next syncs are idle.
+    for store in [&a, &b, &a, &b] {
+        let before = sync_files(store);
+        let idle = git_processes(store, "sync", tmp.path());
+        only_ls_remote(&idle);
+        assert_eq!(sync_files(store), before, "{}", store.display());
+    }
+    // The remote moves (a push of B's): A's idle-looking sync sees it and takes what is new.
+    add(&b, &claims[6..8], &tmp.path().join("b.jsonl"));
+    assert_eq!(exchange(&b, "sync")["pushed"], json!(2));
+    let moved = exchange(&a, "sync");
+    assert_eq!(moved["created"], json!(2), "{moved}");
+    // Someone moves the remote back to before B's push: A's next sync says so.
+    let head = git_on(&remote, &["rev-parse", "refs/elench/log"], None);
+    let back = git_on(&remote, &["rev-parse", "refs/elench/log~1"], None);
+    git_on(
+        &remote,
+        &["update-ref", "refs/elench/log", back.trim(), head.trim()],
+        None,
+    );
+    let rewound = run(&a, &["sync"]);
+    assert_eq!(
+        rewound.json["error"]["code"],
+        json!("REMOTE_REWOUND"),
+        "{}",
+        rewound.json
+    );
+    // That sync wrote B's envelopes back; once more, nothing is new and nothing is asked.
+    let idle = git_processes(&a, "sync", tmp.path());
+    only_ls_remote(&idle);
     assert_eq!(exported(&a, tmp.path()), exported(&b, tmp.path()));
 }
 

@@ -606,6 +606,21 @@ fn policies_travel_through_a_remote_and_a_pinned_store_takes_them_with_the_claim
     let pulled = ok(run(&b, &["pull"]));
     assert_eq!(pulled.json["data"]["created"], json!(2), "{}", pulled.json);
     ok(run(&b, &["status", &id]));
+    // Each store's first sync catches up once: A's computes the remote's sequence for the
+    // checkpoint's checks (its push left that to the next pull), B's looks its policy up on
+    // the remote (its pull took it from there but does not record so). Then nothing is new
+    // on either side: a sync of either store asks the remote for its head and nothing more
+    // (the policy is known to be there, and here), and writes nothing.
+    ok(run(&a, &["sync"]));
+    ok(run(&b, &["sync"]));
+    for store in [&a, &b, &a, &b] {
+        let before = crate::cli_sync::sync_files(store);
+        let (out, idle) = crate::cli_sync::git_run(store, "sync", tmp.path());
+        assert_eq!(out.code, 0, "{}", out.json);
+        assert_eq!(out.json["data"]["pushed"], json!(0), "{}", out.json);
+        crate::cli_sync::only_ls_remote(&idle);
+        assert_eq!(crate::cli_sync::sync_files(store), before);
+    }
 
     // Not pinned: the policy is refused (POLICY_UNPINNED), and so the claim; nothing changes.
     let u = t.store("u", &[]);
@@ -622,6 +637,29 @@ fn policies_travel_through_a_remote_and_a_pinned_store_takes_them_with_the_claim
         pulled.json
     );
     assert_eq!(snapshot(&u), before);
+    // And again: a remote that has not moved still holds a policy this store refused, and
+    // every pull says so.
+    let again = run(&u, &["pull"]);
+    assert_eq!(again.code, 3, "{}", again.json);
+    assert!(
+        again.json.to_string().contains("POLICY_UNPINNED"),
+        "{}",
+        again.json
+    );
+    assert_eq!(snapshot(&u), before);
+    // Pinned now: the next pull takes the policy and the claim.
+    let p = ok(run(
+        &u,
+        &["trust", "pin", t.roots[0].public.to_str().unwrap()],
+    ));
+    let pulled = ok(run(&u, &["pull"]));
+    assert_eq!(
+        pulled.json["data"]["created"],
+        json!(2),
+        "{} {}",
+        p.json,
+        pulled.json
+    );
 }
 
 /// `claim` signed by `key`, written to a file: (path, id).

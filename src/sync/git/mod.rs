@@ -128,6 +128,9 @@ pub struct Repo {
     /// Commits found here already (shared by clones): nothing is ever pruned from the
     /// private repository, so a commit found once is asked about no more.
     commits: Arc<Mutex<HashSet<String>>>,
+    /// This opening created the repository: it holds nothing yet, whatever a state file
+    /// recorded of an earlier one.
+    pub created: bool,
 }
 
 impl Repo {
@@ -141,10 +144,15 @@ impl Repo {
             progress: false,
             reach: Reach::default(),
             commits: Arc::default(),
+            created: false,
         };
         if dir.join("HEAD").is_file() {
             return Ok(repo);
         }
+        let repo = Repo {
+            created: true,
+            ..repo
+        };
         let parent = dir.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(parent).map_err(|e| GitError::Failed {
             command: "init".into(),
@@ -247,6 +255,21 @@ impl Repo {
                 .insert(oid.to_owned());
         }
         Ok(here)
+    }
+
+    /// Takes `oids` as commits this repository holds without asking git: commits an earlier
+    /// exchange found or wrote here and recorded (nothing is ever pruned here). Ignored for a
+    /// repository this opening created, which holds nothing yet.
+    pub fn known_commits<'s>(&self, oids: impl IntoIterator<Item = &'s str>) {
+        if self.created {
+            return;
+        }
+        let mut known = self.commits.lock().unwrap_or_else(|p| p.into_inner());
+        for oid in oids {
+            if ObjectFormat::from_oid(oid) == Some(self.format) && is_hex(oid) {
+                known.insert(oid.to_owned());
+            }
+        }
     }
 
     /// The type of object `oid` (`commit`, `tree`, `blob`, `tag`), or None when the

@@ -156,6 +156,8 @@ pub(super) const DRAIN_GRACE: Duration = Duration::from_secs(2);
 pub(super) struct Drain {
     buf: Arc<Mutex<Vec<u8>>>,
     done: mpsc::Receiver<()>,
+    /// The pipe is known to be closed (its end was waited for).
+    closed: bool,
 }
 
 impl Drain {
@@ -174,12 +176,32 @@ impl Drain {
                 let _ = tx.send(());
             });
         }
-        Drain { buf, done }
+        Drain {
+            buf,
+            done,
+            closed: false,
+        }
+    }
+
+    /// Waits until the pipe is closed, for at most `limit`: whether it is.
+    pub(super) fn wait_closed(&mut self, limit: Duration) -> bool {
+        // Disconnected: there was no pipe, or its reader ended.
+        if !self.closed
+            && !matches!(
+                self.done.recv_timeout(limit),
+                Err(mpsc::RecvTimeoutError::Timeout)
+            )
+        {
+            self.closed = true;
+        }
+        self.closed
     }
 
     /// What was read, once the pipe is closed or [`DRAIN_GRACE`] has passed.
     pub(super) fn take(self) -> Vec<u8> {
-        let _ = self.done.recv_timeout(DRAIN_GRACE);
+        if !self.closed {
+            let _ = self.done.recv_timeout(DRAIN_GRACE);
+        }
         std::mem::take(&mut *self.buf.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
@@ -206,13 +228,22 @@ pub(super) fn output_within(
     let child = cmd.spawn().map_err(|e| spawn_error(name, e))?;
     // Ended with elench too, should elench end first (the command's time limit).
     let mut child = Bound::new(child, own_group, reaper);
-    let stdout = Drain::start(child.child_mut().stdout.take());
+    let mut stdout = Drain::start(child.child_mut().stdout.take());
     let stderr = Drain::start(child.child_mut().stderr.take());
     let started = Instant::now();
+    // Git closes its output as it ends: until then the wait is for that, not a fixed pause,
+    // so a quick answer is taken as soon as it is complete; then a few short looks until the
+    // process has ended too.
+    let mut pause = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if limit.is_none_or(|l| started.elapsed() < l) => std::thread::sleep(POLL),
+            Ok(None) if limit.is_none_or(|l| started.elapsed() < l) => {
+                if stdout.wait_closed(POLL) {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(POLL);
+                }
+            }
             _ => break None,
         }
     };
