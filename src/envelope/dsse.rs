@@ -79,7 +79,7 @@ fn plain_string(text: &[u8]) -> Option<(&str, &[u8])> {
     // Whole blocks of plain bytes are passed over without a branch per byte (a payload is
     // about 1,700 of them); the block that holds something else is looked at byte by byte.
     const BLOCK: usize = 16;
-    let plain = |b: u8| (b >= 0x20) & (b < 0x7f) & (b != b'"') & (b != b'\\');
+    let plain = |b: u8| (0x20..0x7f).contains(&b) & (b != b'"') & (b != b'\\');
     let mut start = 0;
     for block in text.chunks_exact(BLOCK) {
         if !block.iter().fold(true, |all, &b| all & plain(b)) {

@@ -664,7 +664,8 @@ impl<'o> Batch<'o> {
             let absent = referenced
                 .iter()
                 .zip(store.contains_each(&referenced)?)
-                .filter_map(|(id, stored)| (!stored).then(|| (*id).to_owned()))
+                .filter(|(_, stored)| !stored)
+                .map(|(id, _)| (*id).to_owned())
                 .collect();
             (outcomes, absent)
         } else {
