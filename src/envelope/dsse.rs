@@ -76,9 +76,21 @@ pub fn decode_base64(text: &str) -> Option<Vec<u8>> {
 /// ASCII other than `"` and `\`, which canonical JSON writes as it is; and the text after its
 /// closing quote.
 fn plain_string(text: &[u8]) -> Option<(&str, &[u8])> {
-    for (i, &b) in text.iter().enumerate() {
+    // Whole blocks of plain bytes are passed over without a branch per byte (a payload is
+    // about 1,700 of them); the block that holds something else is looked at byte by byte.
+    const BLOCK: usize = 16;
+    let plain = |b: u8| (0x20..0x7f).contains(&b) & (b != b'"') & (b != b'\\');
+    let mut start = 0;
+    for block in text.chunks_exact(BLOCK) {
+        if !block.iter().fold(true, |all, &b| all & plain(b)) {
+            break;
+        }
+        start += BLOCK;
+    }
+    for (i, &b) in text.iter().enumerate().skip(start) {
         match b {
             b'"' => {
+                // Printable ASCII only, so this is text as it stands.
                 let s = std::str::from_utf8(&text[..i]).ok()?;
                 return Some((s, &text[i + 1..]));
             }

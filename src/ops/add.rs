@@ -649,26 +649,30 @@ impl<'o> Batch<'o> {
             .iter()
             .map(|s| span_without_digest(&s.accepted))
             .collect();
-        let mut outcomes = if ready.is_empty() {
-            Vec::new()
+        // The claims the group's new claims name that the store does not hold: the append
+        // finds them as it writes the index; a dry run, which writes nothing, looks each up.
+        let (outcomes, absent): (_, HashSet<String>) = if ready.is_empty() {
+            (Vec::new(), HashSet::default())
         } else if let Some(so_far) = self.dry_run.as_mut() {
             // What the append would do, from what is stored and what this run has judged.
-            store.predict_group(&ready, so_far)?
+            let outcomes = store.predict_group(&ready, so_far)?;
+            let referenced: Vec<&str> = refs
+                .iter()
+                .flat_map(|(targets, premises)| targets.iter().chain(premises))
+                .map(String::as_str)
+                .collect();
+            let absent = referenced
+                .iter()
+                .zip(store.contains_each(&referenced)?)
+                .filter(|(_, stored)| !stored)
+                .map(|(id, _)| (*id).to_owned())
+                .collect();
+            (outcomes, absent)
         } else {
-            store.commit_group(ready)?
-        }
-        .into_iter();
-        // Which named claims the store holds now, read in one transaction for the group.
-        let referenced: Vec<&str> = refs
-            .iter()
-            .flat_map(|(targets, premises)| targets.iter().chain(premises))
-            .map(String::as_str)
-            .collect();
-        let present: HashSet<&str> = referenced
-            .iter()
-            .zip(store.contains_each(&referenced)?)
-            .filter_map(|(id, stored)| stored.then_some(*id))
-            .collect();
+            let appended = store.commit_group_noting(ready)?;
+            (appended.outcomes, appended.unheld.into_iter().collect())
+        };
+        let mut outcomes = outcomes.into_iter();
         let mut k = 0;
         for (origin, refused) in order {
             match refused {
@@ -681,7 +685,7 @@ impl<'o> Batch<'o> {
                     match outcome {
                         Ok(effect) => {
                             if effect == Effect::Created {
-                                self.check_dangling(&present, &ids[k], &refs[k]);
+                                self.check_dangling(&absent, &ids[k], &refs[k]);
                                 if no_digest[k] {
                                     self.no_digest += 1;
                                     if self.no_digest <= WARNED {
@@ -726,13 +730,13 @@ impl<'o> Batch<'o> {
 
     fn check_dangling(
         &mut self,
-        present: &HashSet<&str>,
+        absent: &HashSet<String>,
         id: &str,
         refs: &(Vec<String>, Vec<String>),
     ) {
         for (field, list) in [("target", &refs.0), ("dependsOn", &refs.1)] {
             for other in list {
-                if !present.contains(other.as_str()) {
+                if absent.contains(other) {
                     self.dangling += 1;
                     if self.dangling <= WARNED {
                         self.observer.warn(

@@ -1,7 +1,7 @@
 //! Writing a store: groups of verified envelopes and trust events, appended under the
 //! writer lock (the log's fsync first, then the index).
 
-use super::index::{id_key, Apply};
+use super::index::{id_key, id_text, Apply, IdKey};
 use super::log::{self, Appender, Kind};
 use super::{record, trust_set_of, Effect, Staged, Store, StoreError, WriterLock};
 use crate::error::Rejection;
@@ -25,6 +25,20 @@ fn index_transaction(claims: u64) -> usize {
         .clamp(1024, 4096)
 }
 
+/// What appending a group did: each envelope's effect or rejection, in order, and the
+/// targets and premises of the claims it created that the store did not hold once the group
+/// was in (an id for each such mention, repeats included), as the index's writes found them.
+#[derive(Debug, Default)]
+pub struct Appended {
+    pub outcomes: Vec<Result<Effect, Rejection>>,
+    pub unheld: Vec<String>,
+}
+
+/// The largest frame buffer a store keeps between groups: a full group of envelopes of
+/// about 2 KB each, so that a long-lived process that once appended a large group does not
+/// hold its memory.
+pub(super) const KEPT_FRAME_BYTES: usize = 16 << 20;
+
 impl Store {
     /// Appends one accepted envelope (verified against [`Store::trust_set`]) durably.
     pub fn add(&self, accepted: &Accepted, envelope: &[u8]) -> Result<Effect, StoreError> {
@@ -37,7 +51,7 @@ impl Store {
             trust_generation: self.trust_seen.load(Ordering::Relaxed),
         };
         let lock = self.lock()?;
-        let mut out = self.commit_group_locked(&lock, vec![staged])?;
+        let mut out = self.commit_group_locked(&lock, vec![staged])?.outcomes;
         match out.pop() {
             Some(Ok(effect)) => Ok(effect),
             Some(Err(r)) => Err(StoreError::Rejected(r)),
@@ -61,6 +75,13 @@ impl Store {
         &self,
         group: Vec<Staged>,
     ) -> Result<Vec<Result<Effect, Rejection>>, StoreError> {
+        Ok(self.commit_group_noting(group)?.outcomes)
+    }
+
+    /// [`Store::commit_group`], saying too which claims the new claims name that the store
+    /// does not hold (`DANGLING_REFERENCE`), found by the index's own writes instead of a
+    /// second lookup of every id.
+    pub fn commit_group_noting(&self, group: Vec<Staged>) -> Result<Appended, StoreError> {
         let lock = self.lock()?;
         self.commit_group_locked(&lock, group)
     }
@@ -69,11 +90,12 @@ impl Store {
         &self,
         _lock: &WriterLock,
         group: Vec<Staged>,
-    ) -> Result<Vec<Result<Effect, Rejection>>, StoreError> {
+    ) -> Result<Appended, StoreError> {
         let meta = self.index.read()?.meta()?;
         let mut trust: Option<TrustSet> = None;
         let mut outcomes: Vec<Result<Effect, Rejection>> = Vec::with_capacity(group.len());
-        let mut appender = Appender::new(self.log.clone(), meta.head);
+        let frames = std::mem::take(&mut *self.frames.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut appender = Appender::with_buffer(self.log.clone(), meta.head, frames);
         appender.reserve(group.len(), group.iter().map(|s| s.canonical.len()).sum());
         let mut to_apply: Vec<(log::Placed, Staged)> = Vec::with_capacity(group.len());
         let mut seen_now: rustc_hash::FxHashSet<[u8; 32]> = Default::default();
@@ -123,14 +145,23 @@ impl Store {
             }
         }
         if to_apply.is_empty() {
-            return Ok(outcomes);
+            return Ok(Appended {
+                outcomes,
+                unheld: Vec::new(),
+            });
         }
         appender.commit()?;
+        let frames = appender.into_buffer();
+        if frames.capacity() <= KEPT_FRAME_BYTES {
+            *self.frames.lock().unwrap_or_else(|p| p.into_inner()) = frames;
+        }
         // The group is durable from here; the index follows, in transactions of at most
         // `index_transaction` records: LMDB reuses the pages a commit frees only two commits
         // later, so one transaction for a large group would grow the index file.
+        let mut unclaimed: Vec<IdKey> = Vec::new();
         for part in to_apply.chunks(index_transaction(meta.counts.claims)) {
             let mut w = self.index.write()?;
+            w.note_unclaimed();
             for (placed, staged) in part {
                 w.apply_envelope(
                     placed.pos,
@@ -140,9 +171,20 @@ impl Store {
                     &staged.accepted,
                 )?;
             }
+            unclaimed.append(&mut w.take_unclaimed());
             w.commit()?;
         }
-        Ok(outcomes)
+        // A claim named before it arrived later in the same group is held now.
+        let mut unheld = Vec::new();
+        if !unclaimed.is_empty() {
+            let r = self.index.read()?;
+            for key in unclaimed {
+                if !r.has_claim(&key)? {
+                    unheld.push(id_text(&key));
+                }
+            }
+        }
+        Ok(Appended { outcomes, unheld })
     }
 
     fn append_event_locked(&self, kind: Kind, payload: Vec<u8>) -> Result<(), StoreError> {
@@ -241,5 +283,55 @@ impl Store {
         self.append_event_locked(Kind::KeyRetire, record::encode_event(&event))?;
         drop(lock);
         Ok(Some(true))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{read_public_key_pem, Role, TrustedKey};
+
+    const AGENT_PUB: &str = include_str!("../../fixtures/demo/agent.pub");
+    /// No premises.
+    const PARSE: &str = include_str!("../../fixtures/demo/1-parse-rejects-empty.dsse");
+    /// Rests on PARSE.
+    const LOADER: &str = include_str!("../../fixtures/demo/2-config-loader-total.dsse");
+    /// Rests on LOADER.
+    const REFACTOR: &str = include_str!("../../fixtures/demo/3-refactor-keeps-behaviour.dsse");
+
+    #[test]
+    fn an_append_names_what_its_new_claims_name_and_the_store_does_not_hold() {
+        let dir = crate::scratch::ScratchDir::new("elench-commit");
+        let options = super::super::Options::new(std::time::Duration::from_secs(5));
+        let (store, _) = Store::init(&dir.path().join("store"), &options).unwrap();
+        let key = TrustedKey::new(
+            Role::Agent,
+            "demo-agent",
+            read_public_key_pem(AGENT_PUB).unwrap(),
+        )
+        .unwrap();
+        store.add_key(&key).unwrap();
+        let (trust, generation) = store.trust_snapshot().unwrap();
+        let staged = |text: &str| Staged::new(text.as_bytes(), &trust, generation).unwrap();
+        let id = |s: &Staged| s.accepted.claim.id.clone();
+        let (parse, loader, refactor) = (staged(PARSE), staged(LOADER), staged(REFACTOR));
+        // REFACTOR names LOADER, which comes later in the same group: held once the group is
+        // in. LOADER names PARSE, which nothing brought.
+        let appended = store
+            .commit_group_noting(vec![refactor.clone(), loader.clone()])
+            .unwrap();
+        assert_eq!(appended.unheld, [id(&parse)]);
+        assert!(appended.outcomes.iter().all(|o| o == &Ok(Effect::Created)));
+        // Envelopes already stored create nothing and name nothing; PARSE names no claim.
+        let again = store
+            .commit_group_noting(vec![loader, parse.clone(), refactor])
+            .unwrap();
+        assert!(again.unheld.is_empty());
+        assert_eq!(
+            again.outcomes,
+            [Ok(Effect::Noop), Ok(Effect::Created), Ok(Effect::Noop)]
+        );
+        // The frame buffer kept between groups is handed back empty.
+        assert!(store.frames.lock().unwrap().is_empty());
     }
 }

@@ -738,13 +738,26 @@ pub struct Appender {
 
 impl Appender {
     pub fn new(log: Log, head: Head) -> Appender {
+        Appender::with_buffer(log, head, Vec::new())
+    }
+
+    /// An appender that writes its frames into `buffer` (emptied first), reusing its memory.
+    pub fn with_buffer(log: Log, head: Head, mut buffer: Vec<u8>) -> Appender {
+        buffer.clear();
         Appender {
             log,
             head,
-            pending: Vec::new(),
+            pending: buffer,
             pending_positions: Vec::new(),
             pending_head: head,
         }
+    }
+
+    /// The frame buffer back, emptied, for another appender.
+    pub fn into_buffer(self) -> Vec<u8> {
+        let mut buffer = self.pending;
+        buffer.clear();
+        buffer
     }
 
     /// The head after the last commit.

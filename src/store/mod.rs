@@ -32,6 +32,7 @@ pub mod record;
 mod repair;
 pub mod stage;
 
+pub use commit::Appended;
 pub use index::{ClaimEntry, Environments, IndexWatch, KeyEntry, Meta};
 pub use log::{Damage, Head, Position, Tail};
 pub use migrate::current_version;
@@ -261,6 +262,11 @@ pub struct Store {
     /// What a layer above derived from the store's trust records (the team's trust state),
     /// kept while this opening lives so it is read once (see [`Store::derived`]).
     derived: std::sync::Mutex<Option<Arc<dyn std::any::Any + Send + Sync>>>,
+    /// The buffer the last group's log frames were written from, kept (up to
+    /// `commit::KEPT_FRAME_BYTES`) for the next group: a bulk `add` writes a group of
+    /// megabytes every few milliseconds, and fresh memory for each costs a page fault per
+    /// page.
+    frames: std::sync::Mutex<Vec<u8>>,
 }
 
 /// Where the store is: an explicit path, or `.elench` in the working directory or the

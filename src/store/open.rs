@@ -144,6 +144,7 @@ impl Store {
             log,
             index,
             trust_seen: AtomicU64::new(u64::MAX),
+            frames: Default::default(),
             read_only,
             options: options.clone(),
             derived: std::sync::Mutex::new(None),

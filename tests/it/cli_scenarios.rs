@@ -642,6 +642,53 @@ fn a_residue_acceptance_accepts_an_unevaluated_claim() {
     assert_eq!(r["acc"]["signers"], json!([k.human.keyid]));
 }
 
+/// In one bundle, a premise that arrives after the claim naming it is not missing (the
+/// warning is judged once the whole group is in), one the bundle lacks is, for every claim
+/// that names it, and a record's target counts like a premise.
+#[test]
+fn a_premise_later_in_the_same_bundle_is_not_dangling_and_a_missing_one_is() {
+    let s = KeyedStore::new();
+    let k = &s.keys;
+    let (q_env, q) = envelope(&s, ClaimBuilder::assertion("q, late"), &k.agent);
+    let (_, m) = envelope(&s, ClaimBuilder::assertion("m, never added"), &k.agent);
+    let (c_env, _) = envelope(&s, ClaimBuilder::assertion("c").depends_on(&[&q]), &k.agent);
+    let (d_env, d) = envelope(
+        &s,
+        ClaimBuilder::assertion("d").depends_on(&[&q, &m]),
+        &k.agent,
+    );
+    let (f_env, f) = envelope(&s, ClaimBuilder::record("falsification", &[&m]), &k.agent);
+    let bundle = s.dir().join("late-premise.intoto.jsonl");
+    let lines: Vec<String> = [&c_env, &d_env, &f_env, &q_env]
+        .iter()
+        .map(|e| std::fs::read_to_string(e).unwrap().trim().to_owned())
+        .collect();
+    std::fs::write(&bundle, lines.join("\n") + "\n").unwrap();
+    let (code, json) = s.run(&["add", p(&bundle)]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["data"]["created"], json!(4), "{json}");
+    assert_eq!(
+        warning_codes(&json),
+        vec!["DANGLING_REFERENCE", "DANGLING_REFERENCE"],
+        "{json}"
+    );
+    let messages: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages[0].contains(&d) && messages[0].contains(&m) && messages[0].contains("dependsOn"),
+        "{json}"
+    );
+    assert!(
+        messages[1].contains(&f) && messages[1].contains(&m) && messages[1].contains("target"),
+        "{json}"
+    );
+    assert!(messages.iter().all(|m| !m.contains(&q)), "{json}");
+}
+
 #[test]
 fn a_missing_premise_is_a_warning_not_a_revocation() {
     let s = KeyedStore::new();

@@ -42,6 +42,7 @@ impl Index {
             legacy: self.legacy.clone(),
             meta,
             counted: FxHashMap::default(),
+            unclaimed: None,
             unsynced: &self.unsynced,
             _active: active,
         };
@@ -69,6 +70,10 @@ pub struct Writer<'e> {
     /// Pairs counted in this transaction and not yet in `incoming`, by node (written at
     /// commit, [`Writer::write_counts`]).
     pub(super) counted: FxHashMap<Node, Incoming>,
+    /// When asked for ([`Writer::note_unclaimed`]): the targets and premises of the claims
+    /// applied that were not stored claims when their pair was written, in that order. The
+    /// pair's write looks each one up anyway, so the answer costs nothing more.
+    pub(super) unclaimed: Option<Vec<IdKey>>,
     pub(super) dbs: Dbs,
     pub(super) legacy: Vec<Checked>,
     pub(super) meta: Meta,
@@ -125,6 +130,22 @@ impl Writer<'_> {
 
     pub fn claim(&self, id: &IdKey) -> Result<Option<ClaimEntry>, IndexError> {
         claim_in(&self.txn, &self.dbs, id)
+    }
+
+    /// From now on, notes each target and premise of an applied claim that was not a stored
+    /// claim when its pair was written (its id was unknown, or only named so far): what
+    /// [`Writer::take_unclaimed`] hands back. Only a caller that reads the answer asks, so a
+    /// rebuild keeps nothing per claim.
+    pub fn note_unclaimed(&mut self) {
+        self.unclaimed.get_or_insert_with(Vec::new);
+    }
+
+    /// The ids noted since [`Writer::note_unclaimed`] (repeats included), and notes afresh.
+    pub fn take_unclaimed(&mut self) -> Vec<IdKey> {
+        self.unclaimed
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Empties every database, and those of earlier formats (a rebuild starts here).
@@ -192,6 +213,11 @@ impl Writer<'_> {
         count: fn(&mut Incoming),
     ) -> Result<(), IndexError> {
         let (value, _) = self.node_of(first, false)?;
+        if !value.claimed {
+            if let Some(unclaimed) = self.unclaimed.as_mut() {
+                unclaimed.push(*first);
+            }
+        }
         let key = node_key(value.node);
         db.put(&mut self.txn, &pair(&key, &node_key(second)), &[])?;
         count(self.counted.entry(value.node).or_default());
