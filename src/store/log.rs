@@ -423,6 +423,18 @@ impl Log {
     pub fn scan(
         &self,
         from: Head,
+        each: impl FnMut(Record) -> Result<bool, LogError>,
+    ) -> Result<(Head, Tail), LogError> {
+        self.scan_reusing(from, Vec::new, each)
+    }
+
+    /// As [`Log::scan`], reading each payload into a buffer `spare` gives (emptied first): a
+    /// caller that hands the payloads it is done with back through `spare` reads the whole
+    /// log with a bounded set of buffers instead of allocating one per record.
+    pub fn scan_reusing(
+        &self,
+        from: Head,
+        mut spare: impl FnMut() -> Vec<u8>,
         mut each: impl FnMut(Record) -> Result<bool, LogError>,
     ) -> Result<(Head, Tail), LogError> {
         let segments = self.segments()?;
@@ -558,11 +570,17 @@ impl Log {
                     ));
                 }
                 // The kind byte apart from the payload: the payload is read straight into a
-                // buffer of its own size, never zeroed first nor shifted after.
+                // buffer of at least its size, never zeroed first nor shifted after.
                 let mut kind_byte = [0u8; 1];
                 reader.read_exact(&mut kind_byte).map_err(io(&path))?;
                 let payload_len = header.body_len - 1;
-                let mut payload = Vec::with_capacity(payload_len);
+                // A spare buffer is used when it fits this payload without being more than
+                // twice its size: buffers kept from large records would otherwise stay large.
+                let mut payload = spare();
+                if payload.capacity() < payload_len || payload.capacity() / 2 > payload_len {
+                    payload = Vec::with_capacity(payload_len);
+                }
+                payload.clear();
                 let read = (&mut reader)
                     .take(payload_len as u64)
                     .read_to_end(&mut payload)
