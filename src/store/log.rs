@@ -860,6 +860,38 @@ mod tests {
         a.head()
     }
 
+    /// A spare buffer that fits a payload is read into; one too small, or more than twice the
+    /// payload's size, is dropped for one of the payload's size; the records read are the same.
+    #[test]
+    fn a_scan_reuses_the_spare_buffers_that_fit() {
+        let d = tempfile::tempdir().unwrap();
+        write_records(d.path(), 3);
+        let log = Log::new(d.path().to_path_buf());
+        // "record i" is 8 bytes: 8 fits, 4 is too small, 1,000 is too large.
+        let mut spares = vec![
+            Vec::with_capacity(8),
+            Vec::with_capacity(1000),
+            vec![0u8; 4],
+        ];
+        let fits = spares[0].as_ptr();
+        let mut read = Vec::new();
+        log.scan_reusing(
+            Head::EMPTY,
+            || spares.pop().unwrap_or_default(),
+            |r| {
+                read.push((r.payload.capacity(), r.payload.as_ptr(), r.payload));
+                Ok(true)
+            },
+        )
+        .unwrap();
+        let payloads: Vec<&[u8]> = read.iter().map(|(_, _, p)| p.as_slice()).collect();
+        assert_eq!(payloads, [&b"record 0"[..], b"record 1", b"record 2"]);
+        assert!(read
+            .iter()
+            .all(|(cap, _, p)| *cap >= p.len() && *cap <= 2 * p.len()));
+        assert_eq!(read[2].1, fits);
+    }
+
     #[test]
     fn round_trip_and_chain() {
         let d = tempfile::tempdir().unwrap();
