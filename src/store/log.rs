@@ -423,6 +423,18 @@ impl Log {
     pub fn scan(
         &self,
         from: Head,
+        each: impl FnMut(Record) -> Result<bool, LogError>,
+    ) -> Result<(Head, Tail), LogError> {
+        self.scan_reusing(from, Vec::new, each)
+    }
+
+    /// As [`Log::scan`], reading each payload into a buffer `spare` gives (emptied first): a
+    /// caller that hands the payloads it is done with back through `spare` reads the whole
+    /// log with a bounded set of buffers instead of allocating one per record.
+    pub fn scan_reusing(
+        &self,
+        from: Head,
+        mut spare: impl FnMut() -> Vec<u8>,
         mut each: impl FnMut(Record) -> Result<bool, LogError>,
     ) -> Result<(Head, Tail), LogError> {
         let segments = self.segments()?;
@@ -558,11 +570,17 @@ impl Log {
                     ));
                 }
                 // The kind byte apart from the payload: the payload is read straight into a
-                // buffer of its own size, never zeroed first nor shifted after.
+                // buffer of at least its size, never zeroed first nor shifted after.
                 let mut kind_byte = [0u8; 1];
                 reader.read_exact(&mut kind_byte).map_err(io(&path))?;
                 let payload_len = header.body_len - 1;
-                let mut payload = Vec::with_capacity(payload_len);
+                // A spare buffer is used when it fits this payload without being more than
+                // twice its size: buffers kept from large records would otherwise stay large.
+                let mut payload = spare();
+                if payload.capacity() < payload_len || payload.capacity() / 2 > payload_len {
+                    payload = Vec::with_capacity(payload_len);
+                }
+                payload.clear();
                 let read = (&mut reader)
                     .take(payload_len as u64)
                     .read_to_end(&mut payload)
@@ -853,6 +871,38 @@ mod tests {
         }
         a.commit().unwrap();
         a.head()
+    }
+
+    /// A spare buffer that fits a payload is read into; one too small, or more than twice the
+    /// payload's size, is dropped for one of the payload's size; the records read are the same.
+    #[test]
+    fn a_scan_reuses_the_spare_buffers_that_fit() {
+        let d = tempfile::tempdir().unwrap();
+        write_records(d.path(), 3);
+        let log = Log::new(d.path().to_path_buf());
+        // "record i" is 8 bytes: 8 fits, 4 is too small, 1,000 is too large.
+        let mut spares = vec![
+            Vec::with_capacity(8),
+            Vec::with_capacity(1000),
+            vec![0u8; 4],
+        ];
+        let fits = spares[0].as_ptr();
+        let mut read = Vec::new();
+        log.scan_reusing(
+            Head::EMPTY,
+            || spares.pop().unwrap_or_default(),
+            |r| {
+                read.push((r.payload.capacity(), r.payload.as_ptr(), r.payload));
+                Ok(true)
+            },
+        )
+        .unwrap();
+        let payloads: Vec<&[u8]> = read.iter().map(|(_, _, p)| p.as_slice()).collect();
+        assert_eq!(payloads, [&b"record 0"[..], b"record 1", b"record 2"]);
+        assert!(read
+            .iter()
+            .all(|(cap, _, p)| *cap >= p.len() && *cap <= 2 * p.len()));
+        assert_eq!(read[2].1, fits);
     }
 
     #[test]

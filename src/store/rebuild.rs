@@ -51,12 +51,17 @@ struct Run<'i, 'r, 'e> {
     /// Envelope records verified and not yet applied: applied while the next batch is
     /// verified, so both cores stay busy.
     pending: Option<(Vec<Record>, Vec<Verdict>)>,
+    /// An applied batch's emptied vectors, for the next batch's records and verdicts: the
+    /// same few allocations serve the whole log.
+    spare: (Vec<Record>, Vec<Verdict>),
+    /// Where the payloads of applied records go back to the log's reader for reuse.
+    recycle: Option<std::sync::mpsc::Sender<Vec<Vec<u8>>>>,
     since_commit: u64,
     progress: Option<&'i (dyn Fn(u64) + Sync)>,
 }
 
-/// What verifying a stored envelope found.
-type Verdict = Result<Accepted, String>;
+/// What verifying a stored envelope found: the envelope accepted, with its digest.
+type Verdict = Result<(Accepted, [u8; 32]), String>;
 
 /// A record that is whole but cannot be applied: where it is, so that `fsck --repair` can
 /// move it (and what follows) aside.
@@ -68,8 +73,8 @@ fn damaged(rec: &Record, reason: String) -> StoreError {
     })
 }
 
-/// Verifies stored envelopes on every core.
-fn verify_batch(batch: &[Record], trust: &TrustSet) -> Vec<Verdict> {
+/// Verifies stored envelopes on every core, into `verdicts` (emptied first).
+fn verify_batch(batch: &[Record], trust: &TrustSet, verdicts: &mut Vec<Verdict>) {
     batch
         .par_iter()
         .map(|rec| {
@@ -80,27 +85,28 @@ fn verify_batch(batch: &[Record], trust: &TrustSet) -> Vec<Verdict> {
             if reading.canonical.as_deref() != Some(rec.payload.as_slice()) {
                 return Err("the envelope is not stored in canonical form".to_owned());
             }
-            reading.verdict.map_err(|r| {
+            let accepted = reading.verdict.map_err(|r| {
                 format!(
                     "the envelope no longer verifies against the trust state at its \
                      position: {} {}",
                     r.code.as_str(),
                     r.message
                 )
-            })
+            })?;
+            // Hashed here, on every core, rather than on the thread that applies in order.
+            Ok((accepted, record::envelope_digest(&rec.payload)))
         })
-        .collect()
+        .collect_into_vec(verdicts)
 }
 
 /// Applies verified envelopes in log order; the first one that failed is damage.
 fn apply_verified(
     w: &mut dyn Apply,
     batch: &[Record],
-    verdicts: Vec<Verdict>,
+    verdicts: &mut Vec<Verdict>,
 ) -> Result<(), StoreError> {
-    for (rec, verdict) in batch.iter().zip(verdicts) {
-        let accepted = verdict.map_err(|why| damaged(rec, why))?;
-        let digest = record::envelope_digest(&rec.payload);
+    for (rec, verdict) in batch.iter().zip(verdicts.drain(..)) {
+        let (accepted, digest) = verdict.map_err(|why| damaged(rec, why))?;
         if super::index::id_key(&accepted.claim.id).is_none() {
             return Err(damaged(rec, "the claim id is not a claim id".into()));
         }
@@ -143,7 +149,8 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::take(&mut self.batch);
+        let (records, mut verdicts) = std::mem::take(&mut self.spare);
+        let batch = std::mem::replace(&mut self.batch, records);
         let pending = self.pending.take();
         let done = pending
             .as_ref()
@@ -152,15 +159,22 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         let Run { sink, trust, .. } = self;
         let w = sink.apply()?;
         // The batch is verified on the pool's threads while this one applies the last.
-        let mut verdicts = Vec::new();
         let mut applied = Ok(0);
+        let mut spent = None;
         rayon::in_place_scope(|s| {
-            s.spawn(|_| verdicts = verify_batch(&batch, trust));
+            s.spawn(|_| verify_batch(&batch, trust, &mut verdicts));
             applied = match pending {
-                Some((b, v)) => apply_verified(w, &b, v).map(|()| b.len() as u64),
+                Some((b, mut v)) => {
+                    let a = apply_verified(w, &b, &mut v).map(|()| b.len() as u64);
+                    spent = Some((b, v));
+                    a
+                }
                 None => Ok(0),
             };
         });
+        if let Some(spent) = spent {
+            self.reuse(spent);
+        }
         self.since_commit += applied?;
         self.reached(done);
         self.pending = Some((batch, verdicts));
@@ -169,13 +183,27 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
 
     /// Applies what is verified and not yet applied.
     fn drain(&mut self) -> Result<(), StoreError> {
-        if let Some((b, v)) = self.pending.take() {
-            apply_verified(self.sink.apply()?, &b, v)?;
+        if let Some((b, mut v)) = self.pending.take() {
+            apply_verified(self.sink.apply()?, &b, &mut v)?;
             self.since_commit += b.len() as u64;
             self.reached(b.last().map(|r| r.pos.n));
+            self.reuse((b, v));
             self.maybe_commit()?;
         }
         Ok(())
+    }
+
+    /// Keeps an applied batch's vectors for the next batch, and hands its payloads back to
+    /// the log's reader.
+    fn reuse(&mut self, (mut records, mut verdicts): (Vec<Record>, Vec<Verdict>)) {
+        verdicts.clear();
+        if let Some(back) = &self.recycle {
+            let payloads: Vec<Vec<u8>> = records.drain(..).map(|r| r.payload).collect();
+            // A reader that has stopped takes none back: they are dropped.
+            let _ = back.send(payloads);
+        }
+        records.clear();
+        self.spare = (records, verdicts);
     }
 
     /// Tells the progress callback that the records up to number `last` are read and
@@ -340,6 +368,8 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
             trust,
             batch: Vec::new(),
             pending: None,
+            spare: (Vec::new(), Vec::new()),
+            recycle: None,
             since_commit: 0,
             progress,
         }
@@ -352,11 +382,26 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         // a batch ahead: read between batches on this thread, it left both cores idle while
         // the next batch was read.
         let batch = verify_batch_size();
+        self.batch.reserve(batch);
+        self.spare.0.reserve(batch);
         let (records, received) = std::sync::mpsc::sync_channel::<Record>(batch);
+        // Applied records' payloads come back to the reader, which reads the next ones into
+        // them: the records in flight (a few batches) are all the buffers there are.
+        let (give_back, given_back) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
+        self.recycle = Some(give_back);
         std::thread::scope(|scope| {
             let reader = scope.spawn(move || {
+                let mut stash: Vec<Vec<u8>> = Vec::new();
+                let spare = || {
+                    if stash.is_empty() {
+                        if let Ok(more) = given_back.try_recv() {
+                            stash = more;
+                        }
+                    }
+                    stash.pop().unwrap_or_default()
+                };
                 // A closed channel means the records' user stopped: so does the reading.
-                log.scan(from, |rec| Ok(records.send(rec).is_ok()))
+                log.scan_reusing(from, spare, |rec| Ok(records.send(rec).is_ok()))
             });
             let mut failure: Option<StoreError> = None;
             for rec in &received {
