@@ -598,28 +598,28 @@ impl<'a> Walk<'a> {
 /// arguments it keeps to itself (`requires`, `required_unless_present`) and a missing
 /// subcommand. What the walk already reported, or what only a refused token caused (an
 /// argument reported missing whose value was refused), is not reported again.
-/// Whether an argument the walk dropped for a conflict would have given clap what it says is
+/// Whether the arguments the walk dropped for conflicts would have given clap what it says is
 /// missing: `blast --signer K --invert` drops `--signer`, and the kept line then lacks the ID
-/// that `--signer` stands in for; the user left nothing out but the conflict.
+/// that `--signer` stands in for; the user left nothing out but the conflict. One look at the
+/// line with each dropped argument in place of the one it conflicted with.
 fn satisfied_by_a_refused_conflict(walk: &Walk<'_>) -> bool {
-    walk.conflicts.iter().any(|(dropped, against)| {
-        let line: Vec<&OsString> = walk
-            .before_conflicts
-            .iter()
-            .filter(|k| k.owner.as_deref() != Some(against.as_str()))
-            .filter(|k| {
-                // The other conflicts' dropped arguments stay out.
-                k.owner
-                    .as_deref()
-                    .is_none_or(|o| o == dropped || !walk.conflicts.iter().any(|(d, _)| d == o))
-            })
-            .map(|k| &k.token)
-            .collect();
-        !matches!(
-            Cli::try_parse_from(line).map_err(|e| e.kind()),
-            Err(ErrorKind::MissingRequiredArgument)
-        )
-    })
+    if walk.conflicts.is_empty() {
+        return false;
+    }
+    let line: Vec<&OsString> = walk
+        .before_conflicts
+        .iter()
+        .filter(|k| {
+            k.owner
+                .as_deref()
+                .is_none_or(|o| !walk.conflicts.iter().any(|(_, against)| against == o))
+        })
+        .map(|k| &k.token)
+        .collect();
+    !matches!(
+        Cli::try_parse_from(line).map_err(|e| e.kind()),
+        Err(ErrorKind::MissingRequiredArgument)
+    )
 }
 
 fn clap_relations(walk: &Walk<'_>, found: &[(Group, ArgError)]) -> Option<(Group, ArgError)> {
