@@ -51,7 +51,9 @@ impl Store {
             trust_generation: self.trust_seen.load(Ordering::Relaxed),
         };
         let lock = self.lock()?;
-        let mut out = self.commit_group_locked(&lock, vec![staged])?.outcomes;
+        let mut out = self
+            .commit_group_locked(&lock, vec![staged], false)?
+            .outcomes;
         match out.pop() {
             Some(Ok(effect)) => Ok(effect),
             Some(Err(r)) => Err(StoreError::Rejected(r)),
@@ -75,7 +77,8 @@ impl Store {
         &self,
         group: Vec<Staged>,
     ) -> Result<Vec<Result<Effect, Rejection>>, StoreError> {
-        Ok(self.commit_group_noting(group)?.outcomes)
+        let lock = self.lock()?;
+        Ok(self.commit_group_locked(&lock, group, false)?.outcomes)
     }
 
     /// [`Store::commit_group`], saying too which claims the new claims name that the store
@@ -83,13 +86,16 @@ impl Store {
     /// second lookup of every id.
     pub fn commit_group_noting(&self, group: Vec<Staged>) -> Result<Appended, StoreError> {
         let lock = self.lock()?;
-        self.commit_group_locked(&lock, group)
+        self.commit_group_locked(&lock, group, true)
     }
 
     fn commit_group_locked(
         &self,
         _lock: &WriterLock,
         group: Vec<Staged>,
+        // Whether to find the claims the group names and the store does not hold: only a
+        // caller that reads `unheld` pays for the lookups once the group is in.
+        note_unheld: bool,
     ) -> Result<Appended, StoreError> {
         let meta = self.index.read()?.meta()?;
         let mut trust: Option<TrustSet> = None;
@@ -161,7 +167,9 @@ impl Store {
         let mut unclaimed: Vec<IdKey> = Vec::new();
         for part in to_apply.chunks(index_transaction(meta.counts.claims)) {
             let mut w = self.index.write()?;
-            w.note_unclaimed();
+            if note_unheld {
+                w.note_unclaimed();
+            }
             for (placed, staged) in part {
                 w.apply_envelope(
                     placed.pos,
