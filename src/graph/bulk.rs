@@ -301,7 +301,10 @@ pub fn blast_bulk(
     for (m, targets) in deciders {
         let m = id_text(&c.keys[m as usize]);
         for t in targets {
-            if c.index.contains_key(&t) {
+            if c.order
+                .binary_search_by(|&i| c.keys[i as usize].cmp(&t))
+                .is_ok()
+            {
                 continue;
             }
             let tid = id_text(&t);
@@ -339,7 +342,8 @@ pub fn blast_bulk(
 /// by id within a layer, so layer `d` is `keys[layers[d]..layers[d + 1]]`, sorted.
 struct Closure {
     keys: Vec<IdKey>,
-    index: HashMap<IdKey, u32>,
+    /// Member numbers in id order.
+    order: Vec<u32>,
     layers: Vec<usize>,
     via: Vec<u32>,
     truncated: bool,
@@ -372,14 +376,15 @@ fn key_cmp(a: &IdKey, b: &IdKey) -> std::cmp::Ordering {
 }
 
 /// Member numbers in id order: sorted by [`head`], then any run that shares it by the whole
-/// id.
+/// id. Members are numbered by id within each layer, so the sort is a merge of one sorted
+/// run per layer (a stable sort finds and merges such runs).
 fn id_order(keys: &[IdKey]) -> Vec<u32> {
     let mut by_prefix: Vec<(u64, u32)> = keys
         .iter()
         .enumerate()
         .map(|(i, k)| (head(k), i as u32))
         .collect();
-    by_prefix.sort_unstable();
+    by_prefix.sort();
     for run in by_prefix.chunk_by_mut(|a, b| a.0 == b.0) {
         if run.len() > 1 {
             run.sort_unstable_by(|a, b| keys[a.1 as usize].cmp(&keys[b.1 as usize]));
@@ -463,7 +468,8 @@ fn read_closure(
         .enumerate()
         .map(|(j, &x)| (x, j as u32))
         .collect();
-    by_node.sort_unstable();
+    // Each layer's nodes are ascending already: the stable sort merges those runs.
+    by_node.sort();
     let sorted_nodes: Vec<Node> = by_node.iter().map(|&(x, _)| x).collect();
     let mut entries: Vec<Option<EdgesRef<'_>>> = vec![None; n];
     ix(
@@ -486,32 +492,30 @@ fn read_closure(
         .collect::<Result<Vec<EdgesRef<'_>>, FoldError>>()?;
     // Every member's count of the pairs naming it (`incoming`), by discovery number, read
     // the same way: the pairs walked must be that many, or a damaged page sent a walk past
-    // some of them.
-    let mut counts: Vec<Option<Incoming>> = vec![None; n];
+    // some of them. The records it counts are checked below, once they are read.
+    const UNCOUNTED: u64 = u64::MAX;
+    let mut records_counted: Vec<u64> = vec![UNCOUNTED; n];
     ix(
         r.walk_sorted(Table::Incoming, &sorted_nodes, |pos, _, value| {
-            counts[by_node[pos].1 as usize] = Some(Incoming::decode(value)?);
+            let j = by_node[pos].1 as usize;
+            let count = Incoming::decode(value)?;
+            let found = dependents.get(j).copied().unwrap_or(0);
+            if count.dependents != found {
+                return Err(IndexError::Inconsistent(format!(
+                    "the premise index holds {found} dependents of {} where the index counts {}",
+                    id_text(entries[j].id),
+                    count.dependents
+                )));
+            }
+            records_counted[j] = count.records;
             Ok(())
         }),
     )?;
-    let counts = counts
-        .into_iter()
-        .enumerate()
-        .map(|(j, c)| {
-            c.ok_or_else(|| {
-                contradiction(format!("no count of the pairs naming node {}", nodes[j]))
-            })
-        })
-        .collect::<Result<Vec<Incoming>, FoldError>>()?;
-    for (j, (e, count)) in entries.iter().zip(&counts).enumerate() {
-        let found = dependents.get(j).copied().unwrap_or(0);
-        if count.dependents != found {
-            return Err(contradiction(format!(
-                "the premise index holds {found} dependents of {} where the index counts {}",
-                id_text(e.id),
-                count.dependents
-            )));
-        }
+    if let Some(j) = records_counted.iter().position(|&c| c == UNCOUNTED) {
+        return Err(contradiction(format!(
+            "no count of the pairs naming node {}",
+            nodes[j]
+        )));
     }
 
     // Member numbers: by layer, and by id within a layer.
@@ -525,19 +529,14 @@ fn read_closure(
             layer_of[j as usize] = d as u32;
         }
     }
-    // The entries by member number.
-    let mut members: Vec<Option<EdgesRef<'_>>> = vec![None; n];
-    for (j, e) in entries.into_iter().enumerate() {
-        members[number[j] as usize] = Some(e);
+    // The discovery number of each member, by member number.
+    let mut discovered = vec![0u32; n];
+    for (j, &m) in number.iter().enumerate() {
+        discovered[m as usize] = j as u32;
     }
-    let members: Vec<EdgesRef<'_>> = members.into_iter().flatten().collect();
-    let keys: Vec<IdKey> = members.iter().map(|e| *e.id).collect();
-    let kinds: Vec<Kind> = members.iter().map(|e| e.kind).collect();
-    let index: HashMap<IdKey, u32> = keys
-        .iter()
-        .enumerate()
-        .map(|(m, k)| (*k, m as u32))
-        .collect();
+    let member = |m: u32| &entries[discovered[m as usize] as usize];
+    let keys: Vec<IdKey> = (0..n as u32).map(|m| *member(m).id).collect();
+    let kinds: Vec<Kind> = (0..n as u32).map(|m| member(m).kind).collect();
     // The premise a member was reached through: of those one layer up, the smallest id.
     let mut via = vec![NONE; n];
     let mut inside = Vec::with_capacity(edges.len());
@@ -550,18 +549,33 @@ fn read_closure(
             via[dm as usize] = via[dm as usize].min(pm);
         }
     }
+    // Each member's premises inside the closure, as `premises_in[starts[i]..starts[i + 1]]`.
+    let mut starts = vec![0usize; n + 1];
+    for i in 0..n {
+        starts[i + 1] = starts[i] + waiting[i] as usize;
+    }
+    let mut premises_in = vec![0u32; inside.len()];
+    {
+        let mut fill = starts.clone();
+        for &(dm, pm) in &inside {
+            premises_in[fill[dm as usize]] = pm;
+            fill[dm as usize] += 1;
+        }
+    }
 
     // Premises outside the closure and targets, member by member in id order.
     let mut outside = Vec::new();
     let mut targets = Vec::new();
-    for i in id_order(&keys) {
-        let e = &members[i as usize];
+    let order = id_order(&keys);
+    for &i in &order {
+        let e = member(i);
         // The premise index, read above, pairs each premise with its dependents: when a
         // member names as many premises as it has inside the closure, it names no other
         // (a list with a premise twice is longer than its pairs, and is looked at closely).
         if e.depends_on_len() != waiting[i as usize] as usize {
+            let inside_here = &premises_in[starts[i as usize]..starts[i as usize + 1]];
             for p in e.depends_on() {
-                if !index.contains_key(p) {
+                if !inside_here.iter().any(|&pm| &keys[pm as usize] == p) {
                     outside.push((i, *p));
                 }
             }
@@ -588,14 +602,14 @@ fn read_closure(
     for &(m, _) in &targeting {
         records[m as usize] += 1;
     }
-    for (j, count) in counts.iter().enumerate() {
+    for (j, &counted) in records_counted.iter().enumerate() {
         let m = number[j] as usize;
-        if count.records != records[m] {
+        if counted != records[m] {
             return Err(contradiction(format!(
-                "the target index holds {} records targeting {} where the index counts {}",
+                "the target index holds {} records targeting {} where the index counts \
+                 {counted}",
                 records[m],
                 id_text(&keys[m]),
-                count.records
             )));
         }
     }
@@ -603,7 +617,13 @@ fn read_closure(
     let mut owns = Owns {
         r,
         memo: HashMap::default(),
+        loaded: HashMap::default(),
     };
+    // Every record targeting a member, and what decides each of them, read in node order.
+    let mut recs: Vec<Node> = targeting.iter().map(|&(_, rec)| rec).collect();
+    recs.sort_unstable();
+    recs.dedup();
+    owns.load_records(recs)?;
     for group in targeting.chunk_by(|a, b| a.0 == b.0) {
         let recs: Vec<Node> = group.iter().map(|&(_, rec)| rec).collect();
         own[group[0].0 as usize] = owns.decide(&recs)?;
@@ -612,7 +632,7 @@ fn read_closure(
 
     Ok(Closure {
         keys,
-        index,
+        order,
         layers: bounds,
         via,
         truncated,
@@ -628,112 +648,160 @@ fn read_closure(
 
 /// The effective status (docs/status.md) of each claim in `ids`, claims the index names
 /// (premises of members outside the closure): None for one the log names and does not hold.
-/// Status only, without the paths to the falsified roots that [`Fold::effective`] keeps: the
-/// premise ancestry is read from the claims table (id, kind and edges of each entry), own
-/// statuses through `owns`, and statuses folded premises first. No compromise applies here
-/// (the caller folds through [`Fold`] when one is declared).
+/// Status only, without the paths to the falsified roots that [`Fold::effective`] keeps. The
+/// premise ancestry is read a generation at a time (the ids' nodes, then their entries in
+/// node order, one forward walk of the claims table: id, kind and edges of each), own
+/// statuses through `owns` (read ahead the same way), and statuses folded premises first over
+/// the ancestry numbered densely in node order. No compromise applies here (the caller folds
+/// through [`Fold`] when one is declared).
 fn effective_outside<'k>(
     r: &Reader<'_>,
     owns: &mut Owns<'_, '_>,
     ids: impl Iterator<Item = &'k IdKey>,
 ) -> Result<HashMap<IdKey, Option<Status>>, FoldError> {
-    // The node of each id met, None when the log names it and does not hold it; and the
-    // premises each stored claim met names.
+    let starts: Vec<IdKey> = ids.copied().collect();
+    // The node of each id met, None when the log names it and does not hold it.
     let mut node_of: HashMap<IdKey, Option<Node>> = HashMap::default();
-    let mut named: Vec<(Node, IdKey, Kind, Vec<IdKey>)> = Vec::new();
-    let mut starts: Vec<IdKey> = Vec::new();
-    let mut queue: Vec<IdKey> = Vec::new();
-    for id in ids {
-        starts.push(*id);
-        if !node_of.contains_key(id) {
-            queue.push(*id);
-        }
-        // Read the ancestry: each id's entry once.
-        while let Some(id) = queue.pop() {
-            if node_of.contains_key(&id) {
-                continue;
-            }
-            let found = ix(r.named_claim_edges(&id))?;
-            node_of.insert(id, found.map(|(node, _)| node));
-            if let Some((node, e)) = found {
-                let ps: Vec<IdKey> = e.depends_on().copied().collect();
-                queue.extend(ps.iter().filter(|p| !node_of.contains_key(*p)));
-                named.push((node, id, e.kind, ps));
+    // The stored claims met: node, kind, and where their premises' ids lie in `premise_ids`.
+    let mut met: Vec<(Node, Kind, usize, usize)> = Vec::new();
+    let mut premise_ids: Vec<IdKey> = Vec::new();
+    let mut frontier: Vec<IdKey> = starts.clone();
+    frontier.sort_unstable();
+    frontier.dedup();
+    while !frontier.is_empty() {
+        let mut stored: Vec<(Node, IdKey)> = Vec::new();
+        for id in &frontier {
+            let value = ix(r.named_node(id))?;
+            node_of.insert(*id, value.claimed.then_some(value.node));
+            if value.claimed {
+                stored.push((value.node, *id));
             }
         }
+        stored.sort_unstable();
+        let nodes: Vec<Node> = stored.iter().map(|&(x, _)| x).collect();
+        let mut next: Vec<IdKey> = Vec::new();
+        let mut read = vec![false; stored.len()];
+        ix(r.walk_sorted(Table::Claims, &nodes, |i, key, entry| {
+            let (node, id) = stored[i];
+            let e = EdgesRef::decode(key, entry)?;
+            if e.id != &id {
+                return Err(IndexError::Inconsistent(format!(
+                    "the claims entry of node {node} is not {}'s",
+                    id_text(&id)
+                )));
+            }
+            let from = premise_ids.len();
+            for p in e.depends_on() {
+                premise_ids.push(*p);
+                if !node_of.contains_key(p) {
+                    next.push(*p);
+                }
+            }
+            met.push((node, e.kind, from, premise_ids.len()));
+            read[i] = true;
+            Ok(())
+        }))?;
+        if let Some(j) = read.iter().position(|&r| !r) {
+            let (node, id) = stored[j];
+            return Err(contradiction(format!(
+                "its nodes table lists claim {} as node {node} and its claims table has no \
+                 entry for it",
+                id_text(&id)
+            )));
+        }
+        next.sort_unstable();
+        next.dedup();
+        next.retain(|p| !node_of.contains_key(p));
+        frontier = next;
     }
-    // Each stored claim's stored premises, by node (sorted, each once), and its id and kind.
-    let mut premises: HashMap<Node, Vec<Node>> = HashMap::default();
-    let mut entry_of: HashMap<Node, (IdKey, Kind)> = HashMap::default();
-    for (node, id, kind, ps) in named {
-        entry_of.insert(node, (id, kind));
-        let mut nodes: Vec<Node> = ps
-            .iter()
-            .filter_map(|p| node_of.get(p).copied().flatten())
-            .collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        premises.insert(node, nodes);
+    // The ancestry numbered in node order; what decides each one's own status, read ahead.
+    met.sort_unstable_by_key(|m| m.0);
+    let nodes: Vec<Node> = met.iter().map(|m| m.0).collect();
+    owns.load(met.iter().map(|m| (m.0, m.1)).collect())?;
+    let number = |node: Node| {
+        nodes.binary_search(&node).map_err(|_| {
+            contradiction(format!("node {node} was named and its entry not read"))
+        })
+    };
+    // Each one's stored premises, by number (sorted, each once), as
+    // `premises[premise_starts[a]..premise_starts[a + 1]]`.
+    let mut premise_starts: Vec<usize> = Vec::with_capacity(met.len() + 1);
+    let mut premises: Vec<u32> = Vec::new();
+    premise_starts.push(0);
+    for &(_, _, from, to) in &met {
+        let first = premises.len();
+        for p in &premise_ids[from..to] {
+            if let Some(node) = node_of.get(p).copied().flatten() {
+                premises.push(number(node)? as u32);
+            }
+        }
+        premises[first..].sort_unstable();
+        let mut kept = first;
+        for k in first..premises.len() {
+            if k == first || premises[k] != premises[kept - 1] {
+                premises[kept] = premises[k];
+                kept += 1;
+            }
+        }
+        premises.truncate(kept);
+        premise_starts.push(premises.len());
     }
+    drop(premise_ids);
 
     // Effective statuses, premises first (an explicit post-order: no ancestry is too deep).
     let revokes = |s: Status| matches!(s, Status::Falsified | Status::Revoked);
-    let mut effective: HashMap<Node, Status> = HashMap::default();
-    let mut in_progress: HashSet<Node> = HashSet::default();
+    let mut effective: Vec<Option<Status>> = vec![None; met.len()];
+    let mut in_progress = vec![false; met.len()];
     for id in &starts {
         let Some(start) = node_of.get(id).copied().flatten() else {
             continue;
         };
-        let mut stack = vec![(start, false)];
+        let mut stack = vec![(number(start)?, false)];
         while let Some((x, expanded)) = stack.pop() {
-            if effective.contains_key(&x) {
+            if effective[x].is_some() {
                 continue;
             }
-            let ps = premises.get(&x).map(Vec::as_slice).unwrap_or(&[]);
+            let ps = &premises[premise_starts[x]..premise_starts[x + 1]];
             if expanded {
-                let own = match entry_of.get(&x) {
-                    Some(&(id, kind)) => owns.own_read(x, &id, kind)?,
-                    None => owns.own(x)?.0,
-                };
+                let own = owns.own(nodes[x])?.0;
                 let mut tainted = false;
-                for p in ps {
-                    match effective.get(p) {
-                        Some(&s) => tainted |= revokes(s),
-                        None => return Err(owns.cycle_at(*p)),
+                for &p in ps {
+                    match effective[p as usize] {
+                        Some(s) => tainted |= revokes(s),
+                        None => return Err(owns.cycle_at(nodes[p as usize])),
                     }
                 }
-                let status = match own {
+                effective[x] = Some(match own {
                     Status::Falsified | Status::Superseded => own,
                     _ if tainted => Status::Revoked,
                     _ => own,
-                };
-                effective.insert(x, status);
-                in_progress.remove(&x);
+                });
+                in_progress[x] = false;
                 continue;
             }
-            in_progress.insert(x);
+            in_progress[x] = true;
             stack.push((x, true));
             for &p in ps {
-                if in_progress.contains(&p) {
-                    return Err(owns.cycle_at(p));
+                let p = p as usize;
+                if in_progress[p] {
+                    return Err(owns.cycle_at(nodes[p]));
                 }
-                if !effective.contains_key(&p) {
+                if effective[p].is_none() {
                     stack.push((p, false));
                 }
             }
         }
     }
-    Ok(starts
+    starts
         .into_iter()
         .map(|id| {
-            let status = node_of
-                .get(&id)
-                .copied()
-                .flatten()
-                .and_then(|n| effective.get(&n).copied());
-            (id, status)
+            let status = match node_of.get(&id).copied().flatten() {
+                Some(node) => effective[number(node)?],
+                None => None,
+            };
+            Ok((id, status))
         })
-        .collect())
+        .collect()
 }
 
 /// Own statuses (docs/status.md) by node, memoized over one read transaction: what the
@@ -742,9 +810,95 @@ struct Owns<'a, 'e> {
     r: &'a Reader<'e>,
     /// own status, and the kind.
     memo: HashMap<Node, (Status, Kind)>,
+    /// Read ahead by [`Owns::load`]: the records targeting a node, and its kind.
+    loaded: HashMap<Node, (Vec<Node>, Kind)>,
 }
 
 impl Owns<'_, '_> {
+    /// Reads ahead what the own status of each stored claim in `claims` (nodes ascending,
+    /// each once, with their kinds) needs: the records targeting it, the records targeting
+    /// those, and so on, a generation at a time, each table walked forward in node order
+    /// instead of a lookup per claim. A claim no record targets is decided here
+    /// (unevaluated); the rest wait in `loaded` for [`Owns::own`].
+    fn load(&mut self, claims: Vec<(Node, Kind)>) -> Result<(), FoldError> {
+        let mut level: Vec<(Node, Kind)> = claims
+            .into_iter()
+            .filter(|(x, _)| !self.memo.contains_key(x) && !self.loaded.contains_key(x))
+            .collect();
+        while !level.is_empty() {
+            let nodes: Vec<Node> = level.iter().map(|&(x, _)| x).collect();
+            // Every stored claim has its count of the pairs naming it; the pairs walked
+            // must be that many.
+            let mut counts: Vec<Option<u64>> = vec![None; nodes.len()];
+            ix(self.r.walk_sorted(Table::Incoming, &nodes, |i, _, value| {
+                counts[i] = Some(Incoming::decode(value)?.records);
+                Ok(())
+            }))?;
+            let mut records: Vec<Vec<Node>> = vec![Vec::new(); nodes.len()];
+            ix(self.r.walk_sorted(Table::Targets, &nodes, |i, pair, _| {
+                records[i].push(second_node(pair)?);
+                Ok(())
+            }))?;
+            let mut next: Vec<Node> = Vec::new();
+            for (i, ((x, kind), recs)) in level.into_iter().zip(records).enumerate() {
+                let Some(count) = counts[i] else {
+                    return Err(contradiction(format!(
+                        "its incoming table has no entry for node {x}"
+                    )));
+                };
+                if count != recs.len() as u64 {
+                    return Err(contradiction(format!(
+                        "by_target holds {} entries for node {x} where the index counts \
+                         {count}",
+                        recs.len()
+                    )));
+                }
+                if recs.is_empty() {
+                    self.memo.insert(x, (Status::Unevaluated, kind));
+                    continue;
+                }
+                next.extend(
+                    recs.iter()
+                        .filter(|r| !self.memo.contains_key(r) && !self.loaded.contains_key(r)),
+                );
+                self.loaded.insert(x, (recs, kind));
+            }
+            next.sort_unstable();
+            next.dedup();
+            next.retain(|r| !self.loaded.contains_key(r));
+            level = self.kinds_of(&next)?;
+        }
+        Ok(())
+    }
+
+    /// [`Owns::load`] of records a pair names (`records` ascending, each once), whose kinds
+    /// are read from the claims table in one forward walk.
+    fn load_records(&mut self, records: Vec<Node>) -> Result<(), FoldError> {
+        let kinds = self.kinds_of(&records)?;
+        self.load(kinds)
+    }
+
+    /// The kinds of the stored claims `nodes` (ascending, each once), from one forward walk
+    /// of the claims table: a node a pair names without an entry there is damage.
+    fn kinds_of(&self, nodes: &[Node]) -> Result<Vec<(Node, Kind)>, FoldError> {
+        let mut kinds: Vec<Option<Kind>> = vec![None; nodes.len()];
+        ix(self.r.walk_sorted(Table::Claims, nodes, |i, key, entry| {
+            kinds[i] = Some(EdgesRef::decode(key, entry)?.kind);
+            Ok(())
+        }))?;
+        nodes
+            .iter()
+            .zip(kinds)
+            .map(|(&x, kind)| {
+                kind.map(|k| (x, k)).ok_or_else(|| {
+                    contradiction(format!(
+                        "a pair names node {x}, and its claims table has no entry for it"
+                    ))
+                })
+            })
+            .collect()
+    }
+
     /// What `recs` (every record targeting some claim) decide: the live falsifications,
     /// else the live supersessions, else the live verifications.
     fn decide(&mut self, recs: &[Node]) -> Result<Status, FoldError> {
@@ -756,19 +910,6 @@ impl Owns<'_, '_> {
             }
         }
         Ok(crate::fold::own_by_kinds(live))
-    }
-
-    /// own(node) of a stored claim whose entry the caller has read (its id and kind): a
-    /// claim no record targets is unevaluated without reading its entry again.
-    fn own_read(&mut self, node: Node, id: &IdKey, kind: Kind) -> Result<Status, FoldError> {
-        if let Some(&(status, _)) = self.memo.get(&node) {
-            return Ok(status);
-        }
-        if ix(self.r.records_of(node, id))?.is_empty() {
-            self.memo.insert(node, (Status::Unevaluated, kind));
-            return Ok(Status::Unevaluated);
-        }
-        Ok(self.own(node)?.0)
     }
 
     /// A cycle through the node `node` (a stored record: only those target anything).
@@ -804,7 +945,10 @@ impl Owns<'_, '_> {
                 in_progress.remove(&x);
                 continue;
             }
-            let (recs, kind) = ix(self.r.claim_records(x))?;
+            let (recs, kind) = match self.loaded.remove(&x) {
+                Some(read) => read,
+                None => ix(self.r.claim_records(x))?,
+            };
             in_progress.insert(x);
             stack.push((x, true));
             for &k in &recs {

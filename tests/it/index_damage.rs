@@ -349,3 +349,71 @@ fn damage_to_lmdb_meta_pages_is_index_damage_and_rebuilt_not_a_lack_of_memory() 
         assert_eq!(run(&store, &["fsck"]).code, 0, "{what}");
     }
 }
+
+/// `blast` reads what decides its members' statuses a generation at a time, in node order:
+/// the records targeting members, the premises outside the closure and their ancestry, and
+/// the records targeting those. An entry taken from any of those reads is damage, never a
+/// radius whose statuses are quietly different.
+#[test]
+fn blast_reads_ahead_of_its_members_and_an_entry_missing_there_is_index_damaged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = Keys::new();
+    // `root` and `member` are the radius; `outside` is a premise of `member` outside it,
+    // revoked through its own premise `ancestor`, which `h` falsifies; `v` verifies `root`,
+    // and `g` verifies `outside`.
+    let root = assertion(&keys, "the cache is keyed by the tree", &[]);
+    let ancestor = assertion(&keys, "the tree id is stable", &[]);
+    let outside = assertion(&keys, "ids do not collide", &[&ancestor.id]);
+    let member = assertion(&keys, "a hit is never stale", &[&root.id, &outside.id]);
+    let h = record(&keys, "falsification", "it changes", &[&ancestor.id], &[]);
+    let g = record(&keys, "verification", "none seen", &[&outside.id], &[]);
+    let v = record(&keys, "verification", "keyed so", &[&root.id], &[]);
+    let claims = vec![
+        root.clone(),
+        ancestor.clone(),
+        outside.clone(),
+        member.clone(),
+        h.clone(),
+        g.clone(),
+        v.clone(),
+    ];
+    let base = store_with(tmp.path(), &claims);
+    let args = ["blast", root.id.as_str()];
+    let want = answer(run(&base, &args));
+    assert_eq!(want["layers"][1]["claims"][0]["status"], "revoked", "{want}");
+    assert_eq!(want["layers"][0]["claims"][0]["status"], "verified", "{want}");
+    type Case<'a> = (&'a str, Box<dyn Fn(&Path) + 'a>);
+    let pair = |store: &Path, a: &str, b: &str| [node_of(store, a), node_of(store, b)].concat();
+    let cases: Vec<Case> = vec![
+        (
+            // `root` would read unevaluated.
+            "the claims entry of a record targeting a member",
+            Box::new(|store: &Path| remove(store, "claims", &node_of(store, &v.id))),
+        ),
+        (
+            // `member` would no longer be revoked.
+            "a target pair of an outside premise's ancestor",
+            Box::new(|store: &Path| {
+                remove(store, "by_target", &pair(store, &ancestor.id, &h.id))
+            }),
+        ),
+        (
+            "the count of the pairs naming an outside premise",
+            Box::new(|store: &Path| remove(store, "incoming", &node_of(store, &outside.id))),
+        ),
+        (
+            "the claims entry of an outside premise's ancestor",
+            Box::new(|store: &Path| remove(store, "claims", &node_of(store, &ancestor.id))),
+        ),
+        (
+            "the claims entry of a record targeting an outside premise",
+            Box::new(|store: &Path| remove(store, "claims", &node_of(store, &g.id))),
+        ),
+    ];
+    for (i, (what, damage)) in cases.iter().enumerate() {
+        let store = base.with_file_name(format!("ahead{i}"));
+        copy_dir(&base, &store);
+        damage(&store);
+        damaged_then_rebuilt(&store, &args, &want, what);
+    }
+}
