@@ -719,9 +719,9 @@ fn effective_outside<'k>(
     let nodes: Vec<Node> = met.iter().map(|m| m.0).collect();
     owns.load(met.iter().map(|m| (m.0, m.1)).collect())?;
     let number = |node: Node| {
-        nodes.binary_search(&node).map_err(|_| {
-            contradiction(format!("node {node} was named and its entry not read"))
-        })
+        nodes
+            .binary_search(&node)
+            .map_err(|_| contradiction(format!("node {node} was named and its entry not read")))
     };
     // Each one's stored premises, by number (sorted, each once), as
     // `premises[premise_starts[a]..premise_starts[a + 1]]`.

@@ -380,8 +380,14 @@ fn blast_reads_ahead_of_its_members_and_an_entry_missing_there_is_index_damaged(
     let base = store_with(tmp.path(), &claims);
     let args = ["blast", root.id.as_str()];
     let want = answer(run(&base, &args));
-    assert_eq!(want["layers"][1]["claims"][0]["status"], "revoked", "{want}");
-    assert_eq!(want["layers"][0]["claims"][0]["status"], "verified", "{want}");
+    assert_eq!(
+        want["layers"][1]["claims"][0]["status"], "revoked",
+        "{want}"
+    );
+    assert_eq!(
+        want["layers"][0]["claims"][0]["status"], "verified",
+        "{want}"
+    );
     type Case<'a> = (&'a str, Box<dyn Fn(&Path) + 'a>);
     let pair = |store: &Path, a: &str, b: &str| [node_of(store, a), node_of(store, b)].concat();
     let cases: Vec<Case> = vec![
@@ -393,9 +399,7 @@ fn blast_reads_ahead_of_its_members_and_an_entry_missing_there_is_index_damaged(
         (
             // `member` would no longer be revoked.
             "a target pair of an outside premise's ancestor",
-            Box::new(|store: &Path| {
-                remove(store, "by_target", &pair(store, &ancestor.id, &h.id))
-            }),
+            Box::new(|store: &Path| remove(store, "by_target", &pair(store, &ancestor.id, &h.id))),
         ),
         (
             "the count of the pairs naming an outside premise",
