@@ -463,10 +463,7 @@ impl StatementView<'_> {
             }
         }
         // The id.
-        let id = format!(
-            "{ID_PREFIX}{}",
-            hex::encode(Sha256::digest(canonical_without_id(&c)))
-        );
+        let id = id_of(&canonical_without_id(&c))?;
         if *c.id != *id {
             return None;
         }
@@ -488,97 +485,93 @@ impl StatementView<'_> {
 /// What the store keeps of a body, as the index's summary text: the anchor without its `tree`
 /// and `assertion.{form,text}`, members in the payload's order. The same text
 /// `store::index::summary_of` writes from a whole body (the tests hold the two equal), without
-/// building that body.
+/// building that body, written straight into bytes: serde_json's compact writer escapes
+/// strings as RFC 8785 does, so `jcs`'s string writer gives the same text.
 fn stored_summary(c: &ClaimView<'_>) -> String {
-    use serde::ser::{SerializeMap, Serializer};
-    use serde::Serialize;
-    struct Anchor<'v, 'a>(&'v AnchorView<'a>);
-    impl Serialize for Anchor<'_, '_> {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let a = self.0;
-            let mut map = s.serialize_map(None)?;
-            for field in &a.order {
-                let (name, text) = match field {
-                    AnchorField::Tree => continue,
-                    AnchorField::Range => {
-                        if let Some(range) = &a.range {
-                            map.serialize_entry("range", range)?;
+    let mut w = crate::jcs::Canon(Vec::with_capacity(
+        256 + c.assertion.text.as_ref().map_or(0, |t| t.len()),
+    ));
+    w.open();
+    w.key("anchor");
+    w.open();
+    let a = &c.anchor;
+    for field in &a.order {
+        match field {
+            AnchorField::Tree => {}
+            AnchorField::Range => {
+                if let Some(range) = &a.range {
+                    w.key("range");
+                    w.0.push(b'[');
+                    for (i, n) in range.iter().enumerate() {
+                        if i > 0 {
+                            w.0.push(b',');
                         }
-                        continue;
+                        w.int(*n);
                     }
-                    AnchorField::Strategy => ("strategy", &a.strategy),
-                    AnchorField::Path => ("path", &a.path),
-                    AnchorField::Symbol => ("symbol", &a.symbol),
-                    AnchorField::ContentDigest => ("contentDigest", &a.content_digest),
-                };
-                if let Some(text) = text {
-                    map.serialize_entry(name, &**text)?;
+                    w.0.push(b']');
                 }
             }
-            map.end()
+            AnchorField::Strategy => w.opt_str("strategy", a.strategy.as_deref()),
+            AnchorField::Path => w.opt_str("path", a.path.as_deref()),
+            AnchorField::Symbol => w.opt_str("symbol", a.symbol.as_deref()),
+            AnchorField::ContentDigest => w.opt_str("contentDigest", a.content_digest.as_deref()),
         }
     }
-    struct Assertion<'v, 'a>(&'v AssertionView<'a>);
-    impl Serialize for Assertion<'_, '_> {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let a = self.0;
-            let mut map = s.serialize_map(None)?;
-            let text = a.text.as_deref();
-            if a.text_first {
-                if let Some(text) = text {
-                    map.serialize_entry("text", text)?;
-                }
-            }
-            map.serialize_entry("form", &*a.form)?;
-            if !a.text_first {
-                if let Some(text) = text {
-                    map.serialize_entry("text", text)?;
-                }
-            }
-            if let (true, Some(e)) = (&*a.form == "predicate", &a.expression) {
-                map.serialize_entry("expression", &Source { source: &e.source })?;
-            }
-            map.end()
-        }
+    w.close();
+    w.key("assertion");
+    w.open();
+    let s = &c.assertion;
+    let text = s.text.as_deref();
+    if s.text_first {
+        w.opt_str("text", text);
     }
-    #[derive(Serialize)]
-    struct Source<'v> {
-        source: &'v str,
+    w.opt_str("form", Some(&*s.form));
+    if !s.text_first {
+        w.opt_str("text", text);
     }
-    #[derive(Serialize)]
-    struct Observed<'v> {
-        uri: &'v str,
-        digest: &'v str,
+    if let (true, Some(e)) = (&*s.form == "predicate", &s.expression) {
+        w.key("expression");
+        w.open();
+        w.opt_str("source", Some(&*e.source));
+        w.close();
     }
-    #[derive(Serialize)]
-    struct Summary<'v, 'a> {
-        anchor: Anchor<'v, 'a>,
-        assertion: Assertion<'v, 'a>,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        evidence: Vec<Observed<'v>>,
-    }
+    w.close();
     // The entries that record an observation's inputs, as `summary_of` keeps them.
-    let evidence = c
-        .evidence
-        .iter()
-        .flatten()
-        .filter_map(|e| {
-            let uri = e.0.uri.as_deref()?;
-            uri.starts_with(crate::claim::INPUTS_URI_PREFIX)
-                .then_some(())?;
-            Some(Observed {
-                uri,
-                digest: e.0.digest.as_deref()?,
-            })
-        })
-        .collect();
-    // Writing these into memory cannot fail.
-    serde_json::to_string(&Summary {
-        anchor: Anchor(&c.anchor),
-        assertion: Assertion(&c.assertion),
-        evidence,
-    })
-    .unwrap_or_default()
+    let observed = c.evidence.iter().flatten().filter_map(|e| {
+        let uri = e.0.uri.as_deref()?;
+        uri.starts_with(crate::claim::INPUTS_URI_PREFIX)
+            .then_some(())?;
+        Some((uri, e.0.digest.as_deref()?))
+    });
+    let mut kept = 0;
+    for (uri, digest) in observed {
+        if kept == 0 {
+            w.key("evidence");
+            w.0.push(b'[');
+        } else {
+            w.0.push(b',');
+        }
+        w.open();
+        w.opt_str("uri", Some(uri));
+        w.opt_str("digest", Some(digest));
+        w.close();
+        kept += 1;
+    }
+    if kept > 0 {
+        w.0.push(b']');
+    }
+    w.close();
+    String::from_utf8(w.0).unwrap_or_default()
+}
+
+/// `cl_` and the hex SHA-256 of `canonical`, written once into a string of its size.
+fn id_of(canonical: &[u8]) -> Option<String> {
+    let mut hex = [0u8; 64];
+    hex::encode_to_slice(Sha256::digest(canonical), &mut hex).ok()?;
+    let mut id = String::with_capacity(ID_PREFIX.len() + hex.len());
+    id.push_str(ID_PREFIX);
+    id.push_str(std::str::from_utf8(&hex).ok()?);
+    Some(id)
 }
 
 /// RFC 8785 bytes of the claim without `id`: members sorted by name (all ASCII, so byte order
@@ -733,7 +726,10 @@ mod tests {
             "kind": "verification",
             "target": [format!("cl_{}", "b".repeat(64))],
             "evidence": [{"kind": "process-exit", "exitCode": 0, "uri": "u", "digest": "d"},
-                         {"kind": "test-report"}]
+                         {"kind": "test-report"},
+                         {"kind": "artifact-digest", "uri": "elench:inputs:tree", "digest": "d\"1"},
+                         {"kind": "artifact-digest", "uri": "elench:inputs:x"},
+                         {"kind": "artifact-digest", "digest": "e", "uri": "elench:inputs:\u{1}"}]
         });
         let residue = json!({
             "kind": "residue-acceptance",
@@ -983,6 +979,8 @@ mod tests {
                     Some(json!([])),
                     Some(json!([{"kind": "process-exit", "exitCode": 1}])),
                     Some(json!([{"kind": "artifact-digest", "digest": "d", "uri": "u"}])),
+                    Some(json!([{"kind": "artifact-digest", "digest": "d", "uri": "elench:inputs:t"},
+                                {"kind": "process-exit", "uri": "elench:inputs:u", "digest": "\n"}])),
                     Some(json!([{"kind": "process-exit", "exitCode": 1.5}])),
                     Some(json!([{"kind": "log"}])),
                     Some(json!([{"kind": "test-report", "note": "n"}])),

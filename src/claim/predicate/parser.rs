@@ -329,17 +329,18 @@ impl Parser<'_> {
         }
         let open = self.at;
         self.advance()?;
+        // The wording of its errors, written only when one is reported.
         let plural = if arity == 1 { "" } else { "s" };
-        let takes = format!("'{name}' takes {arity} argument{plural}");
-        let unclosed = format!("unclosed '(' of '{name}'");
+        let takes = || format!("'{name}' takes {arity} argument{plural}");
+        let unclosed = || format!("unclosed '(' of '{name}'");
         let mut args = Vec::new();
         while self.tok != Tok::Punct(")") || !args.is_empty() {
             let (at, n) = (self.at, args.len() + 1);
             let arg = match &self.tok {
-                Tok::Eof => return self.fail(open, unclosed),
+                Tok::Eof => return self.fail(open, unclosed()),
                 Tok::Punct(")") => return self.fail(at, "expected argument after ','"),
                 _ if args.len() >= arity => {
-                    return self.fail(at, format!("too many arguments: {takes}"))
+                    return self.fail(at, format!("too many arguments: {}", takes()))
                 }
                 Tok::Str(s) => Arg::Str(s.clone()),
                 Tok::Regex(r) if name == "grep" && args.is_empty() => Arg::Regex(r.clone()),
@@ -360,12 +361,12 @@ impl Parser<'_> {
             match &self.tok {
                 Tok::Punct(",") => self.advance()?,
                 Tok::Punct(")") => break,
-                Tok::Eof => return self.fail(open, unclosed),
+                Tok::Eof => return self.fail(open, unclosed()),
                 _ => return self.expected("expected ',' or ')' after argument"),
             }
         }
         if args.len() < arity {
-            return self.fail(self.at, format!("{takes}, found {}", args.len()));
+            return self.fail(self.at, format!("{}, found {}", takes(), args.len()));
         }
         self.advance()?;
         Ok(args)
@@ -389,6 +390,9 @@ impl Parser<'_> {
             let msg = format!("regular expression is {len} bytes; the limit is {max} bytes");
             return self.fail(at, msg);
         }
+        if plainly_valid(pattern) {
+            return Ok(());
+        }
         // `utf8(false)`: the evaluator matches bytes, where `(?-u:\xFF)` is allowed.
         let mut syntax = regex_syntax::ParserBuilder::new().utf8(false).build();
         let Err(e) = syntax.parse(pattern) else {
@@ -399,5 +403,132 @@ impl Parser<'_> {
         let last = last.unwrap_or("invalid").trim_start_matches("error: ");
         let msg = format!("invalid regular expression {pattern:?}: {last}");
         self.fail(at, msg)
+    }
+}
+
+/// Groups deeper than this are left to `regex_syntax`, whose nesting limit (250, counting
+/// groups, repetitions and alternations) stays far away.
+const PLAIN_DEPTH: usize = 32;
+
+/// Whether `pattern` is built only of pieces every regular expression of this syntax accepts:
+/// literal characters, escaped metacharacters, the Perl classes `\d \s \w` (and their
+/// negations), `.`, `^`, `$`, plain groups `( … )` with `|` between alternatives, and a `*`,
+/// `+` or `?` (itself optionally followed by `?`) right after a character, a class, `.` or a
+/// group. Such a pattern needs no syntax tree to be known valid, and building one (an
+/// allocation per character, twice) was most of the time a predicate's check took. It only
+/// ever answers `true` for patterns `regex_syntax` accepts (a property test holds it to
+/// that); anything else, valid or not, is left to `regex_syntax`, which also words the error.
+fn plainly_valid(pattern: &str) -> bool {
+    let mut depth = 0usize;
+    // Whether the last piece may take a quantifier, and whether it was one.
+    let (mut atom, mut quantified) = (false, false);
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' | '+' | '?' => {
+                if atom {
+                    (atom, quantified) = (false, true);
+                } else if c == '?' && quantified {
+                    // The lazy form `*?`, `+?`, `??`: nothing may follow it unquantified.
+                    quantified = false;
+                } else {
+                    return false;
+                }
+                continue;
+            }
+            '\\' => match chars.next() {
+                Some(
+                    '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^'
+                    | '$' | '#' | '&' | '-' | '~' | 'd' | 's' | 'w' | 'D' | 'S' | 'W',
+                ) => atom = true,
+                _ => return false,
+            },
+            '(' => {
+                // `(?` opens flags or a named group: left to `regex_syntax`.
+                if depth == PLAIN_DEPTH || chars.clone().next() == Some('?') {
+                    return false;
+                }
+                depth += 1;
+                atom = false;
+            }
+            ')' => {
+                if depth == 0 {
+                    return false;
+                }
+                depth -= 1;
+                atom = true;
+            }
+            '|' | '^' | '$' => atom = false,
+            '[' | ']' | '{' | '}' => return false,
+            _ => atom = true,
+        }
+        quantified = false;
+    }
+    depth == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plainly_valid;
+    use proptest::prelude::*;
+
+    fn accepted(pattern: &str) -> bool {
+        regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .build()
+            .parse(pattern)
+            .is_ok()
+    }
+
+    #[test]
+    fn the_usual_patterns_are_known_valid_without_a_syntax_tree() {
+        for p in [
+            r"unsafe\s*\{",
+            r"fn parse_config\(",
+            r"^(fix|feat|docs)\(parse\): ",
+            r"TODO|FIXME",
+            r"a.b+?c??$",
+            r"(a(b)*)+",
+            "é ü",
+            "",
+        ] {
+            assert!(plainly_valid(p), "{p}");
+            assert!(accepted(p), "{p}");
+        }
+        for p in [
+            r"a{2}", r"[a-z]", r"(?i)x", r"\pL", r"*a", r"a**", r"(a", r"a)", r"\",
+        ] {
+            assert!(!plainly_valid(p), "{p}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20000))]
+        /// The shortcut never calls a pattern valid that `regex_syntax` refuses.
+        #[test]
+        fn what_is_plainly_valid_regex_syntax_accepts(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "a", "b", "é", " ", "\\", ".", "+", "*", "?", "(", ")", "|", "[", "]", "{", "}",
+                "^", "$", "s", "d", "w", "S", "D", "W", "p", "x", "#", "&", "-", "~", "1", ",",
+                ":", "n", "\n", "\\s", "\\(", "\\)", "\\{", "\\&", "\\-", "\\~", "\\#",
+                "\\d", "\\W", "\\.", "\\\\", "\\|", "\\^", "\\$", "\\[", "\\]", "*?", "(a)",
+                "()", "(|)", "\\n", "\\pL", "\\b", "(?", "?:", "{2}",
+            ]), 0..16)
+        ) {
+            let pattern: String = pieces.concat();
+            if plainly_valid(&pattern) {
+                prop_assert!(accepted(&pattern), "{:?}", pattern);
+            }
+        }
+
+        /// Deep groups: the shortcut stops well before `regex_syntax`'s nesting limit.
+        #[test]
+        fn nesting_is_left_to_regex_syntax_when_deep(depth in 0usize..300, star in any::<bool>()) {
+            let q = if star { "*" } else { "" };
+            let pattern = format!("{}a{}", "(".repeat(depth), format!("){q}").repeat(depth));
+            if plainly_valid(&pattern) {
+                prop_assert!(accepted(&pattern), "{}", depth);
+            }
+        }
     }
 }
