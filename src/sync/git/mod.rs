@@ -7,11 +7,13 @@
 //! the caller's `GIT_*` variables, so running inside a checkout or a hook changes nothing.
 
 mod fast_import;
+mod pack;
 mod process;
 mod remote;
 mod stream;
 
 pub use fast_import::FastImport;
+pub use pack::PackWrite;
 pub use process::{is_ssh_url, Reach};
 pub use remote::{ls_remote, Pushed, RemoteHead};
 pub use stream::BlobStream;
