@@ -68,9 +68,12 @@ impl Repo {
     }
 }
 
+/// An object id, SHA-1's padded with zeros (kept inline: a push may hold millions).
+type Oid = [u8; 32];
+
 /// An object written to the pack: its id, where its entry starts, the CRC-32 of the entry.
 struct Packed {
-    oid: Vec<u8>,
+    oid: Oid,
     offset: u64,
     crc: u32,
 }
@@ -78,14 +81,14 @@ struct Packed {
 /// A tree entry being edited: one the parent had (kept as it was, any mode), a file added,
 /// or a folder whose entries are being edited.
 enum Node {
-    Kept { mode: Vec<u8>, oid: Vec<u8> },
-    File { oid: Vec<u8> },
+    Kept { mode: Box<[u8]>, oid: Oid },
+    File { oid: Oid },
     Dir(Dir),
 }
 
 #[derive(Default)]
 struct Dir {
-    entries: BTreeMap<Vec<u8>, Node>,
+    entries: BTreeMap<Box<[u8]>, Node>,
 }
 
 /// One commit being written as a pack. Dropping it unfinished removes the pack begun.
@@ -95,12 +98,12 @@ pub struct PackWrite {
     out: Option<BufWriter<File>>,
     offset: u64,
     objects: Vec<Packed>,
-    seen: HashSet<Vec<u8>>,
+    seen: HashSet<Oid>,
     /// Files (path, bytes) not deflated yet.
     pending: Vec<(String, Vec<u8>)>,
     root: Dir,
     /// The parent commit and its root tree, once read.
-    parent: Option<(String, Vec<u8>)>,
+    parent: Option<(String, Oid)>,
     /// `cat-file --batch`, started the first time a tree of the parent is read.
     reader: Option<(Child, ChildStdin, BufReader<ChildStdout>)>,
     started: bool,
@@ -118,6 +121,9 @@ impl PackWrite {
                 .and_then(|hex| hex::decode(hex).ok())
                 .filter(|t| t.len() == hash_len(self.repo.format))
                 .ok_or_else(|| unexpected(format!("commit {p} names no tree")))?;
+            let mut oid = [0; 32];
+            oid[..tree.len()].copy_from_slice(&tree);
+            let tree = oid;
             self.root = self.read_tree(&tree)?;
             self.parent = Some((p.to_owned(), tree));
         }
@@ -153,7 +159,8 @@ impl PackWrite {
         let root = std::mem::take(&mut self.root);
         let tree = self.write_dir(root)?;
         let format = self.repo.format;
-        let mut body = format!("tree {}\n", hex::encode(&tree));
+        let width = hash_len(format);
+        let mut body = format!("tree {}\n", hex::encode(&tree[..width]));
         if let Some((p, _)) = &self.parent {
             body.push_str(&format!("parent {p}\n"));
         }
@@ -164,33 +171,33 @@ impl PackWrite {
         ));
         let commit = object_id(format, "commit", body.as_bytes());
         let entry = entry(OBJ_COMMIT, body.as_bytes()).map_err(deflate_failure)?;
-        self.append(commit.clone(), &entry)?;
+        self.append(commit, &entry)?;
         if let Some((mut child, stdin, _)) = self.reader.take() {
             drop(stdin);
             let _ = child.wait();
         }
         self.seal()?;
-        Ok(hex::encode(commit))
+        Ok(hex::encode(&commit[..width]))
     }
 
     /// Deflates the pending files on every core and appends them, placing each in the tree.
     fn flush_files(&mut self) -> Result<(), GitError> {
         let pending = std::mem::take(&mut self.pending);
         let format = self.repo.format;
-        let packed: Vec<(Vec<u8>, Vec<u8>)> = pending
+        let packed: Vec<(Oid, Vec<u8>)> = pending
             .par_iter()
             .map(|(_, bytes)| Ok((object_id(format, "blob", bytes), entry(OBJ_BLOB, bytes)?)))
             .collect::<std::io::Result<_>>()
             .map_err(deflate_failure)?;
         for ((path, _), (oid, entry)) in pending.iter().zip(packed) {
-            self.place(path, oid.clone())?;
+            self.place(path, oid)?;
             self.append(oid, &entry)?;
         }
         Ok(())
     }
 
     /// Puts the file `oid` at `path` in the tree being edited.
-    fn place(&mut self, path: &str, oid: Vec<u8>) -> Result<(), GitError> {
+    fn place(&mut self, path: &str, oid: Oid) -> Result<(), GitError> {
         let names: Vec<&str> = path.split('/').collect();
         let Some((file, folders)) = names.split_last() else {
             return Ok(());
@@ -206,20 +213,20 @@ impl PackWrite {
         root: &mut Dir,
         folders: &[&str],
         file: &str,
-        oid: Vec<u8>,
+        oid: Oid,
     ) -> Result<(), GitError> {
         let mut dir = root;
         for name in folders {
             let slot = dir
                 .entries
-                .entry(name.as_bytes().to_vec())
+                .entry(name.as_bytes().into())
                 .or_insert_with(|| Node::Dir(Dir::default()));
             // A folder of the parent is read the first time a file goes below it; a file
             // where the folder should be is replaced by a new folder.
             match slot {
                 Node::Dir(_) => {}
-                Node::Kept { mode, oid } if mode == TREE_MODE => {
-                    let tree = oid.clone();
+                Node::Kept { mode, oid } if &**mode == TREE_MODE => {
+                    let tree = *oid;
                     *slot = Node::Dir(self.read_tree(&tree)?);
                 }
                 _ => *slot = Node::Dir(Dir::default()),
@@ -230,18 +237,19 @@ impl PackWrite {
             };
         }
         dir.entries
-            .insert(file.as_bytes().to_vec(), Node::File { oid });
+            .insert(file.as_bytes().into(), Node::File { oid });
         Ok(())
     }
 
     /// Writes the trees of `dir` that changed, deepest first; returns `dir`'s tree id.
-    fn write_dir(&mut self, dir: Dir) -> Result<Vec<u8>, GitError> {
-        let mut rows: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = Vec::with_capacity(dir.entries.len());
+    fn write_dir(&mut self, dir: Dir) -> Result<Oid, GitError> {
+        let width = hash_len(self.repo.format);
+        let mut rows: Vec<(Box<[u8]>, Box<[u8]>, Oid)> = Vec::with_capacity(dir.entries.len());
         for (name, node) in dir.entries {
             let (mode, oid) = match node {
                 Node::Kept { mode, oid } => (mode, oid),
-                Node::File { oid } => (FILE_MODE.to_vec(), oid),
-                Node::Dir(d) => (TREE_MODE.to_vec(), self.write_dir(d)?),
+                Node::File { oid } => (FILE_MODE.into(), oid),
+                Node::Dir(d) => (TREE_MODE.into(), self.write_dir(d)?),
             };
             rows.push((name, mode, oid));
         }
@@ -260,19 +268,19 @@ impl PackWrite {
             body.push(b' ');
             body.extend_from_slice(name);
             body.push(0);
-            body.extend_from_slice(oid);
+            body.extend_from_slice(&oid[..width]);
         }
         let oid = object_id(self.repo.format, "tree", &body);
         if !self.seen.contains(&oid) {
             let entry = entry(OBJ_TREE, &body).map_err(deflate_failure)?;
-            self.append(oid.clone(), &entry)?;
+            self.append(oid, &entry)?;
         }
         Ok(oid)
     }
 
     /// Appends one packed entry (skipped if that object is in the pack already).
-    fn append(&mut self, oid: Vec<u8>, entry: &[u8]) -> Result<(), GitError> {
-        if !self.seen.insert(oid.clone()) {
+    fn append(&mut self, oid: Oid, entry: &[u8]) -> Result<(), GitError> {
+        if !self.seen.insert(oid) {
             return Ok(());
         }
         let (Some(out), Some(tmp)) = (self.out.as_mut(), self.tmp.as_ref()) else {
@@ -327,8 +335,9 @@ impl PackWrite {
             total += f;
             idx.extend_from_slice(&total.to_be_bytes());
         }
+        let width = hash_len(format);
         for o in &self.objects {
-            idx.extend_from_slice(&o.oid);
+            idx.extend_from_slice(&o.oid[..width]);
         }
         for o in &self.objects {
             idx.extend_from_slice(&o.crc.to_be_bytes());
@@ -368,8 +377,9 @@ impl PackWrite {
     }
 
     /// The tree `oid` of the parent, its entries kept as they are.
-    fn read_tree(&mut self, oid: &[u8]) -> Result<Dir, GitError> {
-        let hex = hex::encode(oid);
+    fn read_tree(&mut self, oid: &Oid) -> Result<Dir, GitError> {
+        let width = hash_len(self.repo.format);
+        let hex = hex::encode(&oid[..width]);
         let body = self.read_object(hex.as_bytes(), "tree")?;
         let width = hash_len(self.repo.format);
         let mut dir = Dir::default();
@@ -381,9 +391,10 @@ impl PackWrite {
             if nul < space || rest.len() < nul + 1 + width {
                 return Err(bad());
             }
-            let mode = rest[..space].to_vec();
-            let name = rest[space + 1..nul].to_vec();
-            let oid = rest[nul + 1..nul + 1 + width].to_vec();
+            let mode = rest[..space].into();
+            let name = rest[space + 1..nul].into();
+            let mut oid = [0; 32];
+            oid[..width].copy_from_slice(&rest[nul + 1..nul + 1 + width]);
             dir.entries.insert(name, Node::Kept { mode, oid });
             rest = &rest[nul + 1 + width..];
         }
@@ -494,11 +505,14 @@ impl Hasher {
 }
 
 /// The id git gives an object of type `kind` with this content.
-fn object_id(format: ObjectFormat, kind: &str, body: &[u8]) -> Vec<u8> {
+fn object_id(format: ObjectFormat, kind: &str, body: &[u8]) -> Oid {
     let mut h = Hasher::new(format);
     h.update(format!("{kind} {}\0", body.len()).as_bytes());
     h.update(body);
-    h.finish()
+    let mut oid = [0; 32];
+    let hash = h.finish();
+    oid[..hash.len()].copy_from_slice(&hash);
+    oid
 }
 
 /// A pack entry: the type-and-size header, then the deflated content.
