@@ -1,10 +1,11 @@
 //! The `git` executable as object store and transport.
 //!
 //! Each store keeps private bare repositories (one per object format, since a repository
-//! can only exchange objects with remotes of its own format). Objects are written in bulk
-//! with `fast-import`, read in bulk with `cat-file --batch`, compared with `diff-tree`, and
-//! moved with `fetch` / `push`. Every call names the private repository explicitly and drops
-//! the caller's `GIT_*` variables, so running inside a checkout or a hook changes nothing.
+//! can only exchange objects with remotes of its own format). A push's objects are written
+//! as a pack of elench's own (`pack`), a checkpoint's with `fast-import`; objects are read in
+//! bulk with `cat-file --batch`, compared with `diff-tree`, and moved with `fetch` / `push`.
+//! Every call names the private repository explicitly and drops the caller's `GIT_*`
+//! variables, so running inside a checkout or a hook changes nothing.
 
 mod fast_import;
 mod pack;

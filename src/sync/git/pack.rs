@@ -517,7 +517,7 @@ fn object_id(format: ObjectFormat, kind: &str, body: &[u8]) -> Oid {
 
 /// A pack entry: the type-and-size header, then the deflated content.
 fn entry(kind: u8, body: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(body.len() / 2 + 32);
+    let mut out = Vec::with_capacity(body.len() + 64);
     let mut size = body.len() as u64;
     let mut byte = (kind << 4) | (size & 0x0f) as u8;
     size >>= 4;
@@ -527,9 +527,28 @@ fn entry(kind: u8, body: &[u8]) -> std::io::Result<Vec<u8>> {
         size >>= 7;
     }
     out.push(byte);
-    let mut z = flate2::write::ZlibEncoder::new(out, flate2::Compression::new(LEVEL));
-    z.write_all(body)?;
-    z.finish()
+    DEFLATE.with(|z| {
+        let mut z = z.borrow_mut();
+        // A compressor is a few hundred KiB of tables: made once per thread and reset per
+        // object, not allocated (and zeroed) again for each of a push's many small objects.
+        z.reset();
+        loop {
+            let read = usize::try_from(z.total_in()).unwrap_or(usize::MAX);
+            let rest = body.get(read..).unwrap_or_default();
+            out.reserve(rest.len() / 2 + 64);
+            let status = z
+                .compress_vec(rest, &mut out, flate2::FlushCompress::Finish)
+                .map_err(std::io::Error::other)?;
+            if status == flate2::Status::StreamEnd {
+                return Ok(out);
+            }
+        }
+    })
+}
+
+thread_local! {
+    static DEFLATE: std::cell::RefCell<flate2::Compress> =
+        std::cell::RefCell::new(flate2::Compress::new(flate2::Compression::new(LEVEL), true));
 }
 
 fn unexpected(detail: String) -> GitError {
