@@ -16,6 +16,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
 
 /// Files deflated together on every core.
 const BATCH: usize = 1024;
@@ -54,11 +56,9 @@ impl Repo {
         Ok(PackWrite {
             repo: self.clone(),
             tmp: Some(tmp),
-            out: Some(out),
-            offset: 12,
-            objects: Vec::new(),
+            packer: Some(Packer::start(out)),
             seen: HashSet::new(),
-            pending: Vec::new(),
+            batch: Vec::new(),
             root: Dir::default(),
             parent: None,
             reader: None,
@@ -91,16 +91,80 @@ struct Dir {
     entries: BTreeMap<Box<[u8]>, Node>,
 }
 
+/// A tree's entry as written: name, mode, id.
+type Row = (Box<[u8]>, Box<[u8]>, Oid);
+
+/// Objects for the pack: id, type, content.
+type Batch = Vec<(Oid, u8, Vec<u8>)>;
+
+/// What the packing thread wrote: the file (the count and checksum still to come) and each
+/// object's place in it.
+struct Written {
+    file: File,
+    objects: Vec<Packed>,
+}
+
+/// A thread of its own that deflates each batch of objects on every core and appends them
+/// to the pack, while the caller reads and hashes the next ones.
+struct Packer {
+    batches: Option<SyncSender<Batch>>,
+    thread: Option<JoinHandle<std::io::Result<Written>>>,
+}
+
+impl Packer {
+    fn start(mut out: BufWriter<File>) -> Packer {
+        let (batches, received) = sync_channel::<Batch>(2);
+        let thread = std::thread::spawn(move || {
+            let mut offset = 12u64;
+            let mut objects = Vec::new();
+            for batch in received {
+                let entries: Vec<Vec<u8>> = batch
+                    .par_iter()
+                    .map(|(_, kind, body)| entry(*kind, body))
+                    .collect::<std::io::Result<_>>()?;
+                for ((oid, _, _), e) in batch.iter().zip(entries) {
+                    out.write_all(&e)?;
+                    objects.push(Packed {
+                        oid: *oid,
+                        offset,
+                        crc: crc32fast::hash(&e),
+                    });
+                    offset += e.len() as u64;
+                }
+            }
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            Ok(Written { file, objects })
+        });
+        Packer {
+            batches: Some(batches),
+            thread: Some(thread),
+        }
+    }
+
+    /// Hands a batch over; false when the thread stopped (`end` says why).
+    fn send(&mut self, batch: Batch) -> bool {
+        self.batches.as_ref().is_some_and(|b| b.send(batch).is_ok())
+    }
+
+    /// Waits for the thread to write everything handed over.
+    fn end(&mut self) -> std::io::Result<Written> {
+        self.batches = None;
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            _ => Err(std::io::Error::other("the packing thread stopped")),
+        }
+    }
+}
+
 /// One commit being written as a pack. Dropping it unfinished removes the pack begun.
 pub struct PackWrite {
     repo: Repo,
     tmp: Option<PathBuf>,
-    out: Option<BufWriter<File>>,
-    offset: u64,
-    objects: Vec<Packed>,
+    packer: Option<Packer>,
+    /// Objects already in the pack (or on their way).
     seen: HashSet<Oid>,
-    /// Files (path, bytes) not deflated yet.
-    pending: Vec<(String, Vec<u8>)>,
+    /// Objects not handed to the packer yet.
+    batch: Batch,
     root: Dir,
     /// The parent commit and its root tree, once read.
     parent: Option<(String, Oid)>,
@@ -137,12 +201,10 @@ impl PackWrite {
         if path.split('/').any(str::is_empty) {
             return Err(unexpected(format!("{path:?} is not a file's path")));
         }
-        self.pending.push((path.to_owned(), bytes.to_vec()));
+        let oid = object_id(self.repo.format, "blob", bytes);
+        self.place(path, oid)?;
         self.files += 1;
-        if self.pending.len() >= BATCH {
-            self.flush_files()?;
-        }
-        Ok(())
+        self.pack(oid, OBJ_BLOB, bytes.to_vec())
     }
 
     pub fn files(&self) -> usize {
@@ -155,7 +217,6 @@ impl PackWrite {
         if !self.started {
             return Err(unexpected("no commit was begun".into()));
         }
-        self.flush_files()?;
         let root = std::mem::take(&mut self.root);
         let tree = self.write_dir(root)?;
         let format = self.repo.format;
@@ -170,30 +231,52 @@ impl PackWrite {
             msg = layout::MESSAGE
         ));
         let commit = object_id(format, "commit", body.as_bytes());
-        let entry = entry(OBJ_COMMIT, body.as_bytes()).map_err(deflate_failure)?;
-        self.append(commit, &entry)?;
+        self.pack(commit, OBJ_COMMIT, body.into_bytes())?;
         if let Some((mut child, stdin, _)) = self.reader.take() {
             drop(stdin);
             let _ = child.wait();
         }
-        self.seal()?;
+        self.send()?;
+        let written = match self.packer.take().map(|mut p| p.end()) {
+            Some(Ok(w)) => w,
+            Some(Err(e)) => return Err(self.packing_failure(e)),
+            None => return Err(unexpected("the pack is closed".into())),
+        };
+        self.seal(written)?;
         Ok(hex::encode(&commit[..width]))
     }
 
-    /// Deflates the pending files on every core and appends them, placing each in the tree.
-    fn flush_files(&mut self) -> Result<(), GitError> {
-        let pending = std::mem::take(&mut self.pending);
-        let format = self.repo.format;
-        let packed: Vec<(Oid, Vec<u8>)> = pending
-            .par_iter()
-            .map(|(_, bytes)| Ok((object_id(format, "blob", bytes), entry(OBJ_BLOB, bytes)?)))
-            .collect::<std::io::Result<_>>()
-            .map_err(deflate_failure)?;
-        for ((path, _), (oid, entry)) in pending.iter().zip(packed) {
-            self.place(path, oid)?;
-            self.append(oid, &entry)?;
+    /// Queues an object for the pack (once), handing a full batch to the packer.
+    fn pack(&mut self, oid: Oid, kind: u8, body: Vec<u8>) -> Result<(), GitError> {
+        if !self.seen.insert(oid) {
+            return Ok(());
+        }
+        self.batch.push((oid, kind, body));
+        if self.batch.len() >= BATCH {
+            self.send()?;
         }
         Ok(())
+    }
+
+    fn send(&mut self) -> Result<(), GitError> {
+        let batch = std::mem::take(&mut self.batch);
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let sent = self.packer.as_mut().is_some_and(|p| p.send(batch));
+        if sent {
+            return Ok(());
+        }
+        let e = match self.packer.take().map(|mut p| p.end()) {
+            Some(Err(e)) => e,
+            _ => std::io::Error::other("the packing thread stopped"),
+        };
+        Err(self.packing_failure(e))
+    }
+
+    fn packing_failure(&self, e: std::io::Error) -> GitError {
+        let path = self.tmp.clone().unwrap_or_default();
+        io_failure(&path, e)
     }
 
     /// Puts the file `oid` at `path` in the tree being edited.
@@ -244,7 +327,7 @@ impl PackWrite {
     /// Writes the trees of `dir` that changed, deepest first; returns `dir`'s tree id.
     fn write_dir(&mut self, dir: Dir) -> Result<Oid, GitError> {
         let width = hash_len(self.repo.format);
-        let mut rows: Vec<(Box<[u8]>, Box<[u8]>, Oid)> = Vec::with_capacity(dir.entries.len());
+        let mut rows: Vec<Row> = Vec::with_capacity(dir.entries.len());
         for (name, node) in dir.entries {
             let (mode, oid) = match node {
                 Node::Kept { mode, oid } => (mode, oid),
@@ -271,40 +354,22 @@ impl PackWrite {
             body.extend_from_slice(&oid[..width]);
         }
         let oid = object_id(self.repo.format, "tree", &body);
-        if !self.seen.contains(&oid) {
-            let entry = entry(OBJ_TREE, &body).map_err(deflate_failure)?;
-            self.append(oid, &entry)?;
-        }
+        self.pack(oid, OBJ_TREE, body)?;
         Ok(oid)
     }
 
-    /// Appends one packed entry (skipped if that object is in the pack already).
-    fn append(&mut self, oid: Oid, entry: &[u8]) -> Result<(), GitError> {
-        if !self.seen.insert(oid) {
-            return Ok(());
-        }
-        let (Some(out), Some(tmp)) = (self.out.as_mut(), self.tmp.as_ref()) else {
-            return Err(unexpected("the pack is closed".into()));
-        };
-        out.write_all(entry).map_err(|e| io_failure(tmp, e))?;
-        self.objects.push(Packed {
-            oid,
-            offset: self.offset,
-            crc: crc32fast::hash(entry),
-        });
-        self.offset += entry.len() as u64;
-        Ok(())
-    }
-
     /// Writes the count and the checksum, then the index, and renames both into place.
-    fn seal(&mut self) -> Result<(), GitError> {
+    fn seal(&mut self, written: Written) -> Result<(), GitError> {
         let format = self.repo.format;
-        let (Some(out), Some(tmp)) = (self.out.take(), self.tmp.clone()) else {
+        let Some(tmp) = self.tmp.clone() else {
             return Err(unexpected("the pack is closed".into()));
         };
         let fail = |e: std::io::Error| io_failure(&tmp, e);
-        let mut file = out.into_inner().map_err(|e| fail(e.into_error()))?;
-        let count = u32::try_from(self.objects.len())
+        let Written {
+            mut file,
+            mut objects,
+        } = written;
+        let count = u32::try_from(objects.len())
             .map_err(|_| unexpected("more objects than a pack holds".into()))?;
         file.seek(SeekFrom::Start(8)).map_err(fail)?;
         file.write_all(&count.to_be_bytes()).map_err(fail)?;
@@ -323,11 +388,11 @@ impl PackWrite {
         file.sync_all().map_err(fail)?;
         drop(file);
 
-        self.objects.sort_unstable_by(|a, b| a.oid.cmp(&b.oid));
-        let mut idx = Vec::with_capacity(8 + 1024 + self.objects.len() * 40);
+        objects.sort_unstable_by_key(|o| o.oid);
+        let mut idx = Vec::with_capacity(8 + 1024 + objects.len() * 40);
         idx.extend_from_slice(b"\xfftOc\0\0\0\x02");
         let mut fanout = [0u32; 256];
-        for o in &self.objects {
+        for o in &objects {
             fanout[usize::from(o.oid[0])] += 1;
         }
         let mut total = 0u32;
@@ -336,14 +401,14 @@ impl PackWrite {
             idx.extend_from_slice(&total.to_be_bytes());
         }
         let width = hash_len(format);
-        for o in &self.objects {
+        for o in &objects {
             idx.extend_from_slice(&o.oid[..width]);
         }
-        for o in &self.objects {
+        for o in &objects {
             idx.extend_from_slice(&o.crc.to_be_bytes());
         }
         let mut large = Vec::new();
-        for o in &self.objects {
+        for o in &objects {
             let small = match u32::try_from(o.offset) {
                 Ok(v) if v < 0x8000_0000 => v,
                 _ => {
@@ -457,7 +522,9 @@ impl PackWrite {
 
 impl Drop for PackWrite {
     fn drop(&mut self) {
-        self.out = None;
+        if let Some(mut p) = self.packer.take() {
+            let _ = p.end();
+        }
         if let Some(tmp) = self.tmp.take() {
             let _ = std::fs::remove_file(&tmp);
         }
@@ -556,10 +623,6 @@ fn unexpected(detail: String) -> GitError {
         command: "pack".into(),
         detail,
     }
-}
-
-fn deflate_failure(e: std::io::Error) -> GitError {
-    unexpected(format!("deflating an object: {e}"))
 }
 
 fn io_failure(path: &std::path::Path, e: std::io::Error) -> GitError {
