@@ -120,7 +120,10 @@ impl Packer {
             for batch in received {
                 let entries: Vec<Vec<u8>> = batch
                     .par_iter()
-                    .map(|(_, kind, body)| entry(*kind, body))
+                    .map(|(_, kind, body)| match *kind {
+                        OBJ_BLOB => entry(*kind, body),
+                        _ => Ok(stored(*kind, body)),
+                    })
                     .collect::<std::io::Result<_>>()?;
                 for ((oid, _, _), e) in batch.iter().zip(entries) {
                     out.write_all(&e)?;
@@ -582,10 +585,9 @@ fn object_id(format: ObjectFormat, kind: &str, body: &[u8]) -> Oid {
     oid
 }
 
-/// A pack entry: the type-and-size header, then the deflated content.
-fn entry(kind: u8, body: &[u8]) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(body.len() + 64);
-    let mut size = body.len() as u64;
+/// A pack entry's type-and-size header.
+fn header(kind: u8, len: usize, out: &mut Vec<u8>) {
+    let mut size = len as u64;
     let mut byte = (kind << 4) | (size & 0x0f) as u8;
     size >>= 4;
     while size > 0 {
@@ -594,6 +596,49 @@ fn entry(kind: u8, body: &[u8]) -> std::io::Result<Vec<u8>> {
         size >>= 7;
     }
     out.push(byte);
+}
+
+/// A pack entry whose content is a zlib stream of stored blocks: for a tree or a commit
+/// (a hundred bytes, mostly hexadecimal names and ids), deflating would save a few dozen
+/// bytes for a compressor's reset, which costs more than the rest of the object's work.
+fn stored(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 32);
+    header(kind, body.len(), &mut out);
+    out.extend_from_slice(&[0x78, 0x01]);
+    let mut chunks = body.chunks(0xffff).peekable();
+    if chunks.peek().is_none() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    while let Some(chunk) = chunks.next() {
+        out.push(u8::from(chunks.peek().is_none()));
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    out.extend_from_slice(&adler32(body).to_be_bytes());
+    out
+}
+
+/// zlib's checksum of `bytes`.
+fn adler32(bytes: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    // 5552 bytes is the most that can be summed before `b` could overflow.
+    for chunk in bytes.chunks(5552) {
+        for &x in chunk {
+            a += u32::from(x);
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    (b << 16) | a
+}
+
+/// A pack entry: the type-and-size header, then the deflated content.
+fn entry(kind: u8, body: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(body.len() + 64);
+    header(kind, body.len(), &mut out);
     DEFLATE.with(|z| {
         let mut z = z.borrow_mut();
         // A compressor is a few hundred KiB of tables: made once per thread and reset per
@@ -726,6 +771,20 @@ mod tests {
                 let name = p.unwrap().file_name().to_string_lossy().into_owned();
                 assert!(!name.starts_with("tmp_"), "{name} left behind");
             }
+        }
+    }
+
+    #[test]
+    fn a_stored_entry_inflates_to_its_content() {
+        for len in [0usize, 1, 100, 0xffff, 0x10000, 200_000] {
+            let body: Vec<u8> = (0..len).map(|i| (i * 7 + i / 300) as u8).collect();
+            let e = stored(OBJ_TREE, &body);
+            let start = e.iter().position(|b| b & 0x80 == 0).unwrap() + 1;
+            let mut inflated = Vec::new();
+            flate2::read::ZlibDecoder::new(&e[start..])
+                .read_to_end(&mut inflated)
+                .unwrap();
+            assert_eq!(inflated, body, "{len}");
         }
     }
 
