@@ -222,4 +222,22 @@ impl<'a> SummaryParts<'a> {
     pub fn form(&self) -> Option<&'a str> {
         self.assertion.and_then(|a| a.form)
     }
+
+    /// `assertion.text` of an index summary's JSON text, read without a JSON value (escapes
+    /// decoded); None when the summary is not of the plain shape (then read it as a
+    /// [`Summary`]).
+    pub fn text(json: &str) -> Option<Option<String>> {
+        #[derive(Deserialize)]
+        struct Outer {
+            #[serde(default, deserialize_with = "present")]
+            assertion: Option<Inner>,
+        }
+        #[derive(Deserialize)]
+        struct Inner {
+            #[serde(default, deserialize_with = "present")]
+            text: Option<String>,
+        }
+        let outer: Outer = serde_json::from_str(json).ok()?;
+        Some(outer.assertion.and_then(|a| a.text))
+    }
 }

@@ -379,6 +379,13 @@ impl Verdicts for BySlot<'_, '_, '_> {
             .map_err(FoldError::from)?)
     }
     fn text(&mut self, i: usize) -> Result<Option<String>, GateError> {
+        if let Some(text) = self
+            .all
+            .entry_at(self.slots[i])
+            .and_then(|e| SummaryParts::text(&e.summary))
+        {
+            return Ok(text);
+        }
         let id = self.id(i);
         Ok(self
             .all
@@ -480,11 +487,9 @@ fn judge(
                 if v.accepted(i)? {
                     counts.accepted += 1;
                 } else {
-                    unaccepted.push(violation(
-                        v,
-                        Rule::MaxUnevaluated,
-                        String::new(), // filled in once the total is known
-                    )?);
+                    // Made a violation only if there are too many: the id and the text
+                    // are read then.
+                    unaccepted.push((i, res.applies, path.clone(), range));
                 }
             }
             Status::Verified if rules.min_harness_keys > 0 => {
@@ -509,9 +514,17 @@ fn judge(
             "unevaluated and not accepted: {} such claims in scope, the policy allows {}",
             counts.unevaluated_unaccepted, rules.max_unevaluated
         );
-        for mut v in unaccepted {
-            v.message = message.clone();
-            violations.push(v);
+        for (i, applies, path, range) in unaccepted {
+            violations.push(Violation {
+                id: Some(v.id(i)),
+                rule: Rule::MaxUnevaluated,
+                status: Some(Status::Unevaluated),
+                applies: Some(applies),
+                message: message.clone(),
+                path,
+                range,
+                text: v.text(i)?,
+            });
         }
     }
     // Stale claims under `stale = "ignore"` are in scope but judged by no rule: they do not

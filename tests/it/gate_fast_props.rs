@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{json, Value};
 
-const OTHER_TREE: &str = "9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a";
+const OTHER_TREE: &str = "9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a";
 const FILES: [&str; 3] = ["src/a.rs", "src/b.rs", "docs/c.md"];
 
 /// A file's lines at the tree (`new`) or at the other tree: the other tree had one more
@@ -218,6 +218,7 @@ proptest! {
     fn an_anchor_read_without_a_value_is_the_references(
         members in prop::collection::vec((member_name(), member_value()), 0..6),
         form in prop::option::of(member_value()),
+        text in prop_oneof![member_value(), Just("\"say \\\"hi\\\"\\n\"".to_owned())],
         wrapped in any::<bool>(),
     ) {
         let mut anchor = String::from("{");
@@ -229,8 +230,8 @@ proptest! {
         }
         anchor.push('}');
         let assertion = match &form {
-            Some(f) => format!("{{\"form\":{f},\"text\":\"t\\\"\"}}"),
-            None => "{\"text\":1}".to_owned(),
+            Some(f) => format!("{{\"form\":{f},\"text\":{text}}}"),
+            None => format!("{{\"text\":{text}}}"),
         };
         let json_text = if wrapped {
             format!("{{\"anchor\":{anchor},\"assertion\":{assertion}}}")
@@ -251,9 +252,13 @@ proptest! {
             anchor_tree: OTHER_TREE.into(),
             timestamp: 0,
         };
+        if let Some(text) = SummaryParts::text(&json_text) {
+            prop_assert_eq!(text, summary.text().map(str::to_owned), "{}", json_text);
+        }
         let reference = Anchor::of(&claim, &summary);
         if let Some(parts) = SummaryParts::parse(&json_text) {
             prop_assert_eq!(parts.form(), summary.form(), "{}", json_text);
+
             if let Some(quick) = Anchor::from_parts(OTHER_TREE, &parts) {
                 prop_assert_eq!(Some(quick), reference.ok(), "{}", json_text);
             }
