@@ -220,7 +220,11 @@ pub fn evaluate<S: ClaimSource>(
             Ok(self.fold.effective(&self.candidates[i].claim.id)?.status)
         }
         fn accepted(&mut self, i: usize) -> Result<bool, GateError> {
-            Ok(!self.fold.own(&self.candidates[i].claim.id)?.accepted_by.is_empty())
+            Ok(!self
+                .fold
+                .own(&self.candidates[i].claim.id)?
+                .accepted_by
+                .is_empty())
         }
         fn harness_keys(&mut self, i: usize) -> Result<usize, GateError> {
             Ok(harness_keys(self.fold, &self.candidates[i].claim.id)?)
@@ -253,7 +257,7 @@ pub fn evaluate_all(
         .stored()
         .filter(|(_, e)| e.kind == Kind::Assertion)
         .collect();
-    assertions.sort_unstable_by(|a, b| a.1.id.cmp(&b.1.id));
+    assertions.sort_unstable_by_key(|a| a.1.id);
     let mut filtered_out = 0;
     let mut slots = Vec::with_capacity(assertions.len());
     let mut anchors = Vec::with_capacity(assertions.len());
@@ -266,7 +270,7 @@ pub fn evaluate_all(
             let id = id_text(&e.id);
             all.get_light(&id)
                 .map_err(FoldError::from)?
-                .ok_or_else(|| GateError::Fold(FoldError::NotFound(id)))
+                .ok_or(GateError::Fold(FoldError::NotFound(id)))
         };
         let form = match &parts {
             Some(p) => p.form().and_then(Form::parse),
@@ -309,7 +313,9 @@ impl Nodes for SlotNodes<'_, '_> {
         self.all.entry_at(node).map(|e| e.kind)
     }
     fn signers(&self, node: u32) -> &[Signer] {
-        self.all.entry_at(node).map_or(&[], |e| e.signers.as_slice())
+        self.all
+            .entry_at(node)
+            .map_or(&[], |e| e.signers.as_slice())
     }
     fn records(&self, node: u32) -> &[u32] {
         self.all.records_at(node)
@@ -367,7 +373,10 @@ impl Verdicts for BySlot<'_, '_, '_> {
             .unwrap_or_default()
     }
     fn status(&mut self, i: usize) -> Result<Status, GateError> {
-        Ok(self.fold.effective(self.slots[i]).map_err(FoldError::from)?)
+        Ok(self
+            .fold
+            .effective(self.slots[i])
+            .map_err(FoldError::from)?)
     }
     fn accepted(&mut self, i: usize) -> Result<bool, GateError> {
         Ok(self.fold.own(self.slots[i]).map_err(FoldError::from)?.1)
@@ -430,21 +439,19 @@ fn judge(
         }
         counts.in_scope += 1;
         let status = v.status(i)?;
-        let violation = |v: &mut dyn Verdicts,
-                             rule: Rule,
-                             message: String|
-         -> Result<Violation, GateError> {
-            Ok(Violation {
-                id: Some(v.id(i)),
-                rule,
-                status: Some(status),
-                applies: Some(res.applies),
-                message,
-                path: path.clone(),
-                range,
-                text: v.text(i)?,
-            })
-        };
+        let violation =
+            |v: &mut dyn Verdicts, rule: Rule, message: String| -> Result<Violation, GateError> {
+                Ok(Violation {
+                    id: Some(v.id(i)),
+                    rule,
+                    status: Some(status),
+                    applies: Some(res.applies),
+                    message,
+                    path: path.clone(),
+                    range,
+                    text: v.text(i)?,
+                })
+            };
         if res.applies == Applies::Stale {
             counts.applies.stale += 1;
             if rules.stale == StaleRule::Fail {

@@ -186,8 +186,8 @@ fn case(steps: &[Step], seed: u64) -> Result<(), TestCaseError> {
         let at = AtTree::new(&store, ids.clone(), &dir, selection);
         let mut fold = Fold::new(&at);
         let mut resolver = Resolver::new(&dir, &here).with_selection(selection);
-        let reference = evaluate(&policy, &all_ids, &mut fold, &mut resolver)
-            .map_err(|e| e.to_string());
+        let reference =
+            evaluate(&policy, &all_ids, &mut fold, &mut resolver).map_err(|e| e.to_string());
 
         let all = store.all_claims().unwrap();
         let at = AtTree::new(&all, ids.clone(), &dir, selection);
