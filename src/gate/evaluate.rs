@@ -299,6 +299,29 @@ pub fn evaluate_all(
     judge(policy, &anchors, filtered_out, resolver, &mut by_slot)
 }
 
+/// What [`evaluate_all`] folds for each of `ids` (claims `all` stores): own status, whether a
+/// live residue-acceptance targets it, and effective status, at the tree of `at`. The same
+/// as the fold over `at` gives; a test holds them equal.
+pub fn statuses_by_slot(
+    all: &AllClaims<'_>,
+    at: &AtTree<'_, AllClaims<'_>>,
+    ids: &[String],
+) -> Result<Vec<(Status, bool, Status)>, GateError> {
+    let nodes = SlotNodes { all, at };
+    let mut fold = DenseFold::new(&nodes, ClaimSource::compromise(all));
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let slot = all
+            .slot_of(id)
+            .filter(|&s| all.entry_at(s).is_some())
+            .ok_or_else(|| GateError::Fold(FoldError::NotFound(id.clone())))?;
+        let (own, accepted) = fold.own(slot).map_err(FoldError::from)?;
+        let effective = fold.effective(slot).map_err(FoldError::from)?;
+        out.push((own, accepted, effective));
+    }
+    Ok(out)
+}
+
 /// The claims of a store read at once, by slot, as they stand at one tree.
 struct SlotNodes<'a, 's> {
     all: &'a AllClaims<'s>,

@@ -7,7 +7,8 @@
 //!   unanchored; records of every kind at either tree, records of records, premises, some
 //!   never added) and random policies (every status forbidden, so every claim in scope shows
 //!   its status; harness keys asked for; paths, origins and forms filtered; stale ignored),
-//!   both give the same outcome, byte for byte;
+//!   both give the same outcome, byte for byte, and every claim (records too) has the same
+//!   own status, acceptance and effective status by slot as through the fold;
 //! - on random anchor JSON (members of every type, escapes, repeats), the anchor read without
 //!   a value is the reference's whenever it is read at all.
 
@@ -181,6 +182,23 @@ fn case(steps: &[Step], seed: u64) -> Result<(), TestCaseError> {
     common::lib_add_all(&store, &claims);
     let all_ids = store.claim_ids().unwrap();
 
+    // Every claim's statuses by slot (records too) are the fold's at the tree.
+    {
+        let at = AtTree::new(&store, ids.clone(), &dir, selection);
+        let mut fold = Fold::new(&at);
+        let all = store.all_claims().unwrap();
+        let view = AtTree::new(&all, ids.clone(), &dir, selection);
+        let quick = elench::gate::evaluate::statuses_by_slot(&all, &view, &all_ids).unwrap();
+        for (id, got) in all_ids.iter().zip(quick) {
+            let own = fold.own(id).unwrap();
+            let want = (
+                own.status,
+                !own.accepted_by.is_empty(),
+                fold.effective(id).unwrap().status,
+            );
+            prop_assert_eq!(got, want, "claim {}", id);
+        }
+    }
     for text in POLICIES {
         let policy = Policy::parse(text).unwrap();
         let at = AtTree::new(&store, ids.clone(), &dir, selection);
