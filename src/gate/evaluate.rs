@@ -258,37 +258,50 @@ pub fn evaluate_all(
         .filter(|(_, e)| e.kind == Kind::Assertion)
         .collect();
     assertions.sort_unstable_by_key(|a| a.1.id);
-    let mut filtered_out = 0;
-    let mut slots = Vec::with_capacity(assertions.len());
-    let mut anchors = Vec::with_capacity(assertions.len());
-    for (slot, e) in assertions {
+    // Each summary read on every core; what passes the filters kept in id order, and the
+    // first error in that order the one reported, as the reference does.
+    let reference = |e: &ClaimEntry| -> Result<StoredClaim<Summary>, GateError> {
+        let id = id_text(&e.id);
+        all.get_light(&id)
+            .map_err(FoldError::from)?
+            .ok_or(GateError::Fold(FoldError::NotFound(id)))
+    };
+    let read = |&(slot, e): &(u32, &ClaimEntry)| -> Result<Option<(u32, Anchor)>, GateError> {
         let parts = SummaryParts::parse(&e.summary);
-        let quick_anchor = parts
-            .as_ref()
-            .and_then(|p| Anchor::from_parts(&e.anchor_tree, p));
-        let reference = |e: &ClaimEntry| -> Result<StoredClaim<Summary>, GateError> {
-            let id = id_text(&e.id);
-            all.get_light(&id)
-                .map_err(FoldError::from)?
-                .ok_or(GateError::Fold(FoldError::NotFound(id)))
-        };
         let form = match &parts {
             Some(p) => p.form().and_then(Form::parse),
             None => reference(e)?.body.form().and_then(Form::parse),
         };
         if !passes_filters(policy, e.origin, &e.producer, form) {
-            filtered_out += 1;
-            continue;
+            return Ok(None);
         }
-        let anchor = match quick_anchor {
+        let quick = parts
+            .as_ref()
+            .and_then(|p| Anchor::from_parts(&e.anchor_tree, p));
+        let anchor = match quick {
             Some(a) => a,
             None => {
                 let s = reference(e)?;
                 Anchor::of(&s.claim, &s.body)?
             }
         };
-        slots.push(slot);
-        anchors.push(anchor);
+        Ok(Some((slot, anchor)))
+    };
+    let read: Vec<Result<Option<(u32, Anchor)>, GateError>> = {
+        use rayon::prelude::*;
+        assertions.par_iter().map(read).collect()
+    };
+    let mut filtered_out = 0;
+    let mut slots = Vec::with_capacity(read.len());
+    let mut anchors = Vec::with_capacity(read.len());
+    for r in read {
+        match r? {
+            Some((slot, anchor)) => {
+                slots.push(slot);
+                anchors.push(anchor);
+            }
+            None => filtered_out += 1,
+        }
     }
     let nodes = SlotNodes { all, at };
     let mut by_slot = BySlot {
