@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod ancestry;
+pub mod dense;
 pub use ancestry::QuickMemo;
 
 /// Where the fold reads claims and edges from: the store, or memory in tests.

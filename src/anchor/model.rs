@@ -1,7 +1,7 @@
 //! A claim's `anchor` as carry-over reads it, and the paths anchors may name.
 
 use super::AnchorError;
-use crate::claim::{Claim, Gist};
+use crate::claim::{Claim, Gist, SummaryParts};
 use serde_json::Value;
 use std::fmt;
 
@@ -102,6 +102,33 @@ impl Anchor {
             path: text("path")?,
             range,
             content_digest: text("contentDigest")?,
+        })
+    }
+}
+
+impl Anchor {
+    /// [`Anchor::of`] from the parts of an index summary read without a JSON value, for a
+    /// claim about `tree`: the same
+    /// anchor when the parts hold one; None when the summary has no anchor or one that
+    /// [`Anchor::of`] refuses (an unknown strategy, a range that is not `[start, end]`), so
+    /// that the caller reads it the reference way and reports what it reports.
+    pub fn from_parts(tree: &str, parts: &SummaryParts<'_>) -> Option<Anchor> {
+        let a = parts.anchor?;
+        let strategy = match a.strategy {
+            None => Strategy::Multi,
+            Some(s) => Strategy::parse(s)?,
+        };
+        let range = match a.range {
+            None => None,
+            Some([s, e]) if 1 <= s && s <= e => Some((s, e)),
+            Some(_) => return None,
+        };
+        Some(Anchor {
+            tree: tree.to_owned(),
+            strategy,
+            path: a.path.map(str::to_owned),
+            range,
+            content_digest: a.content_digest.map(str::to_owned),
         })
     }
 }

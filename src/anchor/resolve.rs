@@ -152,8 +152,13 @@ impl Resolver {
             .iter()
             .map(|(claim, text)| Anchor::of(claim, *text))
             .collect::<Result<Vec<_>, _>>()?;
-        self.prefetch(&anchors)?;
-        let mut out = Vec::with_capacity(claims.len());
+        self.resolve_anchors(&anchors)
+    }
+
+    /// [`Resolver::resolve_all`] of claims whose anchors are already read, in order.
+    pub fn resolve_anchors(&mut self, anchors: &[Anchor]) -> Result<Vec<Resolution>, AnchorError> {
+        self.prefetch(anchors)?;
+        let mut out = Vec::with_capacity(anchors.len());
         let mut searches = Vec::new();
         for (index, anchor) in anchors.iter().enumerate() {
             let (r, search) = self.resolve_locally(anchor)?;

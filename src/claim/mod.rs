@@ -11,7 +11,7 @@ pub mod predicate;
 pub mod schema;
 
 pub use id::{compute_id, is_claim_id};
-pub use model::{Body, Claim, Gist, Kind, OriginKind, Summary};
+pub use model::{AnchorParts, Body, Claim, Gist, Kind, OriginKind, Summary, SummaryParts};
 
 /// The `uri` of the evidence entry in which an observation (a verification, falsification
 /// or residue-acceptance) records its target's inputs digest at the tree it observed: this

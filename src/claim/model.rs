@@ -168,3 +168,76 @@ impl Gist for Summary {
         &self.0
     }
 }
+
+/// The members of an index summary's JSON that a gate reads before it resolves anchors,
+/// borrowed from the text: no JSON value is built. Only the plain shape is read this way:
+/// every member present has the type it must have (no `null`), no string holds an escape,
+/// no member is repeated. For anything else [`SummaryParts::parse`] answers None and the
+/// summary is read as a [`Summary`], whose reading is the reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub struct SummaryParts<'a> {
+    #[serde(default, deserialize_with = "present", borrow)]
+    pub anchor: Option<AnchorParts<'a>>,
+    #[serde(default, deserialize_with = "present", borrow)]
+    pub assertion: Option<AssertionParts<'a>>,
+}
+
+/// `anchor`'s members as [`SummaryParts`] reads them (its `tree` is the claim's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub struct AnchorParts<'a> {
+    #[serde(default, deserialize_with = "present")]
+    pub strategy: Option<&'a str>,
+    #[serde(default, deserialize_with = "present")]
+    pub path: Option<&'a str>,
+    #[serde(default, deserialize_with = "present")]
+    pub range: Option<[u64; 2]>,
+    #[serde(default, deserialize_with = "present", rename = "contentDigest")]
+    pub content_digest: Option<&'a str>,
+}
+
+/// `assertion.form`, as [`SummaryParts`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub struct AssertionParts<'a> {
+    #[serde(default, deserialize_with = "present")]
+    pub form: Option<&'a str>,
+}
+
+/// A member that is there: it must have its type (`null` is not an absent member).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+impl<'a> SummaryParts<'a> {
+    /// Reads an index summary's JSON text (`{"anchor": …, "assertion": {"form", "text"}}`),
+    /// or None when it is not of the plain shape (see [`SummaryParts`]).
+    pub fn parse(json: &'a str) -> Option<SummaryParts<'a>> {
+        serde_json::from_str(json).ok()
+    }
+
+    /// `assertion.form`.
+    pub fn form(&self) -> Option<&'a str> {
+        self.assertion.and_then(|a| a.form)
+    }
+
+    /// `assertion.text` of an index summary's JSON text, read without a JSON value (escapes
+    /// decoded); None when the summary is not of the plain shape (then read it as a
+    /// [`Summary`]).
+    pub fn text(json: &str) -> Option<Option<String>> {
+        #[derive(Deserialize)]
+        struct Outer {
+            #[serde(default, deserialize_with = "present")]
+            assertion: Option<Inner>,
+        }
+        #[derive(Deserialize)]
+        struct Inner {
+            #[serde(default, deserialize_with = "present")]
+            text: Option<String>,
+        }
+        let outer: Outer = serde_json::from_str(json).ok()?;
+        Some(outer.assertion.and_then(|a| a.text))
+    }
+}

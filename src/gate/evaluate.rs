@@ -12,11 +12,15 @@
 //! never passes only because claims were left aside.
 
 use super::policy::{Form, Policy, StaleRule};
-use crate::anchor::{Anchor, AnchorError, Applies, Resolver};
-use crate::claim::{Claim, Gist, Kind, Summary};
+use crate::anchor::at_tree::is_observation;
+use crate::anchor::{Anchor, AnchorError, Applies, AtTree, Resolver};
+use crate::claim::{Gist, Kind, OriginKind, Summary, SummaryParts};
+use crate::fold::dense::{DenseFold, Nodes};
 use crate::fold::{ClaimSource, Fold, FoldError, Status};
+use crate::ingest::Signer;
 use crate::keys::Role;
-use crate::store::StoredClaim;
+use crate::store::index::id_text;
+use crate::store::{AllClaims, ClaimEntry, StoreError, StoredClaim};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -157,8 +161,20 @@ pub struct Outcome {
     pub counts: Counts,
 }
 
+/// What judging a claim in scope asks of the log, for the `i`th candidate: its effective
+/// status, whether a human accepted it as residue, how many harness keys verified it, and
+/// its `assertion.text` (only for a violation).
+trait Verdicts {
+    fn id(&self, i: usize) -> String;
+    fn status(&mut self, i: usize) -> Result<Status, GateError>;
+    fn accepted(&mut self, i: usize) -> Result<bool, GateError>;
+    fn harness_keys(&mut self, i: usize) -> Result<usize, GateError>;
+    fn text(&mut self, i: usize) -> Result<Option<String>, GateError>;
+}
+
 /// Evaluates `policy` over the claims `ids` (any order; records and unknown kinds are
-/// skipped) at the directory `resolver` reads.
+/// skipped) at the directory `resolver` reads. This is the reference reading, through the
+/// fold; [`evaluate_all`] gives the same outcome from a store's claims read at once.
 pub fn evaluate<S: ClaimSource>(
     policy: &Policy,
     ids: &[String],
@@ -169,7 +185,7 @@ pub fn evaluate<S: ClaimSource>(
     ids.sort();
     ids.dedup();
 
-    let mut counts = Counts::default();
+    let mut filtered_out = 0;
     // Filters that need no file first, so resolution only reads what may be in scope.
     let mut candidates: Vec<Arc<StoredClaim<Summary>>> = Vec::new();
     // Records are never in scope: only the assertions' summaries are read, all at once.
@@ -180,30 +196,275 @@ pub fn evaluate<S: ClaimSource>(
         }
     }
     for stored in fold.require_summaries(&assertions)? {
-        if passes_filters(policy, &stored) {
+        let c = &stored.claim;
+        let form = stored.body.form().and_then(Form::parse);
+        if passes_filters(policy, c.origin, &c.producer, form) {
             candidates.push(stored);
         } else {
-            counts.filtered_out += 1;
+            filtered_out += 1;
         }
     }
-    let claims: Vec<(&Claim, &Summary)> = candidates.iter().map(|s| (&s.claim, &s.body)).collect();
-    let resolutions = resolver.resolve_all(&claims)?;
+    let anchors = candidates
+        .iter()
+        .map(|s| Anchor::of(&s.claim, &s.body))
+        .collect::<Result<Vec<_>, _>>()?;
+    struct ByFold<'a, 'f, S: ClaimSource> {
+        fold: &'a mut Fold<'f, S>,
+        candidates: &'a [Arc<StoredClaim<Summary>>],
+    }
+    impl<S: ClaimSource> Verdicts for ByFold<'_, '_, S> {
+        fn id(&self, i: usize) -> String {
+            self.candidates[i].claim.id.clone()
+        }
+        fn status(&mut self, i: usize) -> Result<Status, GateError> {
+            Ok(self.fold.effective(&self.candidates[i].claim.id)?.status)
+        }
+        fn accepted(&mut self, i: usize) -> Result<bool, GateError> {
+            Ok(!self
+                .fold
+                .own(&self.candidates[i].claim.id)?
+                .accepted_by
+                .is_empty())
+        }
+        fn harness_keys(&mut self, i: usize) -> Result<usize, GateError> {
+            Ok(harness_keys(self.fold, &self.candidates[i].claim.id)?)
+        }
+        fn text(&mut self, i: usize) -> Result<Option<String>, GateError> {
+            Ok(self.candidates[i].body.text().map(str::to_owned))
+        }
+    }
+    let mut by_fold = ByFold {
+        fold,
+        candidates: &candidates,
+    };
+    judge(policy, &anchors, filtered_out, resolver, &mut by_fold)
+}
+
+/// [`evaluate`] over every claim of a store read at once (`all`), with statuses at the tree
+/// of `at` (a view of `all`): the same outcome, byte for byte, by a quicker road. Each
+/// assertion's summary is read for its anchor and form without building a JSON value (one
+/// of another shape is read the reference way), and statuses are folded over the claims'
+/// slots ([`DenseFold`]), not a memo keyed by id text. The view decides which observations
+/// act at the tree, as it does for the fold.
+pub fn evaluate_all(
+    policy: &Policy,
+    all: &AllClaims<'_>,
+    at: &AtTree<'_, AllClaims<'_>>,
+    resolver: &mut Resolver,
+) -> Result<Outcome, GateError> {
+    // In id order, as the reference visits them (a slot's key sorts as its id text).
+    let mut assertions: Vec<(u32, &ClaimEntry)> = all
+        .stored()
+        .filter(|(_, e)| e.kind == Kind::Assertion)
+        .collect();
+    assertions.sort_unstable_by_key(|a| a.1.id);
+    // Each summary read on every core; what passes the filters kept in id order, and the
+    // first error in that order the one reported, as the reference does.
+    let reference = |e: &ClaimEntry| -> Result<StoredClaim<Summary>, GateError> {
+        let id = id_text(&e.id);
+        all.get_light(&id)
+            .map_err(FoldError::from)?
+            .ok_or(GateError::Fold(FoldError::NotFound(id)))
+    };
+    let read = |&(slot, e): &(u32, &ClaimEntry)| -> Result<Option<(u32, Anchor)>, GateError> {
+        let parts = SummaryParts::parse(&e.summary);
+        let form = match &parts {
+            Some(p) => p.form().and_then(Form::parse),
+            None => reference(e)?.body.form().and_then(Form::parse),
+        };
+        if !passes_filters(policy, e.origin, &e.producer, form) {
+            return Ok(None);
+        }
+        let quick = parts
+            .as_ref()
+            .and_then(|p| Anchor::from_parts(&e.anchor_tree, p));
+        let anchor = match quick {
+            Some(a) => a,
+            None => {
+                let s = reference(e)?;
+                Anchor::of(&s.claim, &s.body)?
+            }
+        };
+        Ok(Some((slot, anchor)))
+    };
+    let read: Vec<Result<Option<(u32, Anchor)>, GateError>> = {
+        use rayon::prelude::*;
+        assertions.par_iter().map(read).collect()
+    };
+    let mut filtered_out = 0;
+    let mut slots = Vec::with_capacity(read.len());
+    let mut anchors = Vec::with_capacity(read.len());
+    for r in read {
+        match r? {
+            Some((slot, anchor)) => {
+                slots.push(slot);
+                anchors.push(anchor);
+            }
+            None => filtered_out += 1,
+        }
+    }
+    let nodes = SlotNodes { all, at };
+    let mut by_slot = BySlot {
+        all,
+        slots: &slots,
+        fold: DenseFold::new(&nodes, ClaimSource::compromise(all)),
+    };
+    judge(policy, &anchors, filtered_out, resolver, &mut by_slot)
+}
+
+/// What [`evaluate_all`] folds for each of `ids` (claims `all` stores): own status, whether a
+/// live residue-acceptance targets it, and effective status, at the tree of `at`. The same
+/// as the fold over `at` gives; a test holds them equal.
+pub fn statuses_by_slot(
+    all: &AllClaims<'_>,
+    at: &AtTree<'_, AllClaims<'_>>,
+    ids: &[String],
+) -> Result<Vec<(Status, bool, Status)>, GateError> {
+    let nodes = SlotNodes { all, at };
+    let mut fold = DenseFold::new(&nodes, ClaimSource::compromise(all));
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let slot = all
+            .slot_of(id)
+            .filter(|&s| all.entry_at(s).is_some())
+            .ok_or_else(|| GateError::Fold(FoldError::NotFound(id.clone())))?;
+        let (own, accepted) = fold.own(slot).map_err(FoldError::from)?;
+        let effective = fold.effective(slot).map_err(FoldError::from)?;
+        out.push((own, accepted, effective));
+    }
+    Ok(out)
+}
+
+/// The claims of a store read at once, by slot, as they stand at one tree.
+struct SlotNodes<'a, 's> {
+    all: &'a AllClaims<'s>,
+    at: &'a AtTree<'a, AllClaims<'s>>,
+}
+
+impl Nodes for SlotNodes<'_, '_> {
+    fn node_count(&self) -> usize {
+        self.all.slot_count()
+    }
+    fn kind(&self, node: u32) -> Option<Kind> {
+        self.all.entry_at(node).map(|e| e.kind)
+    }
+    fn signers(&self, node: u32) -> &[Signer] {
+        self.all
+            .entry_at(node)
+            .map_or(&[], |e| e.signers.as_slice())
+    }
+    fn records(&self, node: u32) -> &[u32] {
+        self.all.records_at(node)
+    }
+    fn premises(&self, node: u32, out: &mut Vec<u32>) -> Result<(), StoreError> {
+        let Some(e) = self.all.entry_at(node) else {
+            return Ok(());
+        };
+        for p in &e.depends_on {
+            match self.all.slot_of_key(p) {
+                Some(slot) => out.push(slot),
+                None => {
+                    return Err(self.all.store().index_damaged(&format!(
+                        "the index names {} and its nodes table has no entry for it",
+                        id_text(p)
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+    fn applies(&self, record: u32, target: u32) -> Result<bool, StoreError> {
+        // What the view decides at once, without a record's text: anything but an
+        // observation, or an observation of this very tree, acts here.
+        let Some(r) = self.all.entry_at(record) else {
+            return Ok(true);
+        };
+        if !is_observation(r.kind) || r.anchor_tree == self.at.tree() {
+            return Ok(true);
+        }
+        self.at.applies(&id_text(&r.id), &self.name(target))
+    }
+    fn name(&self, node: u32) -> String {
+        match self.all.entry_at(node) {
+            Some(e) => id_text(&e.id),
+            None => format!("slot {node}"),
+        }
+    }
+    fn contradiction(&self, why: String) -> StoreError {
+        self.all.store().index_damaged(&why)
+    }
+}
+
+struct BySlot<'a, 'n, 's> {
+    all: &'a AllClaims<'s>,
+    slots: &'a [u32],
+    fold: DenseFold<'n, SlotNodes<'a, 's>>,
+}
+
+impl Verdicts for BySlot<'_, '_, '_> {
+    fn id(&self, i: usize) -> String {
+        self.all
+            .entry_at(self.slots[i])
+            .map(|e| id_text(&e.id))
+            .unwrap_or_default()
+    }
+    fn status(&mut self, i: usize) -> Result<Status, GateError> {
+        Ok(self
+            .fold
+            .effective(self.slots[i])
+            .map_err(FoldError::from)?)
+    }
+    fn accepted(&mut self, i: usize) -> Result<bool, GateError> {
+        Ok(self.fold.own(self.slots[i]).map_err(FoldError::from)?.1)
+    }
+    fn harness_keys(&mut self, i: usize) -> Result<usize, GateError> {
+        Ok(self
+            .fold
+            .harness_keys(self.slots[i])
+            .map_err(FoldError::from)?)
+    }
+    fn text(&mut self, i: usize) -> Result<Option<String>, GateError> {
+        if let Some(text) = self
+            .all
+            .entry_at(self.slots[i])
+            .and_then(|e| SummaryParts::text(&e.summary))
+        {
+            return Ok(text);
+        }
+        let id = self.id(i);
+        Ok(self
+            .all
+            .get_light(&id)
+            .map_err(FoldError::from)?
+            .and_then(|s| s.body.text().map(str::to_owned)))
+    }
+}
+
+/// The judging both readings share: resolves the candidates' anchors (each passed the
+/// filters that need no file; `filtered_out` did not) and applies the policy's rules.
+fn judge(
+    policy: &Policy,
+    anchors: &[Anchor],
+    filtered_out: u64,
+    resolver: &mut Resolver,
+    v: &mut dyn Verdicts,
+) -> Result<Outcome, GateError> {
+    let mut counts = Counts {
+        filtered_out,
+        ..Counts::default()
+    };
+    let resolutions = resolver.resolve_anchors(anchors)?;
 
     let rules = &policy.rules;
     let mut violations = Vec::new();
     let mut unaccepted = Vec::new();
-    for (stored, res) in candidates.iter().zip(resolutions) {
-        let c = &stored.claim;
-        let summary = &stored.body;
+    for (i, (anchor, res)) in anchors.iter().zip(resolutions).enumerate() {
         if res.applies == Applies::Unanchored {
             counts.unanchored += 1;
             continue;
         }
         let (path, range) = match res.applies {
-            Applies::Stale => {
-                let a = Anchor::of(c, summary)?;
-                (a.path, a.range.map(|(s, e)| [s, e]))
-            }
+            Applies::Stale => (anchor.path.clone(), anchor.range.map(|(s, e)| [s, e])),
             _ => (res.path.clone(), res.range),
         };
         if let Some(globs) = &policy.scope.paths {
@@ -213,22 +474,26 @@ pub fn evaluate<S: ClaimSource>(
             }
         }
         counts.in_scope += 1;
-        let status = fold.effective(&c.id)?.status;
-        let violation = |rule: Rule, message: String| Violation {
-            id: Some(c.id.clone()),
-            rule,
-            status: Some(status),
-            applies: Some(res.applies),
-            message,
-            path: path.clone(),
-            range,
-            text: summary.text().map(str::to_owned),
-        };
+        let status = v.status(i)?;
+        let violation =
+            |v: &mut dyn Verdicts, rule: Rule, message: String| -> Result<Violation, GateError> {
+                Ok(Violation {
+                    id: Some(v.id(i)),
+                    rule,
+                    status: Some(status),
+                    applies: Some(res.applies),
+                    message,
+                    path: path.clone(),
+                    range,
+                    text: v.text(i)?,
+                })
+            };
         if res.applies == Applies::Stale {
             counts.applies.stale += 1;
             if rules.stale == StaleRule::Fail {
-                let no_digest = Anchor::of(c, summary)?.content_digest.is_none();
+                let no_digest = anchor.content_digest.is_none();
                 violations.push(violation(
+                    v,
                     Rule::Stale,
                     if no_digest {
                         "the claim names a path but carries no contentDigest: nothing can show \
@@ -237,7 +502,7 @@ pub fn evaluate<S: ClaimSource>(
                     } else {
                         "the lines this claim is about changed or are gone at this tree".into()
                     },
-                ));
+                )?);
             }
             continue;
         }
@@ -255,31 +520,32 @@ pub fn evaluate<S: ClaimSource>(
         *slot += 1;
         if rules.forbid.contains(&status) {
             violations.push(violation(
+                v,
                 Rule::Forbid,
                 format!("the policy forbids {status} claims"),
-            ));
+            )?);
         }
         match status {
             Status::Unevaluated => {
-                if fold.own(&c.id)?.accepted_by.is_empty() {
-                    unaccepted.push(violation(
-                        Rule::MaxUnevaluated,
-                        String::new(), // filled in once the total is known
-                    ));
-                } else {
+                if v.accepted(i)? {
                     counts.accepted += 1;
+                } else {
+                    // Made a violation only if there are too many: the id and the text
+                    // are read then.
+                    unaccepted.push((i, res.applies, path.clone(), range));
                 }
             }
             Status::Verified if rules.min_harness_keys > 0 => {
-                let keys = harness_keys(fold, &c.id)?;
+                let keys = v.harness_keys(i)?;
                 if (keys as u64) < rules.min_harness_keys {
                     violations.push(violation(
+                        v,
                         Rule::MinHarnessKeys,
                         format!(
                             "verified by {keys} distinct harness key(s); the policy asks for {}",
                             rules.min_harness_keys
                         ),
-                    ));
+                    )?);
                 }
             }
             _ => {}
@@ -291,9 +557,17 @@ pub fn evaluate<S: ClaimSource>(
             "unevaluated and not accepted: {} such claims in scope, the policy allows {}",
             counts.unevaluated_unaccepted, rules.max_unevaluated
         );
-        for mut v in unaccepted {
-            v.message = message.clone();
-            violations.push(v);
+        for (i, applies, path, range) in unaccepted {
+            violations.push(Violation {
+                id: Some(v.id(i)),
+                rule: Rule::MaxUnevaluated,
+                status: Some(Status::Unevaluated),
+                applies: Some(applies),
+                message: message.clone(),
+                path,
+                range,
+                text: v.text(i)?,
+            });
         }
     }
     // Stale claims under `stale = "ignore"` are in scope but judged by no rule: they do not
@@ -344,21 +618,19 @@ pub fn evaluate<S: ClaimSource>(
 }
 
 /// The scope's origin, producer and form filters (the path filter needs the resolution).
-fn passes_filters(policy: &Policy, stored: &StoredClaim<Summary>) -> bool {
-    let c = &stored.claim;
+fn passes_filters(policy: &Policy, origin: OriginKind, producer: &str, form: Option<Form>) -> bool {
     let s = &policy.scope;
     if let Some(origins) = &s.origins {
-        if !origins.contains(&c.origin) {
+        if !origins.contains(&origin) {
             return false;
         }
     }
     if let Some(producers) = &s.producers {
-        if !producers.is_match(&c.producer) {
+        if !producers.is_match(producer) {
             return false;
         }
     }
     if let Some(forms) = &s.forms {
-        let form = stored.body.form().and_then(Form::parse);
         if !form.is_some_and(|f| forms.contains(&f)) {
             return false;
         }
@@ -384,7 +656,7 @@ fn harness_keys<S: ClaimSource>(fold: &mut Fold<'_, S>, id: &str) -> Result<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::OriginKind;
+    use crate::claim::Claim;
     use crate::ingest::Signer;
     use crate::store::StoreError;
     use serde_json::json;

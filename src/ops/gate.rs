@@ -8,7 +8,7 @@ use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure};
 use crate::anchor::{AtTree, Resolver};
 use crate::fold::{Fold, Status};
-use crate::gate::{evaluate, Counts, Policy, StaleRule, Violation};
+use crate::gate::{evaluate_all, Counts, Policy, StaleRule, Violation};
 use crate::tree::Selection;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -97,12 +97,10 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     let tree = tree_ids.oid().to_owned();
     // A gate reads most of the log: every claim at once, in one walk of the index.
     let all = store.all_claims()?;
-    let ids = all.ids();
     // Statuses at this tree: only the observations that apply here count.
     let at_tree = AtTree::new(&all, tree_ids, &dir, selection);
-    let mut fold = Fold::new(&at_tree);
     let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
-    let mut outcome = evaluate(&policy, &ids, &mut fold, &mut resolver)?;
+    let mut outcome = evaluate_all(&policy, &all, &at_tree, &mut resolver)?;
     // The team's trust: an expired policy in force, or an equivocation, fails the gate.
     if let Ok(st) = crate::trust::state_of(&store) {
         for (code, message) in st.warnings(crate::trust::now()) {

@@ -410,6 +410,40 @@ impl<'s> AllClaims<'s> {
         self.store
     }
 
+    /// How many slots there are: one for each id the log names, stored or not.
+    pub fn slot_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The slot of `id`, when the log names it.
+    pub fn slot_of(&self, id: &str) -> Option<u32> {
+        self.slot_of_key(&id_key(id)?)
+    }
+
+    /// The slot of the id `key`, when the log names it.
+    pub fn slot_of_key(&self, key: &index::IdKey) -> Option<u32> {
+        self.slots.get(key).copied()
+    }
+
+    /// The entry of the claim in `slot`: None when the log only names it (or no such slot).
+    pub fn entry_at(&self, slot: u32) -> Option<&ClaimEntry> {
+        self.entries.get(slot as usize)?.as_ref()
+    }
+
+    /// The slots of the records targeting the claim in `slot` (each once, stored, in no
+    /// particular order).
+    pub fn records_at(&self, slot: u32) -> &[u32] {
+        self.records.get(slot as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every stored claim, by slot, in no particular order.
+    pub fn stored(&self) -> impl Iterator<Item = (u32, &ClaimEntry)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, e)| Some((slot as u32, e.as_ref()?)))
+    }
+
     /// Ids of every stored claim, in id order.
     pub fn ids(&self) -> Vec<String> {
         let mut keys: Vec<&index::IdKey> = self.entries.iter().flatten().map(|e| &e.id).collect();

@@ -123,6 +123,33 @@ fn statuses(store: &Store, ids: &[String]) -> BTreeMap<String, (Status, Status)>
         .collect()
 }
 
+/// The gate's statuses by slot (`fold::dense`) are the fold's, at a tree of its own: own
+/// status, accepted or not, effective status.
+fn by_slot_is_the_fold(store: &Store, ids: &[String], tmp: &Path) -> Result<(), TestCaseError> {
+    use elench::anchor::AtTree;
+    use elench::tree::Selection;
+    let dir = tmp.join("tree");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+    let selection = Selection::from_no_ignore(true);
+    let tree = elench::tree::list(&dir, selection).unwrap().ids().unwrap();
+    let view = AtTree::new(store, tree.clone(), &dir, selection);
+    let mut fold = Fold::new(&view);
+    let all = store.all_claims().unwrap();
+    let at = AtTree::new(&all, tree, &dir, selection);
+    let quick = elench::gate::evaluate::statuses_by_slot(&all, &at, ids).unwrap();
+    for (id, got) in ids.iter().zip(quick) {
+        let own = fold.own(id).unwrap();
+        let want = (
+            own.status,
+            !own.accepted_by.is_empty(),
+            fold.effective(id).unwrap().status,
+        );
+        prop_assert_eq!(got, want, "claim {}", id);
+    }
+    Ok(())
+}
+
 fn case(seed: u64, n: usize, mask: u8) -> Result<(), TestCaseError> {
     let keys = Keys::new();
     let root = KeyPair::in_memory(
@@ -157,6 +184,7 @@ fn case(seed: u64, n: usize, mask: u8) -> Result<(), TestCaseError> {
         let s = store(&tmp.path().join(format!("s{k}")), &keys, &root);
         fill(&s, &order, &p, at);
         let got = statuses(&s, &ids);
+        by_slot_is_the_fold(&s, &ids, tmp.path())?;
         for id in &ids {
             let (own, eff) = got[id];
             prop_assert_eq!(own, model.own(id), "own status of {} (seed {})", id, seed);

@@ -46,6 +46,7 @@ mod early_exit;
 mod environments;
 mod fold_props;
 mod fold_quick_props;
+mod gate_fast_props;
 mod id_props;
 mod index_cache;
 mod index_damage;
