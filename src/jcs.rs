@@ -145,6 +145,20 @@ impl Canon {
     pub(crate) fn int(&mut self, n: i64) {
         self.0.extend_from_slice(n.to_string().as_bytes());
     }
+    /// A member holding an array of such integers, when there is one.
+    pub(crate) fn opt_ints(&mut self, name: &str, items: Option<&[i64]>) {
+        if let Some(items) = items {
+            self.key(name);
+            self.0.push(b'[');
+            for (i, n) in items.iter().enumerate() {
+                if i > 0 {
+                    self.0.push(b',');
+                }
+                self.int(*n);
+            }
+            self.0.push(b']');
+        }
+    }
 }
 
 /// `text` without the whitespace JSON allows around a value, when what is left is already

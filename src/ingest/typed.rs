@@ -498,19 +498,7 @@ fn stored_summary(c: &ClaimView<'_>) -> String {
     for field in &a.order {
         match field {
             AnchorField::Tree => {}
-            AnchorField::Range => {
-                if let Some(range) = &a.range {
-                    w.key("range");
-                    w.0.push(b'[');
-                    for (i, n) in range.iter().enumerate() {
-                        if i > 0 {
-                            w.0.push(b',');
-                        }
-                        w.int(*n);
-                    }
-                    w.0.push(b']');
-                }
-            }
+            AnchorField::Range => w.opt_ints("range", a.range.as_deref()),
             AnchorField::Strategy => w.opt_str("strategy", a.strategy.as_deref()),
             AnchorField::Path => w.opt_str("path", a.path.as_deref()),
             AnchorField::Symbol => w.opt_str("symbol", a.symbol.as_deref()),
@@ -584,17 +572,7 @@ fn canonical_without_id(c: &ClaimView<'_>) -> Vec<u8> {
     w.open();
     w.opt_str("contentDigest", a.content_digest.as_deref());
     w.opt_str("path", a.path.as_deref());
-    if let Some(range) = &a.range {
-        w.key("range");
-        w.0.push(b'[');
-        for (i, n) in range.iter().enumerate() {
-            if i > 0 {
-                w.0.push(b',');
-            }
-            w.int(*n);
-        }
-        w.0.push(b']');
-    }
+    w.opt_ints("range", a.range.as_deref());
     w.opt_str("strategy", a.strategy.as_deref());
     w.opt_str("symbol", a.symbol.as_deref());
     w.opt_str("tree", a.tree.as_deref());
