@@ -23,10 +23,21 @@ fn not_canonical(e: serde_json::Error) -> Rejection {
 /// Computes the id of a claim, ignoring any `id` member it already has.
 pub fn compute_id(claim: &Map<String, Value>) -> Result<String, Rejection> {
     let bytes = crate::jcs::canonical_without(claim, "id").map_err(not_canonical)?;
-    Ok(format!(
-        "{ID_PREFIX}{}",
-        hex::encode(Sha256::digest(&bytes))
-    ))
+    Ok(id_of_canonical(&bytes))
+}
+
+/// The id of a claim whose canonical form without `id` is `canonical`: the prefix and the
+/// lowercase hex SHA-256 of those bytes, written once into a string of its size (ingest
+/// makes one per envelope).
+pub(crate) fn id_of_canonical(canonical: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(ID_PREFIX.len() + 64);
+    id.push_str(ID_PREFIX);
+    for b in Sha256::digest(canonical) {
+        id.push(char::from(HEX[usize::from(b >> 4)]));
+        id.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    id
 }
 
 /// Checks the `id` member against the recomputed id.

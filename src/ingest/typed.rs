@@ -18,12 +18,11 @@
 //! members in the payload's order), since building the body only to write that text cost
 //! more than the reading itself. `ingest::verify_for_store` is its only caller.
 
-use crate::claim::id::ID_PREFIX;
+use crate::claim::id::id_of_canonical;
 use crate::claim::{is_claim_id, Claim, Kind, OriginKind};
 use crate::envelope::statement::{PREDICATE_TYPE, STATEMENT_TYPE};
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
-use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
@@ -463,7 +462,7 @@ impl StatementView<'_> {
             }
         }
         // The id.
-        let id = id_of(&canonical_without_id(&c))?;
+        let id = id_of_canonical(&canonical_without_id(&c));
         if *c.id != *id {
             return None;
         }
@@ -552,16 +551,6 @@ fn stored_summary(c: &ClaimView<'_>) -> String {
     String::from_utf8(w.0).unwrap_or_default()
 }
 
-/// `cl_` and the hex SHA-256 of `canonical`, written once into a string of its size.
-fn id_of(canonical: &[u8]) -> Option<String> {
-    let mut hex = [0u8; 64];
-    hex::encode_to_slice(Sha256::digest(canonical), &mut hex).ok()?;
-    let mut id = String::with_capacity(ID_PREFIX.len() + hex.len());
-    id.push_str(ID_PREFIX);
-    id.push_str(std::str::from_utf8(&hex).ok()?);
-    Some(id)
-}
-
 /// RFC 8785 bytes of the claim without `id`: members sorted by name (all ASCII, so byte order
 /// is UTF-16 order), strings as `jcs` writes them, integers in decimal.
 fn canonical_without_id(c: &ClaimView<'_>) -> Vec<u8> {
@@ -644,6 +633,7 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
     use serde_json::Value;
+    use sha2::{Digest, Sha256};
 
     const TREE: &str = "0d1b2a3c4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9";
 
