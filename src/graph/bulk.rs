@@ -727,23 +727,18 @@ fn effective_outside<'k>(
     // `premises[premise_starts[a]..premise_starts[a + 1]]`.
     let mut premise_starts: Vec<usize> = Vec::with_capacity(met.len() + 1);
     let mut premises: Vec<u32> = Vec::new();
+    let mut these: Vec<u32> = Vec::new();
     premise_starts.push(0);
     for &(_, _, from, to) in &met {
-        let first = premises.len();
+        these.clear();
         for p in &premise_ids[from..to] {
             if let Some(node) = node_of.get(p).copied().flatten() {
-                premises.push(number(node)? as u32);
+                these.push(number(node)? as u32);
             }
         }
-        premises[first..].sort_unstable();
-        let mut kept = first;
-        for k in first..premises.len() {
-            if k == first || premises[k] != premises[kept - 1] {
-                premises[kept] = premises[k];
-                kept += 1;
-            }
-        }
-        premises.truncate(kept);
+        these.sort_unstable();
+        these.dedup();
+        premises.extend_from_slice(&these);
         premise_starts.push(premises.len());
     }
     drop(premise_ids);
