@@ -58,6 +58,16 @@ impl<'s, S: ClaimSource> AtTree<'s, S> {
         }
     }
 
+    /// The view reads the tree's files from `files` (its own tree's, listed with the same
+    /// selection), shared with other readers of that tree, instead of reading them again.
+    pub fn with_files(self, files: std::sync::Arc<super::files::TreeFiles>) -> AtTree<'s, S> {
+        let resolver = self.resolver.into_inner().with_files(files);
+        AtTree {
+            resolver: RefCell::new(resolver),
+            ..self
+        }
+    }
+
     /// The tree's id.
     pub fn tree(&self) -> &str {
         self.ids.oid()

@@ -37,24 +37,54 @@ pub struct Normalised {
 impl Normalised {
     /// Normalises `bytes`; refuses binary content (any NUL byte, git's own test for text).
     pub fn new(bytes: &[u8]) -> Result<Normalised, DigestError> {
+        Normalised::from_vec(bytes.to_vec())
+    }
+
+    /// [`Normalised::new`] of bytes it may keep: normalising only takes bytes away (and may
+    /// end the last line), so the text is normalised where it lies, with no second copy.
+    pub fn from_vec(mut bytes: Vec<u8>) -> Result<Normalised, DigestError> {
         if let Some(offset) = bytes.iter().position(|&b| b == 0) {
             return Err(DigestError::Binary { offset });
         }
-        let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-        let mut buf = Vec::with_capacity(bytes.len() + 1);
         let mut offsets = vec![0];
-        if !bytes.is_empty() {
-            for line in body.split(|&b| b == b'\n') {
-                let keep = line
-                    .iter()
-                    .rposition(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
-                    .map_or(0, |i| i + 1);
-                buf.extend_from_slice(&line[..keep]);
-                buf.push(b'\n');
-                offsets.push(buf.len());
-            }
+        if bytes.is_empty() {
+            return Ok(Normalised {
+                buf: bytes,
+                offsets,
+            });
         }
-        Ok(Normalised { buf, offsets })
+        let body = bytes.len() - usize::from(bytes.ends_with(b"\n"));
+        // Each line is moved down to `out`, its trailing blanks left behind, then ended by
+        // one LF: what is written never passes what has been read.
+        let (mut read, mut out) = (0, 0);
+        loop {
+            let end = bytes[read..body]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(body, |i| read + i);
+            let keep = bytes[read..end]
+                .iter()
+                .rposition(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
+                .map_or(0, |i| i + 1);
+            bytes.copy_within(read..read + keep, out);
+            out += keep;
+            if out < bytes.len() {
+                bytes[out] = b'\n';
+            } else {
+                bytes.push(b'\n');
+            }
+            out += 1;
+            offsets.push(out);
+            if end >= body {
+                break;
+            }
+            read = end + 1;
+        }
+        bytes.truncate(out);
+        Ok(Normalised {
+            buf: bytes,
+            offsets,
+        })
     }
 
     /// Number of lines.
@@ -207,5 +237,40 @@ mod tests {
         }
         assert_eq!(n.raw_digest(Some((3, 2))), None);
         assert_eq!(n.raw_digest(None).map(hex::encode), Some(n.whole_digest()));
+    }
+
+    /// Normalisation line by line into a new buffer: the plain reading of the rule, which
+    /// normalising in place must match.
+    fn by_lines(bytes: &[u8]) -> Option<(Vec<u8>, Vec<usize>)> {
+        if bytes.contains(&0) {
+            return None;
+        }
+        let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let (mut buf, mut offsets) = (Vec::new(), vec![0]);
+        if !bytes.is_empty() {
+            for line in body.split(|&b| b == b'\n') {
+                let keep = line
+                    .iter()
+                    .rposition(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
+                    .map_or(0, |i| i + 1);
+                buf.extend_from_slice(&line[..keep]);
+                buf.push(b'\n');
+                offsets.push(buf.len());
+            }
+        }
+        Some((buf, offsets))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn digest_in_place_normalising_is_line_by_line(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(vec![b'a', b' ', b'\t', b'\r', b'\n', b'\n', 0u8]),
+                0..40,
+            )
+        ) {
+            let got = Normalised::from_vec(bytes.clone()).ok().map(|n| (n.buf, n.offsets));
+            proptest::prop_assert_eq!(got, by_lines(&bytes));
+        }
     }
 }

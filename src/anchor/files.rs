@@ -3,11 +3,13 @@
 //! skipped at the top, and (unless `--no-ignore`) what the ignore rules leave out of the tree
 //! left out here too: [`walk`] takes its files from [`crate::tree::list`].
 
+use super::digest::Normalised;
 use super::AnchorError;
-use crate::tree::{FileKind, Selection};
+use crate::tree::{FileKind, Listing, Selection};
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// What is at a tree path.
 #[derive(Debug)]
@@ -65,6 +67,98 @@ pub fn walk(dir: &Path, selection: Selection) -> Result<Vec<(String, PathBuf)>, 
         .collect();
     out.sort();
     Ok(out)
+}
+
+/// The regular files of a directory's tree, by tree path, and their normalised text once
+/// read: what every resolver at that tree reads its files from, shared by them. A file is
+/// read once, from the bytes the tree's hashing kept when it was handed them
+/// ([`TreeFiles::from_listing`]), else from the directory by [`read`] (the reference way);
+/// a path the tree does not list (ignored, a link, missing) has no file, whatever is on disk.
+pub struct TreeFiles {
+    dir: PathBuf,
+    /// Tree paths (UTF-8), sorted.
+    paths: Vec<String>,
+    /// By path: its bytes not yet normalised (kept by the tree's hashing), or its text once
+    /// read (None: not text).
+    slots: Vec<Mutex<Slot>>,
+}
+
+enum Slot {
+    Unread(Option<Vec<u8>>),
+    Read(Option<Arc<Normalised>>),
+}
+
+impl TreeFiles {
+    /// The files of the tree of `dir` (listed with `selection`), to be read from disk.
+    pub fn listed(dir: &Path, selection: Selection) -> Result<TreeFiles, AnchorError> {
+        let paths = walk(dir, selection)?.into_iter().map(|(rel, _)| rel);
+        Ok(TreeFiles::of(dir, paths.map(|p| (p, None)).collect()))
+    }
+
+    /// The files of `listing` (the tree of `dir`), with the bytes its hashing kept, by
+    /// position in its files ([`crate::tree::Listing::ids_keeping`]); a file whose bytes
+    /// were not kept is read from disk when asked for.
+    pub fn from_listing(dir: &Path, listing: &Listing, kept: Vec<Option<Vec<u8>>>) -> TreeFiles {
+        let mut kept = kept.into_iter();
+        let files = listing
+            .files
+            .iter()
+            .map(|f| (f, kept.next().flatten()))
+            .filter(|(f, _)| f.kind == FileKind::File)
+            .filter_map(|(f, bytes)| Some((f.rel.to_str()?.to_owned(), bytes)))
+            .collect();
+        TreeFiles::of(dir, files)
+    }
+
+    fn of(dir: &Path, mut files: Vec<(String, Option<Vec<u8>>)>) -> TreeFiles {
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let (paths, slots) = files
+            .into_iter()
+            .map(|(p, bytes)| (p, Mutex::new(Slot::Unread(bytes))))
+            .unzip();
+        TreeFiles {
+            dir: dir.to_path_buf(),
+            paths,
+            slots,
+        }
+    }
+
+    /// Every tree path, sorted.
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// The normalised text of the file at tree path `rel`: None when the tree has no regular
+    /// file there, or it is not text.
+    pub fn text(&self, rel: &str) -> Result<Option<Arc<Normalised>>, AnchorError> {
+        match self.paths.binary_search_by(|p| p.as_str().cmp(rel)) {
+            Ok(i) => self.text_at(i),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// [`TreeFiles::text`] of the `i`th path.
+    pub fn text_at(&self, i: usize) -> Result<Option<Arc<Normalised>>, AnchorError> {
+        let Some(slot) = self.slots.get(i) else {
+            return Ok(None);
+        };
+        // A poisoned lock only means another reader panicked; the slot is still whole.
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = match &mut *slot {
+            Slot::Read(text) => return Ok(text.clone()),
+            Slot::Unread(kept) => match kept.take() {
+                Some(bytes) => Some(bytes),
+                None => match read(&self.dir, &self.paths[i])? {
+                    Entry::File(bytes) => Some(bytes),
+                    Entry::Absent => None,
+                },
+            },
+        };
+        // A binary file cannot hold the lines of a text anchor.
+        let text = bytes.and_then(|b| Normalised::from_vec(b).ok().map(Arc::new));
+        *slot = Slot::Read(text.clone());
+        Ok(text)
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 //! (the earlier one on a tie); across files, the claim's own path first, then path order.
 
 use super::digest::Normalised;
-use super::files::{self, Entry};
+use super::files::TreeFiles;
 use super::model::{tree_path, Anchor, Strategy};
 use super::AnchorError;
 use crate::claim::{Claim, Gist};
@@ -97,8 +97,8 @@ impl Resolution {
 pub struct Resolver {
     dir: PathBuf,
     tree: String,
-    files: HashMap<String, Option<Arc<Normalised>>>,
-    all_paths: Option<Arc<Vec<String>>>,
+    /// The tree's files, listed when first needed unless handed over.
+    files: Option<Arc<TreeFiles>>,
     /// Which files make the tree (ignore rules honoured unless `--no-ignore`).
     selection: Selection,
 }
@@ -115,8 +115,7 @@ impl Resolver {
         Resolver {
             dir: dir.to_path_buf(),
             tree: dir_tree_oid.to_owned(),
-            files: HashMap::new(),
-            all_paths: None,
+            files: None,
             selection: Selection::Committed,
         }
     }
@@ -124,6 +123,14 @@ impl Resolver {
     /// Reads the tree with this choice of files (the one its tree OID was computed with).
     pub fn with_selection(mut self, selection: Selection) -> Resolver {
         self.selection = selection;
+        self
+    }
+
+    /// Reads the tree's files from `files` (the same tree, listed with the same selection),
+    /// shared with whoever else holds them, instead of listing and reading the directory
+    /// itself: what the tree's hashing read is not read again.
+    pub fn with_files(mut self, files: Arc<TreeFiles>) -> Resolver {
+        self.files = Some(files);
         self
     }
 
@@ -251,18 +258,19 @@ impl Resolver {
                 .or_default()
                 .push(s.index);
         }
-        let paths = self.all_paths()?;
+        let files = self.files()?;
+        let paths = files.paths();
         let mut lens: Vec<Option<usize>> = by_len.keys().copied().collect();
         lens.sort_unstable();
         for len in lens {
             let Some(wanted) = by_len.get_mut(&len) else {
                 continue;
             };
-            for path in paths.iter() {
+            for (i, path) in paths.iter().enumerate() {
                 if wanted.is_empty() {
                     break;
                 }
-                let Some(file) = self.file(path)? else {
+                let Some(file) = files.text_at(i)? else {
                     continue;
                 };
                 let windows: Vec<Option<(usize, usize)>> = match len {
@@ -293,13 +301,7 @@ impl Resolver {
 
     /// The normalised file at a tree path, or None when there is no regular text file there.
     fn file(&mut self, rel: &str) -> Result<Option<Arc<Normalised>>, AnchorError> {
-        if let Some(f) = self.files.get(rel) {
-            return Ok(f.clone());
-        }
-        let listed = self.all_paths()?;
-        let f = load(&self.dir, &listed, rel)?;
-        self.files.insert(rel.to_owned(), f.clone());
-        Ok(f)
+        self.files()?.text(rel)
     }
 
     /// Reads, on every core, the files that the claims' own spans may have moved within:
@@ -310,54 +312,27 @@ impl Resolver {
             .iter()
             .filter(|a| a.tree != self.tree && a.content_digest.is_some())
             .filter_map(|a| a.path.as_deref().and_then(tree_path))
-            .filter(|rel| !self.files.contains_key(rel))
             .collect();
         wanted.sort_unstable();
         wanted.dedup();
         if wanted.len() < 2 {
             return Ok(());
         }
-        let listed = self.all_paths()?;
-        let dir = &self.dir;
-        let read = wanted
+        let files = self.files()?;
+        wanted
             .into_par_iter()
-            .map(|rel| {
-                let f = load(dir, &listed, &rel)?;
-                Ok((rel, f))
-            })
-            .collect::<Result<Vec<_>, AnchorError>>()?;
-        self.files.extend(read);
-        Ok(())
+            .try_for_each(|rel| files.text(&rel).map(|_| ()))
     }
 
-    fn all_paths(&mut self) -> Result<Arc<Vec<String>>, AnchorError> {
-        if let Some(p) = &self.all_paths {
-            return Ok(p.clone());
+    /// The tree's files: as handed over, else listed now (once).
+    fn files(&mut self) -> Result<Arc<TreeFiles>, AnchorError> {
+        if let Some(f) = &self.files {
+            return Ok(f.clone());
         }
-        let paths: Vec<String> = files::walk(&self.dir, self.selection)?
-            .into_iter()
-            .map(|(rel, _)| rel)
-            .collect();
-        let paths = Arc::new(paths);
-        self.all_paths = Some(paths.clone());
-        Ok(paths)
+        let files = Arc::new(TreeFiles::listed(&self.dir, self.selection)?);
+        self.files = Some(files.clone());
+        Ok(files)
     }
-}
-
-/// The normalised file at the tree path `rel` of `dir`, whose tree lists `listed` (sorted):
-/// None when there is no regular text file there.
-fn load(dir: &Path, listed: &[String], rel: &str) -> Result<Option<Arc<Normalised>>, AnchorError> {
-    // A file the tree leaves out (ignored) is not there, whatever is on disk.
-    let entry = if listed.binary_search_by(|p| p.as_str().cmp(rel)).is_ok() {
-        files::read(dir, rel)?
-    } else {
-        Entry::Absent
-    };
-    Ok(match entry {
-        // A binary file cannot hold the lines of a text anchor.
-        Entry::File(bytes) => Normalised::new(&bytes).ok().map(Arc::new),
-        Entry::Absent => None,
-    })
 }
 
 /// Where a span of `len` lines (or the whole file, `None`) with this digest is in `file`:

@@ -4,7 +4,7 @@
 //! [`GateOutput::failure`] is the `GATE_FAILED` failure a front end reports with it.
 
 use super::roots::{roots_at, Root};
-use super::tree::{tree_dir, tree_ids_at};
+use super::tree::{tree_dir, tree_files_at};
 use super::{Context, Failure};
 use crate::anchor::{AtTree, Resolver};
 use crate::fold::{Fold, Status};
@@ -93,13 +93,17 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     // One read transaction for the whole answer: a snapshot as of one state of the log.
     let _snapshot = store.pin()?;
     let selection = Selection::from_no_ignore(input.no_ignore);
-    let tree_ids = tree_ids_at(&dir, selection, ctx.observer())?;
+    // The tree's files are read once: hashed for its id, and kept for resolving anchors.
+    let (tree_ids, files) = tree_files_at(&dir, selection, ctx.observer())?;
+    let files = std::sync::Arc::new(files);
     let tree = tree_ids.oid().to_owned();
     // A gate reads most of the log: every claim at once, in one walk of the index.
     let all = store.all_claims()?;
     // Statuses at this tree: only the observations that apply here count.
-    let at_tree = AtTree::new(&all, tree_ids, &dir, selection);
-    let mut resolver = Resolver::new(&dir, &tree).with_selection(selection);
+    let at_tree = AtTree::new(&all, tree_ids, &dir, selection).with_files(files.clone());
+    let mut resolver = Resolver::new(&dir, &tree)
+        .with_selection(selection)
+        .with_files(files);
     let mut outcome = evaluate_all(&policy, &all, &at_tree, &mut resolver)?;
     // The team's trust: an expired policy in force, or an equivocation, fails the gate.
     if let Ok(st) = crate::trust::state_of(&store) {

@@ -55,6 +55,23 @@ pub fn tree_ids_at(
     Ok(ids)
 }
 
+/// [`tree_ids_at`] with the files of the tree kept, as their hashing read them: what
+/// resolves anchors at the tree next (the gate) reads them from, so each file is listed,
+/// opened and read once.
+pub fn tree_files_at(
+    dir: &Path,
+    selection: Selection,
+    observer: &dyn Observer,
+) -> Result<(crate::tree::TreeIds, crate::anchor::files::TreeFiles), Failure> {
+    let listing = crate::tree::list(dir, selection).map_err(Failure::from)?;
+    let (ids, kept) = listing.ids_keeping().map_err(Failure::from)?;
+    if let Some((code, message)) = tracked_ignored(dir, &listing) {
+        observer.warn(code, message);
+    }
+    let files = crate::anchor::files::TreeFiles::from_listing(dir, &listing, kept);
+    Ok((ids, files))
+}
+
 /// A `TRACKED_IGNORED` warning: its code and message.
 pub type TreeWarning = (&'static str, String);
 

@@ -85,7 +85,10 @@
 //! other platforms [`list`] returns [`TreeError::Unsupported`].
 //!
 //! The walk is iterative, so very deep trees cannot overflow the stack, and
-//! every error names the path it concerns.
+//! every error names the path it concerns. The files are hashed on every core; a
+//! regular file is opened without following a link (one found where the walk saw a
+//! file means it changed), and [`Listing::ids_keeping`] keeps the bytes it hashed, so
+//! that what reads the files next does not read them again.
 
 use std::path::{Path, PathBuf};
 
@@ -238,7 +241,7 @@ impl Listing {
     pub fn oid(&self) -> Result<String, TreeError> {
         #[cfg(unix)]
         {
-            unix::hash_listing(&self.files, None).map(hex::encode)
+            unix::hash_listing(&self.files, None, None).map(hex::encode)
         }
         #[cfg(not(unix))]
         {
@@ -251,10 +254,24 @@ impl Listing {
     /// The tree id and the object id of every file and directory in it, from one pass of
     /// hashing (what [`Listing::oid`] computes, kept by path).
     pub fn ids(&self) -> Result<TreeIds, TreeError> {
+        self.ids_with(None)
+    }
+
+    /// [`Listing::ids`], also keeping the bytes each regular file was hashed from, by
+    /// position in [`Listing::files`] (None for a link, and for a file larger than 8 MiB or
+    /// read after 256 MiB were kept): what reads the files next (anchor resolution) takes
+    /// them from here instead of reading them again.
+    pub fn ids_keeping(&self) -> Result<(TreeIds, Vec<Option<Vec<u8>>>), TreeError> {
+        let mut kept = Vec::new();
+        let ids = self.ids_with(Some(&mut kept))?;
+        Ok((ids, kept))
+    }
+
+    fn ids_with(&self, kept: Option<&mut Vec<Option<Vec<u8>>>>) -> Result<TreeIds, TreeError> {
         #[cfg(unix)]
         {
             let mut entries = std::collections::HashMap::with_capacity(self.files.len() * 2);
-            let root = unix::hash_listing(&self.files, Some(&mut entries))?;
+            let root = unix::hash_listing(&self.files, Some(&mut entries), kept)?;
             entries.insert(Vec::new(), (MODE_TREE, root));
             Ok(TreeIds {
                 oid: hex::encode(root),
@@ -263,6 +280,7 @@ impl Listing {
         }
         #[cfg(not(unix))]
         {
+            let _ = kept;
             Err(TreeError::Unsupported {
                 path: PathBuf::new(),
             })

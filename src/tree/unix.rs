@@ -464,16 +464,50 @@ fn io_failure(e: ignore::Error) -> Option<std::io::Error> {
     }
 }
 
-/// The tree id of `files` (sorted by path, as [`list`] gives them).
+/// What hashing one file of a listing gives: its entry's mode and object id, and its bytes
+/// when they were kept.
+struct Hashed {
+    mode: &'static str,
+    oid: Oid,
+    bytes: Option<Vec<u8>>,
+}
+
+/// A file larger than this is hashed as a stream and its bytes are not kept.
+const KEEP_FILE_MAX: u64 = 8 << 20;
+
+/// At most this many bytes of a tree's files are kept in all; the files hashed after the
+/// budget is spent are streamed.
+const KEEP_TOTAL_MAX: u64 = 256 << 20;
+
+/// The tree id of `files` (sorted by path, as [`list`] gives them). The files are read and
+/// hashed on every core; the tree is put together in path order, so the first error in that
+/// order is the one reported. With `kept`, the bytes of each regular file (within
+/// [`KEEP_FILE_MAX`] and [`KEEP_TOTAL_MAX`]) are kept there, by position in `files`: the
+/// bytes that were hashed, read once.
 pub(super) fn hash_listing(
     files: &[TreeFile],
     mut ids: Option<&mut Ids>,
+    kept: Option<&mut Vec<Option<Vec<u8>>>>,
 ) -> Result<Oid, TreeError> {
+    use rayon::prelude::*;
+    let budget = kept
+        .is_some()
+        .then(|| std::sync::atomic::AtomicU64::new(KEEP_TOTAL_MAX));
+    let hashed: Vec<Result<Hashed, TreeError>> = files
+        .par_iter()
+        .map(|file| hash_entry(file, budget.as_ref()))
+        .collect();
+    let mut bytes_out = Vec::new();
+    let keep = kept.is_some();
     // One open directory per level of the current file's path: its name and the entries
     // hashed so far. Files of one directory are adjacent in path order, so a directory is
     // finished as soon as a file outside it comes.
     let mut open: Vec<(Vec<u8>, Vec<Entry>)> = vec![(Vec::new(), Vec::new())];
-    for file in files {
+    for (file, hashed) in files.iter().zip(hashed) {
+        let Hashed { mode, oid, bytes } = hashed?;
+        if keep {
+            bytes_out.push(bytes);
+        }
         let parts: Vec<&[u8]> = file.rel.iter().map(|c| c.as_bytes()).collect();
         let Some((leaf, dirs)) = parts.split_last() else {
             continue;
@@ -489,39 +523,51 @@ pub(super) fn hash_listing(
         for d in &dirs[common..] {
             open.push((d.to_vec(), Vec::new()));
         }
-        let entry = match file.kind {
-            FileKind::Symlink => {
-                let target = fs::read_link(&file.path).map_err(io_error(&file.path))?;
-                Entry {
-                    name: leaf.to_vec(),
-                    mode: "120000",
-                    oid: object_oid("blob", target.as_os_str().as_bytes()),
-                }
-            }
-            FileKind::File => {
-                let (oid, executable) = hash_file(&file.path)?;
-                Entry {
-                    name: leaf.to_vec(),
-                    mode: if executable { "100755" } else { "100644" },
-                    oid,
-                }
-            }
-        };
         if let Some(ids) = ids.as_deref_mut() {
-            ids.insert(
-                file.rel.as_os_str().as_bytes().to_vec(),
-                (entry.mode, entry.oid),
-            );
+            ids.insert(file.rel.as_os_str().as_bytes().to_vec(), (mode, oid));
         }
         if let Some((_, entries)) = open.last_mut() {
-            entries.push(entry);
+            entries.push(Entry {
+                name: leaf.to_vec(),
+                mode,
+                oid,
+            });
         }
     }
     while open.len() > 1 {
         close(&mut open, ids.as_deref_mut());
     }
     let mut root = open.pop().map(|(_, e)| e).unwrap_or_default();
+    if let Some(kept) = kept {
+        *kept = bytes_out;
+    }
     Ok(tree_object_oid(&mut root))
+}
+
+/// One file of a listing hashed: a link as its target, a regular file as its bytes (kept
+/// when `budget` is given and has room for them).
+fn hash_entry(
+    file: &TreeFile,
+    budget: Option<&std::sync::atomic::AtomicU64>,
+) -> Result<Hashed, TreeError> {
+    Ok(match file.kind {
+        FileKind::Symlink => {
+            let target = fs::read_link(&file.path).map_err(io_error(&file.path))?;
+            Hashed {
+                mode: "120000",
+                oid: object_oid("blob", target.as_os_str().as_bytes()),
+                bytes: None,
+            }
+        }
+        FileKind::File => {
+            let (oid, executable, bytes) = hash_file(&file.path, budget)?;
+            Hashed {
+                mode: if executable { "100755" } else { "100644" },
+                oid,
+                bytes,
+            }
+        }
+    })
 }
 
 /// Finishes the innermost open directory into an entry of its parent. Every open
@@ -548,21 +594,63 @@ fn close(open: &mut Vec<(Vec<u8>, Vec<Entry>)>, ids: Option<&mut Ids>) {
     }
 }
 
-/// Streams a regular file into a blob id; also reports the owner-exec bit.
-fn hash_file(path: &Path) -> Result<(Oid, bool), TreeError> {
-    let mut file = File::open(path).map_err(io_error(path))?;
+/// Hashes a regular file into a blob id; also reports the owner-exec bit. With `budget`,
+/// a file small enough for what is left of it is read whole and its bytes returned (the
+/// budget spent by them); any other is streamed. A link found where the listing saw a
+/// regular file is never followed: the file changed.
+fn hash_file(
+    path: &Path,
+    budget: Option<&std::sync::atomic::AtomicU64>,
+) -> Result<(Oid, bool, Option<Vec<u8>>), TreeError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::sync::atomic::Ordering;
+    let changed = || TreeError::Changed {
+        path: path.to_path_buf(),
+    };
+    let mut file = match fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(changed()),
+        Err(e) => return Err(io_error(path)(e)),
+    };
     // Use the opened file's own metadata, so size and mode belong to the
     // bytes actually read even if the path was swapped meanwhile.
     let meta = file.metadata().map_err(io_error(path))?;
     if !meta.is_file() {
-        return Err(TreeError::Changed {
-            path: path.to_path_buf(),
-        });
+        return Err(changed());
     }
     let len = meta.len();
     let executable = meta.permissions().mode() & 0o100 != 0;
     let mut hasher = object_hasher("blob", len);
-    let mut buf = vec![0u8; 64 * 1024];
+    let keep = budget.is_some_and(|b| {
+        len <= KEEP_FILE_MAX
+            && b.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(len)
+            })
+            .is_ok()
+    });
+    if keep {
+        // The whole file in one buffer of its size; one byte more read would mean it grew.
+        let mut bytes = Vec::with_capacity(usize::try_from(len).map_err(|_| changed())?);
+        (&mut file)
+            .take(len.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io_error(path))?;
+        if bytes.len() as u64 != len {
+            return Err(changed());
+        }
+        sha2::Digest::update(&mut hasher, &bytes);
+        return Ok((
+            sha2::Digest::finalize(hasher).into(),
+            executable,
+            Some(bytes),
+        ));
+    }
+    let size = usize::try_from(len).unwrap_or(usize::MAX);
+    let mut buf = vec![0u8; size.saturating_add(1).min(64 * 1024)];
     let mut total: u64 = 0;
     loop {
         let n = match file.read(&mut buf) {
@@ -578,9 +666,7 @@ fn hash_file(path: &Path) -> Result<(Oid, bool), TreeError> {
         sha2::Digest::update(&mut hasher, &buf[..n]);
     }
     if total != len {
-        return Err(TreeError::Changed {
-            path: path.to_path_buf(),
-        });
+        return Err(changed());
     }
-    Ok((sha2::Digest::finalize(hasher).into(), executable))
+    Ok((sha2::Digest::finalize(hasher).into(), executable, None))
 }

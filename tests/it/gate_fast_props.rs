@@ -1,7 +1,8 @@
 //! `elench gate` decides by a quicker road than the reference (`gate::evaluate`, through the
 //! fold over the log as it speaks of the tree): it reads every claim of the store at once,
-//! reads each summary's anchor and form without building a JSON value, and folds statuses
-//! over slots (`fold::dense`). Held here to the reference:
+//! reads each summary's anchor and form without building a JSON value, folds statuses
+//! over slots (`fold::dense`), and resolves anchors from the files its tree hashing read.
+//! Held here to the reference:
 //!
 //! - on random stores (assertions anchored at the tree, carried from another tree, stale,
 //!   unanchored; records of every kind at either tree, records of records, premises, some
@@ -15,6 +16,7 @@
 use crate::common;
 
 use common::{dangling_id, lib_store, pick, record_kind, refs, ClaimBuilder, Keys, Rng, Signed};
+use elench::anchor::files::TreeFiles;
 use elench::anchor::{content_digest, Anchor, AtTree, Resolver};
 use elench::claim::{Claim, Gist, Kind, OriginKind, Summary, SummaryParts};
 use elench::fold::Fold;
@@ -23,6 +25,7 @@ use elench::tree::{self, Selection};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 const OTHER_TREE: &str = "9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a9a";
 const FILES: [&str; 3] = ["src/a.rs", "src/b.rs", "docs/c.md"];
@@ -207,9 +210,14 @@ fn case(steps: &[Step], seed: u64) -> Result<(), TestCaseError> {
         let reference =
             evaluate(&policy, &all_ids, &mut fold, &mut resolver).map_err(|e| e.to_string());
 
+        // As the gate reads: the files its tree hashing kept, shared by both resolvers.
+        let (_, kept) = listing.ids_keeping().unwrap();
+        let files = Arc::new(TreeFiles::from_listing(&dir, &listing, kept));
         let all = store.all_claims().unwrap();
-        let at = AtTree::new(&all, ids.clone(), &dir, selection);
-        let mut resolver = Resolver::new(&dir, &here).with_selection(selection);
+        let at = AtTree::new(&all, ids.clone(), &dir, selection).with_files(files.clone());
+        let mut resolver = Resolver::new(&dir, &here)
+            .with_selection(selection)
+            .with_files(files);
         let quick = evaluate_all(&policy, &all, &at, &mut resolver).map_err(|e| e.to_string());
         prop_assert_eq!(&quick, &reference, "policy {:?}", text);
     }

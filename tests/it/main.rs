@@ -55,6 +55,7 @@ mod ops_read;
 mod ops_write;
 mod predicate_parser;
 mod predicate_props;
+mod resolve_handed_props;
 mod standards;
 mod store_fds;
 mod store_log;
