@@ -352,29 +352,44 @@ pub struct AllClaims<'s> {
     store: &'s Store,
     /// Every id the log names (a stored claim, or a target or premise of one): its slot.
     slots: rustc_hash::FxHashMap<index::IdKey, u32>,
-    /// By slot: the entry of a stored claim (None: named only).
-    entries: Vec<Option<ClaimEntry>>,
+    /// Every stored claim's entry, as the walk decoded them (kept where they were made:
+    /// moving a hundred thousand entries into another vector cost as much as reading them).
+    entries: Vec<ClaimEntry>,
+    /// By slot: where its entry is in `entries` ([`NAMED_ONLY`]: the log only names it).
+    entry_of: Vec<u32>,
+    /// By entry: its slot.
+    slot_of_entry: Vec<u32>,
     /// By slot: the records targeting it, and the claims naming it as a premise.
     records: Vec<Vec<u32>>,
     dependents: Vec<Vec<u32>>,
 }
 
+/// The place in [`AllClaims::entry_of`] of an id the log names and does not hold.
+const NAMED_ONLY: u32 = u32::MAX;
+
 impl<'s> AllClaims<'s> {
-    fn new(store: &'s Store, all: Vec<ClaimEntry>) -> Result<AllClaims<'s>, StoreError> {
+    fn new(store: &'s Store, entries: Vec<ClaimEntry>) -> Result<AllClaims<'s>, StoreError> {
+        if entries.len() >= NAMED_ONLY as usize {
+            return Err(store.index_damaged("its claims table holds more entries than it can"));
+        }
         let mut out = AllClaims {
             store,
             slots: rustc_hash::FxHashMap::default(),
-            entries: Vec::with_capacity(all.len()),
-            records: Vec::with_capacity(all.len()),
-            dependents: Vec::with_capacity(all.len()),
+            entries: Vec::new(),
+            entry_of: Vec::with_capacity(entries.len()),
+            slot_of_entry: Vec::with_capacity(entries.len()),
+            records: Vec::with_capacity(entries.len()),
+            dependents: Vec::with_capacity(entries.len()),
         };
-        out.slots.reserve(all.len());
-        for e in all {
+        out.slots.reserve(entries.len());
+        for (i, e) in entries.iter().enumerate() {
             let me = out.slot(&e.id);
-            if out.entries[me as usize].is_some() {
+            if out.entry_of[me as usize] != NAMED_ONLY {
                 return Err(store
                     .index_damaged(&format!("its claims table holds {} twice", id_text(&e.id))));
             }
+            out.entry_of[me as usize] = i as u32;
+            out.slot_of_entry.push(me);
             for t in index::distinct(&e.target) {
                 let t = out.slot(&t);
                 out.records[t as usize].push(me);
@@ -383,17 +398,17 @@ impl<'s> AllClaims<'s> {
                 let p = out.slot(&p);
                 out.dependents[p as usize].push(me);
             }
-            out.entries[me as usize] = Some(e);
         }
+        out.entries = entries;
         Ok(out)
     }
 
     /// The slot of `id`, given one now if it has none.
     fn slot(&mut self, id: &index::IdKey) -> u32 {
-        let next = self.entries.len() as u32;
+        let next = self.entry_of.len() as u32;
         let slot = *self.slots.entry(*id).or_insert(next);
         if slot == next {
-            self.entries.push(None);
+            self.entry_of.push(NAMED_ONLY);
             self.records.push(Vec::new());
             self.dependents.push(Vec::new());
         }
@@ -401,8 +416,7 @@ impl<'s> AllClaims<'s> {
     }
 
     fn entry(&self, id: &str) -> Option<&ClaimEntry> {
-        let slot = *self.slots.get(&id_key(id)?)?;
-        self.entries.get(slot as usize)?.as_ref()
+        self.entry_at(*self.slots.get(&id_key(id)?)?)
     }
 
     /// The store the claims were read from.
@@ -412,7 +426,7 @@ impl<'s> AllClaims<'s> {
 
     /// How many slots there are: one for each id the log names, stored or not.
     pub fn slot_count(&self) -> usize {
-        self.entries.len()
+        self.entry_of.len()
     }
 
     /// The slot of `id`, when the log names it.
@@ -427,7 +441,8 @@ impl<'s> AllClaims<'s> {
 
     /// The entry of the claim in `slot`: None when the log only names it (or no such slot).
     pub fn entry_at(&self, slot: u32) -> Option<&ClaimEntry> {
-        self.entries.get(slot as usize)?.as_ref()
+        self.entries
+            .get(*self.entry_of.get(slot as usize)? as usize)
     }
 
     /// The slots of the records targeting the claim in `slot` (each once, stored, in no
@@ -438,15 +453,12 @@ impl<'s> AllClaims<'s> {
 
     /// Every stored claim, by slot, in no particular order.
     pub fn stored(&self) -> impl Iterator<Item = (u32, &ClaimEntry)> {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, e)| Some((slot as u32, e.as_ref()?)))
+        self.slot_of_entry.iter().copied().zip(self.entries.iter())
     }
 
     /// Ids of every stored claim, in id order.
     pub fn ids(&self) -> Vec<String> {
-        let mut keys: Vec<&index::IdKey> = self.entries.iter().flatten().map(|e| &e.id).collect();
+        let mut keys: Vec<&index::IdKey> = self.entries.iter().map(|e| &e.id).collect();
         keys.sort_unstable();
         keys.into_iter().map(|k| id_text(k)).collect()
     }
@@ -473,12 +485,9 @@ impl<'s> AllClaims<'s> {
         ids: &[&str],
     ) -> Result<Vec<Option<StoredClaim<Summary>>>, StoreError> {
         use rayon::prelude::*;
-        let (slots, entries) = (&self.slots, &self.entries);
         ids.par_iter()
             .map(|id| {
-                let found = id_key(id)
-                    .and_then(|k| slots.get(&k))
-                    .and_then(|&slot| entries.get(slot as usize)?.as_ref());
+                let found = self.entry(id);
                 let Some(e) = found else {
                     return Ok(None);
                 };
@@ -496,9 +505,7 @@ impl<'s> AllClaims<'s> {
             return Ok(None);
         };
         match self.slots.get(&k) {
-            Some(&slot) => Ok(self.entries[slot as usize]
-                .as_ref()
-                .map(|e| stored_claim_ref(id, e, ()))),
+            Some(&slot) => Ok(self.entry_at(slot).map(|e| stored_claim_ref(id, e, ()))),
             None => Err(self.store.index_damaged(&format!(
                 "the index names {id} and its nodes table has no entry for it"
             ))),
@@ -511,7 +518,7 @@ impl<'s> AllClaims<'s> {
         };
         let mut keys: Vec<&index::IdKey> = of[slot as usize]
             .iter()
-            .filter_map(|&s| self.entries[s as usize].as_ref().map(|e| &e.id))
+            .filter_map(|&s| self.entry_at(s).map(|e| &e.id))
             .collect();
         keys.sort_unstable();
         keys.into_iter().map(|k| id_text(k)).collect()

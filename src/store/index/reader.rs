@@ -436,12 +436,13 @@ impl Reader<'_> {
             raw.push((node, v));
         }
         found_all("claims", || "the log", expected, raw.len())?;
-        let decoded: Vec<Result<ClaimEntry, IndexError>> = raw
-            .into_par_iter()
-            .map(|(node, v)| decode::<ClaimEntry>(v, &format!("claims/{node}")))
-            .collect();
-        // The first entry that does not decode, in the table's order, is the one named.
-        decoded.into_iter().collect()
+        let one = |&(node, v): &(Node, &[u8])| decode::<ClaimEntry>(v, &format!("claims/{node}"));
+        // Decoded straight into the one vector of entries the caller keeps.
+        match raw.par_iter().map(one).collect::<Result<Vec<_>, _>>() {
+            Ok(entries) => Ok(entries),
+            // The first entry that does not decode, in the table's order, is the one named.
+            Err(any) => Err(raw.iter().map(one).find_map(Result::err).unwrap_or(any)),
+        }
     }
 
     pub fn has_claim(&self, id: &IdKey) -> Result<bool, IndexError> {
