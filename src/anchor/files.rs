@@ -5,7 +5,7 @@
 
 use super::digest::Normalised;
 use super::AnchorError;
-use crate::tree::{FileKind, Listing, Selection};
+use crate::tree::{FileKind, Kept, Listing, Selection};
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -98,7 +98,7 @@ impl TreeFiles {
     /// The files of `listing` (the tree of `dir`), with the bytes its hashing kept, by
     /// position in its files ([`crate::tree::Listing::ids_keeping`]); a file whose bytes
     /// were not kept is read from disk when asked for.
-    pub fn from_listing(dir: &Path, listing: &Listing, kept: Vec<Option<Vec<u8>>>) -> TreeFiles {
+    pub fn from_listing(dir: &Path, listing: &Listing, kept: Kept) -> TreeFiles {
         let mut kept = kept.into_iter();
         let files = listing
             .files

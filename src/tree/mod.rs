@@ -261,13 +261,13 @@ impl Listing {
     /// position in [`Listing::files`] (None for a link, and for a file larger than 8 MiB or
     /// read after 256 MiB were kept): what reads the files next (anchor resolution) takes
     /// them from here instead of reading them again.
-    pub fn ids_keeping(&self) -> Result<(TreeIds, Vec<Option<Vec<u8>>>), TreeError> {
+    pub fn ids_keeping(&self) -> Result<(TreeIds, Kept), TreeError> {
         let mut kept = Vec::new();
         let ids = self.ids_with(Some(&mut kept))?;
         Ok((ids, kept))
     }
 
-    fn ids_with(&self, kept: Option<&mut Vec<Option<Vec<u8>>>>) -> Result<TreeIds, TreeError> {
+    fn ids_with(&self, kept: Option<&mut Kept>) -> Result<TreeIds, TreeError> {
         #[cfg(unix)]
         {
             let mut entries = std::collections::HashMap::with_capacity(self.files.len() * 2);
@@ -295,6 +295,10 @@ impl Listing {
             .is_ok_and(|i| self.files[i].kind == FileKind::File)
     }
 }
+
+/// The bytes a tree's hashing kept of its files, by position in [`Listing::files`] (None
+/// where it kept none: a link, a file too large or read past the budget).
+pub type Kept = Vec<Option<Vec<u8>>>;
 
 /// A tree's id and the git object id of each of its entries, by path: what a predicate's
 /// inputs are read from (`anchor::inputs`), so judging a claim at a tree never reads a file

@@ -487,7 +487,7 @@ const KEEP_TOTAL_MAX: u64 = 256 << 20;
 pub(super) fn hash_listing(
     files: &[TreeFile],
     mut ids: Option<&mut Ids>,
-    kept: Option<&mut Vec<Option<Vec<u8>>>>,
+    kept: Option<&mut super::Kept>,
 ) -> Result<Oid, TreeError> {
     use rayon::prelude::*;
     let budget = kept
