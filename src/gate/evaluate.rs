@@ -20,7 +20,8 @@ use crate::fold::{ClaimSource, Fold, FoldError, Status};
 use crate::ingest::Signer;
 use crate::keys::Role;
 use crate::store::index::id_text;
-use crate::store::{AllClaims, ClaimEntry, StoreError, StoredClaim};
+use crate::store::index::ClaimRef;
+use crate::store::{AllClaims, StoreError, StoredClaim};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -253,31 +254,31 @@ pub fn evaluate_all(
     resolver: &mut Resolver,
 ) -> Result<Outcome, GateError> {
     // In id order, as the reference visits them (a slot's key sorts as its id text).
-    let mut assertions: Vec<(u32, &ClaimEntry)> = all
+    let mut assertions: Vec<(u32, &ClaimRef<'_>)> = all
         .stored()
         .filter(|(_, e)| e.kind == Kind::Assertion)
         .collect();
     assertions.sort_unstable_by_key(|a| a.1.id);
     // Each summary read on every core; what passes the filters kept in id order, and the
     // first error in that order the one reported, as the reference does.
-    let reference = |e: &ClaimEntry| -> Result<StoredClaim<Summary>, GateError> {
-        let id = id_text(&e.id);
+    let reference = |e: &ClaimRef<'_>| -> Result<StoredClaim<Summary>, GateError> {
+        let id = id_text(e.id);
         all.get_light(&id)
             .map_err(FoldError::from)?
             .ok_or(GateError::Fold(FoldError::NotFound(id)))
     };
-    let read = |&(slot, e): &(u32, &ClaimEntry)| -> Result<Option<(u32, Anchor)>, GateError> {
-        let parts = SummaryParts::parse(&e.summary);
+    let read = |&(slot, e): &(u32, &ClaimRef<'_>)| -> Result<Option<(u32, Anchor)>, GateError> {
+        let parts = SummaryParts::parse(e.summary);
         let form = match &parts {
             Some(p) => p.form().and_then(Form::parse),
             None => reference(e)?.body.form().and_then(Form::parse),
         };
-        if !passes_filters(policy, e.origin, &e.producer, form) {
+        if !passes_filters(policy, e.origin, e.producer, form) {
             return Ok(None);
         }
         let quick = parts
             .as_ref()
-            .and_then(|p| Anchor::from_parts(&e.anchor_tree, p));
+            .and_then(|p| Anchor::from_parts(e.anchor_tree, p));
         let anchor = match quick {
             Some(a) => a,
             None => {
@@ -349,9 +350,7 @@ impl Nodes for SlotNodes<'_, '_> {
         self.all.entry_at(node).map(|e| e.kind)
     }
     fn signers(&self, node: u32) -> &[Signer] {
-        self.all
-            .entry_at(node)
-            .map_or(&[], |e| e.signers.as_slice())
+        self.all.signers_at(node)
     }
     fn records(&self, node: u32) -> &[u32] {
         self.all.records_at(node)
@@ -360,7 +359,7 @@ impl Nodes for SlotNodes<'_, '_> {
         let Some(e) = self.all.entry_at(node) else {
             return Ok(());
         };
-        for p in &e.depends_on {
+        for p in e.depends_on() {
             match self.all.slot_of_key(p) {
                 Some(slot) => out.push(slot),
                 None => {
@@ -382,11 +381,11 @@ impl Nodes for SlotNodes<'_, '_> {
         if !is_observation(r.kind) || r.anchor_tree == self.at.tree() {
             return Ok(true);
         }
-        self.at.applies(&id_text(&r.id), &self.name(target))
+        self.at.applies(&id_text(r.id), &self.name(target))
     }
     fn name(&self, node: u32) -> String {
         match self.all.entry_at(node) {
-            Some(e) => id_text(&e.id),
+            Some(e) => id_text(e.id),
             None => format!("slot {node}"),
         }
     }
@@ -405,7 +404,7 @@ impl Verdicts for BySlot<'_, '_, '_> {
     fn id(&self, i: usize) -> String {
         self.all
             .entry_at(self.slots[i])
-            .map(|e| id_text(&e.id))
+            .map(|e| id_text(e.id))
             .unwrap_or_default()
     }
     fn status(&mut self, i: usize) -> Result<Status, GateError> {
@@ -427,7 +426,7 @@ impl Verdicts for BySlot<'_, '_, '_> {
         if let Some(text) = self
             .all
             .entry_at(self.slots[i])
-            .and_then(|e| SummaryParts::text(&e.summary))
+            .and_then(|e| SummaryParts::text(e.summary))
         {
             return Ok(text);
         }

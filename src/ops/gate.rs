@@ -98,7 +98,8 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     let files = std::sync::Arc::new(files);
     let tree = tree_ids.oid().to_owned();
     // A gate reads most of the log: every claim at once, in one walk of the index.
-    let all = store.all_claims()?;
+    let snapshot = store.snapshot()?;
+    let all = snapshot.all_claims()?;
     // Statuses at this tree: only the observations that apply here count.
     let at_tree = AtTree::new(&all, tree_ids, &dir, selection).with_files(files.clone());
     let mut resolver = Resolver::new(&dir, &tree)

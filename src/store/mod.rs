@@ -36,7 +36,7 @@ pub use commit::Appended;
 pub use index::{ClaimEntry, Environments, IndexWatch, KeyEntry, Meta};
 pub use log::{Damage, Head, Position, Tail};
 pub use migrate::current_version;
-pub use query::{trust_set_of, AllClaims};
+pub use query::{trust_set_of, AllClaims, Snapshot};
 pub use repair::Repaired;
 pub use stage::{DryRun, Staged};
 

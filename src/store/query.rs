@@ -1,11 +1,12 @@
 //! Reading a store: the claims, envelopes, edges and trusted keys its index holds.
 
-use super::index::{self, id_key, id_text};
+use super::index::{self, id_key, id_text, ClaimRef};
 use super::log::Kind;
 use super::{
     record, ClaimEntry, EnvelopeRecord, KeyEntry, Meta, Store, StoreError, StoredClaim, StoredKey,
 };
 use crate::claim::{Body, Claim, Summary};
+use crate::ingest::Signer;
 use crate::keys::{TrustSet, TrustedKey};
 use ed25519_dalek::VerifyingKey;
 use std::sync::atomic::Ordering;
@@ -204,10 +205,20 @@ impl Store {
         Ok(ids)
     }
 
-    /// Every stored claim at once, read in one walk of the index (see [`AllClaims`]).
-    pub fn all_claims(&self) -> Result<AllClaims<'_>, StoreError> {
-        let entries = self.index.read()?.all_claims()?;
-        AllClaims::new(self, entries)
+    /// One read of the index held open, for reads that borrow from it ([`AllClaims`]): the
+    /// thread's pinned transaction, pinned now when none is (a thread holds one read
+    /// transaction at a time, so every other read meanwhile must share it).
+    pub fn snapshot(&self) -> Result<Snapshot<'_>, StoreError> {
+        let pin = if self.index.is_pinned() {
+            None
+        } else {
+            Some(self.pin()?)
+        };
+        Ok(Snapshot {
+            store: self,
+            reader: self.index.read()?,
+            _pin: pin,
+        })
     }
 
     /// Claim ids starting with `prefix` (`cl_` and at least one hex digit), at most `limit`.
@@ -342,19 +353,45 @@ fn claim_body(envelope: &[u8]) -> Result<Body, String> {
     Ok(Body::new(statement.predicate))
 }
 
+/// One read transaction of a store's index, held open: what [`AllClaims`] borrows its
+/// entries from. It is the thread's pinned transaction ([`Store::pin`]), so every read of
+/// the store on this thread while it lives is of the same state.
+pub struct Snapshot<'s> {
+    store: &'s Store,
+    reader: index::Reader<'s>,
+    /// The pin this snapshot made, if it made one; released after the reader.
+    _pin: Option<index::Pin>,
+}
+
+impl Snapshot<'_> {
+    /// Every stored claim at once, read in one walk of the index (see [`AllClaims`]).
+    pub fn all_claims(&self) -> Result<AllClaims<'_>, StoreError> {
+        let entries = self.reader.all_claim_refs()?;
+        AllClaims::new(self.store, entries)
+    }
+}
+
 /// Every stored claim of a store, read in one walk of its claims table, and the edges
 /// between them worked out from the claims' own `target` and `dependsOn`: for a command
 /// that reads most of the log (a gate), one pass instead of a lookup per claim and per
 /// edge. It answers what the store answers ([`Store::get_fold`], [`Store::get_light`],
 /// [`Store::records_targeting`], [`Store::dependents`], [`Store::get_fold_named`]) as of
 /// the snapshot it was read in.
-pub struct AllClaims<'s> {
-    store: &'s Store,
+///
+/// The entries are the index's own bytes, borrowed from the snapshot's transaction and read
+/// field by field ([`ClaimRef`]); the claims signed by the same keys share one decoded list
+/// of signers. Per claim it holds its borrowed entry, its slot in a map of ids, and the
+/// slots of the records and claims that name it.
+pub struct AllClaims<'a> {
+    store: &'a Store,
     /// Every id the log names (a stored claim, or a target or premise of one): its slot.
     slots: rustc_hash::FxHashMap<index::IdKey, u32>,
-    /// Every stored claim's entry, as the walk decoded them (kept where they were made:
-    /// moving a hundred thousand entries into another vector cost as much as reading them).
-    entries: Vec<ClaimEntry>,
+    /// Every stored claim's entry, in the order the walk read them.
+    entries: Vec<ClaimRef<'a>>,
+    /// By entry: its signers, as a place in `signer_lists`.
+    signers_of: Vec<u32>,
+    /// Each distinct list of signers the entries hold.
+    signer_lists: Vec<Vec<Signer>>,
     /// By slot: where its entry is in `entries` ([`NAMED_ONLY`]: the log only names it).
     entry_of: Vec<u32>,
     /// By entry: its slot.
@@ -367,8 +404,8 @@ pub struct AllClaims<'s> {
 /// The place in [`AllClaims::entry_of`] of an id the log names and does not hold.
 const NAMED_ONLY: u32 = u32::MAX;
 
-impl<'s> AllClaims<'s> {
-    fn new(store: &'s Store, entries: Vec<ClaimEntry>) -> Result<AllClaims<'s>, StoreError> {
+impl<'a> AllClaims<'a> {
+    fn new(store: &'a Store, entries: Vec<ClaimRef<'a>>) -> Result<AllClaims<'a>, StoreError> {
         if entries.len() >= NAMED_ONLY as usize {
             return Err(store.index_damaged("its claims table holds more entries than it can"));
         }
@@ -376,25 +413,42 @@ impl<'s> AllClaims<'s> {
             store,
             slots: rustc_hash::FxHashMap::default(),
             entries: Vec::new(),
+            signers_of: Vec::with_capacity(entries.len()),
+            signer_lists: Vec::new(),
             entry_of: Vec::with_capacity(entries.len()),
             slot_of_entry: Vec::with_capacity(entries.len()),
             records: Vec::with_capacity(entries.len()),
             dependents: Vec::with_capacity(entries.len()),
         };
         out.slots.reserve(entries.len());
+        let mut lists: rustc_hash::FxHashMap<&'a [u8], u32> = Default::default();
         for (i, e) in entries.iter().enumerate() {
-            let me = out.slot(&e.id);
+            let me = out.slot(e.id);
             if out.entry_of[me as usize] != NAMED_ONLY {
-                return Err(store
-                    .index_damaged(&format!("its claims table holds {} twice", id_text(&e.id))));
+                return Err(
+                    store.index_damaged(&format!("its claims table holds {} twice", id_text(e.id)))
+                );
             }
             out.entry_of[me as usize] = i as u32;
             out.slot_of_entry.push(me);
-            for t in index::distinct(&e.target) {
+            let list = match lists.get(e.signers) {
+                Some(&list) => list,
+                None => {
+                    let decoded = ClaimRef::decode_signers(e.signers).map_err(StoreError::from)?;
+                    let list = out.signer_lists.len() as u32;
+                    out.signer_lists.push(decoded);
+                    lists.insert(e.signers, list);
+                    list
+                }
+            };
+            out.signers_of.push(list);
+            let target: Vec<index::IdKey> = e.target().copied().collect();
+            for t in index::distinct(&target) {
                 let t = out.slot(&t);
                 out.records[t as usize].push(me);
             }
-            for p in index::distinct(&e.depends_on) {
+            let premises: Vec<index::IdKey> = e.depends_on().copied().collect();
+            for p in index::distinct(&premises) {
                 let p = out.slot(&p);
                 out.dependents[p as usize].push(me);
             }
@@ -415,12 +469,19 @@ impl<'s> AllClaims<'s> {
         slot
     }
 
-    fn entry(&self, id: &str) -> Option<&ClaimEntry> {
-        self.entry_at(*self.slots.get(&id_key(id)?)?)
+    /// The place in `entries` of the claim `id`.
+    fn place(&self, id: &str) -> Option<usize> {
+        let slot = *self.slots.get(&id_key(id)?)?;
+        self.place_at(slot)
+    }
+
+    fn place_at(&self, slot: u32) -> Option<usize> {
+        let at = *self.entry_of.get(slot as usize)?;
+        (at != NAMED_ONLY).then_some(at as usize)
     }
 
     /// The store the claims were read from.
-    pub fn store(&self) -> &'s Store {
+    pub fn store(&self) -> &'a Store {
         self.store
     }
 
@@ -440,9 +501,15 @@ impl<'s> AllClaims<'s> {
     }
 
     /// The entry of the claim in `slot`: None when the log only names it (or no such slot).
-    pub fn entry_at(&self, slot: u32) -> Option<&ClaimEntry> {
-        self.entries
-            .get(*self.entry_of.get(slot as usize)? as usize)
+    pub fn entry_at(&self, slot: u32) -> Option<&ClaimRef<'a>> {
+        self.entries.get(self.place_at(slot)?)
+    }
+
+    /// The signers of the claim in `slot` (none when the log only names it).
+    pub fn signers_at(&self, slot: u32) -> &[Signer] {
+        self.place_at(slot)
+            .and_then(|i| self.signer_lists.get(*self.signers_of.get(i)? as usize))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The slots of the records targeting the claim in `slot` (each once, stored, in no
@@ -452,31 +519,57 @@ impl<'s> AllClaims<'s> {
     }
 
     /// Every stored claim, by slot, in no particular order.
-    pub fn stored(&self) -> impl Iterator<Item = (u32, &ClaimEntry)> {
+    pub fn stored(&self) -> impl Iterator<Item = (u32, &ClaimRef<'a>)> {
         self.slot_of_entry.iter().copied().zip(self.entries.iter())
     }
 
     /// Ids of every stored claim, in id order.
     pub fn ids(&self) -> Vec<String> {
-        let mut keys: Vec<&index::IdKey> = self.entries.iter().map(|e| &e.id).collect();
+        let mut keys: Vec<&index::IdKey> = self.entries.iter().map(|e| e.id).collect();
         keys.sort_unstable();
         keys.into_iter().map(|k| id_text(k)).collect()
     }
 
+    /// The header of the entry at `place` in `entries`, with `body`.
+    fn stored_claim<B>(&self, id: &str, place: usize, body: B) -> StoredClaim<B> {
+        let e = &self.entries[place];
+        StoredClaim {
+            claim: Claim {
+                id: id.to_owned(),
+                kind: e.kind,
+                target: e.target().map(|k| id_text(k)).collect(),
+                depends_on: e.depends_on().map(|k| id_text(k)).collect(),
+                origin: e.origin,
+                producer: e.producer.to_owned(),
+                anchor_tree: e.anchor_tree.to_owned(),
+                timestamp: e.timestamp,
+            },
+            body,
+            signers: self
+                .signers_of
+                .get(place)
+                .and_then(|&l| self.signer_lists.get(l as usize))
+                .cloned()
+                .unwrap_or_default(),
+            seq: e.seq,
+        }
+    }
+
     /// [`Store::get_fold`].
     pub fn get_fold(&self, id: &str) -> Option<StoredClaim> {
-        self.entry(id).map(|e| stored_claim_ref(id, e, ()))
+        self.place(id).map(|p| self.stored_claim(id, p, ()))
     }
 
     /// [`Store::get_light`].
     pub fn get_light(&self, id: &str) -> Result<Option<StoredClaim<Summary>>, StoreError> {
-        let Some(e) = self.entry(id) else {
+        let Some(place) = self.place(id) else {
             return Ok(None);
         };
-        let body = e.summary_body().map_err(|why| {
+        let e = &self.entries[place];
+        let body = index::summary_body(e.summary, e.anchor_tree).map_err(|why| {
             StoreError::Corrupt(format!("index summary of {id} is unreadable: {why}"))
         })?;
-        Ok(Some(stored_claim_ref(id, e, body)))
+        Ok(Some(self.stored_claim(id, place, body)))
     }
 
     /// [`AllClaims::get_light`] of each id, in order, worked out on every core.
@@ -485,18 +578,7 @@ impl<'s> AllClaims<'s> {
         ids: &[&str],
     ) -> Result<Vec<Option<StoredClaim<Summary>>>, StoreError> {
         use rayon::prelude::*;
-        ids.par_iter()
-            .map(|id| {
-                let found = self.entry(id);
-                let Some(e) = found else {
-                    return Ok(None);
-                };
-                let body = e.summary_body().map_err(|why| {
-                    StoreError::Corrupt(format!("index summary of {id} is unreadable: {why}"))
-                })?;
-                Ok(Some(stored_claim_ref(id, e, body)))
-            })
-            .collect()
+        ids.par_iter().map(|id| self.get_light(id)).collect()
     }
 
     /// [`Store::get_fold_named`]: an id the log never named is damage.
@@ -505,7 +587,7 @@ impl<'s> AllClaims<'s> {
             return Ok(None);
         };
         match self.slots.get(&k) {
-            Some(&slot) => Ok(self.entry_at(slot).map(|e| stored_claim_ref(id, e, ()))),
+            Some(&slot) => Ok(self.place_at(slot).map(|p| self.stored_claim(id, p, ()))),
             None => Err(self.store.index_damaged(&format!(
                 "the index names {id} and its nodes table has no entry for it"
             ))),
@@ -518,7 +600,7 @@ impl<'s> AllClaims<'s> {
         };
         let mut keys: Vec<&index::IdKey> = of[slot as usize]
             .iter()
-            .filter_map(|&s| self.entry_at(s).map(|e| &e.id))
+            .filter_map(|&s| self.entry_at(s).map(|e| e.id))
             .collect();
         keys.sort_unstable();
         keys.into_iter().map(|k| id_text(k)).collect()

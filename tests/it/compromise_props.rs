@@ -135,7 +135,8 @@ fn by_slot_is_the_fold(store: &Store, ids: &[String], tmp: &Path) -> Result<(), 
     let tree = elench::tree::list(&dir, selection).unwrap().ids().unwrap();
     let view = AtTree::new(store, tree.clone(), &dir, selection);
     let mut fold = Fold::new(&view);
-    let all = store.all_claims().unwrap();
+    let snapshot = store.snapshot().unwrap();
+    let all = snapshot.all_claims().unwrap();
     let at = AtTree::new(&all, tree, &dir, selection);
     let quick = elench::gate::evaluate::statuses_by_slot(&all, &at, ids).unwrap();
     for (id, got) in ids.iter().zip(quick) {

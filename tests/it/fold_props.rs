@@ -521,7 +521,8 @@ fn check_all_claims(
     ids: &[String],
     expected: &BTreeMap<String, ClaimStatus>,
 ) -> Result<(), TestCaseError> {
-    let all = store.all_claims().unwrap();
+    let snapshot = store.snapshot().unwrap();
+    let all = snapshot.all_claims().unwrap();
     prop_assert_eq!(all.ids(), store.claim_ids().unwrap());
     let mut fold = Fold::new(&all);
     let refs: Vec<&str> = ids.iter().map(String::as_str).collect();

@@ -189,7 +189,8 @@ fn case(steps: &[Step], seed: u64) -> Result<(), TestCaseError> {
     {
         let at = AtTree::new(&store, ids.clone(), &dir, selection);
         let mut fold = Fold::new(&at);
-        let all = store.all_claims().unwrap();
+        let snapshot = store.snapshot().unwrap();
+        let all = snapshot.all_claims().unwrap();
         let view = AtTree::new(&all, ids.clone(), &dir, selection);
         let quick = elench::gate::evaluate::statuses_by_slot(&all, &view, &all_ids).unwrap();
         for (id, got) in all_ids.iter().zip(quick) {
@@ -213,7 +214,8 @@ fn case(steps: &[Step], seed: u64) -> Result<(), TestCaseError> {
         // As the gate reads: the files its tree hashing kept, shared by both resolvers.
         let (_, kept) = listing.ids_keeping().unwrap();
         let files = Arc::new(TreeFiles::from_listing(&dir, &listing, kept));
-        let all = store.all_claims().unwrap();
+        let snapshot = store.snapshot().unwrap();
+        let all = snapshot.all_claims().unwrap();
         let at = AtTree::new(&all, ids.clone(), &dir, selection).with_files(files.clone());
         let mut resolver = Resolver::new(&dir, &here)
             .with_selection(selection)

@@ -242,11 +242,100 @@ impl ClaimEntry {
     /// The summary as the claim body it abbreviates: `anchor` (with its tree) and
     /// `assertion.{form,text}`.
     pub fn summary_body(&self) -> Result<Summary, serde_json::Error> {
-        let mut body: serde_json::Value = serde_json::from_str(&self.summary)?;
-        if let Some(anchor) = body.get_mut("anchor").and_then(|a| a.as_object_mut()) {
-            anchor.insert("tree".into(), self.anchor_tree.clone().into());
-        }
-        Ok(Summary::new(body))
+        summary_body(&self.summary, &self.anchor_tree)
+    }
+}
+
+/// The summary text `summary` of a claim made at `anchor_tree`, as the claim body it
+/// abbreviates (see [`ClaimEntry::summary_body`]).
+pub fn summary_body(summary: &str, anchor_tree: &str) -> Result<Summary, serde_json::Error> {
+    let mut body: serde_json::Value = serde_json::from_str(summary)?;
+    if let Some(anchor) = body.get_mut("anchor").and_then(|a| a.as_object_mut()) {
+        anchor.insert("tree".into(), anchor_tree.into());
+    }
+    Ok(Summary::new(body))
+}
+
+/// A claim's entry read in place: the index's own bytes, borrowed from the read transaction,
+/// its fields decoded where they lie (strings and id lists are slices of the entry) rather
+/// than copied into a [`ClaimEntry`]. Every field is checked as [`ClaimEntry`]'s decoding
+/// checks it. The signers stay the entry's bytes for them ([`ClaimRef::signers`]): a walk
+/// over many claims decodes each distinct list once. [`ClaimRef::owned`] is the whole entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClaimRef<'t> {
+    pub id: &'t IdKey,
+    pub kind: Kind,
+    pub origin: OriginKind,
+    pub producer: &'t str,
+    target: &'t [u8],
+    depends_on: &'t [u8],
+    pub anchor_tree: &'t str,
+    pub timestamp: i64,
+    pub seq: u64,
+    /// The entry's bytes for its signers (a `Vec<Signer>` as the entry encodes it).
+    pub signers: &'t [u8],
+    pub summary: &'t str,
+    /// The whole entry.
+    raw: &'t [u8],
+}
+
+impl<'t> ClaimRef<'t> {
+    /// Reads the entry stored under node `node`.
+    pub fn decode(node: Node, entry: &'t [u8]) -> Result<ClaimRef<'t>, IndexError> {
+        let bad = |why: String| IndexError::Decode {
+            what: format!("claims/{node}"),
+            why,
+        };
+        let (id, rest) = take_ids(1, entry).map_err(&bad)?;
+        let id = <&IdKey>::try_from(id).map_err(|_| bad("no id".into()))?;
+        let ((kind, origin, producer), rest) =
+            postcard::take_from_bytes::<(Kind, OriginKind, &str)>(rest)
+                .map_err(|e| bad(e.to_string()))?;
+        let (target, rest) = take_counted_ids(rest).map_err(&bad)?;
+        let (depends_on, rest) = take_counted_ids(rest).map_err(&bad)?;
+        let ((anchor_tree, timestamp, seq), rest) =
+            postcard::take_from_bytes::<(&str, i64, u64)>(rest).map_err(|e| bad(e.to_string()))?;
+        // Each signer checked as a `Signer` is, its strings borrowed.
+        let (_, after) = postcard::take_from_bytes::<Vec<(&str, Role, &str)>>(rest)
+            .map_err(|e| bad(e.to_string()))?;
+        let signers = &rest[..rest.len() - after.len()];
+        let ((_first, summary, _envelopes), _) =
+            postcard::take_from_bytes::<(Position, &str, Vec<EnvelopeRef>)>(after)
+                .map_err(|e| bad(e.to_string()))?;
+        Ok(ClaimRef {
+            id,
+            kind,
+            origin,
+            producer,
+            target,
+            depends_on,
+            anchor_tree,
+            timestamp,
+            seq,
+            signers,
+            summary,
+            raw: entry,
+        })
+    }
+
+    /// The ids the claim targets, as stored (repeats kept).
+    pub fn target(&self) -> impl Iterator<Item = &'t IdKey> {
+        ids_of(self.target)
+    }
+
+    /// The ids the claim depends on, as stored (repeats kept).
+    pub fn depends_on(&self) -> impl Iterator<Item = &'t IdKey> {
+        ids_of(self.depends_on)
+    }
+
+    /// The signers whose bytes are `bytes` (a [`ClaimRef::signers`]).
+    pub fn decode_signers(bytes: &[u8]) -> Result<Vec<Signer>, IndexError> {
+        decode(bytes, "claims/signers")
+    }
+
+    /// The whole entry, owned.
+    pub fn owned(&self) -> Result<ClaimEntry, IndexError> {
+        decode(self.raw, "claims")
     }
 }
 
@@ -806,4 +895,114 @@ pub(super) fn pair(a: &[u8], b: &[u8]) -> Vec<u8> {
     k.extend_from_slice(a);
     k.extend_from_slice(b);
     k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn entry() -> impl Strategy<Value = ClaimEntry> {
+        let id = any::<[u8; 32]>();
+        let ids = prop::collection::vec(any::<[u8; 32]>(), 0..3);
+        let signer = ("[a-f0-9]{0,8}", 0..3usize, "[a-zé\"]{0,5}").prop_map(|(k, r, n)| Signer {
+            keyid: k,
+            role: [Role::Harness, Role::Agent, Role::Human][r],
+            name: n,
+        });
+        (
+            (id, 0..Kind::ALL.len(), 0..3usize, "[a-z/ ]{0,6}"),
+            (
+                ids.clone(),
+                ids,
+                "[0-9a-f]{0,64}",
+                any::<i64>(),
+                any::<u64>(),
+            ),
+            prop::collection::vec(signer, 0..3),
+            (any::<[u64; 3]>(), "[{}\":a-z,]{0,40}"),
+            prop::collection::vec((any::<u64>(), any::<[u8; 32]>()), 0..3),
+        )
+            .prop_map(
+                |(
+                    (id, kind, origin, producer),
+                    (target, depends_on, tree, ts, seq),
+                    signers,
+                    (pos, summary),
+                    envs,
+                )| {
+                    ClaimEntry {
+                        id,
+                        kind: Kind::ALL[kind],
+                        origin: [
+                            OriginKind::HarnessObserved,
+                            OriginKind::AgentAsserted,
+                            OriginKind::HumanAsserted,
+                        ][origin],
+                        producer,
+                        target,
+                        depends_on,
+                        anchor_tree: tree,
+                        timestamp: ts,
+                        seq,
+                        signers,
+                        first: Position {
+                            n: pos[0],
+                            segment: pos[1],
+                            offset: pos[2],
+                        },
+                        summary,
+                        envelopes: envs
+                            .into_iter()
+                            .map(|(number, digest)| EnvelopeRef { number, digest })
+                            .collect(),
+                    }
+                },
+            )
+    }
+
+    /// What a [`ClaimRef`] says, as owned values, to compare with a [`ClaimEntry`].
+    fn fields(r: &ClaimRef<'_>) -> ClaimEntry {
+        let whole = r.owned().expect("a read entry is whole");
+        ClaimEntry {
+            id: *r.id,
+            kind: r.kind,
+            origin: r.origin,
+            producer: r.producer.to_owned(),
+            target: r.target().copied().collect(),
+            depends_on: r.depends_on().copied().collect(),
+            anchor_tree: r.anchor_tree.to_owned(),
+            timestamp: r.timestamp,
+            seq: r.seq,
+            signers: ClaimRef::decode_signers(r.signers).expect("signers"),
+            first: whole.first,
+            summary: r.summary.to_owned(),
+            envelopes: whole.envelopes,
+        }
+    }
+
+    proptest! {
+        /// An entry read in place says what the owned decoding says, and on damaged bytes
+        /// (cut short, a byte changed) both refuse alike or agree.
+        #[test]
+        fn codec_claim_read_in_place_is_the_owned_decoding(
+            e in entry(),
+            cut in any::<prop::sample::Index>(),
+            flip in any::<prop::sample::Index>(),
+            mask in 1u8..,
+        ) {
+            let bytes = encode(&e);
+            let r = ClaimRef::decode(3, &bytes).expect("reads");
+            prop_assert_eq!(&fields(&r), &e);
+            prop_assert_eq!(r.owned().expect("whole"), e);
+            let short = &bytes[..cut.index(bytes.len())];
+            let mut changed = bytes.clone();
+            changed[flip.index(bytes.len())] ^= mask;
+            for damaged in [short, &changed[..]] {
+                let owned = decode::<ClaimEntry>(damaged, "claims").ok();
+                let read = ClaimRef::decode(3, damaged).ok();
+                prop_assert_eq!(read.as_ref().map(fields), owned);
+            }
+        }
+    }
 }

@@ -55,9 +55,9 @@ pub use audit::Audit;
 pub(crate) use codec::Checked;
 use codec::{decode, encode, node_of_key, pair};
 pub use codec::{
-    distinct, id_key, id_text, node_key, stored_value, summary_of, ClaimEdges, ClaimEntry, Counts,
-    EdgesRef, EnvelopeEntry, EnvelopeRef, IdKey, Incoming, KeyEntry, Meta, Node, NodeValue,
-    OrderEntry, Table, TrustEventAt, FORMAT, ORIGIN_KEY, TRUST_EVENTS_KEY,
+    distinct, id_key, id_text, node_key, stored_value, summary_body, summary_of, ClaimEdges,
+    ClaimEntry, ClaimRef, Counts, EdgesRef, EnvelopeEntry, EnvelopeRef, IdKey, Incoming, KeyEntry,
+    Meta, Node, NodeValue, OrderEntry, Table, TrustEventAt, FORMAT, ORIGIN_KEY, TRUST_EVENTS_KEY,
 };
 pub use envs::Environments;
 pub use fault::IndexWatch;

@@ -3,8 +3,8 @@
 
 use super::codec::{
     checked, decode, id_text, node_key, node_of_key, node_value, Checked, ClaimEdges, ClaimEntry,
-    EdgesRef, EnvelopeEntry, IdKey, Incoming, KeyEntry, Meta, Node, NodeValue, OrderEntry, Table,
-    TrustEventAt, CHECK_LEN, ORIGIN_KEY, TRUST_EVENTS_KEY,
+    ClaimRef, EdgesRef, EnvelopeEntry, IdKey, Incoming, KeyEntry, Meta, Node, NodeValue,
+    OrderEntry, Table, TrustEventAt, CHECK_LEN, ORIGIN_KEY, TRUST_EVENTS_KEY,
 };
 use super::{fault, Dbs, Index, IndexError};
 use crate::claim::Kind;
@@ -39,6 +39,15 @@ impl Index {
     /// Makes every read of this index on this thread one transaction, until the [`Pin`] is
     /// dropped: what a command answers is then one state of the index, whatever a writer
     /// commits meanwhile.
+    /// Whether this thread holds a pin ([`Index::pin`]) of this index.
+    pub fn is_pinned(&self) -> bool {
+        PINNED.with(|p| {
+            p.borrow()
+                .iter()
+                .any(|(dir, _)| dir.as_path() == self.env().path())
+        })
+    }
+
     pub fn pin(&self) -> Result<Pin, IndexError> {
         let dir = self.env().path().to_path_buf();
         let active = fault::Active::new(&self.opened.watched);
@@ -422,7 +431,17 @@ impl Reader<'_> {
     /// Every claim entry, in node order: one walk of the claims table, not a lookup per id.
     /// `meta` counts the claims, so a walk that a damaged page sends past some of them (or
     /// that finds more) is damage, never a shorter answer.
-    pub fn all_claims(&self) -> Result<Vec<ClaimEntry>, IndexError> {
+    /// Each entry is read in place: its fields borrowed from this transaction
+    /// ([`ClaimRef`]), nothing copied.
+    pub fn all_claim_refs(&self) -> Result<Vec<ClaimRef<'_>>, IndexError> {
+        self.all_entries(|&(node, v)| ClaimRef::decode(node, v))
+    }
+
+    /// Every entry of the claims table, in node order, each decoded by `one` on every core.
+    fn all_entries<'t, T: Send>(
+        &'t self,
+        one: impl Fn(&(Node, &'t [u8])) -> Result<T, IndexError> + Sync,
+    ) -> Result<Vec<T>, IndexError> {
         use rayon::prelude::*;
         let expected = self.meta()?.counts.claims;
         // The walk is one cursor; the entries it finds are decoded on every core.
@@ -436,12 +455,11 @@ impl Reader<'_> {
             raw.push((node, v));
         }
         found_all("claims", || "the log", expected, raw.len())?;
-        let one = |&(node, v): &(Node, &[u8])| decode::<ClaimEntry>(v, &format!("claims/{node}"));
         // Decoded straight into the one vector of entries the caller keeps.
-        match raw.par_iter().map(one).collect::<Result<Vec<_>, _>>() {
+        match raw.par_iter().map(&one).collect::<Result<Vec<_>, _>>() {
             Ok(entries) => Ok(entries),
             // The first entry that does not decode, in the table's order, is the one named.
-            Err(any) => Err(raw.iter().map(one).find_map(Result::err).unwrap_or(any)),
+            Err(any) => Err(raw.iter().map(&one).find_map(Result::err).unwrap_or(any)),
         }
     }
 
