@@ -308,11 +308,15 @@ impl Resolver {
     /// what [`Resolver::resolve_locally`] would read one by one.
     fn prefetch(&mut self, anchors: &[Anchor]) -> Result<(), AnchorError> {
         use rayon::prelude::*;
-        let mut wanted: Vec<String> = anchors
+        // The paths as named first (many claims name one file), then each made a tree path.
+        let mut named: Vec<&str> = anchors
             .iter()
             .filter(|a| a.tree != self.tree && a.content_digest.is_some())
-            .filter_map(|a| a.path.as_deref().and_then(tree_path))
+            .filter_map(|a| a.path.as_deref())
             .collect();
+        named.sort_unstable();
+        named.dedup();
+        let mut wanted: Vec<String> = named.into_iter().filter_map(tree_path).collect();
         wanted.sort_unstable();
         wanted.dedup();
         if wanted.len() < 2 {
