@@ -533,6 +533,7 @@ impl Session<'_> {
         let Some(head) = head else {
             return Ok(out);
         };
+        self.list_sequence_ahead(&repo, &head);
         // Policies first: the claims their keys signed are then taken in this same pull.
         let listed = self
             .state
