@@ -132,6 +132,10 @@ pub fn exchange(
     };
     let mut session = Session::open(store, &input.remote, opts).map_err(sync_failure)?;
     let url = session.remote().url.clone();
+    if input.direction == Direction::Pull {
+        // The checkpoint's checks follow on the head pulled (witness_steps).
+        session.check_after_pull();
+    }
     let outcome = match input.direction {
         Direction::Push => session.push(),
         Direction::Pull => session.pull(),

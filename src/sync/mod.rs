@@ -224,6 +224,11 @@ pub struct Session<'a> {
     /// blob id, so that the checkpoint's sequence need not read them again (at most
     /// [`LEAVES_KEPT`]).
     leaves: std::collections::HashMap<String, crate::witness::merkle::Hash>,
+    /// Whether a pull starts listing what the checkpoint's sequence needs (the commits its
+    /// kept sequence lacks) beside its own reading ([`Session::check_after_pull`]).
+    list_ahead: bool,
+    /// That listing, once started.
+    ahead: std::sync::Mutex<Option<witnessed::Ahead>>,
     _lock: SyncLock,
 }
 
@@ -246,6 +251,8 @@ impl<'a> Session<'a> {
             reaper: opts.reaper,
             connected: None,
             leaves: std::collections::HashMap::new(),
+            list_ahead: false,
+            ahead: std::sync::Mutex::new(None),
             _lock: lock,
         })
     }

@@ -29,11 +29,16 @@ use crate::store::{record, Effect, Staged, Store, StoreError};
 use std::collections::{HashSet, VecDeque};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-/// Envelopes verified and appended together (one fsync), at most.
+/// Envelopes verified together on every core, at most.
 const INGEST_GROUP: usize = 1024;
-/// Bytes of envelopes held for one group, at most: a group of large envelopes is appended
-/// sooner.
-const INGEST_GROUP_BYTES: usize = 32 << 20;
+/// Bytes of envelopes held for one group, at most: a group of large envelopes is verified
+/// and appended sooner.
+const INGEST_GROUP_BYTES: usize = 16 << 20;
+/// Envelopes appended as one group (one fsync of the log, one of the index), at most: when
+/// verified groups wait for the appender, it appends them together, up to this many and
+/// [`INGEST_GROUP_BYTES`] bytes, so that a pull whose disk syncs are slower than its
+/// verification pays fewer of them.
+const APPEND_GROUP: usize = 4 * INGEST_GROUP;
 /// Refused entries kept in the state to be offered again by the next pull, at most.
 pub(super) const PENDING_MAX: usize = 10_000;
 
@@ -45,20 +50,23 @@ struct Wanted {
     held: bool,
 }
 
-/// Groups verified and waiting for the appender, at most: how far reading and verifying may
-/// run ahead of the appends.
-const AHEAD: usize = 2;
+/// Groups read and waiting for the verifier, at most: how far reading may run ahead of
+/// verifying.
+const READ_AHEAD: usize = 1;
+/// Groups verified and waiting for the appender, at most: how far verifying may run ahead
+/// of the appends (and how many groups the appender may take as one).
+const AHEAD: usize = 3;
 /// Entries whose blobs are asked for ahead of the one being taken, at most: git reads and
 /// inflates them meanwhile.
 const ASKED_AHEAD: usize = 2 * PAGE;
 
 /// One pull's reading side: what it found so far, the entries whose blobs are asked for,
-/// and the envelopes read but not yet verified. Verified groups go to the appender (a thread
-/// of its own, [`append`]), which appends them and counts what they did.
+/// and the envelopes read but not yet verified. Each group read goes to the verifier (a
+/// thread of its own, [`verify`], which verifies it on every core while the next group is
+/// read), then to the appender (another, [`append`]), which appends and counts.
 struct Run<'a> {
     store: &'a Store,
     repo: &'a Repo,
-    trust: &'a (TrustSet, u64),
     stop: &'a dyn Fn() -> bool,
     progress: bool,
     /// What the reading side counts: entries examined, envelopes fetched, conflicts.
@@ -73,11 +81,29 @@ struct Run<'a> {
     /// Entries refused before verification (unreadable, too large), going with the next
     /// group so that every refusal is counted in one place.
     refused: Vec<Judged>,
-    /// To the appender; None once it stopped (it says why when joined).
-    appender: Option<SyncSender<Vec<Judged>>>,
+    /// To the verifier; None once it or the appender stopped (the appender says why when
+    /// joined).
+    verifier: Option<SyncSender<Read>>,
     /// Stopped by a signal.
     stopped: bool,
-    /// The leaf hashes of the blobs read (at most [`LEAVES_KEPT`]; None past that).
+    /// How many leaf hashes of the blobs read are kept for the checkpoint's sequence (at
+    /// most [`LEAVES_KEPT`]; None past that, and then none is).
+    leaves: Option<usize>,
+}
+
+/// A group read, for the verifier: the entries refused before verification, the entries
+/// read with their bytes, and whether their leaf hashes are kept.
+struct Read {
+    refused: Vec<Judged>,
+    group: Vec<(Wanted, Vec<u8>)>,
+    keep: bool,
+}
+
+/// A group verified, for the appender: every entry judged, in the order read, the bytes of
+/// the envelopes to append, and the leaf hashes (None: not kept).
+struct Verified {
+    judged: Vec<Judged>,
+    bytes: usize,
     leaves: Option<Vec<Leaf>>,
 }
 
@@ -159,7 +185,7 @@ impl Run<'_> {
             };
             let blob = blobs.next_blob()?;
             self.take(w, blob)?;
-            if self.appender.is_none() {
+            if self.verifier.is_none() {
                 // The appender stopped; joining it says why.
                 return Ok(false);
             }
@@ -222,63 +248,25 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Verifies the group on every core and hands it to the appender.
+    /// Hands the group read to the verifier.
     fn flush(&mut self) {
-        use rayon::prelude::*;
         if self.group.is_empty() && self.refused.is_empty() {
             return;
         }
         let group = std::mem::take(&mut self.group);
         self.group_bytes = 0;
-        let (trust, generation) = (&self.trust.0, self.trust.1);
-        let mut judged = std::mem::take(&mut self.refused);
-        let keep = self
+        self.leaves = self
             .leaves
-            .as_ref()
-            .is_some_and(|l| l.len() + group.len() <= LEAVES_KEPT);
-        let (verified, leaves): (Vec<Judged>, Vec<Option<Leaf>>) = group
-            .into_par_iter()
-            .map(|(w, raw)| {
-                let leaf = keep.then(|| {
-                    (
-                        w.entry.blob.clone(),
-                        crate::witness::merkle::leaf_hash(&raw),
-                    )
-                });
-                let verdict = match Staged::new(&raw, trust, generation) {
-                    Ok(staged) => {
-                        let own = raw == staged.canonical
-                            && w.named.as_ref().is_some_and(|(id, digest)| {
-                                *id == staged.accepted.claim.id
-                                    && *digest == hex::encode(staged.digest)
-                            });
-                        Verdict::Staged(Box::new(staged), own)
-                    }
-                    Err(r) => match crate::ingest::foreign_kind(&raw) {
-                        Some(kind) => Verdict::Foreign(kind),
-                        None => Verdict::Refused(r.code, r.message),
-                    },
-                };
-                (
-                    Judged {
-                        entry: w.entry,
-                        verdict,
-                    },
-                    leaf,
-                )
-            })
-            .unzip();
-        judged.extend(verified);
-        match &mut self.leaves {
-            Some(l) if keep => l.extend(leaves.into_iter().flatten()),
-            _ => self.leaves = None,
-        }
-        let sent = self
-            .appender
-            .as_ref()
-            .is_some_and(|a| a.send(judged).is_ok());
+            .map(|n| n + group.len())
+            .filter(|&n| n <= LEAVES_KEPT);
+        let read = Read {
+            refused: std::mem::take(&mut self.refused),
+            group,
+            keep: self.leaves.is_some(),
+        };
+        let sent = self.verifier.as_ref().is_some_and(|v| v.send(read).is_ok());
         if !sent {
-            self.appender = None;
+            self.verifier = None;
         }
     }
 
@@ -288,11 +276,76 @@ impl Run<'_> {
         let going = !self.stopped && self.take_until(0)?;
         self.flush();
         if let Some(blobs) = self.blobs.take() {
-            if going && self.appender.is_some() {
+            if going && self.verifier.is_some() {
                 blobs.finish()?;
             }
         }
         Ok(going)
+    }
+}
+
+/// The verifier: verifies each group read on every core, in the order read, and hands it to
+/// the appender.
+fn verify(trust: &(TrustSet, u64), reads: Receiver<Read>, to_append: SyncSender<Verified>) {
+    while let Ok(read) = reads.recv() {
+        if to_append.send(judge(read, trust)).is_err() {
+            return; // the appender stopped
+        }
+    }
+}
+
+/// Verifies a group read on every core.
+fn judge(read: Read, trust: &(TrustSet, u64)) -> Verified {
+    use rayon::prelude::*;
+    let (trust, generation) = (&trust.0, trust.1);
+    let Read {
+        mut refused,
+        group,
+        keep,
+    } = read;
+    let (verified, leaves): (Vec<Judged>, Vec<Option<Leaf>>) = group
+        .into_par_iter()
+        .map(|(w, raw)| {
+            let leaf = keep.then(|| {
+                (
+                    w.entry.blob.clone(),
+                    crate::witness::merkle::leaf_hash(&raw),
+                )
+            });
+            let verdict = match Staged::new(&raw, trust, generation) {
+                Ok(staged) => {
+                    let own = raw == staged.canonical
+                        && w.named.as_ref().is_some_and(|(id, digest)| {
+                            *id == staged.accepted.claim.id && *digest == hex::encode(staged.digest)
+                        });
+                    Verdict::Staged(Box::new(staged), own)
+                }
+                Err(r) => match crate::ingest::foreign_kind(&raw) {
+                    Some(kind) => Verdict::Foreign(kind),
+                    None => Verdict::Refused(r.code, r.message),
+                },
+            };
+            (
+                Judged {
+                    entry: w.entry,
+                    verdict,
+                },
+                leaf,
+            )
+        })
+        .unzip();
+    let bytes = verified
+        .iter()
+        .map(|j| match &j.verdict {
+            Verdict::Staged(s, _) => s.canonical.len(),
+            _ => 0,
+        })
+        .sum();
+    refused.extend(verified);
+    Verified {
+        judged: refused,
+        bytes,
+        leaves: keep.then(|| leaves.into_iter().flatten().collect()),
     }
 }
 
@@ -312,6 +365,9 @@ struct Tally {
     /// An envelope was stored from a path other than its own (or in other bytes than its
     /// canonical form): the remote does not hold it where push looks for it.
     elsewhere: bool,
+    /// The leaf hashes of the blobs verified, in the order read (None once a group's were
+    /// not kept).
+    leaves: Option<Vec<Leaf>>,
 }
 
 impl Tally {
@@ -327,6 +383,7 @@ impl Tally {
             unverified: Vec::new(),
             pending: Some(Vec::new()),
             elsewhere: false,
+            leaves: Some(Vec::new()),
         }
     }
 
@@ -425,11 +482,29 @@ impl Tally {
     }
 }
 
-/// The appender: appends each judged group as it comes, and counts.
-fn append(store: &Store, groups: Receiver<Vec<Judged>>) -> Result<Tally, StoreError> {
+/// The appender: appends each verified group as it comes, and counts. Groups that waited
+/// for it are appended together (up to [`APPEND_GROUP`] envelopes and [`INGEST_GROUP_BYTES`]
+/// bytes), in the order read.
+fn append(store: &Store, groups: Receiver<Verified>) -> Result<Tally, StoreError> {
     let mut tally = Tally::new();
-    while let Ok(group) = groups.recv() {
-        tally.append(store, group)?;
+    while let Ok(first) = groups.recv() {
+        let (mut count, mut bytes) = (first.judged.len(), first.bytes);
+        let mut taken = vec![first];
+        while count < APPEND_GROUP && bytes < INGEST_GROUP_BYTES {
+            let Ok(next) = groups.try_recv() else { break };
+            count += next.judged.len();
+            bytes += next.bytes;
+            taken.push(next);
+        }
+        let mut judged = Vec::with_capacity(count);
+        for v in taken {
+            judged.extend(v.judged);
+            match (&mut tally.leaves, v.leaves) {
+                (Some(l), Some(new)) => l.extend(new),
+                _ => tally.leaves = None,
+            }
+        }
+        tally.append(store, judged)?;
     }
     Ok(tally)
 }
@@ -458,6 +533,7 @@ impl Session<'_> {
         let Some(head) = head else {
             return Ok(out);
         };
+        self.list_sequence_ahead(&repo, &head);
         // Policies first: the claims their keys signed are then taken in this same pull.
         let listed = self
             .state
@@ -501,15 +577,17 @@ impl Session<'_> {
         let trust = store.trust_snapshot()?;
         let stop = self.stop;
         let progress = self.progress;
-        // Read and verify here, append on a thread of its own: git reads the next blobs and
-        // the cores verify the next group while the last one is appended.
-        let (out, going, tally, leaves) = std::thread::scope(|scope| {
-            let (to_append, groups) = sync_channel::<Vec<Judged>>(AHEAD);
+        // Read here, verify and append on threads of their own: git reads the next blobs
+        // while the cores verify the last group read and the one before is appended.
+        let (out, going, tally) = std::thread::scope(|scope| {
+            let (to_append, groups) = sync_channel::<Verified>(AHEAD);
             let appender = scope.spawn(move || append(store, groups));
+            let (to_verify, reads) = sync_channel::<Read>(READ_AHEAD);
+            let trust = &trust;
+            let verifier = scope.spawn(move || verify(trust, reads, to_append));
             let mut run = Run {
                 store,
                 repo: &repo,
-                trust: &trust,
                 stop,
                 progress,
                 out,
@@ -518,9 +596,9 @@ impl Session<'_> {
                 group: Vec::new(),
                 group_bytes: 0,
                 refused: Vec::new(),
-                appender: Some(to_append),
+                verifier: Some(to_verify),
                 stopped: false,
-                leaves: Some(Vec::new()),
+                leaves: Some(0),
             };
             let read = (|| -> Result<bool, SyncError> {
                 let mut going = true;
@@ -549,26 +627,28 @@ impl Session<'_> {
                 let finished = run.finish()?;
                 Ok(going && finished)
             })();
-            // The appender ends with the last group sent.
+            // The verifier, then the appender, end with the last group sent.
             let Run {
                 out,
-                appender: sender,
+                verifier: sender,
                 blobs,
                 stopped,
-                leaves,
                 ..
             } = run;
             drop(sender);
             drop(blobs);
+            verifier
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             let tally = appender
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             // The appender's failure first: it is why reading stopped, if it did.
             let tally = tally?;
             let going = read? && !stopped;
-            Ok::<_, SyncError>((out, going, tally, leaves))
+            Ok::<_, SyncError>((out, going, tally))
         })?;
-        if let Some(leaves) = leaves {
+        if let Some(leaves) = tally.leaves {
             self.leaves.extend(leaves);
         }
         let mut out = out;

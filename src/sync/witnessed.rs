@@ -330,7 +330,65 @@ enum Attempt {
 /// How many times a checkpoint that lost the race for the log is signed and offered again.
 const CHECKPOINT_ATTEMPTS: usize = 3;
 
+/// The first-parent additions the sequence at `head` needs after `base`, listed by a thread
+/// of its own while a pull reads (what [`Repo::first_parent_additions`] returns).
+pub(super) struct Ahead {
+    base: Option<String>,
+    head: String,
+    listing: std::thread::JoinHandle<Result<Additions, super::git::GitError>>,
+}
+
+type Additions = (Option<String>, Vec<(String, Vec<super::git::Entry>)>);
+
 impl Session<'_> {
+    /// Says that the checkpoint's checks follow this session's pull
+    /// ([`Session::check_checkpoint`] on the head it pulled): the pull then lists the commits
+    /// the remote's sequence lacks on a thread of its own while it reads and verifies, instead
+    /// of after it.
+    pub fn check_after_pull(&mut self) {
+        self.list_ahead = true;
+    }
+
+    /// Starts listing what the sequence at `head` will need (see [`Session::check_after_pull`]).
+    pub(super) fn list_sequence_ahead(&self, repo: &Repo, head: &str) {
+        if !self.list_ahead {
+            return;
+        }
+        // The base [`Session::sequence_at`] starts from, if the kept tree loads.
+        let state = self.load_witness_json();
+        let base = state.head.filter(|_| state.size > 0);
+        if base.as_deref() == Some(head) {
+            return;
+        }
+        let (repo, asked, tip) = (repo.clone(), base.clone(), head.to_owned());
+        let listing = std::thread::spawn(move || {
+            repo.first_parent_additions(asked.as_deref(), &tip, &SEQUENCE_DIRS)
+        });
+        *self.ahead.lock().unwrap_or_else(|p| p.into_inner()) = Some(Ahead {
+            base,
+            head: head.to_owned(),
+            listing,
+        });
+    }
+
+    /// [`Repo::first_parent_additions`] of the sequence's folders: the listing started
+    /// ahead when it was for these very commits, or a new one.
+    fn additions(
+        &self,
+        repo: &Repo,
+        base: Option<&str>,
+        head: &str,
+    ) -> Result<Additions, SyncError> {
+        let ahead = self.ahead.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(a) = ahead.filter(|a| a.base.as_deref() == base && a.head == head) {
+            return Ok(a
+                .listing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+        }
+        Ok(repo.first_parent_additions(base, head, &SEQUENCE_DIRS)?)
+    }
+
     fn load_witness_state(&self) -> (WitnessState, Tree) {
         let state = self.load_witness_json();
         self.load_kept(state)
@@ -404,7 +462,7 @@ impl Session<'_> {
                     rewound: None,
                 });
             }
-            let (parent, commits) = repo.first_parent_additions(Some(b), head, &SEQUENCE_DIRS)?;
+            let (parent, commits) = self.additions(repo, Some(b), head)?;
             if !commits.is_empty() && parent.as_deref() == Some(b.as_str()) {
                 self.grow(repo, &mut tree, commits)?;
                 state.head = Some(head.to_owned());
@@ -419,7 +477,7 @@ impl Session<'_> {
         }
         if base.is_none() {
             tree = Tree::new();
-            let (_, commits) = repo.first_parent_additions(None, head, &SEQUENCE_DIRS)?;
+            let (_, commits) = self.additions(repo, None, head)?;
             self.grow(repo, &mut tree, commits)?;
             if kept.size() > 0 {
                 rewound = lost_leaves(&kept, &tree);
