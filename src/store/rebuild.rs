@@ -329,18 +329,29 @@ pub struct Audited {
 }
 
 /// Reads and verifies the whole log as a rebuild does, checking the live index against it
-/// record by record instead of writing a second index ([`Audit`]).
+/// record by record instead of writing a second index ([`Audit`]). The first reading numbers
+/// the ids from the index itself and holds a few bytes per id ([`Audit::bounded`]); only
+/// when it finds the index differs is the log read again by an audit that numbers every id
+/// itself and names each difference ([`Audit::new`]).
 pub fn audit_log(
     log: &Log,
     live: &Reader<'_>,
     limit: usize,
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<Audited, StoreError> {
-    let mut run = Run::new(
-        Sink::Audit(Audit::new(live, limit)),
-        TrustSet::default(),
-        progress,
-    );
+    let first = audit_with(log, Audit::bounded(live, limit), progress)?;
+    if first.differences.is_empty() {
+        return Ok(first);
+    }
+    audit_with(log, Audit::new(live, limit), progress)
+}
+
+fn audit_with(
+    log: &Log,
+    audit: Audit<'_, '_>,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Audited, StoreError> {
+    let mut run = Run::new(Sink::Audit(audit), TrustSet::default(), progress);
     let tail = run.read(log, Head::EMPTY);
     let Sink::Audit(audit) = run.sink else {
         return Err(StoreError::Corrupt("the audit vanished".into()));
