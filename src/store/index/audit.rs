@@ -5,9 +5,9 @@
 //! the record gives each table with the writer's own functions, and looks each one up in
 //! the live index. Which entries a record writes (a claim's first envelope or a later one,
 //! each distinct target and premise pair, a key added or retired once) is decided here as
-//! the writer decides it; a property test holds the two to the same result. The `nodes`
-//! table, keyed by hash, is compared at the end in one walk beside the numbering the audit
-//! worked out, sorted, rather than looked up id by id. At the end the audit also counts
+//! the writer decides it; a property test holds the two to the same result. Numbering the
+//! ids itself, the audit compares the `nodes` table, keyed by hash, at the end in one walk
+//! beside its numbering, sorted, rather than looked up id by id. At the end the audit also counts
 //! every other table's entries by walking it (never trusting LMDB's own count, a number in
 //! the file) and, where the count is not what the log gives or an entry differed, walks the
 //! table again to name the entries the log does not account for. So a missing, changed or
@@ -115,6 +115,27 @@ impl Tally {
     }
 }
 
+/// A claim's entry after its first envelope, as [`ClaimEntry::first`] gives it, borrowed from
+/// the envelope: encoded the same (postcard writes a `&str` as a `String` and a slice as a
+/// `Vec`), without copying the claim's strings into an entry first. The audit compares
+/// these bytes with the live entry, and builds the entry itself only where they differ.
+#[derive(serde::Serialize)]
+struct FirstEntry<'a> {
+    id: &'a IdKey,
+    kind: crate::claim::Kind,
+    origin: crate::claim::OriginKind,
+    producer: &'a str,
+    target: &'a [IdKey],
+    depends_on: &'a [IdKey],
+    anchor_tree: &'a str,
+    timestamp: i64,
+    seq: u64,
+    signers: Vec<&'a crate::ingest::Signer>,
+    first: Position,
+    summary: &'a str,
+    envelopes: &'a [super::EnvelopeRef],
+}
+
 /// How the audit numbers the ids the log names (see the module comment).
 enum Numbering {
     /// From the live `nodes` table, checked as it is read.
@@ -153,6 +174,8 @@ pub struct Audit<'r, 'e> {
     premises: u64,
     found: Vec<(&'static str, Difference)>,
     counted: BTreeMap<&'static str, usize>,
+    /// The encoded first entry of the claim being checked, kept between claims.
+    scratch: Vec<u8>,
     /// LMDB failed a read: a damaged page. LMDB then fails every later read in the same
     /// transaction, so the audit stops looking (the one finding says where).
     broken: bool,
@@ -195,6 +218,7 @@ impl<'r, 'e> Audit<'r, 'e> {
             premises: 0,
             found: Vec::new(),
             counted: BTreeMap::new(),
+            scratch: Vec::new(),
             broken: false,
         }
     }
@@ -362,6 +386,18 @@ impl<'r, 'e> Audit<'r, 'e> {
             }
             other => other,
         }
+    }
+
+    /// Moves past an envelope record.
+    fn advance_envelope(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+    ) -> Result<(), IndexError> {
+        self.meta.advance(pos, chain, frame_len);
+        self.note_record(pos, chain, false);
+        Ok(())
     }
 
     /// What the index's `meta` should say after the records applied so far.
@@ -683,15 +719,55 @@ impl Apply for Audit<'_, '_> {
         let node = self.node_of(&id);
         let key = node_key(node);
         if !self.claimed.set(node) {
-            let entry = ClaimEntry::first(id, accepted, pos, self.meta.counts.claims, envelope);
-            self.expect("arrivals", &entry.seq.to_be_bytes(), &id);
-            self.targets += self.expect_pairs("by_target", &entry.target, node, &id, 0);
-            self.premises += self.expect_pairs("by_premise", &entry.depends_on, node, &id, 1);
+            let seq = self.meta.counts.claims;
+            let claim = &accepted.claim;
+            let to_keys = |ids: &[String]| -> Vec<IdKey> {
+                ids.iter().filter_map(|t| super::id_key(t)).collect()
+            };
+            let (target, depends_on) = (to_keys(&claim.target), to_keys(&claim.depends_on));
+            self.expect("arrivals", &seq.to_be_bytes(), &id);
+            self.targets += self.expect_pairs("by_target", &target, node, &id, 0);
+            self.premises += self.expect_pairs("by_premise", &depends_on, node, &id, 1);
             self.meta.counts.claims += 1;
-            let encoded = encode(&entry);
-            match self.get("claims", &key) {
-                // Settled: the claim as the log has it so far, with one envelope.
-                Some(Some(v)) if v == encoded.as_slice() => {}
+            let whole;
+            let summary = match &accepted.text {
+                crate::ingest::Read::Summary(summary) => summary.as_str(),
+                crate::ingest::Read::Whole(body) => {
+                    whole = super::summary_of(body.as_value());
+                    whole.as_str()
+                }
+            };
+            // Sorted by keyid, the first of each keyid kept, as `ClaimEntry::first` does.
+            let mut signers: Vec<&crate::ingest::Signer> = accepted.signers.iter().collect();
+            signers.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+            signers.dedup_by(|a, b| a.keyid == b.keyid);
+            let first = FirstEntry {
+                id: &id,
+                kind: claim.kind,
+                origin: claim.origin,
+                producer: &claim.producer,
+                target: &target,
+                depends_on: &depends_on,
+                anchor_tree: &claim.anchor_tree,
+                timestamp: claim.timestamp,
+                seq,
+                signers,
+                first: pos,
+                summary,
+                envelopes: std::slice::from_ref(&envelope),
+            };
+            let mut encoded = std::mem::take(&mut self.scratch);
+            encoded.clear();
+            let encoded = postcard::to_extend(&first, encoded).unwrap_or_default();
+            let live = self.get("claims", &key);
+            let settled = matches!(live, Some(Some(v)) if v == encoded.as_slice());
+            self.scratch = encoded;
+            if settled {
+                // The claim as the log has it so far, with one envelope.
+                return self.advance_envelope(pos, chain, frame_len);
+            }
+            let entry = ClaimEntry::first(id, accepted, pos, seq, envelope);
+            match live {
                 Some(Some(v)) => {
                     let more =
                         decode::<ClaimEntry>(v, "claims").is_ok_and(|e| e.envelopes.len() > 1);
@@ -731,9 +807,7 @@ impl Apply for Audit<'_, '_> {
                 }
             }
         }
-        self.meta.advance(pos, chain, frame_len);
-        self.note_record(pos, chain, false);
-        Ok(())
+        self.advance_envelope(pos, chain, frame_len)
     }
 
     fn apply_key_add(
