@@ -1097,6 +1097,36 @@ mod tests {
         }
     }
 
+    /// A count past 4 bytes is kept aside and read back whole; the other count of the node,
+    /// and other nodes, are untouched.
+    #[test]
+    fn a_tally_keeps_counts_past_four_bytes() {
+        let mut t = Tally::default();
+        t.push();
+        t.push();
+        t.small[0] = [u32::MAX - 2, 7];
+        for _ in 0..5 {
+            t.count(0, 0);
+        }
+        t.count(0, 1);
+        t.count(1, 0);
+        let past = u64::from(u32::MAX) + 2;
+        assert_eq!(
+            t.get(0),
+            Incoming {
+                records: past + 1,
+                dependents: 8
+            }
+        );
+        assert_eq!(
+            t.get(1),
+            Incoming {
+                records: 1,
+                dependents: 0
+            }
+        );
+    }
+
     /// Every entry of every table, as stored (values with their checksums).
     fn index_contents(index: &Index) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
         let r = index.read().unwrap();
