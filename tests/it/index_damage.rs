@@ -8,7 +8,7 @@
 use crate::common;
 use crate::index_cache::store_with;
 
-use common::{assertion, copy_dir, graph, record, run, warning_codes, Keys, Out, Signed};
+use common::{assertion, copy_dir, graph, record, run, run_with, warning_codes, Keys, Out, Signed};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -419,5 +419,60 @@ fn blast_reads_ahead_of_its_members_and_an_entry_missing_there_is_index_damaged(
         copy_dir(&base, &store);
         damage(&store);
         damaged_then_rebuilt(&store, &args, &want, what);
+    }
+}
+
+/// `fsck` of an index that names many ids numbers them from the index itself (forced here
+/// with `ELENCH_FSCK_OWN_IDS=0`): it finds nothing in a sound store, and in a store whose
+/// index was changed behind elench's back (entries removed, two ids' nodes swapped, a claimed
+/// flag cleared, each with sound checksums) it reports exactly what `fsck` numbering the ids
+/// itself reports.
+#[test]
+fn fsck_numbering_ids_from_the_index_reports_what_its_own_numbering_does() {
+    let s = small();
+    let from_index = [("ELENCH_FSCK_OWN_IDS", "0")];
+    let sound = run_with(&s.store, &["fsck"], &from_index);
+    assert_eq!(sound.code, 0, "{}", sound.json);
+    let key = |id: &str| elench::store::index::id_key(id).unwrap().to_vec();
+    let (a, b) = (key(&s.a.id), key(&s.b.id));
+    let (node_a, node_b) = (node_of(&s.store, &s.a.id), node_of(&s.store, &s.b.id));
+    let put = |store: &Path, name: &str, k: &[u8], value: &[u8]| {
+        with_index(store, |env, txn| {
+            let v = elench::store::index::stored_value(name, k, value).unwrap();
+            table(env, txn, name).put(txn, k, &v).unwrap();
+        });
+    };
+    let swapped = |store: &Path| {
+        let value = |node: &[u8]| [node, &[1u8][..]].concat();
+        put(store, "nodes", &a, &value(&node_b));
+        put(store, "nodes", &b, &value(&node_a));
+    };
+    let unclaimed = |store: &Path| put(store, "nodes", &b, &[&node_b[..], &[0u8][..]].concat());
+    let no_node = |store: &Path| remove(store, "nodes", &b);
+    let no_pair = |store: &Path| remove(store, "by_premise", &[&node_a[..], &node_b[..]].concat());
+    let no_count = |store: &Path| remove(store, "incoming", &node_a);
+    type Damage<'a> = &'a dyn Fn(&Path);
+    let damages: [(&str, Damage); 5] = [
+        ("two ids' nodes swapped", &swapped),
+        ("a claim's flag cleared", &unclaimed),
+        ("an id's node removed", &no_node),
+        ("a premise pair removed", &no_pair),
+        ("a node's counts removed", &no_count),
+    ];
+    for (what, damage) in damages {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("store");
+        copy_dir(&s.store, &store);
+        damage(&store);
+        let own = run(&store, &["fsck"]);
+        let bounded = run_with(&store, &["fsck"], &from_index);
+        assert_eq!(own.code, 4, "{what}: {}", own.json);
+        assert_eq!(bounded.code, own.code, "{what}: {}", bounded.json);
+        let problems = &own.json["data"]["problems"];
+        assert!(
+            problems.to_string().contains("INDEX_DISAGREES"),
+            "{what}: {problems}"
+        );
+        assert_eq!(&bounded.json["data"]["problems"], problems, "{what}");
     }
 }

@@ -5,9 +5,9 @@
 //! the record gives each table with the writer's own functions, and looks each one up in
 //! the live index. Which entries a record writes (a claim's first envelope or a later one,
 //! each distinct target and premise pair, a key added or retired once) is decided here as
-//! the writer decides it; a property test holds the two to the same result. The `nodes`
-//! table, keyed by hash, is compared at the end in one walk beside the numbering the audit
-//! worked out, sorted, rather than looked up id by id. At the end the audit also counts
+//! the writer decides it; a property test holds the two to the same result. Numbering the
+//! ids itself, the audit compares the `nodes` table, keyed by hash, at the end in one walk
+//! beside its numbering, sorted, rather than looked up id by id. At the end the audit also counts
 //! every other table's entries by walking it (never trusting LMDB's own count, a number in
 //! the file) and, where the count is not what the log gives or an entry differed, walks the
 //! table again to name the entries the log does not account for. So a missing, changed or
@@ -18,10 +18,19 @@
 //! million claims, a gigabyte of scratch space), and lookups in the live index cost less
 //! than writes.
 //!
-//! Memory: every id the log has named with its node (numbered here as the writer numbers
-//! them) and whether it is a claim seen so far (to tell a claim's first envelope from a later
-//! one whatever the index says), and the expected entries of the claims that have more than
-//! one envelope or already differ.
+//! Two ways to number the ids the log names. [`Audit::bounded`], what `fsck` runs first,
+//! takes each id's node from the live `nodes` table itself, looked up at every mention: an id
+//! named before must give a node already given, an id named for the first time the next
+//! one. At the end one walk of `nodes` checks that the table gives every node below the
+//! count exactly once, with the claimed flag the log gives it, and holds no other entry:
+//! together with the lookups this proves the table is the writer's numbering, so every other
+//! table is checked with the right nodes. It keeps a bit per node (claimed) and the two
+//! counts of pairs naming it (4 bytes each; a count past that is kept aside). It only tells
+//! an index that agrees with the log from one that does not: where it finds any difference,
+//! `fsck` audits again with [`Audit::new`], which numbers every id itself as the writer does
+//! (a map of every id the log names, about a hundred bytes an id) and names each difference
+//! in every table, `nodes` included. Both keep the expected entries of the claims that have
+//! more than one envelope or already differ.
 
 use super::{
     decode, distinct, encode, node_key, node_of_key, pair, Apply, Checked, ClaimEntry, Difference,
@@ -32,6 +41,111 @@ use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+
+/// One bit per node.
+#[derive(Default)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn get(&self, n: Node) -> bool {
+        let Ok(i) = usize::try_from(n / 64) else {
+            return false;
+        };
+        self.0.get(i).is_some_and(|w| w & (1 << (n % 64)) != 0)
+    }
+
+    /// Sets bit `n` (below the count of nodes numbered); whether it was set before.
+    fn set(&mut self, n: Node) -> bool {
+        let i = (n / 64) as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, 0);
+        }
+        let bit = 1 << (n % 64);
+        let was = self.0[i] & bit != 0;
+        self.0[i] |= bit;
+        was
+    }
+}
+
+/// By node, the counts of the pairs that name it (what its `incoming` entry must say), in
+/// 4 bytes each; a count that outgrows them is kept aside.
+#[derive(Default)]
+struct Tally {
+    small: Vec<[u32; 2]>,
+    large: FxHashMap<Node, [u64; 2]>,
+}
+
+impl Tally {
+    fn push(&mut self) {
+        self.small.push([0, 0]);
+    }
+
+    fn len(&self) -> usize {
+        self.small.len()
+    }
+
+    /// One more pair names node `n`: a record targeting it (`which` 0) or a claim naming it
+    /// as a premise (1).
+    fn count(&mut self, n: Node, which: usize) {
+        let Some(c) = self.small.get_mut(n as usize) else {
+            return;
+        };
+        match c[which] {
+            // The count is kept aside.
+            u32::MAX => self.large.entry(n).or_default()[which] += 1,
+            v if v == u32::MAX - 1 => {
+                c[which] = u32::MAX;
+                self.large.entry(n).or_default()[which] = u64::from(u32::MAX);
+            }
+            _ => c[which] += 1,
+        }
+    }
+
+    fn get(&self, n: Node) -> Incoming {
+        let c = self.small.get(n as usize).copied().unwrap_or_default();
+        let large = self.large.get(&n);
+        let of = |w: usize| match large {
+            Some(l) if c[w] == u32::MAX => l[w],
+            _ => u64::from(c[w]),
+        };
+        Incoming {
+            records: of(0),
+            dependents: of(1),
+        }
+    }
+}
+
+/// A claim's entry after its first envelope, as [`ClaimEntry::first`] gives it, borrowed from
+/// the envelope: encoded the same (postcard writes a `&str` as a `String` and a slice as a
+/// `Vec`), without copying the claim's strings into an entry first. The audit compares
+/// these bytes with the live entry, and builds the entry itself only where they differ.
+#[derive(serde::Serialize)]
+struct FirstEntry<'a> {
+    id: &'a IdKey,
+    kind: crate::claim::Kind,
+    origin: crate::claim::OriginKind,
+    producer: &'a str,
+    target: &'a [IdKey],
+    depends_on: &'a [IdKey],
+    anchor_tree: &'a str,
+    timestamp: i64,
+    seq: u64,
+    signers: Vec<&'a crate::ingest::Signer>,
+    first: Position,
+    summary: &'a str,
+    envelopes: &'a [super::EnvelopeRef],
+}
+
+/// How the audit numbers the ids the log names (see the module comment).
+enum Numbering {
+    /// From the live `nodes` table, checked as it is read.
+    Live,
+    /// Its own, as the writer numbers them: every id with its node, and the reverse.
+    Own {
+        nodes: FxHashMap<IdKey, Node>,
+        ids: Vec<IdKey>,
+    },
+}
 
 /// The live index, checked record by record against the log (see the module comment).
 pub struct Audit<'r, 'e> {
@@ -46,30 +160,49 @@ pub struct Audit<'r, 'e> {
     /// `meta/trust_events`).
     origin: Option<Chain>,
     trust_events: Vec<TrustEventAt>,
-    /// Every id the log named so far, with its node; `ids` is the reverse, and `claimed` says
-    /// by node which of them the log holds as claims.
-    nodes: FxHashMap<IdKey, Node>,
-    ids: Vec<IdKey>,
-    claimed: Vec<bool>,
+    /// How ids get their nodes; `claimed` says by node which ids the log holds as claims.
+    numbering: Numbering,
+    claimed: Bits,
     /// By node, the pairs that name it: what its `incoming` entry must count.
-    incoming: Vec<Incoming>,
-    /// Expected entries compared at the end rather than at the claim's first envelope: the
-    /// live index gives the claim more than one envelope, or lacks it, or (`true`) was
-    /// already reported to differ.
-    open: FxHashMap<IdKey, (ClaimEntry, bool)>,
+    incoming: Tally,
+    /// Expected entries compared at the end rather than at the claim's first envelope, with
+    /// the claim's node: the live index gives the claim more than one envelope, or lacks it,
+    /// or (`true`) was already reported to differ.
+    open: FxHashMap<IdKey, (ClaimEntry, bool, Node)>,
     /// Distinct (target, record) and (premise, dependent) pairs the log gives.
     targets: u64,
     premises: u64,
     found: Vec<(&'static str, Difference)>,
     counted: BTreeMap<&'static str, usize>,
+    /// The encoded first entry of the claim being checked, kept between claims.
+    scratch: Vec<u8>,
     /// LMDB failed a read: a damaged page. LMDB then fails every later read in the same
     /// transaction, so the audit stops looking (the one finding says where).
     broken: bool,
 }
 
 impl<'r, 'e> Audit<'r, 'e> {
-    /// An audit of `live` that keeps at most `limit` differences per table.
+    /// An audit of `live` that keeps at most `limit` differences per table and names each
+    /// one, numbering the ids itself (see the module comment).
     pub fn new(live: &'r Reader<'e>, limit: usize) -> Audit<'r, 'e> {
+        Audit::numbering(
+            live,
+            limit,
+            Numbering::Own {
+                nodes: FxHashMap::default(),
+                ids: Vec::new(),
+            },
+        )
+    }
+
+    /// An audit of `live` that numbers the ids from its `nodes` table, holding a few bytes
+    /// per node: whether it finds any difference is whether [`Audit::new`] does, but what it
+    /// reports is only that (see the module comment).
+    pub fn bounded(live: &'r Reader<'e>, limit: usize) -> Audit<'r, 'e> {
+        Audit::numbering(live, limit, Numbering::Live)
+    }
+
+    fn numbering(live: &'r Reader<'e>, limit: usize, numbering: Numbering) -> Audit<'r, 'e> {
         Audit {
             live,
             limit,
@@ -77,15 +210,15 @@ impl<'r, 'e> Audit<'r, 'e> {
             keys: BTreeMap::new(),
             origin: None,
             trust_events: Vec::new(),
-            nodes: FxHashMap::default(),
-            ids: Vec::new(),
-            claimed: Vec::new(),
-            incoming: Vec::new(),
+            numbering,
+            claimed: Bits::default(),
+            incoming: Tally::default(),
             open: FxHashMap::default(),
             targets: 0,
             premises: 0,
             found: Vec::new(),
             counted: BTreeMap::new(),
+            scratch: Vec::new(),
             broken: false,
         }
     }
@@ -179,38 +312,92 @@ impl<'r, 'e> Audit<'r, 'e> {
     /// numbering ([`super::Writer`]). The `nodes` table is compared at the end
     /// ([`Audit::audit_nodes`]).
     fn node_of(&mut self, id: &IdKey) -> Node {
-        if let Some(&n) = self.nodes.get(id) {
-            return n;
-        }
-        let n = self.meta.number_node();
-        self.nodes.insert(*id, n);
-        self.ids.push(*id);
-        self.claimed.push(false);
-        self.incoming.push(Incoming::default());
-        n
+        let next = self.meta.counts.nodes;
+        let found = match &mut self.numbering {
+            Numbering::Own { nodes, ids } => match nodes.get(id) {
+                Some(&n) => return n,
+                None => {
+                    nodes.insert(*id, next);
+                    ids.push(*id);
+                    next
+                }
+            },
+            // The live table's node: one already given (the id was named before), or the
+            // next one (it is named now for the first time). Anything else differs from the
+            // log; the id is numbered as new, and the audit goes on to its end.
+            Numbering::Live => match self.get("nodes", id) {
+                Some(Some(v)) => match super::codec::node_value(id, v) {
+                    Ok(v) if v.node < next => return v.node,
+                    Ok(v) if v.node == next => next,
+                    _ => {
+                        self.report("nodes", Difference::Changed(id.to_vec()));
+                        next
+                    }
+                },
+                Some(None) => {
+                    self.report("nodes", Difference::Missing(id.to_vec()));
+                    next
+                }
+                None => next,
+            },
+        };
+        self.meta.number_node();
+        self.incoming.push();
+        found
     }
 
     /// Numbers the ids of `firsts` in order, as the writer does, checks the pairs `first ‖
-    /// node` of a pair table, each distinct pair once, and counts each in what the first's
-    /// `incoming` entry must say (`count`).
+    /// node` of a pair table (`node` is the claim `id`'s), each distinct pair once, and counts
+    /// each in what the first's `incoming` entry must say (`which` of its counts).
     fn expect_pairs(
         &mut self,
         table: &'static str,
         firsts: &[IdKey],
         node: Node,
-        count: fn(&mut Incoming),
+        id: &IdKey,
+        which: usize,
     ) -> u64 {
         let firsts = distinct(firsts);
         for first in &firsts {
             let f = self.node_of(first);
-            count(&mut self.incoming[f as usize]);
-            let key = pair(&node_key(f), &node_key(node));
+            self.incoming.count(f, which);
+            let mut key = [0u8; 16];
+            key[..8].copy_from_slice(&node_key(f));
+            key[8..].copy_from_slice(&node_key(node));
             if let Some(difference) = self.differs_from(table, &key, &[]) {
-                let name = pair(&self.ids[f as usize], &self.ids[node as usize]);
-                self.report(table, difference(name));
+                self.report(table, difference(pair(first, id)));
             }
         }
         firsts.len() as u64
+    }
+
+    /// What adding an envelope to the claim `id`'s entry gave. An envelope the entry holds
+    /// already is damage in the log ([`IndexError::DuplicateEnvelope`]) when the ids are
+    /// numbered as the writer numbers them; numbered from the index, it may be the index's
+    /// numbering that sent the envelope to another claim's entry, so it is a difference
+    /// there (and the audit that numbers the ids itself tells which).
+    fn added(&mut self, id: &IdKey, added: Result<(), IndexError>) -> Result<(), IndexError> {
+        match added {
+            Err(IndexError::DuplicateEnvelope { .. })
+                if matches!(self.numbering, Numbering::Live) =>
+            {
+                self.report("claims", Difference::Changed(id.to_vec()));
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Moves past an envelope record.
+    fn advance_envelope(
+        &mut self,
+        pos: Position,
+        chain: Chain,
+        frame_len: u64,
+    ) -> Result<(), IndexError> {
+        self.meta.advance(pos, chain, frame_len);
+        self.note_record(pos, chain, false);
+        Ok(())
     }
 
     /// What the index's `meta` should say after the records applied so far.
@@ -224,14 +411,13 @@ impl<'r, 'e> Audit<'r, 'e> {
         if self.broken {
             return self.found;
         }
-        let mut open: Vec<(IdKey, (ClaimEntry, bool))> =
+        let mut open: Vec<(IdKey, (ClaimEntry, bool, Node))> =
             std::mem::take(&mut self.open).into_iter().collect();
         open.sort_by_key(|a| a.0);
-        for (id, (entry, reported)) in &open {
+        for (id, (entry, reported, node)) in &open {
             if !reported {
-                let node = self.nodes.get(id).copied().unwrap_or(Node::MAX);
                 if let Some(difference) =
-                    self.differs_from("claims", &node_key(node), &encode(entry))
+                    self.differs_from("claims", &node_key(*node), &encode(entry))
                 {
                     self.report("claims", difference(id.to_vec()));
                 }
@@ -239,7 +425,7 @@ impl<'r, 'e> Audit<'r, 'e> {
         }
         let open: FxHashMap<IdKey, ClaimEntry> = open
             .into_iter()
-            .map(|(id, (entry, _))| (id, entry))
+            .map(|(id, (entry, _, _))| (id, entry))
             .collect();
         // A store with an empty log may never have committed an index: no meta at all is
         // what readers take for an empty log, and agrees with it.
@@ -262,23 +448,31 @@ impl<'r, 'e> Audit<'r, 'e> {
         }
         self.audit_keys();
         let (claims, envelopes) = (self.meta.counts.claims, self.meta.counts.envelopes);
-        let nodes = std::mem::take(&mut self.nodes);
+        let (nodes, ids) = match std::mem::replace(&mut self.numbering, Numbering::Live) {
+            Numbering::Own { nodes, ids } => (Some(nodes), ids),
+            Numbering::Live => (None, Vec::new()),
+        };
         // Every node's count of the pairs naming it, looked up in node order (the lookups
         // read the table's pages one after another).
-        for (n, incoming) in std::mem::take(&mut self.incoming).iter().enumerate() {
+        let incoming = std::mem::take(&mut self.incoming);
+        for n in 0..incoming.len() {
             let key = node_key(n as Node);
-            if let Some(difference) = self.differs_from("incoming", &key, &encode(incoming)) {
-                let name = self.ids.get(n).map_or(key.to_vec(), |id| id.to_vec());
+            let expected = encode(&incoming.get(n as Node));
+            if let Some(difference) = self.differs_from("incoming", &key, &expected) {
+                let name = ids.get(n).map_or(key.to_vec(), |id| id.to_vec());
                 self.report("incoming", difference(name));
             }
         }
-        let ids = std::mem::take(&mut self.ids);
+        drop(incoming);
         let claimed = std::mem::take(&mut self.claimed);
-        // The id of a node the log named, if the key is one.
+        // The id of a node the log named, if the key is one (known only to an audit that
+        // numbers the ids itself; the other reports no more than that a table differs).
         let id_of = |k: &[u8]| node_of_key(k).and_then(|n| ids.get(n as usize));
-        let is_claim =
-            |k: &[u8]| node_of_key(k).is_some_and(|n| claimed.get(n as usize) == Some(&true));
-        self.audit_nodes(&nodes, &claimed);
+        let is_claim = |k: &[u8]| node_of_key(k).is_some_and(|n| claimed.get(n));
+        match &nodes {
+            Some(nodes) => self.audit_nodes(nodes, &claimed),
+            None => self.audit_live_nodes(&claimed),
+        }
         self.extra_entries("claims", claims, is_claim);
         let numbered = |count: u64| {
             move |k: &[u8]| <[u8; 8]>::try_from(k).is_ok_and(|n| u64::from_be_bytes(n) < count)
@@ -364,7 +558,7 @@ impl<'r, 'e> Audit<'r, 'e> {
     /// Compares the `nodes` table with the numbering the log gives, in one walk in key order
     /// beside the expected entries sorted: keyed by hash, a lookup per id would land on a
     /// random page each time.
-    fn audit_nodes(&mut self, nodes: &FxHashMap<IdKey, Node>, claimed: &[bool]) {
+    fn audit_nodes(&mut self, nodes: &FxHashMap<IdKey, Node>, claimed: &Bits) {
         if self.broken {
             return;
         }
@@ -388,7 +582,7 @@ impl<'r, 'e> Audit<'r, 'e> {
             }
             let value = |n: Node| NodeValue {
                 node: n,
-                claimed: claimed.get(n as usize) == Some(&true),
+                claimed: claimed.get(n),
             };
             match want.next_if(|(id, _)| &id[..] == k) {
                 Some((_, n)) if v == value(n).encode() => {}
@@ -408,6 +602,54 @@ impl<'r, 'e> Audit<'r, 'e> {
         }
         for (id, _) in want {
             self.report("nodes", Difference::Missing(id.to_vec()));
+        }
+    }
+
+    /// Checks the `nodes` table against the numbering read from it ([`Numbering::Live`]): in
+    /// one walk, every entry gives a node below the count numbered, no node twice, and the
+    /// claimed flag the log gives the node; and the walk finds as many entries as nodes were
+    /// numbered. With every id the log names found at its lookups, that is the writer's
+    /// numbering and no more. A difference is reported without naming what the log gives
+    /// instead (an audit that numbers the ids itself names it).
+    fn audit_live_nodes(&mut self, claimed: &Bits) {
+        if self.broken {
+            return;
+        }
+        let named = self.meta.counts.nodes;
+        let t = self.table("nodes");
+        let live: &'r Reader<'e> = self.live;
+        let walk = match t.iter(&live.txn) {
+            Ok(w) => w,
+            Err(_) => return self.unreadable("nodes", &[]),
+        };
+        let mut given = Bits::default();
+        let mut found = 0u64;
+        let mut last: Vec<u8> = Vec::new();
+        for item in walk {
+            let Ok((k, v)) = item else {
+                return self.unreadable("nodes", &last);
+            };
+            found += 1;
+            let sound = <&IdKey>::try_from(k)
+                .ok()
+                .and_then(|id| super::codec::node_value(id, v).ok())
+                .is_some_and(|v| {
+                    v.node < named && !given.set(v.node) && v.claimed == claimed.get(v.node)
+                });
+            if !sound {
+                self.report("nodes", Difference::Changed(k.to_vec()));
+            }
+            last.clear();
+            last.extend_from_slice(k);
+        }
+        if found != named {
+            self.report(
+                "nodes",
+                Difference::Count {
+                    expected: named,
+                    found,
+                },
+            );
         }
     }
 
@@ -476,40 +718,77 @@ impl Apply for Audit<'_, '_> {
         self.meta.counts.envelopes += 1;
         let node = self.node_of(&id);
         let key = node_key(node);
-        if !std::mem::replace(&mut self.claimed[node as usize], true) {
-            let entry = ClaimEntry::first(id, accepted, pos, self.meta.counts.claims, envelope);
-            self.expect("arrivals", &entry.seq.to_be_bytes(), &id);
-            self.targets +=
-                self.expect_pairs("by_target", &entry.target, node, Incoming::count_record);
-            self.premises += self.expect_pairs(
-                "by_premise",
-                &entry.depends_on,
-                node,
-                Incoming::count_dependent,
-            );
+        if !self.claimed.set(node) {
+            let seq = self.meta.counts.claims;
+            let claim = &accepted.claim;
+            let to_keys = |ids: &[String]| -> Vec<IdKey> {
+                ids.iter().filter_map(|t| super::id_key(t)).collect()
+            };
+            let (target, depends_on) = (to_keys(&claim.target), to_keys(&claim.depends_on));
+            self.expect("arrivals", &seq.to_be_bytes(), &id);
+            self.targets += self.expect_pairs("by_target", &target, node, &id, 0);
+            self.premises += self.expect_pairs("by_premise", &depends_on, node, &id, 1);
             self.meta.counts.claims += 1;
-            let encoded = encode(&entry);
-            match self.get("claims", &key) {
-                // Settled: the claim as the log has it so far, with one envelope.
-                Some(Some(v)) if v == encoded.as_slice() => {}
+            let whole;
+            let summary = match &accepted.text {
+                crate::ingest::Read::Summary(summary) => summary.as_str(),
+                crate::ingest::Read::Whole(body) => {
+                    whole = super::summary_of(body.as_value());
+                    whole.as_str()
+                }
+            };
+            // Sorted by keyid, the first of each keyid kept, as `ClaimEntry::first` does.
+            let mut signers: Vec<&crate::ingest::Signer> = accepted.signers.iter().collect();
+            signers.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+            signers.dedup_by(|a, b| a.keyid == b.keyid);
+            let first = FirstEntry {
+                id: &id,
+                kind: claim.kind,
+                origin: claim.origin,
+                producer: &claim.producer,
+                target: &target,
+                depends_on: &depends_on,
+                anchor_tree: &claim.anchor_tree,
+                timestamp: claim.timestamp,
+                seq,
+                signers,
+                first: pos,
+                summary,
+                envelopes: std::slice::from_ref(&envelope),
+            };
+            let mut encoded = std::mem::take(&mut self.scratch);
+            encoded.clear();
+            let encoded = postcard::to_extend(&first, encoded).unwrap_or_default();
+            let live = self.get("claims", &key);
+            let settled = matches!(live, Some(Some(v)) if v == encoded.as_slice());
+            self.scratch = encoded;
+            if settled {
+                // The claim as the log has it so far, with one envelope.
+                return self.advance_envelope(pos, chain, frame_len);
+            }
+            let entry = ClaimEntry::first(id, accepted, pos, seq, envelope);
+            match live {
                 Some(Some(v)) => {
                     let more =
                         decode::<ClaimEntry>(v, "claims").is_ok_and(|e| e.envelopes.len() > 1);
                     if !more {
                         self.report("claims", Difference::Changed(id.to_vec()));
                     }
-                    self.open.insert(id, (entry, !more));
+                    self.open.insert(id, (entry, !more, node));
                 }
                 Some(None) => {
-                    self.open.insert(id, (entry, false));
+                    self.open.insert(id, (entry, false, node));
                 }
                 None => {
-                    self.open.insert(id, (entry, true));
+                    self.open.insert(id, (entry, true, node));
                 }
             }
         } else {
             match self.open.get_mut(&id) {
-                Some((entry, _)) => entry.add_envelope(&id, envelope, &accepted.signers)?,
+                Some((entry, _, _)) => {
+                    let added = entry.add_envelope(&id, envelope, &accepted.signers);
+                    self.added(&id, added)?;
+                }
                 None => {
                     // The live entry was found equal to the claim's entry with one envelope:
                     // it lacks this one, unless this one repeats it (damage in the log).
@@ -520,16 +799,15 @@ impl Apply for Audit<'_, '_> {
                     // Unreadable now (reported), or decoded: it held the claim's first
                     // envelope, so a repeat of it is damage in the log.
                     if let Some(mut entry) = live {
-                        entry.add_envelope(&id, envelope, &accepted.signers)?;
+                        let added = entry.add_envelope(&id, envelope, &accepted.signers);
+                        self.added(&id, added)?;
                         self.report("claims", Difference::Changed(id.to_vec()));
-                        self.open.insert(id, (entry, true));
+                        self.open.insert(id, (entry, true, node));
                     }
                 }
             }
         }
-        self.meta.advance(pos, chain, frame_len);
-        self.note_record(pos, chain, false);
-        Ok(())
+        self.advance_envelope(pos, chain, frame_len)
     }
 
     fn apply_key_add(
@@ -734,11 +1012,22 @@ mod tests {
         "incoming",
     ];
 
+    /// What the audit that numbers the ids itself finds; the bounded audit, which numbers
+    /// them from the index, must find a difference exactly when it does.
     fn audit(index: &Index, ops: &[Op]) -> Vec<(&'static str, Difference)> {
         let r = index.read().unwrap();
         let mut a = Audit::new(&r, usize::MAX);
         apply(&mut a, ops);
-        a.finish()
+        let found = a.finish();
+        let mut b = Audit::bounded(&r, usize::MAX);
+        apply(&mut b, ops);
+        let bounded = b.finish();
+        assert_eq!(
+            found.is_empty(),
+            bounded.is_empty(),
+            "the audit found {found:?}, the bounded one {bounded:?}"
+        );
+        found
     }
 
     /// An index the writer built from `ops`, which passes the audit of the same `ops`.
@@ -781,7 +1070,22 @@ mod tests {
                 incoming.count_record();
                 db.put(&mut w.txn, k, &encode(&incoming)).unwrap();
             }
-            (1 | 3, Some((k, v))) => {
+            // Another node, or the other claimed flag: a value the table could hold.
+            (4, Some((k, v))) if TABLES[table] == "nodes" => {
+                let mut v = v.clone();
+                match pick % 3 {
+                    0 => v[8] ^= 1,
+                    1 => v[7] = v[7].wrapping_add(1),
+                    _ => v[7] = v[7].wrapping_sub(1),
+                }
+                db.put(&mut w.txn, k, &v).unwrap();
+            }
+            // Another entry's value.
+            (5, Some((k, _))) => {
+                let (_, other) = &entries[(pick / 7) % entries.len()];
+                db.put(&mut w.txn, k, other).unwrap();
+            }
+            (1 | 3 | 4, Some((k, v))) => {
                 let mut v = v.clone();
                 v.push(1);
                 db.put(&mut w.txn, k, &v).unwrap();
@@ -791,6 +1095,63 @@ mod tests {
                 db.put(&mut w.txn, &[0xee; 70], b"x").unwrap();
             }
         }
+    }
+
+    /// A count past 4 bytes is kept aside and read back whole; the other count of the node,
+    /// and other nodes, are untouched.
+    #[test]
+    fn a_tally_keeps_counts_past_four_bytes() {
+        let mut t = Tally::default();
+        t.push();
+        t.push();
+        t.small[0] = [u32::MAX - 2, 7];
+        for _ in 0..5 {
+            t.count(0, 0);
+        }
+        t.count(0, 1);
+        t.count(1, 0);
+        let past = u64::from(u32::MAX) + 2;
+        assert_eq!(
+            t.get(0),
+            Incoming {
+                records: past + 1,
+                dependents: 8
+            }
+        );
+        assert_eq!(
+            t.get(1),
+            Incoming {
+                records: 1,
+                dependents: 0
+            }
+        );
+    }
+
+    /// Every entry of every table, as stored (values with their checksums).
+    fn index_contents(index: &Index) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        let r = index.read().unwrap();
+        let d = r.dbs;
+        let all = [
+            d.meta,
+            d.nodes,
+            d.claims,
+            d.envelope_order,
+            d.arrivals,
+            d.by_target,
+            d.by_premise,
+            d.keys,
+            d.incoming,
+        ]
+        .iter()
+        .map(|db| {
+            db.0.iter(&r.txn)
+                .unwrap()
+                .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+                .collect()
+        })
+        .collect();
+        drop(r);
+        all
     }
 
     /// A damaged page of the live index is a finding that names the table, never an error,
@@ -850,6 +1211,34 @@ mod tests {
                 found.iter().any(|(t, _)| *t == TABLES[table]),
                 "{} changed, found {:?}", TABLES[table], found
             );
+            drop(index);
+        }
+
+        /// After up to three entries of any tables are removed, changed, replaced by another
+        /// entry's value or added, the audit that numbers ids from the index finds a
+        /// difference exactly when the one that numbers them itself does (the helper
+        /// `audit` holds the two to it), and both find any change that is not a no-op.
+        #[test]
+        fn the_bounded_audit_finds_a_difference_exactly_when_the_full_one_does(
+            ops in ops(),
+            // `nodes` (the table the bounded audit numbers from) half the time.
+            damage in prop::collection::vec(
+                (prop_oneof![Just(1usize), 0usize..TABLES.len()], 0u8..6, 0usize..1000),
+                1..4,
+            ),
+        ) {
+            let (_tmp, index) = built(&ops);
+            let before = index_contents(&index);
+            {
+                let mut w = index.write().unwrap();
+                for &(table, action, pick) in &damage {
+                    tamper(&mut w, table, action, pick);
+                }
+                w.txn.commit().unwrap();
+            }
+            let changed = index_contents(&index) != before;
+            let found = audit(&index, &ops);
+            prop_assert_eq!(!found.is_empty(), changed, "{:?}", found);
             drop(index);
         }
 
