@@ -162,13 +162,30 @@ impl Resolver {
         self.resolve_anchors(&anchors)
     }
 
-    /// [`Resolver::resolve_all`] of claims whose anchors are already read, in order.
+    /// [`Resolver::resolve_all`] of claims whose anchors are already read, in order. Each
+    /// anchor's own file is read and searched on every core; a failure is the one the first
+    /// failing anchor in order meets, as if they were resolved one by one.
     pub fn resolve_anchors(&mut self, anchors: &[Anchor]) -> Result<Vec<Resolution>, AnchorError> {
-        self.prefetch(anchors)?;
-        let mut out = Vec::with_capacity(anchors.len());
+        use rayon::prelude::*;
+        let plans: Vec<Local> = anchors.iter().map(|a| plan(&self.tree, a)).collect();
+        // The tree is listed only when some anchor reads a file of it.
+        let files = if plans.iter().any(|p| matches!(p, Local::InFile { .. })) {
+            Some(self.files()?)
+        } else {
+            None
+        };
+        let finish = |p: Local| finish(files.as_deref(), p);
+        // One anchor (`status --at ID`) is not worth handing to the thread pool.
+        let finished: Vec<Result<(Resolution, Option<SearchFor>), AnchorError>> = if plans.len() < 2
+        {
+            plans.into_iter().map(finish).collect()
+        } else {
+            plans.into_par_iter().with_min_len(64).map(finish).collect()
+        };
+        let mut out = Vec::with_capacity(finished.len());
         let mut searches = Vec::new();
-        for (index, anchor) in anchors.iter().enumerate() {
-            let (r, search) = self.resolve_locally(anchor)?;
+        for (index, r) in finished.into_iter().enumerate() {
+            let (r, search) = r?;
             if let (Some((digest, len)), Applies::Stale) = (search, r.applies) {
                 searches.push(Search { index, digest, len });
             }
@@ -178,68 +195,6 @@ impl Resolver {
             self.search_tree(&searches, &mut out)?;
         }
         Ok(out)
-    }
-
-    /// Everything that needs at most the claim's own file. For a `content-digest` claim not
-    /// found there, also returns what to look for elsewhere.
-    #[allow(clippy::type_complexity)]
-    fn resolve_locally(
-        &mut self,
-        a: &Anchor,
-    ) -> Result<(Resolution, Option<([u8; 32], Option<usize>)>), AnchorError> {
-        if a.tree == self.tree {
-            return Ok((
-                Resolution {
-                    applies: Applies::Anchored,
-                    path: a.path.clone(),
-                    range: a.range.map(|(s, e)| [s, e]),
-                },
-                None,
-            ));
-        }
-        let Some(digest) = a.content_digest.as_deref() else {
-            // A span without its digest can never be shown unchanged: stale, so that a gate
-            // sees it. Only a claim about the whole tree is about that tree alone.
-            let whole_tree = a.path.is_none() && a.range.is_none();
-            let applies = if whole_tree {
-                Applies::Unanchored
-            } else {
-                Applies::Stale
-            };
-            return Ok((Resolution::not_here(applies), None));
-        };
-        // A digest that is not 32 bytes of lowercase hex can match nothing.
-        let raw: Option<[u8; 32]> = (digest.bytes().all(|b| !b.is_ascii_uppercase()))
-            .then(|| hex::decode(digest).ok()?.try_into().ok())
-            .flatten();
-        let Some(raw) = raw else {
-            return Ok((Resolution::not_here(Applies::Stale), None));
-        };
-        let len = match a.range {
-            None => None,
-            Some((s, e)) => match usize::try_from(e - s + 1) {
-                Ok(l) => Some(l),
-                // Longer than any file could be.
-                Err(_) => return Ok((Resolution::not_here(Applies::Stale), None)),
-            },
-        };
-        if let Some(rel) = a.path.as_deref().and_then(tree_path) {
-            if let Some(file) = self.file(&rel)? {
-                let near = a.range.map_or(0, |(s, _)| s.saturating_sub(1));
-                if let Some(range) = find_in_file(&file, &raw, len, near) {
-                    return Ok((
-                        Resolution {
-                            applies: Applies::Carried,
-                            path: Some(rel),
-                            range,
-                        },
-                        None,
-                    ));
-                }
-            }
-        }
-        let search = (a.strategy == Strategy::ContentDigest).then_some((raw, len));
-        Ok((Resolution::not_here(Applies::Stale), search))
     }
 
     /// Looks for each search's lines in every text file, in path order; the first file that
@@ -299,35 +254,6 @@ impl Resolver {
         Ok(())
     }
 
-    /// The normalised file at a tree path, or None when there is no regular text file there.
-    fn file(&mut self, rel: &str) -> Result<Option<Arc<Normalised>>, AnchorError> {
-        self.files()?.text(rel)
-    }
-
-    /// Reads, on every core, the files that the claims' own spans may have moved within:
-    /// what [`Resolver::resolve_locally`] would read one by one.
-    fn prefetch(&mut self, anchors: &[Anchor]) -> Result<(), AnchorError> {
-        use rayon::prelude::*;
-        // The paths as named first (many claims name one file), then each made a tree path.
-        let mut named: Vec<&str> = anchors
-            .iter()
-            .filter(|a| a.tree != self.tree && a.content_digest.is_some())
-            .filter_map(|a| a.path.as_deref())
-            .collect();
-        named.sort_unstable();
-        named.dedup();
-        let mut wanted: Vec<String> = named.into_iter().filter_map(tree_path).collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        if wanted.len() < 2 {
-            return Ok(());
-        }
-        let files = self.files()?;
-        wanted
-            .into_par_iter()
-            .try_for_each(|rel| files.text(&rel).map(|_| ()))
-    }
-
     /// The tree's files: as handed over, else listed now (once).
     fn files(&mut self) -> Result<Arc<TreeFiles>, AnchorError> {
         if let Some(f) = &self.files {
@@ -337,6 +263,110 @@ impl Resolver {
         self.files = Some(files.clone());
         Ok(files)
     }
+}
+
+/// What to look for across the tree when a `content-digest` claim is not at its own path: the
+/// span's digest and length (None: the whole file).
+type SearchFor = ([u8; 32], Option<usize>);
+
+/// What resolving one anchor takes: an answer from the anchor alone, or its own file's lines.
+enum Local {
+    /// Decided without reading a file; `search` when the lines may be elsewhere in the tree.
+    Done(Resolution, Option<SearchFor>),
+    /// Carried if the span is in the file at `rel`, the occurrence nearest line `near`.
+    InFile {
+        rel: String,
+        digest: [u8; 32],
+        len: Option<usize>,
+        near: u64,
+        search: bool,
+    },
+}
+
+/// How anchor `a` resolves at the tree `tree`, as far as the anchor alone tells.
+fn plan(tree: &str, a: &Anchor) -> Local {
+    if a.tree == tree {
+        return Local::Done(
+            Resolution {
+                applies: Applies::Anchored,
+                path: a.path.clone(),
+                range: a.range.map(|(s, e)| [s, e]),
+            },
+            None,
+        );
+    }
+    let Some(digest) = a.content_digest.as_deref() else {
+        // A span without its digest can never be shown unchanged: stale, so that a gate
+        // sees it. Only a claim about the whole tree is about that tree alone.
+        let whole_tree = a.path.is_none() && a.range.is_none();
+        let applies = if whole_tree {
+            Applies::Unanchored
+        } else {
+            Applies::Stale
+        };
+        return Local::Done(Resolution::not_here(applies), None);
+    };
+    // A digest that is not 32 bytes of lowercase hex can match nothing.
+    let raw: Option<[u8; 32]> = (digest.bytes().all(|b| !b.is_ascii_uppercase()))
+        .then(|| hex::decode(digest).ok()?.try_into().ok())
+        .flatten();
+    let Some(raw) = raw else {
+        return Local::Done(Resolution::not_here(Applies::Stale), None);
+    };
+    let len = match a.range {
+        None => None,
+        Some((s, e)) => match usize::try_from(e - s + 1) {
+            Ok(l) => Some(l),
+            // Longer than any file could be.
+            Err(_) => return Local::Done(Resolution::not_here(Applies::Stale), None),
+        },
+    };
+    let search = a.strategy == Strategy::ContentDigest;
+    match a.path.as_deref().and_then(tree_path) {
+        Some(rel) => Local::InFile {
+            rel,
+            digest: raw,
+            len,
+            near: a.range.map_or(0, |(s, _)| s.saturating_sub(1)),
+            search,
+        },
+        None => Local::Done(
+            Resolution::not_here(Applies::Stale),
+            search.then_some((raw, len)),
+        ),
+    }
+}
+
+/// The answer for `p`, reading its own file from `files` (the tree's, present whenever a
+/// plan reads a file).
+fn finish(
+    files: Option<&TreeFiles>,
+    p: Local,
+) -> Result<(Resolution, Option<SearchFor>), AnchorError> {
+    let (rel, digest, len, near, search) = match p {
+        Local::Done(r, search) => return Ok((r, search)),
+        Local::InFile {
+            rel,
+            digest,
+            len,
+            near,
+            search,
+        } => (rel, digest, len, near, search),
+    };
+    if let Some(file) = files.map(|f| f.text(&rel)).transpose()?.flatten() {
+        if let Some(range) = find_in_file(&file, &digest, len, near) {
+            let found = Resolution {
+                applies: Applies::Carried,
+                path: Some(rel),
+                range,
+            };
+            return Ok((found, None));
+        }
+    }
+    Ok((
+        Resolution::not_here(Applies::Stale),
+        search.then_some((digest, len)),
+    ))
 }
 
 /// Where a span of `len` lines (or the whole file, `None`) with this digest is in `file`:
