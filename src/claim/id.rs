@@ -27,13 +27,19 @@ pub fn compute_id(claim: &Map<String, Value>) -> Result<String, Rejection> {
 }
 
 /// The id of a claim whose canonical form without `id` is `canonical`: the prefix and the
-/// lowercase hex SHA-256 of those bytes, written once into a string of its size (ingest
-/// makes one per envelope).
+/// lowercase hex SHA-256 of those bytes.
 pub(crate) fn id_of_canonical(canonical: &[u8]) -> String {
+    id_of_digest(&Sha256::digest(canonical))
+}
+
+/// The id whose digest is `digest` (the SHA-256 an id names, as the index keys it): the
+/// prefix and its lowercase hex, written once into a string of its size (ingest and the
+/// index's readers make one per claim).
+pub(crate) fn id_of_digest(digest: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut id = String::with_capacity(ID_PREFIX.len() + 64);
+    let mut id = String::with_capacity(ID_PREFIX.len() + 2 * digest.len());
     id.push_str(ID_PREFIX);
-    for b in Sha256::digest(canonical) {
+    for &b in digest {
         id.push(char::from(HEX[usize::from(b >> 4)]));
         id.push(char::from(HEX[usize::from(b & 0x0f)]));
     }

@@ -508,7 +508,14 @@ impl<'a> AllClaims<'a> {
     /// The signers of the claim in `slot` (none when the log only names it).
     pub fn signers_at(&self, slot: u32) -> &[Signer] {
         self.place_at(slot)
-            .and_then(|i| self.signer_lists.get(*self.signers_of.get(i)? as usize))
+            .map_or(&[], |place| self.signers_of_place(place))
+    }
+
+    /// The signers of the entry at `place` in `entries`.
+    fn signers_of_place(&self, place: usize) -> &[Signer] {
+        self.signers_of
+            .get(place)
+            .and_then(|&list| self.signer_lists.get(list as usize))
             .map_or(&[], Vec::as_slice)
     }
 
@@ -545,12 +552,7 @@ impl<'a> AllClaims<'a> {
                 timestamp: e.timestamp,
             },
             body,
-            signers: self
-                .signers_of
-                .get(place)
-                .and_then(|&l| self.signer_lists.get(l as usize))
-                .cloned()
-                .unwrap_or_default(),
+            signers: self.signers_of_place(place).to_vec(),
             seq: e.seq,
         }
     }

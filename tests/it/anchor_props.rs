@@ -13,8 +13,8 @@ use proptest::prelude::*;
 use serde_json::json;
 use std::fs;
 
-const OLD: &str = "1111111111111111111111111111111111111111111111111111111111111111";
-const NEW: &str = "2222222222222222222222222222222222222222222222222222222222222222";
+pub(crate) const OLD: &str = "1111111111111111111111111111111111111111111111111111111111111111";
+pub(crate) const NEW: &str = "2222222222222222222222222222222222222222222222222222222222222222";
 
 /// Lines of `text` after normalisation, each without its LF.
 fn norm_lines(text: &str) -> Vec<String> {
@@ -90,7 +90,8 @@ fn apply(lines: &mut Vec<String>, e: &Edit) {
     }
 }
 
-fn claim(anchor: serde_json::Value) -> (Claim, Body) {
+/// An assertion made at [`OLD`] with `anchor`.
+pub(crate) fn claim(anchor: serde_json::Value) -> (Claim, Body) {
     let header = Claim {
         id: "cl_prop".into(),
         kind: Kind::Assertion,

@@ -6,18 +6,16 @@
 //! files that are there, missing, ignored, reached through a link or outside the tree, both
 //! resolve every claim alike, with the ignore rules read and with `--no-ignore`.
 
+use crate::anchor_props::{claim, NEW, OLD};
 use elench::anchor::files::TreeFiles;
 use elench::anchor::{content_digest, Applies, Resolver};
-use elench::claim::{Body, Claim, Kind, OriginKind};
+use elench::claim::{Body, Claim};
 use elench::tree::{self, Selection};
 use proptest::prelude::*;
 use serde_json::json;
 use std::fs;
 use std::path::Path;
 use std::sync::Arc;
-
-const OLD: &str = "1111111111111111111111111111111111111111111111111111111111111111";
-const NEW: &str = "2222222222222222222222222222222222222222222222222222222222222222";
 
 /// Where files may be. `build/` and `*.tmp` are what the ignore file (when there is one)
 /// leaves out; `lnk` is where a link to `src` may be.
@@ -165,20 +163,6 @@ fn make(root: &Path, l: &Layout) -> std::path::PathBuf {
     fs::create_dir_all(dir.join(".git")).unwrap();
     fs::write(dir.join(".git/x"), text(&l.outside)).unwrap();
     dir
-}
-
-fn claim(anchor: serde_json::Value) -> (Claim, Body) {
-    let header = Claim {
-        id: "cl_handed".into(),
-        kind: Kind::Assertion,
-        target: vec![],
-        depends_on: vec![],
-        origin: OriginKind::AgentAsserted,
-        producer: "prop".into(),
-        anchor_tree: OLD.into(),
-        timestamp: 0,
-    };
-    (header, Body::new(json!({ "anchor": anchor })))
 }
 
 fn claims(l: &Layout, spans: &[Span]) -> Vec<(Claim, Body)> {

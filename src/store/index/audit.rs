@@ -32,6 +32,7 @@
 //! in every table, `nodes` included. Both keep the expected entries of the claims that have
 //! more than one envelope or already differ.
 
+use super::codec::{id_keys, node_pair};
 use super::{
     decode, distinct, encode, node_key, node_of_key, pair, Apply, Checked, ClaimEntry, Difference,
     IdKey, Incoming, IndexError, KeyEntry, Meta, Node, NodeValue, OrderEntry, Reader, TrustEventAt,
@@ -113,27 +114,6 @@ impl Tally {
             dependents: of(1),
         }
     }
-}
-
-/// A claim's entry after its first envelope, as [`ClaimEntry::first`] gives it, borrowed from
-/// the envelope: encoded the same (postcard writes a `&str` as a `String` and a slice as a
-/// `Vec`), without copying the claim's strings into an entry first. The audit compares
-/// these bytes with the live entry, and builds the entry itself only where they differ.
-#[derive(serde::Serialize)]
-struct FirstEntry<'a> {
-    id: &'a IdKey,
-    kind: crate::claim::Kind,
-    origin: crate::claim::OriginKind,
-    producer: &'a str,
-    target: &'a [IdKey],
-    depends_on: &'a [IdKey],
-    anchor_tree: &'a str,
-    timestamp: i64,
-    seq: u64,
-    signers: Vec<&'a crate::ingest::Signer>,
-    first: Position,
-    summary: &'a str,
-    envelopes: &'a [super::EnvelopeRef],
 }
 
 /// How the audit numbers the ids the log names (see the module comment).
@@ -361,10 +341,7 @@ impl<'r, 'e> Audit<'r, 'e> {
         for first in &firsts {
             let f = self.node_of(first);
             self.incoming.count(f, which);
-            let mut key = [0u8; 16];
-            key[..8].copy_from_slice(&node_key(f));
-            key[8..].copy_from_slice(&node_key(node));
-            if let Some(difference) = self.differs_from(table, &key, &[]) {
+            if let Some(difference) = self.differs_from(table, &node_pair(f, node), &[]) {
                 self.report(table, difference(pair(first, id)));
             }
         }
@@ -721,44 +698,23 @@ impl Apply for Audit<'_, '_> {
         if !self.claimed.set(node) {
             let seq = self.meta.counts.claims;
             let claim = &accepted.claim;
-            let to_keys = |ids: &[String]| -> Vec<IdKey> {
-                ids.iter().filter_map(|t| super::id_key(t)).collect()
-            };
-            let (target, depends_on) = (to_keys(&claim.target), to_keys(&claim.depends_on));
+            let (target, depends_on) = (id_keys(&claim.target), id_keys(&claim.depends_on));
             self.expect("arrivals", &seq.to_be_bytes(), &id);
             self.targets += self.expect_pairs("by_target", &target, node, &id, 0);
             self.premises += self.expect_pairs("by_premise", &depends_on, node, &id, 1);
             self.meta.counts.claims += 1;
-            let whole;
-            let summary = match &accepted.text {
-                crate::ingest::Read::Summary(summary) => summary.as_str(),
-                crate::ingest::Read::Whole(body) => {
-                    whole = super::summary_of(body.as_value());
-                    whole.as_str()
-                }
-            };
-            // Sorted by keyid, the first of each keyid kept, as `ClaimEntry::first` does.
-            let mut signers: Vec<&crate::ingest::Signer> = accepted.signers.iter().collect();
-            signers.sort_by(|a, b| a.keyid.cmp(&b.keyid));
-            signers.dedup_by(|a, b| a.keyid == b.keyid);
-            let first = FirstEntry {
-                id: &id,
-                kind: claim.kind,
-                origin: claim.origin,
-                producer: &claim.producer,
-                target: &target,
-                depends_on: &depends_on,
-                anchor_tree: &claim.anchor_tree,
-                timestamp: claim.timestamp,
-                seq,
-                signers,
-                first: pos,
-                summary,
-                envelopes: std::slice::from_ref(&envelope),
-            };
             let mut encoded = std::mem::take(&mut self.scratch);
             encoded.clear();
-            let encoded = postcard::to_extend(&first, encoded).unwrap_or_default();
+            let encoded = ClaimEntry::encode_first(
+                &id,
+                accepted,
+                pos,
+                seq,
+                &envelope,
+                &target,
+                &depends_on,
+                encoded,
+            );
             let live = self.get("claims", &key);
             let settled = matches!(live, Some(Some(v)) if v == encoded.as_slice());
             self.scratch = encoded;
@@ -1127,33 +1083,6 @@ mod tests {
         );
     }
 
-    /// Every entry of every table, as stored (values with their checksums).
-    fn index_contents(index: &Index) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
-        let r = index.read().unwrap();
-        let d = r.dbs;
-        let all = [
-            d.meta,
-            d.nodes,
-            d.claims,
-            d.envelope_order,
-            d.arrivals,
-            d.by_target,
-            d.by_premise,
-            d.keys,
-            d.incoming,
-        ]
-        .iter()
-        .map(|db| {
-            db.0.iter(&r.txn)
-                .unwrap()
-                .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-                .collect()
-        })
-        .collect();
-        drop(r);
-        all
-    }
-
     /// A damaged page of the live index is a finding that names the table, never an error,
     /// and never reported as damage in the log.
     #[test]
@@ -1228,7 +1157,7 @@ mod tests {
             ),
         ) {
             let (_tmp, index) = built(&ops);
-            let before = index_contents(&index);
+            let before = index.stored_tables();
             {
                 let mut w = index.write().unwrap();
                 for &(table, action, pick) in &damage {
@@ -1236,7 +1165,7 @@ mod tests {
                 }
                 w.txn.commit().unwrap();
             }
-            let changed = index_contents(&index) != before;
+            let changed = index.stored_tables() != before;
             let found = audit(&index, &ops);
             prop_assert_eq!(!found.is_empty(), changed, "{:?}", found);
             drop(index);

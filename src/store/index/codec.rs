@@ -74,19 +74,12 @@ pub(super) fn node_value(id: &IdKey, value: &[u8]) -> Result<NodeValue, IndexErr
     }
 }
 
-/// The text of an id: its prefix, then its bytes in lowercase hex. Written straight into
-/// one string of the right size: a walk turns many ids into text, and the general hex
-/// encoding (a char at a time) took a tenth of a short command's work.
+/// The text of an id: its prefix, then its bytes in lowercase hex
+/// (`claim::id::id_of_digest`: one string of the right size: a walk turns many ids
+/// into text, and the general hex encoding, a char at a time, took a tenth of a short
+/// command's work).
 pub fn id_text(key: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let prefix = crate::claim::id::ID_PREFIX;
-    let mut out = String::with_capacity(prefix.len() + 2 * key.len());
-    out.push_str(prefix);
-    for b in key {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
+    crate::claim::id::id_of_digest(key)
 }
 
 /// What the index keeps of a claim. The claim's full text stays in the log.
@@ -187,35 +180,55 @@ impl ClaimEntry {
         seq: u64,
         envelope: EnvelopeRef,
     ) -> ClaimEntry {
-        let Accepted {
-            claim,
-            signers,
-            text,
-            ..
-        } = accepted;
-        let to_keys =
-            |ids: &[String]| -> Vec<IdKey> { ids.iter().filter_map(|t| id_key(t)).collect() };
-        let mut sorted = signers.to_vec();
-        sorted.sort_by(|a, b| a.keyid.cmp(&b.keyid));
-        sorted.dedup_by(|a, b| a.keyid == b.keyid);
+        let claim = &accepted.claim;
         ClaimEntry {
             id,
             kind: claim.kind,
             origin: claim.origin,
             producer: claim.producer.clone(),
-            target: to_keys(&claim.target),
-            depends_on: to_keys(&claim.depends_on),
+            target: id_keys(&claim.target),
+            depends_on: id_keys(&claim.depends_on),
             anchor_tree: claim.anchor_tree.clone(),
             timestamp: claim.timestamp,
             seq,
-            signers: sorted,
+            signers: first_signers(&accepted.signers).cloned().collect(),
             first: pos,
-            summary: match text {
-                Read::Summary(summary) => summary.clone(),
-                Read::Whole(body) => summary_of(body.as_value()),
-            },
+            summary: first_summary(&accepted.text).into_owned(),
             envelopes: vec![envelope],
         }
+    }
+
+    /// The bytes of [`ClaimEntry::first`] encoded, appended to `out`, without copying the
+    /// claim's strings into an entry first (the audit compares them with every claim's live
+    /// entry): `target` and `depends_on` are the claim's as [`id_keys`] gives them.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn encode_first(
+        id: &IdKey,
+        accepted: &Accepted,
+        pos: Position,
+        seq: u64,
+        envelope: &EnvelopeRef,
+        target: &[IdKey],
+        depends_on: &[IdKey],
+        out: Vec<u8>,
+    ) -> Vec<u8> {
+        let claim = &accepted.claim;
+        let first = FirstEntry {
+            id,
+            kind: claim.kind,
+            origin: claim.origin,
+            producer: &claim.producer,
+            target,
+            depends_on,
+            anchor_tree: &claim.anchor_tree,
+            timestamp: claim.timestamp,
+            seq,
+            signers: first_signers(&accepted.signers).collect(),
+            first: pos,
+            summary: &first_summary(&accepted.text),
+            envelopes: std::slice::from_ref(envelope),
+        };
+        postcard::to_extend(&first, out).unwrap_or_default()
     }
 
     /// Adds a later envelope of the claim `id`: its signers join the union. An envelope the
@@ -244,6 +257,48 @@ impl ClaimEntry {
     pub fn summary_body(&self) -> Result<Summary, serde_json::Error> {
         summary_body(&self.summary, &self.anchor_tree)
     }
+}
+
+/// The claim ids of `ids` as index keys, in order (an id that is not a claim id has none).
+pub(super) fn id_keys(ids: &[String]) -> Vec<IdKey> {
+    ids.iter().filter_map(|t| id_key(t)).collect()
+}
+
+/// A claim's signers as its first entry holds them: sorted by keyid, the first of each
+/// keyid kept.
+fn first_signers(signers: &[Signer]) -> impl Iterator<Item = &Signer> {
+    let mut sorted: Vec<&Signer> = signers.iter().collect();
+    sorted.sort_by(|a, b| a.keyid.cmp(&b.keyid));
+    sorted.dedup_by(|a, b| a.keyid == b.keyid);
+    sorted.into_iter()
+}
+
+/// The summary an entry keeps of a claim read for the store.
+fn first_summary(text: &Read) -> std::borrow::Cow<'_, str> {
+    match text {
+        Read::Summary(summary) => summary.as_str().into(),
+        Read::Whole(body) => summary_of(body.as_value()).into(),
+    }
+}
+
+/// [`ClaimEntry`] with its strings and lists borrowed: encoded the same (postcard writes a
+/// `&str` as a `String` and a slice as a `Vec`), so [`ClaimEntry::encode_first`] needs no
+/// owned entry.
+#[derive(Serialize)]
+struct FirstEntry<'a> {
+    id: &'a IdKey,
+    kind: Kind,
+    origin: OriginKind,
+    producer: &'a str,
+    target: &'a [IdKey],
+    depends_on: &'a [IdKey],
+    anchor_tree: &'a str,
+    timestamp: i64,
+    seq: u64,
+    signers: Vec<&'a Signer>,
+    first: Position,
+    summary: &'a str,
+    envelopes: &'a [EnvelopeRef],
 }
 
 /// The summary text `summary` of a claim made at `anchor_tree`, as the claim body it
@@ -888,6 +943,15 @@ pub(super) fn decode<T: for<'de> Deserialize<'de>>(
 pub(super) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     // Serialising these plain structs into memory cannot fail.
     postcard::to_allocvec(v).unwrap_or_default()
+}
+
+/// The key of the pair `first ‖ second` of a pair table (`by_target`, `by_premise`): both
+/// nodes big-endian, so a node's pairs are adjacent and in order.
+pub(super) fn node_pair(first: Node, second: Node) -> [u8; 16] {
+    let mut key = [0u8; 16];
+    key[..8].copy_from_slice(&node_key(first));
+    key[8..].copy_from_slice(&node_key(second));
+    key
 }
 
 pub(super) fn pair(a: &[u8], b: &[u8]) -> Vec<u8> {

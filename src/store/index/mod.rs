@@ -489,6 +489,33 @@ impl Index {
     pub fn clear_stale_readers(&self) {
         let _ = self.env().clear_stale_readers();
     }
+
+    /// Every entry of every table as stored (values with their checksums), table by table
+    /// in key order: what tests compare whole indexes by.
+    #[cfg(test)]
+    fn stored_tables(&self) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        let r = self.read().unwrap();
+        let d = r.dbs;
+        [
+            d.meta,
+            d.nodes,
+            d.claims,
+            d.envelope_order,
+            d.arrivals,
+            d.by_target,
+            d.by_premise,
+            d.keys,
+            d.incoming,
+        ]
+        .iter()
+        .map(|db| {
+            db.0.iter(&r.txn)
+                .unwrap()
+                .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+                .collect()
+        })
+        .collect()
+    }
 }
 
 #[cfg(test)]

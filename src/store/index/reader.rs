@@ -36,9 +36,6 @@ impl Index {
         })
     }
 
-    /// Makes every read of this index on this thread one transaction, until the [`Pin`] is
-    /// dropped: what a command answers is then one state of the index, whatever a writer
-    /// commits meanwhile.
     /// Whether this thread holds a pin ([`Index::pin`]) of this index.
     pub fn is_pinned(&self) -> bool {
         PINNED.with(|p| {
@@ -48,6 +45,9 @@ impl Index {
         })
     }
 
+    /// Makes every read of this index on this thread one transaction, until the [`Pin`] is
+    /// dropped: what a command answers is then one state of the index, whatever a writer
+    /// commits meanwhile.
     pub fn pin(&self) -> Result<Pin, IndexError> {
         let dir = self.env().path().to_path_buf();
         let active = fault::Active::new(&self.opened.watched);
@@ -432,16 +432,8 @@ impl Reader<'_> {
     /// `meta` counts the claims, so a walk that a damaged page sends past some of them (or
     /// that finds more) is damage, never a shorter answer.
     /// Each entry is read in place: its fields borrowed from this transaction
-    /// ([`ClaimRef`]), nothing copied.
+    /// ([`ClaimRef`]), nothing copied, decoded on every core.
     pub fn all_claim_refs(&self) -> Result<Vec<ClaimRef<'_>>, IndexError> {
-        self.all_entries(|&(node, v)| ClaimRef::decode(node, v))
-    }
-
-    /// Every entry of the claims table, in node order, each decoded by `one` on every core.
-    fn all_entries<'t, T: Send>(
-        &'t self,
-        one: impl Fn(&(Node, &'t [u8])) -> Result<T, IndexError> + Sync,
-    ) -> Result<Vec<T>, IndexError> {
         use rayon::prelude::*;
         let expected = self.meta()?.counts.claims;
         // The walk is one cursor; the entries it finds are decoded on every core.
@@ -456,10 +448,13 @@ impl Reader<'_> {
         }
         found_all("claims", || "the log", expected, raw.len())?;
         // Decoded straight into the one vector of entries the caller keeps.
-        match raw.par_iter().map(&one).collect::<Result<Vec<_>, _>>() {
+        fn one<'t>(&(node, v): &(Node, &'t [u8])) -> Result<ClaimRef<'t>, IndexError> {
+            ClaimRef::decode(node, v)
+        }
+        match raw.par_iter().map(one).collect::<Result<Vec<_>, _>>() {
             Ok(entries) => Ok(entries),
             // The first entry that does not decode, in the table's order, is the one named.
-            Err(any) => Err(raw.iter().map(&one).find_map(Result::err).unwrap_or(any)),
+            Err(any) => Err(raw.iter().map(one).find_map(Result::err).unwrap_or(any)),
         }
     }
 

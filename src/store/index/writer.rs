@@ -2,8 +2,8 @@
 //! and [`Apply`], what the writer and the audit both do with a record.
 
 use super::codec::{
-    decode, distinct, encode, id_text, node_key, node_value, Checked, ClaimEntry, IdKey, Incoming,
-    KeyEntry, Meta, Node, NodeValue, OrderEntry, TrustEventAt, FORMAT, ORIGIN_KEY,
+    decode, distinct, encode, id_text, node_key, node_pair, node_value, Checked, ClaimEntry, IdKey,
+    Incoming, KeyEntry, Meta, Node, NodeValue, OrderEntry, TrustEventAt, FORMAT, ORIGIN_KEY,
     TRUST_EVENTS_KEY,
 };
 use super::reader::{claim_in, entry_at, incoming_in, keys_in, read_meta};
@@ -239,9 +239,7 @@ impl Writer<'_> {
                 unclaimed.push(*first);
             }
         }
-        let mut key = [0u8; 16];
-        key[..8].copy_from_slice(&node_key(value.node));
-        key[8..].copy_from_slice(&node_key(second));
+        let key = node_pair(value.node, second);
         match to {
             PairTable::Targets => self.pairs.targets.push(key),
             PairTable::Premises => self.pairs.premises.push(key),
@@ -516,31 +514,6 @@ mod tests {
     /// A claim of a test log: its number, then the claims it names as premises and targets.
     type Named = (u8, Vec<u8>, Vec<u8>);
 
-    /// Every entry of every table, in key order.
-    fn tables(index: &Index) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
-        let r = index.read().unwrap();
-        let d = r.dbs;
-        [
-            d.meta,
-            d.nodes,
-            d.claims,
-            d.envelope_order,
-            d.arrivals,
-            d.by_target,
-            d.by_premise,
-            d.keys,
-            d.incoming,
-        ]
-        .iter()
-        .map(|db| {
-            db.iter(&r.txn)
-                .unwrap()
-                .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-                .collect()
-        })
-        .collect()
-    }
-
     /// Applies `claims` (claim, premises, targets), `per_transaction` records a transaction.
     fn written(claims: &[Named], per_transaction: usize) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
         let tmp = tempfile::tempdir().unwrap();
@@ -593,7 +566,7 @@ mod tests {
             assert_eq!(stored(r.dbs.by_premise), expected(|c| &c.1));
             assert_eq!(stored(r.dbs.by_target), expected(|c| &c.2));
         }
-        let t = tables(&index);
+        let t = index.stored_tables();
         drop(index);
         t
     }
