@@ -1020,14 +1020,18 @@ mod tests {
             (0, Some((k, _))) => {
                 db.delete(&mut w.txn, k).unwrap();
             }
-            // A node's count of the pairs that name it, one more.
-            (3, Some((k, v))) if TABLES[table] == "incoming" => {
+            // A node's count of the pairs that name it, one more (of an entry that holds
+            // counts, not one an earlier change added).
+            (3, Some((k, v)))
+                if TABLES[table] == "incoming" && decode::<Incoming>(v, "incoming").is_ok() =>
+            {
                 let mut incoming: Incoming = decode(v, "incoming").unwrap();
                 incoming.count_record();
                 db.put(&mut w.txn, k, &encode(&incoming)).unwrap();
             }
-            // Another node, or the other claimed flag: a value the table could hold.
-            (4, Some((k, v))) if TABLES[table] == "nodes" => {
+            // Another node, or the other claimed flag: a value the table could hold (of an
+            // entry that has a node and a flag, not one an earlier change added).
+            (4, Some((k, v))) if TABLES[table] == "nodes" && v.len() == 9 => {
                 let mut v = v.clone();
                 match pick % 3 {
                     0 => v[8] ^= 1,
