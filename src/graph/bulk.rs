@@ -5,7 +5,8 @@ use super::{corrupt, Affected, Blast, Layer, Member};
 use crate::claim::Kind;
 use crate::fold::{Fold, FoldError, Status};
 use crate::store::index::{
-    id_key, id_text, second_node, EdgesRef, IdKey, Incoming, IndexError, Node, Reader, Table,
+    id_key, id_text, record_kind, second_node, EdgesRef, IdKey, Incoming, IndexError, Node, Reader,
+    Table,
 };
 use crate::store::{Store, StoreError};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -588,18 +589,19 @@ fn read_closure(
         }
     }
 
-    // Records targeting members, grouped by member.
-    let mut targeting: Vec<(u32, Node)> = Vec::new();
+    // Records targeting members, with their kinds (which the pairs hold), grouped by member.
+    let mut targeting: Vec<(u32, Node, Kind)> = Vec::new();
     ix(
-        r.walk_sorted(Table::Targets, &sorted_nodes, |pos, pair, _| {
-            targeting.push((number[by_node[pos].1 as usize], second_node(pair)?));
+        r.walk_sorted(Table::Targets, &sorted_nodes, |pos, pair, value| {
+            let m = number[by_node[pos].1 as usize];
+            targeting.push((m, second_node(pair)?, record_kind(pair, value)?));
             Ok(())
         }),
     )?;
-    targeting.sort_unstable();
+    targeting.sort_unstable_by_key(|&(m, rec, _)| (m, rec));
     // And the records targeting each member, as counted.
     let mut records = vec![0u64; n];
-    for &(m, _) in &targeting {
+    for &(m, _, _) in &targeting {
         records[m as usize] += 1;
     }
     for (j, &counted) in records_counted.iter().enumerate() {
@@ -620,12 +622,15 @@ fn read_closure(
         loaded: HashMap::default(),
     };
     // Every record targeting a member, and what decides each of them, read in node order.
-    let mut recs: Vec<Node> = targeting.iter().map(|&(_, rec)| rec).collect();
-    recs.sort_unstable();
-    recs.dedup();
-    owns.load_records(recs)?;
+    let mut recs: Vec<(Node, Kind)> = targeting
+        .iter()
+        .map(|&(_, rec, kind)| (rec, kind))
+        .collect();
+    recs.sort_unstable_by_key(|&(rec, _)| rec);
+    recs.dedup_by_key(|&mut (rec, _)| rec);
+    owns.load(recs)?;
     for group in targeting.chunk_by(|a, b| a.0 == b.0) {
-        let recs: Vec<Node> = group.iter().map(|&(_, rec)| rec).collect();
+        let recs: Vec<Node> = group.iter().map(|&(_, rec, _)| rec).collect();
         own[group[0].0 as usize] = owns.decide(&recs)?;
     }
     let outside_status = effective_outside(r, &mut owns, outside.iter().map(|(_, p)| p))?;
@@ -813,8 +818,9 @@ impl Owns<'_, '_> {
     /// Reads ahead what the own status of each stored claim in `claims` (nodes ascending,
     /// each once, with their kinds) needs: the records targeting it, the records targeting
     /// those, and so on, a generation at a time, each table walked forward in node order
-    /// instead of a lookup per claim. A claim no record targets is decided here
-    /// (unevaluated); the rest wait in `loaded` for [`Owns::own`].
+    /// instead of a lookup per claim. A record's kind comes with the pair that names it, so
+    /// no record's entry is read. A claim no record targets is decided here (unevaluated);
+    /// the rest wait in `loaded` for [`Owns::own`].
     fn load(&mut self, claims: Vec<(Node, Kind)>) -> Result<(), FoldError> {
         let mut level: Vec<(Node, Kind)> = claims
             .into_iter()
@@ -829,12 +835,14 @@ impl Owns<'_, '_> {
                 counts[i] = Some(Incoming::decode(value)?.records);
                 Ok(())
             }))?;
-            let mut records: Vec<Vec<Node>> = vec![Vec::new(); nodes.len()];
-            ix(self.r.walk_sorted(Table::Targets, &nodes, |i, pair, _| {
-                records[i].push(second_node(pair)?);
-                Ok(())
-            }))?;
-            let mut next: Vec<Node> = Vec::new();
+            let mut records: Vec<Vec<(Node, Kind)>> = vec![Vec::new(); nodes.len()];
+            ix(self
+                .r
+                .walk_sorted(Table::Targets, &nodes, |i, pair, value| {
+                    records[i].push((second_node(pair)?, record_kind(pair, value)?));
+                    Ok(())
+                }))?;
+            let mut next: Vec<(Node, Kind)> = Vec::new();
             for (i, ((x, kind), recs)) in level.into_iter().zip(records).enumerate() {
                 let Some(count) = counts[i] else {
                     return Err(contradiction(format!(
@@ -853,45 +861,19 @@ impl Owns<'_, '_> {
                     continue;
                 }
                 next.extend(
-                    recs.iter()
-                        .filter(|r| !self.memo.contains_key(r) && !self.loaded.contains_key(r)),
+                    recs.iter().filter(|(r, _)| {
+                        !self.memo.contains_key(r) && !self.loaded.contains_key(r)
+                    }),
                 );
-                self.loaded.insert(x, (recs, kind));
+                self.loaded
+                    .insert(x, (recs.into_iter().map(|(r, _)| r).collect(), kind));
             }
-            next.sort_unstable();
-            next.dedup();
-            next.retain(|r| !self.loaded.contains_key(r));
-            level = self.kinds_of(&next)?;
+            next.sort_unstable_by_key(|&(r, _)| r);
+            next.dedup_by_key(|&mut (r, _)| r);
+            next.retain(|(r, _)| !self.loaded.contains_key(r));
+            level = next;
         }
         Ok(())
-    }
-
-    /// [`Owns::load`] of records a pair names (`records` ascending, each once), whose kinds
-    /// are read from the claims table in one forward walk.
-    fn load_records(&mut self, records: Vec<Node>) -> Result<(), FoldError> {
-        let kinds = self.kinds_of(&records)?;
-        self.load(kinds)
-    }
-
-    /// The kinds of the stored claims `nodes` (ascending, each once), from one forward walk
-    /// of the claims table: a node a pair names without an entry there is damage.
-    fn kinds_of(&self, nodes: &[Node]) -> Result<Vec<(Node, Kind)>, FoldError> {
-        let mut kinds: Vec<Option<Kind>> = vec![None; nodes.len()];
-        ix(self.r.walk_sorted(Table::Claims, nodes, |i, key, entry| {
-            kinds[i] = Some(EdgesRef::decode(key, entry)?.kind);
-            Ok(())
-        }))?;
-        nodes
-            .iter()
-            .zip(kinds)
-            .map(|(&x, kind)| {
-                kind.map(|k| (x, k)).ok_or_else(|| {
-                    contradiction(format!(
-                        "a pair names node {x}, and its claims table has no entry for it"
-                    ))
-                })
-            })
-            .collect()
     }
 
     /// What `recs` (every record targeting some claim) decide: the live falsifications,

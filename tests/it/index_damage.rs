@@ -351,9 +351,10 @@ fn damage_to_lmdb_meta_pages_is_index_damage_and_rebuilt_not_a_lack_of_memory() 
 }
 
 /// `blast` reads what decides its members' statuses a generation at a time, in node order:
-/// the records targeting members, the premises outside the closure and their ancestry, and
-/// the records targeting those. An entry taken from any of those reads is damage, never a
-/// radius whose statuses are quietly different.
+/// the records targeting members (their kinds from the target pairs, the records targeting
+/// them through their counts), the premises outside the closure and their ancestry, and the
+/// records targeting those. An entry taken from any of those reads is damage, never a radius
+/// whose statuses are quietly different.
 #[test]
 fn blast_reads_ahead_of_its_members_and_an_entry_missing_there_is_index_damaged() {
     let tmp = tempfile::tempdir().unwrap();
@@ -393,8 +394,13 @@ fn blast_reads_ahead_of_its_members_and_an_entry_missing_there_is_index_damaged(
     let cases: Vec<Case> = vec![
         (
             // `root` would read unevaluated.
-            "the claims entry of a record targeting a member",
-            Box::new(|store: &Path| remove(store, "claims", &node_of(store, &v.id))),
+            "a target pair of a member",
+            Box::new(|store: &Path| remove(store, "by_target", &pair(store, &root.id, &v.id))),
+        ),
+        (
+            // The records targeting `v` would read as none.
+            "the count of the pairs naming a record targeting a member",
+            Box::new(|store: &Path| remove(store, "incoming", &node_of(store, &v.id))),
         ),
         (
             // `member` would no longer be revoked.
@@ -410,8 +416,8 @@ fn blast_reads_ahead_of_its_members_and_an_entry_missing_there_is_index_damaged(
             Box::new(|store: &Path| remove(store, "claims", &node_of(store, &ancestor.id))),
         ),
         (
-            "the claims entry of a record targeting an outside premise",
-            Box::new(|store: &Path| remove(store, "claims", &node_of(store, &g.id))),
+            "the count of the pairs naming a record targeting an outside premise",
+            Box::new(|store: &Path| remove(store, "incoming", &node_of(store, &g.id))),
         ),
     ];
     for (i, (what, damage)) in cases.iter().enumerate() {

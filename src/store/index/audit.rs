@@ -32,7 +32,7 @@
 //! in every table, `nodes` included. Both keep the expected entries of the claims that have
 //! more than one envelope or already differ.
 
-use super::codec::{id_keys, node_pair};
+use super::codec::{id_keys, node_pair, record_kind_value};
 use super::{
     decode, distinct, encode, node_key, node_of_key, pair, Apply, Checked, ClaimEntry, Difference,
     IdKey, Incoming, IndexError, KeyEntry, Meta, Node, NodeValue, OrderEntry, Reader, TrustEventAt,
@@ -327,8 +327,9 @@ impl<'r, 'e> Audit<'r, 'e> {
     }
 
     /// Numbers the ids of `firsts` in order, as the writer does, checks the pairs `first ‖
-    /// node` of a pair table (`node` is the claim `id`'s), each distinct pair once, and counts
-    /// each in what the first's `incoming` entry must say (`which` of its counts).
+    /// node` of a pair table (`node` is the claim `id`'s), each distinct pair once and holding
+    /// `value`, and counts each in what the first's `incoming` entry must say (`which` of its
+    /// counts).
     fn expect_pairs(
         &mut self,
         table: &'static str,
@@ -336,12 +337,13 @@ impl<'r, 'e> Audit<'r, 'e> {
         node: Node,
         id: &IdKey,
         which: usize,
+        value: &[u8],
     ) -> u64 {
         let firsts = distinct(firsts);
         for first in &firsts {
             let f = self.node_of(first);
             self.incoming.count(f, which);
-            if let Some(difference) = self.differs_from(table, &node_pair(f, node), &[]) {
+            if let Some(difference) = self.differs_from(table, &node_pair(f, node), value) {
                 self.report(table, difference(pair(first, id)));
             }
         }
@@ -700,8 +702,9 @@ impl Apply for Audit<'_, '_> {
             let claim = &accepted.claim;
             let (target, depends_on) = (id_keys(&claim.target), id_keys(&claim.depends_on));
             self.expect("arrivals", &seq.to_be_bytes(), &id);
-            self.targets += self.expect_pairs("by_target", &target, node, &id, 0);
-            self.premises += self.expect_pairs("by_premise", &depends_on, node, &id, 1);
+            let kind = record_kind_value(claim.kind);
+            self.targets += self.expect_pairs("by_target", &target, node, &id, 0, &kind);
+            self.premises += self.expect_pairs("by_premise", &depends_on, node, &id, 1, &[]);
             self.meta.counts.claims += 1;
             let mut encoded = std::mem::take(&mut self.scratch);
             encoded.clear();
@@ -821,7 +824,7 @@ impl Apply for Audit<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{id_text, Environments, Index, Writer};
+    use super::super::{id_text, record_kind, Environments, Index, Writer};
     use super::*;
     use crate::claim::{Claim, Kind, OriginKind};
     use crate::ingest::Signer;
@@ -1039,6 +1042,23 @@ mod tests {
                     _ => v[7] = v[7].wrapping_sub(1),
                 }
                 db.put(&mut w.txn, k, &v).unwrap();
+            }
+            // A record of another kind: a value the table could hold (of a pair that holds a
+            // kind, not one an earlier change added).
+            (3, Some((k, v))) if TABLES[table] == "by_target" && record_kind(k, v).is_ok() => {
+                let kind = record_kind(k, v).unwrap();
+                let other = [
+                    Kind::Assertion,
+                    Kind::Falsification,
+                    Kind::Verification,
+                    Kind::Supersession,
+                    Kind::ResidueAcceptance,
+                ]
+                .into_iter()
+                .filter(|&o| o != kind)
+                .nth(pick % 4)
+                .unwrap();
+                db.put(&mut w.txn, k, &record_kind_value(other)).unwrap();
             }
             // Another entry's value.
             (5, Some((k, _))) => {

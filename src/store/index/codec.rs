@@ -16,7 +16,7 @@ pub type IdKey = [u8; 32];
 
 /// The index's own layout version. An index written in another one (or before versions were
 /// recorded) is rebuilt from the log on open, like a damaged one: the log is unchanged.
-pub const FORMAT: u32 = 7;
+pub const FORMAT: u32 = 8;
 
 /// A claim id's 32 hash bytes; None when the text is not a claim id.
 pub fn id_key(id: &str) -> Option<IdKey> {
@@ -952,6 +952,25 @@ pub(super) fn node_pair(first: Node, second: Node) -> [u8; 16] {
     key[..8].copy_from_slice(&node_key(first));
     key[8..].copy_from_slice(&node_key(second));
     key
+}
+
+/// The value of a `by_target` pair: the kind of the record it pairs with its target. What a
+/// record decides follows from its kind, so whoever reads the records targeting a claim (a
+/// blast radius reads those of every member) learns what each decides from the pairs, in
+/// key order, without a lookup of each record's entry at a random place of `claims`.
+pub(super) fn record_kind_value(kind: Kind) -> Vec<u8> {
+    encode(&kind)
+}
+
+/// The record kind that the `by_target` pair `pair` holds as its value.
+pub fn record_kind(pair: &[u8], value: &[u8]) -> Result<Kind, IndexError> {
+    match value {
+        [_] => decode(value, "by_target"),
+        _ => Err(IndexError::Decode {
+            what: format!("by_target/{}", hex::encode(pair)),
+            why: format!("a record's kind is one byte, found {}", value.len()),
+        }),
+    }
 }
 
 pub(super) fn pair(a: &[u8], b: &[u8]) -> Vec<u8> {

@@ -20,8 +20,9 @@
 //!   name it as a premise), for every node
 //! - `envelope_order`: envelope number → [`OrderEntry`] (its claim and position)
 //! - `arrivals`: claim arrival number → id
-//! - `by_target`: target node ‖ record node → (); `by_premise`: premise node ‖ dependent
-//!   node → ()
+//! - `by_target`: target node ‖ record node → the record's kind (so that reading the
+//!   records of a claim tells what each decides without a lookup of each record's entry);
+//!   `by_premise`: premise node ‖ dependent node → ()
 //! - `keys`: keyid → [`KeyEntry`] (the trust state: the fold of the log's trust events)
 //!
 //! Databases keyed by a growing number are written with LMDB's append mode, so their pages
@@ -55,9 +56,10 @@ pub use audit::Audit;
 pub(crate) use codec::Checked;
 use codec::{decode, encode, node_of_key, pair};
 pub use codec::{
-    distinct, id_key, id_text, node_key, stored_value, summary_body, summary_of, ClaimEdges,
-    ClaimEntry, ClaimRef, Counts, EdgesRef, EnvelopeEntry, EnvelopeRef, IdKey, Incoming, KeyEntry,
-    Meta, Node, NodeValue, OrderEntry, Table, TrustEventAt, FORMAT, ORIGIN_KEY, TRUST_EVENTS_KEY,
+    distinct, id_key, id_text, node_key, record_kind, stored_value, summary_body, summary_of,
+    ClaimEdges, ClaimEntry, ClaimRef, Counts, EdgesRef, EnvelopeEntry, EnvelopeRef, IdKey,
+    Incoming, KeyEntry, Meta, Node, NodeValue, OrderEntry, Table, TrustEventAt, FORMAT, ORIGIN_KEY,
+    TRUST_EVENTS_KEY,
 };
 pub use envs::Environments;
 pub use fault::IndexWatch;

@@ -2,12 +2,13 @@
 //! and [`Apply`], what the writer and the audit both do with a record.
 
 use super::codec::{
-    decode, distinct, encode, id_text, node_key, node_pair, node_value, Checked, ClaimEntry, IdKey,
-    Incoming, KeyEntry, Meta, Node, NodeValue, OrderEntry, TrustEventAt, FORMAT, ORIGIN_KEY,
-    TRUST_EVENTS_KEY,
+    decode, distinct, encode, id_text, node_key, node_pair, node_value, record_kind_value, Checked,
+    ClaimEntry, IdKey, Incoming, KeyEntry, Meta, Node, NodeValue, OrderEntry, TrustEventAt, FORMAT,
+    ORIGIN_KEY, TRUST_EVENTS_KEY,
 };
 use super::reader::{claim_in, entry_at, incoming_in, keys_in, read_meta};
 use super::{fault, unsynced, Dbs, Index, IndexError};
+use crate::claim::Kind;
 use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
 use heed::{PutFlags, RwTxn};
@@ -68,8 +69,8 @@ impl Index {
 /// Which pair table a pair goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum PairTable {
-    /// `by_target`: target node ‖ record node.
-    Targets,
+    /// `by_target`: target node ‖ record node, holding the record's kind.
+    Targets(Kind),
     /// `by_premise`: premise node ‖ dependent node.
     Premises,
 }
@@ -77,7 +78,7 @@ pub(super) enum PairTable {
 /// Pair keys gathered for the commit, by table.
 #[derive(Debug, Default)]
 pub(super) struct Pairs {
-    targets: Vec<[u8; 16]>,
+    targets: Vec<([u8; 16], Kind)>,
     premises: Vec<[u8; 16]>,
 }
 
@@ -241,7 +242,7 @@ impl Writer<'_> {
         }
         let key = node_pair(value.node, second);
         match to {
-            PairTable::Targets => self.pairs.targets.push(key),
+            PairTable::Targets(kind) => self.pairs.targets.push((key, kind)),
             PairTable::Premises => self.pairs.premises.push(key),
         }
         count(self.counted.entry(value.node).or_default());
@@ -258,14 +259,16 @@ impl Writer<'_> {
             mut targets,
             mut premises,
         } = std::mem::take(&mut self.pairs);
-        for (db, keys) in [
-            (self.dbs.by_target, &mut targets),
-            (self.dbs.by_premise, &mut premises),
-        ] {
-            keys.sort_unstable();
-            for key in keys.iter() {
-                db.put(&mut self.txn, key, &[])?;
-            }
+        // A record names each target once (`distinct`), so no key repeats with two kinds.
+        targets.sort_unstable_by_key(|&(key, _)| key);
+        for (key, kind) in &targets {
+            self.dbs
+                .by_target
+                .put(&mut self.txn, key, &record_kind_value(*kind))?;
+        }
+        premises.sort_unstable();
+        for key in &premises {
+            self.dbs.by_premise.put(&mut self.txn, key, &[])?;
         }
         Ok(())
     }
@@ -386,7 +389,12 @@ impl Apply for Writer<'_> {
                 &id,
             )?;
             for t in distinct(&entry.target) {
-                self.add_pair(PairTable::Targets, &t, value.node, Incoming::count_record)?;
+                self.add_pair(
+                    PairTable::Targets(entry.kind),
+                    &t,
+                    value.node,
+                    Incoming::count_record,
+                )?;
             }
             for p in distinct(&entry.depends_on) {
                 self.add_pair(
@@ -480,6 +488,20 @@ mod tests {
         k
     }
 
+    /// The kind of claim `c`: an assertion when it targets nothing, else a record of one of
+    /// the four kinds.
+    fn record_kind(c: u8, targets: &[u8]) -> Kind {
+        if targets.is_empty() {
+            return Kind::Assertion;
+        }
+        [
+            Kind::Verification,
+            Kind::Falsification,
+            Kind::Supersession,
+            Kind::ResidueAcceptance,
+        ][usize::from(c % 4)]
+    }
+
     /// Claim `c` of a log, naming `premises` and `targets` (claim numbers, any order; some
     /// the log never holds) as its premises and targets.
     fn accepted(c: u8, premises: &[u8], targets: &[u8]) -> Accepted {
@@ -487,11 +509,7 @@ mod tests {
         Accepted {
             claim: Claim {
                 id: id_text(&id(c)),
-                kind: if targets.is_empty() {
-                    Kind::Assertion
-                } else {
-                    Kind::Verification
-                },
+                kind: record_kind(c, targets),
                 target: ids(targets),
                 depends_on: ids(premises),
                 origin: OriginKind::AgentAsserted,
@@ -540,31 +558,39 @@ mod tests {
             w.commit().unwrap();
         }
         // Each distinct target and premise of each claim is paired with it, as the reader
-        // numbers them.
+        // numbers them; a target's pair holds the record's kind.
         {
             let r = index.read().unwrap();
             let node = |n: u8| node_key(r.node(&id(n)).unwrap().unwrap());
-            let expected = |of: fn(&Named) -> &Vec<u8>| {
-                let mut keys: Vec<Vec<u8>> = claims
+            let expected = |of: fn(&Named) -> &Vec<u8>, value: fn(&Named) -> Vec<u8>| {
+                let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = claims
                     .iter()
                     .flat_map(|c| {
                         let mut named = of(c).clone();
                         named.sort_unstable();
                         named.dedup();
-                        named.into_iter().map(|n| pair(&node(n), &node(c.0)))
+                        named
+                            .into_iter()
+                            .map(|n| (pair(&node(n), &node(c.0)), value(c)))
                     })
                     .collect();
-                keys.sort_unstable();
-                keys
+                pairs.sort_unstable();
+                pairs
             };
-            let stored = |db: Checked| -> Vec<Vec<u8>> {
+            let stored = |db: Checked| -> Vec<(Vec<u8>, Vec<u8>)> {
                 db.iter(&r.txn)
                     .unwrap()
-                    .map(|e| e.unwrap().0.to_vec())
+                    .map(|e| {
+                        let (k, v) = e.unwrap();
+                        (k.to_vec(), v.to_vec())
+                    })
                     .collect()
             };
-            assert_eq!(stored(r.dbs.by_premise), expected(|c| &c.1));
-            assert_eq!(stored(r.dbs.by_target), expected(|c| &c.2));
+            assert_eq!(stored(r.dbs.by_premise), expected(|c| &c.1, |_| Vec::new()));
+            assert_eq!(
+                stored(r.dbs.by_target),
+                expected(|c| &c.2, |c| record_kind_value(record_kind(c.0, &c.2)))
+            );
         }
         let t = index.stored_tables();
         drop(index);
