@@ -127,15 +127,7 @@ impl BulkBlast {
 
 /// The kind spelled `name`.
 fn kind_of(name: &str) -> Option<Kind> {
-    [
-        Kind::Assertion,
-        Kind::Falsification,
-        Kind::Verification,
-        Kind::Supersession,
-        Kind::ResidueAcceptance,
-    ]
-    .into_iter()
-    .find(|k| k.as_str() == name)
+    Kind::ALL.into_iter().find(|k| k.as_str() == name)
 }
 
 /// `"cl_…"`: a claim id as a JSON string, written from its key.

@@ -1047,17 +1047,11 @@ mod tests {
             // kind, not one an earlier change added).
             (3, Some((k, v))) if TABLES[table] == "by_target" && record_kind(k, v).is_ok() => {
                 let kind = record_kind(k, v).unwrap();
-                let other = [
-                    Kind::Assertion,
-                    Kind::Falsification,
-                    Kind::Verification,
-                    Kind::Supersession,
-                    Kind::ResidueAcceptance,
-                ]
-                .into_iter()
-                .filter(|&o| o != kind)
-                .nth(pick % 4)
-                .unwrap();
+                let other = Kind::ALL
+                    .into_iter()
+                    .filter(|&o| o != kind)
+                    .nth(pick % 4)
+                    .unwrap();
                 db.put(&mut w.txn, k, &record_kind_value(other)).unwrap();
             }
             // Another entry's value.
