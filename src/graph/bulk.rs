@@ -618,8 +618,7 @@ fn read_closure(
         .iter()
         .map(|&(_, rec, kind)| (rec, kind))
         .collect();
-    recs.sort_unstable_by_key(|&(rec, _)| rec);
-    recs.dedup_by_key(|&mut (rec, _)| rec);
+    each_record_once(&mut recs)?;
     owns.load(recs)?;
     for group in targeting.chunk_by(|a, b| a.0 == b.0) {
         let recs: Vec<Node> = group.iter().map(|&(_, rec, _)| rec).collect();
@@ -796,6 +795,23 @@ fn effective_outside<'k>(
         .collect()
 }
 
+/// Sorts records named by target pairs (`(record, kind)`) by node and keeps each once. Two
+/// pairs naming one record hold its one kind: any other answer is damage.
+fn each_record_once(records: &mut Vec<(Node, Kind)>) -> Result<(), FoldError> {
+    records.sort_unstable_by_key(|&(rec, _)| rec);
+    if let Some(w) = records
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+    {
+        return Err(contradiction(format!(
+            "two target pairs name record node {} with different kinds",
+            w[0].0
+        )));
+    }
+    records.dedup_by_key(|&mut (rec, _)| rec);
+    Ok(())
+}
+
 /// Own statuses (docs/status.md) by node, memoized over one read transaction: what the
 /// records targeting a member decide, and recursively what targets those records.
 struct Owns<'a, 'e> {
@@ -860,8 +876,7 @@ impl Owns<'_, '_> {
                 self.loaded
                     .insert(x, (recs.into_iter().map(|(r, _)| r).collect(), kind));
             }
-            next.sort_unstable_by_key(|&(r, _)| r);
-            next.dedup_by_key(|&mut (r, _)| r);
+            each_record_once(&mut next)?;
             next.retain(|(r, _)| !self.loaded.contains_key(r));
             level = next;
         }
@@ -892,8 +907,10 @@ impl Owns<'_, '_> {
 
     /// own(node) and its kind, after the own status of every record targeting it (an
     /// explicit post-order, so no chain of records can overflow the stack). The node is a
-    /// stored claim (a member, or a record targeting one): its entry must be there, and
-    /// count the records the target index holds for it (`Reader::claim_records`).
+    /// stored claim (a member, or a record targeting one), read ahead by [`Owns::load`]
+    /// (its kind from the pair naming it, its records checked against their count), or
+    /// else read here, where its entry must be there and count the records the target
+    /// index holds for it (`Reader::claim_records`).
     fn own(&mut self, node: Node) -> Result<(Status, Kind), FoldError> {
         if let Some(&v) = self.memo.get(&node) {
             return Ok(v);
@@ -940,6 +957,25 @@ impl Owns<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records named by several target pairs come out once each, in node order; two pairs
+    /// giving one record two kinds are damage, not a choice between them.
+    #[test]
+    fn each_record_once_keeps_one_kind_per_record() {
+        let mut records = vec![
+            (9, Kind::Verification),
+            (3, Kind::Falsification),
+            (9, Kind::Verification),
+        ];
+        each_record_once(&mut records).unwrap();
+        assert_eq!(
+            records,
+            vec![(3, Kind::Falsification), (9, Kind::Verification)]
+        );
+        let mut records = vec![(4, Kind::Verification), (4, Kind::Falsification)];
+        let err = each_record_once(&mut records).unwrap_err();
+        assert!(err.to_string().contains("different kinds"), "{err}");
+    }
 
     /// Ids sharing their first 8 bytes are still ordered by all of them.
     #[test]
