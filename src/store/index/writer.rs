@@ -490,7 +490,7 @@ mod tests {
 
     /// The kind of claim `c`: an assertion when it targets nothing, else a record of one of
     /// the four kinds.
-    fn record_kind(c: u8, targets: &[u8]) -> Kind {
+    fn kind_of_claim(c: u8, targets: &[u8]) -> Kind {
         if targets.is_empty() {
             return Kind::Assertion;
         }
@@ -509,7 +509,7 @@ mod tests {
         Accepted {
             claim: Claim {
                 id: id_text(&id(c)),
-                kind: record_kind(c, targets),
+                kind: kind_of_claim(c, targets),
                 target: ids(targets),
                 depends_on: ids(premises),
                 origin: OriginKind::AgentAsserted,
@@ -589,7 +589,10 @@ mod tests {
             assert_eq!(stored(r.dbs.by_premise), expected(|c| &c.1, |_| Vec::new()));
             assert_eq!(
                 stored(r.dbs.by_target),
-                expected(|c| &c.2, |c| record_kind_value(record_kind(c.0, &c.2)))
+                expected(
+                    |c| &c.2,
+                    |c| record_kind_value(kind_of_claim(c.0, &c.2)).to_vec()
+                )
             );
         }
         let t = index.stored_tables();
