@@ -29,7 +29,8 @@ fn verify_batch_size() -> usize {
         .filter(|n| (1..=65_536).contains(n))
         .unwrap_or(VERIFY_BATCH)
 }
-/// Records per index transaction during a long rebuild.
+/// Records per index transaction during a long rebuild, at most (fewer when their bytes
+/// pass the writer's budget, [`Writer::budget`]).
 const COMMIT_EVERY: u64 = 100_000;
 
 /// Where the verified records go.
@@ -57,6 +58,8 @@ struct Run<'i, 'r, 'e> {
     /// Where the payloads of applied records go back to the log's reader for reuse.
     recycle: Option<std::sync::mpsc::Sender<Vec<Vec<u8>>>>,
     since_commit: u64,
+    /// The log bytes of the records applied since the last commit.
+    bytes_since_commit: u64,
     progress: Option<&'i (dyn Fn(u64) + Sync)>,
 }
 
@@ -159,23 +162,20 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         let Run { sink, trust, .. } = self;
         let w = sink.apply()?;
         // The batch is verified on the pool's threads while this one applies the last.
-        let mut applied = Ok(0);
+        let mut applied = Ok(());
         let mut spent = None;
         rayon::in_place_scope(|s| {
             s.spawn(|_| verify_batch(&batch, trust, &mut verdicts));
-            applied = match pending {
-                Some((b, mut v)) => {
-                    let a = apply_verified(w, &b, &mut v).map(|()| b.len() as u64);
-                    spent = Some((b, v));
-                    a
-                }
-                None => Ok(0),
-            };
+            if let Some((b, mut v)) = pending {
+                applied = apply_verified(w, &b, &mut v);
+                spent = Some((b, v));
+            }
         });
+        applied?;
         if let Some(spent) = spent {
+            self.count_applied(&spent.0);
             self.reuse(spent);
         }
-        self.since_commit += applied?;
         self.reached(done);
         self.pending = Some((batch, verdicts));
         self.maybe_commit()
@@ -185,7 +185,7 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
     fn drain(&mut self) -> Result<(), StoreError> {
         if let Some((b, mut v)) = self.pending.take() {
             apply_verified(self.sink.apply()?, &b, &mut v)?;
-            self.since_commit += b.len() as u64;
+            self.count_applied(&b);
             self.reached(b.last().map(|r| r.pos.n));
             self.reuse((b, v));
             self.maybe_commit()?;
@@ -214,14 +214,27 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
         }
     }
 
+    /// Counts applied records towards the next commit.
+    fn count_applied(&mut self, records: &[Record]) {
+        self.since_commit += records.len() as u64;
+        self.bytes_since_commit += records.iter().map(|r| r.frame_len).sum::<u64>();
+    }
+
     fn maybe_commit(&mut self) -> Result<(), StoreError> {
-        if self.since_commit >= COMMIT_EVERY {
+        let over_budget = match &self.sink {
+            Sink::Index {
+                writer: Some(w), ..
+            } => self.bytes_since_commit >= w.budget(),
+            _ => false,
+        };
+        if self.since_commit >= COMMIT_EVERY || over_budget {
             if let Sink::Index { writer, .. } = &mut self.sink {
                 if let Some(w) = writer.take() {
                     w.commit()?;
                 }
             }
             self.since_commit = 0;
+            self.bytes_since_commit = 0;
         }
         Ok(())
     }
@@ -397,6 +410,7 @@ impl<'i, 'r, 'e> Run<'i, 'r, 'e> {
             spare: (Vec::new(), Vec::new()),
             recycle: None,
             since_commit: 0,
+            bytes_since_commit: 0,
             progress,
         }
     }

@@ -434,12 +434,26 @@ impl Index {
         Ok(true)
     }
 
+    /// The bytes of the map the committed index uses.
+    fn used(&self) -> u64 {
+        let info = self.env().info();
+        let page = self.env().stat().page_size as u64;
+        (info.last_page_number as u64 + 1) * page
+    }
+
+    /// How many bytes of log records one write transaction may apply before it commits:
+    /// a quarter of the room [`Index::make_room`] keeps free. The index takes fewer bytes
+    /// than the records it holds, and the pages a transaction changes are copied, not
+    /// overwritten, so their copies need room too until it commits.
+    pub(super) fn transaction_budget(&self) -> u64 {
+        headroom(self.used()) / 4
+    }
+
     /// Grows the map before a write when what is left of it could be too little for one
     /// transaction: the map is sized to the data, never a fixed address-space reservation.
     fn make_room(&self) -> Result<(), IndexError> {
         let info = self.env().info();
-        let page = self.env().stat().page_size as u64;
-        let used = (info.last_page_number as u64 + 1) * page;
+        let used = self.used();
         let left = (info.map_size as u64).saturating_sub(used);
         if left >= headroom(used) / 2 {
             return Ok(());

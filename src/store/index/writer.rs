@@ -37,7 +37,9 @@ impl Index {
         } else {
             read_meta(&txn, &self.dbs)?
         };
+        let budget = self.transaction_budget();
         let mut w = Writer {
+            budget,
             txn,
             dbs: self.dbs,
             legacy: self.legacy.clone(),
@@ -84,6 +86,8 @@ pub(super) struct Pairs {
 
 /// One write transaction over the index, applying log records in order.
 pub struct Writer<'e> {
+    /// [`Index::transaction_budget`] when the transaction began.
+    budget: u64,
     pub(super) txn: RwTxn<'e>,
     /// Pairs counted in this transaction and not yet in `incoming`, by node (written at
     /// commit, [`Writer::write_counts`]).
@@ -316,6 +320,12 @@ impl Writer<'_> {
             .meta
             .put(&mut self.txn, TRUST_EVENTS_KEY, &encode(&events))?;
         Ok(())
+    }
+
+    /// How many bytes of log records this transaction may apply before a long run of them
+    /// (a rebuild) commits and begins another: past it, the map could run out of room.
+    pub fn budget(&self) -> u64 {
+        self.budget
     }
 
     /// Writes the meta entry and commits.
