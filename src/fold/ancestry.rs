@@ -2,27 +2,29 @@
 //! for a store when no compromise is in force.
 //!
 //! It computes what the fold's walk computes, with two differences of cost only. It reads
-//! each claim of the ancestry once, through one read transaction, as its kind, the ids of
-//! its premises and the nodes of the records targeting it (never the claim's other fields,
-//! and no text per claim until the answer). And it stops at a claim whose own status is
-//! falsified or superseded: such a claim's effective status is its own, whatever lies above
-//! it, so the ancestry beyond it is never read. A revoked claim's causes are kept as ids
-//! (32 bytes each) and turned into text once, for the claims asked about.
+//! each claim of the ancestry once, through one read transaction, from the index's
+//! `ancestry` table: its id, its kind and its premises by node (never the claim's other
+//! fields, and no lookup of a premise by id), and the records targeting it only when some
+//! do. And it stops at a claim whose own status is falsified or superseded: such a claim's
+//! effective status is its own, whatever lies above it, so the ancestry beyond it is never
+//! read. A revoked claim's causes are kept as ids (32 bytes each) and turned into text
+//! once, for the claims asked about.
 //!
 //! [`Fold::effective`]: super::Fold::effective
 
 use super::{Effective, Status};
 use crate::claim::Kind;
-use crate::store::index::{id_key, id_text, IdKey, IndexError, Node, NodeValue, Reader};
+use crate::store::index::{id_key, id_text, IdKey, IndexError, Node, Reader};
 use crate::store::{Store, StoreError};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeMap;
 
 /// What the walk reads of one stored claim.
 struct Entry {
+    id: IdKey,
     kind: Kind,
-    /// The premises the store holds, as (id, node), in id order, each once.
-    premises: Vec<(IdKey, Node)>,
+    /// The nodes of its distinct premises, stored or not.
+    premises: Vec<Node>,
     /// The records targeting it.
     records: Vec<Node>,
 }
@@ -40,9 +42,10 @@ struct Eff {
 /// index, as the fold's own memo is.
 #[derive(Default)]
 pub struct QuickMemo {
-    /// Ids whose node the walks looked up, and whether each is a stored claim.
-    nodes: HashMap<IdKey, NodeValue>,
-    entries: HashMap<Node, Entry>,
+    /// Ids whose node the walks looked up (None: the log never named the id).
+    nodes: HashMap<IdKey, Option<Node>>,
+    /// Each node read, and its entry (None: the log names it and does not hold its claim).
+    entries: HashMap<Node, Option<Entry>>,
     own: HashMap<Node, Status>,
     eff: HashMap<Node, Eff>,
 }
@@ -50,8 +53,7 @@ pub struct QuickMemo {
 struct Walk<'a, 'r> {
     store: &'a Store,
     r: &'a Reader<'r>,
-    nodes: &'a mut HashMap<IdKey, NodeValue>,
-    entries: &'a mut HashMap<Node, Entry>,
+    entries: &'a mut HashMap<Node, Option<Entry>>,
     own: &'a mut HashMap<Node, Status>,
     eff: &'a mut HashMap<Node, Eff>,
 }
@@ -72,40 +74,37 @@ pub(super) fn effective(
     };
     let r = ix(store.index().read())?;
     let node = match memo.nodes.get(&key) {
-        Some(v) if v.claimed => v.node,
-        Some(_) => return Ok(None),
+        Some(n) => *n,
         None => {
-            let Some(node) = ix(r.claim_node(&key))? else {
-                return Ok(None);
-            };
-            memo.nodes.insert(
-                key,
-                NodeValue {
-                    node,
-                    claimed: true,
-                },
-            );
-            node
+            let n = ix(r.node(&key))?;
+            memo.nodes.insert(key, n);
+            n
         }
+    };
+    let Some(node) = node else {
+        return Ok(None);
     };
     let mut w = Walk {
         store,
         r: &r,
-        nodes: &mut memo.nodes,
         entries: &mut memo.entries,
         own: &mut memo.own,
         eff: &mut memo.eff,
     };
-    w.effective(key, node)?;
+    if !w.load(node)? {
+        return Ok(None);
+    }
+    if w.entry(node).id != key {
+        return Err(w.damaged(format!(
+            "its ancestry table holds another claim than {id} at node {node}"
+        )));
+    }
+    w.effective(node)?;
     let mut out = Vec::new();
-    let premises: Vec<(IdKey, Node)> = w
-        .entries
-        .get(&node)
-        .map(|e| e.premises.clone())
-        .unwrap_or_default();
-    for (k, n) in std::iter::once((key, node)).chain(premises) {
-        if let Some(e) = w.eff.get(&n) {
-            out.push((id_text(&k), as_text(e)));
+    let premises = w.entry(node).premises.clone();
+    for n in std::iter::once(node).chain(premises) {
+        if let (Some(e), Some(Some(entry))) = (w.eff.get(&n), w.entries.get(&n)) {
+            out.push((id_text(&entry.id), as_text(e)));
         }
     }
     Ok(Some(out))
@@ -133,69 +132,79 @@ fn offer(causes: &mut BTreeMap<IdKey, Vec<IdKey>>, root: &IdKey, path: Vec<IdKey
 }
 
 impl Walk<'_, '_> {
-    fn cycle(&self, key: &IdKey) -> StoreError {
-        self.store.index_damaged(&format!(
-            "claim {} takes part in a cycle, which content addressing makes impossible",
-            id_text(key)
+    fn damaged(&self, why: String) -> StoreError {
+        self.store.index_damaged(&why)
+    }
+
+    fn cycle(&self, node: Node) -> StoreError {
+        let named = match self.entries.get(&node) {
+            Some(Some(e)) => id_text(&e.id),
+            _ => format!("node {node}"),
+        };
+        self.damaged(format!(
+            "claim {named} takes part in a cycle, which content addressing makes impossible"
         ))
     }
 
-    /// Reads the entry of the stored claim `key` at `node`, once.
-    fn load(&mut self, key: &IdKey, node: Node) -> Result<(), StoreError> {
-        if self.entries.contains_key(&node) {
-            return Ok(());
+    /// Reads the claim numbered `node`, once: whether the log holds it.
+    fn load(&mut self, node: Node) -> Result<bool, StoreError> {
+        if let Some(e) = self.entries.get(&node) {
+            return Ok(e.is_some());
         }
-        let (kind, named, records) = ix(self.r.fold_entry(key, node))?;
-        let mut premises = Vec::with_capacity(named.len());
-        for p in named {
-            let v = match self.nodes.get(&p) {
-                Some(v) => *v,
-                None => {
-                    let v = ix(self.r.named_node(&p))?;
-                    self.nodes.insert(p, v);
-                    v
-                }
-            };
-            if v.claimed {
-                premises.push((p, v.node));
+        let entry = ix(self.r.ancestry_step(node))?.map(|(a, records)| Entry {
+            id: a.id,
+            kind: a.kind,
+            premises: a.premises,
+            records,
+        });
+        let stored = entry.is_some();
+        self.entries.insert(node, entry);
+        Ok(stored)
+    }
+
+    /// The entry of a node [`Walk::load`] found stored.
+    fn entry(&self, node: Node) -> &Entry {
+        match self.entries.get(&node) {
+            Some(Some(e)) => e,
+            _ => unreachable!("node {node} was loaded as a stored claim"),
+        }
+    }
+
+    /// The records of the stored claim `node`: each one must be stored too (a pair names
+    /// only a record the log holds), so one that is not is damage.
+    fn records(&mut self, node: Node) -> Result<Vec<Node>, StoreError> {
+        let records = self.entry(node).records.clone();
+        for &rn in &records {
+            if !self.load(rn)? {
+                return Err(self.damaged(format!(
+                    "a target pair names node {rn} as a record, and the index holds no claim \
+                     there"
+                )));
             }
         }
-        premises.sort_unstable();
-        premises.dedup();
-        self.entries.insert(
-            node,
-            Entry {
-                kind,
-                premises,
-                records,
-            },
-        );
-        Ok(())
+        Ok(records)
     }
 
     /// own(x): what the live records targeting it decide, each record's own status first
     /// (iteratively: a chain of records of any length cannot overflow the stack).
-    fn own(&mut self, key: IdKey, node: Node) -> Result<Status, StoreError> {
+    fn own(&mut self, node: Node) -> Result<Status, StoreError> {
         if let Some(s) = self.own.get(&node) {
             return Ok(*s);
         }
-        let mut stack: Vec<(IdKey, Node, bool)> = vec![(key, node, false)];
+        let mut stack: Vec<(Node, bool)> = vec![(node, false)];
         let mut in_progress: HashSet<Node> = HashSet::default();
-        while let Some((k, x, expanded)) = stack.pop() {
+        while let Some((x, expanded)) = stack.pop() {
             if self.own.contains_key(&x) {
                 continue;
             }
-            self.load(&k, x)?;
-            let records = self.entries[&x].records.clone();
+            let records = self.records(x)?;
             if expanded {
                 let mut live = Vec::with_capacity(records.len());
                 for rn in &records {
-                    if !self.own.get(rn).ok_or_else(|| self.cycle(&k))?.is_live() {
+                    if !self.own.get(rn).ok_or_else(|| self.cycle(*rn))?.is_live() {
                         continue;
                     }
-                    if let Some(e) = self.entries.get(rn) {
-                        live.push(e.kind);
-                    }
+                    live.push(self.entry(*rn).kind);
                 }
                 let status = super::own_by_kinds(live);
                 self.own.insert(x, status);
@@ -203,29 +212,40 @@ impl Walk<'_, '_> {
                 continue;
             }
             in_progress.insert(x);
-            stack.push((k, x, true));
+            stack.push((x, true));
             for rn in records {
                 if in_progress.contains(&rn) {
-                    return Err(self.cycle(&k));
+                    return Err(self.cycle(rn));
                 }
                 if !self.own.contains_key(&rn) {
-                    let rk = ix(self.r.node_id(rn))?;
-                    stack.push((rk, rn, false));
+                    stack.push((rn, false));
                 }
             }
         }
-        self.own.get(&node).copied().ok_or_else(|| self.cycle(&key))
+        self.own.get(&node).copied().ok_or_else(|| self.cycle(node))
+    }
+
+    /// The premises of the stored claim `node` that the log holds.
+    fn stored_premises(&mut self, node: Node) -> Result<Vec<Node>, StoreError> {
+        let named = self.entry(node).premises.clone();
+        let mut stored = Vec::with_capacity(named.len());
+        for p in named {
+            if self.load(p)? {
+                stored.push(p);
+            }
+        }
+        Ok(stored)
     }
 
     /// effective(x) for x and the part of its ancestry it depends on, children first.
-    fn effective(&mut self, key: IdKey, node: Node) -> Result<(), StoreError> {
-        let mut stack: Vec<(IdKey, Node, bool)> = vec![(key, node, false)];
+    fn effective(&mut self, node: Node) -> Result<(), StoreError> {
+        let mut stack: Vec<(Node, bool)> = vec![(node, false)];
         let mut in_progress: HashSet<Node> = HashSet::default();
-        while let Some((k, x, expanded)) = stack.pop() {
+        while let Some((x, expanded)) = stack.pop() {
             if self.eff.contains_key(&x) {
                 continue;
             }
-            let own = self.own(k, x)?;
+            let own = self.own(x)?;
             if matches!(own, Status::Falsified | Status::Superseded) {
                 // Its own status stands whatever its premises are: they are not read.
                 self.eff.insert(
@@ -238,13 +258,17 @@ impl Walk<'_, '_> {
                 in_progress.remove(&x);
                 continue;
             }
-            let premises = self.entries[&x].premises.clone();
+            let premises = self.stored_premises(x)?;
             if expanded {
+                let k = self.entry(x).id;
                 let mut causes: BTreeMap<IdKey, Vec<IdKey>> = BTreeMap::new();
-                for (pk, pn) in &premises {
-                    let pe = self.eff.get(pn).ok_or_else(|| self.cycle(pk))?;
+                for pn in &premises {
+                    let pe = self.eff.get(pn).ok_or_else(|| self.cycle(*pn))?;
                     match pe.status {
-                        Status::Falsified => offer(&mut causes, pk, vec![*pk, k]),
+                        Status::Falsified => {
+                            let pk = self.entry(*pn).id;
+                            offer(&mut causes, &pk, vec![pk, k]);
+                        }
                         Status::Revoked => {
                             for (root, path) in &pe.causes {
                                 let mut longer = Vec::with_capacity(path.len() + 1);
@@ -266,13 +290,13 @@ impl Walk<'_, '_> {
                 continue;
             }
             in_progress.insert(x);
-            stack.push((k, x, true));
-            for (pk, pn) in premises {
+            stack.push((x, true));
+            for pn in premises {
                 if in_progress.contains(&pn) {
-                    return Err(self.cycle(&pk));
+                    return Err(self.cycle(pn));
                 }
                 if !self.eff.contains_key(&pn) {
-                    stack.push((pk, pn, false));
+                    stack.push((pn, false));
                 }
             }
         }

@@ -172,6 +172,16 @@ fn a_lookup_that_misses_an_entry_is_index_damaged_and_the_next_command_rebuilds(
             &want_b,
         ),
         (
+            // `b`'s walk up its premises would take `a` for a claim the store never saw.
+            "the ancestry entry of a premise",
+            Box::new(|store: &Path| {
+                let node = node_of(store, &s.a.id);
+                remove(store, "ancestry", &node);
+            }),
+            vec!["status", &s.b.id],
+            &want_b,
+        ),
+        (
             // The log lists `a` and cannot show it.
             "the claims entry of a listed claim",
             Box::new(|store: &Path| {

@@ -34,9 +34,9 @@
 
 use super::codec::{id_keys, node_pair, record_kind_value};
 use super::{
-    decode, distinct, encode, node_key, node_of_key, pair, Apply, Checked, ClaimEntry, Difference,
-    IdKey, Incoming, IndexError, KeyEntry, Meta, Node, NodeValue, OrderEntry, Reader, TrustEventAt,
-    FORMAT, ORIGIN_KEY, TRUST_EVENTS_KEY,
+    decode, distinct, encode, node_key, node_of_key, pair, AncestryEntry, Apply, Checked,
+    ClaimEntry, Difference, IdKey, Incoming, IndexError, KeyEntry, Meta, Node, NodeValue,
+    OrderEntry, Reader, TrustEventAt, FORMAT, ORIGIN_KEY, TRUST_EVENTS_KEY,
 };
 use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
@@ -225,6 +225,7 @@ impl<'r, 'e> Audit<'r, 'e> {
             "by_target" => d.by_target,
             "by_premise" => d.by_premise,
             "incoming" => d.incoming,
+            "ancestry" => d.ancestry,
             _ => d.keys,
         }
     }
@@ -329,7 +330,7 @@ impl<'r, 'e> Audit<'r, 'e> {
     /// Numbers the ids of `firsts` in order, as the writer does, checks the pairs `first ‖
     /// node` of a pair table (`node` is the claim `id`'s), each distinct pair once and holding
     /// `value`, and counts each in what the first's `incoming` entry must say (`which` of its
-    /// counts).
+    /// counts). Returns the nodes of the distinct firsts, in order.
     fn expect_pairs(
         &mut self,
         table: &'static str,
@@ -338,16 +339,18 @@ impl<'r, 'e> Audit<'r, 'e> {
         id: &IdKey,
         which: usize,
         value: &[u8],
-    ) -> u64 {
+    ) -> Vec<Node> {
         let firsts = distinct(firsts);
+        let mut nodes = Vec::with_capacity(firsts.len());
         for first in &firsts {
             let f = self.node_of(first);
+            nodes.push(f);
             self.incoming.count(f, which);
             if let Some(difference) = self.differs_from(table, &node_pair(f, node), value) {
                 self.report(table, difference(pair(first, id)));
             }
         }
-        firsts.len() as u64
+        nodes
     }
 
     /// What adding an envelope to the claim `id`'s entry gave. An envelope the entry holds
@@ -453,6 +456,7 @@ impl<'r, 'e> Audit<'r, 'e> {
             None => self.audit_live_nodes(&claimed),
         }
         self.extra_entries("claims", claims, is_claim);
+        self.extra_entries("ancestry", claims, is_claim);
         let numbered = |count: u64| {
             move |k: &[u8]| <[u8; 8]>::try_from(k).is_ok_and(|n| u64::from_be_bytes(n) < count)
         };
@@ -703,8 +707,16 @@ impl Apply for Audit<'_, '_> {
             let (target, depends_on) = (id_keys(&claim.target), id_keys(&claim.depends_on));
             self.expect("arrivals", &seq.to_be_bytes(), &id);
             let kind = record_kind_value(claim.kind);
-            self.targets += self.expect_pairs("by_target", &target, node, &id, 0, &kind);
-            self.premises += self.expect_pairs("by_premise", &depends_on, node, &id, 1, &[]);
+            let targets = self.expect_pairs("by_target", &target, node, &id, 0, &kind);
+            self.targets += targets.len() as u64;
+            let premises = self.expect_pairs("by_premise", &depends_on, node, &id, 1, &[]);
+            self.premises += premises.len() as u64;
+            let ancestry = AncestryEntry {
+                id,
+                kind: claim.kind,
+                premises,
+            };
+            self.expect("ancestry", &key, &ancestry.encode());
             self.meta.counts.claims += 1;
             let mut encoded = std::mem::take(&mut self.scratch);
             encoded.clear();
@@ -959,7 +971,7 @@ mod tests {
         })
     }
 
-    const TABLES: [&str; 9] = [
+    const TABLES: [&str; 10] = [
         "meta",
         "nodes",
         "claims",
@@ -969,6 +981,7 @@ mod tests {
         "by_premise",
         "keys",
         "incoming",
+        "ancestry",
     ];
 
     /// What the audit that numbers the ids itself finds; the bounded audit, which numbers
@@ -1012,6 +1025,7 @@ mod tests {
             "by_target" => w.dbs.by_target,
             "by_premise" => w.dbs.by_premise,
             "incoming" => w.dbs.incoming,
+            "ancestry" => w.dbs.ancestry,
             _ => w.dbs.keys,
         };
         let entries: Vec<(Vec<u8>, Vec<u8>)> = db
@@ -1053,6 +1067,24 @@ mod tests {
                     .nth(pick % 4)
                     .unwrap();
                 db.put(&mut w.txn, k, &record_kind_value(other)).unwrap();
+            }
+            // Another kind, or a premise's node one off: a value the table could hold (of an
+            // entry that holds a claim's ancestry, not one an earlier change added).
+            (3, Some((k, v)))
+                if TABLES[table] == "ancestry" && AncestryEntry::decode(0, v).is_ok() =>
+            {
+                let mut entry = AncestryEntry::decode(0, v).unwrap();
+                match entry.premises.first_mut() {
+                    Some(p) if pick.is_multiple_of(2) => *p ^= 1,
+                    _ => {
+                        entry.kind = Kind::ALL
+                            .into_iter()
+                            .filter(|&o| o != entry.kind)
+                            .nth(pick % 4)
+                            .unwrap()
+                    }
+                }
+                db.put(&mut w.txn, k, &entry.encode()).unwrap();
             }
             // Another entry's value.
             (5, Some((k, _))) => {

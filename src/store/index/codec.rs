@@ -16,7 +16,7 @@ pub type IdKey = [u8; 32];
 
 /// The index's own layout version. An index written in another one (or before versions were
 /// recorded) is rebuilt from the log on open, like a damaged one: the log is unchanged.
-pub const FORMAT: u32 = 8;
+pub const FORMAT: u32 = 9;
 
 /// A claim id's 32 hash bytes; None when the text is not a claim id.
 pub fn id_key(id: &str) -> Option<IdKey> {
@@ -141,6 +141,29 @@ impl Incoming {
     pub fn add(&mut self, more: Incoming) {
         self.records += more.records;
         self.dependents += more.dependents;
+    }
+}
+
+/// What a walk up a claim's premises reads of each claim it passes: its id, its kind, and
+/// the nodes of its distinct premises in the order its `dependsOn` names them (a premise the
+/// log does not hold keeps its node here and has no entry of its own). The `ancestry`
+/// table holds one for every stored claim, written with its first envelope and never
+/// changed: a claim's premises are fixed by its id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AncestryEntry {
+    pub id: IdKey,
+    pub kind: Kind,
+    pub premises: Vec<Node>,
+}
+
+impl AncestryEntry {
+    /// An `ancestry` value, as stored under `node`.
+    pub fn decode(node: Node, value: &[u8]) -> Result<AncestryEntry, IndexError> {
+        decode(value, &format!("ancestry/{node}"))
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self)
     }
 }
 

@@ -2,9 +2,9 @@
 //! [`Pin`]).
 
 use super::codec::{
-    checked, decode, id_text, node_key, node_of_key, node_value, Checked, ClaimEdges, ClaimEntry,
-    ClaimRef, EdgesRef, EnvelopeEntry, IdKey, Incoming, KeyEntry, Meta, Node, NodeValue,
-    OrderEntry, Table, TrustEventAt, CHECK_LEN, ORIGIN_KEY, TRUST_EVENTS_KEY,
+    checked, decode, id_text, node_key, node_of_key, node_value, AncestryEntry, Checked,
+    ClaimEdges, ClaimEntry, ClaimRef, EdgesRef, EnvelopeEntry, IdKey, Incoming, KeyEntry, Meta,
+    Node, NodeValue, OrderEntry, Table, TrustEventAt, CHECK_LEN, ORIGIN_KEY, TRUST_EVENTS_KEY,
 };
 use super::{fault, Dbs, Index, IndexError};
 use crate::claim::Kind;
@@ -533,36 +533,35 @@ impl Reader<'_> {
         named_node_in(&self.txn, &self.dbs, id)
     }
 
-    /// What the fold reads of the stored claim `id`, numbered `node`: its kind, the ids it
-    /// names as premises, and the nodes of the records targeting it (in node order, as many
-    /// as its `incoming` entry counts). The entry must be there and be `id`'s: the caller
-    /// found the node through `nodes`, so anything else is damage.
-    pub fn fold_entry(
+    /// What a walk up premises reads of the claim numbered `node`: its [`AncestryEntry`],
+    /// and the nodes of the records targeting it, in node order, as many as its `incoming`
+    /// entry counts. None when the log names the node without holding its claim; a node
+    /// with a claims entry and no ancestry entry is damage. The record pairs are read only
+    /// when the count says there are some: damage hides entries from a read, it does not
+    /// add them, so a count of none leaves nothing to look for.
+    pub fn ancestry_step(
         &self,
-        id: &IdKey,
         node: Node,
-    ) -> Result<(Kind, Vec<IdKey>, Vec<Node>), IndexError> {
-        let Some((_, entry)) = entry_at(
-            &self.txn,
-            &self.dbs,
-            id,
-            NodeValue {
-                node,
-                claimed: true,
-            },
-        )?
-        else {
-            return Err(IndexError::Inconsistent(format!(
-                "claim {} has no entry at node {node}",
-                id_text(id)
-            )));
+    ) -> Result<Option<(AncestryEntry, Vec<Node>)>, IndexError> {
+        let key = node_key(node);
+        let Some(value) = self.dbs.ancestry.get(&self.txn, &key)? else {
+            if self.dbs.claims.get(&self.txn, &key)?.is_some() {
+                return Err(IndexError::Inconsistent(format!(
+                    "its claims table holds node {node} and its ancestry table has no entry \
+                     for it"
+                )));
+            }
+            return Ok(None);
         };
-        let edges = EdgesRef::decode(&node_key(node), entry)?;
-        let premises = edges.depends_on().copied().collect();
+        let entry = AncestryEntry::decode(node, value)?;
         let expected = incoming_in(&self.txn, &self.dbs, node)?.records;
-        let records = self.paired_nodes(self.dbs.by_target, node)?;
-        found_all("by_target", || id_text(id), expected, records.len())?;
-        Ok((edges.kind, premises, records))
+        let records = if expected == 0 {
+            Vec::new()
+        } else {
+            self.paired_nodes(self.dbs.by_target, node)?
+        };
+        found_all("by_target", || id_text(&entry.id), expected, records.len())?;
+        Ok(Some((entry, records)))
     }
 
     /// The id of the stored claim numbered `node` (a record a pair names): a node without a

@@ -2,9 +2,9 @@
 //! and [`Apply`], what the writer and the audit both do with a record.
 
 use super::codec::{
-    decode, distinct, encode, id_text, node_key, node_pair, node_value, record_kind_value, Checked,
-    ClaimEntry, IdKey, Incoming, KeyEntry, Meta, Node, NodeValue, OrderEntry, TrustEventAt, FORMAT,
-    ORIGIN_KEY, TRUST_EVENTS_KEY,
+    decode, distinct, encode, id_text, node_key, node_pair, node_value, record_kind_value,
+    AncestryEntry, Checked, ClaimEntry, IdKey, Incoming, KeyEntry, Meta, Node, NodeValue,
+    OrderEntry, TrustEventAt, FORMAT, ORIGIN_KEY, TRUST_EVENTS_KEY,
 };
 use super::reader::{claim_in, entry_at, incoming_in, keys_in, read_meta};
 use super::{fault, unsynced, Dbs, Index, IndexError};
@@ -185,6 +185,7 @@ impl Writer<'_> {
             self.dbs.by_premise,
             self.dbs.keys,
             self.dbs.incoming,
+            self.dbs.ancestry,
         ]
         .iter()
         .chain(&self.legacy)
@@ -230,14 +231,14 @@ impl Writer<'_> {
 
     /// Pairs `first`, a target or premise of the claim numbered `second`, with it in the
     /// table `to` names, and counts the pair for `first`'s `incoming` entry (`count`); the
-    /// commit writes both.
+    /// commit writes both. Returns `first`'s node.
     pub(super) fn add_pair(
         &mut self,
         to: PairTable,
         first: &IdKey,
         second: Node,
         count: fn(&mut Incoming),
-    ) -> Result<(), IndexError> {
+    ) -> Result<Node, IndexError> {
         let (value, _) = self.node_of(first, false)?;
         if !value.claimed {
             if let Some(unclaimed) = self.unclaimed.as_mut() {
@@ -250,7 +251,7 @@ impl Writer<'_> {
             PairTable::Premises => self.pairs.premises.push(key),
         }
         count(self.counted.entry(value.node).or_default());
-        Ok(())
+        Ok(value.node)
     }
 
     /// Writes the pairs gathered in this transaction, each table's in key order. A new
@@ -406,14 +407,25 @@ impl Apply for Writer<'_> {
                     Incoming::count_record,
                 )?;
             }
-            for p in distinct(&entry.depends_on) {
-                self.add_pair(
+            let distinct_premises = distinct(&entry.depends_on);
+            let mut premises = Vec::with_capacity(distinct_premises.len());
+            for p in &distinct_premises {
+                premises.push(self.add_pair(
                     PairTable::Premises,
-                    &p,
+                    p,
                     value.node,
                     Incoming::count_dependent,
-                )?;
+                )?);
             }
+            let ancestry = AncestryEntry {
+                id,
+                kind: entry.kind,
+                premises,
+            };
+            // Numbered now, the claim's node is the largest that has an entry here too.
+            self.dbs
+                .ancestry
+                .put_with_flags(&mut self.txn, flags, &key, &ancestry.encode())?;
             self.meta.counts.claims += 1;
         }
         self.meta.advance(pos, chain, frame_len);
