@@ -5,8 +5,8 @@ use super::{corrupt, Affected, Blast, Layer, Member};
 use crate::claim::Kind;
 use crate::fold::{Fold, FoldError, Status};
 use crate::store::index::{
-    id_key, id_text, record_kind, second_node, EdgesRef, IdKey, Incoming, IndexError, Node, Reader,
-    Table,
+    id_key, id_text, record_kind, second_node, AncestryEntry, EdgesRef, IdKey, Incoming,
+    IndexError, Node, Reader, Table,
 };
 use crate::store::{Store, StoreError};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -645,69 +645,72 @@ fn read_closure(
 /// The effective status (docs/status.md) of each claim in `ids`, claims the index names
 /// (premises of members outside the closure): None for one the log names and does not hold.
 /// Status only, without the paths to the falsified roots that [`Fold::effective`] keeps. The
-/// premise ancestry is read a generation at a time (the ids' nodes, then their entries in
-/// node order, one forward walk of the claims table: id, kind and edges of each), own
-/// statuses through `owns` (read ahead the same way), and statuses folded premises first over
-/// the ancestry numbered densely in node order. No compromise applies here (the caller folds
-/// through [`Fold`] when one is declared).
+/// premise ancestry is read a generation at a time from the index's `ancestry` table (each
+/// claim's kind and premises by node: one forward walk per generation, in node order, and no
+/// lookup of a premise by id), own statuses through `owns` (read ahead the same way), and
+/// statuses folded premises first over the ancestry numbered densely in node order. No
+/// compromise applies here (the caller folds through [`Fold`] when one is declared).
 fn effective_outside<'k>(
     r: &Reader<'_>,
     owns: &mut Owns<'_, '_>,
     ids: impl Iterator<Item = &'k IdKey>,
 ) -> Result<HashMap<IdKey, Option<Status>>, FoldError> {
     let starts: Vec<IdKey> = ids.copied().collect();
-    // The node of each id met, None when the log names it and does not hold it.
+    // The node of each id asked about, None when the log names it and does not hold it;
+    // and the ids of the stored ones, by node, to hold their entries to.
     let mut node_of: HashMap<IdKey, Option<Node>> = HashMap::default();
-    // The stored claims met: node, kind, and where their premises' ids lie in `premise_ids`.
-    let mut met: Vec<(Node, Kind, usize, usize)> = Vec::new();
-    let mut premise_ids: Vec<IdKey> = Vec::new();
-    let mut frontier: Vec<IdKey> = starts.clone();
-    frontier.sort_unstable();
-    frontier.dedup();
-    while !frontier.is_empty() {
-        let mut stored: Vec<(Node, IdKey)> = Vec::new();
-        for id in &frontier {
-            let value = ix(r.named_node(id))?;
-            node_of.insert(*id, value.claimed.then_some(value.node));
-            if value.claimed {
-                stored.push((value.node, *id));
-            }
+    let mut start_ids: HashMap<Node, IdKey> = HashMap::default();
+    for id in &starts {
+        if node_of.contains_key(id) {
+            continue;
         }
-        stored.sort_unstable();
-        let nodes: Vec<Node> = stored.iter().map(|&(x, _)| x).collect();
-        let mut next: Vec<IdKey> = Vec::new();
-        let mut read = vec![false; stored.len()];
-        ix(r.walk_sorted(Table::Claims, &nodes, |i, key, entry| {
-            let (node, id) = stored[i];
-            let e = EdgesRef::decode(key, entry)?;
-            if e.id != &id {
+        let value = ix(r.named_node(id))?;
+        node_of.insert(*id, value.claimed.then_some(value.node));
+        if value.claimed {
+            start_ids.insert(value.node, *id);
+        }
+    }
+    // The stored claims met: node, kind, and where their premises' nodes lie in
+    // `premise_nodes`.
+    let mut met: Vec<(Node, Kind, usize, usize)> = Vec::new();
+    let mut premise_nodes: Vec<Node> = Vec::new();
+    let mut frontier: Vec<Node> = start_ids.keys().copied().collect();
+    let mut seen: HashSet<Node> = frontier.iter().copied().collect();
+    frontier.sort_unstable();
+    while !frontier.is_empty() {
+        let mut next: Vec<Node> = Vec::new();
+        let mut read = vec![false; frontier.len()];
+        ix(r.walk_sorted(Table::Ancestry, &frontier, |i, _, entry| {
+            let node = frontier[i];
+            let e = AncestryEntry::decode(node, entry)?;
+            if start_ids.get(&node).is_some_and(|id| *id != e.id) {
                 return Err(IndexError::Inconsistent(format!(
-                    "the claims entry of node {node} is not {}'s",
-                    id_text(&id)
+                    "the ancestry entry of node {node} is not {}'s",
+                    id_text(&e.id)
                 )));
             }
-            let from = premise_ids.len();
-            for p in e.depends_on() {
-                premise_ids.push(*p);
-                if !node_of.contains_key(p) {
-                    next.push(*p);
+            let from = premise_nodes.len();
+            for &p in &e.premises {
+                premise_nodes.push(p);
+                if seen.insert(p) {
+                    next.push(p);
                 }
             }
-            met.push((node, e.kind, from, premise_ids.len()));
+            met.push((node, e.kind, from, premise_nodes.len()));
             read[i] = true;
             Ok(())
         }))?;
-        if let Some(j) = read.iter().position(|&r| !r) {
-            let (node, id) = stored[j];
-            return Err(contradiction(format!(
-                "its nodes table lists claim {} as node {node} and its claims table has no \
-                 entry for it",
-                id_text(&id)
-            )));
+        // A node without an entry is a premise the log names and does not hold, unless the
+        // index says elsewhere that it holds the claim: then it is damage.
+        for (i, &node) in frontier.iter().enumerate() {
+            if !read[i] && (start_ids.contains_key(&node) || ix(r.node_claim(node))?.is_some()) {
+                return Err(contradiction(format!(
+                    "the index holds the claim numbered {node} and its ancestry table has no \
+                     entry for it"
+                )));
+            }
         }
         next.sort_unstable();
-        next.dedup();
-        next.retain(|p| !node_of.contains_key(p));
         frontier = next;
     }
     // The ancestry numbered in node order; what decides each one's own status, read ahead.
@@ -720,16 +723,17 @@ fn effective_outside<'k>(
             .map_err(|_| contradiction(format!("node {node} was named and its entry not read")))
     };
     // Each one's stored premises, by number (sorted, each once), as
-    // `premises[premise_starts[a]..premise_starts[a + 1]]`.
+    // `premises[premise_starts[a]..premise_starts[a + 1]]`; a premise met without an entry
+    // is one the log does not hold.
     let mut premise_starts: Vec<usize> = Vec::with_capacity(met.len() + 1);
     let mut premises: Vec<u32> = Vec::new();
     let mut these: Vec<u32> = Vec::new();
     premise_starts.push(0);
     for &(_, _, from, to) in &met {
         these.clear();
-        for p in &premise_ids[from..to] {
-            if let Some(node) = node_of.get(p).copied().flatten() {
-                these.push(number(node)? as u32);
+        for p in &premise_nodes[from..to] {
+            if let Ok(a) = nodes.binary_search(p) {
+                these.push(a as u32);
             }
         }
         these.sort_unstable();
@@ -737,7 +741,7 @@ fn effective_outside<'k>(
         premises.extend_from_slice(&these);
         premise_starts.push(premises.len());
     }
-    drop(premise_ids);
+    drop(premise_nodes);
 
     // Effective statuses, premises first (an explicit post-order: no ancestry is too deep).
     let revokes = |s: Status| matches!(s, Status::Falsified | Status::Revoked);

@@ -422,8 +422,9 @@ fn blast_reads_ahead_of_its_members_and_an_entry_missing_there_is_index_damaged(
             Box::new(|store: &Path| remove(store, "incoming", &node_of(store, &outside.id))),
         ),
         (
-            "the claims entry of an outside premise's ancestor",
-            Box::new(|store: &Path| remove(store, "claims", &node_of(store, &ancestor.id))),
+            // The walk up the outside premise would stop short of `ancestor`'s falsification.
+            "the ancestry entry of an outside premise's ancestor",
+            Box::new(|store: &Path| remove(store, "ancestry", &node_of(store, &ancestor.id))),
         ),
         (
             "the count of the pairs naming a record targeting an outside premise",

@@ -520,6 +520,8 @@ pub enum Table {
     Premises,
     /// Counts of the pairs naming a node, by node.
     Incoming,
+    /// Each stored claim's id, kind and premises by node ([`AncestryEntry`]), by node.
+    Ancestry,
 }
 
 impl Table {
@@ -531,7 +533,7 @@ impl Table {
     pub(super) fn steps(self) -> usize {
         match self {
             Table::Claims => 4,
-            Table::Targets | Table::Premises | Table::Incoming => 16,
+            Table::Targets | Table::Premises | Table::Incoming | Table::Ancestry => 16,
         }
     }
 }

@@ -366,6 +366,7 @@ impl Reader<'_> {
             Table::Targets => self.dbs.by_target,
             Table::Premises => self.dbs.by_premise,
             Table::Incoming => self.dbs.incoming,
+            Table::Ancestry => self.dbs.ancestry,
         };
         let Some(&first) = keys.first() else {
             return Ok(());
@@ -383,7 +384,7 @@ impl Reader<'_> {
         };
         // A claim's key is its whole node, so there a seek is a lookup, which needs no cursor
         // of its own (a fresh cursor per seek was most of a sparse walk's cost).
-        if max_steps == 0 && matches!(table, Table::Claims | Table::Incoming) {
+        if max_steps == 0 && matches!(table, Table::Claims | Table::Incoming | Table::Ancestry) {
             for (i, &n) in keys.iter().enumerate() {
                 let k = node_key(n);
                 if let Some(v) = db.get(&self.txn, &k)? {
