@@ -5,7 +5,11 @@
 //! the record gives each table with the writer's own functions, and looks each one up in
 //! the live index. Which entries a record writes (a claim's first envelope or a later one,
 //! each distinct target and premise pair, a key added or retired once) is decided here as
-//! the writer decides it; a property test holds the two to the same result. Numbering the
+//! the writer decides it; a property test holds the two to the same result. The `ancestry`
+//! table is the exception: its entries are met by a walk forward as the claims come (a
+//! search only for a claim the log named before it came), so an entry a damaged branch key
+//! hides from searches alone is not found here, but by the reads that search for it, which
+//! hold a missing entry to the claims table and report damage. Numbering the
 //! ids itself, the audit compares the `nodes` table, keyed by hash, at the end in one walk
 //! beside its numbering, sorted, rather than looked up id by id. At the end the audit also counts
 //! every other table's entries by walking it (never trusting LMDB's own count, a number in
@@ -32,7 +36,7 @@
 //! in every table, `nodes` included. Both keep the expected entries of the claims that have
 //! more than one envelope or already differ.
 
-use super::codec::{id_keys, node_pair, record_kind_value};
+use super::codec::{checked, id_keys, node_pair, record_kind_value};
 use super::{
     decode, distinct, encode, node_key, node_of_key, pair, AncestryEntry, Apply, Checked,
     ClaimEntry, Difference, IdKey, Incoming, IndexError, KeyEntry, Meta, Node, NodeValue,
@@ -163,19 +167,26 @@ pub struct Audit<'r, 'e> {
     ancestry: Option<ForwardWalk<'r>>,
 }
 
+/// A table's entries as LMDB gives them, checksums not yet checked.
+type RawEntries<'r> = Box<dyn Iterator<Item = heed::Result<(&'r [u8], &'r [u8])>> + 'r>;
+
 /// A walk forward through a table keyed by node, for checking its entries in the order the
 /// log's claims come: most claims take the next node when they arrive, so their entries come
-/// one after another, and stepping to each costs less than a search from the root.
+/// one after another, and stepping to each costs less than a search from the root. Only the
+/// entry handed out is checked (its checksum): one it steps past is checked when its claim
+/// comes, by a search, or found at the end among the entries the log does not account for.
 struct ForwardWalk<'r> {
-    entries: Box<dyn Iterator<Item = Result<super::codec::Entry<'r>, IndexError>> + 'r>,
-    /// The entry the walk stands at (its node, its value); None past the end.
-    at: Option<(Node, &'r [u8])>,
+    entries: RawEntries<'r>,
+    table: u8,
+    /// The entry the walk stands at (its node, key and stored value); None past the end.
+    at: Option<(Node, &'r [u8], &'r [u8])>,
 }
 
 impl<'r> ForwardWalk<'r> {
     fn new(table: Checked, txn: &'r heed::RoTxn<'r>) -> Result<ForwardWalk<'r>, IndexError> {
         let mut walk = ForwardWalk {
-            entries: Box::new(table.iter(txn)?),
+            entries: Box::new(table.0.iter(txn)?),
+            table: table.1,
             at: None,
         };
         walk.step()?;
@@ -186,22 +197,22 @@ impl<'r> ForwardWalk<'r> {
         self.at = match self.entries.next().transpose()? {
             // A key that is no node ends the walk here; the table's extra entries are
             // looked for at the end of the audit.
-            Some((k, v)) => node_of_key(k).map(|n| (n, v)),
+            Some((k, v)) => node_of_key(k).map(|n| (n, k, v)),
             None => None,
         };
         Ok(())
     }
 
-    /// The value under `node` when the walk meets it going forward (entries before it are
-    /// passed); None when the walk is already past it or has no entry there.
+    /// The value under `node`, checked, when the walk meets it going forward (entries
+    /// before it are passed); None when the walk is already past it or has no entry there.
     fn value_at(&mut self, node: Node) -> Result<Option<&'r [u8]>, IndexError> {
-        while let Some((n, v)) = self.at {
+        while let Some((n, k, v)) = self.at {
             if n > node {
                 return Ok(None);
             }
             self.step()?;
             if n == node {
-                return Ok(Some(v));
+                return checked(self.table, k, v).map(Some);
             }
         }
         Ok(None)
