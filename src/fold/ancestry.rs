@@ -14,7 +14,7 @@
 
 use super::{Effective, Status};
 use crate::claim::Kind;
-use crate::store::index::{id_key, id_text, IdKey, IndexError, Node, Reader};
+use crate::store::index::{id_key, id_text, IdKey, IndexError, Node, NodeValue, Reader};
 use crate::store::{Store, StoreError};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeMap;
@@ -42,8 +42,9 @@ struct Eff {
 /// index, as the fold's own memo is.
 #[derive(Default)]
 pub struct QuickMemo {
-    /// Ids whose node the walks looked up (None: the log never named the id).
-    nodes: HashMap<IdKey, Option<Node>>,
+    /// Ids whose node the walks looked up, with whether the log holds the claim (None: the
+    /// log never named the id).
+    nodes: HashMap<IdKey, Option<NodeValue>>,
     /// Each node read, and its entry (None: the log names it and does not hold its claim).
     entries: HashMap<Node, Option<Entry>>,
     own: HashMap<Node, Status>,
@@ -73,15 +74,19 @@ pub(super) fn effective(
         return Ok(None);
     };
     let r = ix(store.index().read())?;
-    let node = match memo.nodes.get(&key) {
-        Some(n) => *n,
+    let value = match memo.nodes.get(&key) {
+        Some(v) => *v,
         None => {
-            let n = ix(r.node(&key))?;
-            memo.nodes.insert(key, n);
-            n
+            let v = ix(r.node_value(&key))?;
+            memo.nodes.insert(key, v);
+            v
         }
     };
-    let Some(node) = node else {
+    let Some(NodeValue {
+        node,
+        claimed: true,
+    }) = value
+    else {
         return Ok(None);
     };
     let mut w = Walk {
@@ -92,7 +97,10 @@ pub(super) fn effective(
         eff: &mut memo.eff,
     };
     if !w.load(node)? {
-        return Ok(None);
+        return Err(w.damaged(format!(
+            "its nodes table lists claim {id} as stored at node {node}, and its ancestry \
+             table has no entry for it"
+        )));
     }
     if w.entry(node).id != key {
         return Err(w.damaged(format!(

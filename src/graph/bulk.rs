@@ -683,10 +683,10 @@ fn effective_outside<'k>(
         ix(r.walk_sorted(Table::Ancestry, &frontier, |i, _, entry| {
             let node = frontier[i];
             let e = AncestryEntry::decode(node, entry)?;
-            if start_ids.get(&node).is_some_and(|id| *id != e.id) {
+            if let Some(id) = start_ids.get(&node).filter(|id| **id != e.id) {
                 return Err(IndexError::Inconsistent(format!(
                     "the ancestry entry of node {node} is not {}'s",
-                    id_text(&e.id)
+                    id_text(id)
                 )));
             }
             let from = premise_nodes.len();

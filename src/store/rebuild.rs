@@ -35,7 +35,8 @@ const COMMIT_EVERY: u64 = 100_000;
 
 /// Where the verified records go.
 enum Sink<'i, 'r, 'e> {
-    /// An index written in transactions of [`COMMIT_EVERY`] records.
+    /// An index written in transactions of at most [`COMMIT_EVERY`] records and about a
+    /// writer's budget of log bytes ([`Writer::budget`]).
     Index {
         index: &'i Index,
         writer: Option<Writer<'i>>,

@@ -182,6 +182,16 @@ fn a_lookup_that_misses_an_entry_is_index_damaged_and_the_next_command_rebuilds(
             &want_b,
         ),
         (
+            // `b`'s own walk would find no claim to start from.
+            "the ancestry entry of the claim asked about",
+            Box::new(|store: &Path| {
+                let node = node_of(store, &s.b.id);
+                remove(store, "ancestry", &node);
+            }),
+            vec!["status", &s.b.id],
+            &want_b,
+        ),
+        (
             // The log lists `a` and cannot show it.
             "the claims entry of a listed claim",
             Box::new(|store: &Path| {

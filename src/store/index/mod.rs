@@ -450,9 +450,11 @@ impl Index {
     }
 
     /// How many bytes of log records one write transaction may apply before it commits:
-    /// a quarter of the room [`Index::make_room`] keeps free. The index takes fewer bytes
-    /// than the records it holds, and the pages a transaction changes are copied, not
-    /// overwritten, so their copies need room too until it commits.
+    /// a quarter of the headroom, half of the room [`Index::make_room`] keeps free. The
+    /// index takes fewer bytes than the records it holds, and the pages a transaction
+    /// changes are copied, not overwritten, so their copies need room too until it commits.
+    /// (When the map cannot grow, a write that runs out of room fails with
+    /// `INDEX_UNAVAILABLE`, never as damage.)
     pub(super) fn transaction_budget(&self) -> u64 {
         headroom(self.used()) / 4
     }

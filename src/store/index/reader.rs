@@ -323,7 +323,13 @@ impl Reader<'_> {
 
     /// The node of `id`; None when the log never named it.
     pub fn node(&self, id: &IdKey) -> Result<Option<Node>, IndexError> {
-        Ok(node_in(&self.txn, &self.dbs, id)?.map(|v| v.node))
+        Ok(self.node_value(id)?.map(|v| v.node))
+    }
+
+    /// What `nodes` keeps of `id` (its node, and whether the log holds its claim); None when
+    /// the log never named it.
+    pub fn node_value(&self, id: &IdKey) -> Result<Option<NodeValue>, IndexError> {
+        node_in(&self.txn, &self.dbs, id)
     }
 
     /// The node of the stored claim `id`; None when no such claim is stored.
