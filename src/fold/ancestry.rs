@@ -199,14 +199,14 @@ impl Walk<'_, '_> {
         if let Some(s) = self.own.get(&node) {
             return Ok(*s);
         }
-        let mut stack: Vec<(Node, bool)> = vec![(node, false)];
+        // A node's records, read on its first visit, ride the stack to its second.
+        let mut stack: Vec<(Node, Option<Vec<Node>>)> = vec![(node, None)];
         let mut in_progress: HashSet<Node> = HashSet::default();
         while let Some((x, expanded)) = stack.pop() {
             if self.own.contains_key(&x) {
                 continue;
             }
-            let records = self.records(x)?;
-            if expanded {
+            if let Some(records) = expanded {
                 let mut live = Vec::with_capacity(records.len());
                 for rn in &records {
                     if !self.own.get(rn).ok_or_else(|| self.cycle(*rn))?.is_live() {
@@ -219,16 +219,19 @@ impl Walk<'_, '_> {
                 in_progress.remove(&x);
                 continue;
             }
+            let records = self.records(x)?;
             in_progress.insert(x);
-            stack.push((x, true));
-            for rn in records {
+            let at = stack.len();
+            stack.push((x, None));
+            for &rn in &records {
                 if in_progress.contains(&rn) {
                     return Err(self.cycle(rn));
                 }
                 if !self.own.contains_key(&rn) {
-                    stack.push((rn, false));
+                    stack.push((rn, None));
                 }
             }
+            stack[at].1 = Some(records);
         }
         self.own.get(&node).copied().ok_or_else(|| self.cycle(node))
     }
@@ -247,7 +250,8 @@ impl Walk<'_, '_> {
 
     /// effective(x) for x and the part of its ancestry it depends on, children first.
     fn effective(&mut self, node: Node) -> Result<(), StoreError> {
-        let mut stack: Vec<(Node, bool)> = vec![(node, false)];
+        // A node's stored premises, read on its first visit, ride the stack to its second.
+        let mut stack: Vec<(Node, Option<Vec<Node>>)> = vec![(node, None)];
         let mut in_progress: HashSet<Node> = HashSet::default();
         while let Some((x, expanded)) = stack.pop() {
             if self.eff.contains_key(&x) {
@@ -266,8 +270,7 @@ impl Walk<'_, '_> {
                 in_progress.remove(&x);
                 continue;
             }
-            let premises = self.stored_premises(x)?;
-            if expanded {
+            if let Some(premises) = expanded {
                 let k = self.entry(x).id;
                 let mut causes: BTreeMap<IdKey, Vec<IdKey>> = BTreeMap::new();
                 for pn in &premises {
@@ -297,16 +300,19 @@ impl Walk<'_, '_> {
                 in_progress.remove(&x);
                 continue;
             }
+            let premises = self.stored_premises(x)?;
             in_progress.insert(x);
-            stack.push((x, true));
-            for pn in premises {
+            let at = stack.len();
+            stack.push((x, None));
+            for &pn in &premises {
                 if in_progress.contains(&pn) {
                     return Err(self.cycle(pn));
                 }
                 if !self.eff.contains_key(&pn) {
-                    stack.push((pn, false));
+                    stack.push((pn, None));
                 }
             }
+            stack[at].1 = Some(premises);
         }
         Ok(())
     }

@@ -703,12 +703,16 @@ fn effective_outside<'k>(
         // A node without an entry is a premise the log names and does not hold, unless the
         // index says elsewhere that it holds the claim: then it is damage.
         for (i, &node) in frontier.iter().enumerate() {
-            if !read[i] && (start_ids.contains_key(&node) || ix(r.node_claim(node))?.is_some()) {
+            if read[i] {
+                continue;
+            }
+            if start_ids.contains_key(&node) {
                 return Err(contradiction(format!(
-                    "the index holds the claim numbered {node} and its ancestry table has no \
-                     entry for it"
+                    "its nodes table holds the claim numbered {node} and its ancestry table \
+                     has no entry for it"
                 )));
             }
+            ix(r.without_ancestry(node))?;
         }
         next.sort_unstable();
         frontier = next;

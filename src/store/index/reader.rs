@@ -552,12 +552,7 @@ impl Reader<'_> {
     ) -> Result<Option<(AncestryEntry, Vec<Node>)>, IndexError> {
         let key = node_key(node);
         let Some(value) = self.dbs.ancestry.get(&self.txn, &key)? else {
-            if self.dbs.claims.get(&self.txn, &key)?.is_some() {
-                return Err(IndexError::Inconsistent(format!(
-                    "its claims table holds node {node} and its ancestry table has no entry \
-                     for it"
-                )));
-            }
+            self.without_ancestry(node)?;
             return Ok(None);
         };
         let entry = AncestryEntry::decode(node, value)?;
@@ -569,6 +564,17 @@ impl Reader<'_> {
         };
         found_all("by_target", || id_text(&entry.id), expected, records.len())?;
         Ok(Some((entry, records)))
+    }
+
+    /// What a node without an `ancestry` entry is: a premise the log names and does not
+    /// hold, unless the claims table holds its claim, which is damage.
+    pub fn without_ancestry(&self, node: Node) -> Result<(), IndexError> {
+        match self.dbs.claims.get(&self.txn, &node_key(node))? {
+            None => Ok(()),
+            Some(_) => Err(IndexError::Inconsistent(format!(
+                "its claims table holds node {node} and its ancestry table has no entry for it"
+            ))),
+        }
     }
 
     /// The id of the stored claim numbered `node` (a record a pair names): a node without a
