@@ -374,6 +374,7 @@ fn append_all(
 fn verify_chunk(chunk: Vec<Item>, trust: &TrustSet, generation: u64) -> Vec<Prepared> {
     chunk
         .into_par_iter()
+        .with_max_len(crate::store::VERIFY_PIECE)
         .map(|item| match item {
             Item::Skipped { message } => Prepared::Skipped { message },
             Item::Refused { origin, rejection } => Prepared::Refused {

@@ -81,6 +81,7 @@ fn damaged(rec: &Record, reason: String) -> StoreError {
 fn verify_batch(batch: &[Record], trust: &TrustSet, verdicts: &mut Vec<Verdict>) {
     batch
         .par_iter()
+        .with_max_len(super::VERIFY_PIECE)
         .map(|rec| {
             // Read as every writer reads an envelope (canonical text the fast way); a stored
             // one must be its own canonical form.

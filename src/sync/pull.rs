@@ -305,6 +305,7 @@ fn judge(read: Read, trust: &(TrustSet, u64)) -> Verified {
     } = read;
     let (verified, leaves): (Vec<Judged>, Vec<Option<Leaf>>) = group
         .into_par_iter()
+        .with_max_len(crate::store::VERIFY_PIECE)
         .map(|(w, raw)| {
             let leaf = keep.then(|| {
                 (
