@@ -32,7 +32,7 @@
 //! counts of pairs naming it (4 bytes each; a count past that is kept aside). It only tells
 //! an index that agrees with the log from one that does not: where it finds any difference,
 //! `fsck` audits again with [`Audit::new`], which numbers every id itself as the writer does
-//! (a map of every id the log names, about a hundred bytes an id) and names each difference
+//! (every id the log names, about 50 bytes an id) and names each difference
 //! in every table, `nodes` included. Both keep the expected entries of the claims that have
 //! more than one envelope or already differ.
 
@@ -46,6 +46,7 @@ use crate::ingest::Accepted;
 use crate::store::log::{Chain, Position};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 
 /// One bit per node.
 #[derive(Default)]
@@ -124,11 +125,49 @@ impl Tally {
 enum Numbering {
     /// From the live `nodes` table, checked as it is read.
     Live,
-    /// Its own, as the writer numbers them: every id with its node, and the reverse.
-    Own {
-        nodes: FxHashMap<IdKey, Node>,
-        ids: Vec<IdKey>,
-    },
+    /// Its own, as the writer numbers them.
+    Own(OwnIds),
+}
+
+/// Every id the log names, numbered as the writer numbers them: the ids in node order, and
+/// a hash table from an id to its node that holds the nodes only (each id is kept once, in
+/// `ids`). About 50 bytes an id, where a map keyed by the ids themselves took about 150.
+#[derive(Default)]
+struct OwnIds {
+    ids: Vec<IdKey>,
+    nodes: hashbrown::HashTable<Node>,
+}
+
+impl OwnIds {
+    /// Room for `named` ids, the number the index says it numbered (a hint: the log decides).
+    fn with_capacity(named: usize) -> OwnIds {
+        OwnIds {
+            ids: Vec::with_capacity(named),
+            nodes: hashbrown::HashTable::with_capacity(named),
+        }
+    }
+
+    fn hash(id: &IdKey) -> u64 {
+        rustc_hash::FxBuildHasher.hash_one(id)
+    }
+
+    fn get(&self, id: &IdKey) -> Option<Node> {
+        let ids = &self.ids;
+        self.nodes
+            .find(Self::hash(id), |&n| ids.get(n as usize) == Some(id))
+            .copied()
+    }
+
+    /// Numbers `id`, which has no node yet, with the next node.
+    fn push(&mut self, id: IdKey) -> Node {
+        let node = self.ids.len() as Node;
+        let ids = &self.ids;
+        self.nodes.insert_unique(Self::hash(&id), node, |&n| {
+            ids.get(n as usize).map_or(0, Self::hash)
+        });
+        self.ids.push(id);
+        node
+    }
 }
 
 /// The live index, checked record by record against the log (see the module comment).
@@ -223,14 +262,13 @@ impl<'r, 'e> Audit<'r, 'e> {
     /// An audit of `live` that keeps at most `limit` differences per table and names each
     /// one, numbering the ids itself (see the module comment).
     pub fn new(live: &'r Reader<'e>, limit: usize) -> Audit<'r, 'e> {
-        Audit::numbering(
-            live,
-            limit,
-            Numbering::Own {
-                nodes: FxHashMap::default(),
-                ids: Vec::new(),
-            },
-        )
+        Audit::numbering(live, limit, Numbering::Own(OwnIds::default()))
+    }
+
+    /// [`Audit::new`] with room for the `named` ids the index says the log names (at most a
+    /// number its caller bounds): the table is not grown, and copied, as the ids come.
+    pub fn with_room(live: &'r Reader<'e>, limit: usize, named: usize) -> Audit<'r, 'e> {
+        Audit::numbering(live, limit, Numbering::Own(OwnIds::with_capacity(named)))
     }
 
     /// An audit of `live` that numbers the ids from its `nodes` table, holding a few bytes
@@ -379,13 +417,9 @@ impl<'r, 'e> Audit<'r, 'e> {
     fn node_of(&mut self, id: &IdKey) -> Node {
         let next = self.meta.counts.nodes;
         let found = match &mut self.numbering {
-            Numbering::Own { nodes, ids } => match nodes.get(id) {
-                Some(&n) => return n,
-                None => {
-                    nodes.insert(*id, next);
-                    ids.push(*id);
-                    next
-                }
+            Numbering::Own(own) => match own.get(id) {
+                Some(n) => return n,
+                None => own.push(*id),
             },
             // The live table's node: one already given (the id was named before), or the
             // next one (it is named now for the first time). Anything else differs from the
@@ -514,9 +548,10 @@ impl<'r, 'e> Audit<'r, 'e> {
         }
         self.audit_keys();
         let (claims, envelopes) = (self.meta.counts.claims, self.meta.counts.envelopes);
-        let (nodes, ids) = match std::mem::replace(&mut self.numbering, Numbering::Live) {
-            Numbering::Own { nodes, ids } => (Some(nodes), ids),
-            Numbering::Live => (None, Vec::new()),
+        let (own, ids) = match std::mem::replace(&mut self.numbering, Numbering::Live) {
+            // The table from ids to nodes is done with: the ids in node order say the rest.
+            Numbering::Own(own) => (true, own.ids),
+            Numbering::Live => (false, Vec::new()),
         };
         // Every node's count of the pairs naming it, looked up in node order (the lookups
         // read the table's pages one after another).
@@ -535,9 +570,10 @@ impl<'r, 'e> Audit<'r, 'e> {
         // numbers the ids itself; the other reports no more than that a table differs).
         let id_of = |k: &[u8]| node_of_key(k).and_then(|n| ids.get(n as usize));
         let is_claim = |k: &[u8]| node_of_key(k).is_some_and(|n| claimed.get(n));
-        match &nodes {
-            Some(nodes) => self.audit_nodes(nodes, &claimed),
-            None => self.audit_live_nodes(&claimed),
+        if own {
+            self.audit_nodes(&ids, &claimed);
+        } else {
+            self.audit_live_nodes(&claimed);
         }
         self.extra_entries("claims", claims, is_claim);
         self.extra_entries("ancestry", claims, is_claim);
@@ -627,11 +663,11 @@ impl<'r, 'e> Audit<'r, 'e> {
     /// Compares the `nodes` table with the numbering the log gives, in one walk in key order
     /// beside the expected entries sorted: keyed by hash, a lookup per id would land on a
     /// random page each time.
-    fn audit_nodes(&mut self, nodes: &FxHashMap<IdKey, Node>, claimed: &Bits) {
+    fn audit_nodes(&mut self, ids: &[IdKey], claimed: &Bits) {
         if self.broken {
             return;
         }
-        let mut expected: Vec<(&IdKey, Node)> = nodes.iter().map(|(k, &n)| (k, n)).collect();
+        let mut expected: Vec<(&IdKey, Node)> = ids.iter().zip(0..).collect();
         expected.sort_unstable();
         let t = self.table("nodes");
         let live: &'r Reader<'e> = self.live;
