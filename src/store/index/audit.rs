@@ -973,6 +973,42 @@ mod tests {
         k
     }
 
+    proptest! {
+        /// The compact numbering gives each id the node a plain map would (the next one at
+        /// its first mention, its own after), whatever room was made for it, through the
+        /// table's growth included.
+        #[test]
+        fn own_ids_number_as_a_map_does(
+            mentions in proptest::collection::vec(0u16..600, 0..2000),
+            room in 0usize..700,
+        ) {
+            let mut own = if room == 0 { OwnIds::default() } else { OwnIds::with_capacity(room) };
+            let mut map: FxHashMap<IdKey, Node> = FxHashMap::default();
+            for m in mentions {
+                let mut id = [0u8; 32];
+                id[..2].copy_from_slice(&m.to_be_bytes());
+                let expected = match map.get(&id) {
+                    Some(&n) => n,
+                    None => {
+                        let n = map.len() as Node;
+                        map.insert(id, n);
+                        n
+                    }
+                };
+                let given = match own.get(&id) {
+                    Some(n) => n,
+                    None => own.push(id),
+                };
+                prop_assert_eq!(given, expected);
+            }
+            for (id, n) in &map {
+                prop_assert_eq!(own.get(id), Some(*n));
+                prop_assert_eq!(own.ids.get(*n as usize), Some(id));
+            }
+            prop_assert_eq!(own.ids.len(), map.len());
+        }
+    }
+
     /// Claim `c`: always the same content, so its envelopes differ only in signers. Some
     /// name one target twice, some name claims the log never holds.
     fn claim(c: u8) -> Claim {
