@@ -265,8 +265,9 @@ impl<'r, 'e> Audit<'r, 'e> {
         Audit::numbering(live, limit, Numbering::Own(OwnIds::default()))
     }
 
-    /// [`Audit::new`] with room for the `named` ids the index says the log names (at most a
-    /// number its caller bounds): the table is not grown, and copied, as the ids come.
+    /// [`Audit::new`] with room made for the `named` ids the index says the log names (a
+    /// number its caller bounds), so that the ids and their table need not grow, each growth
+    /// a copy, as the ids come.
     pub fn with_room(live: &'r Reader<'e>, limit: usize, named: usize) -> Audit<'r, 'e> {
         Audit::numbering(live, limit, Numbering::Own(OwnIds::with_capacity(named)))
     }
