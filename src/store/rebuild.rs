@@ -377,7 +377,7 @@ pub fn audit_log(
     }
     // The index's count is only a hint for the room to make, and bounded.
     let room = usize::try_from(named.min(own_ids).min(FSCK_OWN_IDS)).unwrap_or(0);
-    audit_with(log, Audit::with_room(live, limit, room), progress)
+    audit_with(log, Audit::new(live, limit, room), progress)
 }
 
 fn audit_with(

@@ -132,7 +132,6 @@ enum Numbering {
 /// Every id the log names, numbered as the writer numbers them: the ids in node order, and
 /// a hash table from an id to its node that holds the nodes only (each id is kept once, in
 /// `ids`). About 50 bytes an id, where a map keyed by the ids themselves took about 150.
-#[derive(Default)]
 struct OwnIds {
     ids: Vec<IdKey>,
     nodes: hashbrown::HashTable<Node>,
@@ -260,15 +259,10 @@ impl<'r> ForwardWalk<'r> {
 
 impl<'r, 'e> Audit<'r, 'e> {
     /// An audit of `live` that keeps at most `limit` differences per table and names each
-    /// one, numbering the ids itself (see the module comment).
-    pub fn new(live: &'r Reader<'e>, limit: usize) -> Audit<'r, 'e> {
-        Audit::numbering(live, limit, Numbering::Own(OwnIds::default()))
-    }
-
-    /// [`Audit::new`] with room made for the `named` ids the index says the log names (a
-    /// number its caller bounds), so that the ids and their table need not grow, each growth
-    /// a copy, as the ids come.
-    pub fn with_room(live: &'r Reader<'e>, limit: usize, named: usize) -> Audit<'r, 'e> {
+    /// one, numbering the ids itself (see the module comment). Room is made for `named` ids
+    /// (the count the index gives, which its caller bounds), so that the ids and their table
+    /// need not grow, each growth a copy, as the ids come.
+    pub fn new(live: &'r Reader<'e>, limit: usize, named: usize) -> Audit<'r, 'e> {
         Audit::numbering(live, limit, Numbering::Own(OwnIds::with_capacity(named)))
     }
 
@@ -983,7 +977,7 @@ mod tests {
             mentions in proptest::collection::vec(0u16..600, 0..2000),
             room in 0usize..700,
         ) {
-            let mut own = if room == 0 { OwnIds::default() } else { OwnIds::with_capacity(room) };
+            let mut own = OwnIds::with_capacity(room);
             let mut map: FxHashMap<IdKey, Node> = FxHashMap::default();
             for m in mentions {
                 let mut id = [0u8; 32];
@@ -1147,7 +1141,7 @@ mod tests {
     /// them from the index, must find a difference exactly when it does.
     fn audit(index: &Index, ops: &[Op]) -> Vec<(&'static str, Difference)> {
         let r = index.read().unwrap();
-        let mut a = Audit::new(&r, usize::MAX);
+        let mut a = Audit::new(&r, usize::MAX, 0);
         apply(&mut a, ops);
         let found = a.finish();
         let mut b = Audit::bounded(&r, usize::MAX);
