@@ -93,13 +93,26 @@ pub fn gate(ctx: &Context, input: &GateInput) -> Result<GateOutput, Failure> {
     // One read transaction for the whole answer: a snapshot as of one state of the log.
     let _snapshot = store.pin()?;
     let selection = Selection::from_no_ignore(input.no_ignore);
-    // The tree's files are read once: hashed for its id, and kept for resolving anchors.
-    let (tree_ids, files) = tree_files_at(&dir, selection, ctx.observer())?;
+    let snapshot = store.snapshot()?;
+    // The tree's files are read once: hashed for its id, and kept for resolving anchors. A
+    // gate also reads most of the log: every claim at once, in one walk of the index. The
+    // two need nothing of each other, so the tree is hashed on a thread of its own while
+    // this one reads the claims (much of the claims' reading is on one core, and so is the
+    // tree's listing). The tree's error, when there is one, is the one reported, as when it
+    // was read first.
+    let observer = ctx.observer();
+    let (tree_read, claims_read) = std::thread::scope(|s| {
+        let tree = s.spawn(|| tree_files_at(&dir, selection, observer));
+        let claims = snapshot.all_claims();
+        let tree = tree
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (tree, claims)
+    });
+    let (tree_ids, files) = tree_read?;
+    let all = claims_read?;
     let files = std::sync::Arc::new(files);
     let tree = tree_ids.oid().to_owned();
-    // A gate reads most of the log: every claim at once, in one walk of the index.
-    let snapshot = store.snapshot()?;
-    let all = snapshot.all_claims()?;
     // Statuses at this tree: only the observations that apply here count.
     let at_tree = AtTree::new(&all, tree_ids, &dir, selection).with_files(files.clone());
     let mut resolver = Resolver::new(&dir, &tree)
