@@ -167,7 +167,17 @@ impl Resolver {
     /// failing anchor in order meets, as if they were resolved one by one.
     pub fn resolve_anchors(&mut self, anchors: &[Anchor]) -> Result<Vec<Resolution>, AnchorError> {
         use rayon::prelude::*;
-        let plans: Vec<Local> = anchors.iter().map(|a| plan(&self.tree, a)).collect();
+        // One anchor (`status --at ID`) is not worth handing to the thread pool.
+        let tree = self.tree.as_str();
+        let plans: Vec<Local> = if anchors.len() < 2 {
+            anchors.iter().map(|a| plan(tree, a)).collect()
+        } else {
+            anchors
+                .par_iter()
+                .with_min_len(64)
+                .map(|a| plan(tree, a))
+                .collect()
+        };
         // The tree is listed only when some anchor reads a file of it.
         let files = if plans.iter().any(|p| matches!(p, Local::InFile { .. })) {
             Some(self.files()?)
@@ -175,7 +185,6 @@ impl Resolver {
             None
         };
         let finish = |p: Local| finish(files.as_deref(), p);
-        // One anchor (`status --at ID`) is not worth handing to the thread pool.
         let finished: Vec<Result<(Resolution, Option<SearchFor>), AnchorError>> = if plans.len() < 2
         {
             plans.into_iter().map(finish).collect()
