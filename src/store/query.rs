@@ -394,11 +394,20 @@ pub struct AllClaims<'a> {
     signer_lists: Vec<Vec<Signer>>,
     /// By slot: where its entry is in `entries` ([`NAMED_ONLY`]: the log only names it).
     entry_of: Vec<u32>,
+    /// By slot: its claim's kind (None: the log only names it). A fold asks this of every
+    /// claim it passes, so it is kept in a byte per slot beside the entries.
+    kinds: Vec<Option<crate::claim::Kind>>,
     /// By entry: its slot.
     slot_of_entry: Vec<u32>,
     /// By slot: the records targeting it, and the claims naming it as a premise.
     records: Vec<Vec<u32>>,
     dependents: Vec<Vec<u32>>,
+    /// The slots of each entry's premises, as its `dependsOn` lists them, one entry after
+    /// another: entry `i`'s are `premise_slots[premises_from[i]..premises_from[i + 1]]`. A
+    /// fold visits a claim's premises once per claim above it, so they are looked up once
+    /// here rather than by id on every visit.
+    premise_slots: Vec<u32>,
+    premises_from: Vec<u32>,
 }
 
 /// The place in [`AllClaims::entry_of`] of an id the log names and does not hold.
@@ -416,11 +425,15 @@ impl<'a> AllClaims<'a> {
             signers_of: Vec::with_capacity(entries.len()),
             signer_lists: Vec::new(),
             entry_of: Vec::with_capacity(entries.len()),
+            kinds: Vec::with_capacity(entries.len()),
             slot_of_entry: Vec::with_capacity(entries.len()),
             records: Vec::with_capacity(entries.len()),
             dependents: Vec::with_capacity(entries.len()),
+            premise_slots: Vec::new(),
+            premises_from: Vec::with_capacity(entries.len() + 1),
         };
         out.slots.reserve(entries.len());
+        out.premises_from.push(0);
         let mut lists: rustc_hash::FxHashMap<&'a [u8], u32> = Default::default();
         for (i, e) in entries.iter().enumerate() {
             let me = out.slot(e.id);
@@ -430,6 +443,7 @@ impl<'a> AllClaims<'a> {
                 );
             }
             out.entry_of[me as usize] = i as u32;
+            out.kinds[me as usize] = Some(e.kind);
             out.slot_of_entry.push(me);
             let list = match lists.get(e.signers) {
                 Some(&list) => list,
@@ -447,9 +461,18 @@ impl<'a> AllClaims<'a> {
                 let t = out.slot(&t);
                 out.records[t as usize].push(me);
             }
-            let premises: Vec<index::IdKey> = e.depends_on().copied().collect();
-            for p in index::distinct(&premises) {
-                let p = out.slot(&p);
+            let from = out.premise_slots.len();
+            for p in e.depends_on() {
+                let p = out.slot(p);
+                out.premise_slots.push(p);
+            }
+            if out.premise_slots.len() >= NAMED_ONLY as usize {
+                return Err(store.index_damaged("its claims name more premises than it can"));
+            }
+            out.premises_from.push(out.premise_slots.len() as u32);
+            // One id has one slot, so distinct slots are the distinct premises.
+            let mine = &out.premise_slots[from..];
+            for p in index::distinct(mine) {
                 out.dependents[p as usize].push(me);
             }
         }
@@ -463,6 +486,7 @@ impl<'a> AllClaims<'a> {
         let slot = *self.slots.entry(*id).or_insert(next);
         if slot == next {
             self.entry_of.push(NAMED_ONLY);
+            self.kinds.push(None);
             self.records.push(Vec::new());
             self.dependents.push(Vec::new());
         }
@@ -505,6 +529,11 @@ impl<'a> AllClaims<'a> {
         self.entries.get(self.place_at(slot)?)
     }
 
+    /// The kind of the claim in `slot`: None when the log only names it (or no such slot).
+    pub fn kind_at(&self, slot: u32) -> Option<crate::claim::Kind> {
+        self.kinds.get(slot as usize).copied().flatten()
+    }
+
     /// The signers of the claim in `slot` (none when the log only names it).
     pub fn signers_at(&self, slot: u32) -> &[Signer] {
         self.place_at(slot)
@@ -517,6 +546,24 @@ impl<'a> AllClaims<'a> {
             .get(place)
             .and_then(|&list| self.signer_lists.get(list as usize))
             .map_or(&[], Vec::as_slice)
+    }
+
+    /// The slots of the premises of the claim in `slot`, in its `dependsOn` order, repeats
+    /// kept (none when the log only names it).
+    pub fn premises_at(&self, slot: u32) -> &[u32] {
+        let Some(place) = self.place_at(slot) else {
+            return &[];
+        };
+        match (
+            self.premises_from.get(place),
+            self.premises_from.get(place + 1),
+        ) {
+            (Some(&from), Some(&to)) => self
+                .premise_slots
+                .get(from as usize..to as usize)
+                .unwrap_or(&[]),
+            _ => &[],
+        }
     }
 
     /// The slots of the records targeting the claim in `slot` (each once, stored, in no

@@ -169,9 +169,10 @@ impl AncestryEntry {
 
 /// The distinct ids of a claim's `target` or `dependsOn`, each at its first mention: each
 /// gives the claim one pair, and the claim it names one more [`Incoming`] count. The writer
-/// and the audit both decide a record's pairs (and number their ids) with it.
-pub fn distinct(ids: &[IdKey]) -> Vec<IdKey> {
-    let mut out: Vec<IdKey> = Vec::with_capacity(ids.len());
+/// and the audit both decide a record's pairs (and number their ids) with it; a gate its
+/// claims' distinct premises, by slot.
+pub fn distinct<T: Copy + Eq + std::hash::Hash>(ids: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(ids.len());
     if ids.len() <= 16 {
         // The usual list is short (a claim names a few ids): a scan beats a set.
         for id in ids {
