@@ -12,7 +12,8 @@ use super::{own_by_kinds, Compromise, Status};
 use crate::claim::Kind;
 use crate::ingest::Signer;
 use crate::keys::Role;
-use crate::store::StoreError;
+use crate::store::index::id_text;
+use crate::store::{AllClaims, StoreError};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -241,5 +242,39 @@ impl<'g, N: Nodes> DenseFold<'g, N> {
             }
         }
         Ok(keys.len())
+    }
+}
+
+/// Every claim of a store read at once ([`AllClaims`]), by slot, log-wide: every record acts
+/// on its targets. A view of the log at one tree filters the records and asks this for the
+/// rest.
+impl Nodes for AllClaims<'_> {
+    fn node_count(&self) -> usize {
+        self.slot_count()
+    }
+    fn kind(&self, node: u32) -> Option<Kind> {
+        self.kind_at(node)
+    }
+    fn signers(&self, node: u32) -> &[Signer] {
+        self.signers_at(node)
+    }
+    fn records(&self, node: u32) -> &[u32] {
+        self.records_at(node)
+    }
+    fn premises(&self, node: u32, out: &mut Vec<u32>) -> Result<(), StoreError> {
+        out.extend_from_slice(self.premises_at(node));
+        Ok(())
+    }
+    fn applies(&self, _record: u32, _target: u32) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+    fn name(&self, node: u32) -> String {
+        match self.entry_at(node) {
+            Some(e) => id_text(e.id),
+            None => format!("slot {node}"),
+        }
+    }
+    fn contradiction(&self, why: String) -> StoreError {
+        self.store().index_damaged(&why)
     }
 }

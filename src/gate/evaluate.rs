@@ -364,20 +364,19 @@ struct SlotNodes<'a, 's> {
 
 impl Nodes for SlotNodes<'_, '_> {
     fn node_count(&self) -> usize {
-        self.all.slot_count()
+        self.all.node_count()
     }
     fn kind(&self, node: u32) -> Option<Kind> {
-        self.all.kind_at(node)
+        self.all.kind(node)
     }
     fn signers(&self, node: u32) -> &[Signer] {
-        self.all.signers_at(node)
+        self.all.signers(node)
     }
     fn records(&self, node: u32) -> &[u32] {
-        self.all.records_at(node)
+        self.all.records(node)
     }
     fn premises(&self, node: u32, out: &mut Vec<u32>) -> Result<(), StoreError> {
-        out.extend_from_slice(self.all.premises_at(node));
-        Ok(())
+        self.all.premises(node, out)
     }
     fn applies(&self, record: u32, target: u32) -> Result<bool, StoreError> {
         // What the view decides at once, without a record's text: anything but an
@@ -391,13 +390,10 @@ impl Nodes for SlotNodes<'_, '_> {
         self.at.applies(&id_text(r.id), &self.name(target))
     }
     fn name(&self, node: u32) -> String {
-        match self.all.entry_at(node) {
-            Some(e) => id_text(e.id),
-            None => format!("slot {node}"),
-        }
+        self.all.name(node)
     }
     fn contradiction(&self, why: String) -> StoreError {
-        self.all.store().index_damaged(&why)
+        Nodes::contradiction(self.all, why)
     }
 }
 

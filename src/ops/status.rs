@@ -9,6 +9,7 @@ use super::tree::{tree_dir, tree_ids_at};
 use super::{Context, Failure, Observer};
 use crate::anchor::{Anchor, Applies, AtTree, Resolution, Resolver};
 use crate::claim::{Gist, Summary};
+use crate::fold::dense::DenseFold;
 use crate::fold::{ClaimSource, ClaimStatus, Fold, Status};
 use crate::ops::error::Param;
 use crate::store::{Store, StoredClaim};
@@ -171,12 +172,13 @@ impl<'a> Filters<'a> {
         Ok(Some(Filters { given: f, path }))
     }
 
-    /// Whether the claim passes every filter; reads its status only when asked to.
-    fn pass<S: ClaimSource>(
+    /// Whether the claim passes every filter; asks its effective status (`status`) only
+    /// when a filter needs it.
+    fn pass(
         &self,
-        fold: &mut Fold<'_, S>,
         c: &StoredClaim<Summary>,
         res: Option<&Resolution>,
+        status: impl FnOnce() -> Result<Status, Failure>,
     ) -> Result<bool, Failure> {
         let claim = &c.claim;
         let f = self.given;
@@ -199,7 +201,7 @@ impl<'a> Filters<'a> {
             }
         }
         if !f.status.is_empty() {
-            let status = fold.effective(&claim.id)?.status;
+            let status = status()?;
             if !any(&f.status, status.as_str()) {
                 return Ok(false);
             }
@@ -210,6 +212,18 @@ impl<'a> Filters<'a> {
 
 /// Claims `status --all` reads per round when filtering.
 const FILTER_BATCH: usize = 512;
+
+impl Filters<'_> {
+    /// Whether a claim whose effective status is `status` fails the filters whatever else
+    /// it is: the status filter rejects it and no other filter could fail with an error
+    /// first (a path filter reads the claim's anchor, which can).
+    fn rejects_status(&self, status: Status) -> bool {
+        let f = self.given;
+        self.path.is_none()
+            && !f.status.is_empty()
+            && !f.status.iter().any(|s| s == status.as_str())
+    }
+}
 
 /// The fold for each claim asked about, or a page of every claim; warnings (a record
 /// deciding a claim that is itself revoked, files git tracks that the tree leaves out) go to
@@ -433,8 +447,25 @@ fn filtered_page<S: ClaimSource>(
     let limit = page.limit()?;
     let mut from = page.start()?;
     let mut ids = Vec::new();
+    // A filter on the log-wide status that matches rarely folds most of the log, and the
+    // fold keeps every claim's causes as text (at 100,000 claims, 0.9 GB and 4 to 5 s for
+    // `--status falsified`). Folding every claim's status at once by slot instead costs a
+    // walk of the whole claims table, about a tenth of what the fold costs per claim: so
+    // the fold goes on while it has read less than a tenth of the log, and once it has
+    // read that much without filling the page, the statuses of all are folded at once. A
+    // page that fills early never pays for the whole log; one that does not pays at most
+    // about twice the cheaper of the two.
+    let switch_at = match resolver.is_none() && !f.given.status.is_empty() {
+        true => Some((store.count()? / 10).max(FILTER_BATCH as u64)),
+        false => None,
+    };
+    let mut read = 0u64;
     loop {
+        if switch_at.is_some_and(|at| read >= at) {
+            return filtered_page_wide(store, fold, f, from, limit, ids);
+        }
         let batch = store.arrivals(from, FILTER_BATCH)?;
+        read += batch.len() as u64;
         let Some(&(last, _)) = batch.last() else {
             return Ok((ids.clone(), Pagination::new(ids.len(), None, None)));
         };
@@ -451,7 +482,54 @@ fn filtered_page<S: ClaimSource>(
         };
         for (i, (seq, id)) in batch.iter().enumerate() {
             let res = resolutions.as_ref().and_then(|r| r.get(i));
-            if f.pass(fold, &claims[i], res)? {
+            if f.pass(&claims[i], res, || Ok(fold.effective(id)?.status))? {
+                if ids.len() == limit {
+                    let meta = Pagination::new(ids.len(), None, Some(*seq));
+                    return Ok((ids, meta));
+                }
+                ids.push((*seq, id.clone()));
+            }
+        }
+        from = last + 1;
+    }
+}
+
+/// The rest of [`filtered_page`] from arrival number `from`, with `ids` found so far, the
+/// log-wide statuses of every claim folded at once by slot ([`DenseFold`] over
+/// [`AllClaims`](crate::store::AllClaims), one walk of the index): the same page, in less
+/// time and memory when the filter matches rarely.
+fn filtered_page_wide<S: ClaimSource>(
+    store: &Store,
+    fold: &mut Fold<'_, S>,
+    f: &Filters<'_>,
+    mut from: u64,
+    limit: usize,
+    mut ids: Vec<(u64, String)>,
+) -> Result<(Vec<(u64, String)>, Pagination), Failure> {
+    let snapshot = store.snapshot()?;
+    let all = snapshot.all_claims()?;
+    let mut statuses = DenseFold::new(&all, ClaimSource::compromise(&all));
+    loop {
+        let batch = store.arrivals(from, FILTER_BATCH)?;
+        let Some(&(last, _)) = batch.last() else {
+            let n = ids.len();
+            return Ok((ids, Pagination::new(n, None, None)));
+        };
+        for (seq, id) in &batch {
+            let slot = all
+                .slot_of(id)
+                .filter(|&s| all.entry_at(s).is_some())
+                .ok_or_else(|| {
+                    store.index_damaged(&format!(
+                        "its arrivals list claim {id} and its claims table has no entry for it"
+                    ))
+                })?;
+            let status = statuses.effective(slot)?;
+            if f.rejects_status(status) {
+                continue;
+            }
+            let claim = fold.require_summary(id)?;
+            if f.pass(&claim, None, || Ok(status))? {
                 if ids.len() == limit {
                     let meta = Pagination::new(ids.len(), None, Some(*seq));
                     return Ok((ids, meta));

@@ -9,6 +9,7 @@ use crate::common;
 
 use common::{dangling_id, lib_store, pick, record_kind, refs, ClaimBuilder, Keys, Rng, Signed};
 use elench::claim::Kind;
+use elench::fold::dense::DenseFold;
 use elench::fold::{ClaimSource, Compromise, Fold};
 use elench::store::{Store, StoreError, StoredClaim};
 use proptest::prelude::*;
@@ -103,14 +104,24 @@ fn build(steps: &[Step], keys: &Keys) -> Vec<Signed> {
     made
 }
 
-/// Every stored claim's report, by the store's road and by the walk, must be equal.
+/// Every stored claim's report, by the store's road and by the walk, must be equal; and so
+/// must its own and effective status folded for all claims at once by slot, log-wide (what
+/// `status --all --status S` reads once a filter has matched rarely).
 fn agree(store: &Store, ids: &[String]) -> Result<(), TestCaseError> {
     let mut quick = Fold::new(store);
     let walked_source = Walked(store);
     let mut walked = Fold::new(&walked_source);
+    let snapshot = store.snapshot().unwrap();
+    let all = snapshot.all_claims().unwrap();
+    let mut dense = DenseFold::new(&all, ClaimSource::compromise(&all));
     for id in ids {
         let q = quick.report(id).expect("the store's road answers");
         let w = walked.report(id).expect("the walk answers");
+        let slot = all.slot_of(id).expect("a stored claim has a slot");
+        let (own, _) = dense.own(slot).expect("the dense fold answers");
+        let effective = dense.effective(slot).expect("the dense fold answers");
+        prop_assert_eq!(own, w.own_status, "own status of claim {}", id);
+        prop_assert_eq!(effective, w.status, "effective status of claim {}", id);
         prop_assert_eq!(q, w, "claim {}", id);
     }
     Ok(())

@@ -129,3 +129,75 @@ fn warnings_go_to_the_callers_observer_only() {
     assert_eq!(codes(&seen1), vec!["INDEX_REBUILT".to_owned()]);
     assert_eq!(codes(&seen2), Vec::<String>::new());
 }
+
+/// `status --all --status S` pages through the claims the same way whether it folds each
+/// claim it reads or, once it has read a tenth of the log (at least one batch of 512) without
+/// filling the page, every claim's status at once: here the only matches lie beyond the
+/// first 512 claims, and every page of one is what the claims' own statuses say.
+#[test]
+fn a_status_filter_that_matches_late_pages_as_the_statuses_say() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = common::Keys::new();
+    let store_dir = tmp.path().join("store");
+    let mut claims: Vec<common::Signed> = (0..640)
+        .map(|i| common::assertion(&keys, &format!("plain {i}"), &[]))
+        .collect();
+    let doomed = common::assertion(&keys, "doomed", &[]);
+    let built_on = common::assertion(&keys, "built on it", &[&doomed.id]);
+    let stale = common::assertion(&keys, "replaced", &[]);
+    let falsification = common::record(&keys, "falsification", "wrong", &[&doomed.id], &[]);
+    let supersession = common::record(&keys, "supersession", "newer", &[&stale.id], &[]);
+    claims.extend([
+        doomed.clone(),
+        built_on.clone(),
+        stale.clone(),
+        falsification,
+        supersession,
+    ]);
+    {
+        let store = common::lib_store(&store_dir, &keys);
+        common::lib_add_all(&store, &claims);
+    }
+    let (ctx, _) = context(&store_dir);
+    let page = |statuses: &[&str], cursor: Option<String>| {
+        let out = status(
+            &ctx,
+            &StatusInput {
+                all: true,
+                page: elench::ops::page::PageRequest { limit: 1, cursor },
+                filters: elench::ops::status::StatusFilters {
+                    status: statuses.iter().map(|s| s.to_string()).collect(),
+                    ..Default::default()
+                },
+                ..StatusInput::default()
+            },
+        )
+        .unwrap();
+        let next = out.pagination.as_ref().and_then(|p| p.next_cursor.clone());
+        (serde_json::to_value(&out).unwrap(), next)
+    };
+    let walk = |statuses: &[&str]| {
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        loop {
+            let (out, next) = page(statuses, cursor);
+            for c in out["claims"].as_array().unwrap() {
+                seen.push((
+                    c["id"].as_str().unwrap().to_owned(),
+                    c["status"].as_str().unwrap().to_owned(),
+                ));
+            }
+            match next {
+                Some(n) => cursor = Some(n),
+                None => return seen,
+            }
+        }
+    };
+    let s = |id: &str, st: &str| (id.to_owned(), st.to_owned());
+    assert_eq!(
+        walk(&["falsified", "revoked"]),
+        [s(&doomed.id, "falsified"), s(&built_on.id, "revoked")]
+    );
+    assert_eq!(walk(&["superseded"]), [s(&stale.id, "superseded")]);
+    assert_eq!(walk(&["verified"]), []);
+}
