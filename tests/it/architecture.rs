@@ -535,6 +535,13 @@ impl Crate {
                     return None;
                 }
                 for g in self.globs(file, scope) {
+                    // A glob whose own path starts with the name sought could only be
+                    // followed through the globs again (binding and module failed above):
+                    // circular, and with two such globs in a file the walk would branch
+                    // at every hop.
+                    if g.path.first().map(String::as_str) == Some(first) {
+                        continue;
+                    }
                     let Some(mut prefix) = self.absolute(file, &g.scope, &g.path, hops + 1) else {
                         continue;
                     };
