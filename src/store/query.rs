@@ -394,9 +394,6 @@ pub struct AllClaims<'a> {
     signer_lists: Vec<Vec<Signer>>,
     /// By slot: where its entry is in `entries` ([`NAMED_ONLY`]: the log only names it).
     entry_of: Vec<u32>,
-    /// By slot: its claim's kind (None: the log only names it). A fold asks this of every
-    /// claim it passes, so it is kept in a byte per slot beside the entries.
-    kinds: Vec<Option<crate::claim::Kind>>,
     /// By entry: its slot.
     slot_of_entry: Vec<u32>,
     /// By slot: the records targeting it, and the claims naming it as a premise.
@@ -425,7 +422,6 @@ impl<'a> AllClaims<'a> {
             signers_of: Vec::with_capacity(entries.len()),
             signer_lists: Vec::new(),
             entry_of: Vec::with_capacity(entries.len()),
-            kinds: Vec::with_capacity(entries.len()),
             slot_of_entry: Vec::with_capacity(entries.len()),
             records: Vec::with_capacity(entries.len()),
             dependents: Vec::with_capacity(entries.len()),
@@ -443,7 +439,6 @@ impl<'a> AllClaims<'a> {
                 );
             }
             out.entry_of[me as usize] = i as u32;
-            out.kinds[me as usize] = Some(e.kind);
             out.slot_of_entry.push(me);
             let list = match lists.get(e.signers) {
                 Some(&list) => list,
@@ -486,7 +481,6 @@ impl<'a> AllClaims<'a> {
         let slot = *self.slots.entry(*id).or_insert(next);
         if slot == next {
             self.entry_of.push(NAMED_ONLY);
-            self.kinds.push(None);
             self.records.push(Vec::new());
             self.dependents.push(Vec::new());
         }
@@ -531,7 +525,7 @@ impl<'a> AllClaims<'a> {
 
     /// The kind of the claim in `slot`: None when the log only names it (or no such slot).
     pub fn kind_at(&self, slot: u32) -> Option<crate::claim::Kind> {
-        self.kinds.get(slot as usize).copied().flatten()
+        self.entry_at(slot).map(|e| e.kind)
     }
 
     /// The signers of the claim in `slot` (none when the log only names it).
