@@ -467,7 +467,7 @@ fn filtered_page<S: ClaimSource>(
         let batch = store.arrivals(from, FILTER_BATCH)?;
         read += batch.len() as u64;
         let Some(&(last, _)) = batch.last() else {
-            return Ok((ids.clone(), Pagination::new(ids.len(), None, None)));
+            return Ok(last_page(ids));
         };
         let mut claims: Vec<Arc<StoredClaim<Summary>>> = Vec::with_capacity(batch.len());
         for (_, id) in &batch {
@@ -483,15 +483,35 @@ fn filtered_page<S: ClaimSource>(
         for (i, (seq, id)) in batch.iter().enumerate() {
             let res = resolutions.as_ref().and_then(|r| r.get(i));
             if f.pass(&claims[i], res, || Ok(fold.effective(id)?.status))? {
-                if ids.len() == limit {
-                    let meta = Pagination::new(ids.len(), None, Some(*seq));
-                    return Ok((ids, meta));
+                if let Some(page) = take(&mut ids, limit, *seq, id) {
+                    return Ok(page);
                 }
-                ids.push((*seq, id.clone()));
             }
         }
         from = last + 1;
     }
+}
+
+/// Puts the claim `id` (arrival number `seq`), which passed the filters, on the page; when
+/// the page is full already, the page as it is, with `seq` as the cursor of the rest.
+fn take(
+    ids: &mut Vec<(u64, String)>,
+    limit: usize,
+    seq: u64,
+    id: &str,
+) -> Option<(Vec<(u64, String)>, Pagination)> {
+    if ids.len() == limit {
+        let meta = Pagination::new(ids.len(), None, Some(seq));
+        return Some((std::mem::take(ids), meta));
+    }
+    ids.push((seq, id.to_owned()));
+    None
+}
+
+/// The page when the log has no more claims.
+fn last_page(ids: Vec<(u64, String)>) -> (Vec<(u64, String)>, Pagination) {
+    let n = ids.len();
+    (ids, Pagination::new(n, None, None))
 }
 
 /// The rest of [`filtered_page`] from arrival number `from`, with `ids` found so far, the
@@ -512,8 +532,7 @@ fn filtered_page_wide<S: ClaimSource>(
     loop {
         let batch = store.arrivals(from, FILTER_BATCH)?;
         let Some(&(last, _)) = batch.last() else {
-            let n = ids.len();
-            return Ok((ids, Pagination::new(n, None, None)));
+            return Ok(last_page(ids));
         };
         for (seq, id) in &batch {
             let slot = all
@@ -530,11 +549,9 @@ fn filtered_page_wide<S: ClaimSource>(
             }
             let claim = fold.require_summary(id)?;
             if f.pass(&claim, None, || Ok(status))? {
-                if ids.len() == limit {
-                    let meta = Pagination::new(ids.len(), None, Some(*seq));
-                    return Ok((ids, meta));
+                if let Some(page) = take(&mut ids, limit, *seq, id) {
+                    return Ok(page);
                 }
-                ids.push((*seq, id.clone()));
             }
         }
         from = last + 1;
