@@ -9,7 +9,8 @@
 //! another pusher came first fetches, rebuilds on the new head (a union, never a conflict)
 //! and tries again; a remote that refuses the update itself is reported, not asked again.
 //!
-//! Files: `git` (the git executable: running it, what a remote says, fast-import), `layout`
+//! Files: `git` (the git executable: running it, what a remote says, the packs a push
+//! writes itself), `layout`
 //! (ref, paths, commit identity), `remote` (configuration, per-remote state, the lock),
 //! `pull`, `push`. Both reach the local store
 //! through its own calls only: envelopes in log order, `holds_envelope`, and a pull's

@@ -9,7 +9,7 @@
 //! A remote that refuses the update itself (a hook, a protected ref, credentials that may
 //! not write) is not asked again: that is [`SyncError::PushRefused`], with git's words.
 
-use super::git::{At, Blob, FastImport, Pushed, Repo};
+use super::git::{At, Blob, PackWrite, Pushed, Repo};
 use super::remote::TrustListed;
 use super::{layout, Conflict, Outcome, Session, SyncError, LISTED_MAX, PAGE, PROGRESS_FROM};
 use std::collections::HashMap;
@@ -169,7 +169,7 @@ impl Session<'_> {
     /// Writes a commit on `parent` adding every local envelope from `from` on that
     /// `parent`'s tree lacks.
     fn build(&self, repo: &Repo, parent: Option<&str>, from: u64) -> Result<Built, SyncError> {
-        let mut import: Option<FastImport> = None;
+        let mut import: Option<PackWrite> = None;
         let mut conflicts = Vec::new();
         let mut pos = from;
         let total = self.store.envelope_count()?.saturating_sub(from) as usize;
@@ -235,7 +235,7 @@ impl Session<'_> {
                 let fi = match import.as_mut() {
                     Some(fi) => fi,
                     None => {
-                        let mut fi = repo.fast_import()?;
+                        let mut fi = repo.pack_write()?;
                         fi.begin(parent)?;
                         import.insert(fi)
                     }
@@ -272,7 +272,7 @@ impl Session<'_> {
                 let fi = match import.as_mut() {
                     Some(fi) => fi,
                     None => {
-                        let mut fi = repo.fast_import()?;
+                        let mut fi = repo.pack_write()?;
                         fi.begin(parent)?;
                         import.insert(fi)
                     }

@@ -853,6 +853,35 @@ fn a_pull_reads_blobs_through_one_git_process_and_a_sync_asks_the_remote_once() 
     assert_eq!(exported(&a, tmp.path()), exported(&b, tmp.path()));
 }
 
+/// A push writes its commit as a pack of its own: no `git fast-import` runs, on an empty
+/// remote or on top of another store's commit, and what lands is whole to git (`fsck`) and
+/// reaches the other store, in both object formats.
+#[test]
+fn a_push_writes_its_own_pack_and_git_finds_it_whole() {
+    if !have_git() {
+        return;
+    }
+    for format in ["sha1", "sha256"] {
+        let (keys, tmp, remote, a, b) = two_stores_on_one_remote(format);
+        let claims = shared_graph(&keys, 10, 0x9ac, "pack");
+        add(&a, &claims[..6], &tmp.path().join("a.jsonl"));
+        let first = git_processes(&a, "push", tmp.path());
+        assert_eq!(count_with(&first, &["fast-import"]), 0, "{first:?}");
+        assert_eq!(count_with(&first, &["push"]), 1, "{first:?}");
+        add(&b, &claims[6..], &tmp.path().join("b.jsonl"));
+        let on_top = git_processes(&b, "sync", tmp.path());
+        assert_eq!(count_with(&on_top, &["fast-import"]), 0, "{on_top:?}");
+        git_on(&remote, &["fsck", "--strict", "--no-dangling"], None);
+        exchange(&a, "pull");
+        assert_eq!(
+            exported(&a, tmp.path()),
+            exported(&b, tmp.path()),
+            "{format}"
+        );
+        assert_eq!(exported(&a, tmp.path()).len(), 10, "{format}");
+    }
+}
+
 /// A sync with nothing new on either side asks the remote for its head (one `ls-remote`)
 /// and nothing more, and writes nothing: what earlier exchanges found of that very head (a
 /// commit held here, its trust folder, no checkpoint in it) is remembered. Anything new on the

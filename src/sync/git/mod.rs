@@ -1,17 +1,20 @@
 //! The `git` executable as object store and transport.
 //!
 //! Each store keeps private bare repositories (one per object format, since a repository
-//! can only exchange objects with remotes of its own format). Objects are written in bulk
-//! with `fast-import`, read in bulk with `cat-file --batch`, compared with `diff-tree`, and
-//! moved with `fetch` / `push`. Every call names the private repository explicitly and drops
-//! the caller's `GIT_*` variables, so running inside a checkout or a hook changes nothing.
+//! can only exchange objects with remotes of its own format). A push's objects are written
+//! as a pack of elench's own (`pack`), a checkpoint's with `fast-import`; objects are read in
+//! bulk with `cat-file --batch`, compared with `diff-tree`, and moved with `fetch` / `push`.
+//! Every call names the private repository explicitly and drops the caller's `GIT_*`
+//! variables, so running inside a checkout or a hook changes nothing.
 
 mod fast_import;
+mod pack;
 mod process;
 mod remote;
 mod stream;
 
 pub use fast_import::FastImport;
+pub use pack::PackWrite;
 pub use process::{is_ssh_url, Reach};
 pub use remote::{ls_remote, Pushed, RemoteHead};
 pub use stream::BlobStream;
