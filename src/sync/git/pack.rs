@@ -21,6 +21,8 @@ use std::thread::JoinHandle;
 
 /// Files deflated together on every core.
 const BATCH: usize = 1024;
+/// Objects of a batch one core deflates with one compressor, at least.
+const PIECE: usize = 64;
 /// The mode of a folder in a tree, as git writes it.
 const TREE_MODE: &[u8] = b"40000";
 /// The mode of the files a push writes.
@@ -119,12 +121,19 @@ impl Packer {
             let mut offset = 12u64;
             let mut objects = Vec::new();
             for batch in received {
+                // A compressor is a few hundred KiB of tables: one is made for each piece of
+                // the batch a core takes and reset for each object, not made (and zeroed)
+                // again for each of a push's many small objects.
                 let entries: Vec<Vec<u8>> = batch
                     .par_iter()
-                    .map(|(_, kind, body)| match *kind {
-                        OBJ_BLOB => entry(*kind, body),
-                        _ => Ok(stored(*kind, body)),
-                    })
+                    .with_min_len(PIECE)
+                    .map_init(
+                        || flate2::Compress::new(flate2::Compression::new(LEVEL), true),
+                        |z, (_, kind, body)| match *kind {
+                            OBJ_BLOB => entry(z, *kind, body),
+                            _ => Ok(stored(*kind, body)),
+                        },
+                    )
                     .collect::<std::io::Result<_>>()?;
                 for ((oid, _, _), e) in batch.iter().zip(entries) {
                     out.write_all(&e)?;
@@ -663,32 +672,22 @@ fn adler32(bytes: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// A pack entry: the type-and-size header, then the deflated content.
-fn entry(kind: u8, body: &[u8]) -> std::io::Result<Vec<u8>> {
+/// A pack entry: the type-and-size header, then the content deflated with `z`.
+fn entry(z: &mut flate2::Compress, kind: u8, body: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(body.len() + 64);
     header(kind, body.len(), &mut out);
-    DEFLATE.with(|z| {
-        let mut z = z.borrow_mut();
-        // A compressor is a few hundred KiB of tables: made once per thread and reset per
-        // object, not allocated (and zeroed) again for each of a push's many small objects.
-        z.reset();
-        loop {
-            let read = usize::try_from(z.total_in()).unwrap_or(usize::MAX);
-            let rest = body.get(read..).unwrap_or_default();
-            out.reserve(rest.len() / 2 + 64);
-            let status = z
-                .compress_vec(rest, &mut out, flate2::FlushCompress::Finish)
-                .map_err(std::io::Error::other)?;
-            if status == flate2::Status::StreamEnd {
-                return Ok(out);
-            }
+    z.reset();
+    loop {
+        let read = usize::try_from(z.total_in()).unwrap_or(usize::MAX);
+        let rest = body.get(read..).unwrap_or_default();
+        out.reserve(rest.len() / 2 + 64);
+        let status = z
+            .compress_vec(rest, &mut out, flate2::FlushCompress::Finish)
+            .map_err(std::io::Error::other)?;
+        if status == flate2::Status::StreamEnd {
+            return Ok(out);
         }
-    })
-}
-
-thread_local! {
-    static DEFLATE: std::cell::RefCell<flate2::Compress> =
-        std::cell::RefCell::new(flate2::Compress::new(flate2::Compression::new(LEVEL), true));
+    }
 }
 
 fn unexpected(detail: String) -> GitError {
