@@ -224,7 +224,7 @@ pub struct Session<'a> {
     /// The leaf hashes (`witness::merkle::leaf_hash`) of blobs this session's pull read, by
     /// blob id, so that the checkpoint's sequence need not read them again (at most
     /// [`LEAVES_KEPT`]).
-    leaves: std::collections::HashMap<String, crate::witness::merkle::Hash>,
+    leaves: Leaves,
     /// Whether a pull starts listing what the checkpoint's sequence needs (the commits its
     /// kept sequence lacks) beside its own reading ([`Session::check_after_pull`]).
     list_ahead: bool,
@@ -251,7 +251,7 @@ impl<'a> Session<'a> {
             reach,
             reaper: opts.reaper,
             connected: None,
-            leaves: std::collections::HashMap::new(),
+            leaves: Leaves::default(),
             list_ahead: false,
             ahead: std::sync::Mutex::new(None),
             _lock: lock,
@@ -396,8 +396,45 @@ impl<'a> Session<'a> {
 pub const LISTED_MAX: usize = 1000;
 
 /// Leaf hashes of blobs a pull read that are kept for the checkpoint's sequence, at most
-/// (about 100 bytes each: some 26 MB).
-const LEAVES_KEPT: usize = 1 << 18;
+/// (64 bytes each: 64 MiB). A first pull of more reads the rest again for the sequence.
+const LEAVES_KEPT: usize = 1 << 20;
+
+/// A blob's id as bytes (a SHA-1 id padded with zeros): a key half the size of its hex.
+type BlobKey = [u8; 32];
+
+/// The key of the blob id `oid` (hex), if it is one.
+fn blob_key(oid: &str) -> Option<BlobKey> {
+    let mut key = [0u8; 32];
+    let n = oid.len() / 2;
+    if !oid.len().is_multiple_of(2) || n > key.len() {
+        return None;
+    }
+    hex::decode_to_slice(oid, &mut key[..n]).ok()?;
+    Some(key)
+}
+
+/// Leaf hashes by blob id, kept sorted by key: 64 bytes a blob, where a map of hex ids
+/// took about 100.
+#[derive(Default)]
+struct Leaves(Vec<(BlobKey, crate::witness::merkle::Hash)>);
+
+impl Leaves {
+    fn extend(&mut self, more: Vec<(BlobKey, crate::witness::merkle::Hash)>) {
+        if more.is_empty() {
+            return;
+        }
+        self.0.extend(more);
+        self.0.sort_unstable_by_key(|(k, _)| *k);
+    }
+
+    /// The leaf hash kept for the blob `oid`.
+    fn get(&self, oid: &str) -> Option<crate::witness::merkle::Hash> {
+        let key = blob_key(oid)?;
+        let i = self.0.binary_search_by(|(k, _)| k.cmp(&key)).ok()?;
+        Some(self.0[i].1)
+    }
+}
+
 /// Batches of this many envelopes are read from the store or checked against the remote at
 /// a time.
 const PAGE: usize = 4096;
@@ -414,4 +451,30 @@ pub(crate) fn holds(store: &Store, claim_id: &str, digest: &str) -> Result<bool,
         return Ok(false);
     }
     store.holds_envelope(claim_id, &d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_hashes_are_found_by_the_blob_ids_of_either_format() {
+        let sha1 = "0123456789abcdef0123456789abcdef01234567";
+        let sha256 = "ff".repeat(32);
+        assert_eq!(blob_key(sha1).map(|k| k[19]), Some(0x67));
+        assert_eq!(blob_key(sha1).map(|k| k[20]), Some(0));
+        assert_eq!(blob_key(&sha256), Some([0xff; 32]));
+        for bad in ["abc", "zz", &"00".repeat(33)] {
+            assert_eq!(blob_key(bad), None, "{bad}");
+        }
+        let mut leaves = Leaves::default();
+        let hash = |b: u8| [b; 32];
+        leaves.extend(vec![(blob_key(&sha256).unwrap(), hash(2))]);
+        leaves.extend(vec![(blob_key(sha1).unwrap(), hash(1))]);
+        leaves.extend(Vec::new());
+        assert_eq!(leaves.get(sha1), Some(hash(1)));
+        assert_eq!(leaves.get(&sha256), Some(hash(2)));
+        assert_eq!(leaves.get(&"ee".repeat(32)), None);
+        assert_eq!(leaves.get("not hex"), None);
+    }
 }

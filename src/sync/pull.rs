@@ -86,9 +86,9 @@ struct Run<'a> {
     verifier: Option<SyncSender<Read>>,
     /// Stopped by a signal.
     stopped: bool,
-    /// How many leaf hashes of the blobs read are kept for the checkpoint's sequence (at
-    /// most [`LEAVES_KEPT`]; None past that, and then none is).
-    leaves: Option<usize>,
+    /// How many leaf hashes of the blobs read are kept for the checkpoint's sequence: those
+    /// of the groups read until [`LEAVES_KEPT`] would be passed.
+    leaves: usize,
 }
 
 /// A group read, for the verifier: the entries refused before verification, the entries
@@ -123,7 +123,7 @@ struct Judged {
 }
 
 /// A blob's leaf hash for the checkpoint's sequence, computed as the blob is verified.
-type Leaf = (String, crate::witness::merkle::Hash);
+type Leaf = (super::BlobKey, crate::witness::merkle::Hash);
 
 impl Run<'_> {
     /// Looks at one page of the listing: skips what the store holds, reports submodules,
@@ -255,14 +255,14 @@ impl Run<'_> {
         }
         let group = std::mem::take(&mut self.group);
         self.group_bytes = 0;
-        self.leaves = self
-            .leaves
-            .map(|n| n + group.len())
-            .filter(|&n| n <= LEAVES_KEPT);
+        let keep = self.leaves + group.len() <= LEAVES_KEPT;
+        if keep {
+            self.leaves += group.len();
+        }
         let read = Read {
             refused: std::mem::take(&mut self.refused),
             group,
-            keep: self.leaves.is_some(),
+            keep,
         };
         let sent = self.verifier.as_ref().is_some_and(|v| v.send(read).is_ok());
         if !sent {
@@ -307,12 +307,10 @@ fn judge(read: Read, trust: &(TrustSet, u64)) -> Verified {
         .into_par_iter()
         .with_max_len(crate::store::VERIFY_PIECE)
         .map(|(w, raw)| {
-            let leaf = keep.then(|| {
-                (
-                    w.entry.blob.clone(),
-                    crate::witness::merkle::leaf_hash(&raw),
-                )
-            });
+            let leaf = keep
+                .then(|| super::blob_key(&w.entry.blob))
+                .flatten()
+                .map(|key| (key, crate::witness::merkle::leaf_hash(&raw)));
             let verdict = match Staged::new(&raw, trust, generation) {
                 Ok(staged) => {
                     let own = raw == staged.canonical
@@ -366,9 +364,8 @@ struct Tally {
     /// An envelope was stored from a path other than its own (or in other bytes than its
     /// canonical form): the remote does not hold it where push looks for it.
     elsewhere: bool,
-    /// The leaf hashes of the blobs verified, in the order read (None once a group's were
-    /// not kept).
-    leaves: Option<Vec<Leaf>>,
+    /// The leaf hashes kept of the blobs verified.
+    leaves: Vec<Leaf>,
 }
 
 impl Tally {
@@ -384,7 +381,7 @@ impl Tally {
             unverified: Vec::new(),
             pending: Some(Vec::new()),
             elsewhere: false,
-            leaves: Some(Vec::new()),
+            leaves: Vec::new(),
         }
     }
 
@@ -500,10 +497,7 @@ fn append(store: &Store, groups: Receiver<Verified>) -> Result<Tally, StoreError
         let mut judged = Vec::with_capacity(count);
         for v in taken {
             judged.extend(v.judged);
-            match (&mut tally.leaves, v.leaves) {
-                (Some(l), Some(new)) => l.extend(new),
-                _ => tally.leaves = None,
-            }
+            tally.leaves.extend(v.leaves.into_iter().flatten());
         }
         tally.append(store, judged)?;
     }
@@ -599,7 +593,7 @@ impl Session<'_> {
                 refused: Vec::new(),
                 verifier: Some(to_verify),
                 stopped: false,
-                leaves: Some(0),
+                leaves: 0,
             };
             let read = (|| -> Result<bool, SyncError> {
                 let mut going = true;
@@ -649,9 +643,7 @@ impl Session<'_> {
             let going = read? && !stopped;
             Ok::<_, SyncError>((out, going, tally))
         })?;
-        if let Some(leaves) = tally.leaves {
-            self.leaves.extend(leaves);
-        }
+        self.leaves.extend(tally.leaves);
         let mut out = out;
         out.created += tally.created;
         out.merged += tally.merged;

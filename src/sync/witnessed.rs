@@ -509,7 +509,7 @@ impl Session<'_> {
         // Blobs this session's pull read are hashed already; the others are read here.
         let unread: Vec<String> = oids
             .iter()
-            .filter(|o| !self.leaves.contains_key(*o))
+            .filter(|o| self.leaves.get(o).is_none())
             .cloned()
             .collect();
         let mut read: Vec<Option<Hash>> = Vec::with_capacity(unread.len());
@@ -524,7 +524,7 @@ impl Session<'_> {
         let mut new: Vec<Hash> = Vec::new();
         for o in &oids {
             let leaf = match self.leaves.get(o) {
-                Some(h) => Some(*h),
+                Some(h) => Some(h),
                 None => read.next().flatten(),
             };
             new.extend(leaf);
