@@ -235,7 +235,6 @@ mod tests {
     use crate::ops::Silent;
     use ed25519_dalek::SigningKey;
     use std::sync::Arc;
-    use std::time::Duration;
 
     /// An agent's annotation that depends on a claim no store has seen.
     const CLAIM: &str = r#"{
@@ -253,8 +252,14 @@ mod tests {
     fn store() -> (tempfile::TempDir, Context) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join(".elench");
-        drop(Store::init(&root, &crate::store::Options::new(Duration::ZERO)).unwrap());
-        let ctx = Context::new(Some(root), Duration::ZERO, Arc::new(Silent));
+        drop(
+            Store::init(
+                &root,
+                &crate::store::Options::new(crate::store::TEST_LOCK_WAIT),
+            )
+            .unwrap(),
+        );
+        let ctx = Context::new(Some(root), crate::store::TEST_LOCK_WAIT, Arc::new(Silent));
         (dir, ctx)
     }
 

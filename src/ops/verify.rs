@@ -99,15 +99,18 @@ mod tests {
     use ed25519_dalek::SigningKey;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
-    use std::time::Duration;
 
     fn context() -> (tempfile::TempDir, Context) {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join(".elench");
         drop(
-            crate::store::Store::init(&root, &crate::store::Options::new(Duration::ZERO)).unwrap(),
+            crate::store::Store::init(
+                &root,
+                &crate::store::Options::new(crate::store::TEST_LOCK_WAIT),
+            )
+            .unwrap(),
         );
-        let ctx = Context::new(Some(root), Duration::ZERO, Arc::new(Silent));
+        let ctx = Context::new(Some(root), crate::store::TEST_LOCK_WAIT, Arc::new(Silent));
         (dir, ctx)
     }
 

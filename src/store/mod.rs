@@ -344,6 +344,13 @@ pub struct WriterLock {
     _file: File,
 }
 
+/// How long unit tests wait for a store's lock. Not zero: while another test of the same
+/// binary starts a process, the child holds a copy of every open file until it runs its
+/// program, and the lock (an advisory lock held through an open file) stays held by that
+/// copy for that moment after the store lets it go.
+#[cfg(test)]
+pub(crate) const TEST_LOCK_WAIT: Duration = Duration::from_secs(30);
+
 fn acquire_lock(root: &Path, wait: Duration) -> Result<WriterLock, StoreError> {
     let path = root.join(LOCK_FILE);
     let file = std::fs::OpenOptions::new()

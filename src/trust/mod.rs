@@ -686,7 +686,6 @@ pub fn root_signer(store: &Store, bytes: &[u8]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::store::Options;
-    use std::time::Duration;
 
     fn root_pem(byte: u8) -> String {
         let sk = ed25519_dalek::SigningKey::from_bytes(&[byte; 32]);
@@ -696,7 +695,8 @@ mod tests {
     #[test]
     fn one_opening_reads_its_trust_once_and_sees_its_own_changes() {
         let tmp = tempfile::tempdir().unwrap();
-        let (store, _) = Store::init(tmp.path(), &Options::new(Duration::ZERO)).unwrap();
+        let (store, _) =
+            Store::init(tmp.path(), &Options::new(crate::store::TEST_LOCK_WAIT)).unwrap();
         pin(&store, &root_pem(7), Some("root")).unwrap();
         let first = state_of(&store).unwrap();
         assert_eq!(first.pins.len(), 1);
@@ -715,7 +715,7 @@ mod tests {
         assert_eq!(state_of(&store).unwrap().pins.len(), 3);
         // A new opening folds the log's records.
         drop(store);
-        let store = Store::open(tmp.path(), &Options::new(Duration::ZERO)).unwrap();
+        let store = Store::open(tmp.path(), &Options::new(crate::store::TEST_LOCK_WAIT)).unwrap();
         let st = state_of(&store).unwrap();
         assert_eq!(st.pins.len(), 3);
         assert!(st.pins.iter().any(|p| p.name == "root2"));
