@@ -10,9 +10,8 @@
 //! and tries again; a remote that refuses the update itself is reported, not asked again.
 //!
 //! Files: `git` (the git executable: running it, what a remote says, the packs a push
-//! writes itself), `layout`
-//! (ref, paths, commit identity), `remote` (configuration, per-remote state, the lock),
-//! `pull`, `push`. Both reach the local store
+//! writes itself), `layout` (ref, paths, commit identity), `remote` (configuration,
+//! per-remote state, the lock), `pull`, `push`. Both reach the local store
 //! through its own calls only: envelopes in log order, `holds_envelope`, and a pull's
 //! envelopes staged (`store::stage`) and appended as one group, as `add` does.
 

@@ -87,7 +87,7 @@ struct Run<'a> {
     /// Stopped by a signal.
     stopped: bool,
     /// How many leaf hashes of the blobs read are kept for the checkpoint's sequence: those
-    /// of the groups read until [`LEAVES_KEPT`] would be passed.
+    /// of each group that still fits under [`LEAVES_KEPT`].
     leaves: usize,
 }
 

@@ -1,9 +1,9 @@
 //! Writing one commit as a pack of our own: the blobs deflated on every core as they come,
 //! the trees the commit changes built at the end from the files' paths, sorted, and the
 //! parent's trees on the way to them (read through one `cat-file --batch`), and the pack's
-//! index written beside it, so no git process has to read the objects again. The objects are the ones `fast-import` would write for the same
-//! files on the same parent (same blobs, same trees, same commit); only how they are packed
-//! differs. The pack and its index are written under temporary names and renamed into place,
+//! index written beside it, so no git process has to read the objects again. The objects
+//! are the ones `fast-import` would write for the same files on the same parent (same
+//! blobs, same trees, same commit); only how they are packed differs. The pack and its index are written under temporary names and renamed into place,
 //! the index last: dropped unfinished or failed, nothing is left but a temporary file.
 
 use super::process::stderr_summary;
@@ -65,7 +65,6 @@ impl Repo {
             parent: None,
             reader: None,
             started: false,
-            files: 0,
         })
     }
 }
@@ -90,9 +89,6 @@ struct Placed {
     oid: Oid,
     seq: u32,
 }
-
-/// A tree's entry as written: name, mode, id.
-type Row = (Box<[u8]>, Box<[u8]>, Oid);
 
 /// A tree's entries by name: mode and id.
 type Entries = BTreeMap<Box<[u8]>, (Box<[u8]>, Oid)>;
@@ -185,7 +181,6 @@ pub struct PackWrite {
     /// `cat-file --batch`, started the first time a tree of the parent is read.
     reader: Option<(Child, ChildStdin, BufReader<ChildStdout>)>,
     started: bool,
-    files: usize,
 }
 
 impl PackWrite {
@@ -221,12 +216,12 @@ impl PackWrite {
             oid,
             seq,
         });
-        self.files += 1;
         self.pack(oid, OBJ_BLOB, bytes.to_vec())
     }
 
+    /// How many files were added.
     pub fn files(&self) -> usize {
-        self.files
+        self.placed.len()
     }
 
     /// Ends the commit: writes the trees it changes and the commit, the pack's index, and
@@ -242,6 +237,7 @@ impl PackWrite {
         let below: Vec<&Placed> = placed.iter().collect();
         let root = self.parent.as_ref().map(|(_, tree)| *tree);
         let tree = self.write_tree(root, &below, 0)?;
+        // What a large push holds per file is let go before the index is built.
         drop(below);
         drop(placed);
         let format = self.repo.format;
@@ -362,21 +358,17 @@ impl PackWrite {
             entries.insert(name.into(), entry);
         }
         let width = hash_len(self.repo.format);
-        let mut rows: Vec<Row> = entries
-            .into_iter()
-            .map(|(name, (mode, oid))| (name, mode, oid))
-            .collect();
+        let mut rows: Vec<_> = entries.into_iter().collect();
         // git orders a tree's entries by name, a folder's name read with a '/' after it.
-        let key = |name: &[u8], mode: &[u8]| {
+        rows.sort_by_cached_key(|(name, (mode, _))| {
             let mut k = name.to_vec();
-            if mode == TREE_MODE {
+            if &**mode == TREE_MODE {
                 k.push(b'/');
             }
             k
-        };
-        rows.sort_by_cached_key(|(name, mode, _)| key(name, mode));
+        });
         let mut body = Vec::new();
-        for (name, mode, oid) in &rows {
+        for (name, (mode, oid)) in &rows {
             body.extend_from_slice(mode);
             body.push(b' ');
             body.extend_from_slice(name);
@@ -476,7 +468,6 @@ impl PackWrite {
         let width = hash_len(self.repo.format);
         let hex = hex::encode(&oid[..width]);
         let body = self.read_object(hex.as_bytes(), "tree")?;
-        let width = hash_len(self.repo.format);
         let mut dir = BTreeMap::new();
         let mut rest = &body[..];
         while !rest.is_empty() {
