@@ -26,7 +26,7 @@ pub mod witnessed;
 
 use crate::reaper::Reaper;
 use crate::store::{Store, StoreError};
-use git::{GitError, Repo};
+use git::{blob_key, BlobKey, GitError, Repo};
 use remote::{Remote, SyncLock, SyncState};
 use std::sync::Arc;
 use std::time::Duration;
@@ -398,20 +398,6 @@ pub const LISTED_MAX: usize = 1000;
 /// (64 bytes each: 64 MiB). A first pull of more reads the rest again for the sequence.
 const LEAVES_KEPT: usize = 1 << 20;
 
-/// A blob's id as bytes (a SHA-1 id padded with zeros): a key half the size of its hex.
-type BlobKey = [u8; 32];
-
-/// The key of the blob id `oid` (hex), if it is one.
-fn blob_key(oid: &str) -> Option<BlobKey> {
-    let mut key = [0u8; 32];
-    let n = oid.len() / 2;
-    if !oid.len().is_multiple_of(2) || n > key.len() {
-        return None;
-    }
-    hex::decode_to_slice(oid, &mut key[..n]).ok()?;
-    Some(key)
-}
-
 /// Leaf hashes by blob id, kept sorted by key: 64 bytes a blob, where a map of hex ids
 /// took about 100.
 #[derive(Default)]
@@ -426,10 +412,9 @@ impl Leaves {
         self.0.sort_unstable_by_key(|(k, _)| *k);
     }
 
-    /// The leaf hash kept for the blob `oid`.
-    fn get(&self, oid: &str) -> Option<crate::witness::merkle::Hash> {
-        let key = blob_key(oid)?;
-        let i = self.0.binary_search_by(|(k, _)| k.cmp(&key)).ok()?;
+    /// The leaf hash kept for the blob whose id is `key`.
+    fn get(&self, key: &BlobKey) -> Option<crate::witness::merkle::Hash> {
+        let i = self.0.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
         Some(self.0[i].1)
     }
 }
@@ -471,9 +456,9 @@ mod tests {
         leaves.extend(vec![(blob_key(&sha256).unwrap(), hash(2))]);
         leaves.extend(vec![(blob_key(sha1).unwrap(), hash(1))]);
         leaves.extend(Vec::new());
-        assert_eq!(leaves.get(sha1), Some(hash(1)));
-        assert_eq!(leaves.get(&sha256), Some(hash(2)));
-        assert_eq!(leaves.get(&"ee".repeat(32)), None);
-        assert_eq!(leaves.get("not hex"), None);
+        let get = |oid: &str| blob_key(oid).and_then(|k| leaves.get(&k));
+        assert_eq!(get(sha1), Some(hash(1)));
+        assert_eq!(get(&sha256), Some(hash(2)));
+        assert_eq!(get(&"ee".repeat(32)), None);
     }
 }

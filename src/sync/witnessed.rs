@@ -9,7 +9,7 @@
 //! `sync/<name>.witness.json`), so a pull or push hashes only what is new and loads the rest
 //! without hashing.
 
-use super::git::{At, Blob, Pushed, Repo};
+use super::git::{Additions, At, Blob, BlobKey, Pushed, Repo};
 use super::{layout, Session, SyncError};
 use crate::envelope::MAX_ENVELOPE_BYTES;
 use crate::error::Code;
@@ -338,8 +338,6 @@ pub(super) struct Ahead {
     listing: std::thread::JoinHandle<Result<Additions, super::git::GitError>>,
 }
 
-type Additions = (Option<String>, Vec<(String, Vec<super::git::Entry>)>);
-
 impl Session<'_> {
     /// Says that the checkpoint's checks follow this session's pull
     /// ([`Session::check_checkpoint`] on the head it pulled): the pull then lists the commits
@@ -462,9 +460,9 @@ impl Session<'_> {
                     rewound: None,
                 });
             }
-            let (parent, commits) = self.additions(repo, Some(b), head)?;
-            if !commits.is_empty() && parent.as_deref() == Some(b.as_str()) {
-                self.grow(repo, &mut tree, commits)?;
+            let added = self.additions(repo, Some(b), head)?;
+            if added.commits > 0 && added.first_parent.as_deref() == Some(b.as_str()) {
+                self.grow(repo, &mut tree, added.blobs)?;
                 state.head = Some(head.to_owned());
                 state.size = tree.size();
                 return Ok(Sequence {
@@ -477,8 +475,8 @@ impl Session<'_> {
         }
         if base.is_none() {
             tree = Tree::new();
-            let (_, commits) = self.additions(repo, None, head)?;
-            self.grow(repo, &mut tree, commits)?;
+            let added = self.additions(repo, None, head)?;
+            self.grow(repo, &mut tree, added.blobs)?;
             if kept.size() > 0 {
                 rewound = lost_leaves(&kept, &tree);
             }
@@ -496,40 +494,19 @@ impl Session<'_> {
     /// leaves are hashed, then the kept ones scanned once for them ([`unseen`]; no set of
     /// every leaf is built), so a pull of k new envelopes costs k hashes, a scan, and
     /// O(k log n).
-    fn grow(
-        &self,
-        repo: &Repo,
-        tree: &mut Tree,
-        commits: Vec<(String, Vec<super::git::Entry>)>,
-    ) -> Result<(), SyncError> {
-        let oids: Vec<String> = commits
-            .into_iter()
-            .flat_map(|(_, entries)| entries.into_iter().map(|e| e.blob))
-            .collect();
+    fn grow(&self, repo: &Repo, tree: &mut Tree, blobs: Vec<BlobKey>) -> Result<(), SyncError> {
         // Blobs this session's pull read are hashed already; the others are read here.
-        let unread: Vec<String> = oids
-            .iter()
-            .filter(|o| self.leaves.get(o).is_none())
-            .cloned()
-            .collect();
-        let mut read: Vec<Option<Hash>> = Vec::with_capacity(unread.len());
-        repo.read_blobs(&unread, MAX_ENVELOPE_BYTES as u64, |_, blob| {
-            read.push(match blob {
-                Blob::Content(bytes) => Some(leaf_hash(&bytes)),
-                _ => None,
-            });
+        let mut new: Vec<Option<Hash>> = blobs.iter().map(|k| self.leaves.get(k)).collect();
+        let unread_at: Vec<usize> = (0..new.len()).filter(|&i| new[i].is_none()).collect();
+        let unread: Vec<BlobKey> = unread_at.iter().map(|&i| blobs[i]).collect();
+        drop(blobs);
+        repo.read_blob_keys(unread, MAX_ENVELOPE_BYTES as u64, |j, blob| {
+            if let (Blob::Content(bytes), Some(&i)) = (blob, unread_at.get(j)) {
+                new[i] = Some(leaf_hash(&bytes));
+            }
             Ok(true)
         })?;
-        let mut read = read.into_iter();
-        let mut new: Vec<Hash> = Vec::new();
-        for o in &oids {
-            let leaf = match self.leaves.get(o) {
-                Some(h) => Some(h),
-                None => read.next().flatten(),
-            };
-            new.extend(leaf);
-        }
-        for h in unseen(tree.leaf_hashes(), new) {
+        for h in unseen(tree.leaf_hashes(), new.into_iter().flatten().collect()) {
             tree.push_leaf_hash(h);
         }
         Ok(())

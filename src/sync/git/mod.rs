@@ -45,6 +45,14 @@ impl ObjectFormat {
         }
     }
 
+    /// The bytes of an object id.
+    pub fn id_bytes(self) -> usize {
+        match self {
+            ObjectFormat::Sha1 => 20,
+            ObjectFormat::Sha256 => 32,
+        }
+    }
+
     fn from_name(name: &str) -> Option<ObjectFormat> {
         match name {
             "sha1" => Some(ObjectFormat::Sha1),
@@ -81,6 +89,32 @@ pub enum GitError {
 pub struct Entry {
     pub path: String,
     pub blob: String,
+}
+
+/// A blob's id as bytes (a SHA-1 id padded with zeros): a key half the size of its hex.
+pub type BlobKey = [u8; 32];
+
+/// The key of the blob id `oid` (hex), if it is one.
+pub fn blob_key(oid: &str) -> Option<BlobKey> {
+    let mut key = [0u8; 32];
+    let n = oid.len() / 2;
+    if !oid.len().is_multiple_of(2) || n > key.len() {
+        return None;
+    }
+    hex::decode_to_slice(oid, &mut key[..n]).ok()?;
+    Some(key)
+}
+
+/// What [`Repo::first_parent_additions`] lists.
+#[derive(Debug, Default)]
+pub struct Additions {
+    /// The first parent of the oldest commit listed.
+    pub first_parent: Option<String>,
+    /// How many commits were listed.
+    pub commits: usize,
+    /// The blobs they add, commit by commit, each commit's in the order of their paths'
+    /// bytes: 32 bytes a blob, however many a first listing holds.
+    pub blobs: Vec<BlobKey>,
 }
 
 /// An entry of a tree listing under the layout folder.
@@ -620,7 +654,7 @@ impl Repo {
     pub fn at_each(&self, asked: &[(&str, &str)]) -> Result<Vec<At>, GitError> {
         let requests: Vec<String> = asked.iter().map(|(t, p)| format!("{t}:{p}\n")).collect();
         let mut answers = Vec::with_capacity(asked.len());
-        self.batch("--batch-check", requests, |reader| {
+        self.batch("--batch-check", requests.into_iter(), |reader| {
             for _ in 0..asked.len() {
                 let mut line = String::new();
                 if reader.read_line(&mut line)? == 0 {
@@ -655,11 +689,41 @@ impl Repo {
         &self,
         oids: &[String],
         limit: u64,
-        mut each: impl FnMut(usize, Blob) -> std::io::Result<bool>,
+        each: impl FnMut(usize, Blob) -> std::io::Result<bool>,
     ) -> Result<(), GitError> {
         let requests: Vec<String> = oids.iter().map(|o| format!("{o}\n")).collect();
+        self.read_each(requests.into_iter(), limit, each)
+    }
+
+    /// [`Repo::read_blobs`] by key: the requests are written from the keys as git takes
+    /// them, so a long list costs its 32 bytes a blob and no more.
+    pub fn read_blob_keys(
+        &self,
+        keys: Vec<BlobKey>,
+        limit: u64,
+        each: impl FnMut(usize, Blob) -> std::io::Result<bool>,
+    ) -> Result<(), GitError> {
+        let width = self.format.id_bytes();
+        let requests = keys.into_iter().map(move |k| {
+            let mut line = hex::encode(&k[..width]);
+            line.push('\n');
+            line
+        });
+        self.read_each(requests, limit, each)
+    }
+
+    fn read_each<R>(
+        &self,
+        requests: R,
+        limit: u64,
+        mut each: impl FnMut(usize, Blob) -> std::io::Result<bool>,
+    ) -> Result<(), GitError>
+    where
+        R: ExactSizeIterator<Item = String> + Send + 'static,
+    {
+        let count = requests.len();
         self.batch("--batch", requests, |reader| {
-            for i in 0..oids.len() {
+            for i in 0..count {
                 let blob = stream::read_one(reader, limit)?.ok_or_else(unexpected_eof)?;
                 if !each(i, blob)? {
                     break;
@@ -703,19 +767,22 @@ impl Repo {
 
     /// Runs `cat-file MODE`, feeding `requests` from a thread (so neither pipe can fill up
     /// while the other waits) and reading the answers with `read`.
-    fn batch(
+    fn batch<R>(
         &self,
         mode: &str,
-        requests: Vec<String>,
+        requests: R,
         read: impl FnOnce(&mut BufReader<std::process::ChildStdout>) -> std::io::Result<()>,
-    ) -> Result<(), GitError> {
-        if requests.is_empty() {
+    ) -> Result<(), GitError>
+    where
+        R: ExactSizeIterator<Item = String> + Send + 'static,
+    {
+        if requests.len() == 0 {
             return Ok(());
         }
         let (mut child, stdin, stdout) = self.cat_file(mode)?;
         let writer = std::thread::spawn(move || {
             let mut w = BufWriter::new(stdin);
-            for r in &requests {
+            for r in requests {
                 if w.write_all(r.as_bytes()).is_err() {
                     return;
                 }
@@ -742,17 +809,22 @@ impl Repo {
     }
 
     /// The commits of `head`'s first-parent chain that `base` does not reach (all of them
-    /// without `base`), oldest first, each with the files under `dirs` it adds or changes
-    /// against its first parent (a root commit: every file), sorted by the bytes of their
-    /// paths. Submodules and deletions add nothing. Also returns the first parent of the
-    /// oldest commit listed. Used for a remote's sequence of envelopes (`witness`).
-    #[allow(clippy::type_complexity)]
+    /// without `base`), oldest first, and the blobs of the files under `dirs` each adds or
+    /// changes against its first parent (a root commit: every file), each commit's in the
+    /// order of their paths' bytes. Submodules and deletions add nothing. Used for a remote's
+    /// sequence of envelopes (`witness`).
+    ///
+    /// git's output is read as it comes and only each blob's id is kept: a first listing of
+    /// ten million envelopes holds 320 MB, where the output whole and its paths took about
+    /// 3 GB. `diff-tree -r` walks each tree in git's order, which for whole paths is the
+    /// order of their bytes (a folder sorts as its name and a slash); a commit whose paths
+    /// come otherwise has a tree git did not write, and is refused, never reordered.
     pub fn first_parent_additions(
         &self,
         base: Option<&str>,
         head: &str,
         dirs: &[&str],
-    ) -> Result<(Option<String>, Vec<(String, Vec<Entry>)>), GitError> {
+    ) -> Result<Additions, GitError> {
         let mut args = vec!["rev-list", "--first-parent", "--reverse", "--parents", head];
         let not_base;
         if let Some(b) = base {
@@ -760,18 +832,18 @@ impl Repo {
             args.push(&not_base);
         }
         let listed = self.run(&args, "rev-list")?;
-        let mut commits = Vec::new();
+        let mut commits: Vec<String> = Vec::new();
         let mut requests = String::new();
-        let mut first_parent = None;
+        let mut out = Additions::default();
         for line in String::from_utf8_lossy(&listed).lines() {
             let mut ids = line.split(' ');
             let (Some(c), parent) = (ids.next(), ids.next()) else {
                 continue;
             };
             if commits.is_empty() {
-                first_parent = parent.map(str::to_owned);
+                out.first_parent = parent.map(str::to_owned);
             }
-            commits.push((c.to_owned(), Vec::new()));
+            commits.push(c.to_owned());
             requests.push_str(c);
             if let Some(p) = parent {
                 requests.push(' ');
@@ -779,8 +851,9 @@ impl Repo {
             }
             requests.push('\n');
         }
+        out.commits = commits.len();
         if commits.is_empty() {
-            return Ok((None, commits));
+            return Ok(out);
         }
         let mut cmd = self.cmd();
         cmd.args([
@@ -803,61 +876,103 @@ impl Repo {
                 let _ = w.write_all(requests.as_bytes());
             }
         });
-        let out = child
+        let parsed = match child.stdout.take() {
+            Some(stdout) => read_additions(BufReader::new(stdout), &commits, &mut out.blobs),
+            None => Err(unexpected("diff-tree", "no output")),
+        };
+        if parsed.is_err() {
+            let _ = child.kill();
+        }
+        let _ = writer.join();
+        let done = child
             .wait_with_output()
             .map_err(|e| spawn_error("diff-tree", e))?;
-        let _ = writer.join();
-        if !out.status.success() {
+        parsed?;
+        if !done.status.success() {
             return Err(GitError::Failed {
                 command: "diff-tree".into(),
-                message: stderr_summary(&out.stderr),
+                message: stderr_summary(&done.stderr),
             });
         }
-        let index: std::collections::HashMap<&str, usize> = commits
-            .iter()
-            .enumerate()
-            .map(|(i, (c, _))| (c.as_str(), i))
-            .collect();
-        let mut found: Vec<Vec<Entry>> = vec![Vec::new(); commits.len()];
-        let mut fields = out.stdout.split(|&b| b == 0).filter(|f| !f.is_empty());
-        let mut current: Option<usize> = None;
-        let bad = |what: &str| GitError::Unexpected {
-            command: "diff-tree".into(),
-            detail: what.to_owned(),
-        };
-        while let Some(f) = fields.next() {
-            let f = String::from_utf8_lossy(f);
-            // Skip the newline that may follow a commit id.
-            let f = f.trim_start_matches('\n');
-            if let Some(raw) = f.strip_prefix(':') {
-                let path = fields
-                    .next()
-                    .ok_or_else(|| bad("an entry without its path"))?;
-                let parts: Vec<&str> = raw.split(' ').collect();
-                let [_, mode, _, blob, status] = parts.as_slice() else {
-                    return Err(bad(&format!("entry {raw:?}")));
-                };
-                let i = current.ok_or_else(|| bad("an entry before any commit"))?;
-                if *status != "D" && is_file_mode(mode) {
-                    found[i].push(Entry {
-                        path: String::from_utf8_lossy(path).into_owned(),
-                        blob: (*blob).to_owned(),
-                    });
-                }
-            } else {
-                let id = f.trim();
-                current = Some(
-                    *index
-                        .get(id)
-                        .ok_or_else(|| bad(&format!("commit {id:?}")))?,
-                );
+        Ok(out)
+    }
+}
+
+fn unexpected(command: &str, detail: &str) -> GitError {
+    GitError::Unexpected {
+        command: command.into(),
+        detail: detail.to_owned(),
+    }
+}
+
+/// Reads `diff-tree --stdin -r -z` output for `commits` (asked in that order), pushing the
+/// blob of each file added or changed (see [`Repo::first_parent_additions`]).
+fn read_additions(
+    mut reader: impl BufRead,
+    commits: &[String],
+    blobs: &mut Vec<BlobKey>,
+) -> Result<(), GitError> {
+    let bad = |what: &str| unexpected("diff-tree", what);
+    let io = |e: std::io::Error| bad(&format!("reading its output: {e}"));
+    // Where each commit was asked: git answers in that order, and says nothing of a commit
+    // that changes nothing under the folders.
+    let asked: std::collections::HashMap<&str, usize> = commits
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.as_str(), i))
+        .collect();
+    let mut current: Option<usize> = None;
+    let (mut field, mut path, mut last) = (Vec::new(), Vec::new(), Vec::new());
+    loop {
+        field.clear();
+        if reader.read_until(0, &mut field).map_err(io)? == 0 {
+            return Ok(());
+        }
+        let f = field.strip_suffix(&[0]).unwrap_or(&field);
+        // A commit id may be followed by a newline.
+        let f = f.trim_ascii();
+        if f.is_empty() {
+            continue;
+        }
+        let Some(raw) = f.strip_prefix(b":") else {
+            let id = String::from_utf8_lossy(f);
+            let at = *asked
+                .get(id.as_ref())
+                .ok_or_else(|| bad(&format!("commit {id:?}")))?;
+            if current.is_some_and(|c| c >= at) {
+                return Err(bad(&format!("commit {id:?} out of the order asked")));
             }
+            current = Some(at);
+            last.clear();
+            continue;
+        };
+        path.clear();
+        if reader.read_until(0, &mut path).map_err(io)? == 0 {
+            return Err(bad("an entry without its path"));
         }
-        for ((_, entries), mut f) in commits.iter_mut().zip(found) {
-            f.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-            *entries = f;
+        if path.last() == Some(&0) {
+            path.pop();
         }
-        Ok((first_parent, commits))
+        let raw = String::from_utf8_lossy(raw);
+        let parts: Vec<&str> = raw.split(' ').collect();
+        let [_, mode, _, blob, status] = parts.as_slice() else {
+            return Err(bad(&format!("entry {raw:?}")));
+        };
+        if current.is_none() {
+            return Err(bad("an entry before any commit"));
+        }
+        if *status == "D" || !is_file_mode(mode) {
+            continue;
+        }
+        if !last.is_empty() && path <= last {
+            return Err(bad(&format!(
+                "path {:?} after {:?}: a tree out of git's order",
+                String::from_utf8_lossy(&path),
+                String::from_utf8_lossy(&last)
+            )));
+        }
+        blobs.push(blob_key(blob).ok_or_else(|| bad(&format!("blob id {blob:?}")))?);
+        std::mem::swap(&mut last, &mut path);
     }
 }
 
@@ -918,6 +1033,120 @@ mod tests {
             fi.add(p, b).unwrap();
         }
         fi.finish().unwrap()
+    }
+
+    /// The blob ids of `paths` in `commit`, in the order of the paths' bytes: the listing's
+    /// order worked out apart from it, through `git ls-tree` and a sort.
+    fn blobs_by_path_bytes(repo: &Repo, commit: &str, paths: &[&str]) -> Vec<BlobKey> {
+        let mut sorted: Vec<&str> = paths.to_vec();
+        sorted.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        sorted
+            .iter()
+            .map(|p| {
+                let out = repo.run(&["ls-tree", commit, "--", p], "ls-tree").unwrap();
+                let line = String::from_utf8(out).unwrap();
+                let oid = line.split_whitespace().nth(2).unwrap();
+                blob_key(oid).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn first_parent_additions_list_each_commits_blobs_in_the_order_of_their_paths_bytes() {
+        if !have_git() {
+            eprintln!("skipped: git is not installed");
+            return;
+        }
+        for format in [ObjectFormat::Sha1, ObjectFormat::Sha256] {
+            let tmp = tempfile::tempdir().unwrap();
+            let repo = Repo::open_or_init(&tmp.path().join("private"), format).unwrap();
+            // Folder names where git's tree order and a careless one differ: "1-a" sorts
+            // before "1" (a folder sorts as "1/"), and "10" after it.
+            let first: Vec<(&str, &[u8])> = vec![
+                ("trust/10/y", b"ten"),
+                ("trust/1/x", b"one"),
+                ("trust/1-a/z", b"one-a"),
+                ("v1/bb/q/2", b"two"),
+                ("v1/aa/p/1", b"first"),
+                ("other/ignored", b"not in the folders"),
+            ];
+            let c1 = commit(&repo, None, &first);
+            let mut second = first.clone();
+            second.push(("v1/ab/r/3", b"three"));
+            second.push(("trust/2/w", b"two"));
+            second[4] = ("v1/aa/p/1", b"changed");
+            let c2 = commit(&repo, Some(&c1), &second);
+            let dirs = ["trust", "v1"];
+
+            let all = repo.first_parent_additions(None, &c2, &dirs).unwrap();
+            assert_eq!((all.first_parent, all.commits), (None, 2));
+            let mut expected = blobs_by_path_bytes(
+                &repo,
+                &c1,
+                &[
+                    "trust/10/y",
+                    "trust/1/x",
+                    "trust/1-a/z",
+                    "v1/bb/q/2",
+                    "v1/aa/p/1",
+                ],
+            );
+            expected.extend(blobs_by_path_bytes(
+                &repo,
+                &c2,
+                &["v1/ab/r/3", "trust/2/w", "v1/aa/p/1"],
+            ));
+            assert_eq!(all.blobs, expected);
+
+            let after = repo.first_parent_additions(Some(&c1), &c2, &dirs).unwrap();
+            assert_eq!(
+                (after.first_parent.as_deref(), after.commits),
+                (Some(&*c1), 1)
+            );
+            assert_eq!(after.blobs, expected[5..]);
+            let none = repo.first_parent_additions(Some(&c2), &c2, &dirs).unwrap();
+            assert_eq!((none.commits, none.blobs.len()), (0, 0));
+        }
+    }
+
+    #[test]
+    fn a_listing_out_of_git_order_or_of_another_commit_is_refused() {
+        let commits = ["c1".to_owned(), "c2".to_owned()];
+        let (a, b) = ("11".repeat(20), "22".repeat(20));
+        let entry = |blob: &str, status: &str, mode: &str, path: &str| {
+            format!(
+                ":000000 {mode} {} {blob} {status}\0{path}\0",
+                "00".repeat(20)
+            )
+        };
+        let read = |text: String| {
+            let mut blobs = Vec::new();
+            read_additions(text.as_bytes(), &commits, &mut blobs).map(|()| blobs)
+        };
+        // Deletions and submodules add nothing; a newline after a commit id is allowed.
+        let fine = format!(
+            "c1\0{}{}{}\nc2\0{}",
+            entry(&a, "A", "100644", "v1/a"),
+            entry(&b, "D", "100644", "v1/b"),
+            entry(&b, "A", "160000", "v1/c"),
+            entry(&b, "M", "100755", "v1/a"),
+        );
+        assert_eq!(
+            read(fine).unwrap(),
+            vec![blob_key(&a).unwrap(), blob_key(&b).unwrap()]
+        );
+        let unordered = format!(
+            "c1\0{}{}",
+            entry(&a, "A", "100644", "v1/b"),
+            entry(&b, "A", "100644", "v1/a")
+        );
+        let err = read(unordered).unwrap_err().to_string();
+        assert!(err.contains("out of git's order"), "{err}");
+        let twice = format!("c2\0{}c1\0", entry(&a, "A", "100644", "v1/a"));
+        assert!(read(twice).is_err());
+        assert!(read(format!("c3\0{}", entry(&a, "A", "100644", "v1/a"))).is_err());
+        assert!(read(entry(&a, "A", "100644", "v1/a")).is_err());
+        assert!(read(format!("c1\0{}", entry("zz", "A", "100644", "v1/a"))).is_err());
     }
 
     #[test]
