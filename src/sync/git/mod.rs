@@ -870,6 +870,8 @@ impl Repo {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|e| spawn_error("diff-tree", e))?;
+        // Read beside stdout, so that neither pipe fills while the other is read.
+        let stderr = Drain::start(child.stderr.take());
         let stdin = child.stdin.take();
         let writer = std::thread::spawn(move || {
             if let Some(mut w) = stdin {
@@ -884,14 +886,12 @@ impl Repo {
             let _ = child.kill();
         }
         let _ = writer.join();
-        let done = child
-            .wait_with_output()
-            .map_err(|e| spawn_error("diff-tree", e))?;
+        let status = child.wait().map_err(|e| spawn_error("diff-tree", e))?;
         parsed?;
-        if !done.status.success() {
+        if !status.success() {
             return Err(GitError::Failed {
                 command: "diff-tree".into(),
-                message: stderr_summary(&done.stderr),
+                message: stderr_summary(&stderr.take()),
             });
         }
         Ok(out)

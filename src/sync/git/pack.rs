@@ -192,7 +192,7 @@ impl PackWrite {
                 .strip_prefix(b"tree ")
                 .and_then(|r| r.split(|b| *b == b'\n').next())
                 .and_then(|hex| hex::decode(hex).ok())
-                .filter(|t| t.len() == hash_len(self.repo.format))
+                .filter(|t| t.len() == self.repo.format.id_bytes())
                 .ok_or_else(|| unexpected(format!("commit {p} names no tree")))?;
             let mut oid = [0; 32];
             oid[..tree.len()].copy_from_slice(&tree);
@@ -241,7 +241,7 @@ impl PackWrite {
         drop(below);
         drop(placed);
         let format = self.repo.format;
-        let width = hash_len(format);
+        let width = format.id_bytes();
         let mut body = format!("tree {}\n", hex::encode(&tree[..width]));
         if let Some((p, _)) = &self.parent {
             body.push_str(&format!("parent {p}\n"));
@@ -357,7 +357,7 @@ impl PackWrite {
             };
             entries.insert(name.into(), entry);
         }
-        let width = hash_len(self.repo.format);
+        let width = self.repo.format.id_bytes();
         let mut rows: Vec<_> = entries.into_iter().collect();
         // git orders a tree's entries by name, a folder's name read with a '/' after it.
         rows.sort_by_cached_key(|(name, (mode, _))| {
@@ -422,7 +422,7 @@ impl PackWrite {
             total += f;
             idx.extend_from_slice(&total.to_be_bytes());
         }
-        let width = hash_len(format);
+        let width = format.id_bytes();
         for o in &objects {
             idx.extend_from_slice(&o.oid[..width]);
         }
@@ -465,7 +465,7 @@ impl PackWrite {
 
     /// The tree `oid` of the parent, its entries (name, then mode and id) kept as they are.
     fn read_tree(&mut self, oid: &Oid) -> Result<Entries, GitError> {
-        let width = hash_len(self.repo.format);
+        let width = self.repo.format.id_bytes();
         let hex = hex::encode(&oid[..width]);
         let body = self.read_object(hex.as_bytes(), "tree")?;
         let mut dir = BTreeMap::new();
@@ -565,13 +565,6 @@ fn components(path: &[u8]) -> std::slice::Split<'_, u8, impl FnMut(&u8) -> bool>
 /// The first name of a path below a folder.
 fn first_name(path: &[u8]) -> &[u8] {
     path.split(|b| *b == b'/').next().unwrap_or(path)
-}
-
-fn hash_len(format: ObjectFormat) -> usize {
-    match format {
-        ObjectFormat::Sha1 => 20,
-        ObjectFormat::Sha256 => 32,
-    }
 }
 
 enum Hasher {
@@ -682,10 +675,7 @@ fn entry(z: &mut flate2::Compress, kind: u8, body: &[u8]) -> std::io::Result<Vec
 }
 
 fn unexpected(detail: String) -> GitError {
-    GitError::Unexpected {
-        command: "pack".into(),
-        detail,
-    }
+    super::unexpected("pack", &detail)
 }
 
 fn io_failure(path: &std::path::Path, e: std::io::Error) -> GitError {
@@ -727,7 +717,7 @@ mod tests {
     /// A parent holding what a remote may hold besides elench's files: other modes, a
     /// submodule, a file where a folder of the layout goes, names that sort around a folder.
     fn odd_parent(repo: &Repo) -> String {
-        let zero = "5".repeat(hash_len(repo.format) * 2);
+        let zero = "5".repeat(repo.format.id_bytes() * 2);
         let stream = format!(
             "commit refs/heads/odd\ncommitter x <x@y> 1 +0000\ndata 4\nodd\n\
              M 100644 inline keep/a.txt\ndata 1\na\n\
